@@ -1,0 +1,160 @@
+// Typed CRI client: every call has a deadline, a 16 MiB message limit, and
+// errors that name the call and (when known) the pod.
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import type { ProtoGrpcType } from '../../proto/gen/api.js';
+import type { RuntimeServiceClient } from '../../proto/gen/runtime/v1/RuntimeService.js';
+import type { ImageServiceClient } from '../../proto/gen/runtime/v1/ImageService.js';
+import type * as T from './types.js';
+
+export const MAX_MSG_BYTES = 16 * 1024 * 1024;
+const PROTO_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
+
+// Must match the flags given to proto-loader-gen-types, or the generated types lie.
+export const LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+  includeDirs: [PROTO_DIR],
+};
+
+let cached: ProtoGrpcType | undefined;
+export function loadCri(): ProtoGrpcType {
+  if (!cached) {
+    const def = protoLoader.loadSync('cri/api.proto', LOADER_OPTIONS);
+    cached = grpc.loadPackageDefinition(def) as unknown as ProtoGrpcType;
+  }
+  return cached;
+}
+
+export class CriError extends Error {
+  constructor(
+    readonly call: string,
+    readonly code: grpc.status | undefined,
+    readonly detail: string,
+    readonly pod?: string,
+  ) {
+    super(`CRI ${call}${pod ? ` for pod ${pod}` : ''} failed: ${detail}`);
+    this.name = 'CriError';
+  }
+  get notFound(): boolean {
+    return this.code === grpc.status.NOT_FOUND;
+  }
+}
+
+export interface CriClientOptions {
+  /** unix socket path or unix:// URL */
+  endpoint: string;
+  /** default per-call deadline */
+  timeoutMs?: number;
+}
+
+type Unary<Req, Res> = (req: Req, meta: grpc.Metadata, opts: grpc.CallOptions, cb: grpc.requestCallback<Res>) => grpc.ClientUnaryCall;
+
+/** One connection to a CRI runtime (RuntimeService + ImageService on the same socket). */
+export class CriClient {
+  private readonly runtime: RuntimeServiceClient;
+  private readonly image: ImageServiceClient;
+  private readonly timeoutMs: number;
+  /** Counts per call, for metrics and benchmarks. */
+  readonly calls = new Map<string, number>();
+
+  constructor(opts: CriClientOptions) {
+    const target = opts.endpoint.startsWith('unix:') ? opts.endpoint : `unix://${opts.endpoint}`;
+    const pkg = loadCri().runtime.v1;
+    const chanOpts = {
+      'grpc.max_receive_message_length': MAX_MSG_BYTES,
+      'grpc.max_send_message_length': MAX_MSG_BYTES,
+    };
+    this.runtime = new pkg.RuntimeService(target, grpc.credentials.createInsecure(), chanOpts);
+    this.image = new pkg.ImageService(target, grpc.credentials.createInsecure(), chanOpts);
+    this.timeoutMs = opts.timeoutMs ?? 2 * 60_000;
+  }
+
+  close(): void {
+    this.runtime.close();
+    this.image.close();
+  }
+
+  private call<Req, Res>(svc: grpc.Client, name: string, req: Req, pod?: string, timeoutMs?: number): Promise<Res> {
+    this.calls.set(name, (this.calls.get(name) ?? 0) + 1);
+    const fn = (svc as unknown as Record<string, Unary<Req, Res>>)[name];
+    if (!fn) throw new Error(`unknown CRI call ${name}`);
+    return new Promise<Res>((resolve, reject) => {
+      const deadline = new Date(Date.now() + (timeoutMs ?? this.timeoutMs));
+      fn.call(svc, req, new grpc.Metadata(), { deadline }, (err, res) => {
+        if (err) reject(new CriError(name, err.code, err.details || err.message, pod));
+        else resolve(res as Res);
+      });
+    });
+  }
+
+  version(): Promise<T.VersionResponse> {
+    return this.call(this.runtime, 'Version', { version: 'v1' }, undefined, 10_000);
+  }
+  status(): Promise<T.StatusResponse> {
+    return this.call(this.runtime, 'Status', { verbose: false }, undefined, 10_000);
+  }
+  async runPodSandbox(config: T.PodSandboxConfigIn, pod: string, runtimeHandler = ''): Promise<string> {
+    const r = await this.call<T.RunPodSandboxRequest, T.RunPodSandboxResponse>(this.runtime, 'RunPodSandbox', { config, runtime_handler: runtimeHandler }, pod, 4 * 60_000);
+    return r.pod_sandbox_id;
+  }
+  async stopPodSandbox(id: string, pod?: string): Promise<void> {
+    await this.call(this.runtime, 'StopPodSandbox', { pod_sandbox_id: id }, pod);
+  }
+  async removePodSandbox(id: string, pod?: string): Promise<void> {
+    await this.call(this.runtime, 'RemovePodSandbox', { pod_sandbox_id: id }, pod);
+  }
+  podSandboxStatus(id: string, pod?: string): Promise<T.PodSandboxStatusResponse> {
+    return this.call(this.runtime, 'PodSandboxStatus', { pod_sandbox_id: id, verbose: false }, pod);
+  }
+  async listPodSandbox(filter?: T.PodSandboxFilterIn): Promise<T.PodSandbox[]> {
+    const r = await this.call<T.ListPodSandboxRequest, T.ListPodSandboxResponse>(this.runtime, 'ListPodSandbox', { filter: filter ?? null });
+    return r.items;
+  }
+  async createContainer(sandboxId: string, config: T.ContainerConfigIn, sandboxConfig: T.PodSandboxConfigIn, pod: string): Promise<string> {
+    const r = await this.call<T.CreateContainerRequest, T.CreateContainerResponse>(this.runtime, 'CreateContainer', { pod_sandbox_id: sandboxId, config, sandbox_config: sandboxConfig }, pod);
+    return r.container_id;
+  }
+  async startContainer(id: string, pod?: string): Promise<void> {
+    await this.call(this.runtime, 'StartContainer', { container_id: id }, pod);
+  }
+  /** timeoutSec is the grace period; the deadline leaves room for the runtime's SIGKILL. */
+  async stopContainer(id: string, timeoutSec: number, pod?: string): Promise<void> {
+    await this.call(this.runtime, 'StopContainer', { container_id: id, timeout: String(timeoutSec) }, pod, (timeoutSec + 30) * 1000);
+  }
+  async removeContainer(id: string, pod?: string): Promise<void> {
+    await this.call(this.runtime, 'RemoveContainer', { container_id: id }, pod);
+  }
+  async listContainers(filter?: T.ContainerFilterIn): Promise<T.Container[]> {
+    const r = await this.call<T.ListContainersRequest, T.ListContainersResponse>(this.runtime, 'ListContainers', { filter: filter ?? null });
+    return r.containers;
+  }
+  async containerStatus(id: string, pod?: string): Promise<T.ContainerStatus> {
+    const r = await this.call<T.ContainerStatusRequest, T.ContainerStatusResponse>(this.runtime, 'ContainerStatus', { container_id: id, verbose: false }, pod);
+    if (!r.status) throw new CriError('ContainerStatus', undefined, `runtime returned no status for container ${id}`, pod);
+    return r.status;
+  }
+  async execSync(id: string, cmd: string[], timeoutSec: number, pod?: string): Promise<T.ExecSyncResponse> {
+    return this.call(this.runtime, 'ExecSync', { container_id: id, cmd, timeout: String(timeoutSec) }, pod, (timeoutSec + 10) * 1000);
+  }
+  async imageStatus(image: string, pod?: string): Promise<T.Image | null> {
+    const r = await this.call<T.ImageStatusRequest, T.ImageStatusResponse>(this.image, 'ImageStatus', { image: { image }, verbose: false }, pod);
+    return r.image;
+  }
+  async pullImage(image: string, sandboxConfig: T.PodSandboxConfigIn | null, pod?: string): Promise<string> {
+    const r = await this.call<T.PullImageRequest, T.PullImageResponse>(this.image, 'PullImage', { image: { image }, sandbox_config: sandboxConfig }, pod, 10 * 60_000);
+    return r.image_ref;
+  }
+  async listImages(): Promise<T.Image[]> {
+    const r = await this.call<T.ListImagesRequest, T.ListImagesResponse>(this.image, 'ListImages', { filter: null });
+    return r.images;
+  }
+  async removeImage(image: string): Promise<void> {
+    await this.call(this.image, 'RemoveImage', { image: { image } });
+  }
+}

@@ -1,0 +1,30 @@
+// Short names for the generated CRI types. "In" types are what we send,
+// the plain names are what the runtime returns (all fields present).
+export type { VersionResponse__Output as VersionResponse } from '../../proto/gen/runtime/v1/VersionResponse.js';
+export type { StatusResponse__Output as StatusResponse } from '../../proto/gen/runtime/v1/StatusResponse.js';
+export type { PodSandboxConfig as PodSandboxConfigIn } from '../../proto/gen/runtime/v1/PodSandboxConfig.js';
+export type { RunPodSandboxRequest } from '../../proto/gen/runtime/v1/RunPodSandboxRequest.js';
+export type { RunPodSandboxResponse__Output as RunPodSandboxResponse } from '../../proto/gen/runtime/v1/RunPodSandboxResponse.js';
+export type { PodSandboxStatusResponse__Output as PodSandboxStatusResponse } from '../../proto/gen/runtime/v1/PodSandboxStatusResponse.js';
+export type { PodSandboxFilter as PodSandboxFilterIn } from '../../proto/gen/runtime/v1/PodSandboxFilter.js';
+export type { ListPodSandboxRequest } from '../../proto/gen/runtime/v1/ListPodSandboxRequest.js';
+export type { ListPodSandboxResponse__Output as ListPodSandboxResponse } from '../../proto/gen/runtime/v1/ListPodSandboxResponse.js';
+export type { PodSandbox__Output as PodSandbox } from '../../proto/gen/runtime/v1/PodSandbox.js';
+export type { ContainerConfig as ContainerConfigIn } from '../../proto/gen/runtime/v1/ContainerConfig.js';
+export type { CreateContainerRequest } from '../../proto/gen/runtime/v1/CreateContainerRequest.js';
+export type { CreateContainerResponse__Output as CreateContainerResponse } from '../../proto/gen/runtime/v1/CreateContainerResponse.js';
+export type { ContainerFilter as ContainerFilterIn } from '../../proto/gen/runtime/v1/ContainerFilter.js';
+export type { ListContainersRequest } from '../../proto/gen/runtime/v1/ListContainersRequest.js';
+export type { ListContainersResponse__Output as ListContainersResponse } from '../../proto/gen/runtime/v1/ListContainersResponse.js';
+export type { Container__Output as Container } from '../../proto/gen/runtime/v1/Container.js';
+export type { ContainerStatusRequest } from '../../proto/gen/runtime/v1/ContainerStatusRequest.js';
+export type { ContainerStatusResponse__Output as ContainerStatusResponse } from '../../proto/gen/runtime/v1/ContainerStatusResponse.js';
+export type { ContainerStatus__Output as ContainerStatus } from '../../proto/gen/runtime/v1/ContainerStatus.js';
+export type { ExecSyncResponse__Output as ExecSyncResponse } from '../../proto/gen/runtime/v1/ExecSyncResponse.js';
+export type { ImageStatusRequest } from '../../proto/gen/runtime/v1/ImageStatusRequest.js';
+export type { ImageStatusResponse__Output as ImageStatusResponse } from '../../proto/gen/runtime/v1/ImageStatusResponse.js';
+export type { Image__Output as Image } from '../../proto/gen/runtime/v1/Image.js';
+export type { PullImageRequest } from '../../proto/gen/runtime/v1/PullImageRequest.js';
+export type { PullImageResponse__Output as PullImageResponse } from '../../proto/gen/runtime/v1/PullImageResponse.js';
+export type { ListImagesRequest } from '../../proto/gen/runtime/v1/ListImagesRequest.js';
+export type { ListImagesResponse__Output as ListImagesResponse } from '../../proto/gen/runtime/v1/ListImagesResponse.js';

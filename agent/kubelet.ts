@@ -1,0 +1,149 @@
+// The kubelet core: sources -> desired pods by UID -> pod workers -> CRI,
+// with PLEG waking workers and GC cleaning up after them.
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { CriClient } from './cri/client.js';
+import type { Logger } from './log.js';
+import type { EventRecorder } from './status/events.js';
+import { FileSource } from './sources/file.js';
+import { Backoff } from './pods/backoff.js';
+import type { NodeContext } from './pods/cri-config.js';
+import { PodWorker } from './pods/worker.js';
+import { Pleg, type RuntimeSnapshot } from './pleg/relist.js';
+import { selectGarbage } from './pleg/gc.js';
+import { A_POD_TERMINATION_GRACE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './pods/labels.js';
+
+export interface KubeletOptions {
+  cri: CriClient;
+  node: NodeContext;
+  log: Logger;
+  events: EventRecorder;
+  manifestPath?: string;
+  fileCheckFrequencyMs?: number;
+  relistPeriodMs?: number;
+  gcPeriodMs?: number;
+}
+
+export class Kubelet {
+  readonly workers = new Map<string, PodWorker>();
+  private readonly bySource = new Map<string, Pod[]>();
+  private desired = new Map<string, Pod>();
+  private readonly crashBackoff = new Backoff(10_000, 300_000);
+  private readonly imageBackoff = new Backoff(10_000, 300_000);
+  private readonly sources: FileSource[] = [];
+  private sourcesReady = false;
+  private gcTimer: NodeJS.Timeout | undefined;
+  readonly pleg: Pleg;
+
+  constructor(private readonly o: KubeletOptions) {
+    this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
+  }
+
+  async start(): Promise<void> {
+    const v = await this.o.cri.version();
+    this.o.log.info(`connected to container runtime ${v.runtime_name} ${v.runtime_version} (CRI ${v.runtime_api_version})`);
+    if (this.o.manifestPath) {
+      const fs = new FileSource({
+        path: this.o.manifestPath,
+        nodeName: this.o.node.nodeName,
+        checkFrequencyMs: this.o.fileCheckFrequencyMs,
+        log: this.o.log,
+        onSet: (pods) => this.setSource('file', pods),
+      });
+      this.sources.push(fs);
+      await fs.start();
+    }
+    // Orphan cleanup only after every source has reported once, or a restart would kill adopted pods.
+    this.sourcesReady = true;
+    this.pleg.start();
+    this.gcTimer = setInterval(() => void this.gc(), this.o.gcPeriodMs ?? 60_000);
+    this.gcTimer.unref();
+  }
+
+  /** Stops watching and syncing; containers keep running (a kubelet restart must not touch them). */
+  async stop(): Promise<void> {
+    for (const s of this.sources) s.stop();
+    this.pleg.stop();
+    if (this.gcTimer) clearInterval(this.gcTimer);
+    await Promise.all([...this.workers.values()].map((w) => w.idle()));
+  }
+
+  desiredPods(): Pod[] {
+    return [...this.desired.values()];
+  }
+
+  setSource(name: string, pods: Pod[]): void {
+    this.bySource.set(name, pods);
+    const next = new Map<string, Pod>();
+    for (const list of this.bySource.values()) for (const p of list) next.set(p.metadata!.uid!, p);
+    this.desired = next;
+    this.o.log.info(`pod source ${name} reports ${pods.length} pod(s)`, { pods: pods.map((p) => `${p.metadata!.namespace!}/${p.metadata!.name!}`) });
+    this.reconcile();
+  }
+
+  private deps() {
+    return { cri: this.o.cri, node: this.o.node, log: this.o.log, events: this.o.events, crashBackoff: this.crashBackoff, imageBackoff: this.imageBackoff };
+  }
+
+  private reconcile(): void {
+    for (const w of this.workers.values()) {
+      if (!this.desired.has(w.uid) && w.phase === 'syncing') {
+        this.o.log.info(`pod ${w.fullName} removed from its source; terminating`, { podUID: w.uid });
+        w.terminate();
+      }
+    }
+    for (const [uid, pod] of this.desired) {
+      const w = this.workers.get(uid);
+      if (w) {
+        w.update(pod);
+        continue;
+      }
+      const full = `${pod.metadata!.namespace!}/${pod.metadata!.name!}`;
+      // A static pod whose file changed gets a new UID; it may start only after the old one is gone.
+      const blocker = [...this.workers.values()].find((x) => x.fullName === full && x.phase === 'terminating');
+      if (blocker) {
+        this.o.log.info(`pod ${full} waits for its previous instance to terminate`, { podUID: uid, previousUID: blocker.uid });
+        void blocker.whenTerminated().then(() => this.reconcile());
+        continue;
+      }
+      const nw = new PodWorker(uid, pod, this.deps(), (done) => this.workers.get(done.uid) === done && this.workers.delete(done.uid));
+      this.workers.set(uid, nw);
+      nw.requestSync();
+    }
+  }
+
+  private onRelist(uids: string[], snap: RuntimeSnapshot): void {
+    for (const uid of uids) {
+      const w = this.workers.get(uid);
+      if (w) {
+        w.requestSync();
+        continue;
+      }
+      if (!this.sourcesReady || this.desired.has(uid)) continue;
+      const sb = snap.sandboxes.find((s) => s.labels[L_POD_UID] === uid);
+      const live = snap.containers.some((c) => c.labels[L_POD_UID] === uid && c.state !== 'CONTAINER_EXITED') || snap.sandboxes.some((s) => s.labels[L_POD_UID] === uid && s.state === 'SANDBOX_READY');
+      if (!sb || !live) continue;
+      const grace = Number(sb.annotations[A_POD_TERMINATION_GRACE] ?? snap.containers.find((c) => c.labels[L_POD_UID] === uid)?.annotations[A_POD_TERMINATION_GRACE] ?? 30);
+      const standIn: Pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: sb.labels[L_POD_NAME] ?? sb.metadata?.name, namespace: sb.labels[L_POD_NAMESPACE] ?? sb.metadata?.namespace, uid },
+        spec: { containers: [], terminationGracePeriodSeconds: grace },
+      };
+      this.o.log.info(`found running pod ${standIn.metadata!.namespace!}/${standIn.metadata!.name!} that no source wants; terminating`, { podUID: uid });
+      const orphan = new PodWorker(uid, standIn, this.deps(), (done) => this.workers.get(done.uid) === done && this.workers.delete(done.uid));
+      this.workers.set(uid, orphan);
+      orphan.terminate(grace);
+    }
+  }
+
+  async gc(): Promise<{ containers: number; sandboxes: number }> {
+    const snap = await this.pleg.relist();
+    if (!snap || !this.sourcesReady) return { containers: 0, sandboxes: 0 };
+    const active = new Set(this.workers.keys());
+    const g = selectGarbage(snap, active);
+    for (const id of g.containers) await this.o.cri.removeContainer(id).catch((e: Error) => this.o.log.warn(`GC: remove container ${id}: ${e.message}`));
+    for (const id of g.sandboxes) await this.o.cri.removePodSandbox(id).catch((e: Error) => this.o.log.warn(`GC: remove sandbox ${id}: ${e.message}`));
+    if (g.containers.length || g.sandboxes.length) this.o.log.info(`GC removed ${g.containers.length} container(s) and ${g.sandboxes.length} sandbox(es)`);
+    return { containers: g.containers.length, sandboxes: g.sandboxes.length };
+  }
+}

@@ -1,0 +1,44 @@
+// Garbage collection choices, kept pure: keep the newest exited instance of
+// each container (for `logs --previous`), drop older ones, and drop dead
+// sandboxes that no longer hold containers.
+import type { RuntimeSnapshot } from './relist.js';
+import { L_CONTAINER_NAME, L_POD_UID } from '../pods/labels.js';
+
+export interface Garbage {
+  containers: string[];
+  sandboxes: string[];
+}
+
+/** `active` are pod UIDs that have a live worker; everything else is unowned. */
+export function selectGarbage(snap: RuntimeSnapshot, active: Set<string>): Garbage {
+  const containers: string[] = [];
+  const byKey = new Map<string, RuntimeSnapshot['containers']>();
+  for (const c of snap.containers) {
+    if (c.state !== 'CONTAINER_EXITED') continue;
+    const uid = c.labels[L_POD_UID] ?? '';
+    if (!active.has(uid)) {
+      containers.push(c.id);
+      continue;
+    }
+    const key = `${uid}/${c.labels[L_CONTAINER_NAME] ?? ''}`;
+    const l = byKey.get(key) ?? [];
+    l.push(c);
+    byKey.set(key, l);
+  }
+  for (const l of byKey.values()) {
+    l.sort((a, b) => Number(b.created_at) - Number(a.created_at));
+    containers.push(...l.slice(1).map((c) => c.id));
+  }
+  const removed = new Set(containers);
+  const holding = new Set(snap.containers.filter((c) => !removed.has(c.id)).map((c) => c.pod_sandbox_id));
+  const newestByUid = new Map<string, string>();
+  for (const s of [...snap.sandboxes].sort((a, b) => Number(b.created_at) - Number(a.created_at))) {
+    const uid = s.labels[L_POD_UID] ?? '';
+    if (!newestByUid.has(uid)) newestByUid.set(uid, s.id);
+  }
+  const sandboxes = snap.sandboxes
+    .filter((s) => s.state !== 'SANDBOX_READY' && !holding.has(s.id))
+    .filter((s) => !active.has(s.labels[L_POD_UID] ?? '') || newestByUid.get(s.labels[L_POD_UID] ?? '') !== s.id)
+    .map((s) => s.id);
+  return { containers, sandboxes };
+}

@@ -1,0 +1,77 @@
+// PLEG: relists CRI state about once a second and reports which pods
+// changed, so their workers wake up without polling on their own.
+import type { CriClient } from '../cri/client.js';
+import type { Container, PodSandbox } from '../cri/types.js';
+import type { Logger } from '../log.js';
+import { L_POD_UID } from '../pods/labels.js';
+
+export interface RuntimeSnapshot {
+  sandboxes: PodSandbox[];
+  containers: Container[];
+  at: number;
+}
+
+export class Pleg {
+  private timer: NodeJS.Timeout | undefined;
+  private prev = new Map<string, string>();
+  private relisting = false;
+  snapshot: RuntimeSnapshot | undefined;
+  lastRelistMs = 0;
+
+  constructor(
+    private readonly cri: CriClient,
+    private readonly log: Logger,
+    private readonly onChange: (uids: string[], snap: RuntimeSnapshot) => void,
+    private readonly periodMs = 1000,
+  ) {}
+
+  start(): void {
+    const tick = async (): Promise<void> => {
+      await this.relist();
+      if (this.timer !== undefined) this.timer = setTimeout(() => void tick(), this.periodMs);
+    };
+    this.timer = setTimeout(() => void tick(), 0);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  async relist(): Promise<RuntimeSnapshot | undefined> {
+    if (this.relisting) return this.snapshot;
+    this.relisting = true;
+    const t0 = performance.now();
+    try {
+      const [sandboxes, containers] = await Promise.all([this.cri.listPodSandbox(), this.cri.listContainers()]);
+      const snap: RuntimeSnapshot = { sandboxes, containers, at: Date.now() };
+      this.snapshot = snap;
+      const now = fingerprints(snap);
+      const changed: string[] = [];
+      for (const [uid, fp] of now) if (this.prev.get(uid) !== fp) changed.push(uid);
+      for (const uid of this.prev.keys()) if (!now.has(uid)) changed.push(uid);
+      this.prev = now;
+      this.lastRelistMs = performance.now() - t0;
+      this.onChange(changed, snap);
+      return snap;
+    } catch (e) {
+      this.log.warn(`PLEG relist failed: ${(e as Error).message}`);
+      return undefined;
+    } finally {
+      this.relisting = false;
+    }
+  }
+}
+
+function fingerprints(s: RuntimeSnapshot): Map<string, string> {
+  const parts = new Map<string, string[]>();
+  const add = (uid: string | undefined, v: string): void => {
+    if (!uid) return;
+    let l = parts.get(uid);
+    if (!l) parts.set(uid, (l = []));
+    l.push(v);
+  };
+  for (const sb of s.sandboxes) add(sb.labels[L_POD_UID], `s:${sb.id}:${sb.state}`);
+  for (const c of s.containers) add(c.labels[L_POD_UID], `c:${c.id}:${c.state}`);
+  return new Map([...parts].map(([uid, l]) => [uid, l.sort().join(',')]));
+}

@@ -1,0 +1,133 @@
+// What the runtime currently holds for one pod, read back from CRI labels
+// and annotations. This is the kubelet's only memory across restarts.
+import type { CriClient } from '../cri/client.js';
+import type { Container as CriContainer, ContainerStatus, PodSandbox } from '../cri/types.js';
+import { A_CONTAINER_HASH, A_POD_TERMINATION_GRACE, A_RESTART_COUNT, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './labels.js';
+
+export type CState = 'created' | 'running' | 'exited' | 'unknown';
+
+export interface ContainerInfo {
+  id: string;
+  sandboxId: string;
+  name: string;
+  type: 'init' | 'container';
+  attempt: number;
+  state: CState;
+  hash: string;
+  restartCount: number;
+  exitCode: number;
+  reason: string;
+  message: string;
+  createdAt: number; // ms since epoch
+  startedAt: number;
+  finishedAt: number;
+  image: string;
+  imageRef: string;
+}
+
+export interface SandboxInfo {
+  id: string;
+  ready: boolean;
+  attempt: number;
+  createdAt: number;
+  ip: string;
+  hostNetwork: boolean;
+  podName: string;
+  podNamespace: string;
+  podUid: string;
+  terminationGraceSec?: number;
+}
+
+export interface PodRuntimeState {
+  uid: string;
+  /** newest first */
+  sandboxes: SandboxInfo[];
+  /** newest first */
+  containers: ContainerInfo[];
+}
+
+const nsToMs = (ns: string | number): number => Math.floor(Number(ns) / 1e6);
+
+function cstate(s: string): CState {
+  switch (s) {
+    case 'CONTAINER_CREATED': return 'created';
+    case 'CONTAINER_RUNNING': return 'running';
+    case 'CONTAINER_EXITED': return 'exited';
+    default: return 'unknown';
+  }
+}
+
+export function containerInfo(c: CriContainer, st?: ContainerStatus): ContainerInfo {
+  const ann = st?.annotations ?? c.annotations;
+  return {
+    id: c.id,
+    sandboxId: c.pod_sandbox_id,
+    name: c.labels[L_CONTAINER_NAME] ?? c.metadata?.name ?? '',
+    type: ann[L_CONTAINER_TYPE] === 'init' || c.labels[L_CONTAINER_TYPE] === 'init' ? 'init' : 'container',
+    attempt: c.metadata?.attempt ?? 0,
+    state: cstate(st?.state ?? c.state),
+    hash: ann[A_CONTAINER_HASH] ?? '',
+    restartCount: Number(ann[A_RESTART_COUNT] ?? 0) || 0,
+    exitCode: st?.exit_code ?? 0,
+    reason: st?.reason ?? '',
+    message: st?.message ?? '',
+    createdAt: nsToMs(st?.created_at ?? c.created_at),
+    startedAt: nsToMs(st?.started_at ?? 0),
+    finishedAt: nsToMs(st?.finished_at ?? 0),
+    image: c.image?.image ?? '',
+    imageRef: st?.image_ref ?? c.image_ref,
+  };
+}
+
+export function sandboxInfo(s: PodSandbox, ip = '', hostNetwork = false): SandboxInfo {
+  const grace = s.annotations[A_POD_TERMINATION_GRACE];
+  return {
+    id: s.id,
+    ready: s.state === 'SANDBOX_READY',
+    attempt: s.metadata?.attempt ?? 0,
+    createdAt: nsToMs(s.created_at),
+    ip,
+    hostNetwork,
+    podName: s.labels[L_POD_NAME] ?? s.metadata?.name ?? '',
+    podNamespace: s.labels[L_POD_NAMESPACE] ?? s.metadata?.namespace ?? '',
+    podUid: s.labels[L_POD_UID] ?? s.metadata?.uid ?? '',
+    terminationGraceSec: grace !== undefined ? Number(grace) : undefined,
+  };
+}
+
+/** GetPodStatus: sandboxes (with IPs) and containers (with exit codes) of one pod. */
+export async function readPodState(cri: CriClient, uid: string, podLabel: string): Promise<PodRuntimeState> {
+  const [sbs, cs] = await Promise.all([
+    cri.listPodSandbox({ label_selector: { [L_POD_UID]: uid } }),
+    cri.listContainers({ label_selector: { [L_POD_UID]: uid } }),
+  ]);
+  const sandboxes = await Promise.all(
+    sbs.map(async (s) => {
+      if (s.state !== 'SANDBOX_READY') return sandboxInfo(s);
+      try {
+        const st = await cri.podSandboxStatus(s.id, podLabel);
+        const mode = st.status?.linux?.namespaces?.options?.network;
+        return sandboxInfo(s, st.status?.network?.ip ?? '', mode === 'NODE');
+      } catch {
+        return sandboxInfo(s);
+      }
+    }),
+  );
+  const containers = await Promise.all(
+    cs.map(async (c) => {
+      try {
+        return containerInfo(c, await cri.containerStatus(c.id, podLabel));
+      } catch {
+        return containerInfo(c);
+      }
+    }),
+  );
+  sandboxes.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
+  containers.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
+  return { uid, sandboxes, containers };
+}
+
+/** The newest instance of a named container, if any. */
+export function latestContainer(state: PodRuntimeState, name: string): ContainerInfo | undefined {
+  return state.containers.find((c) => c.name === name);
+}

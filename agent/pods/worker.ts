@@ -1,0 +1,302 @@
+// One pod worker: a serialized sync loop for one pod UID. It reads the
+// runtime state, asks computePodActions what to do, and does it through CRI.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { CriClient } from '../cri/client.js';
+import type { PodSandboxConfigIn } from '../cri/types.js';
+import type { Logger } from '../log.js';
+import type { EventRecorder, ObjectRef } from '../status/events.js';
+import { computePodActions, containerHash } from './actions.js';
+import { Backoff } from './backoff.js';
+import { buildContainerConfig, buildSandboxConfig, podLogDir, type NodeContext } from './cri-config.js';
+import { latestContainer, readPodState, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
+import { containerMounts, setUpVolumes, tearDownVolumes } from '../volumes/basic.js';
+
+export const MIN_GRACE_SEC = 2;
+
+export interface WorkerDeps {
+  cri: CriClient;
+  node: NodeContext;
+  log: Logger;
+  events: EventRecorder;
+  crashBackoff: Backoff;
+  imageBackoff: Backoff;
+}
+
+export interface Waiting {
+  reason: string;
+  message: string;
+}
+
+export type WorkerPhase = 'syncing' | 'terminating' | 'terminated';
+
+export class PodWorker {
+  phase: WorkerPhase = 'syncing';
+  /** Waiting reasons per container (ErrImagePull, CrashLoopBackOff...), for status. */
+  readonly waiting = new Map<string, Waiting>();
+  lastState: PodRuntimeState | undefined;
+  syncCount = 0;
+  private dirty = false;
+  private running: Promise<void> | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private terminateGraceSec = 30;
+  private terminateStarted = 0;
+  private readonly terminatedWaiters: (() => void)[] = [];
+
+  constructor(
+    readonly uid: string,
+    /** Desired spec; for an orphan found only in the runtime this is a stand-in built from labels. */
+    public pod: Pod,
+    private readonly d: WorkerDeps,
+    private readonly onTerminated: (w: PodWorker) => void = () => {},
+  ) {}
+
+  get fullName(): string {
+    return `${this.pod.metadata!.namespace!}/${this.pod.metadata!.name!}`;
+  }
+
+  private get ref(): ObjectRef {
+    const md = this.pod.metadata!;
+    return { kind: 'Pod', namespace: md.namespace!, name: md.name!, uid: md.uid! };
+  }
+
+  update(pod: Pod): void {
+    if (this.phase !== 'syncing') return;
+    this.pod = pod;
+    this.requestSync();
+  }
+
+  /** Begin graceful termination; later calls may only shorten the grace period. */
+  terminate(graceSec?: number): void {
+    const g = graceSec ?? this.pod.spec?.terminationGracePeriodSeconds ?? 30;
+    if (this.phase === 'syncing') {
+      this.phase = 'terminating';
+      this.terminateStarted = Date.now();
+      this.terminateGraceSec = g;
+    } else if (this.phase === 'terminating') {
+      this.terminateGraceSec = Math.min(this.terminateGraceSec, g);
+    }
+    this.requestSync();
+  }
+
+  whenTerminated(): Promise<void> {
+    if (this.phase === 'terminated') return Promise.resolve();
+    return new Promise((r) => this.terminatedWaiters.push(r));
+  }
+
+  requestSync(): void {
+    if (this.phase === 'terminated') return;
+    this.dirty = true;
+    if (!this.running) this.running = this.loop().finally(() => (this.running = undefined));
+  }
+
+  /** Resolves when the current sync (if any) is done. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private wakeIn(ms: number): void {
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeTimer = setTimeout(() => this.requestSync(), Math.max(ms, 50));
+    this.wakeTimer.unref();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.dirty && this.phase !== 'terminated') {
+      this.dirty = false;
+      try {
+        if (this.phase === 'terminating') {
+          await this.killAndRemove();
+          this.finish();
+          return;
+        }
+        await this.sync();
+        this.syncCount++;
+      } catch (e) {
+        this.d.log.error(`sync of pod ${this.fullName} failed, will retry: ${(e as Error).message}`, { podUID: this.uid });
+        this.wakeIn(this.phase === 'terminating' ? 1000 : 5000);
+      }
+    }
+  }
+
+  private finish(): void {
+    this.phase = 'terminated';
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.d.crashBackoff.forgetPrefix(`${this.uid}/`);
+    this.d.imageBackoff.forgetPrefix(`${this.uid}_`);
+    for (const w of this.terminatedWaiters.splice(0)) w();
+    this.onTerminated(this);
+  }
+
+  private async sync(): Promise<void> {
+    const label = this.fullName;
+    const state = await readPodState(this.d.cri, this.uid, label);
+    this.lastState = state;
+    const actions = computePodActions(this.pod, state);
+    const grace = this.pod.spec?.terminationGracePeriodSeconds ?? 30;
+
+    if (actions.killPod) {
+      if (actions.createSandbox && state.sandboxes.length > 0) {
+        this.d.events.event(this.ref, 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
+      }
+      await this.stopAll(state, grace, true);
+      if (!actions.createSandbox) return;
+    }
+    for (const k of actions.containersToKill) {
+      this.d.events.event({ ...this.ref, fieldPath: `spec.containers{${k.container.name}}` }, 'Normal', k.reason, k.message);
+      await this.d.cri.stopContainer(k.container.id, Math.max(grace, MIN_GRACE_SEC), label);
+    }
+
+    const sandboxConfig = buildSandboxConfig(this.pod, actions.attempt, this.d.node);
+    let sandboxId = actions.sandboxId;
+    let podIP = state.sandboxes[0]?.ip ?? '';
+    if (actions.createSandbox) {
+      await fsp.mkdir(sandboxConfig.log_directory!, { recursive: true, mode: 0o755 });
+      try {
+        sandboxId = await this.d.cri.runPodSandbox(sandboxConfig, label);
+      } catch (e) {
+        this.d.events.event(this.ref, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${(e as Error).message}`);
+        throw e;
+      }
+      const st = await this.d.cri.podSandboxStatus(sandboxId, label);
+      podIP = st.status?.network?.ip ?? '';
+    }
+
+    const volumes = await setUpVolumes(this.pod, this.d.node.rootDir);
+    const start = async (c: Container, kind: 'init' | 'container'): Promise<void> => {
+      await this.startContainer(c, kind, state, sandboxId, sandboxConfig, podIP, volumes);
+    };
+    if (actions.nextInit) await start(actions.nextInit, 'init');
+    for (const c of actions.containersToStart) await start(c, 'container');
+  }
+
+  private backoffKey(c: Container): string {
+    return `${this.uid}/${c.name}/${containerHash(c)}`;
+  }
+
+  private async startContainer(c: Container, kind: 'init' | 'container', state: PodRuntimeState, sandboxId: string, sandboxConfig: PodSandboxConfigIn, podIP: string, volumes: Map<string, string>): Promise<void> {
+    const label = this.fullName;
+    const ref = { ...this.ref, fieldPath: `spec.${kind === 'init' ? 'initContainers' : 'containers'}{${c.name}}` };
+    const prev = latestContainer(state, c.name);
+    if (prev && prev.state === 'exited') {
+      const key = this.backoffKey(c);
+      if (this.d.crashBackoff.inBackoffSince(key, prev.finishedAt)) {
+        const delay = this.d.crashBackoff.get(key);
+        const message = `back-off ${formatDuration(delay)} restarting failed container=${c.name} pod=${this.pod.metadata!.name!}_${this.pod.metadata!.namespace!}(${this.uid})`;
+        if (this.waiting.get(c.name)?.reason !== 'CrashLoopBackOff') {
+          this.d.events.event(ref, 'Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${this.pod.metadata!.name!}_${this.pod.metadata!.namespace!}(${this.uid})`);
+        }
+        this.waiting.set(c.name, { reason: 'CrashLoopBackOff', message });
+        this.wakeIn(this.d.crashBackoff.remaining(key, prev.finishedAt));
+        return;
+      }
+      this.d.crashBackoff.next(key);
+    }
+    const imageRef = await this.ensureImage(c, ref, sandboxConfig);
+    if (!imageRef) return;
+    const restartCount = prev ? prev.restartCount + 1 : 0;
+    const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, { podIP, hostIP: this.d.node.hostIP }, containerMounts(c, volumes));
+    await fsp.mkdir(path.join(sandboxConfig.log_directory!, c.name), { recursive: true, mode: 0o755 });
+    let id: string;
+    try {
+      id = await this.d.cri.createContainer(sandboxId, config, sandboxConfig, label);
+    } catch (e) {
+      this.waiting.set(c.name, { reason: 'CreateContainerError', message: (e as Error).message });
+      this.d.events.event(ref, 'Warning', 'Failed', `Error: ${(e as Error).message}`);
+      this.wakeIn(10_000);
+      return;
+    }
+    this.d.events.event(ref, 'Normal', 'Created', `Created container: ${c.name}`);
+    try {
+      await this.d.cri.startContainer(id, label);
+    } catch (e) {
+      this.waiting.set(c.name, { reason: 'RunContainerError', message: (e as Error).message });
+      this.d.events.event(ref, 'Warning', 'Failed', `Error: ${(e as Error).message}`);
+      return;
+    }
+    this.waiting.delete(c.name);
+    this.d.events.event(ref, 'Normal', 'Started', `Started container ${c.name}`);
+  }
+
+  /** EnsureImageExists: ImageStatus first, PullImage only as the policy says. */
+  private async ensureImage(c: Container, ref: ObjectRef, sandboxConfig: PodSandboxConfigIn): Promise<string | undefined> {
+    const image = c.image!;
+    const label = this.fullName;
+    const policy = c.imagePullPolicy ?? 'IfNotPresent';
+    const present = await this.d.cri.imageStatus(image, label);
+    if (present && policy !== 'Always') {
+      if (this.waiting.get(c.name)?.reason !== 'ContainerCreating') this.d.events.event(ref, 'Normal', 'Pulled', `Container image "${image}" already present on machine`);
+      this.waiting.set(c.name, { reason: 'ContainerCreating', message: '' });
+      return present.id;
+    }
+    if (!present && policy === 'Never') {
+      const message = `Container image "${image}" is not present with pull policy of Never`;
+      this.waiting.set(c.name, { reason: 'ErrImageNeverPull', message });
+      this.d.events.event(ref, 'Warning', 'ErrImageNeverPull', message);
+      return undefined;
+    }
+    const key = `${this.uid}_${image}`;
+    if (this.d.imageBackoff.inBackoffSinceUpdate(key)) {
+      const prevErr = this.waiting.get(c.name);
+      const message = `Back-off pulling image "${image}"${prevErr?.message ? `: ${prevErr.message.replace(/^Back-off pulling image "[^"]*": /, '')}` : ''}`;
+      this.waiting.set(c.name, { reason: 'ImagePullBackOff', message });
+      this.d.events.event(ref, 'Normal', 'BackOff', message);
+      this.wakeIn(this.d.imageBackoff.get(key));
+      return undefined;
+    }
+    this.d.events.event(ref, 'Normal', 'Pulling', `Pulling image "${image}"`);
+    const t0 = Date.now();
+    try {
+      const imageRef = await this.d.cri.pullImage(image, sandboxConfig, label);
+      const took = formatDuration(Date.now() - t0);
+      const st = await this.d.cri.imageStatus(imageRef, label).catch(() => null);
+      this.d.events.event(ref, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${took} (${took} including waiting). Image size: ${st?.size ?? 0} bytes.`);
+      this.d.imageBackoff.reset(key);
+      return imageRef;
+    } catch (e) {
+      this.d.imageBackoff.next(key);
+      const msg = (e as Error).message;
+      this.waiting.set(c.name, { reason: 'ErrImagePull', message: msg });
+      this.d.events.event(ref, 'Warning', 'Failed', `Failed to pull image "${image}": ${msg}`);
+      this.d.events.event(ref, 'Warning', 'Failed', 'Error: ErrImagePull');
+      this.wakeIn(this.d.imageBackoff.get(key));
+      return undefined;
+    }
+  }
+
+  /** Stop running containers in parallel, then the sandboxes. */
+  private async stopAll(state: PodRuntimeState, graceSec: number, announce: boolean): Promise<void> {
+    const label = this.fullName;
+    const live = state.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
+    await Promise.all(
+      live.map(async (c: ContainerInfo) => {
+        if (announce && c.state === 'running') this.d.events.event({ ...this.ref, fieldPath: `spec.containers{${c.name}}` }, 'Normal', 'Killing', `Stopping container ${c.name}`);
+        await this.d.cri.stopContainer(c.id, Math.max(graceSec, MIN_GRACE_SEC), label);
+      }),
+    );
+    for (const s of state.sandboxes) if (s.ready) await this.d.cri.stopPodSandbox(s.id, label);
+  }
+
+  /** Termination: graceful stop within what is left of the grace period, then removal. */
+  private async killAndRemove(): Promise<void> {
+    const label = this.fullName;
+    const state = await readPodState(this.d.cri, this.uid, label);
+    this.lastState = state;
+    const elapsed = Math.floor((Date.now() - this.terminateStarted) / 1000);
+    await this.stopAll(state, Math.max(this.terminateGraceSec - elapsed, 0), true);
+    for (const c of state.containers) await this.d.cri.removeContainer(c.id, label);
+    for (const s of state.sandboxes) await this.d.cri.removePodSandbox(s.id, label);
+    await tearDownVolumes(this.d.node.rootDir, this.uid);
+    await fsp.rm(podLogDir(this.d.node.podLogsDir, this.pod), { recursive: true, force: true });
+  }
+}
+
+/** Go time.Duration-like formatting: 10s, 1m20s, 1.234s. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60_000) return `${Number((ms / 1000).toFixed(3))}s`;
+  const m = Math.floor(ms / 60_000);
+  const s = Math.round((ms % 60_000) / 1000);
+  return `${m}m${s}s`;
+}

@@ -1,0 +1,155 @@
+// Static pod source: a watched manifest directory (or single file), rescanned
+// every fileCheckFrequency. Emits the full SET of its pods whenever it changes.
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { parseManifest, ANN_CONFIG_SEEN } from './manifest.js';
+import { md5Hex } from '../../kube/hash.js';
+import type { Logger } from '../log.js';
+
+export interface FileSourceOptions {
+  path: string;
+  nodeName: string;
+  checkFrequencyMs?: number;
+  debounceMs?: number;
+  log: Logger;
+  onSet: (pods: Pod[]) => void;
+}
+
+interface FileState {
+  digest: string;
+  pods: Pod[];
+}
+
+export class FileSource {
+  private readonly files = new Map<string, FileState>();
+  private readonly firstSeen = new Map<string, string>();
+  private watcher: fs.FSWatcher | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private debounce: NodeJS.Timeout | undefined;
+  private scanning: Promise<void> = Promise.resolve();
+  private lastSetKey: string | undefined;
+  private stopped = false;
+
+  constructor(private readonly o: FileSourceOptions) {}
+
+  async start(): Promise<void> {
+    await this.queueScan();
+    this.timer = setInterval(() => void this.queueScan(), this.o.checkFrequencyMs ?? 20_000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watcher?.close();
+    if (this.timer) clearInterval(this.timer);
+    if (this.debounce) clearTimeout(this.debounce);
+  }
+
+  /** Scans are serialized; a burst of fs events (editor atomic replace) becomes one scan. */
+  queueScan(): Promise<void> {
+    this.scanning = this.scanning.then(() => this.scan()).catch((e: unknown) => this.o.log.error(`manifest scan of ${this.o.path} failed: ${(e as Error).message}`));
+    return this.scanning;
+  }
+
+  private ensureWatch(isDir: boolean): void {
+    if (this.watcher || this.stopped) return;
+    const target = isDir ? this.o.path : path.dirname(this.o.path);
+    try {
+      this.watcher = fs.watch(target, { persistent: false }, () => this.poke());
+      this.watcher.on('error', (e) => {
+        this.o.log.warn(`watch on ${target} failed, will retry: ${e.message}`);
+        this.watcher?.close();
+        this.watcher = undefined;
+      });
+    } catch (e) {
+      this.o.log.warn(`cannot watch ${target} yet: ${(e as Error).message}; rescanning every ${(this.o.checkFrequencyMs ?? 20_000) / 1000}s`);
+    }
+  }
+
+  private poke(): void {
+    if (this.debounce) clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => void this.queueScan(), this.o.debounceMs ?? 150);
+  }
+
+  private async listFiles(): Promise<string[]> {
+    let st: fs.Stats;
+    try {
+      st = await fsp.stat(this.o.path);
+    } catch {
+      return []; // a missing path is an empty SET
+    }
+    this.ensureWatch(st.isDirectory());
+    if (!st.isDirectory()) return [this.o.path];
+    const names = (await fsp.readdir(this.o.path)).filter((n) => !n.startsWith('.')).sort();
+    const out: string[] = [];
+    for (const n of names) {
+      const p = path.join(this.o.path, n);
+      try {
+        if ((await fsp.stat(p)).isFile()) out.push(p); // no recursion into subdirectories
+      } catch {
+        /* vanished between readdir and stat */
+      }
+    }
+    return out;
+  }
+
+  private async scan(): Promise<void> {
+    if (this.stopped) return;
+    const paths = await this.listFiles();
+    const present = new Set(paths);
+    for (const p of [...this.files.keys()]) if (!present.has(p)) this.files.delete(p);
+    for (const p of paths) {
+      let bytes: Buffer;
+      try {
+        bytes = await fsp.readFile(p);
+      } catch (e) {
+        this.o.log.error(`${p}: cannot read: ${(e as Error).message}`);
+        continue;
+      }
+      const digest = md5Hex(bytes.toString('latin1'));
+      if (this.files.get(p)?.digest === digest) continue;
+      const res = parseManifest(bytes, p, 'file', this.o.nodeName);
+      // Logged once per content: a broken file is reported when it changes, not every rescan.
+      for (const err of res.errors) this.o.log.error(`static pod manifest rejected: ${err}`);
+      this.files.set(p, { digest, pods: res.pods });
+    }
+    this.emit();
+  }
+
+  private emit(): void {
+    const pods: Pod[] = [];
+    const names = new Map<string, string>();
+    for (const [file, st] of this.files) {
+      for (const pod of st.pods) {
+        const key = `${pod.metadata!.namespace!}/${pod.metadata!.name!}`;
+        const other = names.get(key);
+        if (other) {
+          this.o.log.error(`static pod manifest rejected: ${file}: Pod "${key}": metadata.name: Duplicate value: already defined in ${other}`);
+          continue;
+        }
+        names.set(key, file);
+        pods.push(pod);
+      }
+    }
+    const uids = new Set(pods.map((p) => p.metadata!.uid!));
+    for (const uid of [...this.firstSeen.keys()]) if (!uids.has(uid)) this.firstSeen.delete(uid);
+    const out = pods.map((p) => {
+      const uid = p.metadata!.uid!;
+      if (!this.firstSeen.has(uid)) this.firstSeen.set(uid, rfc3339Nano(new Date()));
+      const copy = structuredClone(p);
+      (copy.metadata!.annotations as Record<string, string>)[ANN_CONFIG_SEEN] = this.firstSeen.get(uid)!;
+      return copy;
+    });
+    const key = [...uids].sort().join(',');
+    if (key === this.lastSetKey) return;
+    this.lastSetKey = key;
+    this.o.onSet(out);
+  }
+}
+
+export function rfc3339Nano(d: Date): string {
+  // Go's RFC3339Nano trims trailing zeros; millisecond precision is what JS has.
+  return d.toISOString().replace(/\.?0+Z$/, 'Z').replace('.Z', 'Z');
+}

@@ -1,0 +1,168 @@
+// Structural validation of a Pod from a manifest. Each problem names the
+// field path the way the apiserver does (spec.containers[0].image).
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
+import { parseQuantity } from '../../kube/quantity.js';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const SUPPORTED_VOLUMES = ['emptyDir', 'hostPath'];
+
+class Problems {
+  readonly list: string[] = [];
+  add(path: string, msg: string): void {
+    this.list.push(`${path}: ${msg}`);
+  }
+  type(v: unknown, path: string, want: 'string' | 'number' | 'boolean' | 'object' | 'array', required = false): boolean {
+    if (v === undefined || v === null) {
+      if (required) this.add(path, 'Required value');
+      return false;
+    }
+    const ok = want === 'array' ? Array.isArray(v) : want === 'object' ? isObj(v) : want === 'number' ? typeof v === 'number' && Number.isFinite(v) : typeof v === want;
+    if (!ok) this.add(path, `Invalid type: expected ${want}, got ${Array.isArray(v) ? 'array' : typeof v}`);
+    return ok;
+  }
+  strMap(v: unknown, path: string): void {
+    if (!this.type(v, path, 'object')) return;
+    for (const [k, val] of Object.entries(v as Obj)) if (typeof val !== 'string') this.add(`${path}[${k}]`, `Invalid type: expected string, got ${typeof val}`);
+  }
+  stringList(v: unknown, path: string): void {
+    if (!this.type(v, path, 'array')) return;
+    (v as unknown[]).forEach((s, i) => this.type(s, `${path}[${i}]`, 'string', true));
+  }
+}
+
+function validateContainer(c: unknown, path: string, p: Problems): void {
+  if (!p.type(c, path, 'object', true)) return;
+  const o = c as Obj;
+  if (p.type(o.name, `${path}.name`, 'string', true)) {
+    const bad = checkDns1123Label(o.name as string);
+    if (bad) p.add(`${path}.name`, `Invalid value: "${o.name as string}": ${bad}`);
+  }
+  if (p.type(o.image, `${path}.image`, 'string', true) && (o.image as string).trim() === '') p.add(`${path}.image`, 'Required value');
+  p.stringList(o.command, `${path}.command`);
+  p.stringList(o.args, `${path}.args`);
+  p.type(o.workingDir, `${path}.workingDir`, 'string');
+  p.type(o.tty, `${path}.tty`, 'boolean');
+  p.type(o.stdin, `${path}.stdin`, 'boolean');
+  if (o.imagePullPolicy !== undefined && !['Always', 'IfNotPresent', 'Never'].includes(o.imagePullPolicy as string)) {
+    p.add(`${path}.imagePullPolicy`, `Unsupported value: ${JSON.stringify(o.imagePullPolicy)}: supported values: "Always", "IfNotPresent", "Never"`);
+  }
+  if (p.type(o.env, `${path}.env`, 'array')) {
+    (o.env as unknown[]).forEach((e, i) => {
+      if (!p.type(e, `${path}.env[${i}]`, 'object', true)) return;
+      p.type((e as Obj).name, `${path}.env[${i}].name`, 'string', true);
+      p.type((e as Obj).value, `${path}.env[${i}].value`, 'string');
+    });
+  }
+  if (p.type(o.ports, `${path}.ports`, 'array')) {
+    (o.ports as unknown[]).forEach((port, i) => {
+      const pp = `${path}.ports[${i}]`;
+      if (!p.type(port, pp, 'object', true)) return;
+      const po = port as Obj;
+      if (p.type(po.containerPort, `${pp}.containerPort`, 'number', true) && !(Number.isInteger(po.containerPort) && (po.containerPort as number) >= 1 && (po.containerPort as number) <= 65535)) {
+        p.add(`${pp}.containerPort`, `Invalid value: ${String(po.containerPort)}: must be between 1 and 65535, inclusive`);
+      }
+      if (p.type(po.hostPort, `${pp}.hostPort`, 'number') && !(Number.isInteger(po.hostPort) && (po.hostPort as number) >= 0 && (po.hostPort as number) <= 65535)) {
+        p.add(`${pp}.hostPort`, `Invalid value: ${String(po.hostPort)}: must be between 0 and 65535, inclusive`);
+      }
+      if (po.protocol !== undefined && !['TCP', 'UDP', 'SCTP'].includes(po.protocol as string)) p.add(`${pp}.protocol`, `Unsupported value: ${JSON.stringify(po.protocol)}: supported values: "SCTP", "TCP", "UDP"`);
+    });
+  }
+  if (p.type(o.resources, `${path}.resources`, 'object')) {
+    for (const kind of ['requests', 'limits']) {
+      const r = (o.resources as Obj)[kind];
+      if (!p.type(r, `${path}.resources.${kind}`, 'object')) continue;
+      for (const [k, v] of Object.entries(r as Obj)) {
+        try {
+          if (typeof v !== 'string' && typeof v !== 'number') throw new Error('must be a string or number');
+          parseQuantity(v);
+        } catch (e) {
+          p.add(`${path}.resources.${kind}[${k}]`, `Invalid value: ${JSON.stringify(v)}: ${(e as Error).message}`);
+        }
+      }
+    }
+  }
+  if (p.type(o.volumeMounts, `${path}.volumeMounts`, 'array')) {
+    (o.volumeMounts as unknown[]).forEach((m, i) => {
+      if (!p.type(m, `${path}.volumeMounts[${i}]`, 'object', true)) return;
+      p.type((m as Obj).name, `${path}.volumeMounts[${i}].name`, 'string', true);
+      p.type((m as Obj).mountPath, `${path}.volumeMounts[${i}].mountPath`, 'string', true);
+    });
+  }
+}
+
+/** Returns the list of problems; empty means the pod can be run. */
+export function validatePod(obj: unknown): string[] {
+  const p = new Problems();
+  if (!isObj(obj)) return ['Invalid type: expected a Pod object'];
+  if (!p.type(obj.metadata, 'metadata', 'object', true)) return p.list;
+  const md = obj.metadata as Obj;
+  if (p.type(md.name, 'metadata.name', 'string', true)) {
+    const bad = checkDns1123Subdomain(md.name as string);
+    if (bad) p.add('metadata.name', `Invalid value: "${md.name as string}": ${bad}`);
+  }
+  if (p.type(md.namespace, 'metadata.namespace', 'string')) {
+    const bad = checkDns1123Label(md.namespace as string);
+    if (bad) p.add('metadata.namespace', `Invalid value: "${md.namespace as string}": ${bad}`);
+  }
+  p.strMap(md.labels, 'metadata.labels');
+  p.strMap(md.annotations, 'metadata.annotations');
+  if (!p.type(obj.spec, 'spec', 'object', true)) return p.list;
+  const spec = obj.spec as Obj;
+  const seen = new Set<string>();
+  for (const field of ['initContainers', 'containers'] as const) {
+    const list = spec[field];
+    if (!p.type(list, `spec.${field}`, 'array', field === 'containers')) continue;
+    if (field === 'containers' && (list as unknown[]).length === 0) p.add('spec.containers', 'Required value');
+    (list as unknown[]).forEach((c, i) => {
+      validateContainer(c, `spec.${field}[${i}]`, p);
+      const name = isObj(c) ? c.name : undefined;
+      if (typeof name === 'string') {
+        if (seen.has(name)) p.add(`spec.${field}[${i}].name`, `Duplicate value: "${name}"`);
+        seen.add(name);
+      }
+    });
+  }
+  if (spec.restartPolicy !== undefined && !['Always', 'OnFailure', 'Never'].includes(spec.restartPolicy as string)) {
+    p.add('spec.restartPolicy', `Unsupported value: ${JSON.stringify(spec.restartPolicy)}: supported values: "Always", "OnFailure", "Never"`);
+  }
+  if (p.type(spec.terminationGracePeriodSeconds, 'spec.terminationGracePeriodSeconds', 'number') && (spec.terminationGracePeriodSeconds as number) < 0) {
+    p.add('spec.terminationGracePeriodSeconds', 'must be greater than or equal to 0');
+  }
+  p.type(spec.hostNetwork, 'spec.hostNetwork', 'boolean');
+  p.type(spec.hostname, 'spec.hostname', 'string');
+  p.strMap(spec.nodeSelector, 'spec.nodeSelector');
+  if (p.type(spec.volumes, 'spec.volumes', 'array')) {
+    const vnames = new Set<string>();
+    (spec.volumes as unknown[]).forEach((v, i) => {
+      const vp = `spec.volumes[${i}]`;
+      if (!p.type(v, vp, 'object', true)) return;
+      const vo = v as Obj;
+      if (p.type(vo.name, `${vp}.name`, 'string', true)) {
+        if (vnames.has(vo.name as string)) p.add(`${vp}.name`, `Duplicate value: "${vo.name as string}"`);
+        vnames.add(vo.name as string);
+      }
+      const kinds = Object.keys(vo).filter((k) => k !== 'name');
+      if (kinds.length !== 1) p.add(vp, 'must specify exactly one volume type');
+      else if (!SUPPORTED_VOLUMES.includes(kinds[0]!)) p.add(`${vp}.${kinds[0]!}`, `volume type not supported by this kubelet yet (supported: ${SUPPORTED_VOLUMES.join(', ')})`);
+      else if (kinds[0] === 'hostPath') {
+        if (p.type(vo.hostPath, `${vp}.hostPath`, 'object', true)) p.type((vo.hostPath as Obj).path, `${vp}.hostPath.path`, 'string', true);
+      }
+    });
+    for (const field of ['initContainers', 'containers']) {
+      const list = spec[field];
+      if (!Array.isArray(list)) continue;
+      list.forEach((c: unknown, i) => {
+        if (!isObj(c) || !Array.isArray(c.volumeMounts)) return;
+        c.volumeMounts.forEach((m: unknown, j: number) => {
+          if (isObj(m) && typeof m.name === 'string' && !vnames.has(m.name)) p.add(`spec.${field}[${i}].volumeMounts[${j}].name`, `Not found: "${m.name}"`);
+        });
+      });
+    }
+  }
+  return p.list;
+}
+
+export type { Pod };

@@ -1,0 +1,81 @@
+// The tskube command: one subcommand per daemon.
+import os from 'node:os';
+import { CriClient } from '../agent/cri/client.js';
+import { Kubelet } from '../agent/kubelet.js';
+import { createLogger } from '../agent/log.js';
+import { LogEventRecorder } from '../agent/status/events.js';
+import { AGENT_FLAGS, loadAgentConfig } from './agent-config.js';
+
+function usage(): string {
+  const flags = Object.entries(AGENT_FLAGS).map(([k, v]) => `  --${k}  ${v}`).join('\n');
+  return `usage: tskube agent [flags]\n\nagent flags:\n${flags}\n`;
+}
+
+function firstIPv4(): string {
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}
+
+async function runAgent(argv: string[]): Promise<void> {
+  const boot = createLogger('kubelet');
+  const cfg = loadAgentConfig(argv, (m) => boot.warn(m));
+  const log = createLogger('kubelet', { verbosity: cfg.verbosity });
+  const cri = new CriClient({ endpoint: cfg.containerRuntimeEndpoint });
+  const kubelet = new Kubelet({
+    cri,
+    log,
+    events: new LogEventRecorder(log),
+    node: { nodeName: cfg.nodeName, hostIP: cfg.nodeIP || firstIPv4(), podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir },
+    manifestPath: cfg.staticPodPath,
+    fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
+    gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
+  });
+  let stopping = false;
+  const shutdown = (sig: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`received ${sig}; stopping (pods keep running)`);
+    void kubelet.stop().finally(() => {
+      cri.close();
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await kubelet.start();
+      break;
+    } catch (e) {
+      // The runtime may start after us (systemd ordering); keep trying rather than exit.
+      log.error(`cannot start: ${(e as Error).message}; retrying`);
+      await new Promise((r) => setTimeout(r, Math.min(1000 * 2 ** attempt, 10_000)));
+    }
+  }
+  log.info(`kubelet started on node ${cfg.nodeName}, watching ${cfg.staticPodPath}`);
+}
+
+async function main(): Promise<void> {
+  const [cmd, ...rest] = process.argv.slice(2);
+  switch (cmd) {
+    case 'agent':
+      await runAgent(rest);
+      return;
+    case '-h':
+    case '--help':
+    case 'help':
+    case undefined:
+      process.stdout.write(usage());
+      return;
+    default:
+      process.stderr.write(`tskube: unknown command "${cmd}" (proxy, apiserver and up are not built yet)\n${usage()}`);
+      process.exit(2);
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`tskube: ${(e as Error).message}\n`);
+  process.exit(1);
+});

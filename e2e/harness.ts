@@ -1,0 +1,305 @@
+// e2e harness: one throwaway network namespace per node, with its own
+// containerd (root, state, socket, CNI config), a local registry inside the
+// namespace, and locally built images. Cleanup is by PID, bounded in time,
+// and also sweeps what a crashed earlier run left behind.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { CriClient } from '../agent/cri/client.js';
+import { L_POD_UID } from '../agent/pods/labels.js';
+import { buildImage, IMAGES, pushImage, type BuiltImage } from '../images/build.js';
+import { alive, sh, start, stopPid, waitFor, type Proc } from './proc.js';
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const E2E_ROOT = process.env.TSKUBE_E2E_ROOT ?? '/tmp/tskube-e2e';
+export const REGISTRY = '127.0.0.1:5000';
+export const SERVICE_CIDR = '10.96.0.0/12';
+export const PAUSE_IMAGE = `${REGISTRY}/tskube/pause:1`;
+export const APP_IMAGE = `${REGISTRY}/tskube/app:1`;
+
+const REQUIRED_BINARIES = ['containerd', 'containerd-shim-runc-v2', 'runc', 'skopeo', 'docker-registry', 'ip', 'nsenter', 'tar'];
+
+/** Fails loudly with what is missing; TSKUBE_E2E_SKIP=1 lets a developer opt out locally. */
+export function e2eSkipReason(): string | undefined {
+  const missing: string[] = [];
+  if (process.getuid?.() !== 0) missing.push('root (run as root: network namespaces and containerd need it)');
+  for (const b of REQUIRED_BINARIES) if (!sh('sh', ['-c', `command -v ${b}`], { allowFail: true }).trim()) missing.push(b);
+  for (const f of ['/usr/lib/cni/bridge', '/usr/lib/cni/host-local', '/usr/lib/cni/loopback', '/usr/lib/cni/portmap', '/bin/busybox']) if (!fs.existsSync(f)) missing.push(f);
+  if (missing.length === 0) return undefined;
+  const msg = `e2e prerequisites missing: ${missing.join(', ')}. Install them with .ci/install-deps (see README).`;
+  if (process.env.TSKUBE_E2E_SKIP === '1') return msg;
+  throw new Error(msg);
+}
+
+let images: Promise<BuiltImage[]> | undefined;
+function builtImages(): Promise<BuiltImage[]> {
+  images ??= Promise.resolve().then(() => {
+    const dir = path.join(E2E_ROOT, 'images');
+    fs.mkdirSync(dir, { recursive: true });
+    return IMAGES.map((s) => buildImage(s, dir));
+  });
+  return images;
+}
+
+interface NodeRecord {
+  netns: string;
+  dir: string;
+  pids: number[];
+}
+
+function recordPath(dir: string): string {
+  return path.join(dir, 'harness.json');
+}
+
+/** Mount points at or under `dir`, deepest first. */
+function mountsUnder(dir: string): string[] {
+  const lines = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
+  const out: string[] = [];
+  for (const l of lines) {
+    const mp = l.split(' ')[4];
+    if (mp && (mp === dir || mp.startsWith(dir + '/'))) out.push(mp.replace(/\\040/g, ' '));
+  }
+  return out.sort((a, b) => b.length - a.length);
+}
+
+/** PIDs of shims that belong to the containerd whose state dir is `stateDir`. */
+function shimPids(stateDir: string): number[] {
+  const out: number[] = [];
+  const base = path.join(stateDir, 'io.containerd.runtime.v2.task');
+  if (!fs.existsSync(base)) return out;
+  for (const ns of fs.readdirSync(base)) {
+    for (const id of fs.readdirSync(path.join(base, ns))) {
+      for (const f of ['shim.pid']) {
+        try {
+          const pid = Number(fs.readFileSync(path.join(base, ns, id, f), 'utf8').trim());
+          if (pid > 1) out.push(pid);
+        } catch {
+          /* none */
+        }
+      }
+    }
+  }
+  return out;
+}
+
+async function teardown(rec: NodeRecord): Promise<void> {
+  for (const pid of rec.pids) await stopPid(pid, 3000);
+  const state = path.join(rec.dir, 'state');
+  for (const pid of shimPids(state)) await stopPid(pid, 2000, 'SIGKILL');
+  for (const mp of mountsUnder(rec.dir)) sh('umount', ['-l', mp], { allowFail: true });
+  if (rec.netns) sh('ip', ['netns', 'del', rec.netns], { allowFail: true });
+  fs.rmSync(rec.dir, { recursive: true, force: true, maxRetries: 3 });
+}
+
+function safeReaddir(d: string): string[] {
+  try {
+    return fs.readdirSync(d);
+  } catch {
+    return [];
+  }
+}
+
+/** Removes nodes left by an earlier run that crashed before its cleanup. */
+export async function sweepStale(): Promise<void> {
+  const nodes = path.join(E2E_ROOT, 'nodes');
+  for (const n of safeReaddir(nodes)) {
+    const dir = path.join(nodes, n);
+    let rec: NodeRecord | undefined;
+    try {
+      rec = JSON.parse(fs.readFileSync(recordPath(dir), 'utf8')) as NodeRecord;
+    } catch {
+      rec = { netns: '', dir, pids: [] };
+    }
+    const owner = Number(safeRead(path.join(dir, 'owner.pid')));
+    if (owner && owner !== process.pid && alive(owner)) continue; // another live run owns it
+    await teardown(rec);
+  }
+}
+
+function safeRead(f: string): string {
+  try {
+    return fs.readFileSync(f, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+let subnetCounter = Math.floor(Math.random() * 200);
+
+export class TestNode {
+  readonly id = randomBytes(3).toString('hex');
+  readonly netns = `tskube-${this.id}`;
+  readonly name: string;
+  readonly dir: string;
+  readonly socket: string;
+  readonly manifests: string;
+  readonly podLogsDir: string;
+  readonly kubeletRoot: string;
+  readonly podSubnet: string;
+  cri!: CriClient;
+  private containerd: Proc | undefined;
+  private registry: Proc | undefined;
+  kubelet: Proc | undefined;
+  private kubeletRuns = 0;
+
+  constructor(name = 'node-a') {
+    this.name = name;
+    this.dir = path.join(E2E_ROOT, 'nodes', this.id);
+    this.socket = path.join(this.dir, 'containerd.sock');
+    this.manifests = path.join(this.dir, 'manifests');
+    this.podLogsDir = path.join(this.dir, 'pod-logs');
+    this.kubeletRoot = path.join(this.dir, 'kubelet');
+    this.podSubnet = `10.244.${subnetCounter++ % 250}.0/24`;
+  }
+
+  private save(): void {
+    const pids = [this.kubelet?.pid, this.registry?.pid, this.containerd?.pid].filter((p): p is number => !!p);
+    fs.writeFileSync(recordPath(this.dir), JSON.stringify({ netns: this.netns, dir: this.dir, pids } satisfies NodeRecord));
+  }
+
+  async start(): Promise<void> {
+    for (const d of ['root', 'state', 'cni', 'ipam', 'certs.d/127.0.0.1:5000', 'manifests', 'pod-logs', 'kubelet']) fs.mkdirSync(path.join(this.dir, d), { recursive: true });
+    fs.writeFileSync(path.join(this.dir, 'owner.pid'), String(process.pid));
+    this.save();
+    sh('ip', ['netns', 'add', this.netns]);
+    sh('ip', ['link', 'set', 'lo', 'up'], { netns: this.netns });
+    // Second guard: untranslated service traffic has nowhere to go.
+    sh('ip', ['route', 'add', 'unreachable', SERVICE_CIDR], { netns: this.netns });
+    this.writeConfigs();
+    await this.startRegistry();
+    this.containerd = start('containerd', ['--config', path.join(this.dir, 'config.toml')], path.join(this.dir, 'containerd.log'), { netns: this.netns });
+    this.save();
+    this.cri = new CriClient({ endpoint: this.socket, timeoutMs: 60_000 });
+    await waitFor(async () => fs.existsSync(this.socket) && (await this.cri.version()).runtime_name, 30_000, 200, `containerd on ${this.socket} (log: ${path.join(this.dir, 'containerd.log')})`);
+  }
+
+  private writeConfigs(): void {
+    const d = this.dir;
+    fs.writeFileSync(
+      path.join(d, 'config.toml'),
+      `version = 2
+root = "${d}/root"
+state = "${d}/state"
+[grpc]
+  address = "${this.socket}"
+[ttrpc]
+  address = "${this.socket}.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "${PAUSE_IMAGE}"
+  restrict_oom_score_adj = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "${d}/cni"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "${d}/certs.d"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+`,
+    );
+    fs.writeFileSync(path.join(d, 'certs.d/127.0.0.1:5000/hosts.toml'), `server = "http://127.0.0.1:5000"\n\n[host."http://127.0.0.1:5000"]\n  capabilities = ["pull", "resolve"]\n  skip_verify = true\n`);
+    fs.writeFileSync(
+      path.join(d, 'cni/10-tskube.conflist'),
+      JSON.stringify({
+        cniVersion: '0.4.0',
+        name: 'tskube',
+        plugins: [
+          { type: 'bridge', bridge: `tsk${this.id}`, isGateway: true, ipMasq: false, hairpinMode: true, ipam: { type: 'host-local', ranges: [[{ subnet: this.podSubnet }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: `${d}/ipam` } },
+          { type: 'portmap', capabilities: { portMappings: true } },
+          { type: 'loopback' },
+        ],
+      }),
+    );
+    fs.writeFileSync(
+      path.join(d, 'registry.yml'),
+      `version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: ${path.join(E2E_ROOT, 'registry')}
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:5000
+`,
+    );
+    fs.writeFileSync(path.join(d, 'kubelet.yaml'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${this.podLogsDir}\n`);
+  }
+
+  private async startRegistry(): Promise<void> {
+    fs.mkdirSync(path.join(E2E_ROOT, 'registry'), { recursive: true });
+    this.registry = start('docker-registry', ['serve', path.join(this.dir, 'registry.yml')], path.join(this.dir, 'registry.log'), { netns: this.netns });
+    this.save();
+    await waitFor(() => this.httpGet(`http://${REGISTRY}/v2/`, 2) !== '', 20_000, 200, 'registry');
+    for (const img of await builtImages()) pushImage(img, REGISTRY, `/run/netns/${this.netns}`);
+  }
+
+  /** Starts `tskube agent` in the node namespace. */
+  startKubelet(extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Proc {
+    if (this.kubelet && alive(this.kubelet.pid)) throw new Error('kubelet already running');
+    this.kubeletRuns++;
+    this.kubelet = start(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'agent', `--hostname-override=${this.name}`, `--pod-manifest-path=${this.manifests}`, `--container-runtime-endpoint=${this.socket}`, `--root-dir=${this.kubeletRoot}`, `--config=${path.join(this.dir, 'kubelet.yaml')}`, ...extraArgs],
+      path.join(this.dir, 'kubelet.log'),
+      { netns: this.netns, cwd: REPO, env: { ...process.env, ...env } },
+    );
+    this.save();
+    return this.kubelet;
+  }
+
+  async stopKubelet(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    if (this.kubelet) await stopPid(this.kubelet.pid, 5000, signal);
+    this.kubelet = undefined;
+  }
+
+  kubeletLog(): string {
+    return safeRead(path.join(this.dir, 'kubelet.log'));
+  }
+
+  /** Runs a command in the node's network namespace. */
+  exec(cmd: string, args: string[], timeoutMs = 10_000): string {
+    return sh(cmd, args, { netns: this.netns, timeoutMs });
+  }
+
+  /** GET from the node namespace; '' on any failure. (Debian's static busybox wget crashes outside containers.) */
+  httpGet(url: string, timeoutSec = 3): string {
+    return sh(process.execPath, [path.join(REPO, 'e2e/http-get.mjs'), url, String(timeoutSec * 1000)], { netns: this.netns, allowFail: true, timeoutMs: (timeoutSec + 5) * 1000 });
+  }
+
+  async podSandboxes(uid?: string) {
+    return this.cri.listPodSandbox(uid ? { label_selector: { [L_POD_UID]: uid } } : undefined);
+  }
+
+  async podContainers(uid?: string) {
+    return this.cri.listContainers(uid ? { label_selector: { [L_POD_UID]: uid } } : undefined);
+  }
+
+  async cleanup(): Promise<void> {
+    await this.stopKubelet('SIGKILL').catch(() => undefined);
+    // Stop pods through CRI first, so containerd releases IPs and pod netns mounts.
+    try {
+      const sbs = await this.cri.listPodSandbox();
+      for (const s of sbs) {
+        await this.cri.stopPodSandbox(s.id).catch(() => undefined);
+        await this.cri.removePodSandbox(s.id).catch(() => undefined);
+      }
+    } catch {
+      /* containerd already gone */
+    }
+    this.cri?.close();
+    await teardown({ netns: this.netns, dir: this.dir, pids: [this.registry?.pid, this.containerd?.pid].filter((p): p is number => !!p) });
+  }
+}
+
+/** Writes a manifest atomically (temp file + rename), as editors do. */
+export function writeManifestAtomic(dir: string, name: string, content: string): void {
+  const tmp = path.join(dir, `.${name}.tmp-${process.pid}`);
+  fs.writeFileSync(tmp, content);
+  fs.renameSync(tmp, path.join(dir, name));
+}

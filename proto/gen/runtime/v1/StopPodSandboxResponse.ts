@@ -1,0 +1,8 @@
+// Original file: proto/cri/api.proto
+
+
+export interface StopPodSandboxResponse {
+}
+
+export interface StopPodSandboxResponse__Output {
+}
