@@ -1,0 +1,195 @@
+import { test, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { CriClient } from './cri/client.js';
+import { FakeRuntime } from './cri/fake-runtime.js';
+import { Kubelet } from './kubelet.js';
+import { memoryLogger } from './log.js';
+import { LogEventRecorder, type KubeEvent } from './status/events.js';
+import { toStaticPod } from './sources/manifest.js';
+
+let rt: FakeRuntime;
+let cri: CriClient;
+let dir: string;
+let events: KubeEvent[];
+let kubelets: Kubelet[];
+
+const waitFor = async <T>(fn: () => T | Promise<T>, ms = 5000): Promise<NonNullable<T>> => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+function newKubelet(): Kubelet {
+  const log = memoryLogger();
+  const rec = new LogEventRecorder(log);
+  rec.onEvent((e) => events.push(e));
+  const k = new Kubelet({ cri, log, events: rec, node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') }, relistPeriodMs: 50, gcPeriodMs: 60_000 });
+  kubelets.push(k);
+  return k;
+}
+
+const pod = (name: string, spec: Partial<NonNullable<Pod['spec']>>): Pod =>
+  toStaticPod({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'main', image: 'reg/app:1' }], ...spec } }, `/m/${name}.yaml`, 'file', 'n1');
+
+beforeEach(async () => {
+  rt = new FakeRuntime();
+  cri = new CriClient({ endpoint: await rt.start(), timeoutMs: 5000 });
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-kl-'));
+  events = [];
+  kubelets = [];
+});
+
+afterEach(async () => {
+  for (const k of kubelets) await k.stop();
+  cri.close();
+  await rt.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const reasons = () => events.map((e) => e.reason);
+
+test('ImageStatus comes before PullImage; a present IfNotPresent image is not pulled', async () => {
+  rt.images.set('reg/app:1', { id: 'sha256:aaa', size: 10 });
+  const k = newKubelet();
+  await k.start();
+  const p = pod('web', {});
+  k.setSource('file', [p]);
+  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  assert.equal(rt.count('PullImage'), 0);
+  assert.ok(rt.count('ImageStatus') >= 1);
+  assert.deepEqual(reasons(), ['Pulled', 'Created', 'Started']);
+  assert.equal(events[0]!.message, 'Container image "reg/app:1" already present on machine');
+  const [c] = [...rt.containers.values()];
+  assert.equal(c!.config.image.image, 'sha256:aaa', 'created from the image ID');
+  assert.equal(c!.config.log_path, 'main/0.log');
+  const [s] = [...rt.sandboxes.values()];
+  assert.equal(s!.config.log_directory, path.join(dir, 'logs', `default_web-n1_${p.metadata!.uid!}`));
+  assert.equal(s!.config.labels['io.kubernetes.pod.uid'], p.metadata!.uid);
+});
+
+test('a failed pull is ErrImagePull, then ImagePullBackOff without another pull', async () => {
+  const k = newKubelet();
+  await k.start();
+  const p = pod('bad', {});
+  k.setSource('file', [p]);
+  const w = k.workers.get(p.metadata!.uid!)!;
+  await waitFor(() => w.waiting.get('main')?.reason === 'ErrImagePull');
+  assert.equal(rt.count('PullImage'), 1);
+  assert.ok(events.some((e) => e.reason === 'Failed' && e.message.startsWith('Failed to pull image "reg/app:1": CRI PullImage for pod default/bad-n1 failed')));
+  w.requestSync();
+  await waitFor(() => w.waiting.get('main')?.reason === 'ImagePullBackOff');
+  assert.equal(rt.count('PullImage'), 1, 'no pull while backing off');
+  assert.match(w.waiting.get('main')!.message, /^Back-off pulling image "reg\/app:1"/);
+  assert.ok(events.some((e) => e.reason === 'BackOff' && e.type === 'Normal'));
+});
+
+test('imagePullPolicy Never with a missing image: ErrImageNeverPull and no pull', async () => {
+  const k = newKubelet();
+  await k.start();
+  const p = pod('never', { containers: [{ name: 'main', image: 'reg/app:1', imagePullPolicy: 'Never' }] });
+  k.setSource('file', [p]);
+  const w = k.workers.get(p.metadata!.uid!)!;
+  await waitFor(() => w.waiting.get('main')?.reason === 'ErrImageNeverPull');
+  assert.equal(rt.count('PullImage'), 0);
+  assert.ok(events.some((e) => e.message === 'Container image "reg/app:1" is not present with pull policy of Never'));
+});
+
+test('init containers run to completion, one at a time, before the app container', async () => {
+  rt.pullable.add('reg/app:1');
+  rt.exitOnStart.set('init1', 0);
+  rt.exitOnStart.set('init2', 0);
+  const k = newKubelet();
+  await k.start();
+  k.setSource('file', [pod('init', { initContainers: [{ name: 'init1', image: 'reg/app:1' }, { name: 'init2', image: 'reg/app:1' }] })]);
+  await waitFor(() => [...rt.containers.values()].some((c) => c.config.metadata.name === 'main' && c.state === 'CONTAINER_RUNNING'));
+  const order = rt.calls.filter((c) => c.method === 'CreateContainer').map((c) => c.req.config.metadata.name);
+  assert.deepEqual(order, ['init1', 'init2', 'main']);
+  const types = rt.calls.filter((c) => c.method === 'CreateContainer').map((c) => c.req.config.annotations['io.kubernetes.container.type']);
+  assert.deepEqual(types, ['init', 'init', 'container']);
+});
+
+test('a crashing container restarts at once, then waits in CrashLoopBackOff', async () => {
+  rt.pullable.add('reg/app:1');
+  rt.exitOnStart.set('main', 1);
+  const k = newKubelet();
+  await k.start();
+  const p = pod('crash', {});
+  k.setSource('file', [p]);
+  const w = k.workers.get(p.metadata!.uid!)!;
+  await waitFor(() => w.waiting.get('main')?.reason === 'CrashLoopBackOff');
+  const creates = rt.calls.filter((c) => c.method === 'CreateContainer').map((c) => c.req.config.annotations['io.kubernetes.container.restartCount']);
+  assert.deepEqual(creates, ['0', '1']);
+  assert.match(w.waiting.get('main')!.message, /^back-off 10s restarting failed container=main pod=crash-n1_default\(/);
+});
+
+test('restarting the kubelet adopts running containers without creating new ones', async () => {
+  rt.pullable.add('reg/app:1');
+  const p = pod('steady', {});
+  const k1 = newKubelet();
+  await k1.start();
+  k1.setSource('file', [p]);
+  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  await k1.stop();
+  const creates = rt.count('CreateContainer');
+  const sandboxes = rt.count('RunPodSandbox');
+  const k2 = newKubelet();
+  await k2.start();
+  k2.setSource('file', [p]);
+  const w = k2.workers.get(p.metadata!.uid!)!;
+  await waitFor(() => w.syncCount >= 1);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(rt.count('CreateContainer'), creates);
+  assert.equal(rt.count('RunPodSandbox'), sandboxes);
+  assert.equal(rt.count('StopContainer'), 0);
+});
+
+test('a removed pod is stopped with its grace period and removed; running orphans are cleaned up', async () => {
+  rt.pullable.add('reg/app:1');
+  const k = newKubelet();
+  await k.start();
+  const p = pod('gone', { terminationGracePeriodSeconds: 7 });
+  k.setSource('file', [p]);
+  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  k.setSource('file', []);
+  await waitFor(() => rt.sandboxes.size === 0 && rt.containers.size === 0);
+  const stop = rt.calls.find((c) => c.method === 'StopContainer')!;
+  assert.ok(Number(stop.req.timeout) >= 6 && Number(stop.req.timeout) <= 7, `grace passed to StopContainer: ${stop.req.timeout}`);
+  assert.ok(events.some((e) => e.reason === 'Killing' && e.message === 'Stopping container main'));
+
+  await k.stop(); // otherwise it would (rightly) treat the next kubelet's pod as an orphan
+  // A pod left running by an earlier kubelet, that no source wants any more.
+  const orphan = pod('orphan', {});
+  const k2 = newKubelet();
+  await k2.start();
+  k2.setSource('file', [orphan]);
+  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  await k2.stop();
+  const k3 = newKubelet();
+  k3.setSource('file', []);
+  await k3.start();
+  await waitFor(() => rt.sandboxes.size === 0 && rt.containers.size === 0);
+});
+
+test('a static pod whose file changed starts only after the old instance is gone', async () => {
+  rt.pullable.add('reg/app:1');
+  const k = newKubelet();
+  await k.start();
+  const v1 = pod('web', { containers: [{ name: 'main', image: 'reg/app:1', command: ['v1'] }] });
+  const v2 = pod('web', { containers: [{ name: 'main', image: 'reg/app:1', command: ['v2'] }] });
+  assert.notEqual(v1.metadata!.uid, v2.metadata!.uid);
+  k.setSource('file', [v1]);
+  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  k.setSource('file', [v2]);
+  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING' && c.config.command[0] === 'v2'));
+  const methods = rt.calls.map((c) => c.method);
+  assert.ok(methods.lastIndexOf('RemovePodSandbox') < methods.lastIndexOf('RunPodSandbox'), 'old sandbox removed before the new one is made');
+  assert.equal(rt.sandboxes.size, 1);
+});

@@ -1,0 +1,118 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { computePodActions, containerHash, nextInitContainer } from './actions.js';
+import type { ContainerInfo, PodRuntimeState, SandboxInfo } from './runtime-state.js';
+import { applyPodDefaults } from './defaults.js';
+
+const mkPod = (over: Partial<NonNullable<Pod['spec']>> = {}): Pod =>
+  applyPodDefaults({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'a', image: 'i:1' }, { name: 'b', image: 'i:1' }], ...over } });
+
+let t = 1000;
+const sb = (over: Partial<SandboxInfo> = {}): SandboxInfo => ({ id: `sb${t}`, ready: true, attempt: 0, createdAt: t++, ip: '10.0.0.2', hostNetwork: false, podName: 'p', podNamespace: 'default', podUid: 'u', ...over });
+const ct = (pod: Pod, name: string, over: Partial<ContainerInfo> = {}): ContainerInfo => {
+  const spec = [...(pod.spec!.initContainers ?? []), ...pod.spec!.containers].find((c) => c.name === name)!;
+  return { id: `c-${name}-${t}`, sandboxId: 'sb', name, type: 'container', attempt: 0, state: 'running', hash: containerHash(spec), restartCount: 0, exitCode: 0, reason: '', message: '', createdAt: t++, startedAt: t, finishedAt: 0, image: 'i:1', imageRef: 'sha', ...over };
+};
+const state = (sandboxes: SandboxInfo[], containers: ContainerInfo[]): PodRuntimeState => ({ uid: 'u', sandboxes, containers: [...containers].sort((x, y) => y.createdAt - x.createdAt) });
+
+test('a new pod gets a sandbox (attempt 0) and all containers', () => {
+  const a = computePodActions(mkPod(), state([], []));
+  assert.equal(a.createSandbox, true);
+  assert.equal(a.attempt, 0);
+  assert.deepEqual(a.containersToStart.map((c) => c.name), ['a', 'b']);
+});
+
+test('a running pod with unchanged containers needs nothing (adoption after restart)', () => {
+  const pod = mkPod();
+  const a = computePodActions(pod, state([sb()], [ct(pod, 'a'), ct(pod, 'b')]));
+  assert.deepEqual(a, { killPod: false, createSandbox: false, sandboxId: a.sandboxId, attempt: 0, containersToStart: [], containersToKill: [] });
+});
+
+test('a changed container definition is killed and restarted', () => {
+  const pod = mkPod();
+  const old = ct(pod, 'a', { hash: 'deadbeef' });
+  const a = computePodActions(pod, state([sb()], [old, ct(pod, 'b')]));
+  assert.deepEqual(a.containersToStart.map((c) => c.name), ['a']);
+  assert.equal(a.containersToKill[0]!.container.id, old.id);
+  assert.equal(a.containersToKill[0]!.message, 'Container a definition changed, will be restarted');
+});
+
+test('restart policy decides which exited containers come back', () => {
+  const cases: [string, number, boolean][] = [
+    ['Always', 0, true], ['Always', 1, true], ['OnFailure', 0, false], ['OnFailure', 1, true], ['Never', 0, false], ['Never', 1, false],
+  ];
+  for (const [policy, code, restart] of cases) {
+    const pod = mkPod({ restartPolicy: policy as 'Always' });
+    const a = computePodActions(pod, state([sb()], [ct(pod, 'a', { state: 'exited', exitCode: code }), ct(pod, 'b')]));
+    assert.equal(a.containersToStart.some((c) => c.name === 'a'), restart, `${policy} exit ${code}`);
+  }
+});
+
+test('all containers done and none to restart: the pod is killed, not recreated', () => {
+  const pod = mkPod({ restartPolicy: 'OnFailure' });
+  const a = computePodActions(pod, state([sb()], [ct(pod, 'a', { state: 'exited' }), ct(pod, 'b', { state: 'exited' })]));
+  assert.equal(a.killPod, true);
+  assert.equal(a.createSandbox, false);
+});
+
+test('a dead sandbox is recreated with the next attempt, except for a Never pod that already ran', () => {
+  const pod = mkPod();
+  const a = computePodActions(pod, state([sb({ ready: false, attempt: 2 })], [ct(pod, 'a', { state: 'exited' })]));
+  assert.equal(a.createSandbox, true);
+  assert.equal(a.killPod, true);
+  assert.equal(a.attempt, 3);
+  const never = mkPod({ restartPolicy: 'Never' });
+  const b = computePodActions(never, state([sb({ ready: false })], [ct(never, 'a', { state: 'exited' })]));
+  assert.equal(b.createSandbox, false);
+  assert.equal(b.killPod, true);
+});
+
+test('a sandbox without an IP, or with the wrong network mode, is replaced', () => {
+  const pod = mkPod();
+  assert.equal(computePodActions(pod, state([sb({ ip: '' })], [ct(pod, 'a'), ct(pod, 'b')])).createSandbox, true);
+  const host = mkPod({ hostNetwork: true });
+  assert.equal(computePodActions(host, state([sb({ ip: '', hostNetwork: true })], [ct(host, 'a'), ct(host, 'b')])).createSandbox, false);
+  assert.equal(computePodActions(host, state([sb()], [ct(host, 'a'), ct(host, 'b')])).createSandbox, true);
+});
+
+test('init containers run one at a time, in order, before app containers', () => {
+  const pod = mkPod({ initContainers: [{ name: 'i1', image: 'i:1' }, { name: 'i2', image: 'i:1' }] });
+  const s = sb();
+  let a = computePodActions(pod, state([], []));
+  assert.equal(a.nextInit?.name, 'i1');
+  assert.deepEqual(a.containersToStart, []);
+  a = computePodActions(pod, state([s], [ct(pod, 'i1', { type: 'init' })]));
+  assert.equal(a.nextInit, undefined, 'wait while i1 runs');
+  assert.deepEqual(a.containersToStart, []);
+  a = computePodActions(pod, state([s], [ct(pod, 'i1', { type: 'init', state: 'exited' })]));
+  assert.equal(a.nextInit?.name, 'i2');
+  a = computePodActions(pod, state([s], [ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'i2', { type: 'init', state: 'exited' })]));
+  assert.equal(a.nextInit, undefined);
+  assert.deepEqual(a.containersToStart.map((c) => c.name), ['a', 'b']);
+});
+
+test('a failed init container is retried, unless the pod is Never, which then fails', () => {
+  const pod = mkPod({ initContainers: [{ name: 'i1', image: 'i:1' }] });
+  const failed = (p: Pod) => state([sb()], [ct(p, 'i1', { type: 'init', state: 'exited', exitCode: 2 })]);
+  assert.equal(computePodActions(pod, failed(pod)).nextInit?.name, 'i1');
+  const never = mkPod({ restartPolicy: 'Never', initContainers: [{ name: 'i1', image: 'i:1' }] });
+  const a = computePodActions(never, failed(never));
+  assert.equal(a.killPod, true);
+  assert.equal(a.nextInit, undefined);
+  assert.equal(nextInitContainer(never, failed(never)).failed?.exitCode, 2);
+});
+
+test('only the newest instance of a container counts', () => {
+  const pod = mkPod();
+  const oldExited = ct(pod, 'a', { state: 'exited', exitCode: 1 });
+  const nowRunning = ct(pod, 'a');
+  const a = computePodActions(pod, state([sb()], [oldExited, nowRunning, ct(pod, 'b')]));
+  assert.deepEqual(a.containersToStart, []);
+});
+
+test('the container hash ignores resources but not the command', () => {
+  const base = { name: 'a', image: 'i:1', command: ['x'] };
+  assert.equal(containerHash(base), containerHash({ ...base, resources: { limits: { cpu: '1' } } }));
+  assert.notEqual(containerHash(base), containerHash({ ...base, command: ['y'] }));
+});

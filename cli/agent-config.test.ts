@@ -1,0 +1,49 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadAgentConfig } from './agent-config.js';
+import { parseDuration } from './duration.js';
+
+test('Go durations', () => {
+  assert.equal(parseDuration('20s'), 20_000);
+  assert.equal(parseDuration('1m30s'), 90_000);
+  assert.equal(parseDuration('500ms'), 500);
+  assert.equal(parseDuration('1.5h'), 5_400_000);
+  assert.throws(() => parseDuration('20'), /invalid duration "20"/);
+  assert.throws(() => parseDuration('s'), /invalid duration/);
+});
+
+test('upstream defaults', () => {
+  const c = loadAgentConfig(['--hostname-override=Node-1'], () => {});
+  assert.equal(c.nodeName, 'node-1');
+  assert.equal(c.staticPodPath, '/etc/kubernetes/manifests');
+  assert.equal(c.fileCheckFrequencyMs, 20_000);
+  assert.equal(c.containerRuntimeEndpoint, 'unix:///run/containerd/containerd.sock');
+  assert.equal(c.rootDir, '/var/lib/kubelet');
+  assert.equal(c.podLogsDir, '/var/log/pods');
+});
+
+test('flags in both --a=b and --a b forms; flags beat the config file; unknown config fields warn', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-cfg-'));
+  const f = path.join(dir, 'k.yaml');
+  fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /from/config\nfileCheckFrequency: 5s\npodLogsDir: /logs\nmaxPods: 50\n');
+  const warnings: string[] = [];
+  const c = loadAgentConfig(['--config', f, '--pod-manifest-path', '/from/flag'], (w) => warnings.push(w));
+  assert.equal(c.staticPodPath, '/from/flag');
+  assert.equal(c.fileCheckFrequencyMs, 5000);
+  assert.equal(c.podLogsDir, '/logs');
+  assert.deepEqual(warnings, [`${f}: field maxPods is not supported by this kubelet and is ignored`]);
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('bad flags and config name what is wrong', () => {
+  assert.throws(() => loadAgentConfig(['--bogus=1'], () => {}), /unknown flag: --bogus/);
+  assert.throws(() => loadAgentConfig(['--file-check-frequency=soon'], () => {}), /--file-check-frequency: invalid duration "soon"/);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-cfg-'));
+  const f = path.join(dir, 'k.yaml');
+  fs.writeFileSync(f, 'apiVersion: v1\nkind: Pod\n');
+  assert.throws(() => loadAgentConfig([`--config=${f}`], () => {}), /k\.yaml: kind: must be "KubeletConfiguration", got "Pod"/);
+  fs.rmSync(dir, { recursive: true });
+});

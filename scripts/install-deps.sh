@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tskube needs on a node and for its e2e tests.
+# Set-up command 1 of 2 (see README). Needs root.
+set -euo pipefail
+if [ "$(id -u)" != 0 ]; then echo "install-deps: run as root" >&2; exit 1; fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends \
+  containerd runc containernetworking-plugins iptables nftables conntrack \
+  docker-registry skopeo busybox-static iproute2 util-linux tar gzip ca-certificates
+echo "install-deps: done"
