@@ -62,7 +62,8 @@ test('ImageStatus comes before PullImage; a present IfNotPresent image is not pu
   await k.start();
   const p = pod('web', {});
   k.setSource('file', [p]);
-  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  // The runtime may report running before the kubelet has seen StartContainer return; wait for the event.
+  await waitFor(() => reasons().includes('Started'));
   assert.equal(rt.count('PullImage'), 0);
   assert.ok(rt.count('ImageStatus') >= 1);
   assert.deepEqual(reasons(), ['Pulled', 'Created', 'Started']);

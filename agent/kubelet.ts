@@ -84,6 +84,12 @@ export class Kubelet {
     return { cri: this.o.cri, node: this.o.node, log: this.o.log, events: this.o.events, crashBackoff: this.crashBackoff, imageBackoff: this.imageBackoff };
   }
 
+  private spawnWorker(uid: string, pod: Pod): PodWorker {
+    const w = new PodWorker(uid, pod, this.deps(), (done) => this.workers.get(done.uid) === done && this.workers.delete(done.uid));
+    this.workers.set(uid, w);
+    return w;
+  }
+
   private reconcile(): void {
     for (const w of this.workers.values()) {
       if (!this.desired.has(w.uid) && w.phase === 'syncing') {
@@ -105,9 +111,7 @@ export class Kubelet {
         void blocker.whenTerminated().then(() => this.reconcile());
         continue;
       }
-      const nw = new PodWorker(uid, pod, this.deps(), (done) => this.workers.get(done.uid) === done && this.workers.delete(done.uid));
-      this.workers.set(uid, nw);
-      nw.requestSync();
+      this.spawnWorker(uid, pod).requestSync();
     }
   }
 
@@ -130,9 +134,7 @@ export class Kubelet {
         spec: { containers: [], terminationGracePeriodSeconds: grace },
       };
       this.o.log.info(`found running pod ${standIn.metadata!.namespace!}/${standIn.metadata!.name!} that no source wants; terminating`, { podUID: uid });
-      const orphan = new PodWorker(uid, standIn, this.deps(), (done) => this.workers.get(done.uid) === done && this.workers.delete(done.uid));
-      this.workers.set(uid, orphan);
-      orphan.terminate(grace);
+      this.spawnWorker(uid, standIn).terminate(grace);
     }
   }
 

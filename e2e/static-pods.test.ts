@@ -145,6 +145,53 @@ describe('static pods through CRI', { skip, timeout: 15 * 60_000 }, () => {
     await waitFor(() => gone('crash'), 60_000, 300, 'crash removed');
   });
 
+  test('init containers run in order before the app container; a hostNetwork pod serves on the node', async () => {
+    writeManifestAtomic(
+      node.manifests,
+      'init.yaml',
+      `apiVersion: v1
+kind: Pod
+metadata: {name: init}
+spec:
+  terminationGracePeriodSeconds: 5
+  volumes: [{name: work, emptyDir: {}}]
+  initContainers:
+  - {name: first, image: ${APP_IMAGE}, command: ["/bin/sh", "-c", "echo first >> /work/order"], volumeMounts: [{name: work, mountPath: /work}]}
+  - {name: second, image: ${APP_IMAGE}, command: ["/bin/sh", "-c", "echo second >> /work/order"], volumeMounts: [{name: work, mountPath: /work}]}
+  containers:
+  - name: main
+    image: ${APP_IMAGE}
+    command: ["/bin/sh", "-c", "cp /work/order /www/index.html; trap 'exit 0' TERM; httpd -f -p 18080 -h /www & wait"]
+    volumeMounts: [{name: work, mountPath: /work}]
+  hostNetwork: true
+`,
+    );
+    await waitFor(() => runningContainer('init'), 60_000, 200, 'init pod main running');
+    // hostNetwork: the pod shares the node's network namespace, so the node's loopback reaches it.
+    const body = await waitFor(() => node.httpGet('http://127.0.0.1:18080/'), 20_000, 300, 'hostNetwork HTTP');
+    assert.equal(body, 'first\nsecond\n', 'init containers ran once each, in order, sharing the emptyDir');
+    const inits = (await containersOf('init')).filter((c) => c.labels[L_CONTAINER_NAME] !== 'main');
+    assert.equal(inits.length, 2);
+    for (const c of inits) {
+      const st = await node.cri.containerStatus(c.id);
+      assert.equal(st.state, 'CONTAINER_EXITED');
+      assert.equal(st.exit_code, 0);
+    }
+    fs.rmSync(path.join(node.manifests, 'init.yaml'));
+    await waitFor(() => gone('init'), 60_000, 300, 'init removed');
+  });
+
+  test('an image the registry does not have goes ErrImagePull, then ImagePullBackOff', async () => {
+    const missing = '127.0.0.1:5000/tskube/does-not-exist:1';
+    writeManifestAtomic(node.manifests, 'noimage.yaml', `apiVersion: v1\nkind: Pod\nmetadata: {name: noimage}\nspec:\n  containers:\n  - {name: main, image: "${missing}"}\n`);
+    await waitFor(() => /Failed pod\/default\/noimage-node-a: Failed to pull image "127\.0\.0\.1:5000\/tskube\/does-not-exist:1": CRI PullImage for pod default\/noimage-node-a failed/.test(node.kubeletLog()), 30_000, 300, 'ErrImagePull');
+    await waitFor(() => /BackOff pod\/default\/noimage-node-a: Back-off pulling image "127\.0\.0\.1:5000\/tskube\/does-not-exist:1"/.test(node.kubeletLog()), 30_000, 300, 'ImagePullBackOff');
+    assert.equal((await containersOf('noimage')).length, 0, 'no container without an image');
+    assert.equal((await sandboxesOf('noimage')).filter((s) => s.state === 'SANDBOX_READY').length, 1, 'the sandbox stays up while pulling');
+    fs.rmSync(path.join(node.manifests, 'noimage.yaml'));
+    await waitFor(() => gone('noimage'), 60_000, 300, 'noimage removed');
+  });
+
   test('bad manifests are reported with the file and field, and never disturb other pods', async () => {
     writeManifestAtomic(node.manifests, 'good.yaml', podYaml('good', "trap 'exit 0' TERM; while true; do sleep 1; done"));
     const good = await waitFor(() => runningContainer('good'), 60_000, 200, 'good running');
