@@ -5,10 +5,12 @@ import { Kubelet } from '../agent/kubelet.js';
 import { createLogger } from '../agent/log.js';
 import { LogEventRecorder } from '../agent/status/events.js';
 import { AGENT_FLAGS, loadAgentConfig } from './agent-config.js';
+import { APISERVER_FLAGS, loadApiServerConfig } from './apiserver-config.js';
+import { startApiServer } from '../apiserver/main.js';
 
 function usage(): string {
-  const flags = Object.entries(AGENT_FLAGS).map(([k, v]) => `  --${k}  ${v}`).join('\n');
-  return `usage: tskube agent [flags]\n\nagent flags:\n${flags}\n`;
+  const list = (f: Record<string, string>) => Object.entries(f).map(([k, v]) => `  --${k}  ${v}`).join('\n');
+  return `usage: tskube agent|apiserver [flags]\n\nagent flags:\n${list(AGENT_FLAGS)}\n\napiserver flags:\n${list(APISERVER_FLAGS)}\n`;
 }
 
 function firstIPv4(): string {
@@ -63,6 +65,13 @@ async function main(): Promise<void> {
     case 'agent':
       await runAgent(rest);
       return;
+    case 'apiserver': {
+      const running = await startApiServer(loadApiServerConfig(rest));
+      const stop = (): void => void running.stop().finally(() => process.exit(0));
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+      return;
+    }
     case '-h':
     case '--help':
     case 'help':
@@ -70,7 +79,7 @@ async function main(): Promise<void> {
       process.stdout.write(usage());
       return;
     default:
-      process.stderr.write(`tskube: unknown command "${cmd}" (proxy, apiserver and up are not built yet)\n${usage()}`);
+      process.stderr.write(`tskube: unknown command "${cmd}" (proxy and up are not built yet)\n${usage()}`);
       process.exit(2);
   }
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { computePodActions, containerHash, nextInitContainer } from './actions.js';
 import type { ContainerInfo, PodRuntimeState, SandboxInfo } from './runtime-state.js';
-import { applyPodDefaults } from './defaults.js';
+import { applyPodDefaults } from '../../kube/pod-defaults.js';
 
 const mkPod = (over: Partial<NonNullable<Pod['spec']>> = {}): Pod =>
   applyPodDefaults({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'a', image: 'i:1' }, { name: 'b', image: 'i:1' }], ...over } });

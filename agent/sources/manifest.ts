@@ -5,7 +5,7 @@ import { parseAllDocuments } from 'yaml';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { validatePod } from './validate.js';
 import { canonicalJson, md5Hex } from '../../kube/hash.js';
-import { applyPodDefaults } from '../pods/defaults.js';
+import { applyPodDefaults } from '../../kube/pod-defaults.js';
 
 export const MAX_MANIFEST_BYTES = 3 * 1024 * 1024; // as the apiserver's request limit
 

@@ -1,0 +1,411 @@
+// REST semantics of the dev apiserver, independent of HTTP: create, get,
+// list, update, patch, delete (graceful for pods, finalizers), status
+// subresource, pod binding, and watch.
+import { randomUUID } from 'node:crypto';
+import { Store, StoreError, type Obj, type StoreEvent } from '../storage/store.js';
+import { apiVersionOf, findResource, RESOURCES, storageKey, storagePrefix, type ResourceDef } from '../resources.js';
+import { ApiError, errors } from './errors.js';
+import { validateObject } from './validate.js';
+import { applyDefaults } from './defaults.js';
+import { IpAllocator, PortAllocator } from './allocators.js';
+import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../kube/selectors.js';
+import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+}
+
+export interface DeleteOptions {
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+export type PatchType = 'merge' | 'json' | 'strategic';
+
+export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const clone = <T>(o: T): T => structuredClone(o);
+
+function getPath(o: Obj, path: string): string {
+  let cur: unknown = o;
+  for (const seg of path.split('.')) cur = cur && typeof cur === 'object' ? (cur as Obj)[seg] : undefined;
+  if (cur === undefined || cur === null) return '';
+  return typeof cur === 'object' ? JSON.stringify(cur) : String(cur);
+}
+
+export class Api {
+  readonly store: Store;
+  readonly serviceIPs: IpAllocator;
+  private readonly nodePorts = new PortAllocator();
+
+  constructor(store: Store, serviceCidr = '10.96.0.0/12') {
+    this.store = store;
+    this.serviceIPs = new IpAllocator(serviceCidr);
+    for (const svc of store.list(storagePrefix(this.res('', 'services'))).items) this.reserveService(svc);
+    this.bootstrap();
+  }
+
+  res(group: string, resource: string): ResourceDef {
+    const r = RESOURCES.find((x) => x.group === group && x.resource === resource);
+    if (!r) throw new Error(`no resource ${group}/${resource}`);
+    return r;
+  }
+
+  private bootstrap(): void {
+    for (const ns of SYSTEM_NAMESPACES) {
+      if (!this.store.get(storageKey(this.res('', 'namespaces'), '', ns))) this.create(this.res('', 'namespaces'), '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    }
+    const svc = this.res('', 'services');
+    if (!this.store.get(storageKey(svc, 'default', 'kubernetes'))) {
+      this.create(svc, 'default', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } }, spec: { clusterIP: this.serviceIPs.first, ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }] } });
+    }
+  }
+
+  private reserveService(svc: Obj): void {
+    for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[]) if (ip && ip !== 'None') this.serviceIPs.reserve(ip);
+    for (const p of (svc.spec?.ports ?? []) as Obj[]) if (p.nodePort) this.nodePorts.reserve(p.nodePort);
+  }
+
+  private releaseService(svc: Obj): void {
+    for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[]) if (ip && ip !== 'None') this.serviceIPs.release(ip);
+    for (const p of (svc.spec?.ports ?? []) as Obj[]) if (p.nodePort) this.nodePorts.release(p.nodePort);
+  }
+
+  private allocateService(svc: Obj, old?: Obj): void {
+    const spec = svc.spec;
+    if (old) {
+      spec.clusterIP ??= old.spec.clusterIP;
+      spec.clusterIPs ??= old.spec.clusterIPs;
+      if (spec.clusterIP !== old.spec.clusterIP) throw errors.invalid('Service', '', svc.metadata.name, [{ field: 'spec.clusterIPs[0]', message: 'Invalid value: field is immutable' }]);
+    } else if (spec.clusterIP === undefined || spec.clusterIP === '') {
+      spec.clusterIP = this.serviceIPs.allocate();
+    } else if (spec.clusterIP !== 'None' && !this.serviceIPs.reserve(spec.clusterIP)) {
+      const why = this.serviceIPs.contains(spec.clusterIP) ? 'provided IP is already allocated' : `provided IP is not in the valid range. The range of valid IPs is ${this.serviceIPs.cidr}`;
+      throw errors.invalid('Service', '', svc.metadata.name, [{ field: 'spec.clusterIPs', message: `Invalid value: ["${spec.clusterIP}"]: failed to allocate IP ${spec.clusterIP}: ${why}` }]);
+    }
+    spec.clusterIPs = [spec.clusterIP];
+    if (spec.clusterIP !== 'None') {
+      spec.ipFamilies ??= ['IPv4'];
+      spec.ipFamilyPolicy ??= 'SingleStack';
+    }
+    const wantsNodePort = spec.type === 'NodePort' || spec.type === 'LoadBalancer';
+    for (const [i, p] of ((spec.ports ?? []) as Obj[]).entries()) {
+      const prev = (old?.spec?.ports as Obj[] | undefined)?.find((q) => q.port === p.port && q.protocol === p.protocol);
+      if (!wantsNodePort) {
+        if (prev?.nodePort) this.nodePorts.release(prev.nodePort);
+        delete p.nodePort;
+        continue;
+      }
+      if (p.nodePort === undefined && prev?.nodePort) p.nodePort = prev.nodePort;
+      else if (p.nodePort === undefined) p.nodePort = this.nodePorts.allocate();
+      else if (p.nodePort !== prev?.nodePort && !this.nodePorts.reserve(p.nodePort)) {
+        throw errors.invalid('Service', '', svc.metadata.name, [{ field: `spec.ports[${i}].nodePort`, message: `Invalid value: ${p.nodePort}: provided port is already allocated or out of range` }]);
+      }
+    }
+  }
+
+  private checkNamespace(r: ResourceDef, ns: string): void {
+    if (!r.namespaced) return;
+    if (!this.store.get(storageKey(this.res('', 'namespaces'), '', ns))) throw errors.notFound('namespaces', '', ns);
+  }
+
+  private notFound(r: ResourceDef, name: string): ApiError {
+    return errors.notFound(r.resource, r.group, name);
+  }
+
+  private mustGet(r: ResourceDef, ns: string, name: string): Obj {
+    const o = this.store.get(storageKey(r, ns, name));
+    if (!o) throw this.notFound(r, name);
+    return o;
+  }
+
+  get(r: ResourceDef, ns: string, name: string): Obj {
+    return clone(this.mustGet(r, ns, name));
+  }
+
+  create(r: ResourceDef, ns: string, body: Obj): Obj {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.badRequest('the request body must be a JSON or YAML object');
+    const o = clone(body);
+    if (o.kind !== undefined && o.kind !== r.kind) throw errors.badRequest(`the API version in the data (${String(o.apiVersion)}) and kind (${String(o.kind)}) do not match the URL's resource ${r.resource}`);
+    if (o.apiVersion !== undefined && o.apiVersion !== apiVersionOf(r)) throw errors.badRequest(`the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersionOf(r)})`);
+    o.apiVersion = apiVersionOf(r);
+    o.kind = r.kind;
+    const md = (o.metadata ??= {});
+    if (typeof md !== 'object') throw errors.badRequest('metadata must be an object');
+    if (r.namespaced) {
+      if (md.namespace && md.namespace !== ns) throw errors.badRequest(`the namespace of the provided object does not match the namespace sent on the request`);
+      md.namespace = ns;
+    } else delete md.namespace;
+    if (!md.name && md.generateName) md.name = `${md.generateName}${randomUUID().replace(/-/g, '').slice(0, 5)}`;
+    const causes = validateObject(r, o);
+    if (causes.length) throw errors.invalid(r.kind, r.group, md.name ?? '', causes);
+    this.checkNamespace(r, ns);
+    if (this.store.get(storageKey(r, ns, md.name))) throw errors.alreadyExists(r.resource, r.group, md.name);
+    md.uid = randomUUID();
+    md.creationTimestamp = now();
+    md.generation = 1;
+    delete md.resourceVersion;
+    delete md.deletionTimestamp;
+    delete md.deletionGracePeriodSeconds;
+    applyDefaults(r, o);
+    if (r.resource === 'services') this.allocateService(o);
+    const stored = this.store.create(storageKey(r, ns, md.name), o);
+    if (r.resource === 'namespaces') this.createDefaultServiceAccount(md.name);
+    return clone(stored);
+  }
+
+  private createDefaultServiceAccount(ns: string): void {
+    const sa = this.res('', 'serviceaccounts');
+    if (!this.store.get(storageKey(sa, ns, 'default'))) this.create(sa, ns, { metadata: { name: 'default' } });
+  }
+
+  list(r: ResourceDef, ns: string | undefined, opts: ListOptions = {}): Obj {
+    let labelReqs, fieldReqs;
+    try {
+      labelReqs = opts.labelSelector ? parseLabelSelector(opts.labelSelector) : [];
+      fieldReqs = opts.fieldSelector ? parseFieldSelector(opts.fieldSelector) : [];
+    } catch (e) {
+      if (e instanceof SelectorError) throw errors.badRequest(`unable to parse requirement: ${e.message}`);
+      throw e;
+    }
+    for (const f of fieldReqs) if (!this.fieldSupported(r, f.field)) throw errors.badRequest(`field label not supported: ${f.field}`);
+    const { items, rv } = this.store.list(storagePrefix(r, ns));
+    let start = '';
+    let listRv = rv;
+    if (opts.continue) {
+      try {
+        const c = JSON.parse(Buffer.from(opts.continue, 'base64url').toString()) as { start: string; rv: number };
+        start = c.start;
+        listRv = c.rv;
+      } catch {
+        throw errors.badRequest('continue key is not valid: illegal base64 data');
+      }
+    }
+    const matched = items.filter((o) => matchLabels(labelReqs, o.metadata?.labels) && matchFields(fieldReqs, this.fieldsOf(r, o)));
+    const after = start ? matched.filter((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}` > start) : matched;
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    const page = after.slice(0, limit);
+    const meta: Obj = { resourceVersion: String(listRv) };
+    if (after.length > page.length) {
+      const last = page[page.length - 1]!;
+      meta.continue = Buffer.from(JSON.stringify({ start: `${last.metadata.namespace ?? ''}/${last.metadata.name}`, rv: listRv })).toString('base64url');
+      meta.remainingItemCount = after.length - page.length;
+    }
+    return { kind: r.listKind, apiVersion: apiVersionOf(r), metadata: meta, items: page.map(clone) };
+  }
+
+  fieldSupported(r: ResourceDef, field: string): boolean {
+    return field === 'metadata.name' || (field === 'metadata.namespace' && r.namespaced) || r.fields.includes(field);
+  }
+
+  fieldsOf(r: ResourceDef, o: Obj): Record<string, string> {
+    const out: Record<string, string> = { 'metadata.name': o.metadata?.name ?? '' };
+    if (r.namespaced) out['metadata.namespace'] = o.metadata?.namespace ?? '';
+    for (const f of r.fields) out[f] = getPath(o, f);
+    return out;
+  }
+
+  /** PUT. With sub='status' only status changes are taken; otherwise status changes are ignored. */
+  update(r: ResourceDef, ns: string, name: string, body: Obj, sub?: 'status'): Obj {
+    const cur = this.mustGet(r, ns, name);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.badRequest('the request body must be a JSON or YAML object');
+    if (body.kind !== undefined && body.kind !== r.kind) throw errors.badRequest(`the kind in the data (${String(body.kind)}) does not match the URL's resource ${r.resource}`);
+    if (body.metadata?.name !== undefined && body.metadata.name !== name) throw errors.badRequest(`the name of the object (${String(body.metadata.name)}) does not match the name on the URL (${name})`);
+    const expectedRv = body.metadata?.resourceVersion as string | undefined;
+    if (expectedRv && expectedRv !== cur.metadata.resourceVersion) throw errors.conflict(r.resource, r.group, name, 'the object has been modified; please apply your changes to the latest version and try again');
+    let next: Obj;
+    if (sub === 'status') {
+      next = { ...clone(cur), status: clone(body.status) };
+    } else {
+      next = clone(body);
+      next.apiVersion = apiVersionOf(r);
+      next.kind = r.kind;
+      const md = (next.metadata ??= {});
+      md.name = name;
+      if (r.namespaced) md.namespace = ns;
+      for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation']) {
+        if (cur.metadata[k] === undefined) delete md[k];
+        else md[k] = cur.metadata[k];
+      }
+      if (r.subresources.includes('status')) next.status = clone(cur.status);
+      applyDefaults(r, next);
+      if (r.resource === 'pods') this.checkPodUpdate(cur, next);
+      const causes = validateObject(r, next);
+      if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
+      if (r.resource === 'services') this.allocateService(next, cur);
+      if (JSON.stringify(next.spec) !== JSON.stringify(cur.spec)) md.generation = (cur.metadata.generation ?? 1) + 1;
+    }
+    // The last finalizer gone from an object being deleted: it goes away now.
+    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && (r.resource !== 'pods' || !cur.spec?.nodeName || next.metadata.deletionGracePeriodSeconds === 0)) {
+      if (cur.metadata.finalizers?.length) return clone(this.remove(r, ns, name));
+    }
+    return clone(this.store.update(storageKey(r, ns, name), next));
+  }
+
+  private checkPodUpdate(cur: Obj, next: Obj): void {
+    const strip = (s: Obj): string => {
+      const c = clone(s);
+      for (const cs of [...(c.containers ?? []), ...(c.initContainers ?? [])] as Obj[]) delete cs.image;
+      delete c.activeDeadlineSeconds;
+      delete c.tolerations;
+      delete c.terminationGracePeriodSeconds;
+      return JSON.stringify(c);
+    };
+    if (strip(cur.spec) !== strip(next.spec)) {
+      throw errors.invalid('Pod', '', cur.metadata.name, [{ field: 'spec', reason: 'FieldValueForbidden', message: 'Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)' }]);
+    }
+  }
+
+  patch(r: ResourceDef, ns: string, name: string, type: PatchType, patch: unknown, sub?: 'status'): Obj {
+    const cur = this.get(r, ns, name);
+    let next: Obj;
+    try {
+      next = (type === 'json' ? jsonPatch(cur, patch) : type === 'merge' ? mergePatch(cur, patch) : strategicMerge(cur, patch)) as Obj;
+    } catch (e) {
+      if (e instanceof PatchError) throw errors.badRequest(`the server rejected our request due to an error in our request: ${e.message}`);
+      throw e;
+    }
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) throw errors.badRequest('the patch produced something that is not an object');
+    // A resourceVersion in the patch is a precondition; without one the patch applies to the current object.
+    const pRv = (patch as Obj)?.metadata?.resourceVersion;
+    if (pRv === undefined || type === 'json') next.metadata = { ...next.metadata, resourceVersion: cur.metadata.resourceVersion };
+    const uidPre = (patch as Obj)?.metadata?.uid;
+    if (uidPre !== undefined && uidPre !== cur.metadata.uid) throw errors.conflict(r.resource, r.group, name, `Precondition failed: UID in precondition: ${String(uidPre)}, UID in object meta: ${String(cur.metadata.uid)}`);
+    return this.update(r, ns, name, next, sub);
+  }
+
+  private remove(r: ResourceDef, ns: string, name: string): Obj {
+    try {
+      const o = this.store.delete(storageKey(r, ns, name));
+      if (r.resource === 'services') this.releaseService(o);
+      if (r.resource === 'namespaces') this.purgeNamespace(name);
+      return o;
+    } catch (e) {
+      if (e instanceof StoreError && e.reason === 'NotFound') throw this.notFound(r, name);
+      throw e;
+    }
+  }
+
+  /** Stand-in for the namespace controller: deleting a namespace deletes what is in it. */
+  private purgeNamespace(ns: string): void {
+    for (const r of RESOURCES) {
+      if (!r.namespaced) continue;
+      for (const o of this.store.list(storagePrefix(r, ns)).items) this.remove(r, ns, o.metadata.name);
+    }
+  }
+
+  /** DELETE. Returns the object and whether it is gone (false: marked for deletion). */
+  delete(r: ResourceDef, ns: string, name: string, opts: DeleteOptions = {}): { object: Obj; deleted: boolean } {
+    const cur = this.mustGet(r, ns, name);
+    const pre = opts.preconditions ?? {};
+    if (pre.uid && pre.uid !== cur.metadata.uid) throw errors.conflict(r.resource, r.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`);
+    if (pre.resourceVersion && pre.resourceVersion !== cur.metadata.resourceVersion) throw errors.conflict(r.resource, r.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`);
+    const finalizers = (cur.metadata.finalizers ?? []) as string[];
+    let grace = 0;
+    if (r.resource === 'pods') {
+      grace = opts.gracePeriodSeconds ?? cur.spec?.terminationGracePeriodSeconds ?? 30;
+      // A pod never bound to a node has no kubelet to stop it; one that already finished needs no grace.
+      if (!cur.spec?.nodeName || ['Succeeded', 'Failed'].includes(cur.status?.phase)) grace = 0;
+    }
+    if (grace > 0 || finalizers.length) {
+      const curGrace = cur.metadata.deletionGracePeriodSeconds as number | undefined;
+      if (cur.metadata.deletionTimestamp && (curGrace === undefined || grace >= curGrace) && !(grace === 0 && finalizers.length === 0)) {
+        return { object: clone(cur), deleted: false }; // already terminating; only a shorter grace changes anything
+      }
+      if (grace > 0 || finalizers.length) {
+        const next = clone(cur);
+        next.metadata.deletionTimestamp = new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+        next.metadata.deletionGracePeriodSeconds = grace;
+        if (grace > 0 || finalizers.length) return { object: clone(this.store.update(storageKey(r, ns, name), next)), deleted: false };
+      }
+    }
+    return { object: clone(this.remove(r, ns, name)), deleted: true };
+  }
+
+  /** POST pods/{name}/binding. */
+  bind(ns: string, name: string, binding: Obj): void {
+    const pods = this.res('', 'pods');
+    const pod = this.mustGet(pods, ns, name);
+    const node = binding?.target?.name;
+    if (typeof node !== 'string' || !node) throw errors.invalid('Binding', '', name, [{ field: 'target.name', reason: 'FieldValueRequired', message: 'Required value' }]);
+    if (pod.spec.nodeName) throw errors.conflict('pods/binding', '', name, `pod ${name} is already assigned to node "${String(pod.spec.nodeName)}"`);
+    if (pod.metadata.deletionTimestamp) throw errors.conflict('pods/binding', '', name, `pod ${name} is being deleted, cannot be assigned to a host`);
+    const next = clone(pod);
+    next.spec.nodeName = node;
+    const conds = ((next.status.conditions ?? []) as Obj[]).filter((c) => c.type !== 'PodScheduled');
+    conds.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: now() });
+    next.status.conditions = conds;
+    this.store.update(storageKey(pods, ns, name), next);
+  }
+
+  /** Watch events for a resource (optionally one namespace), filtered by selectors, from an RV. */
+  watch(r: ResourceDef, ns: string | undefined, opts: ListOptions & { resourceVersion?: string }, fn: (type: string, o: Obj) => void): () => void {
+    let labelReqs, fieldReqs;
+    try {
+      labelReqs = opts.labelSelector ? parseLabelSelector(opts.labelSelector) : [];
+      fieldReqs = opts.fieldSelector ? parseFieldSelector(opts.fieldSelector) : [];
+    } catch (e) {
+      if (e instanceof SelectorError) throw errors.badRequest(`unable to parse requirement: ${e.message}`);
+      throw e;
+    }
+    for (const f of fieldReqs) if (!this.fieldSupported(r, f.field)) throw errors.badRequest(`field label not supported: ${f.field}`);
+    const rv = opts.resourceVersion ? Number(opts.resourceVersion) : 0;
+    if (!Number.isFinite(rv) || rv < 0) throw errors.badRequest(`invalid resource version "${opts.resourceVersion!}"`);
+    const match = (o: Obj): boolean => matchLabels(labelReqs, o.metadata?.labels) && matchFields(fieldReqs, this.fieldsOf(r, o));
+    const prefix = storagePrefix(r, ns);
+    // What matched the selector as of rv, so that leaving it is a DELETED and entering it an ADDED (as upstream).
+    const matched = new Set<string>();
+    let replay: StoreEvent[] = [];
+    try {
+      replay = rv > 0 ? this.store.eventsSince(prefix, rv) : [];
+    } catch (e) {
+      if (e instanceof StoreError && e.reason === 'Expired') throw errors.expired(e.message);
+      throw e;
+    }
+    const current = this.store.list(prefix).items;
+    if (rv > 0) {
+      const touched = new Set(replay.map((e) => e.key));
+      const state = new Map<string, Obj>();
+      for (const o of current) state.set(storageKey(r, o.metadata.namespace ?? '', o.metadata.name), o);
+      // Walk history backwards to the object versions as of rv.
+      for (const e of [...replay].reverse()) {
+        if (e.type === 'ADDED') state.delete(e.key);
+        else state.set(e.key, e.prev!);
+      }
+      for (const [k, o] of state) {
+        if (!touched.has(k)) continue;
+        if (match(o)) matched.add(o.metadata.uid);
+      }
+      for (const o of current) if (!touched.has(storageKey(r, o.metadata.namespace ?? '', o.metadata.name)) && match(o)) matched.add(o.metadata.uid);
+    }
+    const onEvent = (e: StoreEvent): void => {
+      const uid = e.object.metadata?.uid as string;
+      const m = match(e.object);
+      const was = matched.has(uid);
+      if (e.type === 'DELETED') {
+        if (was || m) fn('DELETED', clone(e.object));
+        matched.delete(uid);
+      } else if (m) {
+        matched.add(uid);
+        fn(was ? 'MODIFIED' : 'ADDED', clone(e.object));
+      } else if (was) {
+        matched.delete(uid);
+        fn('DELETED', clone(e.object));
+      }
+    };
+    if (rv === 0) {
+      // No resourceVersion: the current state as ADDED events, then changes.
+      for (const o of current) if (match(o)) {
+        matched.add(o.metadata.uid);
+        fn('ADDED', clone(o));
+      }
+    } else for (const e of replay) onEvent(e);
+    return this.store.watch(prefix, 0, onEvent);
+  }
+
+  findResource = findResource;
+}

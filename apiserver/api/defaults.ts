@@ -1,0 +1,81 @@
+// Server-side defaulting per resource (the subset clients rely on).
+import { applyPodDefaults } from '../../kube/pod-defaults.js';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Obj } from '../storage/store.js';
+import type { ResourceDef } from '../resources.js';
+
+function qosClass(spec: Obj): string {
+  const cs = [...(spec.initContainers ?? []), ...(spec.containers ?? [])] as Obj[];
+  let any = false;
+  let guaranteed = true;
+  for (const c of cs) {
+    const req = c.resources?.requests ?? {};
+    const lim = c.resources?.limits ?? {};
+    if (Object.keys(req).length || Object.keys(lim).length) any = true;
+    for (const k of ['cpu', 'memory']) {
+      if (lim[k] === undefined || (req[k] !== undefined && String(req[k]) !== String(lim[k]))) guaranteed = false;
+    }
+  }
+  if (!any) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+function defaultTemplate(t: Obj | undefined): void {
+  if (t?.spec) applyPodDefaults(t as Pod);
+  if (t) {
+    delete t.apiVersion;
+    delete t.kind;
+  }
+}
+
+export function applyDefaults(r: ResourceDef, o: Obj): void {
+  switch (r.resource) {
+    case 'pods': {
+      applyPodDefaults(o as Pod);
+      o.spec.serviceAccountName ??= 'default';
+      o.spec.priority ??= 0;
+      o.status = { phase: 'Pending', qosClass: qosClass(o.spec), ...(o.status ?? {}) };
+      break;
+    }
+    case 'namespaces':
+      o.spec ??= {};
+      o.status = { phase: 'Active' };
+      o.metadata.labels = { ...(o.metadata.labels ?? {}), 'kubernetes.io/metadata.name': o.metadata.name };
+      break;
+    case 'services': {
+      const spec = (o.spec ??= {});
+      spec.type ??= 'ClusterIP';
+      spec.sessionAffinity ??= 'None';
+      spec.internalTrafficPolicy ??= 'Cluster';
+      if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') spec.externalTrafficPolicy ??= 'Cluster';
+      for (const p of (spec.ports ?? []) as Obj[]) {
+        p.protocol ??= 'TCP';
+        p.targetPort ??= p.port;
+      }
+      o.status ??= { loadBalancer: {} };
+      break;
+    }
+    case 'deployments':
+      o.spec ??= {};
+      o.spec.replicas ??= 1;
+      o.spec.revisionHistoryLimit ??= 10;
+      o.spec.progressDeadlineSeconds ??= 600;
+      o.spec.strategy ??= { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } };
+      defaultTemplate(o.spec.template);
+      o.status ??= {};
+      break;
+    case 'replicasets':
+      o.spec ??= {};
+      o.spec.replicas ??= 1;
+      defaultTemplate(o.spec.template);
+      o.status ??= { replicas: 0 };
+      break;
+    case 'secrets':
+      o.type ??= 'Opaque';
+      break;
+    case 'events':
+      o.count ??= 1;
+      o.type ??= 'Normal';
+      break;
+  }
+}

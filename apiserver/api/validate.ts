@@ -1,0 +1,51 @@
+// Validation with field paths, for the fields the dev apiserver checks.
+import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
+import type { Cause } from './errors.js';
+import type { ResourceDef } from '../resources.js';
+import type { Obj } from '../storage/store.js';
+
+const DNS_LABEL_NAMED = new Set(['namespaces', 'services']);
+
+export function validateObject(r: ResourceDef, o: Obj): Cause[] {
+  const causes: Cause[] = [];
+  const name = o.metadata?.name;
+  if (typeof name !== 'string' || name === '') causes.push({ field: 'metadata.name', reason: 'FieldValueRequired', message: 'Required value: name or generateName is required' });
+  else {
+    const bad = DNS_LABEL_NAMED.has(r.resource) ? checkDns1123Label(name) : checkDns1123Subdomain(name);
+    if (bad) causes.push({ field: 'metadata.name', message: `Invalid value: "${name}": ${bad}` });
+  }
+  for (const f of ['labels', 'annotations'] as const) {
+    const m = o.metadata?.[f];
+    if (m !== undefined && (typeof m !== 'object' || m === null || Object.values(m).some((v) => typeof v !== 'string'))) causes.push({ field: `metadata.${f}`, message: 'Invalid value: must be a map of strings' });
+  }
+  if (r.resource === 'pods') causes.push(...validatePodSpec(o.spec, 'spec'));
+  if ((r.resource === 'deployments' || r.resource === 'replicasets') && o.spec?.template) causes.push(...validatePodSpec(o.spec.template.spec, 'spec.template.spec'));
+  if (r.resource === 'services') {
+    for (const [i, p] of ((o.spec?.ports ?? []) as Obj[]).entries()) {
+      if (!Number.isInteger(p.port) || p.port < 1 || p.port > 65535) causes.push({ field: `spec.ports[${i}].port`, message: `Invalid value: ${JSON.stringify(p.port)}: must be between 1 and 65535, inclusive` });
+    }
+  }
+  return causes;
+}
+
+function validatePodSpec(spec: Obj | undefined, path: string): Cause[] {
+  const causes: Cause[] = [];
+  if (!spec || typeof spec !== 'object') return [{ field: path, reason: 'FieldValueRequired', message: 'Required value' }];
+  if (!Array.isArray(spec.containers) || spec.containers.length === 0) causes.push({ field: `${path}.containers`, reason: 'FieldValueRequired', message: 'Required value' });
+  const seen = new Set<string>();
+  for (const list of ['initContainers', 'containers']) {
+    for (const [i, c] of ((Array.isArray(spec[list]) ? spec[list] : []) as Obj[]).entries()) {
+      const p = `${path}.${list}[${i}]`;
+      if (typeof c?.name !== 'string' || c.name === '') causes.push({ field: `${p}.name`, reason: 'FieldValueRequired', message: 'Required value' });
+      else {
+        const bad = checkDns1123Label(c.name);
+        if (bad) causes.push({ field: `${p}.name`, message: `Invalid value: "${c.name}": ${bad}` });
+        if (seen.has(c.name)) causes.push({ field: `${p}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: "${c.name}"` });
+        seen.add(c.name);
+      }
+      if (typeof c?.image !== 'string' || c.image.trim() === '') causes.push({ field: `${p}.image`, reason: 'FieldValueRequired', message: 'Required value' });
+    }
+  }
+  if (spec.restartPolicy !== undefined && !['Always', 'OnFailure', 'Never'].includes(spec.restartPolicy)) causes.push({ field: `${path}.restartPolicy`, reason: 'FieldValueNotSupported', message: `Unsupported value: "${String(spec.restartPolicy)}": supported values: "Always", "OnFailure", "Never"` });
+  return causes;
+}

@@ -1,0 +1,284 @@
+// The HTTPS front of the dev apiserver: authentication (client certificate
+// or bearer token), routing of the Kubernetes REST paths, content
+// negotiation (JSON, Table), and chunked watch streams.
+import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import fs from 'node:fs';
+import { Api, type PatchType } from '../api/api.js';
+import { ApiError, errors } from '../api/errors.js';
+import { apiVersionOf, findResource, RESOURCES, type ResourceDef } from '../resources.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
+import { decodeBody, mediaType, readBody } from './body.js';
+import { toTable, type IncludeObject } from './table.js';
+import { openapiV3Doc, openapiV3Root } from './openapi.js';
+import type { Obj } from '../storage/store.js';
+
+export interface User {
+  name: string;
+  groups: string[];
+}
+
+export interface ServerOptions {
+  api: Api;
+  cert: string;
+  key: string;
+  ca: string;
+  tokens: Map<string, { user: string; groups: string[] }>;
+  log?: (line: string) => void;
+  /** Seconds between watch bookmarks when the client asks for them. */
+  bookmarkIntervalSec?: number;
+}
+
+const PATCH_TYPES: Record<string, PatchType> = {
+  'application/merge-patch+json': 'merge',
+  'application/json-patch+json': 'json',
+  'application/strategic-merge-patch+json': 'strategic',
+};
+
+interface Route {
+  r: ResourceDef;
+  namespace?: string;
+  name?: string;
+  sub?: string;
+}
+
+function parseResourcePath(segs: string[]): Route | undefined {
+  // segs start after the group/version: [namespaces, ns, resource, name?, sub?] | [resource, name?, sub?]
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (segs[0] === 'api' && segs[1] === 'v1') {
+    group = '';
+    version = 'v1';
+    rest = segs.slice(2);
+  } else if (segs[0] === 'apis' && segs.length >= 3) {
+    group = segs[1]!;
+    version = segs[2]!;
+    rest = segs.slice(3);
+  } else return undefined;
+  if (rest.length === 0) return undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    const r = findResource(group, version, rest[2]!);
+    if (r && r.namespaced) return { r, namespace: rest[1], name: rest[3], sub: rest[4] };
+    if (group === '' && rest.length === 3) {
+      const ns = findResource('', 'v1', 'namespaces')!;
+      return { r: ns, name: rest[1], sub: rest[2] };
+    }
+    return undefined;
+  }
+  const r = findResource(group, version, rest[0]!);
+  if (!r) return undefined;
+  return { r, name: rest[1], sub: rest[2] };
+}
+
+function wantsTable(req: IncomingMessage): boolean {
+  return /as=Table/.test(String(req.headers.accept ?? ''));
+}
+
+export class ApiServer {
+  readonly server: https.Server;
+  private readonly api: Api;
+  private readonly openWatches = new Set<() => void>();
+  requests = 0;
+
+  constructor(private readonly o: ServerOptions) {
+    this.api = o.api;
+    this.server = https.createServer(
+      { cert: fs.readFileSync(o.cert), key: fs.readFileSync(o.key), ca: fs.readFileSync(o.ca), requestCert: true, rejectUnauthorized: false },
+      (req, res) => void this.handle(req, res),
+    );
+    this.server.keepAliveTimeout = 60_000;
+  }
+
+  listen(port: number, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        const a = this.server.address();
+        resolve(typeof a === 'object' && a ? a.port : port);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const stop of this.openWatches) stop();
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  private authenticate(req: IncomingMessage): User | undefined {
+    const sock = req.socket as TLSSocket;
+    if (sock.authorized) {
+      const cert = sock.getPeerCertificate();
+      const cn = cert?.subject?.CN;
+      if (cn) {
+        const o = cert.subject.O;
+        return { name: Array.isArray(cn) ? cn[0]! : cn, groups: o === undefined ? [] : Array.isArray(o) ? o : [o] };
+      }
+    }
+    const auth = String(req.headers.authorization ?? '');
+    if (auth.startsWith('Bearer ')) {
+      const t = this.o.tokens.get(auth.slice(7).trim());
+      if (t) return { name: t.user, groups: t.groups };
+    }
+    return undefined;
+  }
+
+  private send(res: ServerResponse, code: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+    res.end(text);
+  }
+
+  private sendError(res: ServerResponse, e: unknown): void {
+    const err = e instanceof ApiError ? e : errors.internal((e as Error).message);
+    if (!(e instanceof ApiError)) this.o.log?.(`internal error: ${(e as Error).stack ?? String(e)}`);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    this.send(res, err.code, err.toStatus());
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.requests++;
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    try {
+      const path = url.pathname.replace(/\/+$/, '') || '/';
+      if (path === '/healthz' || path === '/livez' || path === '/readyz') {
+        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('ok');
+        return;
+      }
+      const user = this.authenticate(req);
+      if (!user) throw errors.unauthorized();
+      await this.route(req, res, url, path);
+    } catch (e) {
+      this.sendError(res, e);
+    }
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, url: URL, path: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+    if (method === 'GET') {
+      if (path === '/version') return this.send(res, 200, SERVER_VERSION);
+      if (path === '/api') return this.send(res, 200, apiVersions(`${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 6443}`));
+      if (path === '/apis') return this.send(res, 200, apiGroupList());
+      if (path === '/openapi/v3') return this.send(res, 200, openapiV3Root());
+      if (path.startsWith('/openapi/v3/')) {
+        const doc = openapiV3Doc(path.slice('/openapi/v3/'.length));
+        if (doc) {
+          res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(doc), 'Cache-Control': 'public, immutable' });
+          res.end(doc);
+          return;
+        }
+      }
+      if (path === '/api/v1') return this.send(res, 200, apiResourceList('', 'v1'));
+      if (segs[0] === 'apis' && segs.length === 2) {
+        const g = apiGroup(segs[1]!);
+        if (g) return this.send(res, 200, g);
+      }
+      if (segs[0] === 'apis' && segs.length === 3) {
+        const l = apiResourceList(segs[1]!, segs[2]!);
+        if (l) return this.send(res, 200, l);
+      }
+    }
+    const route = parseResourcePath(segs);
+    if (!route) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    const { r, namespace, name, sub } = route;
+    const ns = namespace ?? '';
+    if (sub !== undefined && !(r.subresources as string[]).includes(sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    const q = url.searchParams;
+    if (!name) {
+      if (method === 'GET') return q.get('watch') === '1' || q.get('watch') === 'true' ? this.watch(req, res, r, namespace, q) : this.list(req, res, r, namespace, q);
+      if (method === 'POST') {
+        if (r.namespaced && namespace === undefined) throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
+        const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
+        return this.send(res, 201, this.api.create(r, ns, body));
+      }
+      throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
+    }
+    if (r.namespaced && namespace === undefined) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (sub === 'binding') {
+      if (method !== 'POST') throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+      const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
+      this.api.bind(ns, name, body);
+      return this.send(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+    }
+    const status = sub === 'status' ? 'status' : undefined;
+    switch (method) {
+      case 'GET':
+        if (wantsTable(req)) return this.send(res, 200, toTable(r, [this.api.get(r, ns, name)], {}, includeObject(q)));
+        return this.send(res, 200, this.api.get(r, ns, name));
+      case 'PUT': {
+        const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
+        return this.send(res, 200, this.api.update(r, ns, name, body, status));
+      }
+      case 'PATCH': {
+        const type = PATCH_TYPES[mediaType(req)];
+        if (!type) throw errors.unsupportedMediaType(mediaType(req));
+        const body = decodeBody(await readBody(req), 'application/json', ['application/json']);
+        return this.send(res, 200, this.api.patch(r, ns, name, type, body, status));
+      }
+      case 'DELETE': {
+        const raw = await readBody(req);
+        const opts = (raw.length ? decodeBody(raw, mediaType(req), ['application/json', 'application/yaml']) : {}) as Obj;
+        const grace = q.get('gracePeriodSeconds') ?? opts.gracePeriodSeconds;
+        const { object } = this.api.delete(r, ns, name, { gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace), preconditions: opts.preconditions });
+        return this.send(res, 200, object);
+      }
+      default:
+        throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+    }
+  }
+
+  private list(req: IncomingMessage, res: ServerResponse, r: ResourceDef, namespace: string | undefined, q: URLSearchParams): void {
+    const list = this.api.list(r, namespace, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined, limit: q.has('limit') ? Number(q.get('limit')) : undefined, continue: q.get('continue') ?? undefined });
+    if (wantsTable(req)) return this.send(res, 200, toTable(r, list.items as Obj[], list.metadata as Obj, includeObject(q)));
+    this.send(res, 200, list);
+  }
+
+  private watch(req: IncomingMessage, res: ServerResponse, r: ResourceDef, namespace: string | undefined, q: URLSearchParams): void {
+    const table = wantsTable(req);
+    const include = includeObject(q);
+    const write = (type: string, object: Obj): void => {
+      const obj = type === 'BOOKMARK' || type === 'ERROR' || !table ? object : toTable(r, [object], {}, include);
+      res.write(JSON.stringify({ type, object: obj }) + '\n');
+    };
+    let unsubscribe: () => void;
+    try {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+      unsubscribe = this.api.watch(r, namespace, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined, resourceVersion: q.get('resourceVersion') ?? undefined }, write);
+    } catch (e) {
+      // As upstream: a watch that cannot start (e.g. too old resourceVersion) is an ERROR event carrying the Status.
+      const err = e instanceof ApiError ? e : errors.internal((e as Error).message);
+      res.write(JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n');
+      res.end();
+      return;
+    }
+    const timeoutSec = q.has('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : 1800;
+    const timers: NodeJS.Timeout[] = [];
+    const stop = (): void => {
+      unsubscribe();
+      for (const t of timers) clearTimeout(t), clearInterval(t);
+      this.openWatches.delete(stop);
+      if (!res.writableEnded) res.end();
+    };
+    this.openWatches.add(stop);
+    timers.push(setTimeout(stop, Math.max(timeoutSec, 0) * 1000));
+    if (q.get('allowWatchBookmarks') === 'true' || q.get('allowWatchBookmarks') === '1') {
+      timers.push(setInterval(() => write('BOOKMARK', { kind: r.kind, apiVersion: apiVersionOf(r), metadata: { resourceVersion: String(this.api.store.resourceVersion) } }), (this.o.bookmarkIntervalSec ?? 10) * 1000));
+    }
+    req.on('close', stop);
+    res.on('error', stop);
+  }
+}
+
+function includeObject(q: URLSearchParams): IncludeObject {
+  const v = q.get('includeObject');
+  return v === 'None' || v === 'Object' ? v : 'Metadata';
+}
+
+export { RESOURCES };

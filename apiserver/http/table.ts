@@ -1,0 +1,208 @@
+// meta.k8s.io/v1 Table output for `kubectl get`, following the upstream
+// printers (pkg/printers/internalversion) for the kinds we serve.
+import type { Obj } from '../storage/store.js';
+import type { ResourceDef } from '../resources.js';
+
+interface Col {
+  name: string;
+  type: string;
+  format?: string;
+  description: string;
+  priority: number;
+}
+
+const col = (name: string, priority = 0, type = 'string', format = ''): Col => ({ name, type, format, description: name, priority });
+
+/** k8s.io/apimachinery/pkg/util/duration.HumanDuration */
+export function humanDuration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < -1) return '<invalid>';
+  if (s < 0) return '0s';
+  if (s < 120) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 10) return s % 60 === 0 ? `${m}m` : `${m}m${s % 60}s`;
+  if (m < 180) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 8) return m % 60 === 0 ? `${h}h` : `${h}h${m % 60}m`;
+  if (h < 48) return `${h}h`;
+  if (h < 192) return h % 24 === 0 ? `${Math.floor(h / 24)}d` : `${Math.floor(h / 24)}d${h % 24}h`;
+  if (h < 24 * 365 * 2) return `${Math.floor(h / 24)}d`;
+  const y = Math.floor(h / (24 * 365));
+  const dy = Math.floor(h / 24) % 365;
+  if (h < 24 * 365 * 8) return dy === 0 ? `${y}y` : `${y}y${dy}d`;
+  return `${y}y`;
+}
+
+const age = (ts: string | undefined, now: number): string => (ts ? humanDuration(now - Date.parse(ts)) : '<unknown>');
+const none = (v: unknown): string => (v === undefined || v === null || v === '' ? '<none>' : String(v));
+
+export function podStatus(pod: Obj, now = Date.now()): { ready: string; status: string; restarts: string } {
+  const spec = pod.spec ?? {};
+  const st = pod.status ?? {};
+  let restarts = 0;
+  let ready = 0;
+  let lastRestart = 0;
+  let reason: string = st.reason || st.phase || '';
+  let initializing = false;
+  const inits = (st.initContainerStatuses ?? []) as Obj[];
+  for (const [i, c] of inits.entries()) {
+    restarts += c.restartCount ?? 0;
+    const fin = c.lastState?.terminated?.finishedAt;
+    if (fin) lastRestart = Math.max(lastRestart, Date.parse(fin));
+    const t = c.state?.terminated;
+    const w = c.state?.waiting;
+    if (t && t.exitCode === 0) continue;
+    if (t) reason = t.reason ? `Init:${t.reason}` : t.signal ? `Init:Signal:${t.signal}` : `Init:ExitCode:${t.exitCode}`;
+    else if (w?.reason && w.reason !== 'PodInitializing') reason = `Init:${w.reason}`;
+    else reason = `Init:${i}/${(spec.initContainers ?? []).length}`;
+    initializing = true;
+    break;
+  }
+  const initializedTrue = ((st.conditions ?? []) as Obj[]).some((c) => c.type === 'Initialized' && c.status === 'True');
+  if (!initializing || initializedTrue) {
+    restarts = 0;
+    let hasRunning = false;
+    for (const c of [...((st.containerStatuses ?? []) as Obj[])].reverse()) {
+      restarts += c.restartCount ?? 0;
+      const fin = c.lastState?.terminated?.finishedAt;
+      if (fin) lastRestart = Math.max(lastRestart, Date.parse(fin));
+      const w = c.state?.waiting;
+      const t = c.state?.terminated;
+      if (w?.reason) reason = w.reason;
+      else if (t?.reason) reason = t.reason;
+      else if (t) reason = t.signal ? `Signal:${t.signal}` : `ExitCode:${t.exitCode}`;
+      else if (c.ready && c.state?.running) {
+        hasRunning = true;
+        ready++;
+      }
+    }
+    if (reason === 'Completed' && hasRunning) {
+      const podReady = ((st.conditions ?? []) as Obj[]).some((c) => c.type === 'Ready' && c.status === 'True');
+      reason = podReady ? 'Running' : 'NotReady';
+    }
+  }
+  if (pod.metadata?.deletionTimestamp) reason = st.reason === 'NodeLost' ? 'Unknown' : 'Terminating';
+  const r = lastRestart ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
+  return { ready: `${ready}/${(spec.containers ?? []).length}`, status: reason, restarts: r };
+}
+
+function servicePorts(svc: Obj): string {
+  const ports = (svc.spec?.ports ?? []) as Obj[];
+  if (!ports.length) return '<none>';
+  return ports.map((p) => (p.nodePort ? `${p.port}:${p.nodePort}/${p.protocol}` : `${p.port}/${p.protocol}`)).join(',');
+}
+
+function externalIP(svc: Obj): string {
+  const ext = (svc.spec?.externalIPs ?? []) as string[];
+  if (svc.spec?.type === 'LoadBalancer') {
+    const ing = ((svc.status?.loadBalancer?.ingress ?? []) as Obj[]).map((i) => i.ip || i.hostname);
+    const all = [...ing, ...ext];
+    return all.length ? all.join(',') : '<pending>';
+  }
+  return ext.length ? ext.join(',') : '<none>';
+}
+
+const selectorString = (sel: Obj | undefined): string => {
+  const ml = sel?.matchLabels ?? sel ?? {};
+  const parts = Object.entries(ml as Record<string, string>).filter(([k]) => k !== 'matchExpressions').map(([k, v]) => `${k}=${v}`);
+  return parts.length ? parts.join(',') : '<none>';
+};
+
+const containersOf = (tmpl: Obj | undefined): [string, string] => {
+  const cs = (tmpl?.spec?.containers ?? []) as Obj[];
+  return [cs.map((c) => c.name).join(','), cs.map((c) => c.image).join(',')];
+};
+
+interface Printer {
+  columns: Col[];
+  row(o: Obj, now: number): unknown[];
+}
+
+const PRINTERS: Record<string, Printer> = {
+  pods: {
+    columns: [col('Name', 0, 'string', 'name'), col('Ready'), col('Status'), col('Restarts'), col('Age'), col('IP', 1), col('Node', 1), col('Nominated Node', 1), col('Readiness Gates', 1)],
+    row: (o, now) => {
+      const s = podStatus(o, now);
+      const gates = (o.spec?.readinessGates ?? []) as Obj[];
+      const gatesTrue = gates.filter((g) => ((o.status?.conditions ?? []) as Obj[]).some((c) => c.type === g.conditionType && c.status === 'True')).length;
+      return [o.metadata.name, s.ready, s.status, s.restarts, age(o.metadata.creationTimestamp, now), none(o.status?.podIP), none(o.spec?.nodeName), none(o.status?.nominatedNodeName), gates.length ? `${gatesTrue}/${gates.length}` : '<none>'];
+    },
+  },
+  nodes: {
+    columns: [col('Name', 0, 'string', 'name'), col('Status'), col('Roles'), col('Age'), col('Version'), col('Internal-IP', 1), col('External-IP', 1), col('OS-Image', 1), col('Kernel-Version', 1), col('Container-Runtime', 1)],
+    row: (o, now) => {
+      const ready = ((o.status?.conditions ?? []) as Obj[]).find((c) => c.type === 'Ready');
+      let status = ready ? (ready.status === 'True' ? 'Ready' : ready.status === 'False' ? 'NotReady' : 'Unknown') : 'Unknown';
+      if (o.spec?.unschedulable) status += ',SchedulingDisabled';
+      const roles = Object.keys(o.metadata.labels ?? {}).filter((k) => k.startsWith('node-role.kubernetes.io/')).map((k) => k.slice('node-role.kubernetes.io/'.length));
+      const addr = (t: string) => none(((o.status?.addresses ?? []) as Obj[]).find((a) => a.type === t)?.address);
+      const info = o.status?.nodeInfo ?? {};
+      return [o.metadata.name, status, roles.length ? roles.sort().join(',') : '<none>', age(o.metadata.creationTimestamp, now), info.kubeletVersion ?? '', addr('InternalIP'), addr('ExternalIP'), none(info.osImage), none(info.kernelVersion), none(info.containerRuntimeVersion)];
+    },
+  },
+  services: {
+    columns: [col('Name', 0, 'string', 'name'), col('Type'), col('Cluster-IP'), col('External-IP'), col('Port(s)'), col('Age'), col('Selector', 1)],
+    row: (o, now) => [o.metadata.name, o.spec?.type ?? 'ClusterIP', none(o.spec?.clusterIP), externalIP(o), servicePorts(o), age(o.metadata.creationTimestamp, now), selectorString(o.spec?.selector)],
+  },
+  endpointslices: {
+    columns: [col('Name', 0, 'string', 'name'), col('AddressType'), col('Ports'), col('Endpoints'), col('Age')],
+    row: (o, now) => {
+      const ports = ((o.ports ?? []) as Obj[]).map((p) => p.port).filter((p) => p !== undefined);
+      const addrs = ((o.endpoints ?? []) as Obj[]).flatMap((e) => (e.addresses ?? []) as string[]);
+      const eps = addrs.length === 0 ? '<none>' : addrs.slice(0, 3).join(',') + (addrs.length > 3 ? ` + ${addrs.length - 3} more...` : '');
+      return [o.metadata.name, o.addressType ?? '', ports.length ? ports.join(',') : '<unset>', eps, age(o.metadata.creationTimestamp, now)];
+    },
+  },
+  deployments: {
+    columns: [col('Name', 0, 'string', 'name'), col('Ready'), col('Up-to-date', 0, 'integer'), col('Available', 0, 'integer'), col('Age'), col('Containers', 1), col('Images', 1), col('Selector', 1)],
+    row: (o, now) => {
+      const [c, i] = containersOf(o.spec?.template);
+      return [o.metadata.name, `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 0}`, o.status?.updatedReplicas ?? 0, o.status?.availableReplicas ?? 0, age(o.metadata.creationTimestamp, now), c, i, selectorString(o.spec?.selector)];
+    },
+  },
+  replicasets: {
+    columns: [col('Name', 0, 'string', 'name'), col('Desired', 0, 'integer'), col('Current', 0, 'integer'), col('Ready', 0, 'integer'), col('Age'), col('Containers', 1), col('Images', 1), col('Selector', 1)],
+    row: (o, now) => {
+      const [c, i] = containersOf(o.spec?.template);
+      return [o.metadata.name, o.spec?.replicas ?? 0, o.status?.replicas ?? 0, o.status?.readyReplicas ?? 0, age(o.metadata.creationTimestamp, now), c, i, selectorString(o.spec?.selector)];
+    },
+  },
+  events: {
+    columns: [col('Last Seen'), col('Type'), col('Reason'), col('Object'), col('Subobject', 1), col('Source', 1), col('Message'), col('First Seen', 1), col('Count', 1, 'integer'), col('Name', 1, 'string', 'name')],
+    row: (o, now) => {
+      const io = o.involvedObject ?? {};
+      const last = o.lastTimestamp ?? o.eventTime ?? o.metadata.creationTimestamp;
+      const first = o.firstTimestamp ?? o.eventTime ?? o.metadata.creationTimestamp;
+      const src = o.source?.component ? `${o.source.component}${o.source.host ? `, ${o.source.host}` : ''}` : (o.reportingComponent ?? '');
+      return [age(last, now), o.type ?? '', o.reason ?? '', `${String(io.kind ?? '').toLowerCase()}/${io.name ?? ''}`, io.fieldPath ?? '', src, String(o.message ?? '').trim(), age(first, now), o.count ?? 1, o.metadata.name];
+    },
+  },
+  namespaces: {
+    columns: [col('Name', 0, 'string', 'name'), col('Status'), col('Age')],
+    row: (o, now) => [o.metadata.name, o.status?.phase ?? '', age(o.metadata.creationTimestamp, now)],
+  },
+};
+
+const DEFAULT: Printer = {
+  columns: [col('Name', 0, 'string', 'name'), col('Age')],
+  row: (o, now) => [o.metadata.name, age(o.metadata.creationTimestamp, now)],
+};
+
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
+
+function rowObject(o: Obj, include: IncludeObject): Obj | undefined {
+  if (include === 'None') return undefined;
+  if (include === 'Object') return o;
+  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata };
+}
+
+export function toTable(r: ResourceDef, items: Obj[], listMeta: Obj, include: IncludeObject = 'Metadata', now = Date.now()): Obj {
+  const p = PRINTERS[r.resource] ?? DEFAULT;
+  return {
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: listMeta,
+    columnDefinitions: p.columns,
+    rows: items.map((o) => ({ cells: p.row(o, now), object: rowObject(o, include) })),
+  };
+}

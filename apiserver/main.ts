@@ -1,0 +1,57 @@
+// Starts the dev apiserver: storage (memory, or persistent with --data-dir),
+// PKI and kubeconfigs in --cert-dir, and the HTTPS server.
+import os from 'node:os';
+import { Store } from './storage/store.js';
+import { Api } from './api/api.js';
+import { ApiServer } from './http/server.js';
+import { adminIdentity, ensurePki, ensureTokens, nodeIdentity, proxyIdentity, writeKubeconfig } from './pki.js';
+
+export interface ApiServerConfig {
+  certDir: string;
+  dataDir?: string;
+  bindAddress: string;
+  securePort: number;
+  advertiseAddress: string;
+  serviceClusterIpRange: string;
+  nodeNames: string[];
+  historySize?: number;
+  bookmarkIntervalSec?: number;
+  log?: (line: string) => void;
+}
+
+export interface RunningApiServer {
+  url: string;
+  port: number;
+  api: Api;
+  server: ApiServer;
+  kubeconfigs: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServer> {
+  const log = c.log ?? ((l: string) => process.stderr.write(`${new Date().toISOString()} apiserver: ${l}\n`));
+  const ips = [...new Set(['127.0.0.1', c.advertiseAddress].filter(Boolean))];
+  const pki = ensurePki(c.certDir, { ips, dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', os.hostname()] });
+  const ids = [adminIdentity, proxyIdentity, ...c.nodeNames.map(nodeIdentity)];
+  const tokens = ensureTokens(c.certDir, ids);
+  const store = new Store({ dataDir: c.dataDir, historySize: c.historySize });
+  const api = new Api(store, c.serviceClusterIpRange);
+  const server = new ApiServer({ api, cert: pki.serverCert, key: pki.serverKey, ca: pki.caCert, tokens, log, bookmarkIntervalSec: c.bookmarkIntervalSec });
+  const port = await server.listen(c.securePort, c.bindAddress);
+  const host = c.bindAddress === '0.0.0.0' ? c.advertiseAddress || '127.0.0.1' : c.bindAddress;
+  const url = `https://${host}:${port}`;
+  const kubeconfigs: Record<string, string> = {};
+  for (const id of ids) kubeconfigs[id.cn] = writeKubeconfig(c.certDir, pki, id, url);
+  log(`serving on ${url} (storage: ${c.dataDir ? `persistent in ${c.dataDir}` : 'memory'}); admin kubeconfig: ${kubeconfigs[adminIdentity.cn]}`);
+  return {
+    url,
+    port,
+    api,
+    server,
+    kubeconfigs,
+    stop: async () => {
+      await server.close();
+      store.close();
+    },
+  };
+}

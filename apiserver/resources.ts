@@ -1,0 +1,57 @@
+// The resources this apiserver serves, with what discovery, storage,
+// selectors and table printing need to know about each.
+export interface ResourceDef {
+  group: string; // '' for core
+  version: string;
+  resource: string; // plural
+  singular: string;
+  kind: string;
+  listKind: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories?: string[];
+  subresources: ('status' | 'binding')[];
+  /** Field selector fields beyond metadata.name/metadata.namespace. */
+  fields: string[];
+}
+
+const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+export const verbsOf = (_r: ResourceDef): string[] => ALL_VERBS;
+
+function def(group: string, version: string, resource: string, kind: string, namespaced: boolean, shortNames: string[] = [], extra: Partial<ResourceDef> = {}): ResourceDef {
+  return { group, version, resource, singular: kind.toLowerCase(), kind, listKind: `${kind}List`, namespaced, shortNames, subresources: [], fields: [], ...extra };
+}
+
+export const RESOURCES: ResourceDef[] = [
+  def('', 'v1', 'namespaces', 'Namespace', false, ['ns'], { subresources: ['status'], fields: ['status.phase'] }),
+  def('', 'v1', 'pods', 'Pod', true, ['po'], { categories: ['all'], subresources: ['status', 'binding'], fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'] }),
+  def('', 'v1', 'nodes', 'Node', false, ['no'], { subresources: ['status'], fields: ['spec.unschedulable'] }),
+  def('', 'v1', 'services', 'Service', true, ['svc'], { categories: ['all'], subresources: ['status'], fields: ['spec.clusterIP', 'spec.type'] }),
+  def('', 'v1', 'endpoints', 'Endpoints', true, ['ep']),
+  def('', 'v1', 'events', 'Event', true, ['ev'], { fields: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'] }),
+  def('', 'v1', 'configmaps', 'ConfigMap', true, ['cm']),
+  def('', 'v1', 'secrets', 'Secret', true, [], { fields: ['type'] }),
+  def('', 'v1', 'serviceaccounts', 'ServiceAccount', true, ['sa']),
+  def('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
+  def('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
+  def('apps', 'v1', 'deployments', 'Deployment', true, ['deploy'], { categories: ['all'], subresources: ['status'] }),
+  def('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], { categories: ['all'], subresources: ['status'] }),
+];
+
+export const apiVersionOf = (r: ResourceDef): string => (r.group ? `${r.group}/${r.version}` : r.version);
+
+export function findResource(group: string, version: string, resource: string): ResourceDef | undefined {
+  return RESOURCES.find((r) => r.group === group && r.version === version && r.resource === resource);
+}
+
+export function findByKind(apiVersion: string, kind: string): ResourceDef | undefined {
+  return RESOURCES.find((r) => apiVersionOf(r) === apiVersion && r.kind === kind);
+}
+
+export function storageKey(r: ResourceDef, namespace: string, name: string): string {
+  return `${r.group}/${r.resource}/${r.namespaced ? namespace : ''}/${name}`;
+}
+
+export function storagePrefix(r: ResourceDef, namespace?: string): string {
+  return namespace && r.namespaced ? `${r.group}/${r.resource}/${namespace}/` : `${r.group}/${r.resource}/`;
+}

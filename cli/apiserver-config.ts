@@ -1,0 +1,30 @@
+// `tskube apiserver` flags (kube-apiserver names where one exists).
+import os from 'node:os';
+import { parseFlags } from './agent-config.js';
+import type { ApiServerConfig } from '../apiserver/main.js';
+
+export const APISERVER_FLAGS: Record<string, string> = {
+  'cert-dir': 'CA, serving and client certificates, tokens.csv and kubeconfigs. Default /var/lib/tskube/pki',
+  'data-dir': 'persist objects here (fsync\'d log); in memory only when unset',
+  'bind-address': 'address to listen on. Default 0.0.0.0',
+  'secure-port': 'HTTPS port. Default 6443',
+  'advertise-address': 'node IP put in the serving certificate and kubeconfigs',
+  'service-cluster-ip-range': 'ClusterIP range. Default 10.96.0.0/12',
+  'node-kubeconfigs': 'comma-separated node names to write kubeconfigs for. Default: this hostname',
+};
+
+export function loadApiServerConfig(argv: string[]): ApiServerConfig {
+  const f = parseFlags(argv);
+  for (const k of f.keys()) if (!(k in APISERVER_FLAGS)) throw new Error(`unknown flag: --${k}`);
+  const port = Number(f.get('secure-port') ?? 6443);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--secure-port: invalid port "${f.get('secure-port')!}"`);
+  return {
+    certDir: f.get('cert-dir') ?? '/var/lib/tskube/pki',
+    dataDir: f.get('data-dir'),
+    bindAddress: f.get('bind-address') ?? '0.0.0.0',
+    securePort: port,
+    advertiseAddress: f.get('advertise-address') ?? '',
+    serviceClusterIpRange: f.get('service-cluster-ip-range') ?? '10.96.0.0/12',
+    nodeNames: (f.get('node-kubeconfigs') ?? os.hostname().toLowerCase()).split(',').map((s) => s.trim()).filter(Boolean),
+  };
+}
