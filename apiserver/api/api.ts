@@ -151,6 +151,8 @@ export class Api {
     delete md.resourceVersion;
     delete md.deletionTimestamp;
     delete md.deletionGracePeriodSeconds;
+    // As upstream PrepareForCreate: status is the server's, except for Nodes, which kubelets register with status.
+    if (r.subresources.includes('status') && r.resource !== 'nodes') delete o.status;
     applyDefaults(r, o);
     if (r.resource === 'services') this.allocateService(o);
     const stored = this.store.create(storageKey(r, ns, md.name), o);

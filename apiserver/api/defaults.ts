@@ -34,7 +34,7 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
       applyPodDefaults(o as Pod);
       o.spec.serviceAccountName ??= 'default';
       o.spec.priority ??= 0;
-      o.status = { phase: 'Pending', qosClass: qosClass(o.spec), ...(o.status ?? {}) };
+      o.status ??= { phase: 'Pending', qosClass: qosClass(o.spec) };
       break;
     }
     case 'namespaces':

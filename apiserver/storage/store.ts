@@ -101,7 +101,12 @@ export class Store {
     if (this.fd === undefined) return;
     fs.writeSync(this.fd, JSON.stringify(r) + '\n');
     fs.fsyncSync(this.fd);
-    if (++this.records > (this.o.compactAfter ?? 50_000)) this.compact();
+    this.records++;
+  }
+
+  /** Called after a mutation is applied in memory, so the snapshot includes it. */
+  private maybeCompact(): void {
+    if (this.fd !== undefined && this.records > (this.o.compactAfter ?? 50_000)) this.compact();
   }
 
   private compact(): void {
@@ -147,6 +152,7 @@ export class Store {
     this.persist({ t: 'put', k: key, rv: this.rev, o });
     this.objects.set(key, o);
     this.emit('ADDED', key, o);
+    this.maybeCompact();
     return o;
   }
 
@@ -162,6 +168,7 @@ export class Store {
     this.persist({ t: 'put', k: key, rv: this.rev, o });
     this.objects.set(key, o);
     this.emit('MODIFIED', key, o, cur);
+    this.maybeCompact();
     return o;
   }
 
@@ -173,6 +180,7 @@ export class Store {
     this.persist({ t: 'del', k: key, rv: this.rev });
     this.objects.delete(key);
     this.emit('DELETED', key, o, cur);
+    this.maybeCompact();
     return o;
   }
 

@@ -1,0 +1,194 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Api } from './api.js';
+import { ApiError } from './errors.js';
+import { Store } from '../storage/store.js';
+
+const newApi = () => new Api(new Store());
+const pods = (api: Api) => api.res('', 'pods');
+const podBody = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'i:1' }], ...extra } });
+const apiErr = (code: number, reason: string) => (e: unknown) => e instanceof ApiError && e.code === code && e.reason === reason;
+
+test('bootstrap: default namespaces, a default ServiceAccount in each, the kubernetes Service', () => {
+  const api = newApi();
+  const ns = api.list(api.res('', 'namespaces'), undefined).items.map((n: any) => n.metadata.name);
+  assert.deepEqual(ns.sort(), ['default', 'kube-node-lease', 'kube-public', 'kube-system']);
+  for (const n of ns) assert.ok(api.get(api.res('', 'serviceaccounts'), n, 'default'));
+  assert.equal(api.get(api.res('', 'services'), 'default', 'kubernetes').spec.clusterIP, '10.96.0.1');
+});
+
+test('create sets uid, creationTimestamp, generation, resourceVersion and pod defaults', () => {
+  const api = newApi();
+  const p = api.create(pods(api), 'default', podBody('a'));
+  assert.match(p.metadata.uid, /^[0-9a-f-]{36}$/);
+  assert.match(p.metadata.creationTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  assert.equal(p.metadata.generation, 1);
+  assert.ok(Number(p.metadata.resourceVersion) > 0);
+  assert.equal(p.spec.restartPolicy, 'Always');
+  assert.equal(p.status.phase, 'Pending');
+  assert.equal(p.status.qosClass, 'BestEffort');
+  const withStatus = api.create(pods(api), 'default', { ...podBody('s'), status: { phase: 'Running', podIP: '1.2.3.4' } });
+  assert.deepEqual(withStatus.status, { phase: 'Pending', qosClass: 'BestEffort' }, 'status set on create is dropped');
+  const node = api.create(api.res('', 'nodes'), '', { metadata: { name: 'n1' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+  assert.equal(node.status.conditions[0].type, 'Ready', 'a Node keeps the status it registers with');
+  assert.throws(() => api.create(pods(api), 'default', podBody('a')), apiErr(409, 'AlreadyExists'));
+  assert.throws(() => api.create(pods(api), 'nope', podBody('b')), (e: unknown) => e instanceof ApiError && e.code === 404 && e.message === 'namespaces "nope" not found');
+});
+
+test('validation errors are 422 Invalid with field causes', () => {
+  const api = newApi();
+  assert.throws(
+    () => api.create(pods(api), 'default', { metadata: { name: 'Bad_Name' }, spec: { containers: [{ name: 'c' }, { name: 'c', image: 'i' }] } }),
+    (e: unknown) => {
+      assert.ok(e instanceof ApiError && e.code === 422 && e.reason === 'Invalid');
+      assert.deepEqual(e.details!.causes!.map((c) => c.field), ['metadata.name', 'spec.containers[0].image', 'spec.containers[1].name']);
+      assert.match(e.message, /^Pod "Bad_Name" is invalid: metadata.name: Invalid value/);
+      return true;
+    },
+  );
+  assert.throws(() => api.create(pods(api), 'default', { kind: 'Service', metadata: { name: 'x' } }), apiErr(400, 'BadRequest'));
+});
+
+test('updates: stale resourceVersion is 409 Conflict; status changes only through the subresource', () => {
+  const api = newApi();
+  const p = api.create(pods(api), 'default', podBody('a'));
+  const up = api.update(pods(api), 'default', 'a', { ...p, metadata: { ...p.metadata, labels: { x: '1' } }, status: { phase: 'Running' } });
+  assert.equal(up.status.phase, 'Pending', 'main resource ignores status');
+  assert.deepEqual(up.metadata.labels, { x: '1' });
+  assert.throws(() => api.update(pods(api), 'default', 'a', { ...p, metadata: { ...p.metadata, labels: { y: '1' } } }), apiErr(409, 'Conflict'));
+  const st = api.update(pods(api), 'default', 'a', { ...up, metadata: { ...up.metadata, labels: { z: '1' } }, status: { phase: 'Running' } }, 'status');
+  assert.equal(st.status.phase, 'Running');
+  assert.deepEqual(st.metadata.labels, { x: '1' }, 'status subresource ignores metadata changes');
+  assert.throws(() => api.update(pods(api), 'default', 'a', { ...st, spec: { ...st.spec, restartPolicy: 'Never' } }), apiErr(422, 'Invalid'));
+});
+
+test('generation grows on spec changes only', () => {
+  const api = newApi();
+  const deploy = api.res('apps', 'deployments');
+  const d = api.create(deploy, 'default', { metadata: { name: 'd' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i:1' }] } } } });
+  assert.equal(d.spec.replicas, 1);
+  const d2 = api.patch(deploy, 'default', 'd', 'merge', { metadata: { labels: { l: '1' } } });
+  assert.equal(d2.metadata.generation, 1);
+  const d3 = api.patch(deploy, 'default', 'd', 'merge', { spec: { replicas: 3 } });
+  assert.equal(d3.metadata.generation, 2);
+});
+
+test('patch: strategic merge on pod status by condition type, with a uid precondition', () => {
+  const api = newApi();
+  const p = api.create(pods(api), 'default', podBody('a', { nodeName: 'n1' }));
+  const out = api.patch(pods(api), 'default', 'a', 'strategic', { metadata: { uid: p.metadata.uid }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'c', ready: true }] } }, 'status');
+  assert.equal(out.status.phase, 'Running');
+  const out2 = api.patch(pods(api), 'default', 'a', 'strategic', { status: { conditions: [{ type: 'Initialized', status: 'True' }] } }, 'status');
+  assert.deepEqual(out2.status.conditions.map((c: any) => c.type), ['Ready', 'Initialized']);
+  assert.throws(() => api.patch(pods(api), 'default', 'a', 'strategic', { metadata: { uid: 'other' }, status: {} }, 'status'), apiErr(409, 'Conflict'));
+  assert.throws(() => api.patch(pods(api), 'default', 'a', 'json', [{ op: 'replace', path: '/nope/x', value: 1 }]), apiErr(400, 'BadRequest'));
+});
+
+test('graceful pod deletion: unbound goes at once; bound is marked until deleted with grace 0', () => {
+  const api = newApi();
+  api.create(pods(api), 'default', podBody('free'));
+  assert.equal(api.delete(pods(api), 'default', 'free').deleted, true);
+  const bound = api.create(pods(api), 'default', podBody('bound', { nodeName: 'n1', terminationGracePeriodSeconds: 20 }));
+  const r1 = api.delete(pods(api), 'default', 'bound');
+  assert.equal(r1.deleted, false);
+  assert.equal(r1.object.metadata.deletionGracePeriodSeconds, 20);
+  assert.ok(r1.object.metadata.deletionTimestamp);
+  assert.equal(api.delete(pods(api), 'default', 'bound').deleted, false, 'a second delete changes nothing');
+  assert.throws(() => api.delete(pods(api), 'default', 'bound', { gracePeriodSeconds: 0, preconditions: { uid: 'wrong' } }), apiErr(409, 'Conflict'));
+  assert.equal(api.delete(pods(api), 'default', 'bound', { gracePeriodSeconds: 0, preconditions: { uid: bound.metadata.uid } }).deleted, true);
+  assert.throws(() => api.get(pods(api), 'default', 'bound'), apiErr(404, 'NotFound'));
+});
+
+test('finalizers hold deletion until the last one is removed', () => {
+  const api = newApi();
+  const cm = api.res('', 'configmaps');
+  api.create(cm, 'default', { metadata: { name: 'c', finalizers: ['example.com/hold'] } });
+  const r = api.delete(cm, 'default', 'c');
+  assert.equal(r.deleted, false);
+  assert.ok(r.object.metadata.deletionTimestamp);
+  api.patch(cm, 'default', 'c', 'merge', { metadata: { finalizers: null } });
+  assert.throws(() => api.get(cm, 'default', 'c'), apiErr(404, 'NotFound'));
+});
+
+test('binding sets nodeName once and records PodScheduled', () => {
+  const api = newApi();
+  api.create(pods(api), 'default', podBody('a'));
+  api.bind('default', 'a', { target: { kind: 'Node', name: 'n1' } });
+  const p = api.get(pods(api), 'default', 'a');
+  assert.equal(p.spec.nodeName, 'n1');
+  assert.equal(p.status.conditions.find((c: any) => c.type === 'PodScheduled').status, 'True');
+  assert.throws(() => api.bind('default', 'a', { target: { name: 'n2' } }), apiErr(409, 'Conflict'));
+});
+
+test('services get ClusterIPs from the range and NodePorts; deletion frees them', () => {
+  const api = newApi();
+  const svc = api.res('', 'services');
+  const a = api.create(svc, 'default', { metadata: { name: 'a' }, spec: { type: 'NodePort', ports: [{ port: 80 }] } });
+  assert.match(a.spec.clusterIP, /^10\.(9[6-9]|1[01][0-9])\./);
+  assert.deepEqual(a.spec.clusterIPs, [a.spec.clusterIP]);
+  assert.ok(a.spec.ports[0].nodePort >= 30000 && a.spec.ports[0].nodePort <= 32767);
+  assert.equal(a.spec.ports[0].targetPort, 80);
+  assert.throws(() => api.create(svc, 'default', { metadata: { name: 'b' }, spec: { clusterIP: a.spec.clusterIP, ports: [{ port: 80 }] } }), apiErr(422, 'Invalid'));
+  assert.throws(() => api.create(svc, 'default', { metadata: { name: 'c' }, spec: { clusterIP: '192.168.1.1', ports: [{ port: 80 }] } }), (e: unknown) => e instanceof ApiError && /not in the valid range/.test(e.message));
+  const headless = api.create(svc, 'default', { metadata: { name: 'h' }, spec: { clusterIP: 'None', ports: [{ port: 80 }] } });
+  assert.equal(headless.spec.clusterIP, 'None');
+  api.delete(svc, 'default', 'a');
+  assert.ok(api.create(svc, 'default', { metadata: { name: 'd' }, spec: { clusterIP: a.spec.clusterIP, ports: [{ port: 80 }] } }));
+  const kept = api.patch(svc, 'default', 'd', 'merge', { metadata: { labels: { x: 'y' } } });
+  assert.equal(kept.spec.clusterIP, a.spec.clusterIP, 'updates keep the ClusterIP');
+});
+
+test('list: label and field selectors, unsupported fields, limit/continue paging', () => {
+  const api = newApi();
+  for (let i = 0; i < 5; i++) api.create(pods(api), 'default', podBody(`p${i}`, i % 2 ? { nodeName: 'n1' } : {}));
+  const r = pods(api);
+  assert.deepEqual(api.list(r, 'default', { fieldSelector: 'spec.nodeName=n1' }).items.map((p: any) => p.metadata.name), ['p1', 'p3']);
+  assert.deepEqual(api.list(r, undefined, { labelSelector: 'app in (p0,p4)' }).items.map((p: any) => p.metadata.name), ['p0', 'p4']);
+  assert.throws(() => api.list(r, 'default', { fieldSelector: 'spec.bogus=1' }), (e: unknown) => e instanceof ApiError && e.code === 400 && e.message === 'field label not supported: spec.bogus');
+  assert.throws(() => api.list(r, 'default', { labelSelector: 'a in (' }), apiErr(400, 'BadRequest'));
+  const page1 = api.list(r, 'default', { limit: 2 });
+  assert.deepEqual(page1.items.map((p: any) => p.metadata.name), ['p0', 'p1']);
+  assert.equal(page1.metadata.remainingItemCount, 3);
+  const page2 = api.list(r, 'default', { limit: 2, continue: page1.metadata.continue });
+  assert.deepEqual(page2.items.map((p: any) => p.metadata.name), ['p2', 'p3']);
+  const page3 = api.list(r, 'default', { limit: 2, continue: page2.metadata.continue });
+  assert.deepEqual(page3.items.map((p: any) => p.metadata.name), ['p4']);
+  assert.equal(page3.metadata.continue, undefined);
+});
+
+test('watch: from an RV replays later events; selector changes become ADDED/DELETED', () => {
+  const api = newApi();
+  const r = pods(api);
+  const a = api.create(r, 'default', podBody('a'));
+  const rv = a.metadata.resourceVersion;
+  api.create(r, 'default', podBody('b'));
+  const events: string[] = [];
+  const stop = api.watch(r, 'default', { resourceVersion: rv, labelSelector: 'sel=yes' }, (t, o) => events.push(`${t} ${o.metadata.name}`));
+  api.patch(r, 'default', 'a', 'merge', { metadata: { labels: { sel: 'yes' } } });
+  api.patch(r, 'default', 'a', 'merge', { metadata: { labels: { other: '1' } } });
+  api.patch(r, 'default', 'a', 'merge', { metadata: { labels: { sel: 'no' } } });
+  stop();
+  assert.deepEqual(events, ['ADDED a', 'MODIFIED a', 'DELETED a']);
+  const all: string[] = [];
+  const stop2 = api.watch(r, 'default', { resourceVersion: rv }, (t, o) => all.push(`${t} ${o.metadata.name}`));
+  stop2();
+  assert.deepEqual(all, ['ADDED b', 'MODIFIED a', 'MODIFIED a', 'MODIFIED a'], 'b was created after rv, so it replays as ADDED');
+});
+
+test('watch from an RV older than the history is 410 Expired', () => {
+  const api = new Api(new Store({ historySize: 5 }));
+  const r = pods(api);
+  const first = api.create(r, 'default', podBody('a'));
+  for (let i = 0; i < 10; i++) api.patch(r, 'default', 'a', 'merge', { metadata: { labels: { n: String(i) } } });
+  assert.throws(() => api.watch(r, 'default', { resourceVersion: first.metadata.resourceVersion }, () => {}), apiErr(410, 'Expired'));
+});
+
+test('deleting a namespace deletes what is in it', () => {
+  const api = newApi();
+  const ns = api.res('', 'namespaces');
+  api.create(ns, '', { metadata: { name: 'demo' } });
+  api.create(pods(api), 'demo', podBody('a'));
+  api.delete(ns, '', 'demo');
+  assert.equal(api.list(pods(api), 'demo').items.length, 0);
+  assert.equal(api.list(api.res('', 'serviceaccounts'), 'demo').items.length, 0);
+});

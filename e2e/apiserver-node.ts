@@ -1,0 +1,49 @@
+// e2e helper: `tskube apiserver` in its own network namespace, and the real
+// kubectl run inside that namespace against the generated admin kubeconfig.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { E2E_ROOT, REPO } from './harness.js';
+import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
+
+export class ApiServerNode {
+  readonly id = randomBytes(3).toString('hex');
+  readonly netns = `tskube-as-${this.id}`;
+  readonly dir = path.join(E2E_ROOT, 'apiservers', this.id);
+  readonly kubeconfig = path.join(this.dir, 'pki', 'admin.kubeconfig');
+  proc: Proc | undefined;
+
+  async start(extra: string[] = []): Promise<void> {
+    fs.mkdirSync(this.dir, { recursive: true });
+    if (!fs.existsSync(`/run/netns/${this.netns}`)) {
+      sh('ip', ['netns', 'add', this.netns]);
+      sh('ip', ['link', 'set', 'lo', 'up'], { netns: this.netns });
+    }
+    this.proc = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'apiserver', '--bind-address=127.0.0.1', '--secure-port=6443', `--cert-dir=${path.join(this.dir, 'pki')}`, '--node-kubeconfigs=node-a', ...extra], path.join(this.dir, 'apiserver.log'), { netns: this.netns, cwd: REPO });
+    await waitFor(() => fs.existsSync(this.kubeconfig) && this.kubectlOk(['get', '--raw', '/healthz']), 30_000, 200, 'apiserver up');
+  }
+
+  private kubectlOk(args: string[]): boolean {
+    return sh('kubectl', [`--kubeconfig=${this.kubeconfig}`, ...args], { netns: this.netns, allowFail: true, timeoutMs: 10_000 }) !== '';
+  }
+
+  kubectl(args: string[], input?: string): string {
+    return sh('kubectl', [`--kubeconfig=${this.kubeconfig}`, ...args], { netns: this.netns, timeoutMs: 30_000, input });
+  }
+
+  /** For long-running commands such as `get -w`. */
+  spawnKubectl(args: string[], logFile: string): Proc {
+    return start('kubectl', [`--kubeconfig=${this.kubeconfig}`, ...args], logFile, { netns: this.netns });
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc) await stopPid(this.proc.pid, 5000);
+    this.proc = undefined;
+  }
+
+  async cleanup(): Promise<void> {
+    await this.stop();
+    sh('ip', ['netns', 'del', this.netns], { allowFail: true });
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
