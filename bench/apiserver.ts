@@ -1,0 +1,132 @@
+// Benchmark: the dev apiserver. Creates 1,000 pods, lists them with the real
+// kubectl, then runs 10 watchers while 1,000 writes happen. The baseline,
+// measured in the same run with the same client and concurrency, is a bare
+// node:https server that answers every request with a small JSON object.
+// Run: npm run bench:apiserver   (loopback only; the server is a child process)
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { percentile, rssKiB } from './stats.js';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const N = Number(process.env.BENCH_N ?? 1000);
+const CONCURRENCY = 20;
+const WATCHERS = 10;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+async function pool<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ lat: number[]; ms: number }> {
+  const lat: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < n) {
+      const i = next++;
+      const s = performance.now();
+      await fn(i);
+      lat.push(performance.now() - s);
+    }
+  }));
+  return { lat, ms: performance.now() - t0 };
+}
+
+const line = (what: string, r: { lat: number[]; ms: number }, n: number): string => `${what.padEnd(34)} ${(n / (r.ms / 1000)).toFixed(0).padStart(7)} req/s   p50 ${percentile(r.lat, 50).toFixed(2).padStart(7)} ms   p99 ${percentile(r.lat, 99).toFixed(2).padStart(7)} ms`;
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-as-'));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'apiserver', '--bind-address=127.0.0.1', `--secure-port=${port}`, `--cert-dir=${dir}`], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+  const kubeconfig = path.join(dir, 'admin.kubeconfig');
+  try {
+    const end = Date.now() + 30_000;
+    while (!fs.existsSync(kubeconfig) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 300));
+    const auth = loadKubeconfig(kubeconfig);
+    const client = new KubeClient(auth);
+
+    // Baseline: the same client and TLS, against a server that does nothing.
+    const base = https.createServer({ cert: fs.readFileSync(path.join(dir, 'pki/apiserver.crt')), key: fs.readFileSync(path.join(dir, 'pki/apiserver.key')) }, (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const b = '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"x"}}';
+        res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': b.length });
+        res.end(b);
+      });
+    });
+    await new Promise<void>((r) => base.listen(0, '127.0.0.1', r));
+    const baseClient = new KubeClient({ ...auth, server: `https://127.0.0.1:${(base.address() as net.AddressInfo).port}`, tlsServerName: 'localhost' });
+    const pod = (i: number) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `bench-${i}`, labels: { app: 'bench', n: String(i % 10) } }, spec: { nodeName: 'node-a', containers: [{ name: 'c', image: '127.0.0.1:5000/tskube/app:1', ports: [{ containerPort: 8080 }] }] } });
+    const floor = await pool(N, (i) => baseClient.create('/api/v1/namespaces/default/pods', pod(i)));
+    base.close();
+    baseClient.close();
+
+    const creates = await pool(N, (i) => client.create('/api/v1/namespaces/default/pods', pod(i)));
+    const kubectl = (args: string[]): number => {
+      const t = performance.now();
+      execFileSync('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { stdio: 'ignore', maxBuffer: 1 << 28 });
+      return performance.now() - t;
+    };
+    const getTable = [kubectl(['get', 'pods']), kubectl(['get', 'pods']), kubectl(['get', 'pods'])];
+    const getJson = [kubectl(['get', 'pods', '-o', 'json']), kubectl(['get', 'pods', '-o', 'json'])];
+
+    const list = await client.get('/api/v1/namespaces/default/pods');
+    const sentAt = new Map<string, number>();
+    const delivery: number[] = [];
+    let received = 0;
+    const aborts: AbortController[] = [];
+    const watchers = Array.from({ length: WATCHERS }, async () => {
+      const ac = new AbortController();
+      aborts.push(ac);
+      try {
+        for await (const ev of client.watch('/api/v1/namespaces/default/pods', { resourceVersion: list.metadata.resourceVersion }, ac.signal)) {
+          const t = sentAt.get(`${ev.object.metadata.name}/${ev.object.metadata.labels?.round}`);
+          if (t !== undefined) delivery.push(performance.now() - t);
+          received++;
+        }
+      } catch {
+        /* aborted */
+      }
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const writes = await pool(N, async (i) => {
+      sentAt.set(`bench-${i}/1`, performance.now());
+      await client.patch(`/api/v1/namespaces/default/pods/bench-${i}`, { metadata: { labels: { round: '1' } } }, 'merge');
+    });
+    const endWait = Date.now() + 30_000;
+    while (received < N * WATCHERS && Date.now() < endWait) await new Promise((r) => setTimeout(r, 20));
+    for (const a of aborts) a.abort();
+    await Promise.allSettled(watchers);
+    const rss = rssKiB(child.pid!);
+    client.close();
+
+    process.stdout.write(`dev apiserver benchmark: ${N} objects, ${CONCURRENCY} concurrent requests, ${WATCHERS} watchers\n\n`);
+    process.stdout.write(`${line('baseline: bare https JSON server', floor, N)}\n`);
+    process.stdout.write(`${line('create pod', creates, N)}   (${((creates.ms / floor.ms)).toFixed(2)}x baseline time)\n`);
+    process.stdout.write(`${line(`merge-patch pod (${WATCHERS} watchers)`, writes, N)}\n`);
+    process.stdout.write(`watch delivery (write sent -> event)  p50 ${percentile(delivery, 50).toFixed(2)} ms   p99 ${percentile(delivery, 99).toFixed(2)} ms   events ${received}/${N * WATCHERS}\n`);
+    process.stdout.write(`kubectl get pods (${N}, Table)        p50 ${percentile(getTable, 50).toFixed(0)} ms\n`);
+    process.stdout.write(`kubectl get pods -o json (${N})       p50 ${percentile(getJson, 50).toFixed(0)} ms\n`);
+    process.stdout.write(`apiserver RSS after the run: ${(rss / 1024).toFixed(1)} MiB\n`);
+  } finally {
+    child.kill('SIGTERM');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench failed: ${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});
