@@ -16,6 +16,7 @@ export interface ApiServerConfig {
   nodeNames: string[];
   historySize?: number;
   bookmarkIntervalSec?: number;
+  anonymousAuth?: boolean;
   log?: (line: string) => void;
 }
 
@@ -36,7 +37,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const tokens = ensureTokens(c.certDir, ids);
   const store = new Store({ dataDir: c.dataDir, historySize: c.historySize });
   const api = new Api(store, c.serviceClusterIpRange);
-  const server = new ApiServer({ api, cert: pki.serverCert, key: pki.serverKey, ca: pki.caCert, tokens, log, bookmarkIntervalSec: c.bookmarkIntervalSec });
+  const server = new ApiServer({ api, cert: pki.serverCert, key: pki.serverKey, ca: pki.caCert, tokens, log, bookmarkIntervalSec: c.bookmarkIntervalSec, anonymousAuth: c.anonymousAuth });
   const port = await server.listen(c.securePort, c.bindAddress);
   const host = c.bindAddress === '0.0.0.0' ? c.advertiseAddress || '127.0.0.1' : c.bindAddress;
   const url = `https://${host}:${port}`;

@@ -11,6 +11,7 @@ export const APISERVER_FLAGS: Record<string, string> = {
   'advertise-address': 'node IP put in the serving certificate and kubeconfigs',
   'service-cluster-ip-range': 'ClusterIP range. Default 10.96.0.0/12',
   'node-kubeconfigs': 'comma-separated node names to write kubeconfigs for. Default: this hostname',
+  'anonymous-auth': 'true: requests without credentials are system:anonymous (discovery only, else 403) instead of 401. Default false',
 };
 
 export function loadApiServerConfig(argv: string[]): ApiServerConfig {
@@ -25,6 +26,13 @@ export function loadApiServerConfig(argv: string[]): ApiServerConfig {
     securePort: port,
     advertiseAddress: f.get('advertise-address') ?? '',
     serviceClusterIpRange: f.get('service-cluster-ip-range') ?? '10.96.0.0/12',
+    anonymousAuth: parseBool(f.get('anonymous-auth') ?? 'false', '--anonymous-auth'),
     nodeNames: (f.get('node-kubeconfigs') ?? os.hostname().toLowerCase()).split(',').map((s) => s.trim()).filter(Boolean),
   };
+}
+
+function parseBool(v: string, flag: string): boolean {
+  if (['true', '1', 't', 'T', 'TRUE', 'True'].includes(v)) return true;
+  if (['false', '0', 'f', 'F', 'FALSE', 'False'].includes(v)) return false;
+  throw new Error(`${flag}: invalid boolean "${v}"`);
 }

@@ -35,6 +35,8 @@ export const errors = {
   unsupportedMediaType: (ct: string) => new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format (${ct}) - accepted media types include: application/json, application/yaml`),
   tooLarge: () => new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728'),
   unauthorized: () => new ApiError(401, 'Unauthorized', 'Unauthorized'),
-  forbidden: (user: string, verb: string, resource: string, ns?: string) => new ApiError(403, 'Forbidden', `${resource} is forbidden: User "${user}" cannot ${verb} resource "${resource}"${ns ? ` in the namespace "${ns}"` : ' at the cluster scope'}`),
+  forbidden: (user: string, verb: string, resource: string, group: string, ns?: string) =>
+    new ApiError(403, 'Forbidden', `${resource}${group ? `.${group}` : ''} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${group}"${ns ? ` in the namespace "${ns}"` : ' at the cluster scope'}`, { group, kind: resource }),
+  forbiddenPath: (user: string, verb: string, path: string) => new ApiError(403, 'Forbidden', `forbidden: User "${user}" cannot ${verb} path "${path}"`),
   internal: (msg: string) => new ApiError(500, 'InternalError', `Internal error occurred: ${msg}`),
 };

@@ -180,3 +180,36 @@ test('the informer follows changes and reconnects after the watch ends', async (
   assert.ok(inf.watches >= 2, 'reconnected after the server ended the watch');
   assert.equal(inf.lists, 1, 'no relist needed');
 });
+
+test('--anonymous-auth: the unauthenticated may discover, and get upstream 403s for everything else', async () => {
+  const anonDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-anon-'));
+  const s2 = await startApiServer({ certDir: anonDir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [], anonymousAuth: true, log: quiet });
+  const ca = fs.readFileSync(path.join(anonDir, 'pki', 'ca.crt'));
+  const get = (p: string, method = 'GET'): Promise<{ code: number; body: any }> =>
+    new Promise((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port: s2.port, method, path: p, ca }, (res) => {
+        let t = '';
+        res.on('data', (d) => (t += d));
+        res.on('end', () => resolve({ code: res.statusCode!, body: JSON.parse(t) }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  try {
+    assert.equal((await get('/version')).code, 200);
+    assert.equal((await get('/api/v1')).code, 200);
+    assert.equal((await get('/apis/apps/v1')).code, 200);
+    const list = await get('/api/v1/namespaces/default/pods');
+    assert.equal(list.code, 403);
+    assert.equal(list.body.reason, 'Forbidden');
+    assert.equal(list.body.message, 'pods is forbidden: User "system:anonymous" cannot list resource "pods" in API group "" in the namespace "default"');
+    const nodes = await get('/api/v1/nodes/n1', 'DELETE');
+    assert.equal(nodes.body.message, 'nodes is forbidden: User "system:anonymous" cannot delete resource "nodes" in API group "" at the cluster scope');
+    const deploy = await get('/apis/apps/v1/namespaces/default/deployments?watch=1');
+    assert.equal(deploy.body.message, 'deployments.apps is forbidden: User "system:anonymous" cannot watch resource "deployments" in API group "apps" in the namespace "default"');
+    assert.equal((await get('/metrics')).code, 403);
+  } finally {
+    await s2.stop();
+    fs.rmSync(anonDir, { recursive: true, force: true });
+  }
+});

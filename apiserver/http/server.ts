@@ -28,7 +28,14 @@ export interface ServerOptions {
   log?: (line: string) => void;
   /** Seconds between watch bookmarks when the client asks for them. */
   bookmarkIntervalSec?: number;
+  /** As kube-apiserver --anonymous-auth: requests without credentials are system:anonymous instead of 401. */
+  anonymousAuth?: boolean;
 }
+
+export const ANONYMOUS: User = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
+
+/** What the default system:discovery and system:public-info-viewer roles grant to the unauthenticated. */
+const PUBLIC_PATHS = /^\/(api|apis|version|openapi\/v3)(\/.*)?$/;
 
 const PATCH_TYPES: Record<string, PatchType> = {
   'application/merge-patch+json': 'merge',
@@ -151,17 +158,30 @@ export class ApiServer {
         res.end('ok');
         return;
       }
-      const user = this.authenticate(req);
+      const user = this.authenticate(req) ?? (this.o.anonymousAuth ? ANONYMOUS : undefined);
       if (!user) throw errors.unauthorized();
-      await this.route(req, res, url, path);
+      await this.route(req, res, url, path, user);
     } catch (e) {
       this.sendError(res, e);
     }
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse, url: URL, path: string): Promise<void> {
+  /** Authorization: every authenticated identity may do everything (RBAC comes later); anonymous may only discover. */
+  private authorize(user: User, method: string, path: string, route: Route | undefined, q: URLSearchParams): void {
+    if (user !== ANONYMOUS) return;
+    const isDiscovery = method === 'GET' && PUBLIC_PATHS.test(path) && (!route || path.split('/').filter(Boolean).length <= 3);
+    if (isDiscovery) return;
+    if (!route) throw errors.forbiddenPath(user.name, method.toLowerCase(), path);
+    const verb = { GET: route.name ? 'get' : q.get('watch') === '1' || q.get('watch') === 'true' ? 'watch' : 'list', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: route.name ? 'delete' : 'deletecollection' }[method] ?? method.toLowerCase();
+    const resource = route.sub ? `${route.r.resource}/${route.sub}` : route.r.resource;
+    throw errors.forbidden(user.name, verb, resource, route.r.group, route.namespace);
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, url: URL, path: string, user: User): Promise<void> {
     const method = req.method ?? 'GET';
     const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+    const route = parseResourcePath(segs);
+    this.authorize(user, method, path, route, url.searchParams);
     if (method === 'GET') {
       if (path === '/version') return this.send(res, 200, SERVER_VERSION);
       if (path === '/api') return this.send(res, 200, apiVersions(`${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 6443}`));
@@ -185,7 +205,6 @@ export class ApiServer {
         if (l) return this.send(res, 200, l);
       }
     }
-    const route = parseResourcePath(segs);
     if (!route) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const { r, namespace, name, sub } = route;
     const ns = namespace ?? '';
