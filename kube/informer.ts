@@ -96,6 +96,8 @@ export class Informer {
     const max = this.o.maxWatchSec ?? 600;
     const timeoutSeconds = Math.floor(min + Math.random() * (max - min));
     this.abort = new AbortController();
+    // stop() may have run while we were listing: it could not abort a watch that did not exist yet.
+    if (this.stopped) return 'ended';
     // A silent dead connection must not hang us: give the server its timeout plus slack.
     const deadline = setTimeout(() => this.abort?.abort(), (timeoutSeconds + 30) * 1000);
     this.watches++;
@@ -129,6 +131,7 @@ export class Informer {
       try {
         if (needList) await this.relist();
         needList = false;
+        if (this.stopped) return;
         const r = await this.watchOnce();
         if (r === 'expired') needList = true;
         delay = this.o.backoffInitialMs ?? 200;
