@@ -165,7 +165,8 @@ export class Api {
     if (!this.store.get(storageKey(sa, ns, 'default'))) this.create(sa, ns, { metadata: { name: 'default' } });
   }
 
-  list(r: ResourceDef, ns: string | undefined, opts: ListOptions = {}): Obj {
+  /** The selectors of a list or watch as one predicate; bad selectors are 400s. */
+  private matcher(r: ResourceDef, opts: ListOptions): (o: Obj) => boolean {
     let labelReqs, fieldReqs;
     try {
       labelReqs = opts.labelSelector ? parseLabelSelector(opts.labelSelector) : [];
@@ -175,6 +176,11 @@ export class Api {
       throw e;
     }
     for (const f of fieldReqs) if (!this.fieldSupported(r, f.field)) throw errors.badRequest(`field label not supported: ${f.field}`);
+    return (o) => matchLabels(labelReqs, o.metadata?.labels) && matchFields(fieldReqs, this.fieldsOf(r, o));
+  }
+
+  list(r: ResourceDef, ns: string | undefined, opts: ListOptions = {}): Obj {
+    const match = this.matcher(r, opts);
     const { items, rv } = this.store.list(storagePrefix(r, ns));
     let start = '';
     let listRv = rv;
@@ -187,7 +193,7 @@ export class Api {
         throw errors.badRequest('continue key is not valid: illegal base64 data');
       }
     }
-    const matched = items.filter((o) => matchLabels(labelReqs, o.metadata?.labels) && matchFields(fieldReqs, this.fieldsOf(r, o)));
+    const matched = items.filter(match);
     const after = start ? matched.filter((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}` > start) : matched;
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
     const page = after.slice(0, limit);
@@ -346,18 +352,9 @@ export class Api {
 
   /** Watch events for a resource (optionally one namespace), filtered by selectors, from an RV. */
   watch(r: ResourceDef, ns: string | undefined, opts: ListOptions & { resourceVersion?: string }, fn: (type: string, o: Obj) => void): () => void {
-    let labelReqs, fieldReqs;
-    try {
-      labelReqs = opts.labelSelector ? parseLabelSelector(opts.labelSelector) : [];
-      fieldReqs = opts.fieldSelector ? parseFieldSelector(opts.fieldSelector) : [];
-    } catch (e) {
-      if (e instanceof SelectorError) throw errors.badRequest(`unable to parse requirement: ${e.message}`);
-      throw e;
-    }
-    for (const f of fieldReqs) if (!this.fieldSupported(r, f.field)) throw errors.badRequest(`field label not supported: ${f.field}`);
+    const match = this.matcher(r, opts);
     const rv = opts.resourceVersion ? Number(opts.resourceVersion) : 0;
     if (!Number.isFinite(rv) || rv < 0) throw errors.badRequest(`invalid resource version "${opts.resourceVersion!}"`);
-    const match = (o: Obj): boolean => matchLabels(labelReqs, o.metadata?.labels) && matchFields(fieldReqs, this.fieldsOf(r, o));
     const prefix = storagePrefix(r, ns);
     // What matched the selector as of rv, so that leaving it is a DELETED and entering it an ADDED (as upstream).
     const matched = new Set<string>();
