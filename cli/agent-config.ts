@@ -14,6 +14,7 @@ export interface AgentConfig {
   rootDir: string;
   podLogsDir: string;
   verbosity: number;
+  kubeconfig?: string;
 }
 
 export const AGENT_FLAGS: Record<string, string> = {
@@ -24,6 +25,7 @@ export const AGENT_FLAGS: Record<string, string> = {
   'node-ip': 'IP address of the node (host IP of pods)',
   'root-dir': 'kubelet state directory. Default /var/lib/kubelet',
   config: 'KubeletConfiguration YAML file',
+  kubeconfig: 'kubeconfig of the apiserver to join; without it the kubelet runs standalone (static pods only)',
   v: 'log verbosity (4 and up: debug)',
 };
 
@@ -98,5 +100,6 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     rootDir,
     podLogsDir: typeof file.podLogsDir === 'string' ? file.podLogsDir : '/var/log/pods',
     verbosity: Number(flags.get('v') ?? 0),
+    kubeconfig: flags.get('kubeconfig'),
   };
 }

@@ -7,6 +7,9 @@ import { LogEventRecorder } from '../agent/status/events.js';
 import { AGENT_FLAGS, loadAgentConfig } from './agent-config.js';
 import { APISERVER_FLAGS, loadApiServerConfig } from './apiserver-config.js';
 import { startApiServer } from '../apiserver/main.js';
+import { KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { startNodeSync, type NodeSync } from '../agent/node/node-sync.js';
 
 function usage(): string {
   const list = (f: Record<string, string>) => Object.entries(f).map(([k, v]) => `  --${k}  ${v}`).join('\n');
@@ -25,20 +28,27 @@ async function runAgent(argv: string[]): Promise<void> {
   const cfg = loadAgentConfig(argv, (m) => boot.warn(m));
   const log = createLogger('kubelet', { verbosity: cfg.verbosity });
   const cri = new CriClient({ endpoint: cfg.containerRuntimeEndpoint });
+  const hostIP = cfg.nodeIP || firstIPv4();
   const kubelet = new Kubelet({
     cri,
     log,
     events: new LogEventRecorder(log),
-    node: { nodeName: cfg.nodeName, hostIP: cfg.nodeIP || firstIPv4(), podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir },
+    node: { nodeName: cfg.nodeName, hostIP, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir },
     manifestPath: cfg.staticPodPath,
     fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
     gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
   });
+  let nodeSync: NodeSync | undefined;
+  if (cfg.kubeconfig) {
+    const client = new KubeClient(loadKubeconfig(cfg.kubeconfig));
+    nodeSync = startNodeSync(client, cri, cfg.nodeName, hostIP, log);
+  }
   let stopping = false;
   const shutdown = (sig: string): void => {
     if (stopping) return;
     stopping = true;
     log.info(`received ${sig}; stopping (pods keep running)`);
+    nodeSync?.stop();
     void kubelet.stop().finally(() => {
       cri.close();
       process.exit(0);

@@ -8,7 +8,14 @@ import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
 
 export class ApiServerNode {
   readonly id = randomBytes(3).toString('hex');
-  readonly netns = `tskube-as-${this.id}`;
+  readonly netns: string;
+  private readonly ownNetns: boolean;
+
+  /** Pass a node's namespace to run beside its kubelet; otherwise it gets one of its own. */
+  constructor(netns?: string) {
+    this.netns = netns ?? `tskube-as-${this.id}`;
+    this.ownNetns = netns === undefined;
+  }
   readonly dir = path.join(E2E_ROOT, 'apiservers', this.id);
   readonly kubeconfig = path.join(this.dir, 'pki', 'admin.kubeconfig');
   proc: Proc | undefined;
@@ -43,7 +50,7 @@ export class ApiServerNode {
 
   async cleanup(): Promise<void> {
     await this.stop();
-    sh('ip', ['netns', 'del', this.netns], { allowFail: true });
+    if (this.ownNetns) sh('ip', ['netns', 'del', this.netns], { allowFail: true });
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }

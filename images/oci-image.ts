@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { goArch } from '../kube/platform.js';
 
 export interface ImageConfig {
   entrypoint?: string[];
@@ -16,9 +17,7 @@ export interface ImageConfig {
 
 const sha = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
-export function goArch(arch = process.arch): string {
-  return arch === 'x64' ? 'amd64' : arch === 'ia32' ? '386' : arch;
-}
+export { goArch };
 
 function writeBlob(layout: string, data: Buffer): { digest: string; size: number } {
   const digest = sha(data);

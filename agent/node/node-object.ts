@@ -1,0 +1,79 @@
+// The Node object this kubelet registers and keeps up to date: labels,
+// capacity, addresses, nodeInfo and the four conditions with upstream
+// reasons and messages.
+import fs from 'node:fs';
+import os from 'node:os';
+import { goArch } from '../../kube/platform.js';
+
+export const KUBELET_VERSION = 'v1.32.0-tskube';
+export const KUBELET_PORT = 10250;
+export const MAX_PODS = 110;
+
+export interface NodeFacts {
+  nodeName: string;
+  nodeIP: string;
+  runtimeName: string;
+  runtimeVersion: string;
+  runtimeReady: boolean;
+  runtimeMessage?: string;
+}
+
+const readTrim = (f: string): string => {
+  try {
+    return fs.readFileSync(f, 'utf8').trim();
+  } catch {
+    return '';
+  }
+};
+
+function osImage(): string {
+  const m = /^PRETTY_NAME="?([^"\n]*)"?/m.exec(readTrim('/etc/os-release'));
+  return m?.[1] ?? 'Linux';
+}
+
+export type Condition = { type: string; status: 'True' | 'False' | 'Unknown'; reason: string; message: string; lastHeartbeatTime?: string; lastTransitionTime?: string };
+
+export function nodeConditions(f: NodeFacts): Condition[] {
+  return [
+    { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
+    { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
+    { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
+    f.runtimeReady
+      ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }
+      : { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: f.runtimeMessage ?? 'container runtime is down' },
+  ];
+}
+
+/** The status fields (without heartbeat times), for change detection and for the PATCH. */
+export function nodeStatus(f: NodeFacts): Record<string, unknown> {
+  const capacity = { cpu: String(os.cpus().length), memory: `${Math.floor(os.totalmem() / 1024)}Ki`, pods: String(MAX_PODS) };
+  return {
+    capacity,
+    allocatable: { ...capacity },
+    addresses: [...(f.nodeIP ? [{ type: 'InternalIP', address: f.nodeIP }] : []), { type: 'Hostname', address: f.nodeName }],
+    daemonEndpoints: { kubeletEndpoint: { Port: KUBELET_PORT } },
+    nodeInfo: {
+      machineID: readTrim('/etc/machine-id'),
+      systemUUID: readTrim('/sys/class/dmi/id/product_uuid'),
+      bootID: readTrim('/proc/sys/kernel/random/boot_id'),
+      kernelVersion: os.release(),
+      osImage: osImage(),
+      containerRuntimeVersion: `${f.runtimeName}://${f.runtimeVersion}`,
+      kubeletVersion: KUBELET_VERSION,
+      kubeProxyVersion: '',
+      operatingSystem: 'linux',
+      architecture: goArch(),
+    },
+    conditions: nodeConditions(f),
+  };
+}
+
+export function nodeObject(f: NodeFacts): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: f.nodeName, labels: { 'kubernetes.io/hostname': f.nodeName, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': goArch(), 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': goArch() } },
+    spec: {},
+    status: nodeStatus(f),
+  };
+}

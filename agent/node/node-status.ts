@@ -1,0 +1,89 @@
+// Registers the Node and keeps its status: computed every 10 s
+// (nodeStatusUpdateFrequency), posted when it changed or every 5 min
+// (nodeStatusReportFrequency), as a strategic-merge PATCH on nodes/status.
+import { KubeApiError, type KObj, type KubeClient } from '../../kube/client.js';
+import type { Logger } from '../log.js';
+import { nodeObject, nodeStatus, type NodeFacts } from './node-object.js';
+
+export interface NodeStatusOptions {
+  updateMs?: number;
+  reportMs?: number;
+}
+
+export class NodeStatusManager {
+  private timer: NodeJS.Timeout | undefined;
+  private lastPosted = '';
+  private lastPostedAt = 0;
+  private transitions = new Map<string, { status: string; at: string }>();
+  uid = '';
+  posts = 0;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly facts: () => Promise<NodeFacts>,
+    private readonly log: Logger,
+    private readonly o: NodeStatusOptions = {},
+  ) {}
+
+  /** Upstream tryRegisterWithAPIServer: create, or adopt the existing Node of that name. */
+  async register(): Promise<KObj> {
+    const f = await this.facts();
+    let node: KObj;
+    try {
+      node = await this.client.create('/api/v1/nodes', this.withTimes(nodeObject(f)));
+      this.log.info(`registered node ${f.nodeName}`);
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.code === 409)) throw e;
+      node = await this.client.get(`/api/v1/nodes/${f.nodeName}`);
+      this.log.info(`node ${f.nodeName} already registered; updating its status`);
+    }
+    this.uid = node.metadata.uid;
+    await this.sync(true);
+    return node;
+  }
+
+  private withTimes(node: KObj): KObj {
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const status = node.status as KObj;
+    status.conditions = (status.conditions as KObj[]).map((c) => {
+      const prev = this.transitions.get(c.type);
+      const at = prev && prev.status === c.status ? prev.at : now;
+      this.transitions.set(c.type, { status: c.status, at });
+      return { ...c, lastHeartbeatTime: now, lastTransitionTime: at };
+    });
+    return node;
+  }
+
+  /** Posts status when it changed, or when the report period passed (or when forced). */
+  async sync(force = false): Promise<boolean> {
+    const f = await this.facts();
+    const status = nodeStatus(f);
+    const key = JSON.stringify(status);
+    const due = Date.now() - this.lastPostedAt >= (this.o.reportMs ?? 5 * 60_000);
+    if (!force && key === this.lastPosted && !due) return false;
+    const body = this.withTimes({ status });
+    await this.client.patch(`/api/v1/nodes/${f.nodeName}/status`, body, 'strategic');
+    this.lastPosted = key;
+    this.lastPostedAt = Date.now();
+    this.posts++;
+    return true;
+  }
+
+  start(): void {
+    const tick = async (): Promise<void> => {
+      try {
+        await this.sync();
+      } catch (e) {
+        this.log.warn(`node status update failed: ${(e as Error).message}`);
+      }
+      this.timer = setTimeout(() => void tick(), this.o.updateMs ?? 10_000);
+      this.timer.unref();
+    };
+    this.timer = setTimeout(() => void tick(), this.o.updateMs ?? 10_000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,64 @@
+// Joins an apiserver: registers the Node (retrying until it works), then
+// keeps node status and the Lease heartbeat going. Pods never wait on this.
+import { KubeClient } from '../../kube/client.js';
+import type { CriClient } from '../cri/client.js';
+import type { Logger } from '../log.js';
+import { LeaseHeartbeat } from './lease.js';
+import type { NodeFacts } from './node-object.js';
+import { NodeStatusManager } from './node-status.js';
+
+export interface NodeSync {
+  status: NodeStatusManager;
+  lease: LeaseHeartbeat;
+  stop(): void;
+}
+
+/** Node facts from the runtime: version, and the RuntimeReady/NetworkReady conditions. */
+export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string): () => Promise<NodeFacts> {
+  return async () => {
+    try {
+      const [v, st] = await Promise.all([cri.version(), cri.status()]);
+      const bad = (st.status?.conditions ?? []).filter((c) => (c.type === 'RuntimeReady' || c.type === 'NetworkReady') && !c.status);
+      return {
+        nodeName,
+        nodeIP,
+        runtimeName: v.runtime_name,
+        runtimeVersion: v.runtime_version,
+        runtimeReady: bad.length === 0,
+        runtimeMessage: bad.length ? `container runtime ${bad.map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`).join(', ')}` : undefined,
+      };
+    } catch (e) {
+      return { nodeName, nodeIP, runtimeName: 'containerd', runtimeVersion: 'unknown', runtimeReady: false, runtimeMessage: `container runtime is down: ${(e as Error).message}` };
+    }
+  };
+}
+
+export function startNodeSync(client: KubeClient, cri: CriClient, nodeName: string, nodeIP: string, log: Logger): NodeSync {
+  const status = new NodeStatusManager(client, runtimeFacts(cri, nodeName, nodeIP), log);
+  const lease = new LeaseHeartbeat(client, nodeName, log);
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const attempt = async (delay: number): Promise<void> => {
+    if (stopped) return;
+    try {
+      await status.register();
+      lease.setNodeUid(status.uid);
+      lease.start();
+      status.start();
+    } catch (e) {
+      log.warn(`unable to register node ${nodeName} with the apiserver, retrying in ${delay} ms: ${(e as Error).message}`);
+      timer = setTimeout(() => void attempt(Math.min(delay * 2, 7000)), delay);
+    }
+  };
+  void attempt(200);
+  return {
+    status,
+    lease,
+    stop: () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      lease.stop();
+      status.stop();
+    },
+  };
+}

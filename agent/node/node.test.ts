@@ -1,0 +1,92 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+// Test-only: the dev apiserver stands in for a real one. Agent code never imports apiserver/.
+import { startApiServer, type RunningApiServer } from '../../apiserver/main.js';
+import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { KubeClient } from '../../kube/client.js';
+import { memoryLogger } from '../log.js';
+import { NodeStatusManager } from './node-status.js';
+import { LeaseHeartbeat, LEASE_DURATION_SEC } from './lease.js';
+import type { NodeFacts } from './node-object.js';
+
+let dir: string;
+let srv: RunningApiServer;
+let client: KubeClient;
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-node-'));
+  srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: ['n1'], log: () => {} });
+  client = new KubeClient(loadKubeconfig(srv.kubeconfigs['system:node:n1']!));
+});
+after(async () => {
+  client.close();
+  await srv.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('registers the Node with upstream labels, capacity, nodeInfo, endpoint and conditions; posts only on change', async () => {
+  const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: true };
+  const m = new NodeStatusManager(client, async () => ({ ...facts }), memoryLogger());
+  const node = await m.register();
+  assert.equal(node.metadata.labels['kubernetes.io/hostname'], 'n1');
+  assert.equal(node.metadata.labels['kubernetes.io/os'], 'linux');
+  assert.ok(node.metadata.labels['kubernetes.io/arch']);
+  const got = await client.get('/api/v1/nodes/n1');
+  assert.equal(got.status.capacity.pods, '110');
+  assert.match(got.status.capacity.memory, /^\d+Ki$/);
+  assert.equal(got.status.allocatable.cpu, got.status.capacity.cpu);
+  assert.deepEqual(got.status.addresses, [{ type: 'InternalIP', address: '10.1.2.3' }, { type: 'Hostname', address: 'n1' }]);
+  assert.equal(got.status.daemonEndpoints.kubeletEndpoint.Port, 10250);
+  assert.equal(got.status.nodeInfo.containerRuntimeVersion, 'containerd://1.6.20');
+  const cond = Object.fromEntries(got.status.conditions.map((c: any) => [c.type, `${c.status} ${c.reason}`]));
+  assert.deepEqual(cond, { MemoryPressure: 'False KubeletHasSufficientMemory', DiskPressure: 'False KubeletHasNoDiskPressure', PIDPressure: 'False KubeletHasSufficientPID', Ready: 'True KubeletReady' });
+  const readyAt = got.status.conditions.find((c: any) => c.type === 'Ready').lastTransitionTime;
+
+  assert.equal(await m.sync(), false, 'nothing changed: no post');
+  await new Promise((r) => setTimeout(r, 1100));
+  facts.runtimeReady = false;
+  facts.runtimeMessage = 'container runtime network not ready: NetworkReady=false';
+  assert.equal(await m.sync(), true);
+  const ready = (await client.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready');
+  assert.equal(ready.status, 'False');
+  assert.equal(ready.reason, 'KubeletNotReady');
+  assert.equal(ready.message, facts.runtimeMessage);
+  assert.notEqual(ready.lastTransitionTime, readyAt, 'a flip moves lastTransitionTime');
+
+  // A restarted kubelet adopts the existing Node.
+  const again = new NodeStatusManager(client, async () => ({ ...facts, runtimeReady: true }), memoryLogger());
+  const n2 = await again.register();
+  assert.equal(n2.metadata.uid, node.metadata.uid);
+  assert.equal((await client.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready').status, 'True');
+});
+
+test('the Lease kube-node-lease/<node> is created, then renewed, owned by the Node', async () => {
+  const nodeUid = (await client.get('/api/v1/nodes/n1')).metadata.uid;
+  const hb = new LeaseHeartbeat(client, 'n1', memoryLogger());
+  hb.setNodeUid(nodeUid);
+  const l1 = await hb.renew();
+  assert.equal(l1.spec.holderIdentity, 'n1');
+  assert.equal(l1.spec.leaseDurationSeconds, LEASE_DURATION_SEC);
+  assert.match(l1.spec.renewTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  assert.deepEqual(l1.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: 'n1', uid: nodeUid }]);
+  await new Promise((r) => setTimeout(r, 5));
+  const l2 = await hb.renew();
+  assert.equal(l2.metadata.uid, l1.metadata.uid);
+  assert.ok(l2.spec.renewTime > l1.spec.renewTime);
+});
+
+test('lease renewal failures back off instead of spinning', async () => {
+  const dead = new KubeClient({ server: 'https://127.0.0.1:1' });
+  const log = memoryLogger();
+  const hb = new LeaseHeartbeat(dead, 'n1', log, { backoffInitialMs: 50, backoffMaxMs: 200 });
+  hb.start();
+  await new Promise((r) => setTimeout(r, 700));
+  hb.stop();
+  dead.close();
+  assert.ok(hb.failures >= 3, `retried (${hb.failures})`);
+  assert.ok(hb.failures <= 8, `but with growing delays, not in a tight loop (${hb.failures})`);
+  assert.match(log.lines.join('\n'), /failed to renew lease kube-node-lease\/n1, will retry in 50 ms/);
+  assert.match(log.lines.join('\n'), /will retry in 200 ms/);
+});
