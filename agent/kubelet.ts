@@ -5,6 +5,8 @@ import type { CriClient } from './cri/client.js';
 import type { Logger } from './log.js';
 import type { EventRecorder } from './status/events.js';
 import { FileSource } from './sources/file.js';
+import { ApiSource } from './sources/api.js';
+import { KubeApiError, type KubeClient } from '../kube/client.js';
 import { Backoff } from './pods/backoff.js';
 import type { NodeContext } from './pods/cri-config.js';
 import { PodWorker } from './pods/worker.js';
@@ -21,6 +23,8 @@ export interface KubeletOptions {
   fileCheckFrequencyMs?: number;
   relistPeriodMs?: number;
   gcPeriodMs?: number;
+  /** Join an apiserver: pods bound to this node come from it, and finished deletions go back to it. */
+  client?: KubeClient;
 }
 
 export class Kubelet {
@@ -29,7 +33,9 @@ export class Kubelet {
   private desired = new Map<string, Pod>();
   private readonly crashBackoff = new Backoff(10_000, 300_000);
   private readonly imageBackoff = new Backoff(10_000, 300_000);
-  private readonly sources: FileSource[] = [];
+  private readonly sources: { stop(): unknown }[] = [];
+  /** UIDs of API pods whose deletion we finished; they get no new worker while the DELETE propagates. */
+  private readonly deleted = new Set<string>();
   private sourcesReady = false;
   private gcTimer: NodeJS.Timeout | undefined;
   readonly pleg: Pleg;
@@ -52,6 +58,12 @@ export class Kubelet {
       this.sources.push(fs);
       await fs.start();
     }
+    if (this.o.client) {
+      const api = new ApiSource(this.o.client, this.o.node.nodeName, this.o.log, (pods) => this.setSource('api', pods));
+      this.sources.push(api);
+      // The first list may fail while the apiserver is away; pods from files must not wait for it.
+      await Promise.race([api.start(), new Promise((r) => setTimeout(r, 5000))]);
+    }
     // Orphan cleanup only after every source has reported once, or a restart would kill adopted pods.
     this.sourcesReady = true;
     this.pleg.start();
@@ -61,7 +73,7 @@ export class Kubelet {
 
   /** Stops watching and syncing; containers keep running (a kubelet restart must not touch them). */
   async stop(): Promise<void> {
-    for (const s of this.sources) s.stop();
+    for (const s of this.sources) await s.stop();
     this.pleg.stop();
     if (this.gcTimer) clearInterval(this.gcTimer);
     await Promise.all([...this.workers.values()].map((w) => w.idle()));
@@ -85,22 +97,52 @@ export class Kubelet {
   }
 
   private spawnWorker(uid: string, pod: Pod): PodWorker {
-    const w = new PodWorker(uid, pod, this.deps(), (done) => this.workers.get(done.uid) === done && this.workers.delete(done.uid));
+    const w = new PodWorker(uid, pod, this.deps(), (done) => {
+      if (this.workers.get(done.uid) === done) this.workers.delete(done.uid);
+      void this.finishDeletion(done.pod);
+    });
     this.workers.set(uid, w);
     return w;
   }
 
+  /** After an API pod marked for deletion is stopped: DELETE it with grace 0 and a uid precondition. */
+  private async finishDeletion(pod: Pod): Promise<void> {
+    const md = pod.metadata!;
+    if (!this.o.client || !md.deletionTimestamp || md.annotations?.['kubernetes.io/config.source'] !== 'api') return;
+    this.deleted.add(md.uid!);
+    try {
+      await this.o.client.delete(`/api/v1/namespaces/${md.namespace!}/pods/${md.name!}`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: md.uid } });
+      this.o.log.info(`pod ${md.namespace!}/${md.name!} terminated and deleted from the API`, { podUID: md.uid });
+    } catch (e) {
+      if (e instanceof KubeApiError && (e.code === 404 || e.code === 409)) return; // already gone, or a new pod of that name
+      this.deleted.delete(md.uid!);
+      this.o.log.warn(`deleting pod ${md.namespace!}/${md.name!} from the API failed, will retry: ${(e as Error).message}`);
+      setTimeout(() => this.reconcile(), 2000).unref();
+    }
+  }
+
   private reconcile(): void {
+    for (const uid of this.deleted) if (!this.desired.has(uid)) this.deleted.delete(uid);
     for (const w of this.workers.values()) {
-      if (!this.desired.has(w.uid) && w.phase === 'syncing') {
+      const want = this.desired.get(w.uid);
+      if (!want && w.phase === 'syncing') {
         this.o.log.info(`pod ${w.fullName} removed from its source; terminating`, { podUID: w.uid });
         w.terminate();
+      } else if (want?.metadata?.deletionTimestamp) {
+        w.pod = want;
+        w.terminate(want.metadata.deletionGracePeriodSeconds ?? undefined);
       }
     }
     for (const [uid, pod] of this.desired) {
       const w = this.workers.get(uid);
       if (w) {
-        w.update(pod);
+        if (!pod.metadata?.deletionTimestamp) w.update(pod);
+        continue;
+      }
+      if (this.deleted.has(uid)) continue;
+      if (pod.metadata?.deletionTimestamp) {
+        // Marked for deletion while we were not running it: make sure nothing is left, then delete.
+        this.spawnWorker(uid, pod).terminate(pod.metadata.deletionGracePeriodSeconds ?? undefined);
         continue;
       }
       const full = `${pod.metadata!.namespace!}/${pod.metadata!.name!}`;

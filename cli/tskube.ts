@@ -29,7 +29,9 @@ async function runAgent(argv: string[]): Promise<void> {
   const log = createLogger('kubelet', { verbosity: cfg.verbosity });
   const cri = new CriClient({ endpoint: cfg.containerRuntimeEndpoint });
   const hostIP = cfg.nodeIP || firstIPv4();
+  const client = cfg.kubeconfig ? new KubeClient(loadKubeconfig(cfg.kubeconfig)) : undefined;
   const kubelet = new Kubelet({
+    client,
     cri,
     log,
     events: new LogEventRecorder(log),
@@ -39,10 +41,7 @@ async function runAgent(argv: string[]): Promise<void> {
     gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
   });
   let nodeSync: NodeSync | undefined;
-  if (cfg.kubeconfig) {
-    const client = new KubeClient(loadKubeconfig(cfg.kubeconfig));
-    nodeSync = startNodeSync(client, cri, cfg.nodeName, hostIP, log);
-  }
+  if (client) nodeSync = startNodeSync(client, cri, cfg.nodeName, hostIP, log);
   let stopping = false;
   const shutdown = (sig: string): void => {
     if (stopping) return;

@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { e2eSkipReason, sweepStale, TestNode } from './harness.js';
+import { APP_IMAGE, e2eSkipReason, sweepStale, TestNode } from './harness.js';
 import { ApiServerNode } from './apiserver-node.js';
 import { alive, sh, waitFor } from './proc.js';
 
@@ -40,6 +40,23 @@ describe('kubelet joins an apiserver', { skip, timeout: 5 * 60_000 }, () => {
       return t !== first ? t : undefined;
     }, 25_000, 1000, 'lease renewal within ~10 s');
     assert.ok(renewed > first);
+  });
+
+  test('a pod created with kubectl for this node runs in containerd; kubectl delete stops it with SIGTERM, then it is gone', async () => {
+    as.kubectl(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'api-web' }, spec: { nodeName: 'node-a', terminationGracePeriodSeconds: 20, containers: [{ name: 'httpd', image: APP_IMAGE, command: ['/bin/sh', '-c', "trap 'echo got SIGTERM; exit 0' TERM; httpd -f -p 8080 -h /www & wait"] }] } }));
+    const uid = as.kubectl(['get', 'pod', 'api-web', '-o', 'jsonpath={.metadata.uid}']);
+    const c = await waitFor(async () => (await node.podContainers(uid)).find((x) => x.state === 'CONTAINER_RUNNING'), 60_000, 300, 'API pod running in containerd');
+    const sb = (await node.podSandboxes(uid))[0]!;
+    const ip = (await node.cri.podSandboxStatus(sb.id)).status?.network?.ip;
+    assert.equal(await waitFor(() => node.httpGet(`http://${ip}:8080/`), 20_000, 300, 'HTTP from the API pod'), 'hello from tskube\n');
+    const t0 = Date.now();
+    assert.match(as.kubectl(['delete', 'pod', 'api-web', '--wait=true', '--timeout=60s']), /pod "api-web" deleted/);
+    assert.ok(Date.now() - t0 < 15_000, 'the container exited on SIGTERM instead of waiting out the 20 s grace period');
+    assert.throws(() => as.kubectl(['get', 'pod', 'api-web']), /not found/);
+    await waitFor(async () => (await node.podSandboxes(uid)).length === 0, 30_000, 300, 'sandbox removed');
+    const st = await node.cri.containerStatus(c.id).catch(() => undefined);
+    assert.equal(st, undefined, 'container removed');
+    assert.match(node.kubeletLog(), /pod default\/api-web terminated and deleted from the API/);
   });
 
   test('the kubelet keeps running when the apiserver goes away, and re-registers status when it is back', async () => {

@@ -1,0 +1,89 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+// Test-only: the dev apiserver stands in for a real one. Agent code never imports apiserver/.
+import { startApiServer, type RunningApiServer } from '../apiserver/main.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { KubeApiError, KubeClient } from '../kube/client.js';
+import { CriClient } from './cri/client.js';
+import { FakeRuntime } from './cri/fake-runtime.js';
+import { Kubelet } from './kubelet.js';
+import { memoryLogger } from './log.js';
+import { LogEventRecorder } from './status/events.js';
+
+let dir: string;
+let srv: RunningApiServer;
+let admin: KubeClient;
+let nodeClient: KubeClient;
+let rt: FakeRuntime;
+let cri: CriClient;
+let kubelet: Kubelet;
+
+const waitFor = async <T>(fn: () => T | Promise<T>, ms = 8000): Promise<NonNullable<T>> => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-klapi-'));
+  srv = await startApiServer({ certDir: path.join(dir, 'pki'), bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: ['n1'], log: () => {} });
+  admin = new KubeClient(loadKubeconfig(srv.kubeconfigs['kubernetes-admin']!));
+  nodeClient = new KubeClient(loadKubeconfig(srv.kubeconfigs['system:node:n1']!));
+  rt = new FakeRuntime();
+  rt.pullable.add('reg/app:1');
+  cri = new CriClient({ endpoint: await rt.start() });
+  const log = memoryLogger();
+  kubelet = new Kubelet({ cri, log, events: new LogEventRecorder(log), client: nodeClient, relistPeriodMs: 50, node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') } });
+  await kubelet.start();
+});
+
+after(async () => {
+  await kubelet.stop();
+  cri.close();
+  await rt.stop();
+  admin.close();
+  nodeClient.close();
+  await srv.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const running = (name: string) => [...rt.containers.values()].find((c) => c.state === 'CONTAINER_RUNNING' && c.config.labels['io.kubernetes.pod.name'] === name);
+
+test('pods bound to this node (and only those) come from the apiserver and run', async () => {
+  await admin.create('/api/v1/namespaces/default/pods', { metadata: { name: 'mine' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'reg/app:1' }] } });
+  await admin.create('/api/v1/namespaces/kube-system/pods', { metadata: { name: 'mine-too' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'reg/app:1' }] } });
+  await admin.create('/api/v1/namespaces/default/pods', { metadata: { name: 'other' }, spec: { nodeName: 'n2', containers: [{ name: 'c', image: 'reg/app:1' }] } });
+  await admin.create('/api/v1/namespaces/default/pods', { metadata: { name: 'unbound' }, spec: { containers: [{ name: 'c', image: 'reg/app:1' }] } });
+  await waitFor(() => running('mine') && running('mine-too'));
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(running('other'), undefined);
+  assert.equal(running('unbound'), undefined);
+  const uid = (await admin.get('/api/v1/namespaces/default/pods/mine')).metadata.uid;
+  assert.equal(running('mine')!.config.labels['io.kubernetes.pod.uid'], uid, 'runtime pods carry the API UID');
+});
+
+test('kubectl-style graceful delete: containers stop within the grace period, then the pod is deleted with grace 0', async () => {
+  const marked = await admin.delete('/api/v1/namespaces/default/pods/mine', { gracePeriodSeconds: 9 });
+  assert.ok(marked.metadata.deletionTimestamp, 'marked, not gone');
+  await waitFor(async () => {
+    try {
+      await admin.get('/api/v1/namespaces/default/pods/mine');
+      return false;
+    } catch (e) {
+      return e instanceof KubeApiError && e.code === 404;
+    }
+  });
+  const stop = rt.calls.find((c) => c.method === 'StopContainer');
+  assert.ok(stop && Number(stop.req.timeout) <= 9 && Number(stop.req.timeout) >= 8, `StopContainer got the remaining grace (${stop?.req.timeout})`);
+  assert.equal(running('mine'), undefined);
+  assert.ok(running('mine-too'), 'other pods untouched');
+  const del = [...rt.sandboxes.values()].filter((s) => s.config.labels['io.kubernetes.pod.name'] === 'mine');
+  assert.equal(del.length, 0, 'sandbox removed');
+});
