@@ -11,6 +11,7 @@ import { CriClient } from './cri/client.js';
 import { FakeRuntime } from './cri/fake-runtime.js';
 import { Kubelet } from './kubelet.js';
 import { memoryLogger } from './log.js';
+import { waitFor as waitUntil } from '../e2e/proc.js';
 import { LogEventRecorder } from './status/events.js';
 
 let dir: string;
@@ -21,15 +22,7 @@ let rt: FakeRuntime;
 let cri: CriClient;
 let kubelet: Kubelet;
 
-const waitFor = async <T>(fn: () => T | Promise<T>, ms = 8000): Promise<NonNullable<T>> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
+const waitFor = <T>(fn: () => T | Promise<T>, ms = 8000) => waitUntil(fn, ms, 20);
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-klapi-'));

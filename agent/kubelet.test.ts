@@ -8,6 +8,7 @@ import { CriClient } from './cri/client.js';
 import { FakeRuntime } from './cri/fake-runtime.js';
 import { Kubelet } from './kubelet.js';
 import { memoryLogger } from './log.js';
+import { waitFor as waitUntil } from '../e2e/proc.js';
 import { LogEventRecorder, type KubeEvent } from './status/events.js';
 import { toStaticPod } from './sources/manifest.js';
 
@@ -17,15 +18,7 @@ let dir: string;
 let events: KubeEvent[];
 let kubelets: Kubelet[];
 
-const waitFor = async <T>(fn: () => T | Promise<T>, ms = 5000): Promise<NonNullable<T>> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+const waitFor = <T>(fn: () => T | Promise<T>, ms = 5000) => waitUntil(fn, ms, 20);
 
 function newKubelet(): Kubelet {
   const log = memoryLogger();

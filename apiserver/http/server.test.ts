@@ -71,6 +71,8 @@ test('errors are metav1.Status with the right code and reason', async () => {
   const cases: [string, string, string | undefined, Record<string, string>, number, string][] = [
     ['GET', '/api/v1/namespaces/default/pods/none', undefined, {}, 404, 'NotFound'],
     ['POST', '/api/v1/namespaces/default/pods', '{not json', { 'Content-Type': 'application/json' }, 400, 'BadRequest'],
+    ['POST', '/api/v1/namespaces/default/pods', 'kind: Pod\nmetadata: {name: [\n', { 'Content-Type': 'application/yaml' }, 400, 'BadRequest'],
+    ['POST', '/api/v1/namespaces/default/pods', '- just\n- a list\n', { 'Content-Type': 'application/yaml' }, 400, 'BadRequest'],
     ['POST', '/api/v1/namespaces/default/pods', JSON.stringify({ kind: 'Service', apiVersion: 'v1', metadata: { name: 'x' } }), { 'Content-Type': 'application/json' }, 400, 'BadRequest'],
     ['POST', '/api/v1/namespaces/default/pods', JSON.stringify(pod('x')), { 'Content-Type': 'text/plain' }, 415, 'UnsupportedMediaType'],
     ['POST', '/api/v1/namespaces/default/pods', JSON.stringify({ metadata: { name: 'x' }, spec: {} }), { 'Content-Type': 'application/json' }, 422, 'Invalid'],
