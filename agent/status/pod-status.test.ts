@@ -1,0 +1,76 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { computePodStatus, qosClass } from './pod-status.js';
+import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
+import type { Waiting } from '../pods/worker.js';
+import { applyPodDefaults } from '../../kube/pod-defaults.js';
+
+const pod = (spec: Partial<NonNullable<Pod['spec']>> = {}): Pod => applyPodDefaults({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'a', image: 'img:1' }], ...spec } });
+let t = 1_700_000_000_000;
+const c = (name: string, over: Partial<ContainerInfo> = {}): ContainerInfo => ({ id: `id-${name}-${t}`, sandboxId: 's', name, type: 'container', attempt: 0, state: 'running', hash: 'h', restartCount: 0, exitCode: 0, reason: '', message: '', createdAt: t++, startedAt: t, finishedAt: 0, image: 'img:1', imageRef: 'sha256:abc', ...over });
+const st = (containers: ContainerInfo[], ip = '10.244.0.5', ready = true): PodRuntimeState => ({ uid: 'u', sandboxes: [{ id: 's', ready, attempt: 0, createdAt: 1, ip, hostNetwork: false, podName: 'p', podNamespace: 'default', podUid: 'u' }], containers: [...containers].sort((x, y) => y.createdAt - x.createdAt) });
+const status = (p: Pod, s: PodRuntimeState, waiting: Record<string, Waiting> = {}) => computePodStatus({ pod: p, state: s, waiting: new Map(Object.entries(waiting)), hostIP: '192.168.1.10', startTime: '2026-12-02T10:00:00Z' });
+const conds = (s: any) => Object.fromEntries(s.conditions.map((x: any) => [x.type, x.status]));
+
+test('a running pod: Running, all conditions True, IPs, containerd:// IDs', () => {
+  const s = status(pod(), st([c('a')]));
+  assert.equal(s.phase, 'Running');
+  assert.deepEqual(conds(s), { PodReadyToStartContainers: 'True', Initialized: 'True', Ready: 'True', ContainersReady: 'True', PodScheduled: 'True' });
+  assert.equal(s.podIP, '10.244.0.5');
+  assert.deepEqual(s.podIPs, [{ ip: '10.244.0.5' }]);
+  assert.equal(s.hostIP, '192.168.1.10');
+  assert.equal(s.qosClass, 'BestEffort');
+  const cs = s.containerStatuses[0];
+  assert.match(cs.containerID, /^containerd:\/\/id-a-/);
+  assert.equal(cs.ready, true);
+  assert.equal(cs.started, true);
+  assert.equal(cs.imageID, 'sha256:abc');
+  assert.ok(cs.state.running.startedAt);
+});
+
+test('image pull trouble: Pending, waiting with the reason, not ready', () => {
+  const s = status(pod(), st([]), { a: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "img:1"' } });
+  assert.equal(s.phase, 'Pending');
+  assert.deepEqual(s.containerStatuses[0].state, { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "img:1"' } });
+  const ready = s.conditions.find((x: any) => x.type === 'Ready');
+  assert.deepEqual([ready.status, ready.reason, ready.message], ['False', 'ContainersNotReady', 'containers with unready status: [a]']);
+});
+
+test('CrashLoopBackOff: waiting, lastState terminated, restartCount, phase Running under Always', () => {
+  const s = status(pod(), st([c('a', { state: 'exited', exitCode: 1, restartCount: 2, finishedAt: t })]), { a: { reason: 'CrashLoopBackOff', message: 'back-off 20s restarting failed container=a' } });
+  assert.equal(s.phase, 'Running');
+  const cs = s.containerStatuses[0];
+  assert.equal(cs.state.waiting.reason, 'CrashLoopBackOff');
+  assert.equal(cs.lastState.terminated.exitCode, 1);
+  assert.equal(cs.lastState.terminated.reason, 'Error');
+  assert.equal(cs.restartCount, 2);
+});
+
+test('finished pods: Succeeded under OnFailure with exit 0, Failed under Never with exit 1', () => {
+  const ok = status(pod({ restartPolicy: 'OnFailure' }), st([c('a', { state: 'exited', exitCode: 0, finishedAt: t })]));
+  assert.equal(ok.phase, 'Succeeded');
+  assert.equal(ok.conditions.find((x: any) => x.type === 'Ready').reason, 'PodCompleted');
+  assert.equal(ok.containerStatuses[0].state.terminated.reason, 'Completed');
+  const bad = status(pod({ restartPolicy: 'Never' }), st([c('a', { state: 'exited', exitCode: 1, finishedAt: t })]));
+  assert.equal(bad.phase, 'Failed');
+});
+
+test('init containers: Pending and not Initialized until all have succeeded', () => {
+  const p = pod({ initContainers: [{ name: 'i', image: 'img:1' }] });
+  const s = status(p, st([c('i', { type: 'init' })]));
+  assert.equal(s.phase, 'Pending');
+  const init = s.conditions.find((x: any) => x.type === 'Initialized');
+  assert.deepEqual([init.status, init.message], ['False', 'containers with incomplete status: [i]']);
+  assert.equal(s.containerStatuses[0].state.waiting.reason, 'ContainerCreating');
+  const s2 = status(p, st([c('i', { type: 'init', state: 'exited' }), c('a')]));
+  assert.equal(s2.phase, 'Running');
+  assert.equal(s2.initContainerStatuses[0].ready, true);
+});
+
+test('hostNetwork pods get the host IP; QoS classes', () => {
+  const s = status(pod({ hostNetwork: true }), st([c('a')], ''));
+  assert.equal(s.podIP, '192.168.1.10');
+  assert.equal(qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { limits: { cpu: '1', memory: '1Gi' } } }] })), 'Guaranteed');
+  assert.equal(qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { requests: { cpu: '100m' } } }] })), 'Burstable');
+});

@@ -1,0 +1,142 @@
+// Pod status as the kubelet computes it (upstream generateAPIPodStatus /
+// getPhase): phase, conditions, container statuses, IPs and QoS class, from
+// the runtime state and the workers' waiting reasons. Pure.
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
+import type { Waiting } from '../pods/worker.js';
+
+type Obj = Record<string, any>;
+const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+
+function instances(state: PodRuntimeState, name: string): ContainerInfo[] {
+  return state.containers.filter((c) => c.name === name); // newest first
+}
+
+function terminated(c: ContainerInfo): Obj {
+  return {
+    terminated: {
+      exitCode: c.exitCode,
+      reason: c.reason || (c.exitCode === 0 ? 'Completed' : 'Error'),
+      ...(c.message ? { message: c.message } : {}),
+      startedAt: c.startedAt ? iso(c.startedAt) : null,
+      finishedAt: c.finishedAt ? iso(c.finishedAt) : null,
+      containerID: `containerd://${c.id}`,
+    },
+  };
+}
+
+export function containerStatus(spec: Container, state: PodRuntimeState, waiting: Waiting | undefined): Obj {
+  const [cur, prev] = instances(state, spec.name);
+  let st: Obj;
+  let last: Obj = {};
+  if (!cur) st = { waiting: { reason: waiting?.reason && waiting.reason !== 'ContainerCreating' ? waiting.reason : 'ContainerCreating', ...(waiting?.message ? { message: waiting.message } : {}) } };
+  else if (cur.state === 'running') st = { running: { startedAt: iso(cur.startedAt || cur.createdAt) } };
+  else if (cur.state === 'exited' && waiting && waiting.reason !== 'ContainerCreating') {
+    // Waiting to be restarted (CrashLoopBackOff...): the exited instance becomes lastState.
+    st = { waiting: { reason: waiting.reason, ...(waiting.message ? { message: waiting.message } : {}) } };
+    last = terminated(cur);
+  } else if (cur.state === 'exited') st = terminated(cur);
+  else st = { waiting: { reason: 'ContainerCreating' } };
+  if (prev && !last.terminated && prev.state === 'exited') last = terminated(prev);
+  const running = cur?.state === 'running';
+  return {
+    name: spec.name,
+    state: st,
+    lastState: last,
+    ready: running,
+    started: running,
+    restartCount: cur?.restartCount ?? 0,
+    image: spec.image,
+    imageID: cur?.imageRef ?? '',
+    ...(cur ? { containerID: `containerd://${cur.id}` } : {}),
+  };
+}
+
+/** Upstream getPhase. */
+export function podPhase(pod: Pod, init: Obj[], statuses: Obj[]): string {
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  const pendingInit = init.some((s) => !(s.state.terminated && s.state.terminated.exitCode === 0));
+  if (init.length && pendingInit) {
+    const failed = init.some((s) => s.state.terminated && s.state.terminated.exitCode !== 0);
+    return failed && policy === 'Never' ? 'Failed' : 'Pending';
+  }
+  let waiting = 0, running = 0, stopped = 0, succeeded = 0;
+  for (const s of statuses) {
+    if (s.state.running) running++;
+    else if (s.state.terminated) {
+      stopped++;
+      if (s.state.terminated.exitCode === 0) succeeded++;
+    } else if (s.state.waiting) {
+      if (s.lastState?.terminated) stopped++;
+      else waiting++;
+    }
+  }
+  if (waiting > 0) return 'Pending';
+  if (running > 0) return 'Running';
+  if (stopped > 0 && stopped === statuses.length) {
+    if (policy === 'Always') return 'Running';
+    if (stopped === succeeded) return 'Succeeded';
+    if (policy === 'Never') return 'Failed';
+    return 'Running';
+  }
+  return 'Pending';
+}
+
+export function qosClass(pod: Pod): string {
+  const cs = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
+  let any = false;
+  let guaranteed = true;
+  for (const c of cs) {
+    const req = (c.resources?.requests ?? {}) as Record<string, unknown>;
+    const lim = (c.resources?.limits ?? {}) as Record<string, unknown>;
+    if (Object.keys(req).length || Object.keys(lim).length) any = true;
+    for (const k of ['cpu', 'memory']) if (lim[k] === undefined || (req[k] !== undefined && String(req[k]) !== String(lim[k]))) guaranteed = false;
+  }
+  return !any ? 'BestEffort' : guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+function cond(type: string, ok: boolean, reason?: string, message?: string): Obj {
+  return { type, status: ok ? 'True' : 'False', ...(ok || !reason ? {} : { reason, message }) };
+}
+
+export interface StatusInput {
+  pod: Pod;
+  state: PodRuntimeState;
+  waiting: Map<string, Waiting>;
+  hostIP: string;
+  startTime: string;
+}
+
+/** The status without transition times; the status manager adds and keeps those. */
+export function computePodStatus(i: StatusInput): Obj {
+  const spec = i.pod.spec!;
+  const init = (spec.initContainers ?? []).map((c) => containerStatus(c, i.state, i.waiting.get(c.name)));
+  for (const s of init) s.ready = !!(s.state.terminated && s.state.terminated.exitCode === 0);
+  const main = spec.containers.map((c) => containerStatus(c, i.state, i.waiting.get(c.name)));
+  const phase = podPhase(i.pod, init, main);
+  const sandbox = i.state.sandboxes[0];
+  const sandboxUp = !!sandbox?.ready && (spec.hostNetwork === true || !!sandbox.ip);
+  const podIP = spec.hostNetwork ? i.hostIP : sandbox?.ready ? sandbox.ip : '';
+  const notInit = init.filter((s) => !s.ready).map((s) => s.name);
+  const notReady = main.filter((s) => !s.ready).map((s) => s.name);
+  const done = phase === 'Succeeded' || phase === 'Failed';
+  const list = (names: string[]) => `[${names.join(' ')}]`;
+  const conditions = [
+    cond('PodReadyToStartContainers', sandboxUp),
+    done ? cond('Initialized', true) : cond('Initialized', notInit.length === 0, 'ContainersNotInitialized', `containers with incomplete status: ${list(notInit)}`),
+    done ? { ...cond('Ready', false), reason: 'PodCompleted' } : cond('Ready', notReady.length === 0, 'ContainersNotReady', `containers with unready status: ${list(notReady)}`),
+    done ? { ...cond('ContainersReady', false), reason: 'PodCompleted' } : cond('ContainersReady', notReady.length === 0, 'ContainersNotReady', `containers with unready status: ${list(notReady)}`),
+    cond('PodScheduled', true),
+  ];
+  return {
+    phase,
+    conditions,
+    hostIP: i.hostIP,
+    hostIPs: i.hostIP ? [{ ip: i.hostIP }] : [],
+    ...(podIP ? { podIP, podIPs: [{ ip: podIP }] } : {}),
+    startTime: i.startTime,
+    ...(init.length ? { initContainerStatuses: init } : {}),
+    containerStatuses: main,
+    qosClass: qosClass(i.pod),
+  };
+}
