@@ -62,6 +62,24 @@ test('pods bound to this node (and only those) come from the apiserver and run',
   assert.equal(running('mine')!.config.labels['io.kubernetes.pod.uid'], uid, 'runtime pods carry the API UID');
 });
 
+test('status is written back: Running, ready, the pod IP, containerd:// container IDs', async () => {
+  const p = await waitFor(async () => {
+    const o = await admin.get('/api/v1/namespaces/default/pods/mine');
+    return o.status?.phase === 'Running' && o.status.containerStatuses?.[0]?.ready ? o : undefined;
+  });
+  assert.match(p.status.podIP, /^10\.88\.0\.\d+$/);
+  assert.equal(p.status.hostIP, '10.1.1.1');
+  assert.equal(p.status.qosClass, 'BestEffort');
+  assert.match(p.status.containerStatuses[0].containerID, /^containerd:\/\/c\d+$/);
+  assert.ok(p.status.containerStatuses[0].state.running.startedAt);
+  assert.equal(p.status.containerStatuses[0].state.waiting, undefined, 'no stale state keys');
+  const c = Object.fromEntries(p.status.conditions.map((x: any) => [x.type, x.status]));
+  assert.deepEqual(c, { PodScheduled: 'True', PodReadyToStartContainers: 'True', Initialized: 'True', Ready: 'True', ContainersReady: 'True' });
+  const patches = kubelet.status!.patches;
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(kubelet.status!.patches, patches, 'no PATCH while nothing changes');
+});
+
 test('kubectl-style graceful delete: containers stop within the grace period, then the pod is deleted with grace 0', async () => {
   const marked = await admin.delete('/api/v1/namespaces/default/pods/mine', { gracePeriodSeconds: 9 });
   assert.ok(marked.metadata.deletionTimestamp, 'marked, not gone');

@@ -7,6 +7,7 @@ import type { EventRecorder } from './status/events.js';
 import { FileSource } from './sources/file.js';
 import { ApiSource } from './sources/api.js';
 import { KubeApiError, type KubeClient } from '../kube/client.js';
+import { StatusManager } from './status/status-manager.js';
 import { Backoff } from './pods/backoff.js';
 import type { NodeContext } from './pods/cri-config.js';
 import { PodWorker } from './pods/worker.js';
@@ -39,8 +40,10 @@ export class Kubelet {
   private sourcesReady = false;
   private gcTimer: NodeJS.Timeout | undefined;
   readonly pleg: Pleg;
+  readonly status: StatusManager | undefined;
 
   constructor(private readonly o: KubeletOptions) {
+    this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP) : undefined;
     this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
   }
 
@@ -93,12 +96,19 @@ export class Kubelet {
   }
 
   private deps() {
-    return { cri: this.o.cri, node: this.o.node, log: this.o.log, events: this.o.events, crashBackoff: this.crashBackoff, imageBackoff: this.imageBackoff };
+    return { cri: this.o.cri, node: this.o.node, log: this.o.log, events: this.o.events, crashBackoff: this.crashBackoff, imageBackoff: this.imageBackoff, onSynced: (w: PodWorker) => this.reportStatus(w) };
+  }
+
+  /** API pods get their status written back; static pods wait for mirror pods (issue 4). */
+  private reportStatus(w: PodWorker): void {
+    if (!this.status || !w.lastState || w.pod.metadata?.annotations?.['kubernetes.io/config.source'] !== 'api') return;
+    this.status.update(w.pod, w.lastState, w.waiting);
   }
 
   private spawnWorker(uid: string, pod: Pod): PodWorker {
     const w = new PodWorker(uid, pod, this.deps(), (done) => {
       if (this.workers.get(done.uid) === done) this.workers.delete(done.uid);
+      this.status?.forget(done.uid);
       void this.finishDeletion(done.pod);
     });
     this.workers.set(uid, w);

@@ -49,6 +49,13 @@ describe('kubelet joins an apiserver', { skip, timeout: 5 * 60_000 }, () => {
     const sb = (await node.podSandboxes(uid))[0]!;
     const ip = (await node.cri.podSandboxStatus(sb.id)).status?.network?.ip;
     assert.equal(await waitFor(() => node.httpGet(`http://${ip}:8080/`), 20_000, 300, 'HTTP from the API pod'), 'hello from tskube\n');
+    // The kubelet writes the status back: kubectl shows it Running with the pod IP that answered.
+    const wide = await waitFor(() => {
+      const o = as.kubectl(['get', 'pod', 'api-web', '-o', 'wide']);
+      return /1\/1\s+Running/.test(o) ? o : undefined;
+    }, 30_000, 500, 'kubectl shows Running');
+    assert.match(wide, new RegExp(`api-web\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${ip!.replace(/\./g, '\\.')}\\s+node-a`));
+    assert.equal(as.kubectl(['get', 'pod', 'api-web', '-o', 'jsonpath={.status.containerStatuses[0].containerID}']), `containerd://${c.id}`);
     const t0 = Date.now();
     assert.match(as.kubectl(['delete', 'pod', 'api-web', '--wait=true', '--timeout=60s']), /pod "api-web" deleted/);
     assert.ok(Date.now() - t0 < 15_000, 'the container exited on SIGTERM instead of waiting out the 20 s grace period');

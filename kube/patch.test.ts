@@ -38,6 +38,10 @@ test('strategic merge: lists merge by key (containers, conditions, env, ports, v
   assert.deepEqual(out.status.conditions, [{ type: 'Ready', status: 'True' }, { type: 'PodScheduled', status: 'True' }]);
   const del = strategicMerge(pod, { spec: { containers: [{ name: 'b', $patch: 'delete' }] } }) as any;
   assert.deepEqual(del.spec.containers.map((c: any) => c.name), ['a']);
+  const ips = strategicMerge({ status: { podIPs: [{ ip: '10.0.0.1' }] } }, { status: { podIPs: [{ ip: '10.0.0.2' }, { $patch: 'replace' }] } }) as any;
+  assert.deepEqual(ips.status.podIPs, [{ ip: '10.0.0.2' }], 'a $patch: replace element replaces the list');
+  const st = strategicMerge({ s: { running: { startedAt: 'x' } } }, { s: { running: null, terminated: { exitCode: 0 } } }) as any;
+  assert.deepEqual(st.s, { terminated: { exitCode: 0 } });
   const repl = strategicMerge(pod, { status: { $patch: 'replace', phase: 'Running' } }) as any;
   assert.deepEqual(repl.status, { phase: 'Running' });
 });

@@ -153,7 +153,9 @@ export function strategicMerge(target: J, patch: J, parentField = ''): J {
     }
     const key = MERGE_KEYS[k];
     const servicePorts = k === 'ports' && parentField === 'spec-service';
-    if (key && Array.isArray(v) && Array.isArray(out[k]) && !(v.length === 1 && isObj(v[0]) && v[0].$patch === 'replace')) {
+    // A {$patch: replace} element in a list means: the other elements are the whole new list.
+    const replaceList = Array.isArray(v) && v.some((x) => isObj(x) && x.$patch === 'replace');
+    if (key && Array.isArray(v) && Array.isArray(out[k]) && !replaceList) {
       out[k] = mergeList(key, k, out[k] as J[], v, servicePorts);
     } else if (Array.isArray(v)) {
       out[k] = v.filter((x) => !(isObj(x) && x.$patch)).map((x) => strategicMerge(undefined, x, k));

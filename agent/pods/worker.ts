@@ -22,6 +22,8 @@ export interface WorkerDeps {
   events: EventRecorder;
   crashBackoff: Backoff;
   imageBackoff: Backoff;
+  /** Called after every successful sync, e.g. to report status. */
+  onSynced?: (w: PodWorker) => void;
 }
 
 export interface Waiting {
@@ -113,6 +115,7 @@ export class PodWorker {
         }
         await this.sync();
         this.syncCount++;
+        this.d.onSynced?.(this);
       } catch (e) {
         this.d.log.error(`sync of pod ${this.fullName} failed, will retry: ${(e as Error).message}`, { podUID: this.uid });
         this.wakeIn(this.phase === 'terminating' ? 1000 : 5000);

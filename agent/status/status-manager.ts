@@ -1,0 +1,108 @@
+// Writes pod status to the apiserver: a strategic-merge PATCH on pods/status
+// with a uid precondition, only when the status changed, serialized per pod.
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { KubeApiError, type KubeClient } from '../../kube/client.js';
+import type { Logger } from '../log.js';
+import type { PodRuntimeState } from '../pods/runtime-state.js';
+import type { Waiting } from '../pods/worker.js';
+import { computePodStatus } from './pod-status.js';
+
+type Obj = Record<string, any>;
+const STATE_KEYS = ['waiting', 'running', 'terminated'];
+const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** Strategic merge adds to what is there: name every state key, null for "not this one". */
+function exclusive(state: Obj): Obj {
+  return Object.fromEntries(STATE_KEYS.map((k) => [k, state[k] ?? null]));
+}
+
+interface Entry {
+  pod: Pod;
+  posted: string;
+  pending?: Obj;
+  pendingKey?: string;
+  inFlight: boolean;
+  transitions: Map<string, { status: string; at: string }>;
+  startTime: string;
+}
+
+export class StatusManager {
+  private readonly pods = new Map<string, Entry>();
+  patches = 0;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly log: Logger,
+    private readonly hostIP: string,
+  ) {}
+
+  /** Compute the status from the latest runtime state; post it if it changed. */
+  update(pod: Pod, state: PodRuntimeState, waiting: Map<string, Waiting>): void {
+    const uid = pod.metadata!.uid!;
+    let e = this.pods.get(uid);
+    if (!e) {
+      e = { pod, posted: '', inFlight: false, transitions: new Map(), startTime: (pod.status?.startTime as string | undefined) ?? now() };
+      this.pods.set(uid, e);
+    }
+    e.pod = pod;
+    const status = computePodStatus({ pod, state, waiting, hostIP: this.hostIP, startTime: e.startTime });
+    const key = JSON.stringify(status);
+    if (key === e.posted || key === e.pendingKey) return;
+    e.pending = status;
+    e.pendingKey = key;
+    void this.flush(uid);
+  }
+
+  forget(uid: string): void {
+    this.pods.delete(uid);
+  }
+
+  private withTimes(e: Entry, status: Obj): Obj {
+    const conditions = (status.conditions as Obj[]).map((c) => {
+      const prev = e.transitions.get(c.type);
+      const at = prev && prev.status === c.status ? prev.at : now();
+      e.transitions.set(c.type, { status: c.status, at });
+      return { ...c, lastProbeTime: null, lastTransitionTime: at };
+    });
+    const cs = (list: Obj[] | undefined) => list?.map((s) => ({ ...s, state: exclusive(s.state), lastState: exclusive(s.lastState), containerID: s.containerID ?? null }));
+    return {
+      ...status,
+      conditions,
+      containerStatuses: cs(status.containerStatuses),
+      ...(status.initContainerStatuses ? { initContainerStatuses: cs(status.initContainerStatuses) } : {}),
+      podIP: status.podIP ?? null,
+      podIPs: [...((status.podIPs as Obj[] | undefined) ?? []), { $patch: 'replace' }],
+      hostIPs: [...((status.hostIPs as Obj[] | undefined) ?? []), { $patch: 'replace' }],
+    };
+  }
+
+  private async flush(uid: string): Promise<void> {
+    const e = this.pods.get(uid);
+    if (!e || e.inFlight || !e.pending) return;
+    const status = e.pending;
+    const key = e.pendingKey!;
+    e.pending = undefined;
+    e.pendingKey = undefined;
+    e.inFlight = true;
+    const md = e.pod.metadata!;
+    try {
+      await this.client.patch(`/api/v1/namespaces/${md.namespace!}/pods/${md.name!}/status`, { metadata: { uid }, status: this.withTimes(e, status) }, 'strategic');
+      e.posted = key;
+      this.patches++;
+    } catch (err) {
+      if (err instanceof KubeApiError && (err.code === 404 || err.code === 409)) {
+        this.pods.delete(uid); // gone, or replaced by a new pod with that name
+        return;
+      }
+      this.log.warn(`status update for pod ${md.namespace!}/${md.name!} failed, will retry: ${(err as Error).message}`);
+      if (!e.pending) {
+        e.pending = status;
+        e.pendingKey = key;
+      }
+      setTimeout(() => void this.flush(uid), 2000).unref();
+    } finally {
+      e.inFlight = false;
+    }
+    if (e.pending) void this.flush(uid);
+  }
+}
