@@ -10,6 +10,7 @@ import { startApiServer } from '../apiserver/main.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { startNodeSync, type NodeSync } from '../agent/node/node-sync.js';
+import { ApiEventRecorder } from '../agent/status/api-events.js';
 
 function usage(): string {
   const list = (f: Record<string, string>) => Object.entries(f).map(([k, v]) => `  --${k}  ${v}`).join('\n');
@@ -34,7 +35,7 @@ async function runAgent(argv: string[]): Promise<void> {
     client,
     cri,
     log,
-    events: new LogEventRecorder(log),
+    events: client ? new ApiEventRecorder(client, cfg.nodeName, log, new LogEventRecorder(log)) : new LogEventRecorder(log),
     node: { nodeName: cfg.nodeName, hostIP, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir },
     manifestPath: cfg.staticPodPath,
     fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,

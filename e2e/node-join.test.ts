@@ -56,6 +56,12 @@ describe('kubelet joins an apiserver', { skip, timeout: 5 * 60_000 }, () => {
     }, 30_000, 500, 'kubectl shows Running');
     assert.match(wide, new RegExp(`api-web\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${ip!.replace(/\./g, '\\.')}\\s+node-a`));
     assert.equal(as.kubectl(['get', 'pod', 'api-web', '-o', 'jsonpath={.status.containerStatuses[0].containerID}']), `containerd://${c.id}`);
+    // The kubelet's events, in order, in kubectl describe.
+    const events = await waitFor(() => {
+      const d = as.kubectl(['describe', 'pod', 'api-web']);
+      return /Started\s+\S+\s+kubelet\s+Started container httpd/.test(d) ? d : undefined;
+    }, 20_000, 500, 'kubelet events in describe');
+    assert.match(events, /Normal\s+Pulling\s+\S+\s+kubelet\s+Pulling image "127\.0\.0\.1:5000\/tskube\/app:1"[\s\S]*Normal\s+Pulled\s+\S+\s+kubelet\s+Successfully pulled image[\s\S]*Normal\s+Created\s+\S+\s+kubelet\s+Created container: httpd[\s\S]*Normal\s+Started\s+\S+\s+kubelet\s+Started container httpd/);
     const t0 = Date.now();
     assert.match(as.kubectl(['delete', 'pod', 'api-web', '--wait=true', '--timeout=60s']), /pod "api-web" deleted/);
     assert.ok(Date.now() - t0 < 15_000, 'the container exited on SIGTERM instead of waiting out the 20 s grace period');

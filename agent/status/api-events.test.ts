@@ -1,0 +1,57 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+// Test-only: the dev apiserver stands in for a real one.
+import { startApiServer, type RunningApiServer } from '../../apiserver/main.js';
+import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { KubeClient } from '../../kube/client.js';
+import { memoryLogger } from '../log.js';
+import { ApiEventRecorder } from './api-events.js';
+import { LogEventRecorder } from './events.js';
+
+let dir: string;
+let srv: RunningApiServer;
+let client: KubeClient;
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-ev-'));
+  srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: ['n1'], log: () => {} });
+  client = new KubeClient(loadKubeconfig(srv.kubeconfigs['system:node:n1']!));
+});
+after(async () => {
+  client.close();
+  await srv.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('events are posted from kubelet/<node>, and repeats are aggregated by count', async () => {
+  const log = memoryLogger();
+  const rec = new ApiEventRecorder(client, 'n1', log, new LogEventRecorder(log));
+  const ref = { kind: 'Pod' as const, namespace: 'default', name: 'web', uid: 'u-1', fieldPath: 'spec.containers{c}' };
+  rec.event(ref, 'Normal', 'Pulled', 'Container image "i:1" already present on machine');
+  rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c in pod web_default(u-1)');
+  rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c in pod web_default(u-1)');
+  rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c in pod web_default(u-1)');
+  await rec.flush();
+  const list = await client.get('/api/v1/namespaces/default/events', { fieldSelector: 'involvedObject.uid=u-1' });
+  const by = Object.fromEntries(list.items.map((e: any) => [e.reason, e]));
+  assert.equal(list.items.length, 2);
+  assert.equal(by.BackOff.count, 3);
+  assert.equal(by.BackOff.type, 'Warning');
+  assert.equal(by.Pulled.count, 1);
+  assert.deepEqual(by.Pulled.source, { component: 'kubelet', host: 'n1' });
+  assert.deepEqual(by.Pulled.involvedObject, { apiVersion: 'v1', kind: 'Pod', name: 'web', namespace: 'default', uid: 'u-1', fieldPath: 'spec.containers{c}' });
+  assert.ok(log.lines.some((l) => l.includes('event Warning BackOff pod/default/web')), 'still logged');
+});
+
+test('an unreachable apiserver drops events without blocking the caller', async () => {
+  const dead = new KubeClient({ server: 'https://127.0.0.1:1' });
+  const rec = new ApiEventRecorder(dead, 'n1', memoryLogger());
+  const t0 = Date.now();
+  rec.event({ kind: 'Pod', namespace: 'default', name: 'x' }, 'Normal', 'Started', 'Started container c');
+  assert.ok(Date.now() - t0 < 50, 'event() returns at once');
+  await rec.flush();
+  assert.equal(rec.posted, 0);
+  dead.close();
+});
