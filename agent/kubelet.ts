@@ -8,6 +8,8 @@ import { FileSource } from './sources/file.js';
 import { ApiSource } from './sources/api.js';
 import { KubeApiError, type KubeClient } from '../kube/client.js';
 import { StatusManager } from './status/status-manager.js';
+import { MirrorPods } from './status/mirror-pods.js';
+import type { KObj } from '../kube/client.js';
 import { Backoff } from './pods/backoff.js';
 import type { NodeContext } from './pods/cri-config.js';
 import { PodWorker } from './pods/worker.js';
@@ -26,6 +28,8 @@ export interface KubeletOptions {
   gcPeriodMs?: number;
   /** Join an apiserver: pods bound to this node come from it, and finished deletions go back to it. */
   client?: KubeClient;
+  /** The registered Node's UID, for mirror pod owner references ('' until registered). */
+  nodeUid?: () => string;
 }
 
 export class Kubelet {
@@ -41,9 +45,13 @@ export class Kubelet {
   private gcTimer: NodeJS.Timeout | undefined;
   readonly pleg: Pleg;
   readonly status: StatusManager | undefined;
+  readonly mirror: MirrorPods | undefined;
+  private mirrors: KObj[] = [];
+  private mirrorTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: KubeletOptions) {
     this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP) : undefined;
+    this.mirror = o.client && o.nodeUid ? new MirrorPods(o.client, o.node.nodeName, o.nodeUid, o.log) : undefined;
     this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
   }
 
@@ -62,7 +70,17 @@ export class Kubelet {
       await fs.start();
     }
     if (this.o.client) {
-      const api = new ApiSource(this.o.client, this.o.node.nodeName, this.o.log, (pods) => this.setSource('api', pods));
+      const api = new ApiSource(this.o.client, this.o.node.nodeName, this.o.log, (pods) => this.setSource('api', pods), (m) => {
+        const before = new Set(this.mirrors.map((x) => x.metadata.uid));
+        this.mirrors = m;
+        this.syncMirrors();
+        // A new mirror pod gets its status from the next sync of its static pod.
+        const fresh = new Set(m.filter((x) => !before.has(x.metadata.uid)).map((x) => `${x.metadata.namespace}/${x.metadata.name}`));
+        for (const w of this.workers.values()) if (fresh.has(w.fullName)) w.requestSync();
+      });
+      // The Node may register after us; retry mirror pods until it has.
+      this.mirrorTimer = setInterval(() => this.syncMirrors(), 2000);
+      this.mirrorTimer.unref();
       this.sources.push(api);
       // The first list may fail while the apiserver is away; pods from files must not wait for it.
       await Promise.race([api.start(), new Promise((r) => setTimeout(r, 5000))]);
@@ -77,6 +95,7 @@ export class Kubelet {
   /** Stops watching and syncing; containers keep running (a kubelet restart must not touch them). */
   async stop(): Promise<void> {
     for (const s of this.sources) await s.stop();
+    if (this.mirrorTimer) clearInterval(this.mirrorTimer);
     this.pleg.stop();
     if (this.gcTimer) clearInterval(this.gcTimer);
     await Promise.all([...this.workers.values()].map((w) => w.idle()));
@@ -93,16 +112,29 @@ export class Kubelet {
     this.desired = next;
     this.o.log.info(`pod source ${name} reports ${pods.length} pod(s)`, { pods: pods.map((p) => `${p.metadata!.namespace!}/${p.metadata!.name!}`) });
     this.reconcile();
+    this.syncMirrors();
   }
 
   private deps() {
     return { cri: this.o.cri, node: this.o.node, log: this.o.log, events: this.o.events, crashBackoff: this.crashBackoff, imageBackoff: this.imageBackoff, onSynced: (w: PodWorker) => this.reportStatus(w) };
   }
 
-  /** API pods get their status written back; static pods wait for mirror pods (issue 4). */
+  private staticPods(): Pod[] {
+    return [...this.desired.values()].filter((p) => p.metadata?.annotations?.['kubernetes.io/config.source'] !== 'api');
+  }
+
+  private syncMirrors(): void {
+    this.mirror?.reconcile(this.staticPods(), this.mirrors);
+  }
+
+  /** API pods get their status written back; static pods through their mirror pod. */
   private reportStatus(w: PodWorker): void {
-    if (!this.status || !w.lastState || w.pod.metadata?.annotations?.['kubernetes.io/config.source'] !== 'api') return;
-    this.status.update(w.pod, w.lastState, w.waiting);
+    if (!this.status || !w.lastState) return;
+    const source = w.pod.metadata?.annotations?.['kubernetes.io/config.source'];
+    if (source === 'api') return this.status.update(w.pod, w.lastState, w.waiting);
+    if (source !== 'file' && source !== 'http') return;
+    const m = this.mirrors.find((x) => x.metadata.namespace === w.pod.metadata!.namespace && x.metadata.name === w.pod.metadata!.name && !x.metadata.deletionTimestamp);
+    if (m) this.status.update({ ...w.pod, metadata: { ...w.pod.metadata, uid: m.metadata.uid }, status: m.status }, w.lastState, w.waiting);
   }
 
   private spawnWorker(uid: string, pod: Pod): PodWorker {

@@ -31,8 +31,10 @@ async function runAgent(argv: string[]): Promise<void> {
   const cri = new CriClient({ endpoint: cfg.containerRuntimeEndpoint });
   const hostIP = cfg.nodeIP || firstIPv4();
   const client = cfg.kubeconfig ? new KubeClient(loadKubeconfig(cfg.kubeconfig)) : undefined;
+  let nodeSync: NodeSync | undefined;
   const kubelet = new Kubelet({
     client,
+    nodeUid: () => nodeSync?.status.uid ?? '',
     cri,
     log,
     events: client ? new ApiEventRecorder(client, cfg.nodeName, log, new LogEventRecorder(log)) : new LogEventRecorder(log),
@@ -41,7 +43,6 @@ async function runAgent(argv: string[]): Promise<void> {
     fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
     gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
   });
-  let nodeSync: NodeSync | undefined;
   if (client) nodeSync = startNodeSync(client, cri, cfg.nodeName, hostIP, log);
   let stopping = false;
   const shutdown = (sig: string): void => {

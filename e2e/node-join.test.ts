@@ -2,8 +2,9 @@
 // the real kubectl shows the Node Ready, with nodeInfo from the real containerd, and its Lease.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
-import { APP_IMAGE, e2eSkipReason, sweepStale, TestNode } from './harness.js';
+import { APP_IMAGE, e2eSkipReason, REPO, sweepStale, TestNode } from './harness.js';
 import { ApiServerNode } from './apiserver-node.js';
 import { alive, sh, waitFor } from './proc.js';
 
@@ -70,6 +71,43 @@ describe('kubelet joins an apiserver', { skip, timeout: 5 * 60_000 }, () => {
     const st = await node.cri.containerStatus(c.id).catch(() => undefined);
     assert.equal(st, undefined, 'container removed');
     assert.match(node.kubeletLog(), /pod default\/api-web terminated and deleted from the API/);
+  });
+
+  test('a static pod shows as <name>-<node> mirror pod with its status; kubectl delete brings it back and the container is untouched', async () => {
+    fs.copyFileSync(path.join(REPO, 'static-manifests/web.yaml'), path.join(node.manifests, 'web.yaml'));
+    const c = await waitFor(async () => (await node.podContainers()).find((x) => x.labels['io.kubernetes.pod.name'] === 'web-node-a' && x.state === 'CONTAINER_RUNNING'), 60_000, 300, 'static web running');
+    const row = await waitFor(() => {
+      const o = as.kubectl(['get', 'pods', '-o', 'wide']);
+      return /web-node-a\s+1\/1\s+Running/.test(o) ? o : undefined;
+    }, 30_000, 500, 'mirror pod Running in kubectl');
+    assert.match(row, /web-node-a\s+1\/1\s+Running\s+0\s+\S+\s+10\.244\.\d+\.\d+\s+node-a/);
+    const m = JSON.parse(as.kubectl(['get', 'pod', 'web-node-a', '-o', 'json']));
+    assert.ok(m.metadata.annotations['kubernetes.io/config.mirror'], 'config.mirror annotation');
+    assert.equal(m.metadata.annotations['kubernetes.io/config.source'], 'file');
+    assert.deepEqual(m.metadata.labels, { app: 'web' });
+    const nodeUid = as.kubectl(['get', 'node', 'node-a', '-o', 'jsonpath={.metadata.uid}']);
+    assert.deepEqual(m.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: nodeUid, controller: true }]);
+    const firstUid = m.metadata.uid;
+    const startedBefore = (await node.cri.containerStatus(c.id)).started_at;
+    assert.match(as.kubectl(['delete', 'pod', 'web-node-a', '--wait=false']), /deleted/);
+    const back = await waitFor(() => {
+      const u = as.kubectl(['get', 'pod', 'web-node-a', '-o', 'jsonpath={.metadata.uid} {.metadata.deletionTimestamp}']).trim();
+      return u && u !== firstUid && !u.includes(' ') ? u : undefined;
+    }, 30_000, 500, 'mirror pod recreated');
+    assert.ok(back);
+    const still = await node.cri.containerStatus(c.id);
+    assert.equal(still.state, 'CONTAINER_RUNNING', 'the static pod kept running');
+    assert.equal(still.started_at, startedBefore, 'same container, same start time');
+    assert.equal((await node.podContainers()).filter((x) => x.labels['io.kubernetes.pod.name'] === 'web-node-a').length, 1, 'no new container');
+    fs.rmSync(path.join(node.manifests, 'web.yaml'));
+    await waitFor(() => {
+      try {
+        as.kubectl(['get', 'pod', 'web-node-a']);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 60_000, 500, 'mirror pod removed with the static pod');
   });
 
   test('the kubelet keeps running when the apiserver goes away, and re-registers status when it is back', async () => {

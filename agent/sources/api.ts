@@ -4,7 +4,8 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { KubeClient } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../log.js';
-import { ANN_CONFIG_SEEN, ANN_CONFIG_SOURCE } from './manifest.js';
+import { ANN_CONFIG_MIRROR, ANN_CONFIG_SEEN, ANN_CONFIG_SOURCE } from './manifest.js';
+import type { KObj } from '../../kube/client.js';
 import { rfc3339Nano } from './file.js';
 
 export class ApiSource {
@@ -17,6 +18,8 @@ export class ApiSource {
     nodeName: string,
     private readonly log: Logger,
     private readonly onSet: (pods: Pod[]) => void,
+    /** Mirror pods are not pods to run: they go here instead. */
+    private readonly onMirrors: (mirrors: KObj[]) => void = () => {},
   ) {
     const changed = (): void => this.schedule();
     this.informer = new Informer(client, {
@@ -39,7 +42,10 @@ export class ApiSource {
   }
 
   private emit(): void {
-    const pods = this.informer.list().map((o) => {
+    const all = this.informer.list();
+    const isMirror = (o: KObj): boolean => o.metadata?.annotations?.[ANN_CONFIG_MIRROR] !== undefined;
+    this.onMirrors(all.filter(isMirror));
+    const pods = all.filter((o) => !isMirror(o)).map((o) => {
       const p = structuredClone(o) as Pod & { metadata: { annotations?: Record<string, string> } };
       const uid = p.metadata.uid!;
       if (!this.seen.has(uid)) this.seen.set(uid, rfc3339Nano(new Date()));
