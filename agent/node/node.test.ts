@@ -1,30 +1,20 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-// Test-only: the dev apiserver stands in for a real one. Agent code never imports apiserver/.
-import { startApiServer, type RunningApiServer } from '../../apiserver/main.js';
-import { loadKubeconfig } from '../../kube/kubeconfig.js';
+// Test-only: the dev apiserver stands in for a real one.
+import { startTestApiServer, type TestApiServer } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
 import { memoryLogger } from '../log.js';
 import { NodeStatusManager } from './node-status.js';
 import { LeaseHeartbeat, LEASE_DURATION_SEC } from './lease.js';
 import type { NodeFacts } from './node-object.js';
 
-let dir: string;
-let srv: RunningApiServer;
+let api: TestApiServer;
 let client: KubeClient;
 before(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-node-'));
-  srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: ['n1'], log: () => {} });
-  client = new KubeClient(loadKubeconfig(srv.kubeconfigs['system:node:n1']!));
+  api = await startTestApiServer('n1');
+  client = api.node;
 });
-after(async () => {
-  client.close();
-  await srv.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => api.stop());
 
 test('registers the Node with upstream labels, capacity, nodeInfo, endpoint and conditions; posts only on change', async () => {
   const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: true };

@@ -1,29 +1,19 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 // Test-only: the dev apiserver stands in for a real one.
-import { startApiServer, type RunningApiServer } from '../../apiserver/main.js';
-import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { startTestApiServer, type TestApiServer } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
 import { memoryLogger } from '../log.js';
 import { ApiEventRecorder } from './api-events.js';
 import { LogEventRecorder } from './events.js';
 
-let dir: string;
-let srv: RunningApiServer;
+let api: TestApiServer;
 let client: KubeClient;
 before(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-ev-'));
-  srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: ['n1'], log: () => {} });
-  client = new KubeClient(loadKubeconfig(srv.kubeconfigs['system:node:n1']!));
+  api = await startTestApiServer('n1');
+  client = api.node;
 });
-after(async () => {
-  client.close();
-  await srv.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => api.stop());
 
 test('events are posted from kubelet/<node>, and repeats are aggregated by count', async () => {
   const log = memoryLogger();

@@ -1,30 +1,20 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 // Test-only: the dev apiserver stands in for a real one.
-import { startApiServer, type RunningApiServer } from '../../apiserver/main.js';
-import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { startTestApiServer, type TestApiServer } from '../../apiserver/testing.js';
 import { KubeClient, type KObj } from '../../kube/client.js';
 import { memoryLogger } from '../log.js';
 import { MirrorPods } from './mirror-pods.js';
 import { toStaticPod } from '../sources/manifest.js';
 import { waitFor } from '../../e2e/proc.js';
 
-let dir: string;
-let srv: RunningApiServer;
+let api: TestApiServer;
 let client: KubeClient;
 before(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-mirror-'));
-  srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: ['n1'], log: () => {} });
-  client = new KubeClient(loadKubeconfig(srv.kubeconfigs['system:node:n1']!));
+  api = await startTestApiServer('n1');
+  client = api.node;
 });
-after(async () => {
-  client.close();
-  await srv.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => api.stop());
 
 const staticPod = (cmd: string) => toStaticPod({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i:1', command: [cmd] }] } }, '/m/web.yaml', 'file', 'n1');
 const mirrors = async (): Promise<KObj[]> => (await client.get('/api/v1/namespaces/default/pods')).items.filter((p: KObj) => p.metadata.annotations?.['kubernetes.io/config.mirror']);

@@ -1,0 +1,34 @@
+// For tests: a dev apiserver on a free loopback port in a temp dir, with
+// clients for admin and for one node. Agent tests use it as a stand-in for a
+// real apiserver; agent code itself never imports apiserver/.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startApiServer, type RunningApiServer } from './main.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { KubeClient } from '../kube/client.js';
+
+export interface TestApiServer {
+  srv: RunningApiServer;
+  admin: KubeClient;
+  node: KubeClient;
+  stop(): Promise<void>;
+}
+
+export async function startTestApiServer(nodeName = 'n1'): Promise<TestApiServer> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-testapi-'));
+  const srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [nodeName], log: () => {} });
+  const admin = new KubeClient(loadKubeconfig(srv.kubeconfigs['kubernetes-admin']!));
+  const node = new KubeClient(loadKubeconfig(srv.kubeconfigs[`system:node:${nodeName}`]!));
+  return {
+    srv,
+    admin,
+    node,
+    stop: async () => {
+      admin.close();
+      node.close();
+      await srv.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
