@@ -25,6 +25,9 @@ test('create sets uid, creationTimestamp, generation, resourceVersion and pod de
   assert.equal(p.metadata.generation, 1);
   assert.ok(Number(p.metadata.resourceVersion) > 0);
   assert.equal(p.spec.restartPolicy, 'Always');
+  assert.equal(p.spec.serviceAccountName, 'default');
+  const mirror = api.create(pods(api), 'default', { ...podBody('m'), metadata: { name: 'm', annotations: { 'kubernetes.io/config.mirror': 'abc' } } });
+  assert.equal(mirror.spec.serviceAccountName, undefined, 'mirror pods get no ServiceAccount');
   assert.equal(p.status.phase, 'Pending');
   assert.equal(p.status.qosClass, 'BestEffort');
   const withStatus = api.create(pods(api), 'default', { ...podBody('s'), status: { phase: 'Running', podIP: '1.2.3.4' } });

@@ -32,7 +32,8 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
   switch (r.resource) {
     case 'pods': {
       applyPodDefaults(o as Pod);
-      o.spec.serviceAccountName ??= 'default';
+      // As upstream's ServiceAccount admission: mirror pods (static pods' API copies) get no ServiceAccount.
+      if (o.metadata?.annotations?.['kubernetes.io/config.mirror'] === undefined) o.spec.serviceAccountName ??= 'default';
       o.spec.priority ??= 0;
       o.status ??= { phase: 'Pending', qosClass: qosClass(o.spec) };
       break;
