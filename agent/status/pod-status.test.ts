@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { computePodStatus, qosClass } from './pod-status.js';
+import { computePodStatus } from './pod-status.js';
+import { qosClass } from '../../kube/pod-qos.js';
 import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
@@ -71,6 +72,6 @@ test('init containers: Pending and not Initialized until all have succeeded', ()
 test('hostNetwork pods get the host IP; QoS classes', () => {
   const s = status(pod({ hostNetwork: true }), st([c('a')], ''));
   assert.equal(s.podIP, '192.168.1.10');
-  assert.equal(qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { limits: { cpu: '1', memory: '1Gi' } } }] })), 'Guaranteed');
-  assert.equal(qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { requests: { cpu: '100m' } } }] })), 'Burstable');
+  assert.equal(qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { limits: { cpu: '1', memory: '1Gi' } } }] }).spec), 'Guaranteed');
+  assert.equal(qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { requests: { cpu: '100m' } } }] }).spec), 'Burstable');
 });

@@ -4,6 +4,7 @@
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
+import { qosClass } from '../../kube/pod-qos.js';
 
 type Obj = Record<string, any>;
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -82,19 +83,6 @@ export function podPhase(pod: Pod, init: Obj[], statuses: Obj[]): string {
   return 'Pending';
 }
 
-export function qosClass(pod: Pod): string {
-  const cs = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
-  let any = false;
-  let guaranteed = true;
-  for (const c of cs) {
-    const req = (c.resources?.requests ?? {}) as Record<string, unknown>;
-    const lim = (c.resources?.limits ?? {}) as Record<string, unknown>;
-    if (Object.keys(req).length || Object.keys(lim).length) any = true;
-    for (const k of ['cpu', 'memory']) if (lim[k] === undefined || (req[k] !== undefined && String(req[k]) !== String(lim[k]))) guaranteed = false;
-  }
-  return !any ? 'BestEffort' : guaranteed ? 'Guaranteed' : 'Burstable';
-}
-
 function cond(type: string, ok: boolean, reason?: string, message?: string): Obj {
   return { type, status: ok ? 'True' : 'False', ...(ok || !reason ? {} : { reason, message }) };
 }
@@ -137,6 +125,6 @@ export function computePodStatus(i: StatusInput): Obj {
     startTime: i.startTime,
     ...(init.length ? { initContainerStatuses: init } : {}),
     containerStatuses: main,
-    qosClass: qosClass(i.pod),
+    qosClass: qosClass(i.pod.spec),
   };
 }

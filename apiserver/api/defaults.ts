@@ -1,24 +1,9 @@
 // Server-side defaulting per resource (the subset clients rely on).
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
+import { qosClass } from '../../kube/pod-qos.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Obj } from '../storage/store.js';
 import type { ResourceDef } from '../resources.js';
-
-function qosClass(spec: Obj): string {
-  const cs = [...(spec.initContainers ?? []), ...(spec.containers ?? [])] as Obj[];
-  let any = false;
-  let guaranteed = true;
-  for (const c of cs) {
-    const req = c.resources?.requests ?? {};
-    const lim = c.resources?.limits ?? {};
-    if (Object.keys(req).length || Object.keys(lim).length) any = true;
-    for (const k of ['cpu', 'memory']) {
-      if (lim[k] === undefined || (req[k] !== undefined && String(req[k]) !== String(lim[k]))) guaranteed = false;
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
 
 function defaultTemplate(t: Obj | undefined): void {
   if (t?.spec) applyPodDefaults(t as Pod);
