@@ -2,12 +2,11 @@
 // duration; a failed renewal is retried with backoff from 200 ms to 7 s.
 import { KubeApiError, type KObj, type KubeClient } from '../../kube/client.js';
 import type { Logger } from '../log.js';
+import { microTime } from '../../kube/time.js';
 
 export const LEASE_DURATION_SEC = 40;
 export const LEASE_RENEW_MS = 10_000;
 
-/** metav1.MicroTime: RFC 3339 with microseconds. */
-export const microTime = (d = new Date()): string => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 export class LeaseHeartbeat {
   private timer: NodeJS.Timeout | undefined;

@@ -4,6 +4,7 @@
 import { KubeApiError, type KObj, type KubeClient } from '../../kube/client.js';
 import type { Logger } from '../log.js';
 import { nodeObject, nodeStatus, type NodeFacts } from './node-object.js';
+import { rfc3339 } from '../../kube/time.js';
 
 export interface NodeStatusOptions {
   updateMs?: number;
@@ -43,7 +44,7 @@ export class NodeStatusManager {
   }
 
   private withTimes(node: KObj): KObj {
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const now = rfc3339();
     const status = node.status as KObj;
     status.conditions = (status.conditions as KObj[]).map((c) => {
       const prev = this.transitions.get(c.type);

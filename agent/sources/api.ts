@@ -6,7 +6,7 @@ import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../log.js';
 import { ANN_CONFIG_MIRROR, ANN_CONFIG_SEEN, ANN_CONFIG_SOURCE } from './manifest.js';
 import type { KObj } from '../../kube/client.js';
-import { rfc3339Nano } from './file.js';
+import { rfc3339Nano } from '../../kube/time.js';
 
 export class ApiSource {
   private readonly informer: Informer;

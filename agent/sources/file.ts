@@ -7,6 +7,7 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import { parseManifest, ANN_CONFIG_SEEN } from './manifest.js';
 import { md5Hex } from '../../kube/hash.js';
 import type { Logger } from '../log.js';
+import { rfc3339Nano } from '../../kube/time.js';
 
 export interface FileSourceOptions {
   path: string;
@@ -147,9 +148,4 @@ export class FileSource {
     this.lastSetKey = key;
     this.o.onSet(out);
   }
-}
-
-export function rfc3339Nano(d: Date): string {
-  // Go's RFC3339Nano trims trailing zeros; millisecond precision is what JS has.
-  return d.toISOString().replace(/\.?0+Z$/, 'Z').replace('.Z', 'Z');
 }

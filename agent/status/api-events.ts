@@ -5,9 +5,9 @@
 import type { KubeClient } from '../../kube/client.js';
 import type { Logger } from '../log.js';
 import type { EventRecorder, KubeEvent, ObjectRef } from './events.js';
+import { rfc3339 } from '../../kube/time.js';
 
 type Obj = Record<string, any>;
-const ts = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
 
 export class ApiEventRecorder implements EventRecorder {
   private readonly seen = new Map<string, { name: string; namespace: string; count: number }>();
@@ -38,7 +38,7 @@ export class ApiEventRecorder implements EventRecorder {
     const prev = this.seen.get(key);
     if (prev) {
       prev.count++;
-      await this.client.patch(`/api/v1/namespaces/${prev.namespace}/events/${prev.name}`, { count: prev.count, lastTimestamp: ts(at) }, 'strategic');
+      await this.client.patch(`/api/v1/namespaces/${prev.namespace}/events/${prev.name}`, { count: prev.count, lastTimestamp: rfc3339(at) }, 'strategic');
       this.posted++;
       return;
     }
@@ -54,8 +54,8 @@ export class ApiEventRecorder implements EventRecorder {
       source: { component: 'kubelet', host: this.nodeName },
       reportingComponent: 'kubelet',
       reportingInstance: this.nodeName,
-      firstTimestamp: ts(at),
-      lastTimestamp: ts(at),
+      firstTimestamp: rfc3339(at),
+      lastTimestamp: rfc3339(at),
       count: 1,
     };
     await this.client.create(`/api/v1/namespaces/${namespace}/events`, ev);

@@ -5,9 +5,10 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
 import { qosClass } from '../../kube/pod-qos.js';
+import { rfc3339 } from '../../kube/time.js';
 
 type Obj = Record<string, any>;
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+const iso = (ms: number): string => rfc3339(new Date(ms));
 
 function instances(state: PodRuntimeState, name: string): ContainerInfo[] {
   return state.containers.filter((c) => c.name === name); // newest first

@@ -6,10 +6,10 @@ import type { Logger } from '../log.js';
 import type { PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
 import { computePodStatus } from './pod-status.js';
+import { rfc3339 } from '../../kube/time.js';
 
 type Obj = Record<string, any>;
 const STATE_KEYS = ['waiting', 'running', 'terminated'];
-const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** Strategic merge adds to what is there: name every state key, null for "not this one". */
 function exclusive(state: Obj): Obj {
@@ -41,7 +41,7 @@ export class StatusManager {
     const uid = pod.metadata!.uid!;
     let e = this.pods.get(uid);
     if (!e) {
-      e = { pod, posted: '', inFlight: false, transitions: new Map(), startTime: (pod.status?.startTime as string | undefined) ?? now() };
+      e = { pod, posted: '', inFlight: false, transitions: new Map(), startTime: (pod.status?.startTime as string | undefined) ?? rfc3339() };
       this.pods.set(uid, e);
     }
     e.pod = pod;
@@ -60,7 +60,7 @@ export class StatusManager {
   private withTimes(e: Entry, status: Obj): Obj {
     const conditions = (status.conditions as Obj[]).map((c) => {
       const prev = e.transitions.get(c.type);
-      const at = prev && prev.status === c.status ? prev.at : now();
+      const at = prev && prev.status === c.status ? prev.at : rfc3339();
       e.transitions.set(c.type, { status: c.status, at });
       return { ...c, lastProbeTime: null, lastTransitionTime: at };
     });

@@ -10,6 +10,7 @@ import { applyDefaults } from './defaults.js';
 import { IpAllocator, PortAllocator } from './allocators.js';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../kube/selectors.js';
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
+import { rfc3339 } from '../../kube/time.js';
 
 export interface ListOptions {
   labelSelector?: string;
@@ -27,7 +28,6 @@ export type PatchType = 'merge' | 'json' | 'strategic';
 
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
-const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const clone = <T>(o: T): T => structuredClone(o);
 
 function getPath(o: Obj, path: string): string {
@@ -146,7 +146,7 @@ export class Api {
     this.checkNamespace(r, ns);
     if (this.store.get(storageKey(r, ns, md.name))) throw errors.alreadyExists(r.resource, r.group, md.name);
     md.uid = randomUUID();
-    md.creationTimestamp = now();
+    md.creationTimestamp = rfc3339();
     md.generation = 1;
     delete md.resourceVersion;
     delete md.deletionTimestamp;
@@ -326,7 +326,7 @@ export class Api {
       }
       if (grace > 0 || finalizers.length) {
         const next = clone(cur);
-        next.metadata.deletionTimestamp = new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+        next.metadata.deletionTimestamp = rfc3339(new Date(Date.now() + grace * 1000));
         next.metadata.deletionGracePeriodSeconds = grace;
         if (grace > 0 || finalizers.length) return { object: clone(this.store.update(storageKey(r, ns, name), next)), deleted: false };
       }
@@ -345,7 +345,7 @@ export class Api {
     const next = clone(pod);
     next.spec.nodeName = node;
     const conds = ((next.status.conditions ?? []) as Obj[]).filter((c) => c.type !== 'PodScheduled');
-    conds.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: now() });
+    conds.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339() });
     next.status.conditions = conds;
     this.store.update(storageKey(pods, ns, name), next);
   }
