@@ -5,6 +5,7 @@ import { KubeApiError, type KObj, type KubeClient } from '../../kube/client.js';
 import type { Logger } from '../log.js';
 import { nodeObject, nodeStatus, type NodeFacts } from './node-object.js';
 import { rfc3339 } from '../../kube/time.js';
+import { ConditionClock } from '../status/condition-clock.js';
 
 export interface NodeStatusOptions {
   updateMs?: number;
@@ -15,7 +16,7 @@ export class NodeStatusManager {
   private timer: NodeJS.Timeout | undefined;
   private lastPosted = '';
   private lastPostedAt = 0;
-  private transitions = new Map<string, { status: string; at: string }>();
+  private readonly clock = new ConditionClock();
   uid = '';
   posts = 0;
 
@@ -46,12 +47,7 @@ export class NodeStatusManager {
   private withTimes(node: KObj): KObj {
     const now = rfc3339();
     const status = node.status as KObj;
-    status.conditions = (status.conditions as KObj[]).map((c) => {
-      const prev = this.transitions.get(c.type);
-      const at = prev && prev.status === c.status ? prev.at : now;
-      this.transitions.set(c.type, { status: c.status, at });
-      return { ...c, lastHeartbeatTime: now, lastTransitionTime: at };
-    });
+    status.conditions = this.clock.stamp(status.conditions as { type: string; status: string }[], now).map((c) => ({ ...c, lastHeartbeatTime: now }));
     return node;
   }
 

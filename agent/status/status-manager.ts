@@ -7,6 +7,7 @@ import type { PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
 import { computePodStatus } from './pod-status.js';
 import { rfc3339 } from '../../kube/time.js';
+import { ConditionClock } from './condition-clock.js';
 
 type Obj = Record<string, any>;
 const STATE_KEYS = ['waiting', 'running', 'terminated'];
@@ -22,7 +23,7 @@ interface Entry {
   pending?: Obj;
   pendingKey?: string;
   inFlight: boolean;
-  transitions: Map<string, { status: string; at: string }>;
+  clock: ConditionClock;
   startTime: string;
 }
 
@@ -41,7 +42,7 @@ export class StatusManager {
     const uid = pod.metadata!.uid!;
     let e = this.pods.get(uid);
     if (!e) {
-      e = { pod, posted: '', inFlight: false, transitions: new Map(), startTime: (pod.status?.startTime as string | undefined) ?? rfc3339() };
+      e = { pod, posted: '', inFlight: false, clock: new ConditionClock(), startTime: (pod.status?.startTime as string | undefined) ?? rfc3339() };
       this.pods.set(uid, e);
     }
     e.pod = pod;
@@ -58,12 +59,7 @@ export class StatusManager {
   }
 
   private withTimes(e: Entry, status: Obj): Obj {
-    const conditions = (status.conditions as Obj[]).map((c) => {
-      const prev = e.transitions.get(c.type);
-      const at = prev && prev.status === c.status ? prev.at : rfc3339();
-      e.transitions.set(c.type, { status: c.status, at });
-      return { ...c, lastProbeTime: null, lastTransitionTime: at };
-    });
+    const conditions = e.clock.stamp(status.conditions as { type: string; status: string }[]).map((c) => ({ ...c, lastProbeTime: null }));
     const cs = (list: Obj[] | undefined) => list?.map((s) => ({ ...s, state: exclusive(s.state), lastState: exclusive(s.lastState), containerID: s.containerID ?? null }));
     return {
       ...status,
