@@ -6,10 +6,10 @@ import type { Logger } from './log.js';
 import type { EventRecorder } from './status/events.js';
 import { FileSource } from './sources/file.js';
 import { ApiSource } from './sources/api.js';
-import { KubeApiError, type KubeClient } from '../kube/client.js';
+import { KubeApiError, type KObj, type KubeClient } from '../kube/client.js';
 import { StatusManager } from './status/status-manager.js';
 import { MirrorPods } from './status/mirror-pods.js';
-import type { KObj } from '../kube/client.js';
+import { ANN_CONFIG_SOURCE } from './sources/manifest.js';
 import { Backoff } from './pods/backoff.js';
 import type { NodeContext } from './pods/cri-config.js';
 import { PodWorker } from './pods/worker.js';
@@ -120,7 +120,7 @@ export class Kubelet {
   }
 
   private staticPods(): Pod[] {
-    return [...this.desired.values()].filter((p) => p.metadata?.annotations?.['kubernetes.io/config.source'] !== 'api');
+    return [...this.desired.values()].filter((p) => p.metadata?.annotations?.[ANN_CONFIG_SOURCE] !== 'api');
   }
 
   private syncMirrors(): void {
@@ -130,7 +130,7 @@ export class Kubelet {
   /** API pods get their status written back; static pods through their mirror pod. */
   private reportStatus(w: PodWorker): void {
     if (!this.status || !w.lastState) return;
-    const source = w.pod.metadata?.annotations?.['kubernetes.io/config.source'];
+    const source = w.pod.metadata?.annotations?.[ANN_CONFIG_SOURCE];
     if (source === 'api') return this.status.update(w.pod, w.lastState, w.waiting);
     if (source !== 'file' && source !== 'http') return;
     const m = this.mirrors.find((x) => x.metadata.namespace === w.pod.metadata!.namespace && x.metadata.name === w.pod.metadata!.name && !x.metadata.deletionTimestamp);
@@ -150,7 +150,7 @@ export class Kubelet {
   /** After an API pod marked for deletion is stopped: DELETE it with grace 0 and a uid precondition. */
   private async finishDeletion(pod: Pod): Promise<void> {
     const md = pod.metadata!;
-    if (!this.o.client || !md.deletionTimestamp || md.annotations?.['kubernetes.io/config.source'] !== 'api') return;
+    if (!this.o.client || !md.deletionTimestamp || md.annotations?.[ANN_CONFIG_SOURCE] !== 'api') return;
     this.deleted.add(md.uid!);
     try {
       await this.o.client.delete(`/api/v1/namespaces/${md.namespace!}/pods/${md.name!}`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: md.uid } });
