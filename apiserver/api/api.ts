@@ -321,15 +321,12 @@ export class Api {
     }
     if (grace > 0 || finalizers.length) {
       const curGrace = cur.metadata.deletionGracePeriodSeconds as number | undefined;
-      if (cur.metadata.deletionTimestamp && (curGrace === undefined || grace >= curGrace) && !(grace === 0 && finalizers.length === 0)) {
-        return { object: clone(cur), deleted: false }; // already terminating; only a shorter grace changes anything
-      }
-      if (grace > 0 || finalizers.length) {
-        const next = clone(cur);
-        next.metadata.deletionTimestamp = rfc3339(new Date(Date.now() + grace * 1000));
-        next.metadata.deletionGracePeriodSeconds = grace;
-        if (grace > 0 || finalizers.length) return { object: clone(this.store.update(storageKey(r, ns, name), next)), deleted: false };
-      }
+      // Already terminating: only a shorter grace period changes anything.
+      if (cur.metadata.deletionTimestamp && (curGrace === undefined || grace >= curGrace)) return { object: clone(cur), deleted: false };
+      const next = clone(cur);
+      next.metadata.deletionTimestamp = rfc3339(new Date(Date.now() + grace * 1000));
+      next.metadata.deletionGracePeriodSeconds = grace;
+      return { object: clone(this.store.update(storageKey(r, ns, name), next)), deleted: false };
     }
     return { object: clone(this.remove(r, ns, name)), deleted: true };
   }
