@@ -3,7 +3,7 @@
 // subresource, pod binding, and watch.
 import { randomUUID } from 'node:crypto';
 import { Store, StoreError, type Obj, type StoreEvent } from '../storage/store.js';
-import { apiVersionOf, findResource, RESOURCES, storageKey, storagePrefix, type ResourceDef } from '../resources.js';
+import { apiVersionOf, RESOURCES, storageKey, storagePrefix, type ResourceDef } from '../resources.js';
 import { ApiError, errors } from './errors.js';
 import { validateObject } from './validate.js';
 import { applyDefaults } from './defaults.js';
@@ -403,5 +403,4 @@ export class Api {
     return this.store.watch(prefix, 0, onEvent);
   }
 
-  findResource = findResource;
 }

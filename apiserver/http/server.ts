@@ -7,7 +7,7 @@ import type { TLSSocket } from 'node:tls';
 import fs from 'node:fs';
 import { Api, type PatchType } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
-import { apiVersionOf, findResource, RESOURCES, type ResourceDef } from '../resources.js';
+import { apiVersionOf, findResource, type ResourceDef } from '../resources.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
 import { decodeBody, mediaType, readBody } from './body.js';
 import { toTable, type IncludeObject } from './table.js';
@@ -300,4 +300,3 @@ function includeObject(q: URLSearchParams): IncludeObject {
   return v === 'None' || v === 'Object' ? v : 'Metadata';
 }
 
-export { RESOURCES };
