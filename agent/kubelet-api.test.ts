@@ -4,18 +4,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 // Test-only: the dev apiserver stands in for a real one. Agent code never imports apiserver/.
-import { startApiServer, type RunningApiServer } from '../apiserver/main.js';
-import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { startTestApiServer, type TestApiServer } from '../apiserver/testing.js';
 import { KubeApiError, KubeClient } from '../kube/client.js';
 import { CriClient } from './cri/client.js';
 import { FakeRuntime } from './cri/fake-runtime.js';
 import { Kubelet } from './kubelet.js';
-import { memoryLogger } from './log.js';
+import { memoryLogger } from '../kube/log.js';
 import { waitFor as waitUntil } from '../e2e/proc.js';
-import { LogEventRecorder } from './status/events.js';
+import { LogEventRecorder } from '../kube/events.js';
 
 let dir: string;
-let srv: RunningApiServer;
+let api: TestApiServer;
 let admin: KubeClient;
 let nodeClient: KubeClient;
 let rt: FakeRuntime;
@@ -26,9 +25,10 @@ const waitFor = <T>(fn: () => T | Promise<T>, ms = 8000) => waitUntil(fn, ms, 20
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-klapi-'));
-  srv = await startApiServer({ certDir: path.join(dir, 'pki'), bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: ['n1'], log: () => {} });
-  admin = new KubeClient(loadKubeconfig(srv.kubeconfigs['kubernetes-admin']!));
-  nodeClient = new KubeClient(loadKubeconfig(srv.kubeconfigs['system:node:n1']!));
+  // Under NodeRestriction, as a hardened upstream cluster runs: everything the kubelet writes must pass it.
+  api = await startTestApiServer('n1', { admissionPlugins: ['NodeRestriction'] });
+  admin = api.admin;
+  nodeClient = api.node;
   rt = new FakeRuntime();
   rt.pullable.add('reg/app:1');
   cri = new CriClient({ endpoint: await rt.start() });
@@ -41,9 +41,7 @@ after(async () => {
   await kubelet.stop();
   cri.close();
   await rt.stop();
-  admin.close();
-  nodeClient.close();
-  await srv.stop();
+  await api.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -97,4 +95,29 @@ test('kubectl-style graceful delete: containers stop within the grace period, th
   assert.ok(running('mine-too'), 'other pods untouched');
   const del = [...rt.sandboxes.values()].filter((s) => s.config.labels['io.kubernetes.pod.name'] === 'mine');
   assert.equal(del.length, 0, 'sandbox removed');
+});
+
+test('a kubelet restart restarts no container and keeps the posted status consistent', async () => {
+  await admin.create('/api/v1/namespaces/default/pods', { metadata: { name: 'stable' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'reg/app:1' }] } });
+  const before = await waitFor(async () => {
+    const o = await admin.get('/api/v1/namespaces/default/pods/stable');
+    return o.status?.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True' ? o : undefined;
+  });
+  const container = running('stable')!;
+  const creates = rt.calls.filter((c) => c.method === 'CreateContainer').length;
+  await new Promise((r) => setTimeout(r, 1100)); // a new clock would now give other transition times
+  await kubelet.stop();
+  const log = memoryLogger();
+  kubelet = new Kubelet({ cri, log, events: new LogEventRecorder(log), client: nodeClient, relistPeriodMs: 50, node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') } });
+  await kubelet.start();
+  await waitFor(() => kubelet.workers.size > 0 && [...kubelet.workers.values()].every((w) => w.syncCount > 0));
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(running('stable')?.id, container.id, 'same container, still running');
+  assert.equal(rt.calls.filter((c) => c.method === 'CreateContainer').length, creates, 'no container created');
+  const after = await admin.get('/api/v1/namespaces/default/pods/stable');
+  const times = (p: any) => Object.fromEntries(p.status.conditions.map((c: any) => [c.type, `${c.status}@${c.lastTransitionTime}`]));
+  assert.deepEqual(times(after), times(before), 'no condition moved');
+  assert.equal(after.status.startTime, before.status.startTime);
+  assert.equal(after.status.containerStatuses[0].containerID, before.status.containerStatuses[0].containerID);
+  assert.equal(after.status.containerStatuses[0].restartCount, 0);
 });

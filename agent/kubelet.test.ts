@@ -7,10 +7,11 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import { CriClient } from './cri/client.js';
 import { FakeRuntime } from './cri/fake-runtime.js';
 import { Kubelet } from './kubelet.js';
-import { memoryLogger } from './log.js';
+import { memoryLogger } from '../kube/log.js';
 import { waitFor as waitUntil } from '../e2e/proc.js';
-import { LogEventRecorder, type KubeEvent } from './status/events.js';
+import { LogEventRecorder, type KubeEvent } from '../kube/events.js';
 import { toStaticPod } from './sources/manifest.js';
+import { KubeClient } from '../kube/client.js';
 
 let rt: FakeRuntime;
 let cri: CriClient;
@@ -170,6 +171,29 @@ test('a removed pod is stopped with its grace period and removed; running orphan
   k3.setSource('file', []);
   await k3.start();
   await waitFor(() => rt.sandboxes.size === 0 && rt.containers.size === 0);
+});
+
+test('an apiserver that does not answer at start never gets its running pods killed; once it answers, orphans go', async () => {
+  rt.pullable.add('reg/app:1');
+  const apiPod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'api-pod', namespace: 'default', uid: 'api-uid-1', annotations: { 'kubernetes.io/config.source': 'api' } }, spec: { nodeName: 'n1', containers: [{ name: 'main', image: 'reg/app:1', imagePullPolicy: 'IfNotPresent' }] } };
+  const k1 = newKubelet();
+  await k1.start();
+  k1.setSource('api', [apiPod]);
+  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  await k1.stop();
+  // Restarted while the apiserver is down: its first list never answers.
+  const dead = new KubeClient({ server: 'https://127.0.0.1:1' });
+  const log = memoryLogger();
+  const k2 = new Kubelet({ cri, log, events: new LogEventRecorder(log), client: dead, node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') }, relistPeriodMs: 50 });
+  kubelets.push(k2);
+  await k2.start();
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(rt.count('StopContainer'), 0, 'the pod of the silent source was not treated as an orphan');
+  assert.ok([...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  // The apiserver answers at last, without that pod: now it is an orphan.
+  k2.setSource('api', []);
+  await waitFor(() => rt.sandboxes.size === 0 && rt.containers.size === 0);
+  dead.close();
 });
 
 test('a static pod whose file changed starts only after the old instance is gone', async () => {

@@ -2,11 +2,12 @@
 // with PLEG waking workers and GC cleaning up after them.
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { CriClient } from './cri/client.js';
-import type { Logger } from './log.js';
-import type { EventRecorder } from './status/events.js';
+import type { Logger } from '../kube/log.js';
+import type { EventRecorder } from '../kube/events.js';
 import { FileSource } from './sources/file.js';
 import { ApiSource } from './sources/api.js';
-import { KubeApiError, type KObj, type KubeClient } from '../kube/client.js';
+import { HttpSource } from './sources/http.js';
+import { KubeApiError, type KObj, type KubeApi } from '../kube/client.js';
 import { StatusManager } from './status/status-manager.js';
 import { MirrorPods } from './status/mirror-pods.js';
 import { ANN_CONFIG_SOURCE } from './sources/manifest.js';
@@ -24,10 +25,14 @@ export interface KubeletOptions {
   events: EventRecorder;
   manifestPath?: string;
   fileCheckFrequencyMs?: number;
+  /** staticPodURL, its headers and httpCheckFrequency. */
+  manifestURL?: string;
+  manifestURLHeaders?: Record<string, string[]>;
+  httpCheckFrequencyMs?: number;
   relistPeriodMs?: number;
   gcPeriodMs?: number;
   /** Join an apiserver: pods bound to this node come from it, and finished deletions go back to it. */
-  client?: KubeClient;
+  client?: KubeApi;
   /** The registered Node's UID, for mirror pod owner references ('' until registered). */
   nodeUid?: () => string;
 }
@@ -41,7 +46,8 @@ export class Kubelet {
   private readonly sources: { stop(): unknown }[] = [];
   /** UIDs of API pods whose deletion we finished; they get no new worker while the DELETE propagates. */
   private readonly deleted = new Set<string>();
-  private sourcesReady = false;
+  /** Sources configured; orphans are cleaned up only once each has reported a SET. */
+  private readonly expectedSources = new Set<string>();
   private gcTimer: NodeJS.Timeout | undefined;
   readonly pleg: Pleg;
   readonly status: StatusManager | undefined;
@@ -55,9 +61,17 @@ export class Kubelet {
     this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
   }
 
+  /** Upstream sourcesReady: a source that never answered (apiserver down) may still own running pods. */
+  private get sourcesReady(): boolean {
+    return [...this.expectedSources].every((s) => this.bySource.has(s));
+  }
+
   async start(): Promise<void> {
     const v = await this.o.cri.version();
     this.o.log.info(`connected to container runtime ${v.runtime_name} ${v.runtime_version} (CRI ${v.runtime_api_version})`);
+    if (this.o.manifestPath) this.expectedSources.add('file');
+    if (this.o.manifestURL) this.expectedSources.add('http');
+    if (this.o.client) this.expectedSources.add('api');
     if (this.o.manifestPath) {
       const fs = new FileSource({
         path: this.o.manifestPath,
@@ -68,6 +82,18 @@ export class Kubelet {
       });
       this.sources.push(fs);
       await fs.start();
+    }
+    if (this.o.manifestURL) {
+      const hs = new HttpSource({
+        url: this.o.manifestURL,
+        headers: this.o.manifestURLHeaders,
+        nodeName: this.o.node.nodeName,
+        checkFrequencyMs: this.o.httpCheckFrequencyMs,
+        log: this.o.log,
+        onSet: (pods) => this.setSource('http', pods),
+      });
+      this.sources.push(hs);
+      await hs.start();
     }
     if (this.o.client) {
       const api = new ApiSource(this.o.client, this.o.node.nodeName, this.o.log, (pods) => this.setSource('api', pods), (m) => {
@@ -85,8 +111,6 @@ export class Kubelet {
       // The first list may fail while the apiserver is away; pods from files must not wait for it.
       await Promise.race([api.start(), new Promise((r) => setTimeout(r, 5000))]);
     }
-    // Orphan cleanup only after every source has reported once, or a restart would kill adopted pods.
-    this.sourcesReady = true;
     this.pleg.start();
     this.gcTimer = setInterval(() => void this.gc(), this.o.gcPeriodMs ?? 60_000);
     this.gcTimer.unref();
@@ -106,6 +130,7 @@ export class Kubelet {
   }
 
   setSource(name: string, pods: Pod[]): void {
+    const wasReady = this.sourcesReady;
     this.bySource.set(name, pods);
     const next = new Map<string, Pod>();
     for (const list of this.bySource.values()) for (const p of list) next.set(p.metadata!.uid!, p);
@@ -113,6 +138,9 @@ export class Kubelet {
     this.o.log.info(`pod source ${name} reports ${pods.length} pod(s)`, { pods: pods.map((p) => `${p.metadata!.namespace!}/${p.metadata!.name!}`) });
     this.reconcile();
     this.syncMirrors();
+    // The last source answered late: pods no source wants can be cleaned up now.
+    const snap = this.pleg.snapshot;
+    if (!wasReady && this.sourcesReady && snap) this.onRelist([...new Set(snap.sandboxes.map((sb) => sb.labels[L_POD_UID] ?? ''))].filter(Boolean), snap);
   }
 
   private deps() {

@@ -4,6 +4,10 @@ import os from 'node:os';
 import { Store } from './storage/store.js';
 import { Api } from './api/api.js';
 import { ApiServer } from './http/server.js';
+import { createLogger } from '../kube/log.js';
+import { nodeRestriction } from './admission/node-restriction.js';
+import type { AdmissionPlugin } from './api/admission.js';
+import { startControllers, type RunningControllers } from './controllers/index.js';
 import { adminIdentity, ensurePki, ensureTokens, nodeIdentity, proxyIdentity, writeKubeconfig } from './pki.js';
 
 export interface ApiServerConfig {
@@ -17,7 +21,23 @@ export interface ApiServerConfig {
   historySize?: number;
   bookmarkIntervalSec?: number;
   anonymousAuth?: boolean;
+  /** --enable-admission-plugins: NodeRestriction is the one there is. */
+  admissionPlugins?: string[];
+  /** kube-controller-manager's --controllers; default ["*"]. */
+  controllers?: string[];
+  nodeMonitorGracePeriodMs?: number;
+  nodeMonitorPeriodMs?: number;
   log?: (line: string) => void;
+}
+
+const ADMISSION_PLUGINS: Record<string, AdmissionPlugin> = { NodeRestriction: nodeRestriction };
+
+export function admissionChain(names: string[] = []): AdmissionPlugin[] {
+  return names.map((n) => {
+    const p = ADMISSION_PLUGINS[n];
+    if (!p) throw new Error(`--enable-admission-plugins: unknown plugin "${n}" (known: ${Object.keys(ADMISSION_PLUGINS).join(', ')})`);
+    return p;
+  });
 }
 
 export interface RunningApiServer {
@@ -25,6 +45,7 @@ export interface RunningApiServer {
   port: number;
   api: Api;
   server: ApiServer;
+  controllers: RunningControllers;
   kubeconfigs: Record<string, string>;
   stop(): Promise<void>;
 }
@@ -36,21 +57,24 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const ids = [adminIdentity, proxyIdentity, ...c.nodeNames.map(nodeIdentity)];
   const tokens = ensureTokens(c.certDir, ids);
   const store = new Store({ dataDir: c.dataDir, historySize: c.historySize });
-  const api = new Api(store, c.serviceClusterIpRange);
+  const api = new Api(store, c.serviceClusterIpRange, admissionChain(c.admissionPlugins));
   const server = new ApiServer({ api, cert: pki.serverCert, key: pki.serverKey, ca: pki.caCert, tokens, log, bookmarkIntervalSec: c.bookmarkIntervalSec, anonymousAuth: c.anonymousAuth });
   const port = await server.listen(c.securePort, c.bindAddress);
   const host = c.bindAddress === '0.0.0.0' ? c.advertiseAddress || '127.0.0.1' : c.bindAddress;
   const url = `https://${host}:${port}`;
   const kubeconfigs: Record<string, string> = {};
   for (const id of ids) kubeconfigs[id.cn] = writeKubeconfig(c.certDir, pki, id, url);
+  const controllers = await startControllers(api, { controllers: c.controllers ?? ['*'], gracePeriodMs: c.nodeMonitorGracePeriodMs, monitorPeriodMs: c.nodeMonitorPeriodMs }, createLogger('apiserver', c.log ? { sink: c.log } : {}));
   log(`serving on ${url} (storage: ${c.dataDir ? `persistent in ${c.dataDir}` : 'memory'}); admin kubeconfig: ${kubeconfigs[adminIdentity.cn]}`);
   return {
     url,
     port,
     api,
     server,
+    controllers,
     kubeconfigs,
     stop: async () => {
+      await controllers.stop();
       await server.close();
       store.close();
     },

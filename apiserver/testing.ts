@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startApiServer, type RunningApiServer } from './main.js';
+import { startApiServer, type ApiServerConfig, type RunningApiServer } from './main.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { KubeClient } from '../kube/client.js';
 
@@ -15,9 +15,10 @@ export interface TestApiServer {
   stop(): Promise<void>;
 }
 
-export async function startTestApiServer(nodeName = 'n1'): Promise<TestApiServer> {
+/** Controllers are off unless asked for, so tests see only what they do themselves. */
+export async function startTestApiServer(nodeName = 'n1', extra: Partial<ApiServerConfig> = {}): Promise<TestApiServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-testapi-'));
-  const srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [nodeName], log: () => {} });
+  const srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [nodeName], controllers: [], log: () => {}, ...extra });
   const admin = new KubeClient(loadKubeconfig(srv.kubeconfigs['kubernetes-admin']!));
   const node = new KubeClient(loadKubeconfig(srv.kubeconfigs[`system:node:${nodeName}`]!));
   return {

@@ -28,13 +28,14 @@ test('upstream defaults', () => {
 test('flags in both --a=b and --a b forms; flags beat the config file; unknown config fields warn', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-cfg-'));
   const f = path.join(dir, 'k.yaml');
-  fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /from/config\nfileCheckFrequency: 5s\npodLogsDir: /logs\nmaxPods: 50\n');
+  fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /from/config\nfileCheckFrequency: 5s\npodLogsDir: /logs\nmaxPods: 50\ncgroupDriver: systemd\n');
   const warnings: string[] = [];
   const c = loadAgentConfig(['--config', f, '--pod-manifest-path', '/from/flag'], (w) => warnings.push(w));
   assert.equal(c.staticPodPath, '/from/flag');
   assert.equal(c.fileCheckFrequencyMs, 5000);
   assert.equal(c.podLogsDir, '/logs');
-  assert.deepEqual(warnings, [`${f}: field maxPods is not supported by this kubelet and is ignored`]);
+  assert.equal(c.maxPods, 50);
+  assert.deepEqual(warnings, [`${f}: field cgroupDriver is not supported by this kubelet and is ignored`]);
   fs.rmSync(dir, { recursive: true });
 });
 
@@ -45,5 +46,46 @@ test('bad flags and config name what is wrong', () => {
   const f = path.join(dir, 'k.yaml');
   fs.writeFileSync(f, 'apiVersion: v1\nkind: Pod\n');
   assert.throws(() => loadAgentConfig([`--config=${f}`], () => {}), /k\.yaml: kind: must be "KubeletConfiguration", got "Pod"/);
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('node registration, status and manifest URL settings from flags and KubeletConfiguration', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-cfg-'));
+  const f = path.join(dir, 'k.yaml');
+  fs.writeFileSync(
+    f,
+    [
+      'apiVersion: kubelet.config.k8s.io/v1beta1',
+      'kind: KubeletConfiguration',
+      'staticPodURL: http://10.0.0.1/pods.yaml',
+      'staticPodURLHeader: {Authorization: ["Bearer x"]}',
+      'httpCheckFrequency: 30s',
+      'registerWithTaints: [{key: dedicated, value: infra, effect: NoSchedule}]',
+      'nodeStatusUpdateFrequency: 4s',
+      'nodeStatusReportFrequency: 1m',
+      'nodeLeaseDurationSeconds: 20',
+      'registerNode: false',
+    ].join('\n'),
+  );
+  const c = loadAgentConfig([`--config=${f}`, '--node-labels=zone=a,kubelet.kubernetes.io/role=edge'], () => {});
+  assert.equal(c.staticPodURL, 'http://10.0.0.1/pods.yaml');
+  assert.deepEqual(c.staticPodURLHeader, { Authorization: ['Bearer x'] });
+  assert.equal(c.httpCheckFrequencyMs, 30_000);
+  assert.deepEqual(c.registerWithTaints, [{ key: 'dedicated', value: 'infra', effect: 'NoSchedule' }]);
+  assert.deepEqual(c.nodeLabels, { zone: 'a', 'kubelet.kubernetes.io/role': 'edge' });
+  assert.equal(c.nodeStatusUpdateFrequencyMs, 4000);
+  assert.equal(c.nodeStatusReportFrequencyMs, 60_000);
+  assert.equal(c.nodeLeaseDurationSeconds, 20);
+  assert.equal(c.registerNode, false);
+  const d = loadAgentConfig(['--register-with-taints=a=b:NoExecute,c:NoSchedule', '--manifest-url-header=a:hello,b:again', '--max-pods=20'], () => {});
+  assert.deepEqual(d.registerWithTaints, [{ key: 'a', value: 'b', effect: 'NoExecute' }, { key: 'c', effect: 'NoSchedule' }]);
+  assert.deepEqual(d.staticPodURLHeader, { a: ['hello'], b: ['again'] });
+  assert.equal(d.maxPods, 20);
+  assert.equal(d.registerNode, true);
+  assert.equal(d.nodeLeaseDurationSeconds, 40);
+  assert.throws(() => loadAgentConfig(['--register-with-taints=a:Sometimes'], () => {}), /--register-with-taints: invalid taint "a:Sometimes"/);
+  assert.throws(() => loadAgentConfig(['--max-pods=0'], () => {}), /--max-pods: must be an integer of at least 1, got 0/);
+  fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: lots\n');
+  assert.throws(() => loadAgentConfig([`--config=${f}`], () => {}), /k\.yaml: maxPods: must be an integer, got "lots"/);
   fs.rmSync(dir, { recursive: true });
 });

@@ -5,32 +5,72 @@ import os from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
 
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+}
+
 export interface AgentConfig {
   nodeName: string;
   nodeIP: string;
   staticPodPath: string;
   fileCheckFrequencyMs: number;
+  staticPodURL: string;
+  staticPodURLHeader: Record<string, string[]>;
+  httpCheckFrequencyMs: number;
   containerRuntimeEndpoint: string;
   rootDir: string;
   podLogsDir: string;
   verbosity: number;
   kubeconfig?: string;
+  registerNode: boolean;
+  registerWithTaints: Taint[];
+  nodeLabels: Record<string, string>;
+  maxPods: number;
+  nodeStatusUpdateFrequencyMs: number;
+  nodeStatusReportFrequencyMs: number;
+  nodeLeaseDurationSeconds: number;
 }
 
 export const AGENT_FLAGS: Record<string, string> = {
   'pod-manifest-path': 'static pod manifest directory or file (config: staticPodPath). Default /etc/kubernetes/manifests',
   'file-check-frequency': 'rescan interval for the manifest path (config: fileCheckFrequency). Default 20s',
+  'manifest-url': 'URL of static pod manifests, a Pod or a PodList (config: staticPodURL)',
+  'manifest-url-header': 'HTTP headers for --manifest-url, "a:hello,b:again" (config: staticPodURLHeader)',
+  'http-check-frequency': 'how often --manifest-url is fetched (config: httpCheckFrequency). Default 20s',
   'container-runtime-endpoint': 'CRI socket (config: containerRuntimeEndpoint). Default unix:///run/containerd/containerd.sock',
   'hostname-override': 'node name to use instead of the hostname',
   'node-ip': 'IP address of the node (host IP of pods)',
   'root-dir': 'kubelet state directory. Default /var/lib/kubelet',
   config: 'KubeletConfiguration YAML file',
   kubeconfig: 'kubeconfig of the apiserver to join; without it the kubelet runs standalone (static pods only)',
+  'register-node': 'register the Node with the apiserver (config: registerNode). Default true',
+  'register-with-taints': 'taints the Node registers with, "key=value:Effect,..." (config: registerWithTaints)',
+  'node-labels': 'labels the Node registers with, "key=value,..."',
+  'max-pods': 'pods this node can run (config: maxPods). Default 110',
+  'node-status-update-frequency': 'how often node status is computed, and posted if it changed (config: nodeStatusUpdateFrequency). Default 10s',
   v: 'log verbosity (4 and up: debug)',
 };
 
-/** KubeletConfiguration fields this kubelet reads; others get a warning. */
-const SUPPORTED_CONFIG_FIELDS = new Set(['apiVersion', 'kind', 'staticPodPath', 'fileCheckFrequency', 'containerRuntimeEndpoint', 'podLogsDir']);
+/** KubeletConfiguration fields this kubelet reads; others get a warning. Documented in docs/kubelet-config.md. */
+export const SUPPORTED_CONFIG_FIELDS = new Set([
+  'apiVersion',
+  'kind',
+  'staticPodPath',
+  'fileCheckFrequency',
+  'staticPodURL',
+  'staticPodURLHeader',
+  'httpCheckFrequency',
+  'containerRuntimeEndpoint',
+  'podLogsDir',
+  'registerNode',
+  'registerWithTaints',
+  'maxPods',
+  'nodeStatusUpdateFrequency',
+  'nodeStatusReportFrequency',
+  'nodeLeaseDurationSeconds',
+]);
 
 export function parseFlags(argv: string[]): Map<string, string> {
   const out = new Map<string, string>();
@@ -56,6 +96,26 @@ export function parseFlags(argv: string[]): Map<string, string> {
   return out;
 }
 
+const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+
+function parseTaintFlag(s: string): Taint[] {
+  return s.split(',').filter(Boolean).map((t) => {
+    const m = /^([^=:]+)(?:=([^:]*))?:(\w+)$/.exec(t.trim());
+    if (!m || !EFFECTS.includes(m[3]!)) throw new Error(`--register-with-taints: invalid taint "${t}": want key[=value]:${EFFECTS.join('|')}`);
+    return { key: m[1]!, ...(m[2] ? { value: m[2] } : {}), effect: m[3]! };
+  });
+}
+
+function parseMapFlag(flag: string, s: string, sep: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of s.split(',').filter(Boolean)) {
+    const i = kv.indexOf(sep);
+    if (i <= 0) throw new Error(`--${flag}: invalid entry "${kv}": want key${sep}value`);
+    out[kv.slice(0, i).trim()] = kv.slice(i + 1).trim();
+  }
+  return out;
+}
+
 export function loadAgentConfig(argv: string[], warn: (m: string) => void): AgentConfig {
   const flags = parseFlags(argv);
   for (const k of flags.keys()) if (!(k in AGENT_FLAGS)) throw new Error(`unknown flag: --${k}`);
@@ -74,32 +134,68 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     if (file.apiVersion !== 'kubelet.config.k8s.io/v1beta1') throw new Error(`${cfgPath}: apiVersion: must be "kubelet.config.k8s.io/v1beta1", got ${JSON.stringify(file.apiVersion)}`);
     for (const k of Object.keys(file)) if (!SUPPORTED_CONFIG_FIELDS.has(k)) warn(`${cfgPath}: field ${k} is not supported by this kubelet and is ignored`);
   }
-  const str = (flag: string, field: string, dflt: string): string => {
-    const f = flags.get(flag);
-    if (f !== undefined) return f;
+  const where = (flag: string | undefined, field: string): string => (flag && flags.has(flag) ? `--${flag}` : `${cfgPath!}: ${field}`);
+  const fieldOf = <T>(field: string, type: string, check: (v: unknown) => v is T): T | undefined => {
     const v = file[field];
-    if (v === undefined) return dflt;
-    if (typeof v !== 'string') throw new Error(`${cfgPath!}: ${field}: must be a string`);
+    if (v === undefined || v === null) return undefined;
+    if (!check(v)) throw new Error(`${cfgPath!}: ${field}: must be ${type}, got ${JSON.stringify(v)}`);
     return v;
   };
-  const dur = (flag: string, field: string, dflt: string): number => {
+  const isString = (v: unknown): v is string => typeof v === 'string';
+  const str = (flag: string | undefined, field: string, dflt: string): string => (flag ? flags.get(flag) : undefined) ?? fieldOf(field, 'a string', isString) ?? dflt;
+  const dur = (flag: string | undefined, field: string, dflt: string): number => {
     const raw = str(flag, field, dflt);
     try {
       return parseDuration(raw);
     } catch (e) {
-      throw new Error(`${flags.has(flag) ? `--${flag}` : `${cfgPath!}: ${field}`}: ${(e as Error).message}`);
+      throw new Error(`${where(flag, field)}: ${(e as Error).message}`);
     }
   };
-  const rootDir = flags.get('root-dir') ?? '/var/lib/kubelet';
+  const int = (flag: string | undefined, field: string, dflt: number, min: number): number => {
+    const raw = flag && flags.has(flag) ? Number(flags.get(flag)) : (fieldOf(field, 'an integer', (v): v is number => typeof v === 'number') ?? dflt);
+    if (!Number.isInteger(raw) || raw < min) throw new Error(`${where(flag, field)}: must be an integer of at least ${min}, got ${flag && flags.has(flag) ? flags.get(flag)! : String(raw)}`);
+    return raw;
+  };
+  const bool = (flag: string, field: string, dflt: boolean): boolean => {
+    const f = flags.get(flag);
+    if (f !== undefined) {
+      if (!['true', 'false'].includes(f)) throw new Error(`--${flag}: must be true or false, got "${f}"`);
+      return f === 'true';
+    }
+    return fieldOf(field, 'a boolean', (v): v is boolean => typeof v === 'boolean') ?? dflt;
+  };
+  const headerField = fieldOf(
+    'staticPodURLHeader',
+    'a map of header names to lists of values',
+    (v): v is Record<string, string[]> => typeof v === 'object' && !Array.isArray(v) && Object.values(v as object).every((x) => Array.isArray(x) && x.every(isString)),
+  );
+  const headerFlag = flags.get('manifest-url-header');
+  const taintField = fieldOf(
+    'registerWithTaints',
+    'a list of taints ({key, value, effect})',
+    (v): v is Taint[] => Array.isArray(v) && v.every((t) => typeof t === 'object' && t !== null && isString((t as Taint).key) && EFFECTS.includes((t as Taint).effect)),
+  );
+  const taintFlag = flags.get('register-with-taints');
+  const leaseSec = int(undefined, 'nodeLeaseDurationSeconds', 40, 1);
   return {
     nodeName: (flags.get('hostname-override') ?? os.hostname()).toLowerCase(),
     nodeIP: flags.get('node-ip') ?? '',
     staticPodPath: str('pod-manifest-path', 'staticPodPath', '/etc/kubernetes/manifests'),
     fileCheckFrequencyMs: dur('file-check-frequency', 'fileCheckFrequency', '20s'),
+    staticPodURL: str('manifest-url', 'staticPodURL', ''),
+    staticPodURLHeader: headerFlag !== undefined ? Object.fromEntries(Object.entries(parseMapFlag('manifest-url-header', headerFlag, ':')).map(([k, v]) => [k, [v]])) : (headerField ?? {}),
+    httpCheckFrequencyMs: dur('http-check-frequency', 'httpCheckFrequency', '20s'),
     containerRuntimeEndpoint: str('container-runtime-endpoint', 'containerRuntimeEndpoint', 'unix:///run/containerd/containerd.sock'),
-    rootDir,
-    podLogsDir: typeof file.podLogsDir === 'string' ? file.podLogsDir : '/var/log/pods',
+    rootDir: flags.get('root-dir') ?? '/var/lib/kubelet',
+    podLogsDir: str(undefined, 'podLogsDir', '/var/log/pods'),
     verbosity: Number(flags.get('v') ?? 0),
     kubeconfig: flags.get('kubeconfig'),
+    registerNode: bool('register-node', 'registerNode', true),
+    registerWithTaints: taintFlag !== undefined ? parseTaintFlag(taintFlag) : (taintField ?? []),
+    nodeLabels: parseMapFlag('node-labels', flags.get('node-labels') ?? '', '='),
+    maxPods: int('max-pods', 'maxPods', 110, 1),
+    nodeStatusUpdateFrequencyMs: dur('node-status-update-frequency', 'nodeStatusUpdateFrequency', '10s'),
+    nodeStatusReportFrequencyMs: dur(undefined, 'nodeStatusReportFrequency', '5m'),
+    nodeLeaseDurationSeconds: leaseSec,
   };
 }

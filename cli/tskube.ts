@@ -2,15 +2,14 @@
 import os from 'node:os';
 import { CriClient } from '../agent/cri/client.js';
 import { Kubelet } from '../agent/kubelet.js';
-import { createLogger } from '../agent/log.js';
-import { LogEventRecorder } from '../agent/status/events.js';
+import { createLogger } from '../kube/log.js';
+import { ApiEventRecorder, LogEventRecorder } from '../kube/events.js';
 import { AGENT_FLAGS, loadAgentConfig } from './agent-config.js';
 import { APISERVER_FLAGS, loadApiServerConfig } from './apiserver-config.js';
 import { startApiServer } from '../apiserver/main.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { startNodeSync, type NodeSync } from '../agent/node/node-sync.js';
-import { ApiEventRecorder } from '../agent/status/api-events.js';
 
 function usage(): string {
   const list = (f: Record<string, string>) => Object.entries(f).map(([k, v]) => `  --${k}  ${v}`).join('\n');
@@ -37,13 +36,25 @@ async function runAgent(argv: string[]): Promise<void> {
     nodeUid: () => nodeSync?.status.uid ?? '',
     cri,
     log,
-    events: client ? new ApiEventRecorder(client, cfg.nodeName, log, new LogEventRecorder(log)) : new LogEventRecorder(log),
+    events: client ? new ApiEventRecorder(client, { component: 'kubelet', host: cfg.nodeName }, log, new LogEventRecorder(log)) : new LogEventRecorder(log),
     node: { nodeName: cfg.nodeName, hostIP, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir },
     manifestPath: cfg.staticPodPath,
     fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
+    manifestURL: cfg.staticPodURL || undefined,
+    manifestURLHeaders: cfg.staticPodURLHeader,
+    httpCheckFrequencyMs: cfg.httpCheckFrequencyMs,
     gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
   });
-  if (client) nodeSync = startNodeSync(client, cri, cfg.nodeName, hostIP, log);
+  if (client && cfg.registerNode) {
+    nodeSync = startNodeSync(client, cri, cfg.nodeName, hostIP, log, {
+      maxPods: cfg.maxPods,
+      leaseDurationSec: cfg.nodeLeaseDurationSeconds,
+      updateMs: cfg.nodeStatusUpdateFrequencyMs,
+      reportMs: cfg.nodeStatusReportFrequencyMs,
+      labels: cfg.nodeLabels,
+      taints: cfg.registerWithTaints,
+    });
+  }
   let stopping = false;
   const shutdown = (sig: string): void => {
     if (stopping) return;
@@ -67,7 +78,7 @@ async function runAgent(argv: string[]): Promise<void> {
       await new Promise((r) => setTimeout(r, Math.min(1000 * 2 ** attempt, 10_000)));
     }
   }
-  log.info(`kubelet started on node ${cfg.nodeName}, watching ${cfg.staticPodPath}`);
+  log.info(`kubelet started on node ${cfg.nodeName}, watching ${cfg.staticPodPath}${cfg.staticPodURL ? ` and ${cfg.staticPodURL}` : ''}`);
 }
 
 async function main(): Promise<void> {

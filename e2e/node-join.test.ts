@@ -1,5 +1,8 @@
-// e2e: a kubelet with --kubeconfig joins tskube apiserver running in its node's namespace;
-// the real kubectl shows the Node Ready, with nodeInfo from the real containerd, and its Lease.
+// e2e: a kubelet with --kubeconfig joins tskube apiserver (with NodeRestriction on, so everything
+// the kubelet writes passes upstream's rules) running in its node's namespace. The real kubectl
+// drives it: pods are scheduled, run, report status and events, and are deleted gracefully; static
+// pods show as mirror pods; status catches up after an apiserver outage; the node goes NotReady
+// when its kubelet dies and comes back Ready, with no container restarted.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,16 +13,28 @@ import { alive, sh, waitFor } from './proc.js';
 
 const skip = e2eSkipReason() ?? (sh('sh', ['-c', 'command -v kubectl'], { allowFail: true }).trim() ? undefined : 'kubectl missing');
 
-describe('kubelet joins an apiserver', { skip, timeout: 5 * 60_000 }, () => {
+describe('kubelet joins an apiserver', { skip, timeout: 8 * 60_000 }, () => {
   let node: TestNode;
   let as: ApiServerNode;
+  // A short node-monitor grace period keeps the NotReady test quick; the default is 40 s.
+  const apiserverFlags = (): string[] => [`--data-dir=${path.join(node.dir, 'apiserver-data')}`, '--enable-admission-plugins=NodeRestriction', '--node-monitor-grace-period=16s', '--node-monitor-period=2s'];
+  const kubeletFlags = (): string[] => [`--kubeconfig=${path.join(as.dir, 'pki', 'node-node-a.kubeconfig')}`];
+  const gone = (args: string[]): boolean => {
+    try {
+      as.kubectl(args);
+      return false;
+    } catch (e) {
+      return /not found/.test((e as Error).message);
+    }
+  };
+
   before(async () => {
     await sweepStale();
     node = new TestNode('node-a');
     await node.start();
     as = new ApiServerNode(node.netns);
-    await as.start([`--data-dir=${path.join(node.dir, 'apiserver-data')}`]);
-    node.startKubelet([`--kubeconfig=${path.join(as.dir, 'pki', 'node-node-a.kubeconfig')}`]);
+    await as.start(apiserverFlags());
+    node.startKubelet(kubeletFlags());
   });
   after(async () => {
     await as?.cleanup();
@@ -43,34 +58,56 @@ describe('kubelet joins an apiserver', { skip, timeout: 5 * 60_000 }, () => {
     assert.ok(renewed > first);
   });
 
-  test('a pod created with kubectl for this node runs in containerd; kubectl delete stops it with SIGTERM, then it is gone', async () => {
-    as.kubectl(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'api-web' }, spec: { nodeName: 'node-a', terminationGracePeriodSeconds: 20, containers: [{ name: 'httpd', image: APP_IMAGE, command: ['/bin/sh', '-c', "trap 'echo got SIGTERM; exit 0' TERM; httpd -f -p 8080 -h /www & wait"] }] } }));
-    const uid = as.kubectl(['get', 'pod', 'api-web', '-o', 'jsonpath={.metadata.uid}']);
-    const c = await waitFor(async () => (await node.podContainers(uid)).find((x) => x.state === 'CONTAINER_RUNNING'), 60_000, 300, 'API pod running in containerd');
-    const sb = (await node.podSandboxes(uid))[0]!;
-    const ip = (await node.cri.podSandboxStatus(sb.id)).status?.network?.ip;
-    assert.equal(await waitFor(() => node.httpGet(`http://${ip}:8080/`), 20_000, 300, 'HTTP from the API pod'), 'hello from tskube\n');
-    // The kubelet writes the status back: kubectl shows it Running with the pod IP that answered.
+  test('kubectl run: the scheduler binds the pod to our node, it runs and answers at the IP kubectl shows; describe lists the events in order; kubectl delete stops it with SIGTERM, then it is gone', async () => {
+    assert.match(as.kubectl(['run', 'web', `--image=${APP_IMAGE}`, '--port=8080']), /pod\/web created/);
     const wide = await waitFor(() => {
-      const o = as.kubectl(['get', 'pod', 'api-web', '-o', 'wide']);
+      const o = as.kubectl(['get', 'pod', 'web', '-o', 'wide']);
       return /1\/1\s+Running/.test(o) ? o : undefined;
-    }, 30_000, 500, 'kubectl shows Running');
-    assert.match(wide, new RegExp(`api-web\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${ip!.replace(/\./g, '\\.')}\\s+node-a`));
-    assert.equal(as.kubectl(['get', 'pod', 'api-web', '-o', 'jsonpath={.status.containerStatuses[0].containerID}']), `containerd://${c.id}`);
-    // The kubelet's events, in order, in kubectl describe.
+    }, 60_000, 500, 'kubectl shows web Running');
+    const ip = as.kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.podIP}']);
+    assert.match(wide, new RegExp(`web\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${ip.replace(/\./g, '\\.')}\\s+node-a`));
+    assert.equal(await waitFor(() => node.httpGet(`http://${ip}:8080/`), 20_000, 300, 'HTTP from the pod IP'), 'hello from tskube\n');
+    const uid = as.kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.metadata.uid}']);
+    const c = (await node.podContainers(uid)).find((x) => x.state === 'CONTAINER_RUNNING')!;
+    assert.equal(as.kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.containerStatuses[0].containerID}']), `containerd://${c.id}`);
     const events = await waitFor(() => {
-      const d = as.kubectl(['describe', 'pod', 'api-web']);
-      return /Started\s+\S+\s+kubelet\s+Started container httpd/.test(d) ? d : undefined;
+      const d = as.kubectl(['describe', 'pod', 'web']);
+      return /Started\s+\S+\s+kubelet\s+Started container web/.test(d) ? d : undefined;
     }, 20_000, 500, 'kubelet events in describe');
-    assert.match(events, /Normal\s+Pulling\s+\S+\s+kubelet\s+Pulling image "127\.0\.0\.1:5000\/tskube\/app:1"[\s\S]*Normal\s+Pulled\s+\S+\s+kubelet\s+Successfully pulled image[\s\S]*Normal\s+Created\s+\S+\s+kubelet\s+Created container: httpd[\s\S]*Normal\s+Started\s+\S+\s+kubelet\s+Started container httpd/);
+    assert.match(events, /Normal\s+Scheduled\s+\S+\s+default-scheduler\s+Successfully assigned default\/web to node-a[\s\S]*Normal\s+Pulling\s+\S+\s+kubelet\s+Pulling image "127\.0\.0\.1:5000\/tskube\/app:1"[\s\S]*Normal\s+Pulled\s+\S+\s+kubelet\s+Successfully pulled image[\s\S]*Normal\s+Created\s+\S+\s+kubelet\s+Created container: web[\s\S]*Normal\s+Started\s+\S+\s+kubelet\s+Started container web/);
     const t0 = Date.now();
-    assert.match(as.kubectl(['delete', 'pod', 'api-web', '--wait=true', '--timeout=60s']), /pod "api-web" deleted/);
-    assert.ok(Date.now() - t0 < 15_000, 'the container exited on SIGTERM instead of waiting out the 20 s grace period');
-    assert.throws(() => as.kubectl(['get', 'pod', 'api-web']), /not found/);
+    assert.match(as.kubectl(['delete', 'pod', 'web', '--wait=true', '--timeout=60s']), /pod "web" deleted/);
+    assert.ok(Date.now() - t0 < 15_000, 'the container exited on SIGTERM instead of waiting out the 30 s grace period');
+    assert.ok(gone(['get', 'pod', 'web']));
     await waitFor(async () => (await node.podSandboxes(uid)).length === 0, 30_000, 300, 'sandbox removed');
-    const st = await node.cri.containerStatus(c.id).catch(() => undefined);
-    assert.equal(st, undefined, 'container removed');
-    assert.match(node.kubeletLog(), /pod default\/api-web terminated and deleted from the API/);
+    assert.equal(await node.cri.containerStatus(c.id).catch(() => undefined), undefined, 'container removed');
+    assert.match(node.kubeletLog(), /event Normal Killing pod\/default\/web: Stopping container web/);
+    assert.match(node.kubeletLog(), /pod default\/web terminated and deleted from the API/);
+  });
+
+  test('a pod that fits nowhere stays Pending with a FailedScheduling event that says why', async () => {
+    as.kubectl(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'greedy' }, spec: { containers: [{ name: 'c', image: APP_IMAGE, resources: { requests: { cpu: '500' } } }] } }));
+    const d = await waitFor(() => {
+      const o = as.kubectl(['describe', 'pod', 'greedy']);
+      return /FailedScheduling/.test(o) ? o : undefined;
+    }, 20_000, 500, 'FailedScheduling');
+    assert.match(d, /Warning\s+FailedScheduling\s+\S+\s+default-scheduler\s+0\/1 nodes are available: 1 Insufficient cpu\. preemption: 0\/1 nodes are available: 1 No preemption victims found for incoming pod\./);
+    assert.match(as.kubectl(['get', 'pod', 'greedy']), /greedy\s+0\/1\s+Pending/);
+    as.kubectl(['delete', 'pod', 'greedy', '--wait=true']);
+  });
+
+  test('an image that does not exist shows ErrImagePull, then ImagePullBackOff, in kubectl get pods', async () => {
+    as.kubectl(['run', 'nosuch', '--image=127.0.0.1:5000/tskube/nosuch:1']);
+    const seen: string[] = [];
+    await waitFor(() => {
+      const st = /nosuch\s+0\/1\s+(\S+)/.exec(as.kubectl(['get', 'pod', 'nosuch']))?.[1];
+      if (st && seen.at(-1) !== st) seen.push(st);
+      return seen.includes('ImagePullBackOff');
+    }, 60_000, 250, 'ImagePullBackOff');
+    assert.ok(seen.indexOf('ErrImagePull') >= 0 && seen.indexOf('ErrImagePull') < seen.indexOf('ImagePullBackOff'), `ErrImagePull before ImagePullBackOff: ${seen.join(' -> ')}`);
+    const msg = as.kubectl(['get', 'pod', 'nosuch', '-o', 'jsonpath={.status.containerStatuses[0].state.waiting.message}']);
+    assert.match(msg, /Back-off pulling image "127\.0\.0\.1:5000\/tskube\/nosuch:1"/);
+    as.kubectl(['delete', 'pod', 'nosuch', '--wait=true', '--timeout=60s']);
   });
 
   test('a static pod shows as <name>-<node> mirror pod with its status; kubectl delete brings it back and the container is untouched', async () => {
@@ -100,26 +137,49 @@ describe('kubelet joins an apiserver', { skip, timeout: 5 * 60_000 }, () => {
     assert.equal(still.started_at, startedBefore, 'same container, same start time');
     assert.equal((await node.podContainers()).filter((x) => x.labels['io.kubernetes.pod.name'] === 'web-node-a').length, 1, 'no new container');
     fs.rmSync(path.join(node.manifests, 'web.yaml'));
-    await waitFor(() => {
-      try {
-        as.kubectl(['get', 'pod', 'web-node-a']);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 60_000, 500, 'mirror pod removed with the static pod');
+    await waitFor(() => gone(['get', 'pod', 'web-node-a']), 60_000, 500, 'mirror pod removed with the static pod');
   });
 
-  test('the kubelet keeps running when the apiserver goes away, and re-registers status when it is back', async () => {
+  test('with the apiserver away, pods keep running and restarting; status catches up when it is back', async () => {
+    as.kubectl(['run', 'steady', `--image=${APP_IMAGE}`]);
+    await waitFor(() => /steady\s+1\/1\s+Running\s+0/.test(as.kubectl(['get', 'pod', 'steady'])), 60_000, 500, 'steady Running');
+    const uid = as.kubectl(['get', 'pod', 'steady', '-o', 'jsonpath={.metadata.uid}']);
     await as.stop();
     await waitFor(() => /failed to renew lease kube-node-lease\/node-a, will retry/.test(node.kubeletLog()), 25_000, 500, 'a failed renewal');
+    // The container dies while nobody can be told: the kubelet restarts it anyway.
+    const first = (await node.podContainers(uid)).find((x) => x.state === 'CONTAINER_RUNNING')!;
+    await node.cri.stopContainer(first.id, 0);
+    await waitFor(async () => (await node.podContainers(uid)).some((x) => x.state === 'CONTAINER_RUNNING' && x.id !== first.id), 30_000, 300, 'restarted while the apiserver is down');
     assert.ok(node.kubelet && alive(node.kubelet.pid), 'kubelet still running');
-    await as.start([`--data-dir=${path.join(node.dir, 'apiserver-data')}`]);
+    await as.start(apiserverFlags());
     assert.match(as.kubectl(['get', 'nodes']), /node-a/, 'the Node survived the apiserver restart');
+    await waitFor(() => /steady\s+1\/1\s+Running\s+1\b/.test(as.kubectl(['get', 'pod', 'steady'])), 30_000, 500, 'kubectl shows 1 restart after the apiserver is back');
+    assert.match(as.kubectl(['get', 'pod', 'steady', '-o', 'jsonpath={.status.containerStatuses[0].lastState.terminated.reason}']), /^(Completed|Error)$/);
     const t = await waitFor(() => {
       const o = as.kubectl(['get', 'lease', 'node-a', '-n', 'kube-node-lease', '-o', 'jsonpath={.spec.renewTime}']);
       return o && Date.parse(o) > Date.now() - 15_000 ? o : undefined;
     }, 30_000, 1000, 'lease renewed after the apiserver came back');
     assert.ok(t);
+  });
+
+  test('a dead kubelet turns the node NotReady (Unknown, tainted) after the grace period; restarted, it is Ready again and no container restarted', async () => {
+    const uid = as.kubectl(['get', 'pod', 'steady', '-o', 'jsonpath={.metadata.uid}']);
+    const before = (await node.podContainers(uid)).find((x) => x.state === 'CONTAINER_RUNNING')!;
+    await node.stopKubelet('SIGKILL');
+    const t0 = Date.now();
+    await waitFor(() => /node-a\s+NotReady/.test(as.kubectl(['get', 'nodes'])), 60_000, 1000, 'node NotReady');
+    assert.ok(Date.now() - t0 >= 10_000, 'not before the lease had time to expire');
+    assert.equal(as.kubectl(['get', 'node', 'node-a', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}']), 'Unknown NodeStatusUnknown');
+    assert.match(as.kubectl(['get', 'node', 'node-a', '-o', 'jsonpath={.spec.taints[*].key}']), /node\.kubernetes\.io\/unreachable/);
+    const podReady = (): string => as.kubectl(['get', 'pod', 'steady', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']);
+    await waitFor(() => podReady() === 'False', 20_000, 1000, 'pods on the node marked not Ready');
+    node.startKubelet(kubeletFlags());
+    await waitFor(() => /node-a\s+Ready/.test(as.kubectl(['get', 'nodes'])), 60_000, 1000, 'node Ready again');
+    await waitFor(() => as.kubectl(['get', 'node', 'node-a', '-o', 'jsonpath={.spec.taints}']) === '', 20_000, 1000, 'taints removed');
+    await waitFor(() => podReady() === 'True', 30_000, 1000, 'pod Ready again');
+    assert.match(as.kubectl(['get', 'pod', 'steady']), /steady\s+1\/1\s+Running\s+1\b/);
+    const now = (await node.podContainers(uid)).filter((x) => x.state === 'CONTAINER_RUNNING');
+    assert.deepEqual(now.map((x) => x.id), [before.id], 'same container: the kubelet restart restarted nothing');
+    as.kubectl(['delete', 'pod', 'steady', '--wait=true', '--timeout=60s']);
   });
 });

@@ -32,7 +32,19 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-export class KubeClient {
+type Query = Record<string, string | number | boolean | undefined>;
+
+/** What agents and controllers need from an apiserver; KubeClient speaks it over HTTPS. */
+export interface KubeApi {
+  get(path: string, query?: Query): Promise<KObj>;
+  create(path: string, body: unknown): Promise<KObj>;
+  update(path: string, body: unknown): Promise<KObj>;
+  patch(path: string, body: unknown, type?: 'merge' | 'strategic' | 'json'): Promise<KObj>;
+  delete(path: string, body?: unknown, query?: Query): Promise<KObj>;
+  watch(path: string, query: Query | undefined, signal?: AbortSignal): AsyncGenerator<WatchEvent>;
+}
+
+export class KubeClient implements KubeApi {
   private readonly agent: https.Agent;
   private readonly url: URL;
 

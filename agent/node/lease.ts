@@ -1,7 +1,7 @@
 // Lease heartbeats: kube-node-lease/<node>, renewed every 10 s with a 40 s
 // duration; a failed renewal is retried with backoff from 200 ms to 7 s.
-import { KubeApiError, type KObj, type KubeClient } from '../../kube/client.js';
-import type { Logger } from '../log.js';
+import { KubeApiError, type KObj, type KubeApi } from '../../kube/client.js';
+import type { Logger } from '../../kube/log.js';
 import { microTime } from '../../kube/time.js';
 
 export const LEASE_DURATION_SEC = 40;
@@ -16,10 +16,11 @@ export class LeaseHeartbeat {
   private nodeUid: string | undefined;
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: KubeApi,
     private readonly nodeName: string,
     private readonly log: Logger,
-    private readonly o: { renewMs?: number; backoffInitialMs?: number; backoffMaxMs?: number } = {},
+    /** durationSec: nodeLeaseDurationSeconds (40); renewals come every quarter of it, as upstream. */
+    private readonly o: { durationSec?: number; renewMs?: number; backoffInitialMs?: number; backoffMaxMs?: number } = {},
   ) {}
 
   setNodeUid(uid: string): void {
@@ -31,7 +32,7 @@ export class LeaseHeartbeat {
   }
 
   private desired(existing?: KObj): KObj {
-    const spec = { holderIdentity: this.nodeName, leaseDurationSeconds: LEASE_DURATION_SEC, renewTime: microTime() };
+    const spec = { holderIdentity: this.nodeName, leaseDurationSeconds: this.o.durationSec ?? LEASE_DURATION_SEC, renewTime: microTime() };
     const ownerReferences = this.nodeUid ? [{ apiVersion: 'v1', kind: 'Node', name: this.nodeName, uid: this.nodeUid }] : undefined;
     if (existing) return { ...existing, metadata: { ...existing.metadata, ...(ownerReferences && !existing.metadata.ownerReferences ? { ownerReferences } : {}) }, spec: { ...existing.spec, ...spec } };
     return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.nodeName, namespace: 'kube-node-lease', ...(ownerReferences ? { ownerReferences } : {}) }, spec };
@@ -54,7 +55,7 @@ export class LeaseHeartbeat {
     let delay = this.o.backoffInitialMs ?? 200;
     const tick = async (): Promise<void> => {
       if (this.stopped) return;
-      let next = this.o.renewMs ?? LEASE_RENEW_MS;
+      let next = this.o.renewMs ?? (this.o.durationSec ? this.o.durationSec * 250 : LEASE_RENEW_MS);
       try {
         await this.renew();
         delay = this.o.backoffInitialMs ?? 200;

@@ -16,6 +16,14 @@ export interface NodeFacts {
   runtimeVersion: string;
   runtimeReady: boolean;
   runtimeMessage?: string;
+  /** maxPods (default 110). */
+  maxPods?: number;
+}
+
+/** What the Node registers with, beyond what it reports (registerWithTaints, --node-labels). */
+export interface Registration {
+  labels?: Record<string, string>;
+  taints?: { key: string; value?: string; effect: string }[];
 }
 
 const readTrim = (f: string): string => {
@@ -46,7 +54,7 @@ export function nodeConditions(f: NodeFacts): Condition[] {
 
 /** The status fields (without heartbeat times), for change detection and for the PATCH. */
 export function nodeStatus(f: NodeFacts): Record<string, unknown> {
-  const capacity = { cpu: String(os.cpus().length), memory: `${Math.floor(os.totalmem() / 1024)}Ki`, pods: String(MAX_PODS) };
+  const capacity = { cpu: String(os.cpus().length), memory: `${Math.floor(os.totalmem() / 1024)}Ki`, pods: String(f.maxPods ?? MAX_PODS) };
   return {
     capacity,
     allocatable: { ...capacity },
@@ -68,12 +76,12 @@ export function nodeStatus(f: NodeFacts): Record<string, unknown> {
   };
 }
 
-export function nodeObject(f: NodeFacts): Record<string, unknown> {
+export function nodeObject(f: NodeFacts, reg: Registration = {}): Record<string, unknown> {
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name: f.nodeName, labels: { 'kubernetes.io/hostname': f.nodeName, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': goArch(), 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': goArch() } },
-    spec: {},
+    metadata: { name: f.nodeName, labels: { ...(reg.labels ?? {}), 'kubernetes.io/hostname': f.nodeName, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': goArch(), 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': goArch() } },
+    spec: reg.taints?.length ? { taints: reg.taints } : {},
     status: nodeStatus(f),
   };
 }

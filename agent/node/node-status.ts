@@ -1,15 +1,24 @@
 // Registers the Node and keeps its status: computed every 10 s
 // (nodeStatusUpdateFrequency), posted when it changed or every 5 min
 // (nodeStatusReportFrequency), as a strategic-merge PATCH on nodes/status.
-import { KubeApiError, type KObj, type KubeClient } from '../../kube/client.js';
-import type { Logger } from '../log.js';
-import { nodeObject, nodeStatus, type NodeFacts } from './node-object.js';
+import { KubeApiError, type KObj, type KubeApi } from '../../kube/client.js';
+import type { Logger } from '../../kube/log.js';
+import { nodeObject, nodeStatus, type NodeFacts, type Registration } from './node-object.js';
 import { rfc3339 } from '../../kube/time.js';
+import { canonicalJson } from '../../kube/hash.js';
 import { ConditionClock } from '../status/condition-clock.js';
 
-export interface NodeStatusOptions {
+export interface NodeStatusOptions extends Registration {
+  /** nodeStatusUpdateFrequency (10 s). */
   updateMs?: number;
+  /** nodeStatusReportFrequency (5 min). */
   reportMs?: number;
+}
+
+/** The fields we own, without heartbeat and transition times, for comparing ours with the server's. */
+function statusKey(st: Record<string, any>): string {
+  const conditions = ((st.conditions ?? []) as Record<string, unknown>[]).map((c) => [c.type, c.status, c.reason, c.message]).sort();
+  return canonicalJson([st.capacity, st.allocatable, st.addresses, st.daemonEndpoints, st.nodeInfo, conditions]);
 }
 
 export class NodeStatusManager {
@@ -21,7 +30,7 @@ export class NodeStatusManager {
   posts = 0;
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: KubeApi,
     private readonly facts: () => Promise<NodeFacts>,
     private readonly log: Logger,
     private readonly o: NodeStatusOptions = {},
@@ -32,7 +41,7 @@ export class NodeStatusManager {
     const f = await this.facts();
     let node: KObj;
     try {
-      node = await this.client.create('/api/v1/nodes', this.withTimes(nodeObject(f)));
+      node = await this.client.create('/api/v1/nodes', this.withTimes(nodeObject(f, this.o)));
       this.log.info(`registered node ${f.nodeName}`);
     } catch (e) {
       if (!(e instanceof KubeApiError && e.code === 409)) throw e;
@@ -51,13 +60,29 @@ export class NodeStatusManager {
     return node;
   }
 
-  /** Posts status when it changed, or when the report period passed (or when forced). */
+  /**
+   * Posts status when it differs from what the apiserver holds (which the node
+   * controller may have set to Unknown), when the report period passed, or when forced.
+   */
   async sync(force = false): Promise<boolean> {
     const f = await this.facts();
     const status = nodeStatus(f);
-    const key = JSON.stringify(status);
+    const key = statusKey(status);
     const due = Date.now() - this.lastPostedAt >= (this.o.reportMs ?? 5 * 60_000);
-    if (!force && key === this.lastPosted && !due) return false;
+    if (!force && !due) {
+      let server: KObj;
+      try {
+        server = await this.client.get(`/api/v1/nodes/${f.nodeName}`);
+      } catch (e) {
+        if (!(e instanceof KubeApiError && e.code === 404)) throw e;
+        // Deleted (or a memory-only apiserver restarted): register again, as a new kubelet would.
+        this.log.warn(`node ${f.nodeName} is gone from the apiserver; registering it again`);
+        await this.register();
+        return true;
+      }
+      this.uid = server.metadata.uid;
+      if (key === this.lastPosted && key === statusKey(server.status ?? {})) return false;
+    }
     const body = this.withTimes({ status });
     await this.client.patch(`/api/v1/nodes/${f.nodeName}/status`, body, 'strategic');
     this.lastPosted = key;

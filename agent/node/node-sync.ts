@@ -1,11 +1,11 @@
 // Joins an apiserver: registers the Node (retrying until it works), then
 // keeps node status and the Lease heartbeat going. Pods never wait on this.
-import { KubeClient } from '../../kube/client.js';
+import type { KubeApi } from '../../kube/client.js';
 import type { CriClient } from '../cri/client.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../kube/log.js';
 import { LeaseHeartbeat } from './lease.js';
 import type { NodeFacts } from './node-object.js';
-import { NodeStatusManager } from './node-status.js';
+import { NodeStatusManager, type NodeStatusOptions } from './node-status.js';
 
 export interface NodeSync {
   status: NodeStatusManager;
@@ -14,7 +14,7 @@ export interface NodeSync {
 }
 
 /** Node facts from the runtime: version, and the RuntimeReady/NetworkReady conditions. */
-export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string): () => Promise<NodeFacts> {
+export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, maxPods?: number): () => Promise<NodeFacts> {
   return async () => {
     try {
       const [v, st] = await Promise.all([cri.version(), cri.status()]);
@@ -22,20 +22,26 @@ export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string): 
       return {
         nodeName,
         nodeIP,
+        maxPods,
         runtimeName: v.runtime_name,
         runtimeVersion: v.runtime_version,
         runtimeReady: bad.length === 0,
         runtimeMessage: bad.length ? `container runtime ${bad.map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`).join(', ')}` : undefined,
       };
     } catch (e) {
-      return { nodeName, nodeIP, runtimeName: 'containerd', runtimeVersion: 'unknown', runtimeReady: false, runtimeMessage: `container runtime is down: ${(e as Error).message}` };
+      return { nodeName, nodeIP, maxPods, runtimeName: 'containerd', runtimeVersion: 'unknown', runtimeReady: false, runtimeMessage: `container runtime is down: ${(e as Error).message}` };
     }
   };
 }
 
-export function startNodeSync(client: KubeClient, cri: CriClient, nodeName: string, nodeIP: string, log: Logger): NodeSync {
-  const status = new NodeStatusManager(client, runtimeFacts(cri, nodeName, nodeIP), log);
-  const lease = new LeaseHeartbeat(client, nodeName, log);
+export interface NodeSyncOptions extends NodeStatusOptions {
+  maxPods?: number;
+  leaseDurationSec?: number;
+}
+
+export function startNodeSync(client: KubeApi, cri: CriClient, nodeName: string, nodeIP: string, log: Logger, o: NodeSyncOptions = {}): NodeSync {
+  const status = new NodeStatusManager(client, runtimeFacts(cri, nodeName, nodeIP, o.maxPods), log, o);
+  const lease = new LeaseHeartbeat(client, nodeName, log, { durationSec: o.leaseDurationSec });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const attempt = async (delay: number): Promise<void> => {

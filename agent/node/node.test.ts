@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 // Test-only: the dev apiserver stands in for a real one.
 import { startTestApiServer, type TestApiServer } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
-import { memoryLogger } from '../log.js';
+import { memoryLogger } from '../../kube/log.js';
 import { NodeStatusManager } from './node-status.js';
 import { LeaseHeartbeat, LEASE_DURATION_SEC } from './lease.js';
 import type { NodeFacts } from './node-object.js';
@@ -79,4 +79,37 @@ test('lease renewal failures back off instead of spinning', async () => {
   assert.ok(hb.failures <= 8, `but with growing delays, not in a tight loop (${hb.failures})`);
   assert.match(log.lines.join('\n'), /failed to renew lease kube-node-lease\/n1, will retry in 50 ms/);
   assert.match(log.lines.join('\n'), /will retry in 200 ms/);
+});
+
+test('status the node controller changed (Unknown) is put right on the next sync; a deleted Node is registered again', async () => {
+  const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: true };
+  const m = new NodeStatusManager(client, async () => ({ ...facts }), memoryLogger());
+  await m.register();
+  assert.equal(await m.sync(), false);
+  await api.admin.patch('/api/v1/nodes/n1/status', { status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' }] } });
+  assert.equal(await m.sync(), true, 'the server copy differs from ours: post');
+  const ready = (await client.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready');
+  assert.equal(`${ready.status} ${ready.reason}`, 'True KubeletReady');
+  const uid = m.uid;
+  await api.admin.delete('/api/v1/nodes/n1');
+  assert.equal(await m.sync(), true);
+  const again = await client.get('/api/v1/nodes/n1');
+  assert.notEqual(again.metadata.uid, uid);
+  assert.equal(m.uid, again.metadata.uid);
+});
+
+test('registration carries --node-labels, registerWithTaints and maxPods', async () => {
+  const api2 = await startTestApiServer('n9');
+  try {
+    const facts: NodeFacts = { nodeName: 'n9', nodeIP: '10.1.2.9', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: true, maxPods: 20 };
+    const m = new NodeStatusManager(api2.node, async () => facts, memoryLogger(), { labels: { 'kubelet.kubernetes.io/role': 'edge' }, taints: [{ key: 'dedicated', value: 'infra', effect: 'NoSchedule' }] });
+    await m.register();
+    const n = await api2.admin.get('/api/v1/nodes/n9');
+    assert.equal(n.metadata.labels['kubelet.kubernetes.io/role'], 'edge');
+    assert.equal(n.metadata.labels['kubernetes.io/hostname'], 'n9');
+    assert.deepEqual(n.spec.taints, [{ key: 'dedicated', value: 'infra', effect: 'NoSchedule' }]);
+    assert.equal(n.status.capacity.pods, '20');
+  } finally {
+    await api2.stop();
+  }
 });

@@ -2,7 +2,7 @@
 // changed, so their workers wake up without polling on their own.
 import type { CriClient } from '../cri/client.js';
 import type { Container, PodSandbox } from '../cri/types.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../kube/log.js';
 import { L_POD_UID } from '../pods/labels.js';
 
 export interface RuntimeSnapshot {

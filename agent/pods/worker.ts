@@ -5,8 +5,8 @@ import path from 'node:path';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { CriClient } from '../cri/client.js';
 import type { PodSandboxConfigIn } from '../cri/types.js';
-import type { Logger } from '../log.js';
-import type { EventRecorder, ObjectRef } from '../status/events.js';
+import type { Logger } from '../../kube/log.js';
+import type { EventRecorder, ObjectRef } from '../../kube/events.js';
 import { computePodActions, containerHash } from './actions.js';
 import { Backoff } from './backoff.js';
 import { buildContainerConfig, buildSandboxConfig, podLogDir, type NodeContext } from './cri-config.js';
@@ -63,10 +63,12 @@ export class PodWorker {
     return { kind: 'Pod', namespace: md.namespace!, name: md.name!, uid: md.uid! };
   }
 
+  /** A new copy of the pod from its source; only a change other than status (or resourceVersion) needs a sync, as upstream's config mux. */
   update(pod: Pod): void {
     if (this.phase !== 'syncing') return;
+    const changed = desiredKey(this.pod) !== desiredKey(pod);
     this.pod = pod;
-    this.requestSync();
+    if (changed) this.requestSync();
   }
 
   /** Begin graceful termination; later calls may only shorten the grace period. */
@@ -293,6 +295,11 @@ export class PodWorker {
     await tearDownVolumes(this.d.node.rootDir, this.uid);
     await fsp.rm(podLogDir(this.d.node.podLogsDir, this.pod), { recursive: true, force: true });
   }
+}
+
+function desiredKey(p: Pod): string {
+  const md = p.metadata ?? {};
+  return JSON.stringify([p.spec, md.labels, md.annotations, md.deletionTimestamp, md.deletionGracePeriodSeconds]);
 }
 
 /** Go time.Duration-like formatting: 10s, 1m20s, 1.234s. */

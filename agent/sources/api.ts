@@ -1,20 +1,20 @@
 // API pod source: list+watch of pods bound to this node (all namespaces,
 // fieldSelector spec.nodeName=<node>), reported as one SET on every change.
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import type { KubeClient } from '../../kube/client.js';
+import type { KubeApi } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
-import type { Logger } from '../log.js';
-import { ANN_CONFIG_MIRROR, ANN_CONFIG_SEEN, ANN_CONFIG_SOURCE } from './manifest.js';
+import type { Logger } from '../../kube/log.js';
+import { ANN_CONFIG_MIRROR, ANN_CONFIG_SOURCE } from './manifest.js';
 import type { KObj } from '../../kube/client.js';
-import { rfc3339Nano } from '../../kube/time.js';
+import { FirstSeen } from './first-seen.js';
 
 export class ApiSource {
   private readonly informer: Informer;
-  private readonly seen = new Map<string, string>();
+  private readonly seen = new FirstSeen();
   private pending: NodeJS.Timeout | undefined;
 
   constructor(
-    client: KubeClient,
+    client: KubeApi,
     nodeName: string,
     private readonly log: Logger,
     private readonly onSet: (pods: Pod[]) => void,
@@ -45,16 +45,7 @@ export class ApiSource {
     const all = this.informer.list();
     const isMirror = (o: KObj): boolean => o.metadata?.annotations?.[ANN_CONFIG_MIRROR] !== undefined;
     this.onMirrors(all.filter(isMirror));
-    const pods = all.filter((o) => !isMirror(o)).map((o) => {
-      const p = structuredClone(o) as Pod & { metadata: { annotations?: Record<string, string> } };
-      const uid = p.metadata.uid!;
-      if (!this.seen.has(uid)) this.seen.set(uid, rfc3339Nano(new Date()));
-      p.metadata.annotations = { ...(p.metadata.annotations ?? {}), [ANN_CONFIG_SOURCE]: 'api', [ANN_CONFIG_SEEN]: this.seen.get(uid)! };
-      return p as Pod;
-    });
-    const live = new Set(pods.map((p) => p.metadata!.uid!));
-    for (const uid of this.seen.keys()) if (!live.has(uid)) this.seen.delete(uid);
-    this.onSet(pods);
+    this.onSet(this.seen.stamp(all.filter((o) => !isMirror(o)) as Pod[], { [ANN_CONFIG_SOURCE]: 'api' }));
   }
 
   /** Resolves after the first list, so the kubelet knows this source's pods before cleaning up orphans. */

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { FileSource } from './file.js';
-import { memoryLogger } from '../log.js';
+import { memoryLogger } from '../../kube/log.js';
 import { ANN_CONFIG_SEEN } from './manifest.js';
 
 const podYaml = (name: string, cmd = 'sleep 1'): string => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  containers:\n  - {name: c, image: "i:1", command: ["sh", "-c", "${cmd}"]}\n`;

@@ -4,10 +4,10 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { parseManifest, ANN_CONFIG_SEEN } from './manifest.js';
+import { parseManifest } from './manifest.js';
 import { md5Hex } from '../../kube/hash.js';
-import type { Logger } from '../log.js';
-import { rfc3339Nano } from '../../kube/time.js';
+import type { Logger } from '../../kube/log.js';
+import { FirstSeen } from './first-seen.js';
 
 export interface FileSourceOptions {
   path: string;
@@ -25,7 +25,7 @@ interface FileState {
 
 export class FileSource {
   private readonly files = new Map<string, FileState>();
-  private readonly firstSeen = new Map<string, string>();
+  private readonly firstSeen = new FirstSeen();
   private watcher: fs.FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
   private debounce: NodeJS.Timeout | undefined;
@@ -134,18 +134,9 @@ export class FileSource {
         pods.push(pod);
       }
     }
-    const uids = new Set(pods.map((p) => p.metadata!.uid!));
-    for (const uid of [...this.firstSeen.keys()]) if (!uids.has(uid)) this.firstSeen.delete(uid);
-    const out = pods.map((p) => {
-      const uid = p.metadata!.uid!;
-      if (!this.firstSeen.has(uid)) this.firstSeen.set(uid, rfc3339Nano(new Date()));
-      const copy = structuredClone(p);
-      (copy.metadata!.annotations as Record<string, string>)[ANN_CONFIG_SEEN] = this.firstSeen.get(uid)!;
-      return copy;
-    });
-    const key = [...uids].sort().join(',');
+    const key = pods.map((p) => p.metadata!.uid!).sort().join(',');
     if (key === this.lastSetKey) return;
     this.lastSetKey = key;
-    this.o.onSet(out);
+    this.o.onSet(this.firstSeen.stamp(pods));
   }
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 // Test-only: the dev apiserver stands in for a real one.
 import { startTestApiServer, type TestApiServer } from '../../apiserver/testing.js';
 import { KubeClient, type KObj } from '../../kube/client.js';
-import { memoryLogger } from '../log.js';
+import { memoryLogger } from '../../kube/log.js';
 import { MirrorPods } from './mirror-pods.js';
 import { toStaticPod } from '../sources/manifest.js';
 import { waitFor } from '../../e2e/proc.js';

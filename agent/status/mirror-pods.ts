@@ -4,8 +4,8 @@
 // NodeRestriction requires. A deleted or outdated mirror pod is recreated; the
 // static pod itself keeps running.
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { KubeApiError, type KObj, type KubeClient } from '../../kube/client.js';
-import type { Logger } from '../log.js';
+import { KubeApiError, type KObj, type KubeApi } from '../../kube/client.js';
+import type { Logger } from '../../kube/log.js';
 import { ANN_CONFIG_HASH, ANN_CONFIG_MIRROR } from '../sources/manifest.js';
 
 const full = (p: { metadata?: { namespace?: string; name?: string } }): string => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`;
@@ -15,7 +15,7 @@ export class MirrorPods {
   creates = 0;
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: KubeApi,
     private readonly nodeName: string,
     private readonly nodeUid: () => string,
     private readonly log: Logger,

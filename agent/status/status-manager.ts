@@ -1,8 +1,8 @@
 // Writes pod status to the apiserver: a strategic-merge PATCH on pods/status
 // with a uid precondition, only when the status changed, serialized per pod.
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { KubeApiError, type KubeClient } from '../../kube/client.js';
-import type { Logger } from '../log.js';
+import { KubeApiError, type KubeApi } from '../../kube/client.js';
+import type { Logger } from '../../kube/log.js';
 import type { PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
 import { computePodStatus } from './pod-status.js';
@@ -32,7 +32,7 @@ export class StatusManager {
   patches = 0;
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: KubeApi,
     private readonly log: Logger,
     private readonly hostIP: string,
   ) {}
@@ -42,7 +42,7 @@ export class StatusManager {
     const uid = pod.metadata!.uid!;
     let e = this.pods.get(uid);
     if (!e) {
-      e = { pod, posted: '', inFlight: false, clock: new ConditionClock(), startTime: (pod.status?.startTime as string | undefined) ?? rfc3339() };
+      e = { pod, posted: '', inFlight: false, clock: new ConditionClock(pod.status?.conditions ?? []), startTime: (pod.status?.startTime as string | undefined) ?? rfc3339() };
       this.pods.set(uid, e);
     }
     e.pod = pod;

@@ -6,11 +6,12 @@ import { Store, StoreError, type Obj, type StoreEvent } from '../storage/store.j
 import { apiVersionOf, RESOURCES, storageKey, storagePrefix, type ResourceDef } from '../resources.js';
 import { ApiError, errors } from './errors.js';
 import { validateObject } from './validate.js';
-import { applyDefaults } from './defaults.js';
+import { addDefaultTolerations, applyDefaults } from './defaults.js';
 import { IpAllocator, PortAllocator } from './allocators.js';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../kube/selectors.js';
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 import { rfc3339 } from '../../kube/time.js';
+import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type User } from './admission.js';
 
 export interface ListOptions {
   labelSelector?: string;
@@ -41,12 +42,33 @@ export class Api {
   readonly store: Store;
   readonly serviceIPs: IpAllocator;
   private readonly nodePorts = new PortAllocator();
+  private readonly admission: AdmissionPlugin[];
+  /** Who the current (synchronous) call is for; see runAs. */
+  private user: User = SYSTEM_USER;
 
-  constructor(store: Store, serviceCidr = '10.96.0.0/12') {
+  constructor(store: Store, serviceCidr = '10.96.0.0/12', admission: AdmissionPlugin[] = []) {
     this.store = store;
+    this.admission = admission;
     this.serviceIPs = new IpAllocator(serviceCidr);
     for (const svc of store.list(storagePrefix(this.res('', 'services'))).items) this.reserveService(svc);
     this.bootstrap();
+  }
+
+  /** Runs one call as `user`, for admission. Api calls are synchronous, so a field is enough. */
+  runAs<T>(user: User, fn: () => T): T {
+    const prev = this.user;
+    this.user = user;
+    try {
+      return fn();
+    } finally {
+      this.user = prev;
+    }
+  }
+
+  private admit(a: Omit<Attributes, 'user'>): void {
+    if (this.user === SYSTEM_USER) return;
+    const get = (group: string, resource: string, ns: string, name: string): Obj | undefined => this.store.get(storageKey(this.res(group, resource), ns, name));
+    for (const p of this.admission) p.admit({ ...a, user: this.user }, get);
   }
 
   res(group: string, resource: string): ResourceDef {
@@ -154,9 +176,11 @@ export class Api {
     // As upstream PrepareForCreate: status is the server's, except for Nodes, which kubelets register with status.
     if (r.subresources.includes('status') && r.resource !== 'nodes') delete o.status;
     applyDefaults(r, o);
+    if (r.resource === 'pods') addDefaultTolerations(o);
+    this.admit({ operation: 'CREATE', resource: r, subresource: '', namespace: ns, name: md.name, object: o });
     if (r.resource === 'services') this.allocateService(o);
     const stored = this.store.create(storageKey(r, ns, md.name), o);
-    if (r.resource === 'namespaces') this.createDefaultServiceAccount(md.name);
+    if (r.resource === 'namespaces') this.runAs(SYSTEM_USER, () => this.createDefaultServiceAccount(md.name));
     return clone(stored);
   }
 
@@ -247,6 +271,7 @@ export class Api {
       if (r.resource === 'services') this.allocateService(next, cur);
       if (JSON.stringify(next.spec) !== JSON.stringify(cur.spec)) md.generation = (cur.metadata.generation ?? 1) + 1;
     }
+    this.admit({ operation: 'UPDATE', resource: r, subresource: sub ?? '', namespace: ns, name, object: next, oldObject: cur });
     // The last finalizer gone from an object being deleted: it goes away now.
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && (r.resource !== 'pods' || !cur.spec?.nodeName || next.metadata.deletionGracePeriodSeconds === 0)) {
       if (cur.metadata.finalizers?.length) return clone(this.remove(r, ns, name));
@@ -312,6 +337,7 @@ export class Api {
     const pre = opts.preconditions ?? {};
     if (pre.uid && pre.uid !== cur.metadata.uid) throw errors.conflict(r.resource, r.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`);
     if (pre.resourceVersion && pre.resourceVersion !== cur.metadata.resourceVersion) throw errors.conflict(r.resource, r.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`);
+    this.admit({ operation: 'DELETE', resource: r, subresource: '', namespace: ns, name, oldObject: cur });
     const finalizers = (cur.metadata.finalizers ?? []) as string[];
     let grace = 0;
     if (r.resource === 'pods') {
@@ -335,6 +361,7 @@ export class Api {
   bind(ns: string, name: string, binding: Obj): void {
     const pods = this.res('', 'pods');
     const pod = this.mustGet(pods, ns, name);
+    this.admit({ operation: 'CREATE', resource: pods, subresource: 'binding', namespace: ns, name, object: binding, oldObject: pod });
     const node = binding?.target?.name;
     if (typeof node !== 'string' || !node) throw errors.invalid('Binding', '', name, [{ field: 'target.name', reason: 'FieldValueRequired', message: 'Required value' }]);
     if (pod.spec.nodeName) throw errors.conflict('pods/binding', '', name, `pod ${name} is already assigned to node "${String(pod.spec.nodeName)}"`);

@@ -23,6 +23,9 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
       o.status ??= { phase: 'Pending', qosClass: qosClass(o.spec) };
       break;
     }
+    case 'nodes':
+      o.spec ??= {};
+      break;
     case 'namespaces':
       o.spec ??= {};
       o.status = { phase: 'Active' };
@@ -63,5 +66,18 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
       o.count ??= 1;
       o.type ??= 'Normal';
       break;
+  }
+}
+
+/**
+ * The DefaultTolerationSeconds admission plugin (on create): pods tolerate
+ * not-ready and unreachable NoExecute taints for 300 s unless they say otherwise,
+ * so a node that drops out briefly does not lose its pods at once.
+ */
+export function addDefaultTolerations(pod: Obj): void {
+  const tolerations = ((pod.spec.tolerations ??= []) as Obj[]);
+  for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
+    const covered = tolerations.some((t) => (t.effect === undefined || t.effect === '' || t.effect === 'NoExecute') && (t.operator === 'Exists' ? !t.key || t.key === key : t.key === key));
+    if (!covered) tolerations.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 });
   }
 }

@@ -37,6 +37,8 @@ export const errors = {
   unauthorized: () => new ApiError(401, 'Unauthorized', 'Unauthorized'),
   forbidden: (user: string, verb: string, resource: string, group: string, ns?: string) =>
     new ApiError(403, 'Forbidden', `${resource}${group ? `.${group}` : ''} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${group}"${ns ? ` in the namespace "${ns}"` : ' at the cluster scope'}`, { group, kind: resource }),
+  /** admission.NewForbidden: `pods "web" is forbidden: <why>`. */
+  forbiddenObject: (resource: string, group: string, name: string, why: string) => new ApiError(403, 'Forbidden', `${gr(resource, group)} "${name}" is forbidden: ${why}`, { name, group, kind: resource }),
   forbiddenPath: (user: string, verb: string, path: string) => new ApiError(403, 'Forbidden', `forbidden: User "${user}" cannot ${verb} path "${path}"`),
   internal: (msg: string) => new ApiError(500, 'InternalError', `Internal error occurred: ${msg}`),
 };

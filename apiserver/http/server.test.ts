@@ -17,7 +17,7 @@ const quiet = () => {};
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-as-'));
-  srv = await startApiServer({ certDir: path.join(dir, 'pki'), bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: ['n1'], historySize: 50, bookmarkIntervalSec: 1, log: quiet });
+  srv = await startApiServer({ certDir: path.join(dir, 'pki'), bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: ['n1'], historySize: 50, bookmarkIntervalSec: 1, controllers: [], log: quiet });
   client = new KubeClient(loadKubeconfig(srv.kubeconfigs['kubernetes-admin']!));
 });
 
@@ -185,7 +185,7 @@ test('the informer follows changes and reconnects after the watch ends', async (
 
 test('--anonymous-auth: the unauthenticated may discover, and get upstream 403s for everything else', async () => {
   const anonDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-anon-'));
-  const s2 = await startApiServer({ certDir: anonDir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [], anonymousAuth: true, log: quiet });
+  const s2 = await startApiServer({ certDir: anonDir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [], anonymousAuth: true, controllers: [], log: quiet });
   const ca = fs.readFileSync(path.join(anonDir, 'pki', 'ca.crt'));
   const get = (p: string, method = 'GET'): Promise<{ code: number; body: any }> =>
     new Promise((resolve, reject) => {

@@ -7,17 +7,16 @@ import type { TLSSocket } from 'node:tls';
 import fs from 'node:fs';
 import { Api, type PatchType } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
-import { apiVersionOf, findResource, type ResourceDef } from '../resources.js';
+import { apiVersionOf, type ResourceDef } from '../resources.js';
+import { parseResourcePath, type Route } from '../api/paths.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
 import { decodeBody, mediaType, readBody } from './body.js';
 import { toTable, type IncludeObject } from './table.js';
 import { openapiV3Doc, openapiV3Root } from './openapi.js';
 import type { Obj } from '../storage/store.js';
 
-export interface User {
-  name: string;
-  groups: string[];
-}
+import type { User } from '../api/admission.js';
+export type { User };
 
 export interface ServerOptions {
   api: Api;
@@ -42,42 +41,6 @@ const PATCH_TYPES: Record<string, PatchType> = {
   'application/json-patch+json': 'json',
   'application/strategic-merge-patch+json': 'strategic',
 };
-
-interface Route {
-  r: ResourceDef;
-  namespace?: string;
-  name?: string;
-  sub?: string;
-}
-
-function parseResourcePath(segs: string[]): Route | undefined {
-  // segs start after the group/version: [namespaces, ns, resource, name?, sub?] | [resource, name?, sub?]
-  let group: string;
-  let version: string;
-  let rest: string[];
-  if (segs[0] === 'api' && segs[1] === 'v1') {
-    group = '';
-    version = 'v1';
-    rest = segs.slice(2);
-  } else if (segs[0] === 'apis' && segs.length >= 3) {
-    group = segs[1]!;
-    version = segs[2]!;
-    rest = segs.slice(3);
-  } else return undefined;
-  if (rest.length === 0) return undefined;
-  if (rest[0] === 'namespaces' && rest.length >= 3) {
-    const r = findResource(group, version, rest[2]!);
-    if (r && r.namespaced) return { r, namespace: rest[1], name: rest[3], sub: rest[4] };
-    if (group === '' && rest.length === 3) {
-      const ns = findResource('', 'v1', 'namespaces')!;
-      return { r: ns, name: rest[1], sub: rest[2] };
-    }
-    return undefined;
-  }
-  const r = findResource(group, version, rest[0]!);
-  if (!r) return undefined;
-  return { r, name: rest[1], sub: rest[2] };
-}
 
 function wantsTable(req: IncomingMessage): boolean {
   return /as=Table/.test(String(req.headers.accept ?? ''));
@@ -215,7 +178,7 @@ export class ApiServer {
       if (method === 'POST') {
         if (r.namespaced && namespace === undefined) throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
         const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-        return this.send(res, 201, this.api.create(r, ns, body));
+        return this.send(res, 201, this.api.runAs(user, () => this.api.create(r, ns, body)));
       }
       throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
     }
@@ -223,7 +186,7 @@ export class ApiServer {
     if (sub === 'binding') {
       if (method !== 'POST') throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-      this.api.bind(ns, name, body);
+      this.api.runAs(user, () => this.api.bind(ns, name, body));
       return this.send(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
     }
     const status = sub === 'status' ? 'status' : undefined;
@@ -233,19 +196,19 @@ export class ApiServer {
         return this.send(res, 200, this.api.get(r, ns, name));
       case 'PUT': {
         const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-        return this.send(res, 200, this.api.update(r, ns, name, body, status));
+        return this.send(res, 200, this.api.runAs(user, () => this.api.update(r, ns, name, body, status)));
       }
       case 'PATCH': {
         const type = PATCH_TYPES[mediaType(req)];
         if (!type) throw errors.unsupportedMediaType(mediaType(req));
         const body = decodeBody(await readBody(req), 'application/json', ['application/json']);
-        return this.send(res, 200, this.api.patch(r, ns, name, type, body, status));
+        return this.send(res, 200, this.api.runAs(user, () => this.api.patch(r, ns, name, type, body, status)));
       }
       case 'DELETE': {
         const raw = await readBody(req);
         const opts = (raw.length ? decodeBody(raw, mediaType(req), ['application/json', 'application/yaml']) : {}) as Obj;
         const grace = q.get('gracePeriodSeconds') ?? opts.gracePeriodSeconds;
-        const { object } = this.api.delete(r, ns, name, { gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace), preconditions: opts.preconditions });
+        const { object } = this.api.runAs(user, () => this.api.delete(r, ns, name, { gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace), preconditions: opts.preconditions }));
         return this.send(res, 200, object);
       }
       default:

@@ -132,7 +132,8 @@ const PRINTERS: Record<string, Printer> = {
     columns: [col('Name', 0, 'string', 'name'), col('Status'), col('Roles'), col('Age'), col('Version'), col('Internal-IP', 1), col('External-IP', 1), col('OS-Image', 1), col('Kernel-Version', 1), col('Container-Runtime', 1)],
     row: (o, now) => {
       const ready = ((o.status?.conditions ?? []) as Obj[]).find((c) => c.type === 'Ready');
-      let status = ready ? (ready.status === 'True' ? 'Ready' : ready.status === 'False' ? 'NotReady' : 'Unknown') : 'Unknown';
+      // As upstream printNode: any Ready status but True (False or Unknown) prints NotReady.
+      let status = ready ? (ready.status === 'True' ? 'Ready' : 'NotReady') : 'Unknown';
       if (o.spec?.unschedulable) status += ',SchedulingDisabled';
       const roles = Object.keys(o.metadata.labels ?? {}).filter((k) => k.startsWith('node-role.kubernetes.io/')).map((k) => k.slice('node-role.kubernetes.io/'.length));
       const addr = (t: string) => none(((o.status?.addresses ?? []) as Obj[]).find((a) => a.type === t)?.address);

@@ -1,11 +1,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 // Test-only: the dev apiserver stands in for a real one.
-import { startTestApiServer, type TestApiServer } from '../../apiserver/testing.js';
-import { KubeClient } from '../../kube/client.js';
-import { memoryLogger } from '../log.js';
-import { ApiEventRecorder } from './api-events.js';
-import { LogEventRecorder } from './events.js';
+import { startTestApiServer, type TestApiServer } from '../apiserver/testing.js';
+import { KubeClient } from './client.js';
+import { memoryLogger } from './log.js';
+import { ApiEventRecorder, LogEventRecorder } from './events.js';
 
 let api: TestApiServer;
 let client: KubeClient;
@@ -17,7 +16,7 @@ after(() => api.stop());
 
 test('events are posted from kubelet/<node>, and repeats are aggregated by count', async () => {
   const log = memoryLogger();
-  const rec = new ApiEventRecorder(client, 'n1', log, new LogEventRecorder(log));
+  const rec = new ApiEventRecorder(client, { component: 'kubelet', host: 'n1' }, log, new LogEventRecorder(log));
   const ref = { kind: 'Pod' as const, namespace: 'default', name: 'web', uid: 'u-1', fieldPath: 'spec.containers{c}' };
   rec.event(ref, 'Normal', 'Pulled', 'Container image "i:1" already present on machine');
   rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c in pod web_default(u-1)');
@@ -37,7 +36,7 @@ test('events are posted from kubelet/<node>, and repeats are aggregated by count
 
 test('an unreachable apiserver drops events without blocking the caller', async () => {
   const dead = new KubeClient({ server: 'https://127.0.0.1:1' });
-  const rec = new ApiEventRecorder(dead, 'n1', memoryLogger());
+  const rec = new ApiEventRecorder(dead, { component: 'kubelet', host: 'n1' }, memoryLogger());
   const t0 = Date.now();
   rec.event({ kind: 'Pod', namespace: 'default', name: 'x' }, 'Normal', 'Started', 'Started container c');
   assert.ok(Date.now() - t0 < 50, 'event() returns at once');

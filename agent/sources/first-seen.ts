@@ -1,0 +1,22 @@
+// kubernetes.io/config.seen: when this kubelet first saw a pod UID (upstream
+// recordFirstSeenTime), kept across updates and forgotten when the pod goes.
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { rfc3339Nano } from '../../kube/time.js';
+import { ANN_CONFIG_SEEN } from './manifest.js';
+
+export class FirstSeen {
+  private readonly seen = new Map<string, string>();
+
+  /** Copies of `pods` with config.seen (and any extra annotations) set; UIDs not in `pods` are forgotten. */
+  stamp(pods: Pod[], extra: Record<string, string> = {}): Pod[] {
+    const live = new Set(pods.map((p) => p.metadata!.uid!));
+    for (const uid of [...this.seen.keys()]) if (!live.has(uid)) this.seen.delete(uid);
+    return pods.map((p) => {
+      const uid = p.metadata!.uid!;
+      if (!this.seen.has(uid)) this.seen.set(uid, rfc3339Nano(new Date()));
+      const copy = structuredClone(p);
+      copy.metadata!.annotations = { ...(copy.metadata!.annotations ?? {}), ...extra, [ANN_CONFIG_SEEN]: this.seen.get(uid)! };
+      return copy;
+    });
+  }
+}

@@ -1,0 +1,157 @@
+// default-scheduler: watches pods without a node and binds each, through
+// pods/binding, to the fitting node with the least requested resources.
+// Pods that fit nowhere stay Pending with PodScheduled=False/Unschedulable
+// and a FailedScheduling event; they are retried when nodes or pods change,
+// and every retry period.
+import type { KObj, KubeApi } from '../../kube/client.js';
+import type { EventRecorder } from '../../kube/events.js';
+import { Informer } from '../../kube/informer.js';
+import type { Logger } from '../../kube/log.js';
+import { rfc3339 } from '../../kube/time.js';
+import { fitErrorMessage, leastAllocatedScore, unfit } from './scheduling.js';
+
+export const SCHEDULER_NAME = 'default-scheduler';
+
+const key = (p: KObj): string => `${p.metadata.namespace}/${p.metadata.name}`;
+const terminal = (p: KObj): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+
+export class Scheduler {
+  private readonly pods: Informer;
+  private readonly nodes: Informer;
+  private readonly queue = new Set<string>();
+  private readonly unschedulable = new Set<string>();
+  /** Bound by us but not yet seen bound in the watch: pod uid -> node. */
+  private readonly assumed = new Map<string, string>();
+  private draining = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  binds = 0;
+
+  constructor(
+    private readonly client: KubeApi,
+    private readonly log: Logger,
+    private readonly events: EventRecorder,
+    private readonly o: { retryMs?: number } = {},
+  ) {
+    this.pods = new Informer(client, {
+      path: '/api/v1/pods',
+      onAdd: (p) => this.onPod(p),
+      onUpdate: (p) => this.onPod(p),
+      onDelete: (p) => {
+        this.assumed.delete(p.metadata.uid);
+        this.queue.delete(key(p));
+        this.unschedulable.delete(key(p));
+        this.retryUnschedulable(); // freed room
+      },
+      onError: (e) => this.log.warn(`scheduler: pod watch: ${e.message}`),
+    });
+    this.nodes = new Informer(client, {
+      path: '/api/v1/nodes',
+      onAdd: () => this.retryUnschedulable(),
+      onUpdate: () => this.retryUnschedulable(),
+      onError: (e) => this.log.warn(`scheduler: node watch: ${e.message}`),
+    });
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.nodes.start(), this.pods.start()]);
+    this.retryTimer = setInterval(() => this.retryUnschedulable(), this.o.retryMs ?? 30_000);
+    this.retryTimer.unref();
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    if (this.retryTimer) clearInterval(this.retryTimer);
+    await Promise.all([this.pods.stop(), this.nodes.stop()]);
+  }
+
+  private wants(p: KObj): boolean {
+    return !p.spec?.nodeName && (p.spec?.schedulerName ?? SCHEDULER_NAME) === SCHEDULER_NAME && !p.metadata.deletionTimestamp && !terminal(p) && !this.assumed.has(p.metadata.uid);
+  }
+
+  private onPod(p: KObj): void {
+    if (p.spec?.nodeName) {
+      this.assumed.delete(p.metadata.uid);
+      return;
+    }
+    if (!this.wants(p) || this.unschedulable.has(key(p))) return;
+    this.queue.add(key(p));
+    this.kick();
+  }
+
+  private retryUnschedulable(): void {
+    if (this.unschedulable.size === 0) return;
+    for (const k of this.unschedulable) this.queue.add(k);
+    this.unschedulable.clear();
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.draining) return;
+    this.draining = true;
+    setImmediate(() => void this.drain());
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.size) {
+        const k = this.queue.values().next().value!;
+        this.queue.delete(k);
+        const p = this.pods.cache.get(k);
+        if (p && this.wants(p)) await this.scheduleOne(p);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private podsOn(node: string): KObj[] {
+    return this.pods.list().filter((p) => !terminal(p) && (p.spec?.nodeName === node || this.assumed.get(p.metadata.uid) === node));
+  }
+
+  /** One scheduling cycle: filter, score, bind (or report why not). */
+  async scheduleOne(pod: KObj): Promise<void> {
+    const nodes = this.nodes.list();
+    const perNode: string[][] = [];
+    let best: { node: string; score: number }[] = [];
+    for (const n of nodes) {
+      const on = this.podsOn(n.metadata.name);
+      const why = unfit(pod, n, on);
+      if (why.length) {
+        perNode.push(why);
+        continue;
+      }
+      const score = leastAllocatedScore(pod, n, on);
+      if (!best.length || score > best[0]!.score) best = [{ node: n.metadata.name, score }];
+      else if (score === best[0]!.score) best.push({ node: n.metadata.name, score });
+    }
+    const ref = { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid };
+    if (!best.length) {
+      const message = fitErrorMessage(nodes.length, perNode);
+      this.unschedulable.add(key(pod));
+      this.events.event(ref, 'Warning', 'FailedScheduling', message);
+      const cur = ((pod.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'PodScheduled');
+      if (cur?.status !== 'False' || cur.message !== message) {
+        const condition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: cur?.status === 'False' ? cur.lastTransitionTime : rfc3339() };
+        await this.client.patch(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, { metadata: { uid: pod.metadata.uid }, status: { conditions: [condition] } }, 'strategic').catch((e: Error) => this.log.debug(`scheduler: status of ${key(pod)}: ${e.message}`));
+      }
+      return;
+    }
+    // Ties go to a random node, as upstream's selectHost, so equal nodes share the load.
+    const target = best[Math.floor(Math.random() * best.length)]!.node;
+    this.assumed.set(pod.metadata.uid, target);
+    try {
+      await this.client.create(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/binding`, {
+        apiVersion: 'v1',
+        kind: 'Binding',
+        metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
+        target: { apiVersion: 'v1', kind: 'Node', name: target },
+      });
+      this.binds++;
+      this.events.event(ref, 'Normal', 'Scheduled', `Successfully assigned ${key(pod)} to ${target}`);
+    } catch (e) {
+      this.assumed.delete(pod.metadata.uid);
+      this.log.warn(`scheduler: binding ${key(pod)} to ${target} failed: ${(e as Error).message}`);
+      this.unschedulable.add(key(pod));
+    }
+  }
+}

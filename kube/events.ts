@@ -1,0 +1,109 @@
+// Events: the recorder interface, a log-only recorder, and one that posts
+// core/v1 Events to an apiserver. Reasons and texts are the callers' and
+// follow upstream. A repeat of the same event (object, field, type, reason,
+// message) bumps count and lastTimestamp on the existing Event instead of
+// creating one. Delivery is asynchronous and best effort, as upstream's broadcaster.
+import type { KubeApi } from './client.js';
+import type { Logger } from './log.js';
+import { rfc3339 } from './time.js';
+
+export interface ObjectRef {
+  kind: string;
+  /** Defaults to v1 (Pod, Node). */
+  apiVersion?: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+  fieldPath?: string;
+}
+
+/** Who reports: kubelet/<node>, default-scheduler, node-controller... */
+export interface EventSource {
+  component: string;
+  host?: string;
+}
+
+export interface KubeEvent {
+  ref: ObjectRef;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  at: Date;
+}
+
+export interface EventRecorder {
+  event(ref: ObjectRef, type: KubeEvent['type'], reason: string, message: string): void;
+}
+
+export class LogEventRecorder implements EventRecorder {
+  private readonly listeners = new Set<(e: KubeEvent) => void>();
+  constructor(private readonly log: Logger) {}
+  event(ref: ObjectRef, type: KubeEvent['type'], reason: string, message: string): void {
+    const e: KubeEvent = { ref, type, reason, message, at: new Date() };
+    const obj = `${ref.kind.toLowerCase()}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+    (type === 'Warning' ? this.log.warn : this.log.info)(`event ${type} ${reason} ${obj}: ${message}`);
+    for (const l of this.listeners) l(e);
+  }
+  onEvent(fn: (e: KubeEvent) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+}
+
+type Obj = Record<string, any>;
+
+export class ApiEventRecorder implements EventRecorder {
+  private readonly seen = new Map<string, { name: string; namespace: string; count: number }>();
+  private queue: Promise<void> = Promise.resolve();
+  posted = 0;
+
+  constructor(
+    private readonly client: KubeApi,
+    private readonly source: EventSource,
+    private readonly log: Logger,
+    private readonly next?: EventRecorder,
+  ) {}
+
+  event(ref: ObjectRef, type: KubeEvent['type'], reason: string, message: string): void {
+    this.next?.event(ref, type, reason, message);
+    const at = new Date();
+    this.queue = this.queue.then(() => this.send(ref, type, reason, message, at)).catch((e: unknown) => this.log.debug(`event not posted: ${(e as Error).message}`));
+  }
+
+  /** Resolves when everything recorded so far has been sent (or dropped). */
+  flush(): Promise<void> {
+    return this.queue;
+  }
+
+  private async send(ref: ObjectRef, type: string, reason: string, message: string, at: Date): Promise<void> {
+    const namespace = ref.namespace ?? 'default';
+    const key = [ref.kind, namespace, ref.name, ref.uid ?? '', ref.fieldPath ?? '', type, reason, message].join('\u0000');
+    const prev = this.seen.get(key);
+    if (prev) {
+      prev.count++;
+      await this.client.patch(`/api/v1/namespaces/${prev.namespace}/events/${prev.name}`, { count: prev.count, lastTimestamp: rfc3339(at) }, 'strategic');
+      this.posted++;
+      return;
+    }
+    const name = `${ref.name}.${(BigInt(at.getTime()) * 1_000_000n + BigInt(this.seen.size % 1_000_000)).toString(16)}`;
+    const ev: Obj = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name, namespace },
+      involvedObject: { apiVersion: ref.apiVersion ?? 'v1', kind: ref.kind, name: ref.name, ...(ref.namespace ? { namespace } : {}), ...(ref.uid ? { uid: ref.uid } : {}), ...(ref.fieldPath ? { fieldPath: ref.fieldPath } : {}) },
+      reason,
+      message,
+      type,
+      source: { component: this.source.component, ...(this.source.host ? { host: this.source.host } : {}) },
+      reportingComponent: this.source.component,
+      reportingInstance: this.source.host ?? this.source.component,
+      firstTimestamp: rfc3339(at),
+      lastTimestamp: rfc3339(at),
+      count: 1,
+    };
+    await this.client.create(`/api/v1/namespaces/${namespace}/events`, ev);
+    this.seen.set(key, { name, namespace, count: 1 });
+    if (this.seen.size > 4096) this.seen.delete(this.seen.keys().next().value!); // bounded, oldest first
+    this.posted++;
+  }
+}
