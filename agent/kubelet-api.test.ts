@@ -121,3 +121,18 @@ test('a kubelet restart restarts no container and keeps the posted status consis
   assert.equal(after.status.containerStatuses[0].containerID, before.status.containerStatuses[0].containerID);
   assert.equal(after.status.containerStatuses[0].restartCount, 0);
 });
+
+test('a finished pod keeps its Succeeded status, and its containers are never started again', async () => {
+  await admin.create('/api/v1/namespaces/default/pods', { metadata: { name: 'job' }, spec: { nodeName: 'n1', restartPolicy: 'Never', containers: [{ name: 'once', image: 'reg/app:1' }] } });
+  const c = await waitFor(() => [...rt.containers.values()].find((x) => x.config.labels['io.kubernetes.pod.name'] === 'job' && x.state === 'CONTAINER_RUNNING'));
+  rt.exit(c.id, 0);
+  await waitFor(async () => (await admin.get('/api/v1/namespaces/default/pods/job')).status.phase === 'Succeeded');
+  // The runtime loses the container (GC, a wiped node): the phase stays, and nothing is started.
+  rt.containers.delete(c.id);
+  const starts = rt.count('StartContainer');
+  await new Promise((r) => setTimeout(r, 400));
+  const p = await admin.get('/api/v1/namespaces/default/pods/job');
+  assert.equal(p.status.phase, 'Succeeded');
+  assert.equal(p.status.containerStatuses[0].state.terminated.exitCode, 0);
+  assert.equal(rt.count('StartContainer'), starts);
+});

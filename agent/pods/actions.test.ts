@@ -116,3 +116,13 @@ test('the container hash ignores resources but not the command', () => {
   assert.equal(containerHash(base), containerHash({ ...base, resources: { limits: { cpu: '1' } } }));
   assert.notEqual(containerHash(base), containerHash({ ...base, command: ['y'] }));
 });
+
+test('a pod the API records as Succeeded or Failed never runs again, even with its containers gone', () => {
+  for (const phase of ['Succeeded', 'Failed']) {
+    const pod = { ...mkPod({ restartPolicy: 'Always' }), status: { phase } };
+    const none = computePodActions(pod, state([], []));
+    assert.deepEqual([none.createSandbox, none.killPod, none.containersToStart.length], [false, false, 0]);
+    const live = computePodActions(pod, state([sb()], [ct(pod, 'a')]));
+    assert.deepEqual([live.createSandbox, live.killPod, live.containersToStart.length], [false, true, 0], 'whatever still runs is stopped');
+  }
+});

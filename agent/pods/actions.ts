@@ -87,6 +87,11 @@ export function nextInitContainer(pod: Pod, state: PodRuntimeState): { failed?: 
 }
 
 export function computePodActions(pod: Pod, state: PodRuntimeState): PodActions {
+  // A pod the apiserver already records as finished never runs again (upstream: terminal pods are only cleaned up).
+  if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
+    const live = state.sandboxes.some((s) => s.ready) || state.containers.some((c) => c.state === 'running' || c.state === 'created');
+    return { killPod: live, createSandbox: false, sandboxId: '', attempt: 0, containersToStart: [], containersToKill: [] };
+  }
   const sb = sandboxChanged(pod, state);
   const a: PodActions = { killPod: sb.create, createSandbox: sb.create, sandboxId: sb.id, attempt: sb.attempt, containersToStart: [], containersToKill: [] };
   const containers = pod.spec?.containers ?? [];

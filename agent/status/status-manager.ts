@@ -47,6 +47,9 @@ export class StatusManager {
     }
     e.pod = pod;
     const status = computePodStatus({ pod, state, waiting, hostIP: this.hostIP, startTime: e.startTime });
+    // A terminal phase is final: containers removed later (GC, a kubelet restart) must not turn it back.
+    const posted = pod.status?.phase;
+    if ((posted === 'Succeeded' || posted === 'Failed') && status.phase !== posted) return;
     const key = JSON.stringify(status);
     if (key === e.posted || key === e.pendingKey) return;
     e.pending = status;
