@@ -1,6 +1,6 @@
 // The kubelet core: sources -> desired pods by UID -> pod workers -> CRI,
 // with PLEG waking workers and GC cleaning up after them.
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { CriClient } from './cri/client.js';
 import type { Logger } from '../kube/log.js';
 import type { EventRecorder } from '../kube/events.js';
@@ -16,6 +16,10 @@ import type { NodeContext } from './pods/cri-config.js';
 import { PodWorker } from './pods/worker.js';
 import { Pleg, type RuntimeSnapshot } from './pleg/relist.js';
 import { selectGarbage } from './pleg/gc.js';
+import { ProberManager } from './probes/manager.js';
+import type { ContainerView } from './probes/worker.js';
+import type { KubeletMetrics } from './metrics.js';
+import { latestContainer } from './pods/runtime-state.js';
 import { A_POD_TERMINATION_GRACE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './pods/labels.js';
 
 export interface KubeletOptions {
@@ -35,6 +39,9 @@ export interface KubeletOptions {
   client?: KubeApi;
   /** The registered Node's UID, for mirror pod owner references ('' until registered). */
   nodeUid?: () => string;
+  metrics?: KubeletMetrics;
+  /** Every probe run (worker key, time): for benchmarks. */
+  onProbeRun?: (key: string, at: number) => void;
 }
 
 export class Kubelet {
@@ -50,13 +57,27 @@ export class Kubelet {
   private readonly expectedSources = new Set<string>();
   private gcTimer: NodeJS.Timeout | undefined;
   readonly pleg: Pleg;
+  readonly prober: ProberManager;
   readonly status: StatusManager | undefined;
   readonly mirror: MirrorPods | undefined;
   private mirrors: KObj[] = [];
   private mirrorTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: KubeletOptions) {
-    this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP) : undefined;
+    this.prober = new ProberManager({
+      cri: o.cri,
+      events: o.events,
+      log: o.log,
+      metrics: o.metrics,
+      startedAt: Date.now(),
+      onRun: o.onProbeRun,
+      onStatusChange: (uid) => {
+        const w = this.workers.get(uid);
+        if (w) this.reportStatus(w);
+      },
+      onUnhealthy: (uid) => this.workers.get(uid)?.requestSync(),
+    });
+    this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP, this.prober) : undefined;
     this.mirror = o.client && o.nodeUid ? new MirrorPods(o.client, o.node.nodeName, o.nodeUid, o.log) : undefined;
     this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
   }
@@ -121,6 +142,7 @@ export class Kubelet {
     for (const s of this.sources) await s.stop();
     if (this.mirrorTimer) clearInterval(this.mirrorTimer);
     this.pleg.stop();
+    this.prober.stop();
     if (this.gcTimer) clearInterval(this.gcTimer);
     await Promise.all([...this.workers.values()].map((w) => w.idle()));
   }
@@ -144,7 +166,24 @@ export class Kubelet {
   }
 
   private deps() {
-    return { cri: this.o.cri, node: this.o.node, log: this.o.log, events: this.o.events, crashBackoff: this.crashBackoff, imageBackoff: this.imageBackoff, onSynced: (w: PodWorker) => this.reportStatus(w) };
+    const onSynced = (w: PodWorker): void => {
+      this.prober.poke(w.uid);
+      this.reportStatus(w);
+    };
+    return { cri: this.o.cri, node: this.o.node, log: this.o.log, events: this.o.events, crashBackoff: this.crashBackoff, imageBackoff: this.imageBackoff, onSynced, probes: this.prober };
+  }
+
+  /** What the prober sees of a container: the newest instance in the worker's last runtime read. */
+  private containerView(w: PodWorker, c: Container): Omit<ContainerView, 'started'> | undefined {
+    const st = w.lastState;
+    const ci = st && latestContainer(st, c.name);
+    if (!ci) return undefined;
+    const podIP = w.pod.spec?.hostNetwork ? this.o.node.hostIP : (st.sandboxes[0]?.ip ?? '');
+    return { pod: w.pod, container: c, id: ci.id, running: ci.state === 'running', startedAt: ci.startedAt || ci.createdAt, podIP };
+  }
+
+  private watchProbes(w: PodWorker): void {
+    this.prober.update(w.uid, w.pod, (c) => this.containerView(w, c));
   }
 
   private staticPods(): Pod[] {
@@ -168,10 +207,12 @@ export class Kubelet {
   private spawnWorker(uid: string, pod: Pod): PodWorker {
     const w = new PodWorker(uid, pod, this.deps(), (done) => {
       if (this.workers.get(done.uid) === done) this.workers.delete(done.uid);
+      this.prober.remove(done.uid);
       this.status?.forget(done.uid);
       void this.finishDeletion(done.pod);
     });
     this.workers.set(uid, w);
+    this.watchProbes(w);
     return w;
   }
 
@@ -191,28 +232,37 @@ export class Kubelet {
     }
   }
 
+  /** Graceful termination; liveness and startup probes stop first so they cannot restart what is shutting down. */
+  private terminate(w: PodWorker, graceSec?: number): void {
+    this.prober.stopLivenessAndStartup(w.uid);
+    w.terminate(graceSec);
+  }
+
   private reconcile(): void {
     for (const uid of this.deleted) if (!this.desired.has(uid)) this.deleted.delete(uid);
     for (const w of this.workers.values()) {
       const want = this.desired.get(w.uid);
       if (!want && w.phase === 'syncing') {
         this.o.log.info(`pod ${w.fullName} removed from its source; terminating`, { podUID: w.uid });
-        w.terminate();
+        this.terminate(w);
       } else if (want?.metadata?.deletionTimestamp) {
         w.pod = want;
-        w.terminate(want.metadata.deletionGracePeriodSeconds ?? undefined);
+        this.terminate(w, want.metadata.deletionGracePeriodSeconds ?? undefined);
       }
     }
     for (const [uid, pod] of this.desired) {
       const w = this.workers.get(uid);
       if (w) {
-        if (!pod.metadata?.deletionTimestamp) w.update(pod);
+        if (!pod.metadata?.deletionTimestamp && w.phase === 'syncing') {
+          w.update(pod);
+          this.watchProbes(w);
+        }
         continue;
       }
       if (this.deleted.has(uid)) continue;
       if (pod.metadata?.deletionTimestamp) {
         // Marked for deletion while we were not running it: make sure nothing is left, then delete.
-        this.spawnWorker(uid, pod).terminate(pod.metadata.deletionGracePeriodSeconds ?? undefined);
+        this.terminate(this.spawnWorker(uid, pod), pod.metadata.deletionGracePeriodSeconds ?? undefined);
         continue;
       }
       const full = `${pod.metadata!.namespace!}/${pod.metadata!.name!}`;
@@ -246,7 +296,7 @@ export class Kubelet {
         spec: { containers: [], terminationGracePeriodSeconds: grace },
       };
       this.o.log.info(`found running pod ${standIn.metadata!.namespace!}/${standIn.metadata!.name!} that no source wants; terminating`, { podUID: uid });
-      this.spawnWorker(uid, standIn).terminate(grace);
+      this.terminate(this.spawnWorker(uid, standIn), grace);
     }
   }
 

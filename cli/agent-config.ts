@@ -31,6 +31,7 @@ export interface AgentConfig {
   nodeStatusUpdateFrequencyMs: number;
   nodeStatusReportFrequencyMs: number;
   nodeLeaseDurationSeconds: number;
+  metricsBindAddress: string;
 }
 
 export const AGENT_FLAGS: Record<string, string> = {
@@ -50,6 +51,7 @@ export const AGENT_FLAGS: Record<string, string> = {
   'node-labels': 'labels the Node registers with, "key=value,..."',
   'max-pods': 'pods this node can run (config: maxPods). Default 110',
   'node-status-update-frequency': 'how often node status is computed, and posted if it changed (config: nodeStatusUpdateFrequency). Default 10s',
+  'metrics-bind-address': 'also serve /metrics and /metrics/probes over plain HTTP here, e.g. 127.0.0.1:10249 (off by default)',
   v: 'log verbosity (4 and up: debug)',
 };
 
@@ -197,5 +199,6 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     nodeStatusUpdateFrequencyMs: dur('node-status-update-frequency', 'nodeStatusUpdateFrequency', '10s'),
     nodeStatusReportFrequencyMs: dur(undefined, 'nodeStatusReportFrequency', '5m'),
     nodeLeaseDurationSeconds: leaseSec,
+    metricsBindAddress: flags.get('metrics-bind-address') ?? '',
   };
 }

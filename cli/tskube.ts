@@ -4,6 +4,8 @@ import { CriClient } from '../agent/cri/client.js';
 import { Kubelet } from '../agent/kubelet.js';
 import { createLogger } from '../kube/log.js';
 import { ApiEventRecorder, LogEventRecorder } from '../kube/events.js';
+import { KubeletMetrics } from '../agent/metrics.js';
+import { serveMetrics } from '../agent/server/metrics-server.js';
 import { AGENT_FLAGS, loadAgentConfig } from './agent-config.js';
 import { APISERVER_FLAGS, loadApiServerConfig } from './apiserver-config.js';
 import { startApiServer } from '../apiserver/main.js';
@@ -31,7 +33,9 @@ async function runAgent(argv: string[]): Promise<void> {
   const hostIP = cfg.nodeIP || firstIPv4();
   const client = cfg.kubeconfig ? new KubeClient(loadKubeconfig(cfg.kubeconfig)) : undefined;
   let nodeSync: NodeSync | undefined;
+  const metrics = new KubeletMetrics();
   const kubelet = new Kubelet({
+    metrics,
     client,
     nodeUid: () => nodeSync?.status.uid ?? '',
     cri,
@@ -54,6 +58,10 @@ async function runAgent(argv: string[]): Promise<void> {
       labels: cfg.nodeLabels,
       taints: cfg.registerWithTaints,
     });
+  }
+  if (cfg.metricsBindAddress) {
+    const m = await serveMetrics(metrics, cfg.metricsBindAddress);
+    log.info(`serving metrics on http://${cfg.metricsBindAddress.replace(/:\d+$/, '')}:${m.port}/metrics`);
   }
   let stopping = false;
   const shutdown = (sig: string): void => {

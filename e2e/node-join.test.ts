@@ -7,39 +7,25 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { APP_IMAGE, e2eSkipReason, REPO, sweepStale, TestNode } from './harness.js';
-import { ApiServerNode } from './apiserver-node.js';
-import { alive, sh, waitFor } from './proc.js';
+import { APP_IMAGE, e2eSkipReason, REPO } from './harness.js';
+import { alive, waitFor } from './proc.js';
+import { clusterSkip, TestCluster } from './cluster.js';
 
-const skip = e2eSkipReason() ?? (sh('sh', ['-c', 'command -v kubectl'], { allowFail: true }).trim() ? undefined : 'kubectl missing');
+const skip = clusterSkip(e2eSkipReason());
 
 describe('kubelet joins an apiserver', { skip, timeout: 8 * 60_000 }, () => {
-  let node: TestNode;
-  let as: ApiServerNode;
   // A short node-monitor grace period keeps the NotReady test quick; the default is 40 s.
-  const apiserverFlags = (): string[] => [`--data-dir=${path.join(node.dir, 'apiserver-data')}`, '--enable-admission-plugins=NodeRestriction', '--node-monitor-grace-period=16s', '--node-monitor-period=2s'];
-  const kubeletFlags = (): string[] => [`--kubeconfig=${path.join(as.dir, 'pki', 'node-node-a.kubeconfig')}`];
-  const gone = (args: string[]): boolean => {
-    try {
-      as.kubectl(args);
-      return false;
-    } catch (e) {
-      return /not found/.test((e as Error).message);
-    }
-  };
+  const cluster = new TestCluster({ apiserverFlags: ['--node-monitor-grace-period=16s', '--node-monitor-period=2s'] });
+  const gone = (args: string[]): boolean => cluster.gone(args);
+  let node: TestCluster['node'];
+  let as: TestCluster['as'];
 
   before(async () => {
-    await sweepStale();
-    node = new TestNode('node-a');
-    await node.start();
-    as = new ApiServerNode(node.netns);
-    await as.start(apiserverFlags());
-    node.startKubelet(kubeletFlags());
+    await cluster.start();
+    node = cluster.node;
+    as = cluster.as;
   });
-  after(async () => {
-    await as?.cleanup();
-    await node?.cleanup();
-  });
+  after(() => cluster.cleanup());
 
   test('kubectl get node shows Ready, with the runtime version and a renewed Lease', async () => {
     const out = await waitFor(() => {
@@ -151,7 +137,7 @@ describe('kubelet joins an apiserver', { skip, timeout: 8 * 60_000 }, () => {
     await node.cri.stopContainer(first.id, 0);
     await waitFor(async () => (await node.podContainers(uid)).some((x) => x.state === 'CONTAINER_RUNNING' && x.id !== first.id), 30_000, 300, 'restarted while the apiserver is down');
     assert.ok(node.kubelet && alive(node.kubelet.pid), 'kubelet still running');
-    await as.start(apiserverFlags());
+    await as.start(cluster.apiserverFlags());
     assert.match(as.kubectl(['get', 'nodes']), /node-a/, 'the Node survived the apiserver restart');
     await waitFor(() => /steady\s+1\/1\s+Running\s+1\b/.test(as.kubectl(['get', 'pod', 'steady'])), 30_000, 500, 'kubectl shows 1 restart after the apiserver is back');
     assert.match(as.kubectl(['get', 'pod', 'steady', '-o', 'jsonpath={.status.containerStatuses[0].lastState.terminated.reason}']), /^(Completed|Error)$/);
@@ -173,7 +159,7 @@ describe('kubelet joins an apiserver', { skip, timeout: 8 * 60_000 }, () => {
     assert.match(as.kubectl(['get', 'node', 'node-a', '-o', 'jsonpath={.spec.taints[*].key}']), /node\.kubernetes\.io\/unreachable/);
     const podReady = (): string => as.kubectl(['get', 'pod', 'steady', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']);
     await waitFor(() => podReady() === 'False', 20_000, 1000, 'pods on the node marked not Ready');
-    node.startKubelet(kubeletFlags());
+    cluster.startKubelet();
     await waitFor(() => /node-a\s+Ready/.test(as.kubectl(['get', 'nodes'])), 60_000, 1000, 'node Ready again');
     await waitFor(() => as.kubectl(['get', 'node', 'node-a', '-o', 'jsonpath={.spec.taints}']) === '', 20_000, 1000, 'taints removed');
     await waitFor(() => podReady() === 'True', 30_000, 1000, 'pod Ready again');

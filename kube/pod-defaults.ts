@@ -1,6 +1,6 @@
 // API defaulting for the pod fields the kubelet acts on (as the apiserver
 // would apply them), so that static and API pods look the same to workers.
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, Pod, Probe } from 'kubernetes-types/core/v1.js';
 
 export function defaultPullPolicy(image: string): 'Always' | 'IfNotPresent' {
   const last = image.split('/').pop() ?? image;
@@ -9,11 +9,28 @@ export function defaultPullPolicy(image: string): 'Always' | 'IfNotPresent' {
   return tag === '' || tag === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
+/** SetDefaults_Probe, _HTTPGetAction and _GRPCAction (kubectl describe relies on grpc.service being set). */
+function defaultProbe(p: Probe | undefined): void {
+  if (!p) return;
+  p.timeoutSeconds ??= 1;
+  p.periodSeconds ??= 10;
+  p.successThreshold ??= 1;
+  p.failureThreshold ??= 3;
+  if (p.httpGet) {
+    p.httpGet.path ??= '/';
+    p.httpGet.scheme ??= 'HTTP';
+  }
+  if (p.grpc) p.grpc.service ??= '';
+}
+
 function defaultContainer(c: Container): void {
   c.imagePullPolicy ??= defaultPullPolicy(c.image!);
   c.terminationMessagePath ??= '/dev/termination-log';
   c.terminationMessagePolicy ??= 'File';
   for (const p of c.ports ?? []) p.protocol ??= 'TCP';
+  defaultProbe(c.livenessProbe);
+  defaultProbe(c.readinessProbe);
+  defaultProbe(c.startupProbe);
 }
 
 export function applyPodDefaults(pod: Pod): Pod {

@@ -9,6 +9,13 @@ export interface KillAction {
   container: ContainerInfo;
   reason: string;
   message: string;
+  /** A probe's terminationGracePeriodSeconds, which wins over the pod's for liveness and startup kills. */
+  graceSec?: number;
+}
+
+/** Probe results by container ID, as the prober manager keeps them. */
+export interface ProbeResults {
+  result(containerId: string, type: 'Liveness' | 'Startup'): string | undefined;
 }
 
 export interface PodActions {
@@ -86,7 +93,7 @@ export function nextInitContainer(pod: Pod, state: PodRuntimeState): { failed?: 
   return { next: inits[0], done: false };
 }
 
-export function computePodActions(pod: Pod, state: PodRuntimeState): PodActions {
+export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: ProbeResults): PodActions {
   // A pod the apiserver already records as finished never runs again (upstream: terminal pods are only cleaned up).
   if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
     const live = state.sandboxes.some((s) => s.ready) || state.containers.some((c) => c.state === 'running' || c.state === 'created');
@@ -134,6 +141,14 @@ export function computePodActions(pod: Pod, state: PodRuntimeState): PodActions 
     if (st.hash !== containerHash(c)) {
       a.containersToStart.push(c);
       a.containersToKill.push({ container: st, reason: 'Killing', message: `Container ${c.name} definition changed, will be restarted` });
+      continue;
+    }
+    const failed = probes?.result(st.id, 'Liveness') === 'failure' ? 'liveness' : probes?.result(st.id, 'Startup') === 'failure' ? 'startup' : undefined;
+    if (failed) {
+      const restart = shouldRestartOnFailure(pod);
+      if (restart) a.containersToStart.push(c);
+      const graceSec = (failed === 'liveness' ? c.livenessProbe : c.startupProbe)?.terminationGracePeriodSeconds ?? undefined;
+      a.containersToKill.push({ container: st, reason: 'Killing', message: `Container ${c.name} failed ${failed} probe${restart ? ', will be restarted' : ''}`, ...(graceSec !== undefined ? { graceSec } : {}) });
       continue;
     }
     keep++;

@@ -7,7 +7,7 @@ import type { CriClient } from '../cri/client.js';
 import type { PodSandboxConfigIn } from '../cri/types.js';
 import type { Logger } from '../../kube/log.js';
 import type { EventRecorder, ObjectRef } from '../../kube/events.js';
-import { computePodActions, containerHash } from './actions.js';
+import { computePodActions, containerHash, type ProbeResults } from './actions.js';
 import { Backoff } from './backoff.js';
 import { buildContainerConfig, buildSandboxConfig, podLogDir, type NodeContext } from './cri-config.js';
 import { latestContainer, readPodState, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
@@ -24,6 +24,8 @@ export interface WorkerDeps {
   imageBackoff: Backoff;
   /** Called after every successful sync, e.g. to report status. */
   onSynced?: (w: PodWorker) => void;
+  /** Liveness and startup results, which can make a running container due for a restart. */
+  probes?: ProbeResults;
 }
 
 export interface Waiting {
@@ -138,7 +140,7 @@ export class PodWorker {
     const label = this.fullName;
     const state = await readPodState(this.d.cri, this.uid, label);
     this.lastState = state;
-    const actions = computePodActions(this.pod, state);
+    const actions = computePodActions(this.pod, state, this.d.probes);
     const grace = this.pod.spec?.terminationGracePeriodSeconds ?? 30;
 
     if (actions.killPod) {
@@ -150,7 +152,7 @@ export class PodWorker {
     }
     for (const k of actions.containersToKill) {
       this.d.events.event({ ...this.ref, fieldPath: `spec.containers{${k.container.name}}` }, 'Normal', k.reason, k.message);
-      await this.d.cri.stopContainer(k.container.id, Math.max(grace, MIN_GRACE_SEC), label);
+      await this.d.cri.stopContainer(k.container.id, Math.max(k.graceSec ?? grace, MIN_GRACE_SEC), label);
     }
 
     const sandboxConfig = buildSandboxConfig(this.pod, actions.attempt, this.d.node);

@@ -3,6 +3,8 @@
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
 import { parseQuantity } from '../../kube/quantity.js';
+import type { Probe } from 'kubernetes-types/core/v1.js';
+import { validateProbe, type ProbeType } from '../probes/types.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -83,6 +85,9 @@ function validateContainer(c: unknown, path: string, p: Problems): void {
         }
       }
     }
+  }
+  for (const [field, type] of [['livenessProbe', 'Liveness'], ['readinessProbe', 'Readiness'], ['startupProbe', 'Startup']] as const) {
+    if (p.type(o[field], `${path}.${field}`, 'object')) for (const e of validateProbe(o[field] as Probe, type as ProbeType, `${path}.${field}`)) p.list.push(e);
   }
   if (p.type(o.volumeMounts, `${path}.volumeMounts`, 'array')) {
     (o.volumeMounts as unknown[]).forEach((m, i) => {

@@ -75,3 +75,15 @@ test('hostNetwork pods get the host IP; QoS classes', () => {
   assert.equal(qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { limits: { cpu: '1', memory: '1Gi' } } }] }).spec), 'Guaranteed');
   assert.equal(qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { requests: { cpu: '100m' } } }] }).spec), 'Burstable');
 });
+
+test('probes: a running container is ready only once its readiness probe passed, and started once its startup probe did', () => {
+  const input = (ready: boolean, started: boolean) => computePodStatus({ pod: pod(), state: st([c('a')]), waiting: new Map(), hostIP: '192.168.1.10', startTime: 'x', probes: { ready: () => ready, started: () => started } });
+  const notReady = input(false, true);
+  assert.equal(notReady.phase, 'Running');
+  assert.deepEqual([notReady.containerStatuses[0].ready, notReady.containerStatuses[0].started], [false, true]);
+  const cr = notReady.conditions.find((x: any) => x.type === 'ContainersReady');
+  assert.deepEqual([cr.status, cr.message], ['False', 'containers with unready status: [a]']);
+  const notStarted = input(false, false);
+  assert.deepEqual([notStarted.containerStatuses[0].ready, notStarted.containerStatuses[0].started], [false, false]);
+  assert.equal(input(true, true).conditions.find((x: any) => x.type === 'Ready').status, 'True');
+});

@@ -27,7 +27,13 @@ function terminated(c: ContainerInfo): Obj {
   };
 }
 
-export function containerStatus(spec: Container, state: PodRuntimeState, waiting: Waiting | undefined): Obj {
+/** Readiness and startup as the prober sees them; without one, a running container is ready and started. */
+export interface ProbeStatus {
+  ready(name: string, containerId: string): boolean;
+  started(name: string, containerId: string): boolean;
+}
+
+export function containerStatus(spec: Container, state: PodRuntimeState, waiting: Waiting | undefined, probes?: ProbeStatus): Obj {
   const [cur, prev] = instances(state, spec.name);
   let st: Obj;
   let last: Obj = {};
@@ -45,8 +51,8 @@ export function containerStatus(spec: Container, state: PodRuntimeState, waiting
     name: spec.name,
     state: st,
     lastState: last,
-    ready: running,
-    started: running,
+    ready: running && (probes?.ready(spec.name, cur.id) ?? true),
+    started: running && (probes?.started(spec.name, cur.id) ?? true),
     restartCount: cur?.restartCount ?? 0,
     image: spec.image,
     imageID: cur?.imageRef ?? '',
@@ -94,6 +100,7 @@ export interface StatusInput {
   waiting: Map<string, Waiting>;
   hostIP: string;
   startTime: string;
+  probes?: ProbeStatus;
 }
 
 /** The status without transition times; the status manager adds and keeps those. */
@@ -101,7 +108,7 @@ export function computePodStatus(i: StatusInput): Obj {
   const spec = i.pod.spec!;
   const init = (spec.initContainers ?? []).map((c) => containerStatus(c, i.state, i.waiting.get(c.name)));
   for (const s of init) s.ready = !!(s.state.terminated && s.state.terminated.exitCode === 0);
-  const main = spec.containers.map((c) => containerStatus(c, i.state, i.waiting.get(c.name)));
+  const main = spec.containers.map((c) => containerStatus(c, i.state, i.waiting.get(c.name), i.probes));
   const phase = podPhase(i.pod, init, main);
   const sandbox = i.state.sandboxes[0];
   const sandboxUp = !!sandbox?.ready && (spec.hostNetwork === true || !!sandbox.ip);

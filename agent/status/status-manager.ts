@@ -5,7 +5,7 @@ import { KubeApiError, type KubeApi } from '../../kube/client.js';
 import type { Logger } from '../../kube/log.js';
 import type { PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
-import { computePodStatus } from './pod-status.js';
+import { computePodStatus, type ProbeStatus } from './pod-status.js';
 import { rfc3339 } from '../../kube/time.js';
 import { ConditionClock } from './condition-clock.js';
 
@@ -35,6 +35,7 @@ export class StatusManager {
     private readonly client: KubeApi,
     private readonly log: Logger,
     private readonly hostIP: string,
+    private readonly probes?: { ready(pod: Pod, name: string, id: string): boolean; started(pod: Pod, name: string, id: string): boolean },
   ) {}
 
   /** Compute the status from the latest runtime state; post it if it changed. */
@@ -46,7 +47,8 @@ export class StatusManager {
       this.pods.set(uid, e);
     }
     e.pod = pod;
-    const status = computePodStatus({ pod, state, waiting, hostIP: this.hostIP, startTime: e.startTime });
+    const probes: ProbeStatus | undefined = this.probes && { ready: (n, id) => this.probes!.ready(pod, n, id), started: (n, id) => this.probes!.started(pod, n, id) };
+    const status = computePodStatus({ pod, state, waiting, hostIP: this.hostIP, startTime: e.startTime, probes });
     // A terminal phase is final: containers removed later (GC, a kubelet restart) must not turn it back.
     const posted = pod.status?.phase;
     if ((posted === 'Succeeded' || posted === 'Failed') && status.phase !== posted) return;
