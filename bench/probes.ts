@@ -6,19 +6,14 @@
 // Run as root: npm run bench:probes
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { APP_IMAGE, e2eSkipReason, REPO, sweepStale, TestNode } from '../e2e/harness.js';
+import { APP_IMAGE, REPO } from '../e2e/harness.js';
+import { runBench, withBenchNode } from './bench-node.js';
 
 const N = Number(process.env.BENCH_PODS ?? 110);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 
-async function main(): Promise<void> {
-  const skip = e2eSkipReason();
-  if (skip) throw new Error(skip);
-  await sweepStale();
-  const node = new TestNode('bench');
-  try {
-    await node.start();
-    await node.cri.pullImage(APP_IMAGE, null);
+runBench(() =>
+  withBenchNode(async (node) => {
     const out = execFileSync('nsenter', [`--net=/run/netns/${node.netns}`, process.execPath, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', path.join(REPO, 'bench/probes-runner.ts'), node.socket, node.dir, APP_IMAGE, String(N), String(SECONDS)], {
       cwd: REPO,
       encoding: 'utf8',
@@ -35,12 +30,5 @@ async function main(): Promise<void> {
     process.stdout.write(`ratio kubelet/floor: CPU ${(r.kubelet.cpuPct / r.floor.cpuPct).toFixed(2)}, p99 error ${(r.kubelet.p99 / Math.max(r.floor.p99, 0.1)).toFixed(2)}\n`);
     process.stdout.write('error = time between two runs of the same probe minus the period. kubelet CPU includes its PLEG relist and status work; the floor is setInterval with bare http.get/net.connect.\n');
     process.stdout.write(`goal: p99 error < 50 ms (${r.kubelet.p99 < 50 ? 'met' : 'NOT met'}), CPU < 10% of one core (${r.kubelet.cpuPct < 10 ? 'met' : 'NOT met'})\n`);
-  } finally {
-    await node.cleanup();
-  }
-}
-
-main().catch((e: unknown) => {
-  process.stderr.write(`bench failed: ${(e as Error).message}\n`);
-  process.exit(1);
-});
+  }),
+);

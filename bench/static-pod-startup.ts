@@ -5,7 +5,8 @@
 // Run as root: npm run bench:static-pod-startup
 import fs from 'node:fs';
 import path from 'node:path';
-import { e2eSkipReason, sweepStale, TestNode, APP_IMAGE, writeManifestAtomic } from '../e2e/harness.js';
+import { TestNode, APP_IMAGE, writeManifestAtomic } from '../e2e/harness.js';
+import { runBench, withBenchNode } from './bench-node.js';
 import { waitFor } from '../e2e/proc.js';
 import { L_POD_NAME, L_POD_UID } from '../agent/pods/labels.js';
 import { percentile, rssKiB } from './stats.js';
@@ -78,15 +79,8 @@ async function floorRun(node: TestNode, n: number, imageRef: string): Promise<nu
 
 const fmt = (ms: number): string => `${ms.toFixed(0)} ms`;
 
-async function main(): Promise<void> {
-  const skip = e2eSkipReason();
-  if (skip) throw new Error(skip);
-  await sweepStale();
-  const node = new TestNode('bench');
-  try {
-    await node.start();
-    // Pre-pull, so that neither side measures the registry.
-    const imageRef = await node.cri.pullImage(APP_IMAGE, null);
+runBench(() =>
+  withBenchNode(async (node, imageRef) => {
     // Floors first: a running kubelet would rightly kill the script's pods as orphans.
     const floors = new Map<number, number[]>();
     for (const n of SIZES) floors.set(n, await floorRun(node, n, imageRef));
@@ -105,12 +99,5 @@ async function main(): Promise<void> {
       );
     }
     process.stdout.write('\nfloor = RunPodSandbox+CreateContainer+StartContainer for N pods at once from a minimal script; ratio = kubelet/floor.\n');
-  } finally {
-    await node.cleanup();
-  }
-}
-
-main().catch((e: unknown) => {
-  process.stderr.write(`bench failed: ${(e as Error).message}\n`);
-  process.exit(1);
-});
+  }),
+);

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
+import { parseBool, parseFlags } from './flags.js';
 
 export interface Taint {
   key: string;
@@ -74,30 +75,6 @@ export const SUPPORTED_CONFIG_FIELDS = new Set([
   'nodeLeaseDurationSeconds',
 ]);
 
-export function parseFlags(argv: string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('-')) throw new Error(`unexpected argument "${a}"`);
-    const body = a.replace(/^--?/, '');
-    const eq = body.indexOf('=');
-    let name: string;
-    let value: string;
-    if (eq >= 0) {
-      name = body.slice(0, eq);
-      value = body.slice(eq + 1);
-    } else {
-      name = body;
-      const next = argv[i + 1];
-      if (next === undefined || next.startsWith('--')) throw new Error(`flag --${name} needs a value`);
-      value = next;
-      i++;
-    }
-    out.set(name, value);
-  }
-  return out;
-}
-
 const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
 function parseTaintFlag(s: string): Taint[] {
@@ -119,8 +96,7 @@ function parseMapFlag(flag: string, s: string, sep: string): Record<string, stri
 }
 
 export function loadAgentConfig(argv: string[], warn: (m: string) => void): AgentConfig {
-  const flags = parseFlags(argv);
-  for (const k of flags.keys()) if (!(k in AGENT_FLAGS)) throw new Error(`unknown flag: --${k}`);
+  const flags = parseFlags(argv, AGENT_FLAGS);
   let file: Record<string, unknown> = {};
   const cfgPath = flags.get('config');
   if (cfgPath) {
@@ -160,10 +136,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   };
   const bool = (flag: string, field: string, dflt: boolean): boolean => {
     const f = flags.get(flag);
-    if (f !== undefined) {
-      if (!['true', 'false'].includes(f)) throw new Error(`--${flag}: must be true or false, got "${f}"`);
-      return f === 'true';
-    }
+    if (f !== undefined) return parseBool(f, flag);
     return fieldOf(field, 'a boolean', (v): v is boolean => typeof v === 'boolean') ?? dflt;
   };
   const headerField = fieldOf(

@@ -1,7 +1,6 @@
 // `tskube apiserver` flags (kube-apiserver names where one exists).
 import os from 'node:os';
-import { parseFlags } from './agent-config.js';
-import { parseDuration } from './duration.js';
+import { commaList as list, durationFlag as duration, parseBool, parseFlags } from './flags.js';
 import type { ApiServerConfig } from '../apiserver/main.js';
 
 export const APISERVER_FLAGS: Record<string, string> = {
@@ -14,14 +13,13 @@ export const APISERVER_FLAGS: Record<string, string> = {
   'node-kubeconfigs': 'comma-separated node names to write kubeconfigs for. Default: this hostname',
   'anonymous-auth': 'true: requests without credentials are system:anonymous (discovery only, else 403) instead of 401. Default false',
   'enable-admission-plugins': 'comma-separated admission plugins to turn on: NodeRestriction (nodes may only touch their own Node, Lease, mirror pods and bound pods)',
-  controllers: 'built-in controllers to run, kube-controller-manager style: "*" for all, "-name" to turn one off (scheduler, node-lifecycle-controller). Default *',
+  controllers: 'built-in controllers to run, kube-controller-manager style: "*" for all, "-name" to turn one off (scheduler, node-lifecycle-controller, endpointslice-controller, endpoints-controller). Default *',
   'node-monitor-grace-period': 'how long a node may go without renewing its Lease before it is marked Unknown. Default 40s',
   'node-monitor-period': 'how often node health is checked. Default 5s',
 };
 
 export function loadApiServerConfig(argv: string[]): ApiServerConfig {
-  const f = parseFlags(argv);
-  for (const k of f.keys()) if (!(k in APISERVER_FLAGS)) throw new Error(`unknown flag: --${k}`);
+  const f = parseFlags(argv, APISERVER_FLAGS);
   const port = Number(f.get('secure-port') ?? 6443);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--secure-port: invalid port "${f.get('secure-port')!}"`);
   return {
@@ -31,27 +29,11 @@ export function loadApiServerConfig(argv: string[]): ApiServerConfig {
     securePort: port,
     advertiseAddress: f.get('advertise-address') ?? '',
     serviceClusterIpRange: f.get('service-cluster-ip-range') ?? '10.96.0.0/12',
-    anonymousAuth: parseBool(f.get('anonymous-auth') ?? 'false', '--anonymous-auth'),
+    anonymousAuth: parseBool(f.get('anonymous-auth') ?? 'false', 'anonymous-auth'),
     admissionPlugins: list(f.get('enable-admission-plugins') ?? ''),
     controllers: list(f.get('controllers') ?? '*'),
     nodeMonitorGracePeriodMs: duration(f, 'node-monitor-grace-period', '40s'),
     nodeMonitorPeriodMs: duration(f, 'node-monitor-period', '5s'),
     nodeNames: (f.get('node-kubeconfigs') ?? os.hostname().toLowerCase()).split(',').map((s) => s.trim()).filter(Boolean),
   };
-}
-
-const list = (v: string): string[] => v.split(',').map((s) => s.trim()).filter(Boolean);
-
-function duration(f: Map<string, string>, flag: string, dflt: string): number {
-  try {
-    return parseDuration(f.get(flag) ?? dflt);
-  } catch (e) {
-    throw new Error(`--${flag}: ${(e as Error).message}`);
-  }
-}
-
-function parseBool(v: string, flag: string): boolean {
-  if (['true', '1', 't', 'T', 'TRUE', 'True'].includes(v)) return true;
-  if (['false', '0', 'f', 'F', 'FALSE', 'False'].includes(v)) return false;
-  throw new Error(`${flag}: invalid boolean "${v}"`);
 }

@@ -8,6 +8,8 @@ import { KubeletMetrics } from '../agent/metrics.js';
 import { serveMetrics } from '../agent/server/metrics-server.js';
 import { AGENT_FLAGS, loadAgentConfig } from './agent-config.js';
 import { APISERVER_FLAGS, loadApiServerConfig } from './apiserver-config.js';
+import { PROXY_FLAGS, loadProxyConfig } from './proxy-config.js';
+import { startProxy } from '../proxy/main.js';
 import { startApiServer } from '../apiserver/main.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
@@ -15,7 +17,7 @@ import { startNodeSync, type NodeSync } from '../agent/node/node-sync.js';
 
 function usage(): string {
   const list = (f: Record<string, string>) => Object.entries(f).map(([k, v]) => `  --${k}  ${v}`).join('\n');
-  return `usage: tskube agent|apiserver [flags]\n\nagent flags:\n${list(AGENT_FLAGS)}\n\napiserver flags:\n${list(APISERVER_FLAGS)}\n`;
+  return `usage: tskube agent|proxy|apiserver [flags]\n\nagent flags:\n${list(AGENT_FLAGS)}\n\nproxy flags:\n${list(PROXY_FLAGS)}\n\napiserver flags:\n${list(APISERVER_FLAGS)}\n`;
 }
 
 function firstIPv4(): string {
@@ -89,11 +91,31 @@ async function runAgent(argv: string[]): Promise<void> {
   log.info(`kubelet started on node ${cfg.nodeName}, watching ${cfg.staticPodPath}${cfg.staticPodURL ? ` and ${cfg.staticPodURL}` : ''}`);
 }
 
+async function runProxy(argv: string[]): Promise<void> {
+  const boot = createLogger('kube-proxy');
+  const cfg = loadProxyConfig(argv, (m) => boot.warn(m));
+  const log = createLogger('kube-proxy', { verbosity: cfg.verbosity });
+  log.info(`starting kube-proxy (${cfg.mode} mode) on node ${cfg.nodeName}`);
+  const running = await startProxy(cfg, log);
+  let stopping = false;
+  const shutdown = (sig: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`received ${sig}; stopping (iptables rules stay in place)`);
+    void running.stop().finally(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
 async function main(): Promise<void> {
   const [cmd, ...rest] = process.argv.slice(2);
   switch (cmd) {
     case 'agent':
       await runAgent(rest);
+      return;
+    case 'proxy':
+      await runProxy(rest);
       return;
     case 'apiserver': {
       const running = await startApiServer(loadApiServerConfig(rest));
@@ -109,7 +131,7 @@ async function main(): Promise<void> {
       process.stdout.write(usage());
       return;
     default:
-      process.stderr.write(`tskube: unknown command "${cmd}" (proxy and up are not built yet)\n${usage()}`);
+      process.stderr.write(`tskube: unknown command "${cmd}" (up is not built yet)\n${usage()}`);
       process.exit(2);
   }
 }

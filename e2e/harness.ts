@@ -88,7 +88,10 @@ async function teardown(rec: NodeRecord): Promise<void> {
   const state = path.join(rec.dir, 'state');
   for (const pid of shimPids(state)) await stopPid(pid, 2000, 'SIGKILL');
   for (const mp of mountsUnder(rec.dir)) sh('umount', ['-l', mp], { allowFail: true });
-  if (rec.netns) sh('ip', ['netns', 'del', rec.netns], { allowFail: true });
+  if (rec.netns) {
+    sh('ip', ['netns', 'del', rec.netns], { allowFail: true });
+    sh('ip', ['netns', 'del', `${rec.netns}-svc`], { allowFail: true });
+  }
   fs.rmSync(rec.dir, { recursive: true, force: true, maxRetries: 3 });
 }
 
@@ -141,6 +144,7 @@ export class TestNode {
   private containerd: Proc | undefined;
   private registry: Proc | undefined;
   kubelet: Proc | undefined;
+  proxy: Proc | undefined;
   private kubeletRuns = 0;
 
   constructor(name = 'node-a') {
@@ -154,7 +158,7 @@ export class TestNode {
   }
 
   private save(): void {
-    const pids = [this.kubelet?.pid, this.registry?.pid, this.containerd?.pid].filter((p): p is number => !!p);
+    const pids = [this.proxy?.pid, this.kubelet?.pid, this.registry?.pid, this.containerd?.pid].filter((p): p is number => !!p);
     fs.writeFileSync(recordPath(this.dir), JSON.stringify({ netns: this.netns, dir: this.dir, pids } satisfies NodeRecord));
   }
 
@@ -164,8 +168,15 @@ export class TestNode {
     this.save();
     sh('ip', ['netns', 'add', this.netns]);
     sh('ip', ['link', 'set', 'lo', 'up'], { netns: this.netns });
-    // Second guard: untranslated service traffic has nowhere to go.
-    sh('ip', ['route', 'add', 'unreachable', SERVICE_CIDR], { netns: this.netns });
+    // Second guard: the service range is routed over a veth into a sink namespace that forwards nothing,
+    // so untranslated service traffic is dropped there. (An `unreachable` route would also keep it in, but
+    // would fail such packets at routing, before kube-proxy's filter rules could REJECT them, and "a Service
+    // without endpoints refuses at once" could not be tested.)
+    sh('ip', ['netns', 'add', `${this.netns}-svc`]);
+    sh('ip', ['link', 'add', 'tsk-svc', 'netns', this.netns, 'type', 'veth', 'peer', 'name', 'tsk-sink', 'netns', `${this.netns}-svc`]);
+    sh('ip', ['link', 'set', 'tsk-sink', 'up'], { netns: `${this.netns}-svc` });
+    sh('ip', ['link', 'set', 'tsk-svc', 'up'], { netns: this.netns });
+    sh('ip', ['route', 'add', SERVICE_CIDR, 'dev', 'tsk-svc'], { netns: this.netns });
     this.writeConfigs();
     await this.startRegistry();
     this.containerd = start('containerd', ['--config', path.join(this.dir, 'config.toml')], path.join(this.dir, 'containerd.log'), { netns: this.netns });
@@ -258,6 +269,23 @@ http:
     this.kubelet = undefined;
   }
 
+  /** Starts `tskube proxy` in the node namespace: its iptables rules live and die with the namespace. */
+  startProxy(args: string[]): Proc {
+    if (this.proxy && alive(this.proxy.pid)) throw new Error('proxy already running');
+    this.proxy = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'proxy', `--hostname-override=${this.name}`, ...args], path.join(this.dir, 'proxy.log'), { netns: this.netns, cwd: REPO });
+    this.save();
+    return this.proxy;
+  }
+
+  async stopProxy(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    if (this.proxy) await stopPid(this.proxy.pid, 5000, signal);
+    this.proxy = undefined;
+  }
+
+  proxyLog(): string {
+    return safeRead(path.join(this.dir, 'proxy.log'));
+  }
+
   kubeletLog(): string {
     return safeRead(path.join(this.dir, 'kubelet.log'));
   }
@@ -281,6 +309,7 @@ http:
   }
 
   async cleanup(): Promise<void> {
+    await this.stopProxy('SIGKILL').catch(() => undefined);
     await this.stopKubelet('SIGKILL').catch(() => undefined);
     // Stop pods through CRI first, so containerd releases IPs and pod netns mounts.
     try {

@@ -142,6 +142,24 @@ export class CriClient {
   async execSync(id: string, cmd: string[], timeoutSec: number, pod?: string): Promise<T.ExecSyncResponse> {
     return this.call(this.runtime, 'ExecSync', { container_id: id, cmd, timeout: String(timeoutSec) }, pod, (timeoutSec + 10) * 1000);
   }
+  /** Exec, Attach and PortForward return a URL on the runtime's streaming server, which the kubelet proxies to. */
+  async exec(req: T.ExecRequest, pod?: string): Promise<string> {
+    return (await this.call<T.ExecRequest, { url: string }>(this.runtime, 'Exec', req, pod, 30_000)).url;
+  }
+  async attach(req: T.AttachRequest, pod?: string): Promise<string> {
+    return (await this.call<T.AttachRequest, { url: string }>(this.runtime, 'Attach', req, pod, 30_000)).url;
+  }
+  async portForward(sandboxId: string, ports: number[], pod?: string): Promise<string> {
+    return (await this.call<object, { url: string }>(this.runtime, 'PortForward', { pod_sandbox_id: sandboxId, port: ports }, pod, 30_000)).url;
+  }
+  /** After a log file was rotated: the runtime writes to a new file at the same path. */
+  async reopenContainerLog(id: string): Promise<void> {
+    await this.call(this.runtime, 'ReopenContainerLog', { container_id: id });
+  }
+  async listContainerStats(filter?: T.ContainerStatsFilterIn): Promise<T.ContainerStats[]> {
+    return (await this.call<object, { stats: T.ContainerStats[] }>(this.runtime, 'ListContainerStats', { filter: filter ?? null })).stats;
+  }
+
   async imageStatus(image: string, pod?: string): Promise<T.Image | null> {
     const r = await this.call<T.ImageStatusRequest, T.ImageStatusResponse>(this.image, 'ImageStatus', { image: { image }, verbose: false }, pod);
     return r.image;

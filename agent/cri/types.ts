@@ -28,3 +28,7 @@ export type { PullImageRequest } from '../../proto/gen/runtime/v1/PullImageReque
 export type { PullImageResponse__Output as PullImageResponse } from '../../proto/gen/runtime/v1/PullImageResponse.js';
 export type { ListImagesRequest } from '../../proto/gen/runtime/v1/ListImagesRequest.js';
 export type { ListImagesResponse__Output as ListImagesResponse } from '../../proto/gen/runtime/v1/ListImagesResponse.js';
+export type { ExecRequest } from '../../proto/gen/runtime/v1/ExecRequest.js';
+export type { AttachRequest } from '../../proto/gen/runtime/v1/AttachRequest.js';
+export type { ContainerStats__Output as ContainerStats } from '../../proto/gen/runtime/v1/ContainerStats.js';
+export type { ContainerStatsFilter as ContainerStatsFilterIn } from '../../proto/gen/runtime/v1/ContainerStatsFilter.js';

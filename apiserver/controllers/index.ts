@@ -7,8 +7,9 @@ import type { Api } from '../api/api.js';
 import { LocalClient } from '../api/local-client.js';
 import { NodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle.js';
 import { Scheduler } from './scheduler.js';
+import { EndpointsController, EndpointSliceController } from './endpoint-controllers.js';
 
-export const CONTROLLER_NAMES = ['scheduler', 'node-lifecycle-controller'] as const;
+export const CONTROLLER_NAMES = ['scheduler', 'node-lifecycle-controller', 'endpointslice-controller', 'endpoints-controller'] as const;
 
 export interface ControllerOptions extends NodeLifecycleOptions {
   /** e.g. ['*'], ['*', '-scheduler'], ['scheduler'] */
@@ -30,29 +31,40 @@ export function enabledControllers(list: string[]): Set<string> {
   return out;
 }
 
-export interface RunningControllers {
-  scheduler?: Scheduler;
-  nodeLifecycle?: NodeLifecycle;
+interface Controller {
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
+export interface RunningControllers {
+  /** Running controllers by name. */
+  readonly byName: Map<string, Controller>;
+  stop(): Promise<void>;
+}
+
+/** Each controller with the identity it acts as (kube-controller-manager's service accounts) and how to build it. */
+const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; make(client: LocalClient, log: Logger, o: ControllerOptions): Controller }> = {
+  scheduler: {
+    user: 'system:kube-scheduler',
+    make: (c, log, o) => new Scheduler(c, log, new ApiEventRecorder(c, { component: 'default-scheduler' }, log), { retryMs: o.schedulerRetryMs }),
+  },
+  'node-lifecycle-controller': {
+    user: 'system:serviceaccount:kube-system:node-controller',
+    make: (c, log, o) => new NodeLifecycle(c, log, new ApiEventRecorder(c, { component: 'node-controller' }, log), o),
+  },
+  'endpointslice-controller': { user: 'system:serviceaccount:kube-system:endpointslice-controller', make: (c, log) => new EndpointSliceController(c, log) },
+  'endpoints-controller': { user: 'system:serviceaccount:kube-system:endpoint-controller', make: (c, log) => new EndpointsController(c, log) },
+};
+
 export async function startControllers(api: Api, o: ControllerOptions, log: Logger): Promise<RunningControllers> {
   const on = enabledControllers(o.controllers);
-  const stops: (() => Promise<void>)[] = [];
-  const out: RunningControllers = { stop: async () => void (await Promise.all(stops.map((s) => s()))) };
-  if (on.has('scheduler')) {
-    const client = new LocalClient(api, { name: 'system:kube-scheduler', groups: [] });
-    const s = new Scheduler(client, log, new ApiEventRecorder(client, { component: 'default-scheduler' }, log), { retryMs: o.schedulerRetryMs });
-    await s.start();
-    stops.push(() => s.stop());
-    out.scheduler = s;
-  }
-  if (on.has('node-lifecycle-controller')) {
-    const client = new LocalClient(api, { name: 'system:serviceaccount:kube-system:node-controller', groups: [] });
-    const c = new NodeLifecycle(client, log, new ApiEventRecorder(client, { component: 'node-controller' }, log), o);
+  const byName = new Map<string, Controller>();
+  for (const name of CONTROLLER_NAMES) {
+    if (!on.has(name)) continue;
+    const b = BUILDERS[name];
+    const c = b.make(new LocalClient(api, { name: b.user, groups: [] }), log, o);
     await c.start();
-    stops.push(() => c.stop());
-    out.nodeLifecycle = c;
+    byName.set(name, c);
   }
-  return out;
+  return { byName, stop: async () => void (await Promise.all([...byName.values()].map((c) => c.stop()))) };
 }

@@ -9,6 +9,7 @@ import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
 import { fitErrorMessage, leastAllocatedScore, unfit } from './scheduling.js';
+import { KeyQueue } from './key-queue.js';
 
 export const SCHEDULER_NAME = 'default-scheduler';
 
@@ -18,11 +19,13 @@ const terminal = (p: KObj): boolean => p.status?.phase === 'Succeeded' || p.stat
 export class Scheduler {
   private readonly pods: Informer;
   private readonly nodes: Informer;
-  private readonly queue = new Set<string>();
+  private readonly queue = new KeyQueue<undefined>(async (k) => {
+    const p = this.pods.cache.get(k);
+    if (p && this.wants(p)) await this.scheduleOne(p);
+  });
   private readonly unschedulable = new Set<string>();
   /** Bound by us but not yet seen bound in the watch: pod uid -> node. */
   private readonly assumed = new Map<string, string>();
-  private draining = false;
   private retryTimer: NodeJS.Timeout | undefined;
   binds = 0;
 
@@ -56,7 +59,7 @@ export class Scheduler {
     await Promise.all([this.nodes.start(), this.pods.start()]);
     this.retryTimer = setInterval(() => this.retryUnschedulable(), this.o.retryMs ?? 30_000);
     this.retryTimer.unref();
-    this.kick();
+    for (const p of this.pods.list()) this.onPod(p);
   }
 
   async stop(): Promise<void> {
@@ -74,34 +77,13 @@ export class Scheduler {
       return;
     }
     if (!this.wants(p) || this.unschedulable.has(key(p))) return;
-    this.queue.add(key(p));
-    this.kick();
+    this.queue.add(key(p), undefined);
   }
 
   private retryUnschedulable(): void {
     if (this.unschedulable.size === 0) return;
-    for (const k of this.unschedulable) this.queue.add(k);
+    for (const k of this.unschedulable) this.queue.add(k, undefined);
     this.unschedulable.clear();
-    this.kick();
-  }
-
-  private kick(): void {
-    if (this.draining) return;
-    this.draining = true;
-    setImmediate(() => void this.drain());
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.size) {
-        const k = this.queue.values().next().value!;
-        this.queue.delete(k);
-        const p = this.pods.cache.get(k);
-        if (p && this.wants(p)) await this.scheduleOne(p);
-      }
-    } finally {
-      this.draining = false;
-    }
   }
 
   private podsOn(node: string): KObj[] {

@@ -145,6 +145,22 @@ const PRINTERS: Record<string, Printer> = {
     columns: [col('Name', 0, 'string', 'name'), col('Type'), col('Cluster-IP'), col('External-IP'), col('Port(s)'), col('Age'), col('Selector', 1)],
     row: (o, now) => [o.metadata.name, o.spec?.type ?? 'ClusterIP', none(o.spec?.clusterIP), externalIP(o), servicePorts(o), age(o.metadata.creationTimestamp, now), selectorString(o.spec?.selector)],
   },
+  endpoints: {
+    columns: [col('Name', 0, 'string', 'name'), col('Endpoints'), col('Age')],
+    row: (o, now) => {
+      // printEndpoints/formatEndpoints: ip:port for every address and port, at most 3, then "+ N more...".
+      const all: string[] = [];
+      for (const ss of (o.subsets ?? []) as Obj[]) {
+        const ports = (ss.ports ?? []) as Obj[];
+        for (const a of (ss.addresses ?? []) as Obj[]) {
+          if (!ports.length) all.push(a.ip);
+          for (const p of ports) all.push(`${a.ip}:${p.port}`);
+        }
+      }
+      const eps = all.length === 0 ? '<none>' : all.slice(0, 3).join(',') + (all.length > 3 ? ` + ${all.length - 3} more...` : '');
+      return [o.metadata.name, eps, age(o.metadata.creationTimestamp, now)];
+    },
+  },
   endpointslices: {
     columns: [col('Name', 0, 'string', 'name'), col('AddressType'), col('Ports'), col('Endpoints'), col('Age')],
     row: (o, now) => {

@@ -1,0 +1,148 @@
+// e2e: kube-proxy in iptables mode in the node namespace, with real pods behind a Service made by
+// the real kubectl: the ClusterIP spreads requests over all ready pods, the NodePort answers on the
+// node, a pod failing readiness drops out and comes back, a Service without endpoints refuses at once,
+// and restarting kube-proxy loses no request.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { APP_IMAGE, e2eSkipReason } from './harness.js';
+import { sh, waitFor } from './proc.js';
+import { clusterSkip, TestCluster } from './cluster.js';
+import { svcChain } from '../proxy/iptables/chains.js';
+
+const skip = clusterSkip(e2eSkipReason());
+
+describe('kube-proxy (iptables)', { skip, timeout: 8 * 60_000 }, () => {
+  const cluster = new TestCluster();
+  let clusterIP = '';
+  let nodePort = 0;
+  let bridgeIP = '';
+
+  const inPod = async (pod: string, script: string, timeoutSec = 120): Promise<string> => {
+    const id = cluster.kubectl(['get', 'pod', pod, '-o', 'jsonpath={.status.containerStatuses[0].containerID}']).replace('containerd://', '');
+    const r = await cluster.node.cri.execSync(id, ['/bin/sh', '-c', script], timeoutSec);
+    return Buffer.from(r.stdout ?? '').toString('utf8') + Buffer.from(r.stderr ?? '').toString('utf8');
+  };
+  /** n requests to the ClusterIP from the client pod: the answering pod names (or FAIL). */
+  const requests = async (n: number, url = `http://${clusterIP}/`): Promise<string[]> =>
+    // busybox wget's -T segfaults in this static build; `timeout` bounds each request instead.
+    (await inPod('client', `for i in $(seq ${n}); do timeout 2 wget -q -O - ${url} 2>/dev/null || echo FAIL; done`)).trim().split('\n');
+  const counts = (answers: string[]): Record<string, number> => answers.reduce<Record<string, number>>((m, a) => ((m[a] = (m[a] ?? 0) + 1), m), {});
+
+  before(async () => {
+    await cluster.start();
+    cluster.node.startProxy([`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16', '--healthz-bind-address=127.0.0.1:10256', '--metrics-bind-address=127.0.0.1:10249']);
+    for (const i of [0, 1, 2]) {
+      cluster.apply({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `web-${i}`, labels: { app: 'web' } },
+        spec: {
+          terminationGracePeriodSeconds: 2,
+          containers: [{ name: 'web', image: APP_IMAGE, command: ['/bin/sh', '-c', 'hostname > /www/index.html; exec httpd -f -p 8080 -h /www'], ports: [{ name: 'http', containerPort: 8080 }], readinessProbe: { exec: { command: ['/bin/sh', '-c', 'test ! -e /tmp/unready'] }, periodSeconds: 1, failureThreshold: 1 } }],
+        },
+      });
+    }
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'client' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['/bin/sleep', '3600'] }] } });
+    cluster.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { type: 'NodePort', selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] } });
+    cluster.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'empty' }, spec: { selector: { app: 'nothing' }, ports: [{ port: 80, targetPort: 8080 }] } });
+    await waitFor(() => (cluster.kubectl(['get', 'pods']).match(/1\/1\s+Running/g) ?? []).length === 4, 90_000, 500, 'all pods ready');
+    clusterIP = cluster.kubectl(['get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}']);
+    nodePort = Number(cluster.kubectl(['get', 'svc', 'web', '-o', 'jsonpath={.spec.ports[0].nodePort}']));
+    bridgeIP = cluster.node.podSubnet.replace(/\.0\/24$/, '.1');
+    await waitFor(() => cluster.node.exec('iptables-save', ['-t', 'nat']).includes(svcChain('default/web', 'tcp')) && (cluster.kubectl(['get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'jsonpath={.items[0].endpoints[*].conditions.ready}']).match(/true/g) ?? []).length === 3, 30_000, 500, 'rules for the web service');
+  });
+  after(() => cluster.cleanup());
+
+  test('the EndpointSlice controller lists the three pods, and the rules use upstream chain names', () => {
+    const slice = JSON.parse(cluster.kubectl(['get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'json'])).items[0];
+    assert.deepEqual(slice.ports, [{ name: '', port: 8080, protocol: 'TCP' }]);
+    assert.deepEqual(slice.endpoints.map((e: any) => e.targetRef.name).sort(), ['web-0', 'web-1', 'web-2']);
+    assert.ok(slice.endpoints.every((e: any) => e.nodeName === 'node-a'));
+    const nat = cluster.node.exec('iptables-save', ['-t', 'nat']);
+    assert.match(nat, new RegExp(`-A KUBE-SERVICES -d ${clusterIP.replace(/\./g, '\\.')}/32 -p tcp -m comment --comment "default/web cluster IP" -m tcp --dport 80 -j ${svcChain('default/web', 'tcp')}`));
+    assert.match(nat, /-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES/);
+    assert.equal((nat.match(/-j DNAT --to-destination 10\.244\.\d+\.\d+:8080/g) ?? []).length, 3);
+    assert.match(cluster.kubectl(['get', 'endpoints', 'web']), /web\s+10\.244\.\d+\.\d+:8080,10\.244\.\d+\.\d+:8080,10\.244\.\d+\.\d+:8080/);
+  });
+
+  test('300 requests to the ClusterIP from another pod reach all three pods, each at least 15%', async () => {
+    const c = counts(await requests(300));
+    assert.equal(c.FAIL, undefined, `no failed request: ${JSON.stringify(c)}`);
+    assert.deepEqual(Object.keys(c).sort(), ['web-0', 'web-1', 'web-2']);
+    for (const [pod, n] of Object.entries(c)) assert.ok(n >= 45, `${pod} answered ${n} of 300: ${JSON.stringify(c)}`);
+  });
+
+  test('the NodePort answers from the node namespace, on the node IP and on localhost', () => {
+    assert.match(cluster.node.httpGet(`http://${bridgeIP}:${nodePort}/`), /^web-[012]\n$/);
+    assert.match(cluster.node.httpGet(`http://127.0.0.1:${nodePort}/`), /^web-[012]\n$/);
+  });
+
+  test('a pod whose readiness probe fails stops getting traffic within about 2 s, and gets it back when ready', async () => {
+    await inPod('web-1', 'touch /tmp/unready');
+    const t0 = Date.now();
+    await waitFor(async () => !(await requests(20)).includes('web-1'), 15_000, 100, 'web-1 out of rotation');
+    const took = Date.now() - t0;
+    assert.ok(took < 6000, `took ${took} ms (probe period 1 s, then status, EndpointSlice and rules)`);
+    const c = counts(await requests(60));
+    assert.equal(c['web-1'], undefined);
+    assert.equal(c.FAIL, undefined);
+    assert.equal(cluster.kubectl(['get', 'pod', 'web-1', '-o', 'jsonpath={.status.containerStatuses[0].restartCount}']), '0', 'readiness never restarts');
+    await inPod('web-1', 'rm /tmp/unready');
+    await waitFor(async () => (await requests(30)).includes('web-1'), 15_000, 200, 'web-1 back in rotation');
+    process.stdout.write(`# readiness failure to out of rotation: ${took} ms\n`);
+  });
+
+  test('a Service with no endpoints refuses connections at once instead of hanging', async () => {
+    const ip = cluster.kubectl(['get', 'svc', 'empty', '-o', 'jsonpath={.spec.clusterIP}']);
+    const t0 = Date.now();
+    const out = await inPod('client', `timeout 10 wget -q -O - http://${ip}/ 2>&1; echo rc=$?`);
+    const took = Date.now() - t0;
+    assert.match(out, /Connection refused/);
+    assert.match(out, /rc=1/);
+    assert.ok(took < 3000, `refused in ${took} ms, not after the 10 s timeout`);
+  });
+
+  test('restarting kube-proxy during a request loop loses no request; /healthz and /metrics answer', async () => {
+    const health = JSON.parse(cluster.node.httpGet('http://127.0.0.1:10256/healthz'));
+    assert.equal(health.nodeEligible, true);
+    assert.match(health.lastUpdated, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? \+0000 UTC$/);
+    const metrics = cluster.node.httpGet('http://127.0.0.1:10249/metrics');
+    assert.match(metrics, /kubeproxy_sync_proxy_rules_iptables_total\{table="nat"\} \d+/);
+    assert.match(metrics, /kubeproxy_network_programming_duration_seconds_count [1-9]/);
+    const loop = requests(150);
+    await new Promise((r) => setTimeout(r, 500));
+    await cluster.node.stopProxy();
+    assert.ok(cluster.node.exec('iptables-save', ['-t', 'nat']).includes(svcChain('default/web', 'tcp')), 'the rules stay while kube-proxy is down');
+    await new Promise((r) => setTimeout(r, 1000));
+    cluster.node.startProxy([`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16', '--healthz-bind-address=127.0.0.1:10256', '--metrics-bind-address=127.0.0.1:10249']);
+    const c = counts(await loop);
+    assert.equal(c.FAIL, undefined, `no request lost across the restart: ${JSON.stringify(c)}`);
+    assert.equal(Object.values(c).reduce((a, b) => a + b, 0), 150);
+    await waitFor(() => /services and endpoint slices synced/.test(cluster.node.proxyLog().split('starting kube-proxy').pop() ?? ''), 30_000, 200, 'restarted proxy synced');
+    assert.equal(sh('sh', ['-c', `grep -c "failed to execute iptables-restore" ${path.join(cluster.node.dir, 'proxy.log')} || true`]).trim(), '0');
+  });
+
+  test('UDP: when an endpoint goes away, conntrack entries that still point at it are deleted', async () => {
+    for (const name of ['dns-a', 'dns-b']) cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: name === 'dns-a' ? 'dns' : 'dns-later' } }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['/bin/sleep', '3600'] }] } });
+    cluster.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'dns' }, spec: { selector: { app: 'dns' }, ports: [{ port: 53, protocol: 'UDP' }] } });
+    await waitFor(() => /dns-a\s+1\/1\s+Running/.test(cluster.kubectl(['get', 'pods'])) && /dns-b\s+1\/1\s+Running/.test(cluster.kubectl(['get', 'pods'])), 60_000, 500, 'udp pods');
+    const svcIP = cluster.kubectl(['get', 'svc', 'dns', '-o', 'jsonpath={.spec.clusterIP}']);
+    const aIP = cluster.kubectl(['get', 'pod', 'dns-a', '-o', 'jsonpath={.status.podIP}']);
+    await waitFor(() => cluster.node.exec('iptables-save', ['-t', 'nat']).includes(`--to-destination ${aIP}:53`), 20_000, 300, 'UDP rules');
+    // A UDP "flow" from the node, always from the same source port, as a resolver would keep one.
+    const send = (): void => void sh(process.execPath, ['-e', `const s=require('dgram').createSocket('udp4');s.bind(40053,()=>s.send('x',53,'${svcIP}',()=>s.close()))`], { netns: cluster.node.netns });
+    const entries = (): string => cluster.node.exec('conntrack', ['-L', '-p', 'udp', '--orig-dst', svcIP]);
+    send();
+    assert.match(entries(), new RegExp(`dst=${svcIP.replace(/\./g, '\\.')} sport=40053 dport=53 .*src=${aIP.replace(/\./g, '\\.')}`), 'the flow is DNATed to dns-a');
+    // dns-a leaves the Service, dns-b joins: the old entry must go, or this flow would keep going to dns-a.
+    cluster.kubectl(['label', 'pod', 'dns-a', 'app=gone', '--overwrite']);
+    cluster.kubectl(['label', 'pod', 'dns-b', 'app=dns', '--overwrite']);
+    await waitFor(() => !entries().includes(`src=${aIP} `), 20_000, 300, 'stale entry deleted');
+    assert.match(cluster.node.proxyLog(), /deleted \d+ stale UDP conntrack entr/);
+    const bIP = cluster.kubectl(['get', 'pod', 'dns-b', '-o', 'jsonpath={.status.podIP}']);
+    await waitFor(() => cluster.node.exec('iptables-save', ['-t', 'nat']).includes(`--to-destination ${bIP}:53`), 20_000, 300, 'dns-b in the rules');
+    send();
+    assert.match(entries(), new RegExp(`src=${bIP.replace(/\./g, '\\.')} `), 'the same flow now reaches dns-b');
+  });
+});

@@ -1,0 +1,10 @@
+// Original file: proto/cri/api.proto
+
+
+export interface PortForwardResponse {
+  'url'?: (string);
+}
+
+export interface PortForwardResponse__Output {
+  'url': (string);
+}

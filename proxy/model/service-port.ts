@@ -1,0 +1,73 @@
+// Services -> the service ports kube-proxy programs (upstream
+// BaseServicePortInfo): one per Service port, keyed "ns/name:port" (the port
+// name is left out when empty), with the traffic policies and addresses that
+// decide which rules it gets. Headless and ExternalName Services get none.
+import type { Service } from 'kubernetes-types/core/v1.js';
+
+export type Protocol = 'TCP' | 'UDP' | 'SCTP';
+
+export interface ServicePort {
+  /** "ns/name:port" or "ns/name" (upstream ServicePortName.String()). */
+  name: string;
+  /** "ns/name": the unit of change tracking. */
+  service: string;
+  portName: string;
+  protocol: Protocol;
+  clusterIP: string;
+  port: number;
+  nodePort: number;
+  externalIPs: string[];
+  loadBalancerIPs: string[];
+  loadBalancerSourceRanges: string[];
+  /** ClientIP session affinity timeout in seconds, or 0 for none. */
+  stickySeconds: number;
+  externalPolicyLocal: boolean;
+  internalPolicyLocal: boolean;
+  healthCheckNodePort: number;
+}
+
+const isV4 = (ip: string): boolean => /^\d+\.\d+\.\d+\.\d+$/.test(ip);
+
+export function externallyAccessible(sp: ServicePort): boolean {
+  return sp.nodePort > 0 || sp.loadBalancerIPs.length > 0 || sp.externalIPs.length > 0;
+}
+
+/** Upstream UsesClusterEndpoints / UsesLocalEndpoints. */
+export function usesClusterEndpoints(sp: ServicePort): boolean {
+  return !sp.internalPolicyLocal || (externallyAccessible(sp) && !sp.externalPolicyLocal);
+}
+export function usesLocalEndpoints(sp: ServicePort): boolean {
+  return sp.internalPolicyLocal || (externallyAccessible(sp) && sp.externalPolicyLocal);
+}
+
+/** The IPv4 service ports of a Service; [] for headless, ExternalName or IP-less Services. */
+export function servicePorts(svc: Service): ServicePort[] {
+  const spec = svc.spec;
+  const md = svc.metadata ?? {};
+  if (!spec || spec.type === 'ExternalName') return [];
+  const clusterIP = spec.clusterIP ?? '';
+  if (!clusterIP || clusterIP === 'None' || !isV4(clusterIP)) return [];
+  const service = `${md.namespace ?? ''}/${md.name ?? ''}`;
+  const lbIPs = ((svc.status?.loadBalancer?.ingress ?? []) as { ip?: string }[]).map((i) => i.ip ?? '').filter(isV4);
+  const externalLocal = (spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.externalTrafficPolicy === 'Local';
+  const sticky = spec.sessionAffinity === 'ClientIP' ? (spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800) : 0;
+  return (spec.ports ?? []).map((p) => {
+    const portName = p.name ?? '';
+    return {
+      name: portName ? `${service}:${portName}` : service,
+      service,
+      portName,
+      protocol: (p.protocol ?? 'TCP') as Protocol,
+      clusterIP,
+      port: p.port,
+      nodePort: spec.type === 'NodePort' || spec.type === 'LoadBalancer' ? (p.nodePort ?? 0) : 0,
+      externalIPs: (spec.externalIPs ?? []).filter(isV4),
+      loadBalancerIPs: spec.type === 'LoadBalancer' ? lbIPs : [],
+      loadBalancerSourceRanges: spec.type === 'LoadBalancer' ? (spec.loadBalancerSourceRanges ?? []).map((r) => r.trim()).filter((r) => r && isV4(r.split('/')[0]!)) : [],
+      stickySeconds: sticky,
+      externalPolicyLocal: externalLocal,
+      internalPolicyLocal: spec.internalTrafficPolicy === 'Local',
+      healthCheckNodePort: externalLocal && spec.type === 'LoadBalancer' ? (spec.healthCheckNodePort ?? 0) : 0,
+    };
+  });
+}

@@ -1,0 +1,139 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+// Test-only: the dev apiserver stands in for a real one.
+import { startTestApiServer, type TestApiServer } from '../apiserver/testing.js';
+import { memoryLogger } from '../kube/log.js';
+import { waitFor } from '../e2e/proc.js';
+import { Proxier, type ProxierConfig } from './proxier.js';
+import { ProxyMetrics } from './metrics.js';
+import { ProxyHealth } from './health.js';
+import { RestoreError, type Iptables, type Table } from './iptables/apply.js';
+import { svcChain } from './iptables/chains.js';
+
+class FakeIptables implements Iptables {
+  restores: string[] = [];
+  saves = 0;
+  chains = new Set<string>();
+  rules: string[] = [];
+  failNext = false;
+  async restore(text: string): Promise<void> {
+    if (this.failNext) {
+      this.failNext = false;
+      throw new RestoreError('iptables-restore failed (exit 2): line 3 failed', 3, '>     3: -A BROKEN');
+    }
+    this.restores.push(text);
+  }
+  async save(_t: Table): Promise<string> {
+    this.saves++;
+    return '*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-LEFTOVERFROMBEFORE - [0:0]\nCOMMIT\n';
+  }
+  async ensureChain(t: Table, c: string): Promise<void> {
+    this.chains.add(`${t}/${c}`);
+  }
+  async ensureRule(t: Table, c: string, args: string[]): Promise<boolean> {
+    this.rules.push(`${t}/${c} ${args.join(' ')}`);
+    return true;
+  }
+}
+
+let api: TestApiServer;
+before(async () => {
+  api = await startTestApiServer('n1');
+});
+after(() => api.stop());
+
+const cfg: ProxierConfig = { nodeName: 'n1', clusterCIDR: '10.244.0.0/16', masqueradeAll: false, masqueradeBit: 14, syncPeriodMs: 60_000, minSyncPeriodMs: 100, localhostNodePorts: true, conntrackTCPLiberal: false };
+const slice = (svc: string, ips: string[], protocol = 'TCP', port = 8080) => ({
+  apiVersion: 'discovery.k8s.io/v1',
+  kind: 'EndpointSlice',
+  metadata: { name: `${svc}-x`, labels: { 'kubernetes.io/service-name': svc }, annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': new Date(Date.now() - 1500).toISOString().replace(/\.\d+Z$/, 'Z') } },
+  addressType: 'IPv4',
+  ports: [{ name: '', port, protocol }],
+  endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true }, nodeName: 'n1' })),
+});
+
+test('waits for both informers, then a full sync with jump rules and stale chain cleanup; later changes are partial and debounced', async () => {
+  const a = await api.admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'a' }, spec: { selector: { app: 'a' }, ports: [{ port: 80, targetPort: 8080 }] } });
+  await api.admin.create('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', slice('a', ['10.244.0.5']));
+  await api.admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'b' }, spec: { ports: [{ port: 80 }] } });
+  await api.admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'headless' }, spec: { clusterIP: 'None', ports: [{ port: 80 }] } });
+  const ipt = new FakeIptables();
+  const metrics = new ProxyMetrics();
+  const health = new ProxyHealth(120_000);
+  const log = memoryLogger();
+  const conntrack: string[][] = [];
+  const p = new Proxier(cfg, { client: api.admin, ipt, log, metrics, health, conntrack: async (args) => (conntrack.push(args), 0) });
+  await p.start();
+  try {
+    assert.equal(ipt.restores.length, 1, 'one restore after both informers synced');
+    const first = ipt.restores[0]!;
+    assert.match(first, new RegExp(`-A KUBE-SERVICES -m comment --comment "default/a cluster IP" -m tcp -p tcp -d ${a.spec.clusterIP.replace(/\./g, '\\.')} --dport 80 -j ${svcChain('default/a', 'tcp')}`));
+    assert.match(first, /DNAT --to-destination 10\.244\.0\.5:8080/);
+    assert.match(first, /"default\/b has no endpoints" .* -j REJECT/);
+    assert.doesNotMatch(first, /headless/);
+    assert.match(first, /:KUBE-SVC-LEFTOVERFROMBEFORE - \[0:0\]\n[\s\S]*-X KUBE-SVC-LEFTOVERFROMBEFORE\n/, 'a chain left by an earlier run is deleted');
+    assert.equal(ipt.saves, 1);
+    assert.ok(ipt.rules.includes('nat/PREROUTING -m comment --comment kubernetes service portals -j KUBE-SERVICES'));
+    assert.ok(ipt.rules.includes('filter/INPUT -m conntrack --ctstate NEW -m comment --comment kubernetes externally-visible service portals -j KUBE-EXTERNAL-SERVICES'));
+    assert.equal(p.fullSyncs, 1);
+    // Several changes in a burst: one partial sync, rewriting only service b's chains.
+    await api.admin.create('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', slice('b', ['10.244.0.6', '10.244.0.7']));
+    await waitFor(() => ipt.restores.length >= 2, 3000, 10, 'second sync');
+    await new Promise((r) => setTimeout(r, 300));
+    const second = ipt.restores.at(-1)!;
+    assert.ok(second.includes(`:${svcChain('default/b', 'tcp')} - [0:0]`));
+    assert.ok(!second.includes(`:${svcChain('default/a', 'tcp')} - [0:0]`), 'service a is untouched in a partial sync');
+    assert.ok(second.includes(`-j ${svcChain('default/a', 'tcp')}`), 'KUBE-SERVICES is still complete');
+    assert.equal(ipt.saves, 1, 'no iptables-save on partial syncs');
+    const metricsText = await metrics.registry.metrics();
+    assert.match(metricsText, /kubeproxy_sync_proxy_rules_iptables_total\{table="nat"\} \d+/);
+    assert.match(metricsText, /kubeproxy_network_programming_duration_seconds_count [1-9]/);
+    assert.match(metricsText, /kubeproxy_sync_proxy_rules_endpoint_changes_total [1-9]/);
+    assert.match(metricsText, /kubeproxy_sync_partial_proxy_rules_duration_seconds_count [1-9]/);
+    // A failed restore keeps the old rules, logs the offending line, and the next sync is full.
+    ipt.failNext = true;
+    await api.admin.delete('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/b-x');
+    await waitFor(() => log.lines.some((l) => l.includes('failed to execute iptables-restore')), 3000, 10, 'failure logged');
+    assert.match(log.lines.join('\n'), /line 3 failed[\s\S]*> {5}3: -A BROKEN/);
+    assert.match(await metrics.registry.metrics(), /kubeproxy_sync_proxy_rules_iptables_restore_failures_total 1/);
+    await api.admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'c' }, spec: { ports: [{ port: 81 }] } });
+    await waitFor(() => p.fullSyncs === 2, 3000, 10, 'the next sync is full');
+    assert.match(ipt.restores.at(-1)!, /"default\/b has no endpoints"/);
+  } finally {
+    await p.stop();
+  }
+});
+
+test('UDP: conntrack entries towards a removed endpoint are deleted, and those to a service that just got endpoints', async () => {
+  const api2 = await startTestApiServer('n1');
+  try {
+    const dns = await api2.admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'dns' }, spec: { ports: [{ port: 53, protocol: 'UDP' }] } });
+    const ipt = new FakeIptables();
+    const conntrack: string[][] = [];
+    const p = new Proxier(cfg, { client: api2.admin, ipt, log: memoryLogger(), metrics: new ProxyMetrics(), health: new ProxyHealth(60_000), conntrack: async (args) => (conntrack.push(args), 1) });
+    await p.start();
+    await api2.admin.create('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', slice('dns', ['10.244.0.53', '10.244.0.54'], 'UDP', 53));
+    await waitFor(() => conntrack.length > 0, 3000, 10, 'conntrack cleanup for new endpoints');
+    assert.deepEqual(conntrack.shift(), ['-p', 'udp', '--orig-dst', dns.spec.clusterIP]);
+    await api2.admin.update('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/dns-x', { ...slice('dns', ['10.244.0.53'], 'UDP', 53), metadata: { ...slice('dns', [], 'UDP', 53).metadata, resourceVersion: undefined } });
+    await waitFor(() => conntrack.length > 0, 3000, 10, 'conntrack cleanup for a removed endpoint');
+    assert.deepEqual(conntrack, [['-p', 'udp', '--orig-dst', dns.spec.clusterIP, '--dst-nat', '10.244.0.54']]);
+    await p.stop();
+  } finally {
+    await api2.stop();
+  }
+});
+
+test('health: healthy while syncs keep up; 503 material once a queued update waits longer than the timeout', () => {
+  let now = 1000;
+  const h = new ProxyHealth(60_000, () => now);
+  assert.equal(h.state().healthy, true, 'nothing queued yet');
+  h.queued();
+  now += 59_000;
+  assert.equal(h.state().healthy, true);
+  now += 2000;
+  assert.equal(h.state().healthy, false);
+  h.updated();
+  assert.equal(h.state().healthy, true);
+  assert.equal(h.state().lastUpdated.getTime(), now);
+});
