@@ -8,6 +8,14 @@ import { createLogger } from '../kube/log.js';
 import { nodeRestriction } from './admission/node-restriction.js';
 import type { AdmissionPlugin } from './api/admission.js';
 import { startControllers, type RunningControllers } from './controllers/index.js';
+import { Authenticator } from './http/authn.js';
+import { alwaysAllow, AuthorizerChain, type Authorizer } from './authz/authorizer.js';
+import { RbacAuthorizer } from './authz/rbac.js';
+import { NodeAuthorizer } from './authz/node-authorizer.js';
+import { ensureBootstrapPolicy, KUBELET_CLIENT_USER } from './authz/bootstrap-policy.js';
+import { KubeletProxy } from './http/kubelet-proxy.js';
+import fs from 'node:fs';
+import { ensureClientCert, type Identity } from './pki.js';
 import { adminIdentity, ensurePki, ensureTokens, nodeIdentity, proxyIdentity, writeKubeconfig } from './pki.js';
 
 export interface ApiServerConfig {
@@ -21,6 +29,8 @@ export interface ApiServerConfig {
   historySize?: number;
   bookmarkIntervalSec?: number;
   anonymousAuth?: boolean;
+  /** --authorization-mode: AlwaysAllow (default), or e.g. Node,RBAC. */
+  authorizationModes?: string[];
   /** --enable-admission-plugins: NodeRestriction is the one there is. */
   admissionPlugins?: string[];
   /** kube-controller-manager's --controllers; default ["*"]. */
@@ -31,6 +41,26 @@ export interface ApiServerConfig {
 }
 
 const ADMISSION_PLUGINS: Record<string, AdmissionPlugin> = { NodeRestriction: nodeRestriction };
+
+/** How the apiserver talks to kubelets (kubeadm's apiserver-kubelet-client). */
+export const kubeletClientIdentity: Identity = { file: 'apiserver-kubelet-client.kubeconfig', cn: KUBELET_CLIENT_USER, orgs: ['system:masters'] };
+
+export function authorizerChain(store: Store, modes: string[] = ['AlwaysAllow']): AuthorizerChain {
+  return new AuthorizerChain(
+    modes.map((m): Authorizer => {
+      switch (m) {
+        case 'AlwaysAllow':
+          return alwaysAllow;
+        case 'Node':
+          return new NodeAuthorizer(store);
+        case 'RBAC':
+          return new RbacAuthorizer(store);
+        default:
+          throw new Error(`--authorization-mode: unknown mode "${m}" (known: AlwaysAllow, Node, RBAC)`);
+      }
+    }),
+  );
+}
 
 export function admissionChain(names: string[] = []): AdmissionPlugin[] {
   return names.map((n) => {
@@ -58,7 +88,21 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const tokens = ensureTokens(c.certDir, ids);
   const store = new Store({ dataDir: c.dataDir, historySize: c.historySize });
   const api = new Api(store, c.serviceClusterIpRange, admissionChain(c.admissionPlugins));
-  const server = new ApiServer({ api, cert: pki.serverCert, key: pki.serverKey, ca: pki.caCert, tokens, log, bookmarkIntervalSec: c.bookmarkIntervalSec, anonymousAuth: c.anonymousAuth });
+  ensureBootstrapPolicy(api);
+  const modes = c.authorizationModes?.length ? c.authorizationModes : ['AlwaysAllow'];
+  const kc = ensureClientCert(pki, kubeletClientIdentity);
+  const server = new ApiServer({
+    api,
+    cert: pki.serverCert,
+    key: pki.serverKey,
+    ca: pki.caCert,
+    authn: new Authenticator(tokens, c.anonymousAuth ?? false),
+    authz: authorizerChain(store, modes),
+    alwaysAllow: modes.length === 1 && modes[0] === 'AlwaysAllow',
+    kubelets: new KubeletProxy(api, { cert: fs.readFileSync(kc.cert), key: fs.readFileSync(kc.key) }),
+    log,
+    bookmarkIntervalSec: c.bookmarkIntervalSec,
+  });
   const port = await server.listen(c.securePort, c.bindAddress);
   const host = c.bindAddress === '0.0.0.0' ? c.advertiseAddress || '127.0.0.1' : c.bindAddress;
   const url = `https://${host}:${port}`;

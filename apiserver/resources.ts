@@ -10,13 +10,19 @@ export interface ResourceDef {
   namespaced: boolean;
   shortNames: string[];
   categories?: string[];
-  subresources: ('status' | 'binding')[];
+  subresources: Subresource[];
+  /** Review objects (TokenReview, SubjectAccessReview): create-only, answered and never stored. */
+  review?: boolean;
   /** Field selector fields beyond metadata.name/metadata.namespace. */
   fields: string[];
 }
 
+/** status and binding are stored; the others connect to the kubelet (log is a GET stream, the rest upgrade). */
+export type Subresource = 'status' | 'binding' | 'log' | 'exec' | 'attach' | 'portforward';
+export const CONNECT_SUBRESOURCES = new Set<string>(['exec', 'attach', 'portforward']);
+
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
-export const verbsOf = (_r: ResourceDef): string[] => ALL_VERBS;
+export const verbsOf = (r: ResourceDef): string[] => (r.review ? ['create'] : ALL_VERBS);
 
 function def(group: string, version: string, resource: string, kind: string, namespaced: boolean, shortNames: string[] = [], extra: Partial<ResourceDef> = {}): ResourceDef {
   return { group, version, resource, singular: kind.toLowerCase(), kind, listKind: `${kind}List`, namespaced, shortNames, subresources: [], fields: [], ...extra };
@@ -24,7 +30,7 @@ function def(group: string, version: string, resource: string, kind: string, nam
 
 export const RESOURCES: ResourceDef[] = [
   def('', 'v1', 'namespaces', 'Namespace', false, ['ns'], { subresources: ['status'], fields: ['status.phase'] }),
-  def('', 'v1', 'pods', 'Pod', true, ['po'], { categories: ['all'], subresources: ['status', 'binding'], fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'] }),
+  def('', 'v1', 'pods', 'Pod', true, ['po'], { categories: ['all'], subresources: ['status', 'binding', 'log', 'exec', 'attach', 'portforward'], fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'] }),
   def('', 'v1', 'nodes', 'Node', false, ['no'], { subresources: ['status'], fields: ['spec.unschedulable'] }),
   def('', 'v1', 'services', 'Service', true, ['svc'], { categories: ['all'], subresources: ['status'], fields: ['spec.clusterIP', 'spec.type'] }),
   def('', 'v1', 'endpoints', 'Endpoints', true, ['ep']),
@@ -36,6 +42,13 @@ export const RESOURCES: ResourceDef[] = [
   def('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   def('apps', 'v1', 'deployments', 'Deployment', true, ['deploy'], { categories: ['all'], subresources: ['status'] }),
   def('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], { categories: ['all'], subresources: ['status'] }),
+  def('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
+  def('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
+  def('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),
+  def('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true),
+  def('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', false, [], { review: true }),
+  def('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', false, [], { review: true }),
+  def('authorization.k8s.io', 'v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', false, [], { review: true }),
 ];
 
 export const apiVersionOf = (r: ResourceDef): string => (r.group ? `${r.group}/${r.version}` : r.version);

@@ -35,8 +35,14 @@ export const errors = {
   unsupportedMediaType: (ct: string) => new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format (${ct}) - accepted media types include: application/json, application/yaml`),
   tooLarge: () => new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728'),
   unauthorized: () => new ApiError(401, 'Unauthorized', 'Unauthorized'),
-  forbidden: (user: string, verb: string, resource: string, group: string, ns?: string) =>
-    new ApiError(403, 'Forbidden', `${resource}${group ? `.${group}` : ''} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${group}"${ns ? ` in the namespace "${ns}"` : ' at the cluster scope'}`, { group, kind: resource }),
+  /** The authorizer's 403: `pods "x" is forbidden: User "u" cannot get resource "pods" in API group "" in the namespace "ns"[: reason]`. */
+  forbidden: (user: string, verb: string, resource: string, group: string, ns?: string, name?: string, reason?: string) =>
+    new ApiError(
+      403,
+      'Forbidden',
+      `${resource.split('/')[0]}${group ? `.${group}` : ''}${name ? ` "${name}"` : ''} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${group}"${ns ? ` in the namespace "${ns}"` : ' at the cluster scope'}${reason ? `: ${reason}` : ''}`,
+      { ...(name ? { name } : {}), group, kind: resource.split('/')[0] },
+    ),
   /** admission.NewForbidden: `pods "web" is forbidden: <why>`. */
   forbiddenObject: (resource: string, group: string, name: string, why: string) => new ApiError(403, 'Forbidden', `${gr(resource, group)} "${name}" is forbidden: ${why}`, { name, group, kind: resource }),
   forbiddenPath: (user: string, verb: string, path: string) => new ApiError(403, 'Forbidden', `forbidden: User "${user}" cannot ${verb} path "${path}"`),

@@ -5,13 +5,21 @@ import type { ResourceDef } from '../resources.js';
 import type { Obj } from '../storage/store.js';
 
 const DNS_LABEL_NAMED = new Set(['namespaces', 'services']);
+/** RBAC objects are named like path segments (system:node-proxier), not DNS names. */
+const PATH_SEGMENT_NAMED = new Set(['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings']);
+
+function checkPathSegment(name: string): string | undefined {
+  if (name === '.' || name === '..') return `may not be '${name}'`;
+  if (/[/%]/.test(name)) return `may not contain '${name.includes('/') ? '/' : '%'}'`;
+  return undefined;
+}
 
 export function validateObject(r: ResourceDef, o: Obj): Cause[] {
   const causes: Cause[] = [];
   const name = o.metadata?.name;
   if (typeof name !== 'string' || name === '') causes.push({ field: 'metadata.name', reason: 'FieldValueRequired', message: 'Required value: name or generateName is required' });
   else {
-    const bad = DNS_LABEL_NAMED.has(r.resource) ? checkDns1123Label(name) : checkDns1123Subdomain(name);
+    const bad = PATH_SEGMENT_NAMED.has(r.resource) ? checkPathSegment(name) : DNS_LABEL_NAMED.has(r.resource) ? checkDns1123Label(name) : checkDns1123Subdomain(name);
     if (bad) causes.push({ field: 'metadata.name', message: `Invalid value: "${name}": ${bad}` });
   }
   for (const f of ['labels', 'annotations'] as const) {

@@ -1,5 +1,5 @@
 // Discovery documents (/api, /apis, /api/v1, /apis/<g>/<v>) and /version.
-import { RESOURCES, verbsOf, type ResourceDef } from '../resources.js';
+import { RESOURCES, verbsOf, type ResourceDef, type Subresource } from '../resources.js';
 
 export const SERVER_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-tskube', gitCommit: '', gitTreeState: 'clean', buildDate: '2026-01-01T00:00:00Z', goVersion: 'node', compiler: 'tsc', platform: 'linux/amd64' };
 
@@ -38,7 +38,16 @@ export function apiResourceList(group: string, version: string): object | undefi
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
 }
 
-function subresource(r: ResourceDef, sub: 'status' | 'binding'): object {
-  if (sub === 'binding') return { name: `${r.resource}/binding`, singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] };
+const SUBRESOURCE_KINDS: Record<string, { kind: string; verbs: string[] }> = {
+  binding: { kind: 'Binding', verbs: ['create'] },
+  log: { kind: 'Pod', verbs: ['get'] },
+  exec: { kind: 'PodExecOptions', verbs: ['create', 'get'] },
+  attach: { kind: 'PodAttachOptions', verbs: ['create', 'get'] },
+  portforward: { kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
+};
+
+function subresource(r: ResourceDef, sub: Subresource): object {
+  const k = SUBRESOURCE_KINDS[sub];
+  if (k) return { name: `${r.resource}/${sub}`, singularName: '', namespaced: r.namespaced, kind: k.kind, verbs: k.verbs };
   return { name: `${r.resource}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] };
 }

@@ -206,7 +206,7 @@ test('--anonymous-auth: the unauthenticated may discover, and get upstream 403s 
     assert.equal(list.body.reason, 'Forbidden');
     assert.equal(list.body.message, 'pods is forbidden: User "system:anonymous" cannot list resource "pods" in API group "" in the namespace "default"');
     const nodes = await get('/api/v1/nodes/n1', 'DELETE');
-    assert.equal(nodes.body.message, 'nodes is forbidden: User "system:anonymous" cannot delete resource "nodes" in API group "" at the cluster scope');
+    assert.equal(nodes.body.message, 'nodes "n1" is forbidden: User "system:anonymous" cannot delete resource "nodes" in API group "" at the cluster scope');
     const deploy = await get('/apis/apps/v1/namespaces/default/deployments?watch=1');
     assert.equal(deploy.body.message, 'deployments.apps is forbidden: User "system:anonymous" cannot watch resource "deployments" in API group "apps" in the namespace "default"');
     assert.equal((await get('/metrics')).code, 403);

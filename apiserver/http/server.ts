@@ -1,21 +1,24 @@
-// The HTTPS front of the dev apiserver: authentication (client certificate
-// or bearer token), routing of the Kubernetes REST paths, content
-// negotiation (JSON, Table), and chunked watch streams.
+// The HTTPS front of the dev apiserver: authentication, authorization,
+// routing of the Kubernetes REST paths, content negotiation (JSON, Table),
+// chunked watch streams, reviews, and the connections to kubelets.
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import type { Duplex } from 'node:stream';
 import fs from 'node:fs';
 import { Api, type PatchType } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
-import { apiVersionOf, type ResourceDef } from '../resources.js';
+import { apiVersionOf, CONNECT_SUBRESOURCES, type ResourceDef } from '../resources.js';
 import { parseResourcePath, type Route } from '../api/paths.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
 import { decodeBody, mediaType, readBody } from './body.js';
 import { toTable, type IncludeObject } from './table.js';
 import { openapiV3Doc, openapiV3Root } from './openapi.js';
 import type { Obj } from '../storage/store.js';
-
 import type { User } from '../api/admission.js';
+import { ANONYMOUS, type Authenticator } from './authn.js';
+import { requestVerb, type AuthorizerChain } from '../authz/authorizer.js';
+import { review } from './reviews.js';
+import { KubeletProxy, rejectUpgrade } from './kubelet-proxy.js';
 export type { User };
 
 export interface ServerOptions {
@@ -23,15 +26,15 @@ export interface ServerOptions {
   cert: string;
   key: string;
   ca: string;
-  tokens: Map<string, { user: string; groups: string[] }>;
+  authn: Authenticator;
+  /** --authorization-mode; AlwaysAllow keeps the old rule that anonymous users may only discover. */
+  authz: AuthorizerChain;
+  alwaysAllow: boolean;
+  kubelets: KubeletProxy;
   log?: (line: string) => void;
   /** Seconds between watch bookmarks when the client asks for them. */
   bookmarkIntervalSec?: number;
-  /** As kube-apiserver --anonymous-auth: requests without credentials are system:anonymous instead of 401. */
-  anonymousAuth?: boolean;
 }
-
-export const ANONYMOUS: User = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
 
 /** What the default system:discovery and system:public-info-viewer roles grant to the unauthenticated. */
 const PUBLIC_PATHS = /^\/(api|apis|version|openapi\/v3)(\/.*)?$/;
@@ -58,6 +61,7 @@ export class ApiServer {
       { cert: fs.readFileSync(o.cert), key: fs.readFileSync(o.key), ca: fs.readFileSync(o.ca), requestCert: true, rejectUnauthorized: false },
       (req, res) => void this.handle(req, res),
     );
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     this.server.keepAliveTimeout = 60_000;
   }
 
@@ -75,24 +79,6 @@ export class ApiServer {
     for (const stop of this.openWatches) stop();
     this.server.closeAllConnections();
     await new Promise<void>((r) => this.server.close(() => r()));
-  }
-
-  private authenticate(req: IncomingMessage): User | undefined {
-    const sock = req.socket as TLSSocket;
-    if (sock.authorized) {
-      const cert = sock.getPeerCertificate();
-      const cn = cert?.subject?.CN;
-      if (cn) {
-        const o = cert.subject.O;
-        return { name: Array.isArray(cn) ? cn[0]! : cn, groups: o === undefined ? [] : Array.isArray(o) ? o : [o] };
-      }
-    }
-    const auth = String(req.headers.authorization ?? '');
-    if (auth.startsWith('Bearer ')) {
-      const t = this.o.tokens.get(auth.slice(7).trim());
-      if (t) return { name: t.user, groups: t.groups };
-    }
-    return undefined;
   }
 
   private send(res: ServerResponse, code: number, body: unknown): void {
@@ -121,7 +107,7 @@ export class ApiServer {
         res.end('ok');
         return;
       }
-      const user = this.authenticate(req) ?? (this.o.anonymousAuth ? ANONYMOUS : undefined);
+      const user = this.o.authn.request(req);
       if (!user) throw errors.unauthorized();
       await this.route(req, res, url, path, user);
     } catch (e) {
@@ -129,15 +115,42 @@ export class ApiServer {
     }
   }
 
-  /** Authorization: every authenticated identity may do everything (RBAC comes later); anonymous may only discover. */
+  /** Authorization of one request; throws upstream-worded 403s. */
   private authorize(user: User, method: string, path: string, route: Route | undefined, q: URLSearchParams): void {
-    if (user !== ANONYMOUS) return;
-    const isDiscovery = method === 'GET' && PUBLIC_PATHS.test(path) && (!route || path.split('/').filter(Boolean).length <= 3);
-    if (isDiscovery) return;
-    if (!route) throw errors.forbiddenPath(user.name, method.toLowerCase(), path);
-    const verb = { GET: route.name ? 'get' : q.get('watch') === '1' || q.get('watch') === 'true' ? 'watch' : 'list', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: route.name ? 'delete' : 'deletecollection' }[method] ?? method.toLowerCase();
+    const watch = q.get('watch') === '1' || q.get('watch') === 'true';
+    if (this.o.alwaysAllow) {
+      // No authorizer but AlwaysAllow: everyone authenticated may do everything; anonymous may only discover.
+      if (user !== ANONYMOUS) return;
+      if (method === 'GET' && PUBLIC_PATHS.test(path) && (!route || path.split('/').filter(Boolean).length <= 3)) return;
+    }
+    if (!route) {
+      const verb = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
+      if (!this.o.alwaysAllow && this.o.authz.authorize({ user, verb, resourceRequest: false, apiGroup: '', resource: '', subresource: '', namespace: '', name: '', path }).allowed) return;
+      throw errors.forbiddenPath(user.name, verb, path);
+    }
+    // Connect subresources are authorized by HTTP method (GET is get, POST is create), as upstream.
+    const verb = route.sub && CONNECT_SUBRESOURCES.has(route.sub) ? (method === 'POST' ? 'create' : 'get') : requestVerb(method, !!route.name, watch);
+    const a = { user, verb, resourceRequest: true, apiGroup: route.r.group, resource: route.r.resource, subresource: route.sub ?? '', namespace: route.namespace ?? '', name: route.name ?? '', path };
+    const d = this.o.alwaysAllow ? { allowed: false, reason: '' } : this.o.authz.authorize(a);
+    if (d.allowed) return;
     const resource = route.sub ? `${route.r.resource}/${route.sub}` : route.r.resource;
-    throw errors.forbidden(user.name, verb, resource, route.r.group, route.namespace);
+    throw errors.forbidden(user.name, verb, resource, route.r.group, route.namespace, route.name, d.reason);
+  }
+
+  /** exec, attach and portforward arrive as connection upgrades. */
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    const path = url.pathname.replace(/\/+$/, '');
+    const route = parseResourcePath(path.split('/').filter(Boolean).map(decodeURIComponent));
+    try {
+      const user = this.o.authn.request(req);
+      if (!user) throw errors.unauthorized();
+      if (!route || route.r.resource !== 'pods' || !route.name || !route.namespace || !route.sub || !CONNECT_SUBRESOURCES.has(route.sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+      this.authorize(user, req.method ?? 'GET', path, route, url.searchParams);
+      this.o.kubelets.upgrade(req, socket, head, route.namespace, route.name, route.sub, url.searchParams);
+    } catch (e) {
+      rejectUpgrade(socket, e instanceof ApiError ? e : errors.internal((e as Error).message));
+    }
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, url: URL, path: string, user: User): Promise<void> {
@@ -173,6 +186,11 @@ export class ApiServer {
     const ns = namespace ?? '';
     if (sub !== undefined && !(r.subresources as string[]).includes(sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const q = url.searchParams;
+    if (r.review) {
+      if (method !== 'POST' || name) throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+      const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
+      return this.send(res, 201, review(r, body, user, this.o.authn, this.o.authz));
+    }
     if (!name) {
       if (method === 'GET') return q.get('watch') === '1' || q.get('watch') === 'true' ? this.watch(req, res, r, namespace, q) : this.list(req, res, r, namespace, q);
       if (method === 'POST') {
@@ -189,6 +207,11 @@ export class ApiServer {
       this.api.runAs(user, () => this.api.bind(ns, name, body));
       return this.send(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
     }
+    if (sub === 'log') {
+      if (method !== 'GET') throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+      return this.o.kubelets.logs(res, ns, name, q);
+    }
+    if (sub && CONNECT_SUBRESOURCES.has(sub)) throw errors.badRequest(`Upgrade request required`);
     const status = sub === 'status' ? 'status' : undefined;
     switch (method) {
       case 'GET':

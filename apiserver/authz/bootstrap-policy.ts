@@ -1,0 +1,88 @@
+// The default ClusterRoles and ClusterRoleBindings an apiserver starts with
+// (upstream plugin/pkg/auth/authorizer/rbac/bootstrappolicy), the subset our
+// identities and kubectl need, with upstream names. They are created when
+// missing and never overwritten, so users can change them.
+import type { Api } from '../api/api.js';
+import { SYSTEM_USER } from '../api/admission.js';
+import type { PolicyRule } from './authorizer.js';
+import { storageKey } from '../resources.js';
+
+const READ = ['get', 'list', 'watch'];
+const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
+
+/** Where kubelets are reached: the apiserver's identity towards them (kubeadm's name). */
+export const KUBELET_CLIENT_USER = 'kube-apiserver-kubelet-client';
+
+const VIEW_CORE = ['configmaps', 'endpoints', 'persistentvolumeclaims', 'pods', 'pods/log', 'pods/status', 'replicationcontrollers', 'services', 'services/status', 'serviceaccounts', 'events', 'limitranges', 'resourcequotas'];
+const VIEW_APPS = ['deployments', 'deployments/status', 'deployments/scale', 'replicasets', 'replicasets/status', 'replicasets/scale', 'statefulsets', 'daemonsets'];
+
+export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
+  'cluster-admin': [
+    { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
+    { nonResourceURLs: ['*'], verbs: ['*'] },
+  ],
+  'system:discovery': [{ nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'], verbs: ['get'] }],
+  'system:public-info-viewer': [{ nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] }],
+  'system:basic-user': [
+    { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
+    { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
+  ],
+  'system:node-proxier': [
+    { apiGroups: [''], resources: ['endpoints', 'services'], verbs: ['list', 'watch'] },
+    { apiGroups: [''], resources: ['nodes'], verbs: READ },
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+  ],
+  'system:kubelet-api-admin': [
+    { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'proxy'] },
+    { apiGroups: [''], resources: ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'], verbs: ['*'] },
+  ],
+  view: [
+    { apiGroups: [''], resources: [...VIEW_CORE, 'namespaces', 'namespaces/status', 'pods/status'], verbs: READ },
+    { apiGroups: ['apps'], resources: VIEW_APPS, verbs: READ },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
+  ],
+  edit: [
+    { apiGroups: [''], resources: [...VIEW_CORE, 'namespaces', 'secrets'], verbs: READ },
+    { apiGroups: [''], resources: ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'configmaps', 'endpoints', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets', 'serviceaccounts', 'services'], verbs: WRITE },
+    { apiGroups: ['apps'], resources: VIEW_APPS, verbs: [...READ, ...WRITE] },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
+  ],
+  admin: [
+    { apiGroups: [''], resources: [...VIEW_CORE, 'namespaces', 'secrets', 'pods/attach', 'pods/exec', 'pods/portforward'], verbs: [...READ, ...WRITE] },
+    { apiGroups: ['apps'], resources: VIEW_APPS, verbs: [...READ, ...WRITE] },
+    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: [...READ, ...WRITE] },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
+  ],
+};
+
+type Subject = { kind: 'User' | 'Group'; apiGroup: 'rbac.authorization.k8s.io'; name: string };
+const user = (name: string): Subject => ({ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name });
+const group = (name: string): Subject => ({ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name });
+
+export const BOOTSTRAP_BINDINGS: Record<string, { role: string; subjects: Subject[] }> = {
+  'cluster-admin': { role: 'cluster-admin', subjects: [group('system:masters')] },
+  'system:discovery': { role: 'system:discovery', subjects: [group('system:authenticated')] },
+  'system:public-info-viewer': { role: 'system:public-info-viewer', subjects: [group('system:authenticated'), group('system:unauthenticated')] },
+  'system:basic-user': { role: 'system:basic-user', subjects: [group('system:authenticated')] },
+  'system:node-proxier': { role: 'system:node-proxier', subjects: [user('system:kube-proxy')] },
+  'kube-apiserver-kubelet-client': { role: 'system:kubelet-api-admin', subjects: [user(KUBELET_CLIENT_USER)] },
+};
+
+/** Creates the default roles and bindings that are missing (upstream's RBAC bootstrap). */
+export function ensureBootstrapPolicy(api: Api): void {
+  const roles = api.res('rbac.authorization.k8s.io', 'clusterroles');
+  const bindings = api.res('rbac.authorization.k8s.io', 'clusterrolebindings');
+  const labels = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
+  const annotations = { 'rbac.authorization.kubernetes.io/autoupdate': 'true' };
+  api.runAs(SYSTEM_USER, () => {
+    for (const [name, rules] of Object.entries(BOOTSTRAP_CLUSTER_ROLES)) {
+      if (!api.store.get(storageKey(roles, '', name))) api.create(roles, '', { metadata: { name, labels, annotations }, rules });
+    }
+    for (const [name, b] of Object.entries(BOOTSTRAP_BINDINGS)) {
+      if (!api.store.get(storageKey(bindings, '', name))) {
+        api.create(bindings, '', { metadata: { name, labels, annotations }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: b.role }, subjects: b.subjects });
+      }
+    }
+  });
+}

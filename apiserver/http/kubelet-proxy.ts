@@ -1,0 +1,128 @@
+// pods/log, pods/exec, pods/attach and pods/portforward: the apiserver finds
+// the pod's node and talks to its kubelet on daemonEndpoints.kubeletEndpoint
+// (:10250) with its kubelet client certificate, as kube-apiserver does. Logs
+// are a streamed GET; the others are upgraded connections (SPDY) piped both
+// ways. kubectl 1.32 asks for WebSocket first: that is answered with an
+// upgrade failure, on which kubectl falls back to SPDY.
+import https from 'node:https';
+import tls from 'node:tls';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Api } from '../api/api.js';
+import { ApiError, errors } from '../api/errors.js';
+import type { Obj } from '../storage/store.js';
+
+export interface KubeletClientCert {
+  cert: Buffer;
+  key: Buffer;
+}
+
+interface Target {
+  host: string;
+  port: number;
+  pod: Obj;
+  container: string;
+}
+
+/** kubectl's exec/attach query (stdin, stdout, stderr, tty) in the kubelet's names (input, output, error, tty). */
+const STREAM_PARAMS: Record<string, string> = { stdin: 'input', stdout: 'output', stderr: 'error', tty: 'tty' };
+const LOG_PARAMS = ['follow', 'previous', 'timestamps', 'tailLines', 'limitBytes', 'sinceSeconds', 'sinceTime'];
+
+export class KubeletProxy {
+  constructor(
+    private readonly api: Api,
+    private readonly client: KubeletClientCert,
+  ) {}
+
+  /** The pod's node address and kubelet port, and the container to use (validated). */
+  private target(ns: string, name: string, container: string | null, needContainer: boolean): Target {
+    const pod = this.api.get(this.api.res('', 'pods'), ns, name);
+    const names = ((pod.spec?.containers ?? []) as Obj[]).map((c) => c.name as string);
+    const all = [...names, ...((pod.spec?.initContainers ?? []) as Obj[]).map((c) => c.name as string)];
+    let c = container ?? '';
+    if (needContainer && !c) {
+      if (names.length !== 1) throw errors.badRequest(`a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`);
+      c = names[0]!;
+    }
+    if (c && !all.includes(c)) throw errors.badRequest(`container ${c} is not valid for pod ${name}`);
+    const nodeName = pod.spec?.nodeName as string | undefined;
+    if (!nodeName) throw errors.badRequest(`pod ${name} does not have a host assigned`);
+    const node = this.api.get(this.api.res('', 'nodes'), '', nodeName);
+    const addrs = (node.status?.addresses ?? []) as Obj[];
+    const host = (addrs.find((a) => a.type === 'InternalIP') ?? addrs.find((a) => a.type === 'Hostname') ?? {}).address as string | undefined;
+    if (!host) throw errors.badRequest(`no address found for node ${nodeName}`);
+    return { host, port: node.status?.daemonEndpoints?.kubeletEndpoint?.Port ?? 10250, pod, container: c };
+  }
+
+  /** GET pods/{name}/log: streams /containerLogs from the kubelet. */
+  logs(res: ServerResponse, ns: string, name: string, q: URLSearchParams): void {
+    const t = this.target(ns, name, q.get('container'), true);
+    const qs = new URLSearchParams();
+    for (const k of LOG_PARAMS) if (q.has(k)) qs.set(k, q.get(k)!);
+    const path = `/containerLogs/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/${encodeURIComponent(t.container)}${qs.size ? `?${qs.toString()}` : ''}`;
+    const up = https.request({ host: t.host, port: t.port, path, method: 'GET', cert: this.client.cert, key: this.client.key, rejectUnauthorized: false }, (kres) => {
+      const headers: Record<string, string> = { 'Content-Type': String(kres.headers['content-type'] ?? 'text/plain'), 'Cache-Control': 'no-cache, private' };
+      res.writeHead(kres.statusCode ?? 502, headers);
+      kres.pipe(res);
+      res.on('close', () => kres.destroy());
+    });
+    up.on('error', (e) => {
+      if (!res.headersSent) {
+        const err = errors.internal(`Get "https://${t.host}:${t.port}${path}": ${e.message}`);
+        res.writeHead(err.code, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(err.toStatus()));
+      } else res.destroy();
+    });
+    up.end();
+  }
+
+  /** exec, attach, portforward: an upgraded connection from the client, spliced to the kubelet's. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, ns: string, name: string, sub: string, q: URLSearchParams): void {
+    if (String(req.headers.upgrade ?? '').toLowerCase() === 'websocket') {
+      // No WebSocket-to-SPDY translation here: a failed upgrade makes kubectl fall back to SPDY.
+      return rejectUpgrade(socket, new ApiError(400, 'BadRequest', 'websocket upgrade is not supported for this subresource; use SPDY'));
+    }
+    let t: Target;
+    try {
+      t = this.target(ns, name, q.get('container'), sub !== 'portforward');
+    } catch (e) {
+      return rejectUpgrade(socket, e instanceof ApiError ? e : errors.internal((e as Error).message));
+    }
+    const qs = new URLSearchParams();
+    if (sub === 'portforward') {
+      for (const p of q.getAll('ports')) qs.append('port', p);
+    } else {
+      for (const c of q.getAll('command')) qs.append('command', c);
+      for (const [k, v] of Object.entries(STREAM_PARAMS)) if (q.get(k) === 'true' || q.get(k) === '1') qs.set(v, '1');
+    }
+    const kubeletPath = sub === 'portforward' ? `/portForward/${ns}/${name}` : `/${sub}/${ns}/${name}/${t.container}`;
+    const path = `${kubeletPath.split('/').map(encodeURIComponent).join('/')}${qs.size ? `?${qs.toString()}` : ''}`;
+    const up = tls.connect({ host: t.host, port: t.port, cert: this.client.cert, key: this.client.key, rejectUnauthorized: false, servername: undefined }, () => {
+      const lines = [`${req.method ?? 'POST'} ${path} HTTP/1.1`, `Host: ${t.host}:${t.port}`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const k = req.rawHeaders[i]!;
+        if (['host', 'authorization', 'content-length'].includes(k.toLowerCase())) continue;
+        lines.push(`${k}: ${req.rawHeaders[i + 1]!}`);
+      }
+      up.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (head.length) up.write(head);
+      up.pipe(socket);
+      socket.pipe(up);
+    });
+    const close = (): void => {
+      up.destroy();
+      socket.destroy();
+    };
+    up.on('error', (e) => (up.bytesRead ? close() : rejectUpgrade(socket, errors.internal(`error dialing backend: ${e.message}`))));
+    socket.on('error', close);
+    up.on('close', () => socket.destroy());
+    socket.on('close', () => up.destroy());
+  }
+}
+
+/** A Status answer on a connection that asked to be upgraded. */
+export function rejectUpgrade(socket: Duplex, err: ApiError): void {
+  const body = JSON.stringify(err.toStatus());
+  const text = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' }[err.code] ?? 'Internal Server Error';
+  socket.end(`HTTP/1.1 ${err.code} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
