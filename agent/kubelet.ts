@@ -18,7 +18,7 @@ import { Pleg, type RuntimeSnapshot } from './pleg/relist.js';
 import { selectGarbage } from './pleg/gc.js';
 import { ProberManager } from './probes/manager.js';
 import type { ContainerView } from './probes/worker.js';
-import type { KubeletMetrics } from './metrics.js';
+import { operationType, type KubeletCounts, type KubeletMetrics } from './metrics.js';
 import { latestContainer } from './pods/runtime-state.js';
 import { A_POD_TERMINATION_GRACE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './pods/labels.js';
 
@@ -80,6 +80,46 @@ export class Kubelet {
     this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP, this.prober) : undefined;
     this.mirror = o.client && o.nodeUid ? new MirrorPods(o.client, o.node.nodeName, o.nodeUid, o.log) : undefined;
     this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
+    const m = o.metrics;
+    if (m) {
+      o.cri.observer = (method, sec, ok) => {
+        const op = { operation_type: operationType(method) };
+        m.runtimeOps.inc(op);
+        m.runtimeOpDuration.observe(op, sec);
+        if (!ok) m.runtimeOpErrors.inc(op);
+      };
+      this.pleg.onRelisted = (sec) => m.plegRelist.observe(sec);
+      m.observeKubelet(o.node.nodeName, () => this.counts());
+    }
+  }
+
+  /** Figures for the kubelet's gauges. */
+  counts(): KubeletCounts {
+    const snap = this.pleg.snapshot;
+    const byState: Record<string, number> = {};
+    for (const c of snap?.containers ?? []) {
+      const st = c.state.replace(/^CONTAINER_/, '').toLowerCase();
+      byState[st] = (byState[st] ?? 0) + 1;
+    }
+    const isStatic = (p: Pod): boolean => p.metadata?.annotations?.[ANN_CONFIG_SOURCE] !== 'api';
+    const desired = [...this.desired.values()];
+    const working: Record<string, number> = {};
+    for (const w of this.workers.values()) {
+      const k = `${w.phase === 'syncing' ? 'sync' : 'terminating'}/${String(isStatic(w.pod))}`;
+      working[k] = (working[k] ?? 0) + 1;
+    }
+    return {
+      runningPods: (snap?.sandboxes ?? []).filter((s) => s.state === 'SANDBOX_READY').length,
+      containersByState: byState,
+      desiredStatic: desired.filter(isStatic).length,
+      desiredApi: desired.filter((p) => !isStatic(p)).length,
+      working,
+    };
+  }
+
+  /** Why a container has not started, as its status would say (for the kubelet API). */
+  waitingReason(uid: string, container: string): string | undefined {
+    return this.workers.get(uid)?.waiting.get(container)?.reason;
   }
 
   /** Upstream sourcesReady: a source that never answered (apiserver down) may still own running pods. */

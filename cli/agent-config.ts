@@ -5,6 +5,7 @@ import os from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
 import { parseBool, parseFlags } from './flags.js';
+import { parseQuantity } from '../kube/quantity.js';
 
 export interface Taint {
   key: string;
@@ -33,6 +34,25 @@ export interface AgentConfig {
   nodeStatusReportFrequencyMs: number;
   nodeLeaseDurationSeconds: number;
   metricsBindAddress: string;
+  /** The kubelet API (:10250). */
+  port: number;
+  address: string;
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  certDir: string;
+  clientCAFile: string;
+  anonymousAuth: boolean;
+  webhookAuthn: boolean;
+  webhookAuthnCacheTtlMs: number;
+  authorizationMode: 'AlwaysAllow' | 'Webhook';
+  authorizedTtlMs: number;
+  unauthorizedTtlMs: number;
+  enableDebuggingHandlers: boolean;
+  containerLogMaxBytes: number;
+  containerLogMaxFiles: number;
+  containerLogMonitorIntervalMs: number;
+  healthzPort: number;
+  healthzBindAddress: string;
 }
 
 export const AGENT_FLAGS: Record<string, string> = {
@@ -53,6 +73,23 @@ export const AGENT_FLAGS: Record<string, string> = {
   'max-pods': 'pods this node can run (config: maxPods). Default 110',
   'node-status-update-frequency': 'how often node status is computed, and posted if it changed (config: nodeStatusUpdateFrequency). Default 10s',
   'metrics-bind-address': 'also serve /metrics and /metrics/probes over plain HTTP here, e.g. 127.0.0.1:10249 (off by default)',
+  port: 'kubelet API port, HTTPS (config: port). Default 10250',
+  address: 'kubelet API address (config: address). Default 0.0.0.0',
+  'tls-cert-file': 'serving certificate of the kubelet API (config: tlsCertFile); default: self-signed in --cert-dir',
+  'tls-private-key-file': 'its key (config: tlsPrivateKeyFile)',
+  'cert-dir': 'where the self-signed serving certificate is kept. Default <root-dir>/pki',
+  'client-ca-file': 'CA bundle: client certificates it signed authenticate as CN (user) and O (groups) (config: authentication.x509.clientCAFile)',
+  'anonymous-auth': 'allow anonymous requests to the kubelet API (config: authentication.anonymous.enabled). Default false',
+  'authentication-token-webhook': 'check bearer tokens with TokenReview (config: authentication.webhook.enabled). Default true',
+  'authentication-token-webhook-cache-ttl': 'how long TokenReview answers are cached (config: authentication.webhook.cacheTTL). Default 2m',
+  'authorization-mode': 'AlwaysAllow or Webhook (SubjectAccessReview) (config: authorization.mode). Default Webhook',
+  'authorization-webhook-cache-authorized-ttl': 'cache time of allowed answers (config: authorization.webhook.cacheAuthorizedTTL). Default 5m',
+  'authorization-webhook-cache-unauthorized-ttl': 'cache time of denied answers (config: authorization.webhook.cacheUnauthorizedTTL). Default 30s',
+  'enable-debugging-handlers': 'serve containerLogs, exec, attach, portForward and run (config: enableDebuggingHandlers). Default true',
+  'container-log-max-size': 'rotate a container log above this size (config: containerLogMaxSize). Default 10Mi',
+  'container-log-max-files': 'log files kept per container, the current one included (config: containerLogMaxFiles). Default 5',
+  'healthz-port': 'plain-HTTP /healthz port, 0 to disable (config: healthzPort). Default 10248',
+  'healthz-bind-address': 'address of the healthz port (config: healthzBindAddress). Default 127.0.0.1',
   v: 'log verbosity (4 and up: debug)',
 };
 
@@ -73,7 +110,29 @@ export const SUPPORTED_CONFIG_FIELDS = new Set([
   'nodeStatusUpdateFrequency',
   'nodeStatusReportFrequency',
   'nodeLeaseDurationSeconds',
+  'port',
+  'address',
+  'tlsCertFile',
+  'tlsPrivateKeyFile',
+  'authentication',
+  'authorization',
+  'enableDebuggingHandlers',
+  'containerLogMaxSize',
+  'containerLogMaxFiles',
+  'containerLogMonitorInterval',
+  'healthzPort',
+  'healthzBindAddress',
 ]);
+
+/** Nested fields read under authentication and authorization. */
+const NESTED_FIELDS: Record<string, string[]> = {
+  authentication: ['x509', 'webhook', 'anonymous'],
+  'authentication.x509': ['clientCAFile'],
+  'authentication.webhook': ['enabled', 'cacheTTL'],
+  'authentication.anonymous': ['enabled'],
+  authorization: ['mode', 'webhook'],
+  'authorization.webhook': ['cacheAuthorizedTTL', 'cacheUnauthorizedTTL'],
+};
 
 const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
@@ -95,6 +154,13 @@ function parseMapFlag(flag: string, s: string, sep: string): Record<string, stri
   return out;
 }
 
+/** A dotted field path (authentication.x509.clientCAFile) in the config document. */
+function lookup(doc: Record<string, unknown>, field: string): unknown {
+  let v: unknown = doc;
+  for (const k of field.split('.')) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[k] : undefined;
+  return v;
+}
+
 export function loadAgentConfig(argv: string[], warn: (m: string) => void): AgentConfig {
   const flags = parseFlags(argv, AGENT_FLAGS);
   let file: Record<string, unknown> = {};
@@ -111,10 +177,15 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     if (file.kind !== 'KubeletConfiguration') throw new Error(`${cfgPath}: kind: must be "KubeletConfiguration", got ${JSON.stringify(file.kind)}`);
     if (file.apiVersion !== 'kubelet.config.k8s.io/v1beta1') throw new Error(`${cfgPath}: apiVersion: must be "kubelet.config.k8s.io/v1beta1", got ${JSON.stringify(file.apiVersion)}`);
     for (const k of Object.keys(file)) if (!SUPPORTED_CONFIG_FIELDS.has(k)) warn(`${cfgPath}: field ${k} is not supported by this kubelet and is ignored`);
+    for (const [parent, known] of Object.entries(NESTED_FIELDS)) {
+      const v = lookup(file, parent);
+      if (typeof v !== 'object' || v === null) continue;
+      for (const k of Object.keys(v)) if (!known.includes(k)) warn(`${cfgPath}: field ${parent}.${k} is not supported by this kubelet and is ignored`);
+    }
   }
   const where = (flag: string | undefined, field: string): string => (flag && flags.has(flag) ? `--${flag}` : `${cfgPath!}: ${field}`);
   const fieldOf = <T>(field: string, type: string, check: (v: unknown) => v is T): T | undefined => {
-    const v = file[field];
+    const v = lookup(file, field);
     if (v === undefined || v === null) return undefined;
     if (!check(v)) throw new Error(`${cfgPath!}: ${field}: must be ${type}, got ${JSON.stringify(v)}`);
     return v;
@@ -152,6 +223,16 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   );
   const taintFlag = flags.get('register-with-taints');
   const leaseSec = int(undefined, 'nodeLeaseDurationSeconds', 40, 1);
+  const rootDir = flags.get('root-dir') ?? '/var/lib/kubelet';
+  const mode = str('authorization-mode', 'authorization.mode', 'Webhook');
+  if (mode !== 'AlwaysAllow' && mode !== 'Webhook') throw new Error(`${where('authorization-mode', 'authorization.mode')}: must be AlwaysAllow or Webhook, got "${mode}"`);
+  const logMax = str('container-log-max-size', 'containerLogMaxSize', '10Mi');
+  let containerLogMaxBytes: number;
+  try {
+    containerLogMaxBytes = parseQuantity(logMax);
+  } catch (e) {
+    throw new Error(`${where('container-log-max-size', 'containerLogMaxSize')}: ${(e as Error).message}`);
+  }
   return {
     nodeName: (flags.get('hostname-override') ?? os.hostname()).toLowerCase(),
     nodeIP: flags.get('node-ip') ?? '',
@@ -161,7 +242,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     staticPodURLHeader: headerFlag !== undefined ? Object.fromEntries(Object.entries(parseMapFlag('manifest-url-header', headerFlag, ':')).map(([k, v]) => [k, [v]])) : (headerField ?? {}),
     httpCheckFrequencyMs: dur('http-check-frequency', 'httpCheckFrequency', '20s'),
     containerRuntimeEndpoint: str('container-runtime-endpoint', 'containerRuntimeEndpoint', 'unix:///run/containerd/containerd.sock'),
-    rootDir: flags.get('root-dir') ?? '/var/lib/kubelet',
+    rootDir,
     podLogsDir: str(undefined, 'podLogsDir', '/var/log/pods'),
     verbosity: Number(flags.get('v') ?? 0),
     kubeconfig: flags.get('kubeconfig'),
@@ -173,5 +254,61 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     nodeStatusReportFrequencyMs: dur(undefined, 'nodeStatusReportFrequency', '5m'),
     nodeLeaseDurationSeconds: leaseSec,
     metricsBindAddress: flags.get('metrics-bind-address') ?? '',
+    port: int('port', 'port', 10250, 0),
+    address: str('address', 'address', '0.0.0.0'),
+    tlsCertFile: str('tls-cert-file', 'tlsCertFile', ''),
+    tlsPrivateKeyFile: str('tls-private-key-file', 'tlsPrivateKeyFile', ''),
+    certDir: flags.get('cert-dir') ?? `${rootDir}/pki`,
+    clientCAFile: str('client-ca-file', 'authentication.x509.clientCAFile', ''),
+    anonymousAuth: bool('anonymous-auth', 'authentication.anonymous.enabled', false),
+    webhookAuthn: bool('authentication-token-webhook', 'authentication.webhook.enabled', true),
+    webhookAuthnCacheTtlMs: dur('authentication-token-webhook-cache-ttl', 'authentication.webhook.cacheTTL', '2m'),
+    authorizationMode: mode,
+    authorizedTtlMs: dur('authorization-webhook-cache-authorized-ttl', 'authorization.webhook.cacheAuthorizedTTL', '5m'),
+    unauthorizedTtlMs: dur('authorization-webhook-cache-unauthorized-ttl', 'authorization.webhook.cacheUnauthorizedTTL', '30s'),
+    enableDebuggingHandlers: bool('enable-debugging-handlers', 'enableDebuggingHandlers', true),
+    containerLogMaxBytes,
+    containerLogMaxFiles: int('container-log-max-files', 'containerLogMaxFiles', 5, 2),
+    containerLogMonitorIntervalMs: dur(undefined, 'containerLogMonitorInterval', '10s'),
+    healthzPort: int('healthz-port', 'healthzPort', 10248, 0),
+    healthzBindAddress: str('healthz-bind-address', 'healthzBindAddress', '127.0.0.1'),
+  };
+}
+
+const dur = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m0s` : `${ms / 1000}s`);
+
+/** The effective configuration in KubeletConfiguration terms, for /configz. */
+export function kubeletConfigz(c: AgentConfig): object {
+  return {
+    kind: 'KubeletConfiguration',
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    staticPodPath: c.staticPodPath,
+    fileCheckFrequency: dur(c.fileCheckFrequencyMs),
+    staticPodURL: c.staticPodURL || undefined,
+    httpCheckFrequency: dur(c.httpCheckFrequencyMs),
+    containerRuntimeEndpoint: c.containerRuntimeEndpoint,
+    podLogsDir: c.podLogsDir,
+    registerNode: c.registerNode,
+    registerWithTaints: c.registerWithTaints,
+    maxPods: c.maxPods,
+    nodeStatusUpdateFrequency: dur(c.nodeStatusUpdateFrequencyMs),
+    nodeStatusReportFrequency: dur(c.nodeStatusReportFrequencyMs),
+    nodeLeaseDurationSeconds: c.nodeLeaseDurationSeconds,
+    address: c.address,
+    port: c.port,
+    tlsCertFile: c.tlsCertFile || undefined,
+    tlsPrivateKeyFile: c.tlsPrivateKeyFile || undefined,
+    authentication: {
+      x509: { clientCAFile: c.clientCAFile || undefined },
+      webhook: { enabled: c.webhookAuthn, cacheTTL: dur(c.webhookAuthnCacheTtlMs) },
+      anonymous: { enabled: c.anonymousAuth },
+    },
+    authorization: { mode: c.authorizationMode, webhook: { cacheAuthorizedTTL: dur(c.authorizedTtlMs), cacheUnauthorizedTTL: dur(c.unauthorizedTtlMs) } },
+    enableDebuggingHandlers: c.enableDebuggingHandlers,
+    containerLogMaxSize: String(c.containerLogMaxBytes),
+    containerLogMaxFiles: c.containerLogMaxFiles,
+    containerLogMonitorInterval: dur(c.containerLogMonitorIntervalMs),
+    healthzPort: c.healthzPort,
+    healthzBindAddress: c.healthzBindAddress,
   };
 }

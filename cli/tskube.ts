@@ -5,7 +5,9 @@ import { Kubelet } from '../agent/kubelet.js';
 import { createLogger } from '../kube/log.js';
 import { ApiEventRecorder, LogEventRecorder } from '../kube/events.js';
 import { KubeletMetrics } from '../agent/metrics.js';
-import { serveMetrics } from '../agent/server/metrics-server.js';
+import { serveLocal } from '../agent/server/metrics-server.js';
+import { startKubeletApi } from '../agent/server/start.js';
+import { kubeletConfigz } from './agent-config.js';
 import { AGENT_FLAGS, loadAgentConfig } from './agent-config.js';
 import { APISERVER_FLAGS, loadApiServerConfig } from './apiserver-config.js';
 import { PROXY_FLAGS, loadProxyConfig } from './proxy-config.js';
@@ -62,16 +64,19 @@ async function runAgent(argv: string[]): Promise<void> {
     });
   }
   if (cfg.metricsBindAddress) {
-    const m = await serveMetrics(metrics, cfg.metricsBindAddress);
+    const m = await serveLocal(cfg.metricsBindAddress, metrics).catch((e: Error) => {
+      throw new Error(`--metrics-bind-address: ${e.message}`);
+    });
     log.info(`serving metrics on http://${cfg.metricsBindAddress.replace(/:\d+$/, '')}:${m.port}/metrics`);
   }
+  const kubeletApi = await startKubeletApi(kubelet, cri, cfg, { client, log, metrics, hostIP, configz: () => kubeletConfigz(cfg) });
   let stopping = false;
   const shutdown = (sig: string): void => {
     if (stopping) return;
     stopping = true;
     log.info(`received ${sig}; stopping (pods keep running)`);
     nodeSync?.stop();
-    void kubelet.stop().finally(() => {
+    void Promise.all([kubelet.stop(), kubeletApi.stop()]).finally(() => {
       cri.close();
       process.exit(0);
     });

@@ -18,6 +18,13 @@ export class ApiServerNode {
   }
   readonly dir = path.join(E2E_ROOT, 'apiservers', this.id);
   readonly kubeconfig = path.join(this.dir, 'pki', 'admin.kubeconfig');
+  readonly caFile = path.join(this.dir, 'pki', 'pki', 'ca.crt');
+  /** Bearer tokens by user, from the apiserver's tokens.csv. */
+  token(user: string): string {
+    const line = fs.readFileSync(path.join(this.dir, 'pki', 'tokens.csv'), 'utf8').split('\n').find((l) => l.split(',')[1] === user);
+    if (!line) throw new Error(`no token for ${user}`);
+    return line.split(',')[0]!;
+  }
   proc: Proc | undefined;
 
   async start(extra: string[] = []): Promise<void> {

@@ -1,5 +1,6 @@
 // e2e: one node namespace with containerd and a kubelet joined to `tskube
 // apiserver` running beside it, driven with the real kubectl.
+import fs from 'node:fs';
 import path from 'node:path';
 import { sweepStale, TestNode } from './harness.js';
 import { ApiServerNode } from './apiserver-node.js';
@@ -14,7 +15,7 @@ export class TestCluster {
   as!: ApiServerNode;
 
   constructor(
-    private readonly o: { apiserverFlags?: string[]; kubeletFlags?: string[]; kubeletEnv?: NodeJS.ProcessEnv } = {},
+    private readonly o: { apiserverFlags?: string[]; kubeletFlags?: string[]; kubeletEnv?: NodeJS.ProcessEnv; /** extra KubeletConfiguration lines */ kubeletConfig?: string } = {},
   ) {}
 
   apiserverFlags(): string[] {
@@ -22,13 +23,15 @@ export class TestCluster {
   }
 
   kubeletFlags(): string[] {
-    return [`--kubeconfig=${path.join(this.as.dir, 'pki', `node-${this.node.name}.kubeconfig`)}`, ...(this.o.kubeletFlags ?? [])];
+    // The apiserver's CA also signs its kubelet client certificate: trusting it lets kubectl logs/exec through.
+    return [`--kubeconfig=${path.join(this.as.dir, 'pki', `node-${this.node.name}.kubeconfig`)}`, `--client-ca-file=${this.as.caFile}`, ...(this.o.kubeletFlags ?? [])];
   }
 
   async start(): Promise<this> {
     await sweepStale();
     this.node = new TestNode('node-a');
     await this.node.start();
+    if (this.o.kubeletConfig) fs.appendFileSync(path.join(this.node.dir, 'kubelet.yaml'), this.o.kubeletConfig);
     this.as = new ApiServerNode(this.node.netns);
     await this.as.start(this.apiserverFlags());
     this.startKubelet();

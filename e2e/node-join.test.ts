@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { APP_IMAGE, e2eSkipReason, REPO } from './harness.js';
-import { alive, waitFor } from './proc.js';
+import { alive, stopPid, waitFor } from './proc.js';
 import { clusterSkip, TestCluster } from './cluster.js';
 
 const skip = clusterSkip(e2eSkipReason());
@@ -83,14 +83,23 @@ describe('kubelet joins an apiserver', { skip, timeout: 8 * 60_000 }, () => {
   });
 
   test('an image that does not exist shows ErrImagePull, then ImagePullBackOff, in kubectl get pods', async () => {
+    // Watched, not polled: ErrImagePull may show for less than a second before the next sync turns it into ImagePullBackOff.
+    const out = path.join(node.dir, 'nosuch-watch.out');
+    const w = as.spawnKubectl(['get', 'pods', '--field-selector=metadata.name=nosuch', '-w', '-o', 'jsonpath={.status.containerStatuses[0].state.waiting.reason}{"\\n"}'], out);
+    await waitFor(() => fs.existsSync(out), 5000, 50, 'watch started');
+    await new Promise((r) => setTimeout(r, 1000)); // the watch is open before the pod exists
     as.kubectl(['run', 'nosuch', '--image=127.0.0.1:5000/tskube/nosuch:1']);
-    const seen: string[] = [];
-    await waitFor(() => {
-      const st = /nosuch\s+0\/1\s+(\S+)/.exec(as.kubectl(['get', 'pod', 'nosuch']))?.[1];
-      if (st && seen.at(-1) !== st) seen.push(st);
-      return seen.includes('ImagePullBackOff');
-    }, 60_000, 250, 'ImagePullBackOff');
+    let seen: string[] = [];
+    try {
+      await waitFor(() => {
+        seen = fs.readFileSync(out, 'utf8').split('\n').filter(Boolean).filter((r, i, a) => a[i - 1] !== r);
+        return seen.includes('ImagePullBackOff');
+      }, 60_000, 250, 'ImagePullBackOff');
+    } finally {
+      await stopPid(w.pid, 2000);
+    }
     assert.ok(seen.indexOf('ErrImagePull') >= 0 && seen.indexOf('ErrImagePull') < seen.indexOf('ImagePullBackOff'), `ErrImagePull before ImagePullBackOff: ${seen.join(' -> ')}`);
+    assert.match(as.kubectl(['get', 'pod', 'nosuch']), /nosuch\s+0\/1\s+(ErrImagePull|ImagePullBackOff)/);
     const msg = as.kubectl(['get', 'pod', 'nosuch', '-o', 'jsonpath={.status.containerStatuses[0].state.waiting.message}']);
     assert.match(msg, /Back-off pulling image "127\.0\.0\.1:5000\/tskube\/nosuch:1"/);
     as.kubectl(['delete', 'pod', 'nosuch', '--wait=true', '--timeout=60s']);

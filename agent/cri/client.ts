@@ -62,6 +62,8 @@ export class CriClient {
   private readonly timeoutMs: number;
   /** Counts per call, for metrics and benchmarks. */
   readonly calls = new Map<string, number>();
+  /** Sees every call's method, duration and outcome (metrics). */
+  observer: ((method: string, seconds: number, ok: boolean) => void) | undefined;
 
   constructor(opts: CriClientOptions) {
     const target = opts.endpoint.startsWith('unix:') ? opts.endpoint : `unix://${opts.endpoint}`;
@@ -86,7 +88,9 @@ export class CriClient {
     if (!fn) throw new Error(`unknown CRI call ${name}`);
     return new Promise<Res>((resolve, reject) => {
       const deadline = new Date(Date.now() + (timeoutMs ?? this.timeoutMs));
+      const t0 = performance.now();
       fn.call(svc, req, new grpc.Metadata(), { deadline }, (err, res) => {
+        this.observer?.(name, (performance.now() - t0) / 1000, !err);
         if (err) reject(new CriError(name, err.code, err.details || err.message, pod));
         else resolve(res as Res);
       });

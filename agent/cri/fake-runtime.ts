@@ -43,6 +43,8 @@ export class FakeRuntime {
   /** Per-method hook run before the default; throw a grpc error object to fail the call. */
   readonly hooks = new Map<string, Handler>();
   delayMs = 0;
+  /** Base URL Exec, Attach and PortForward answer with, as containerd's streaming server would. */
+  streamingBase = 'http://127.0.0.1:1';
   private server = new grpc.Server({ 'grpc.max_send_message_length': 64 * 1024 * 1024 });
   private seq = 0;
   socket = '';
@@ -117,7 +119,8 @@ export class FakeRuntime {
       reason: c.state === 'CONTAINER_EXITED' ? (c.exitCode === 0 ? 'Completed' : 'Error') : '',
       labels: c.config.labels,
       annotations: c.config.annotations,
-      log_path: c.config.log_path,
+      // containerd reports the full path: the sandbox's log directory joined with the container's log path.
+      log_path: path.join(this.sandboxes.get(c.sandboxId)?.config.log_directory ?? '', c.config.log_path ?? ''),
     };
   }
 
@@ -194,6 +197,20 @@ export class FakeRuntime {
       }),
       ContainerStatus: (req) => ({ status: this.containerStatus(this.containers.get(req.container_id) ?? this.notFound(`container ${req.container_id}`)) }),
       ExecSync: (req) => ({ stdout: Buffer.from(req.cmd.join(' ')), stderr: Buffer.alloc(0), exit_code: 0 }),
+      Exec: (req) => (this.containers.has(req.container_id) ? { url: `${this.streamingBase}/exec/t${++this.seq}` } : this.notFound(`container ${req.container_id}`)),
+      Attach: (req) => (this.containers.has(req.container_id) ? { url: `${this.streamingBase}/attach/t${++this.seq}` } : this.notFound(`container ${req.container_id}`)),
+      PortForward: (req) => (this.sandboxes.has(req.pod_sandbox_id) ? { url: `${this.streamingBase}/portforward/t${++this.seq}` } : this.notFound(`sandbox ${req.pod_sandbox_id}`)),
+      ReopenContainerLog: (req) => (this.containers.has(req.container_id) ? {} : this.notFound(`container ${req.container_id}`)),
+      ListContainerStats: () => ({
+        stats: [...this.containers.values()]
+          .filter((c) => c.state === 'CONTAINER_RUNNING')
+          .map((c, i) => ({
+            attributes: { id: c.id, metadata: c.config.metadata, labels: c.config.labels, annotations: c.config.annotations },
+            cpu: { timestamp: nowNs().toString(), usage_core_nano_seconds: { value: String(1e9 * (i + 1)) }, usage_nano_cores: { value: String(1e6 * (i + 1)) } },
+            memory: { timestamp: nowNs().toString(), working_set_bytes: { value: String(1 << 20) }, usage_bytes: { value: String(2 << 20) } },
+            writable_layer: { timestamp: nowNs().toString(), used_bytes: { value: '4096' } },
+          })),
+      }),
     };
   }
 

@@ -17,6 +17,8 @@ export class Pleg {
   private relisting = false;
   snapshot: RuntimeSnapshot | undefined;
   lastRelistMs = 0;
+  /** Sees each successful relist's duration in seconds (metrics). */
+  onRelisted: ((seconds: number) => void) | undefined;
 
   constructor(
     private readonly cri: CriClient,
@@ -52,6 +54,7 @@ export class Pleg {
       for (const uid of this.prev.keys()) if (!now.has(uid)) changed.push(uid);
       this.prev = now;
       this.lastRelistMs = performance.now() - t0;
+      this.onRelisted?.(this.lastRelistMs / 1000);
       this.onChange(changed, snap);
       return snap;
     } catch (e) {

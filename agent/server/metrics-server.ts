@@ -1,18 +1,18 @@
-// A plain-HTTP metrics listener (--metrics-bind-address) for local scraping:
-// /metrics, /metrics/probes and /healthz. The authenticated kubelet API on
-// :10250 serves the same metrics paths.
+// A plain-HTTP listener for local use: /healthz always (--healthz-port), and
+// with metrics also /metrics and /metrics/probes (--metrics-bind-address).
+// The authenticated kubelet API on :10250 serves the same paths.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeletMetrics } from '../metrics.js';
 
-export async function serveMetrics(metrics: KubeletMetrics, bind: string): Promise<{ port: number; close(): Promise<void> }> {
+export async function serveLocal(bind: string, metrics?: KubeletMetrics): Promise<{ port: number; close(): Promise<void> }> {
   const i = bind.lastIndexOf(':');
   const host = bind.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
   const port = Number(bind.slice(i + 1));
-  if (i < 0 || !Number.isInteger(port)) throw new Error(`--metrics-bind-address: want host:port, got "${bind}"`);
+  if (i < 0 || !Number.isInteger(port)) throw new Error(`want host:port, got "${bind}"`);
   const srv = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    const reg = path === '/metrics' ? metrics.registry : path === '/metrics/probes' ? metrics.probes : undefined;
+    const reg = !metrics ? undefined : path === '/metrics' ? metrics.registry : path === '/metrics/probes' ? metrics.probes : undefined;
     if (path === '/healthz') {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
       return res.end('ok');

@@ -5,12 +5,12 @@
 // ways. kubectl 1.32 asks for WebSocket first: that is answered with an
 // upgrade failure, on which kubectl falls back to SPDY.
 import https from 'node:https';
-import tls from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Api } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
 import type { Obj } from '../storage/store.js';
+import { answerUpgrade, spliceUpgrade } from '../../kube/upgrade-proxy.js';
 
 export interface KubeletClientCert {
   cert: Buffer;
@@ -61,6 +61,8 @@ export class KubeletProxy {
     for (const k of LOG_PARAMS) if (q.has(k)) qs.set(k, q.get(k)!);
     const path = `/containerLogs/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/${encodeURIComponent(t.container)}${qs.size ? `?${qs.toString()}` : ''}`;
     const up = https.request({ host: t.host, port: t.port, path, method: 'GET', cert: this.client.cert, key: this.client.key, rejectUnauthorized: false }, (kres) => {
+      const code = kres.statusCode ?? 502;
+      if (code < 200 || code > 299) return void relayError(kres, res, code);
       const headers: Record<string, string> = { 'Content-Type': String(kres.headers['content-type'] ?? 'text/plain'), 'Cache-Control': 'no-cache, private' };
       res.writeHead(kres.statusCode ?? 502, headers);
       kres.pipe(res);
@@ -96,33 +98,29 @@ export class KubeletProxy {
       for (const [k, v] of Object.entries(STREAM_PARAMS)) if (q.get(k) === 'true' || q.get(k) === '1') qs.set(v, '1');
     }
     const kubeletPath = sub === 'portforward' ? `/portForward/${ns}/${name}` : `/${sub}/${ns}/${name}/${t.container}`;
-    const path = `${kubeletPath.split('/').map(encodeURIComponent).join('/')}${qs.size ? `?${qs.toString()}` : ''}`;
-    const up = tls.connect({ host: t.host, port: t.port, cert: this.client.cert, key: this.client.key, rejectUnauthorized: false, servername: undefined }, () => {
-      const lines = [`${req.method ?? 'POST'} ${path} HTTP/1.1`, `Host: ${t.host}:${t.port}`];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) {
-        const k = req.rawHeaders[i]!;
-        if (['host', 'authorization', 'content-length'].includes(k.toLowerCase())) continue;
-        lines.push(`${k}: ${req.rawHeaders[i + 1]!}`);
-      }
-      up.write(`${lines.join('\r\n')}\r\n\r\n`);
-      if (head.length) up.write(head);
-      up.pipe(socket);
-      socket.pipe(up);
-    });
-    const close = (): void => {
-      up.destroy();
-      socket.destroy();
-    };
-    up.on('error', (e) => (up.bytesRead ? close() : rejectUpgrade(socket, errors.internal(`error dialing backend: ${e.message}`))));
-    socket.on('error', close);
-    up.on('close', () => socket.destroy());
-    socket.on('close', () => up.destroy());
+    const url = new URL(`https://${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}${kubeletPath.split('/').map(encodeURIComponent).join('/')}${qs.size ? `?${qs.toString()}` : ''}`);
+    spliceUpgrade(req, socket, head, { url, cert: this.client.cert, key: this.client.key, onDialError: (e) => rejectUpgrade(socket, errors.internal(`error dialing backend: ${e.message}`)) });
   }
+}
+
+const REASONS: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 500: 'InternalError', 503: 'ServiceUnavailable' };
+
+/** A kubelet error (plain text) becomes a Status with its text as the message, as upstream's log streamer does. */
+function relayError(kres: IncomingMessage, res: ServerResponse, code: number): void {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  kres.on('data', (b: Buffer) => {
+    if (n < 4096) chunks.push(b);
+    n += b.length;
+  });
+  kres.on('end', () => {
+    const err = new ApiError(code, REASONS[code] ?? 'InternalError', Buffer.concat(chunks).toString('utf8').slice(0, 4096).trim());
+    res.writeHead(code, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(err.toStatus()));
+  });
 }
 
 /** A Status answer on a connection that asked to be upgraded. */
 export function rejectUpgrade(socket: Duplex, err: ApiError): void {
-  const body = JSON.stringify(err.toStatus());
-  const text = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' }[err.code] ?? 'Internal Server Error';
-  socket.end(`HTTP/1.1 ${err.code} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  answerUpgrade(socket, err.code, 'application/json', JSON.stringify(err.toStatus()));
 }

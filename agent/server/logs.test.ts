@@ -1,0 +1,142 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { fixedNano, parseLogLine, streamLog, tailOffset, type LogOptions } from './logs.js';
+import { parseLogQuery } from './container-logs.js';
+import { LogRotator } from './log-rotation.js';
+import { memoryLogger } from '../../kube/log.js';
+import type { CriClient } from '../cri/client.js';
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-logs-'));
+
+/** Collects streamLog output. */
+async function read(file: string, o: Partial<LogOptions> & { start?: number } = {}, alive = async () => false): Promise<string> {
+  let out = '';
+  await streamLog(file, o.start ?? 0, { follow: false, timestamps: false, ...o }, { write: (s) => ((out += s), true), closed: false, drain: async () => undefined }, alive);
+  return out;
+}
+
+const CRI = [
+  '2026-12-02T10:00:00.1Z stdout F one',
+  '2026-12-02T10:00:01.123456789Z stderr F two',
+  '2026-12-02T10:00:02Z stdout P thr',
+  '2026-12-02T10:00:02.5Z stdout F ee',
+  '2026-12-02T10:00:03+01:00 stdout F four',
+  'garbage line',
+  '2026-12-02T10:00:04Z stdout F ',
+].join('\n') + '\n';
+
+test('CRI log lines parse into time, stream, tag and text; others are rejected', () => {
+  assert.deepEqual(parseLogLine('2026-12-02T10:00:00Z stdout F hello world'), { time: '2026-12-02T10:00:00Z', stream: 'stdout', partial: false, text: 'hello world' });
+  assert.equal(parseLogLine('2026-12-02T10:00:00Z stderr P par')?.partial, true);
+  assert.equal(parseLogLine('2026-12-02T10:00:00Z stdout no-tag text')?.text, 'no-tag text');
+  assert.equal(parseLogLine('2026-12-02T10:00:00Z stdin F x'), undefined);
+  assert.equal(parseLogLine('nonsense'), undefined);
+});
+
+test('timestamps are written with nine fraction digits, keeping the zone', () => {
+  assert.equal(fixedNano('2026-12-02T10:00:00.1Z'), '2026-12-02T10:00:00.100000000Z');
+  assert.equal(fixedNano('2026-12-02T10:00:00Z'), '2026-12-02T10:00:00.000000000Z');
+  assert.equal(fixedNano('2026-12-02T10:00:00.123456789+01:00'), '2026-12-02T10:00:00.123456789+01:00');
+});
+
+test('logs: partial lines join, bad lines are skipped, timestamps, limitBytes, since and tail', async () => {
+  const d = tmp();
+  const f = path.join(d, '0.log');
+  fs.writeFileSync(f, CRI);
+  assert.equal(await read(f), 'one\ntwo\nthree\nfour\n\n');
+  assert.equal((await read(f, { timestamps: true })).split('\n')[0], '2026-12-02T10:00:00.100000000Z one');
+  assert.equal(await read(f, { limitBytes: 6 }), 'one\ntw');
+  // 10:00:03+01:00 is 09:00:03Z: before the cut, like 'one'.
+  assert.equal(await read(f, { sinceMs: Date.parse('2026-12-02T10:00:01Z') }), 'two\nthree\n\n');
+  assert.equal(await read(f, { start: await tailOffset(f, 2) }), 'four\n\n');
+  // The partial line belongs to the full line that ends it.
+  assert.equal(await read(f, { start: await tailOffset(f, 3) }), 'three\nfour\n\n');
+  assert.equal(await read(f, { start: await tailOffset(f, 100) }), 'one\ntwo\nthree\nfour\n\n');
+  assert.equal(await read(f, { start: await tailOffset(f, 0) }), '');
+  fs.rmSync(d, { recursive: true });
+});
+
+test('tail finds line starts across read chunks', async () => {
+  const d = tmp();
+  const f = path.join(d, '0.log');
+  const lines = Array.from({ length: 5000 }, (_, i) => `2026-12-02T10:00:00Z stdout F line ${i} ${'x'.repeat(40)}`);
+  fs.writeFileSync(f, `${lines.join('\n')}\n`);
+  const out = await read(f, { start: await tailOffset(f, 1234) });
+  const got = out.trimEnd().split('\n');
+  assert.equal(got.length, 1234);
+  assert.match(got[0]!, /^line 3766 /);
+  fs.rmSync(d, { recursive: true });
+});
+
+test('follow streams appended lines, moves to the new file after rotation, and ends when the container stops', async () => {
+  const d = tmp();
+  const f = path.join(d, '0.log');
+  fs.writeFileSync(f, '2026-12-02T10:00:00Z stdout F a\n');
+  let running = true;
+  let out = '';
+  const done = streamLog(f, 0, { follow: true, timestamps: false }, { write: (s) => ((out += s), true), closed: false, drain: async () => undefined }, async () => running);
+  const until = async (want: string) => {
+    for (let i = 0; i < 200 && !out.includes(want); i++) await new Promise((r) => setTimeout(r, 25));
+    assert.ok(out.includes(want), `waiting for ${JSON.stringify(want)}, have ${JSON.stringify(out)}`);
+  };
+  await until('a\n');
+  fs.appendFileSync(f, '2026-12-02T10:00:01Z stdout F b\n');
+  await until('b\n');
+  fs.renameSync(f, `${f}.20261202-100002`);
+  fs.writeFileSync(f, '2026-12-02T10:00:03Z stdout F c\n');
+  await until('c\n');
+  running = false;
+  fs.appendFileSync(f, '2026-12-02T10:00:04Z stdout F d\n');
+  await done;
+  assert.equal(out, 'a\nb\nc\nd\n');
+  fs.rmSync(d, { recursive: true });
+});
+
+test('PodLogOptions from the query: validation errors say which field', () => {
+  const now = Date.parse('2026-12-02T10:00:00Z');
+  assert.deepEqual(parseLogQuery(new URLSearchParams('follow=true&tailLines=5&timestamps=1&limitBytes=10&sinceSeconds=60'), now), { follow: true, previous: false, timestamps: true, tailLines: 5, limitBytes: 10, sinceMs: now - 60_000 });
+  assert.equal(parseLogQuery(new URLSearchParams('tail=all')).tailLines, undefined);
+  assert.equal(parseLogQuery(new URLSearchParams('previous=true')).previous, true);
+  assert.throws(() => parseLogQuery(new URLSearchParams('tailLines=-1')), /tailLines: Invalid value: -1: must be greater than or equal to 0/);
+  assert.throws(() => parseLogQuery(new URLSearchParams('limitBytes=0')), /limitBytes: Invalid value: 0/);
+  assert.throws(() => parseLogQuery(new URLSearchParams('follow=maybe')), /follow: Invalid value: "maybe"/);
+  assert.throws(() => parseLogQuery(new URLSearchParams('sinceSeconds=5&sinceTime=2026-12-02T10:00:00Z')), /at most one of `sinceTime` or `sinceSeconds`/);
+  assert.throws(() => parseLogQuery(new URLSearchParams('sinceTime=yesterday')), /sinceTime: Invalid value/);
+});
+
+test('rotation renames an oversized log, reopens it, gzips older files and keeps maxFiles', async () => {
+  const d = tmp();
+  const f = path.join(d, '0.log');
+  const reopened: string[] = [];
+  const cri = { reopenContainerLog: async (id: string) => void reopened.push(id) } as unknown as CriClient;
+  const r = new LogRotator(cri, memoryLogger(), { maxBytes: 100, maxFiles: 4, intervalMs: 1000 });
+  fs.writeFileSync(f, 'x'.repeat(50));
+  assert.equal(await r.rotate('c1', f), false, 'under the limit');
+  const at = (s: number) => new Date(Date.UTC(2026, 11, 2, 10, 0, s));
+  for (let i = 0; i < 4; i++) {
+    fs.writeFileSync(f, String(i).repeat(200));
+    assert.equal(await r.rotate('c1', f, at(i)), true);
+  }
+  assert.deepEqual(reopened, ['c1', 'c1', 'c1', 'c1']);
+  assert.equal(fs.existsSync(f), false, 'the runtime makes the new file on reopen');
+  // maxFiles 4: the current log plus three rotated ones. Each pass gzips the rotated files it finds but the
+  // newest, before it rotates, so the two newest stay plain.
+  assert.deepEqual(fs.readdirSync(d).sort(), ['0.log.20261202-100001.gz', '0.log.20261202-100002', '0.log.20261202-100003']);
+  assert.equal(zlib.gunzipSync(fs.readFileSync(path.join(d, '0.log.20261202-100001.gz'))).toString(), '1'.repeat(200));
+  assert.equal(fs.readFileSync(path.join(d, '0.log.20261202-100003'), 'utf8'), '3'.repeat(200));
+  fs.rmSync(d, { recursive: true });
+});
+
+test('a failed reopen puts the log back', async () => {
+  const d = tmp();
+  const f = path.join(d, '0.log');
+  const cri = { reopenContainerLog: async () => Promise.reject(new Error('gone')) } as unknown as CriClient;
+  fs.writeFileSync(f, 'y'.repeat(300));
+  await assert.rejects(new LogRotator(cri, memoryLogger(), { maxBytes: 100, maxFiles: 5, intervalMs: 1000 }).rotate('c1', f), /gone/);
+  assert.deepEqual(fs.readdirSync(d), ['0.log']);
+  fs.rmSync(d, { recursive: true });
+});

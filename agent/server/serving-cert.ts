@@ -1,0 +1,39 @@
+// The kubelet's serving certificate: --tls-cert-file/--tls-private-key-file
+// when given, otherwise a self-signed pair kept in --cert-dir as
+// kubelet.crt/kubelet.key (upstream's names), made once with the openssl CLI.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+export interface ServingCert {
+  cert: Buffer;
+  key: Buffer;
+  certFile: string;
+}
+
+export function loadServingCert(o: { certFile?: string; keyFile?: string; certDir: string; hostnames: string[]; ips: string[] }): ServingCert {
+  if (o.certFile || o.keyFile) {
+    if (!o.certFile || !o.keyFile) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
+    const read = (f: string, flag: string): Buffer => {
+      try {
+        return fs.readFileSync(f);
+      } catch (e) {
+        throw new Error(`${flag} ${f}: ${(e as Error).message}`);
+      }
+    };
+    return { cert: read(o.certFile, '--tls-cert-file'), key: read(o.keyFile, '--tls-private-key-file'), certFile: o.certFile };
+  }
+  const certFile = path.join(o.certDir, 'kubelet.crt');
+  const keyFile = path.join(o.certDir, 'kubelet.key');
+  if (!fs.existsSync(certFile) || !fs.existsSync(keyFile)) {
+    fs.mkdirSync(o.certDir, { recursive: true, mode: 0o700 });
+    const sans = [...new Set(o.hostnames)].map((h) => `DNS:${h}`).concat([...new Set(o.ips)].filter((i) => net.isIP(i)).map((i) => `IP:${i}`));
+    const tmpKey = `${keyFile}.tmp`;
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', tmpKey, '-out', `${certFile}.tmp`, '-days', '365', '-sha256', '-subj', `/CN=${o.hostnames[0] ?? 'kubelet'}@${Math.floor(Date.now() / 1000)}`, '-addext', `subjectAltName=${sans.join(',')}`, '-addext', 'extendedKeyUsage=serverAuth'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    fs.chmodSync(tmpKey, 0o600);
+    fs.renameSync(tmpKey, keyFile);
+    fs.renameSync(`${certFile}.tmp`, certFile);
+  }
+  return { cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile), certFile };
+}

@@ -1,0 +1,109 @@
+// Brings up the kubelet API on :10250, the local healthz port and log
+// rotation, from the kubelet's configuration.
+import fs from 'node:fs';
+import os from 'node:os';
+import type { KubeApi } from '../../kube/client.js';
+import type { Logger } from '../../kube/log.js';
+import type { Kubelet } from '../kubelet.js';
+import type { CriClient } from '../cri/client.js';
+import type { KubeletMetrics } from '../metrics.js';
+import { KubeletAuth } from './auth.js';
+import { startKubeletServer, type RunningKubeletServer } from './kubelet-server.js';
+import { LogRotator } from './log-rotation.js';
+import { serveLocal } from './metrics-server.js';
+import { loadServingCert } from './serving-cert.js';
+import { StatsProvider } from './stats.js';
+
+/** The configuration fields this needs (a subset of the kubelet's AgentConfig). */
+export interface KubeletApiConfig {
+  nodeName: string;
+  rootDir: string;
+  podLogsDir: string;
+  port: number;
+  address: string;
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  certDir: string;
+  clientCAFile: string;
+  anonymousAuth: boolean;
+  webhookAuthn: boolean;
+  webhookAuthnCacheTtlMs: number;
+  authorizationMode: 'AlwaysAllow' | 'Webhook';
+  authorizedTtlMs: number;
+  unauthorizedTtlMs: number;
+  enableDebuggingHandlers: boolean;
+  containerLogMaxBytes: number;
+  containerLogMaxFiles: number;
+  containerLogMonitorIntervalMs: number;
+  healthzPort: number;
+  healthzBindAddress: string;
+}
+
+export interface KubeletApi {
+  server: RunningKubeletServer | undefined;
+  rotator: LogRotator;
+  stop(): Promise<void>;
+}
+
+export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: KubeletApiConfig, o: { client?: KubeApi; log: Logger; metrics: KubeletMetrics; hostIP: string; configz: () => object }): Promise<KubeletApi> {
+  const { log } = o;
+  const rotator = new LogRotator(cri, log, { maxBytes: cfg.containerLogMaxBytes, maxFiles: cfg.containerLogMaxFiles, intervalMs: cfg.containerLogMonitorIntervalMs });
+  rotator.start();
+  const closers: (() => Promise<void>)[] = [];
+  if (cfg.healthzPort > 0) {
+    const h = await serveLocal(`${cfg.healthzBindAddress}:${cfg.healthzPort}`).catch((e: Error) => log.error(`healthz port ${cfg.healthzBindAddress}:${cfg.healthzPort}: ${e.message}`));
+    if (h) closers.push(h.close);
+  }
+  const api: KubeletApi = {
+    server: undefined,
+    rotator,
+    stop: async () => {
+      rotator.stop();
+      await api.server?.close();
+      for (const c of closers) await c();
+    },
+  };
+  if (cfg.port === 0) return api;
+  const clientCA = cfg.clientCAFile ? readFile(cfg.clientCAFile, '--client-ca-file') : undefined;
+  const cert = loadServingCert({ certFile: cfg.tlsCertFile, keyFile: cfg.tlsPrivateKeyFile, certDir: cfg.certDir, hostnames: [cfg.nodeName, os.hostname()], ips: [o.hostIP, '127.0.0.1'] });
+  if (cfg.authorizationMode === 'Webhook' && !o.client) log.warn('authorization mode Webhook without a kubeconfig: the kubelet API will refuse every request (set authorization.mode: AlwaysAllow for a standalone kubelet)');
+  const auth = new KubeletAuth({
+    anonymous: cfg.anonymousAuth,
+    webhookAuthn: cfg.webhookAuthn,
+    tokenCacheTtlMs: cfg.webhookAuthnCacheTtlMs,
+    mode: cfg.authorizationMode,
+    authorizedTtlMs: cfg.authorizedTtlMs,
+    unauthorizedTtlMs: cfg.unauthorizedTtlMs,
+    client: o.client,
+  });
+  const host = {
+    nodeName: cfg.nodeName,
+    cri,
+    podLogsDir: cfg.podLogsDir,
+    log,
+    metrics: o.metrics,
+    pods: () => kubelet.desiredPods(),
+    waitingReason: (uid: string, c: string) => kubelet.waitingReason(uid, c),
+    configz: o.configz,
+  };
+  const listen = async (attempt: number): Promise<void> => {
+    try {
+      api.server = await startKubeletServer({ host, auth, stats: new StatsProvider(cri, cfg.nodeName, cfg.rootDir), cert, clientCA, address: cfg.address, port: cfg.port, enableDebuggingHandlers: cfg.enableDebuggingHandlers });
+      log.info(`kubelet API serving on https://${cfg.address}:${api.server.port} (authorization ${cfg.authorizationMode}, anonymous ${cfg.anonymousAuth ? 'allowed' : 'refused'})`);
+    } catch (e) {
+      // Pods keep running without the API; try again rather than exit.
+      log.error(`kubelet API on ${cfg.address}:${cfg.port}: ${(e as Error).message}; retrying`);
+      setTimeout(() => void listen(attempt + 1), Math.min(1000 * 2 ** attempt, 10_000)).unref();
+    }
+  };
+  await listen(0);
+  return api;
+}
+
+function readFile(f: string, flag: string): Buffer {
+  try {
+    return fs.readFileSync(f);
+  } catch (e) {
+    throw new Error(`${flag} ${f}: ${(e as Error).message}`);
+  }
+}

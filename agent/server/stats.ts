@@ -1,0 +1,121 @@
+// GET /stats/summary: the kubelet's stats/v1alpha1 Summary, built from CRI
+// ListContainerStats (per container cpu, memory, writable layer) summed per
+// pod, and the node's own cpu, memory and root filesystem from /proc.
+import fs from 'node:fs';
+import os from 'node:os';
+import type { CriClient } from '../cri/client.js';
+import type { ContainerStats } from '../cri/types.js';
+import { readPodState } from '../pods/runtime-state.js';
+import { L_CONTAINER_NAME, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from '../pods/labels.js';
+
+type Num = { value: string } | null | undefined;
+const n = (v: Num): number | undefined => (v ? Number(v.value) : undefined);
+const iso = (ns: string | number | undefined): string => new Date(Math.floor(Number(ns ?? 0) / 1e6) || Date.now()).toISOString();
+const add = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0));
+
+/** CPU time of the whole node, from /proc/stat's first line (USER_HZ ticks). */
+function nodeCpuNs(): number {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  const busy = f.reduce((s, x) => s + x, 0) - (f[3] ?? 0) - (f[4] ?? 0); // minus idle and iowait
+  return busy * 1e7; // 100 ticks per second
+}
+
+function meminfo(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const l of fs.readFileSync('/proc/meminfo', 'utf8').split('\n')) {
+    const m = /^(\w+):\s+(\d+)(?: kB)?/.exec(l);
+    if (m) out[m[1]!] = Number(m[2]) * (l.endsWith('kB') ? 1024 : 1);
+  }
+  return out;
+}
+
+export class StatsProvider {
+  private last: { at: number; cpuNs: number } | undefined;
+  private readonly bootTime = new Date(Date.now() - os.uptime() * 1000).toISOString();
+
+  constructor(
+    private readonly cri: CriClient,
+    private readonly nodeName: string,
+    private readonly rootDir: string,
+  ) {}
+
+  private nodeStats(): Record<string, unknown> {
+    const now = Date.now();
+    const cpuNs = nodeCpuNs();
+    const nano = this.last && now > this.last.at ? Math.round(((cpuNs - this.last.cpuNs) * 1000) / (now - this.last.at)) : undefined;
+    this.last = { at: now, cpuNs };
+    const mem = meminfo();
+    const time = new Date(now).toISOString();
+    const total = mem.MemTotal ?? os.totalmem();
+    const avail = mem.MemAvailable ?? os.freemem();
+    const usage = total - (mem.MemFree ?? 0);
+    const workingSet = Math.max(0, usage - (mem.Inactive_file ?? 0));
+    let fsStats: Record<string, unknown> = { time };
+    try {
+      const s = fs.statfsSync(this.rootDir);
+      fsStats = { time, availableBytes: s.bavail * s.bsize, capacityBytes: s.blocks * s.bsize, usedBytes: (s.blocks - s.bfree) * s.bsize, inodesFree: s.ffree, inodes: s.files, inodesUsed: s.files - s.ffree };
+    } catch {
+      /* no root dir yet */
+    }
+    return {
+      nodeName: this.nodeName,
+      startTime: this.bootTime,
+      cpu: { time, ...(nano !== undefined ? { usageNanoCores: nano } : {}), usageCoreNanoSeconds: cpuNs },
+      memory: { time, availableBytes: avail, usageBytes: usage, workingSetBytes: workingSet, pageFaults: 0, majorPageFaults: 0 },
+      fs: fsStats,
+    };
+  }
+
+  async summary(): Promise<Record<string, unknown>> {
+    const [stats, sandboxes] = await Promise.all([this.cri.listContainerStats(), this.cri.listPodSandbox({ state: { state: 'SANDBOX_READY' } })]);
+    const pods = [];
+    for (const sb of sandboxes) {
+      const uid = sb.labels[L_POD_UID] ?? sb.metadata?.uid ?? '';
+      const mine = stats.filter((s) => s.attributes?.labels?.[L_POD_UID] === uid);
+      const state = await readPodState(this.cri, uid, `${sb.labels[L_POD_NAMESPACE] ?? ''}/${sb.labels[L_POD_NAME] ?? ''}`).catch(() => undefined);
+      const containers = mine.map((s) => containerSummary(s, state?.containers.find((c) => c.id === s.attributes?.id)?.startedAt));
+      const sum = (pick: (c: ReturnType<typeof containerSummary>) => number | undefined) => containers.reduce<number | undefined>((a, c) => add(a, pick(c)), undefined);
+      const time = new Date().toISOString();
+      pods.push({
+        podRef: { name: sb.labels[L_POD_NAME] ?? sb.metadata?.name, namespace: sb.labels[L_POD_NAMESPACE] ?? sb.metadata?.namespace, uid },
+        startTime: iso(sb.created_at),
+        containers: containers.map((c) => c.json),
+        cpu: { time, usageNanoCores: sum((c) => c.cpuNano), usageCoreNanoSeconds: sum((c) => c.cpuTotal) },
+        memory: { time, usageBytes: sum((c) => c.memUsage), workingSetBytes: sum((c) => c.memWs), rssBytes: sum((c) => c.memRss), pageFaults: sum((c) => c.faults), majorPageFaults: sum((c) => c.majorFaults) },
+        'ephemeral-storage': { time, usedBytes: sum((c) => c.rootfsUsed) ?? 0 },
+        volume: [],
+      });
+    }
+    return { node: this.nodeStats(), pods };
+  }
+}
+
+function containerSummary(s: ContainerStats, startedMs: number | undefined) {
+  const cpuNano = n(s.cpu?.usage_nano_cores);
+  const cpuTotal = n(s.cpu?.usage_core_nano_seconds);
+  const memWs = n(s.memory?.working_set_bytes);
+  const memUsage = n(s.memory?.usage_bytes);
+  const memRss = n(s.memory?.rss_bytes);
+  const faults = n(s.memory?.page_faults);
+  const majorFaults = n(s.memory?.major_page_faults);
+  const rootfsUsed = n(s.writable_layer?.used_bytes);
+  const name = s.attributes?.labels?.[L_CONTAINER_NAME] ?? s.attributes?.metadata?.name ?? '';
+  return {
+    cpuNano,
+    cpuTotal,
+    memWs,
+    memUsage,
+    memRss,
+    faults,
+    majorFaults,
+    rootfsUsed,
+    json: {
+      name,
+      startTime: startedMs ? new Date(startedMs).toISOString() : undefined,
+      cpu: { time: iso(s.cpu?.timestamp), usageNanoCores: cpuNano, usageCoreNanoSeconds: cpuTotal },
+      memory: { time: iso(s.memory?.timestamp), availableBytes: n(s.memory?.available_bytes), usageBytes: memUsage, workingSetBytes: memWs, rssBytes: memRss, pageFaults: faults, majorPageFaults: majorFaults },
+      rootfs: { time: iso(s.writable_layer?.timestamp), usedBytes: rootfsUsed, inodesUsed: n(s.writable_layer?.inodes_used) },
+    },
+  };
+}
