@@ -2,6 +2,15 @@
 // kubelet has its own registries, so tests can run several.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+const OP = ['operation_type'] as const;
+const HTTP = ['method', 'path', 'server_type', 'long_running'] as const;
+const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Upstream's runtime operation buckets: 0.005 s growing by 2.5 fourteen times. */
+const EXP_BUCKETS = Array.from({ length: 14 }, (_, i) => 0.005 * 2.5 ** i);
+
+const counter = <L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[]) => new Counter<L>({ name, help, labelNames, registers: [r] });
+const histogram = <L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[], buckets: number[]) => new Histogram<L>({ name, help, labelNames, buckets, registers: [r] });
+
 export class KubeletMetrics {
   /** /metrics */
   readonly registry = new Registry();
@@ -19,50 +28,13 @@ export class KubeletMetrics {
     labelNames: ['container', 'namespace', 'pod', 'probe_type'] as const,
     registers: [this.probes],
   });
-  readonly runtimeOps = new Counter({
-    name: 'kubelet_runtime_operations_total',
-    help: 'Cumulative number of runtime operations by operation type.',
-    labelNames: ['operation_type'] as const,
-    registers: [this.registry],
-  });
-  readonly runtimeOpErrors = new Counter({
-    name: 'kubelet_runtime_operations_errors_total',
-    help: 'Cumulative number of runtime operation errors by operation type.',
-    labelNames: ['operation_type'] as const,
-    registers: [this.registry],
-  });
-  readonly runtimeOpDuration = new Histogram({
-    name: 'kubelet_runtime_operations_duration_seconds',
-    help: 'Duration in seconds of runtime operations. Broken down by operation type.',
-    labelNames: ['operation_type'] as const,
-    buckets: [0.005, 0.0125, 0.03125, 0.078125, 0.1953125, 0.48828125, 1.220703125, 3.0517578125, 7.62939453125, 19.073486328125, 47.6837158203125, 119.20928955078125, 298.0232238769531, 745.0580596923828],
-    registers: [this.registry],
-  });
-  readonly plegRelist = new Histogram({
-    name: 'kubelet_pleg_relist_duration_seconds',
-    help: 'Duration in seconds for relisting pods in PLEG.',
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
-  readonly httpRequests = new Counter({
-    name: 'kubelet_http_requests_total',
-    help: 'Number of the http requests received since the server started',
-    labelNames: ['method', 'path', 'server_type', 'long_running'] as const,
-    registers: [this.registry],
-  });
-  readonly httpDuration = new Histogram({
-    name: 'kubelet_http_requests_duration_seconds',
-    help: 'Duration in seconds to serve http requests',
-    labelNames: ['method', 'path', 'server_type', 'long_running'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
-  readonly httpInflight = new Gauge({
-    name: 'kubelet_http_inflight_requests',
-    help: 'Number of the inflight http requests',
-    labelNames: ['method', 'path', 'server_type', 'long_running'] as const,
-    registers: [this.registry],
-  });
+  readonly runtimeOps = counter(this.registry, 'kubelet_runtime_operations_total', 'Cumulative number of runtime operations by operation type.', OP);
+  readonly runtimeOpErrors = counter(this.registry, 'kubelet_runtime_operations_errors_total', 'Cumulative number of runtime operation errors by operation type.', OP);
+  readonly runtimeOpDuration = histogram(this.registry, 'kubelet_runtime_operations_duration_seconds', 'Duration in seconds of runtime operations. Broken down by operation type.', OP, EXP_BUCKETS);
+  readonly plegRelist = histogram(this.registry, 'kubelet_pleg_relist_duration_seconds', 'Duration in seconds for relisting pods in PLEG.', [], DEFAULT_BUCKETS);
+  readonly httpRequests = counter(this.registry, 'kubelet_http_requests_total', 'Number of the http requests received since the server started', HTTP);
+  readonly httpDuration = histogram(this.registry, 'kubelet_http_requests_duration_seconds', 'Duration in seconds to serve http requests', HTTP, DEFAULT_BUCKETS);
+  readonly httpInflight = new Gauge({ name: 'kubelet_http_inflight_requests', help: 'Number of the inflight http requests', labelNames: HTTP, registers: [this.registry] });
 
   /** Gauges read from the kubelet at scrape time. */
   observeKubelet(nodeName: string, read: () => KubeletCounts): void {

@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
 import { parseBool, parseFlags } from './flags.js';
 import { parseQuantity } from '../kube/quantity.js';
+import type { KubeletApiConfig } from '../agent/server/start.js';
 
 export interface Taint {
   key: string;
@@ -13,7 +14,8 @@ export interface Taint {
   effect: string;
 }
 
-export interface AgentConfig {
+/** KubeletApiConfig holds the kubelet API and log rotation fields. */
+export interface AgentConfig extends KubeletApiConfig {
   nodeName: string;
   nodeIP: string;
   staticPodPath: string;
@@ -34,25 +36,6 @@ export interface AgentConfig {
   nodeStatusReportFrequencyMs: number;
   nodeLeaseDurationSeconds: number;
   metricsBindAddress: string;
-  /** The kubelet API (:10250). */
-  port: number;
-  address: string;
-  tlsCertFile: string;
-  tlsPrivateKeyFile: string;
-  certDir: string;
-  clientCAFile: string;
-  anonymousAuth: boolean;
-  webhookAuthn: boolean;
-  webhookAuthnCacheTtlMs: number;
-  authorizationMode: 'AlwaysAllow' | 'Webhook';
-  authorizedTtlMs: number;
-  unauthorizedTtlMs: number;
-  enableDebuggingHandlers: boolean;
-  containerLogMaxBytes: number;
-  containerLogMaxFiles: number;
-  containerLogMonitorIntervalMs: number;
-  healthzPort: number;
-  healthzBindAddress: string;
 }
 
 export const AGENT_FLAGS: Record<string, string> = {
