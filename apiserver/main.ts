@@ -15,7 +15,9 @@ import { NodeAuthorizer } from './authz/node-authorizer.js';
 import { ensureBootstrapPolicy, KUBELET_CLIENT_USER } from './authz/bootstrap-policy.js';
 import { KubeletProxy } from './http/kubelet-proxy.js';
 import fs from 'node:fs';
-import { ensureClientCert, type Identity } from './pki.js';
+import { ensureClientCert, ensureServiceAccountKey, type Identity } from './pki.js';
+import { ServiceAccountTokens } from './serviceaccount/tokens.js';
+import { reconcileKubernetesEndpoints } from './api/kubernetes-endpoints.js';
 import { adminIdentity, ensurePki, ensureTokens, nodeIdentity, proxyIdentity, writeKubeconfig } from './pki.js';
 
 export interface ApiServerConfig {
@@ -91,12 +93,15 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   ensureBootstrapPolicy(api);
   const modes = c.authorizationModes?.length ? c.authorizationModes : ['AlwaysAllow'];
   const kc = ensureClientCert(pki, kubeletClientIdentity);
+  const saKey = ensureServiceAccountKey(pki);
+  const saTokens = await ServiceAccountTokens.load(saKey.key, saKey.pub, (resource, ns, name) => api.find(api.res('', resource), resource === 'nodes' ? '' : ns, name));
   const server = new ApiServer({
     api,
     cert: pki.serverCert,
     key: pki.serverKey,
     ca: pki.caCert,
-    authn: new Authenticator(tokens, c.anonymousAuth ?? false),
+    authn: new Authenticator(tokens, c.anonymousAuth ?? false, saTokens),
+    serviceAccountTokens: saTokens,
     authz: authorizerChain(store, modes),
     alwaysAllow: modes.length === 1 && modes[0] === 'AlwaysAllow',
     kubelets: new KubeletProxy(api, { cert: fs.readFileSync(kc.cert), key: fs.readFileSync(kc.key) }),
@@ -108,7 +113,19 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const url = `https://${host}:${port}`;
   const kubeconfigs: Record<string, string> = {};
   for (const id of ids) kubeconfigs[id.cn] = writeKubeconfig(c.certDir, pki, id, url);
-  const controllers = await startControllers(api, { controllers: c.controllers ?? ['*'], gracePeriodMs: c.nodeMonitorGracePeriodMs, monitorPeriodMs: c.nodeMonitorPeriodMs }, createLogger('apiserver', c.log ? { sink: c.log } : {}));
+  const controllers = await startControllers(api, { controllers: c.controllers ?? ['*'], gracePeriodMs: c.nodeMonitorGracePeriodMs, monitorPeriodMs: c.nodeMonitorPeriodMs, caPem: fs.readFileSync(pki.caCert, 'utf8') }, createLogger('apiserver', c.log ? { sink: c.log } : {}));
+  // default/kubernetes points at this apiserver, re-checked as upstream's endpoint reconciler does.
+  const selfIP = c.advertiseAddress || (c.bindAddress === '0.0.0.0' ? firstIPv4() : c.bindAddress);
+  const reconcileSelf = (): void => {
+    try {
+      reconcileKubernetesEndpoints(api, selfIP, port);
+    } catch (e) {
+      log(`kubernetes endpoints: ${(e as Error).message}`);
+    }
+  };
+  reconcileSelf();
+  const selfTimer = setInterval(reconcileSelf, 10_000);
+  selfTimer.unref();
   log(`serving on ${url} (storage: ${c.dataDir ? `persistent in ${c.dataDir}` : 'memory'}); admin kubeconfig: ${kubeconfigs[adminIdentity.cn]}`);
   return {
     url,
@@ -118,9 +135,15 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
     controllers,
     kubeconfigs,
     stop: async () => {
+      clearInterval(selfTimer);
       await controllers.stop();
       await server.close();
       store.close();
     },
   };
+}
+
+function firstIPv4(): string {
+  for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  return '127.0.0.1';
 }

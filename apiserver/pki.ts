@@ -60,6 +60,15 @@ export function ensurePki(dataDir: string, sans: { ips: string[]; dns: string[] 
   return { dir, caCert: path.join(dir, 'ca.crt'), serverCert: path.join(dir, 'apiserver.crt'), serverKey: path.join(dir, 'apiserver.key') };
 }
 
+/** The ServiceAccount token signing key pair, kubeadm's sa.key/sa.pub (EC P-256, ES256). */
+export function ensureServiceAccountKey(pki: Pki): { key: string; pub: string } {
+  const key = path.join(pki.dir, 'sa.key');
+  const pub = path.join(pki.dir, 'sa.pub');
+  if (!fs.existsSync(key)) ecKey(pki.dir, 'sa');
+  if (!fs.existsSync(pub)) openssl(['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], pki.dir);
+  return { key, pub };
+}
+
 export function ensureClientCert(pki: Pki, id: Identity): { cert: string; key: string } {
   const name = id.file.replace(/\.kubeconfig$/, '');
   if (!fs.existsSync(path.join(pki.dir, `${name}.crt`))) sign(pki.dir, name, subject(id), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n');

@@ -17,8 +17,8 @@ export interface ResourceDef {
   fields: string[];
 }
 
-/** status and binding are stored; the others connect to the kubelet (log is a GET stream, the rest upgrade). */
-export type Subresource = 'status' | 'binding' | 'log' | 'exec' | 'attach' | 'portforward';
+/** status, binding and scale are stored; token is issued; the others connect to the kubelet (log is a GET stream, the rest upgrade). */
+export type Subresource = 'status' | 'binding' | 'scale' | 'token' | 'log' | 'exec' | 'attach' | 'portforward';
 export const CONNECT_SUBRESOURCES = new Set<string>(['exec', 'attach', 'portforward']);
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -37,11 +37,11 @@ export const RESOURCES: ResourceDef[] = [
   def('', 'v1', 'events', 'Event', true, ['ev'], { fields: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'] }),
   def('', 'v1', 'configmaps', 'ConfigMap', true, ['cm']),
   def('', 'v1', 'secrets', 'Secret', true, [], { fields: ['type'] }),
-  def('', 'v1', 'serviceaccounts', 'ServiceAccount', true, ['sa']),
+  def('', 'v1', 'serviceaccounts', 'ServiceAccount', true, ['sa'], { subresources: ['token'] }),
   def('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
   def('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
-  def('apps', 'v1', 'deployments', 'Deployment', true, ['deploy'], { categories: ['all'], subresources: ['status'] }),
-  def('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], { categories: ['all'], subresources: ['status'] }),
+  def('apps', 'v1', 'deployments', 'Deployment', true, ['deploy'], { categories: ['all'], subresources: ['status', 'scale'] }),
+  def('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], { categories: ['all'], subresources: ['status', 'scale'] }),
   def('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
   def('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   def('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),

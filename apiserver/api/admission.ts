@@ -7,6 +7,8 @@ import type { Obj } from '../storage/store.js';
 export interface User {
   name: string;
   groups: string[];
+  uid?: string;
+  extra?: Record<string, string[]>;
 }
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';

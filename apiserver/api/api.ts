@@ -1,7 +1,7 @@
 // REST semantics of the dev apiserver, independent of HTTP: create, get,
 // list, update, patch, delete (graceful for pods, finalizers), status
 // subresource, pod binding, and watch.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Store, StoreError, type Obj, type StoreEvent } from '../storage/store.js';
 import { apiVersionOf, RESOURCES, storageKey, storagePrefix, type ResourceDef } from '../resources.js';
 import { ApiError, errors } from './errors.js';
@@ -12,6 +12,7 @@ import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector, Selec
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 import { rfc3339 } from '../../kube/time.js';
 import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type User } from './admission.js';
+import { admitServiceAccount } from '../admission/service-account.js';
 
 export interface ListOptions {
   labelSelector?: string;
@@ -23,6 +24,8 @@ export interface ListOptions {
 export interface DeleteOptions {
   gracePeriodSeconds?: number;
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** Background (default): the garbage collector deletes dependents afterwards; Foreground: they go first; Orphan: they stay, unowned. */
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
 }
 
 export type PatchType = 'merge' | 'json' | 'strategic';
@@ -30,6 +33,10 @@ export type PatchType = 'merge' | 'json' | 'strategic';
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 const clone = <T>(o: T): T => structuredClone(o);
+
+/** Five characters from upstream's SimpleNameGenerator alphabet (no vowels, no look-alikes). */
+const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+export const randomSuffix = (n = 5): string => Array.from(randomBytes(n), (b) => NAME_ALPHABET[b % NAME_ALPHABET.length]).join('');
 
 function getPath(o: Obj, path: string): string {
   let cur: unknown = o;
@@ -149,6 +156,17 @@ export class Api {
     return clone(this.mustGet(r, ns, name));
   }
 
+  /** The object, or undefined (no 404). */
+  find(r: ResourceDef, ns: string, name: string): Obj | undefined {
+    const o = this.store.get(storageKey(r, ns, name));
+    return o && clone(o);
+  }
+
+  /** Admission for a subresource request that is not stored as such (e.g. serviceaccounts/token). */
+  admitSubresource(r: ResourceDef, sub: string, ns: string, name: string, object: Obj): void {
+    this.admit({ operation: 'CREATE', resource: r, subresource: sub, namespace: ns, name, object });
+  }
+
   create(r: ResourceDef, ns: string, body: Obj): Obj {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.badRequest('the request body must be a JSON or YAML object');
     const o = clone(body);
@@ -162,7 +180,7 @@ export class Api {
       if (md.namespace && md.namespace !== ns) throw errors.badRequest(`the namespace of the provided object does not match the namespace sent on the request`);
       md.namespace = ns;
     } else delete md.namespace;
-    if (!md.name && md.generateName) md.name = `${md.generateName}${randomUUID().replace(/-/g, '').slice(0, 5)}`;
+    if (!md.name && md.generateName) md.name = `${md.generateName}${randomSuffix()}`;
     const causes = validateObject(r, o);
     if (causes.length) throw errors.invalid(r.kind, r.group, md.name ?? '', causes);
     this.checkNamespace(r, ns);
@@ -176,7 +194,10 @@ export class Api {
     // As upstream PrepareForCreate: status is the server's, except for Nodes, which kubelets register with status.
     if (r.subresources.includes('status') && r.resource !== 'nodes') delete o.status;
     applyDefaults(r, o);
-    if (r.resource === 'pods') addDefaultTolerations(o);
+    if (r.resource === 'pods') {
+      addDefaultTolerations(o);
+      admitServiceAccount(o, (ns2, name) => this.store.get(storageKey(this.res('', 'serviceaccounts'), ns2, name)), randomSuffix());
+    }
     this.admit({ operation: 'CREATE', resource: r, subresource: '', namespace: ns, name: md.name, object: o });
     if (r.resource === 'services') this.allocateService(o);
     const stored = this.store.create(storageKey(r, ns, md.name), o);
@@ -338,6 +359,15 @@ export class Api {
     if (pre.uid && pre.uid !== cur.metadata.uid) throw errors.conflict(r.resource, r.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`);
     if (pre.resourceVersion && pre.resourceVersion !== cur.metadata.resourceVersion) throw errors.conflict(r.resource, r.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`);
     this.admit({ operation: 'DELETE', resource: r, subresource: '', namespace: ns, name, oldObject: cur });
+    if (opts.propagationPolicy === 'Orphan') this.orphanDependents(cur);
+    if (opts.propagationPolicy === 'Foreground' && !cur.metadata.deletionTimestamp) {
+      // The garbage collector removes the finalizer once the blocking dependents are gone.
+      const next = clone(cur);
+      next.metadata.finalizers = [...new Set([...(next.metadata.finalizers ?? []), 'foregroundDeletion'])];
+      next.metadata.deletionTimestamp = rfc3339();
+      next.metadata.deletionGracePeriodSeconds = 0;
+      return { object: clone(this.store.update(storageKey(r, ns, name), next)), deleted: false };
+    }
     const finalizers = (cur.metadata.finalizers ?? []) as string[];
     let grace = 0;
     if (r.resource === 'pods') {
@@ -355,6 +385,22 @@ export class Api {
       return { object: clone(this.store.update(storageKey(r, ns, name), next)), deleted: false };
     }
     return { object: clone(this.remove(r, ns, name)), deleted: true };
+  }
+
+  /** Takes `owner` out of its dependents' ownerReferences (propagationPolicy=Orphan). */
+  private orphanDependents(owner: Obj): void {
+    const uid = owner.metadata.uid as string;
+    for (const r of RESOURCES) {
+      if (r.review) continue;
+      for (const o of this.store.list(storagePrefix(r, owner.metadata.namespace)).items) {
+        const refs = (o.metadata.ownerReferences ?? []) as Obj[];
+        if (!refs.some((x) => x.uid === uid)) continue;
+        const next = clone(o);
+        next.metadata.ownerReferences = refs.filter((x) => x.uid !== uid);
+        if (!next.metadata.ownerReferences.length) delete next.metadata.ownerReferences;
+        this.store.update(storageKey(r, o.metadata.namespace ?? '', o.metadata.name), next);
+      }
+    }
   }
 
   /** POST pods/{name}/binding. */

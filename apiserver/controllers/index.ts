@@ -8,13 +8,29 @@ import { LocalClient } from '../api/local-client.js';
 import { NodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle.js';
 import { Scheduler } from './scheduler.js';
 import { EndpointsController, EndpointSliceController } from './endpoint-controllers.js';
+import { ReplicaSetController } from './replicaset-controller.js';
+import { DeploymentController } from './deployment-controller.js';
+import { GarbageCollector } from './garbage-collector.js';
+import { RootCaPublisher, ServiceAccountController } from './namespace-defaults.js';
 
-export const CONTROLLER_NAMES = ['scheduler', 'node-lifecycle-controller', 'endpointslice-controller', 'endpoints-controller'] as const;
+export const CONTROLLER_NAMES = [
+  'scheduler',
+  'node-lifecycle-controller',
+  'endpointslice-controller',
+  'endpoints-controller',
+  'replicaset-controller',
+  'deployment-controller',
+  'garbage-collector-controller',
+  'serviceaccount-controller',
+  'root-ca-certificate-publisher-controller',
+] as const;
 
 export interface ControllerOptions extends NodeLifecycleOptions {
   /** e.g. ['*'], ['*', '-scheduler'], ['scheduler'] */
   controllers: string[];
   schedulerRetryMs?: number;
+  /** The cluster CA (PEM), published as kube-root-ca.crt in every namespace. */
+  caPem?: string;
 }
 
 export function enabledControllers(list: string[]): Set<string> {
@@ -54,6 +70,17 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; make(c
   },
   'endpointslice-controller': { user: 'system:serviceaccount:kube-system:endpointslice-controller', make: (c, log) => new EndpointSliceController(c, log) },
   'endpoints-controller': { user: 'system:serviceaccount:kube-system:endpoint-controller', make: (c, log) => new EndpointsController(c, log) },
+  'replicaset-controller': {
+    user: 'system:serviceaccount:kube-system:replicaset-controller',
+    make: (c, log) => new ReplicaSetController(c, log, new ApiEventRecorder(c, { component: 'replicaset-controller' }, log)),
+  },
+  'deployment-controller': {
+    user: 'system:serviceaccount:kube-system:deployment-controller',
+    make: (c, log) => new DeploymentController(c, log, new ApiEventRecorder(c, { component: 'deployment-controller' }, log)),
+  },
+  'garbage-collector-controller': { user: 'system:serviceaccount:kube-system:generic-garbage-collector', make: (c, log) => new GarbageCollector(c, log) },
+  'serviceaccount-controller': { user: 'system:serviceaccount:kube-system:service-account-controller', make: (c, log) => new ServiceAccountController(c, log) },
+  'root-ca-certificate-publisher-controller': { user: 'system:serviceaccount:kube-system:root-ca-cert-publisher', make: (c, log, o) => new RootCaPublisher(c, log, o.caPem ?? '') },
 };
 
 export async function startControllers(api: Api, o: ControllerOptions, log: Logger): Promise<RunningControllers> {

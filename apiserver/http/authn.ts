@@ -1,10 +1,11 @@
 // Authentication: client certificates signed by the cluster CA (CN is the
-// user, O the groups), bearer tokens from tokens.csv, and, with
-// --anonymous-auth, system:anonymous. Every authenticated user is also in
+// user, O the groups), bearer tokens from tokens.csv, ServiceAccount JWTs,
+// and, with --anonymous-auth, system:anonymous. Every authenticated user is also in
 // system:authenticated, as upstream. The same token check answers TokenReviews.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { User } from '../api/admission.js';
+import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
 
 export const ANONYMOUS: User = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
 
@@ -16,16 +17,19 @@ export class Authenticator {
   constructor(
     private readonly tokens: TokenTable,
     private readonly anonymous: boolean,
+    private readonly serviceAccounts?: ServiceAccountTokens,
   ) {}
 
-  /** A bearer token's user, or undefined. */
-  token(token: string): User | undefined {
+  /** A bearer token's user (and the audiences it was accepted for), or undefined. */
+  async token(token: string, audiences?: string[]): Promise<{ user: User; audiences: string[] } | undefined> {
     const t = this.tokens.get(token.trim());
-    return t ? withAuthenticated(t.user, t.groups) : undefined;
+    if (t) return { user: withAuthenticated(t.user, t.groups), audiences: audiences ?? [] };
+    if (this.serviceAccounts && token.split('.').length === 3) return this.serviceAccounts.verify(token.trim(), audiences?.length ? audiences : undefined);
+    return undefined;
   }
 
   /** The request's user; undefined means 401. */
-  request(req: IncomingMessage): User | undefined {
+  async request(req: IncomingMessage): Promise<User | undefined> {
     const sock = req.socket as TLSSocket;
     if (sock.authorized) {
       const cert = sock.getPeerCertificate();
@@ -37,7 +41,7 @@ export class Authenticator {
     }
     const auth = String(req.headers.authorization ?? '');
     // A token that does not check out is a 401 even when anonymous requests are allowed, as upstream.
-    if (auth.startsWith('Bearer ')) return this.token(auth.slice(7));
+    if (auth.startsWith('Bearer ')) return (await this.token(auth.slice(7)))?.user;
     return this.anonymous ? ANONYMOUS : undefined;
   }
 }

@@ -38,8 +38,10 @@ export function apiResourceList(group: string, version: string): object | undefi
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
 }
 
-const SUBRESOURCE_KINDS: Record<string, { kind: string; verbs: string[] }> = {
+const SUBRESOURCE_KINDS: Record<string, { kind: string; verbs: string[]; group?: string; version?: string }> = {
   binding: { kind: 'Binding', verbs: ['create'] },
+  scale: { kind: 'Scale', verbs: ['get', 'patch', 'update'], group: 'autoscaling', version: 'v1' },
+  token: { kind: 'TokenRequest', verbs: ['create'], group: 'authentication.k8s.io', version: 'v1' },
   log: { kind: 'Pod', verbs: ['get'] },
   exec: { kind: 'PodExecOptions', verbs: ['create', 'get'] },
   attach: { kind: 'PodAttachOptions', verbs: ['create', 'get'] },
@@ -48,6 +50,6 @@ const SUBRESOURCE_KINDS: Record<string, { kind: string; verbs: string[] }> = {
 
 function subresource(r: ResourceDef, sub: Subresource): object {
   const k = SUBRESOURCE_KINDS[sub];
-  if (k) return { name: `${r.resource}/${sub}`, singularName: '', namespaced: r.namespaced, kind: k.kind, verbs: k.verbs };
+  if (k) return { name: `${r.resource}/${sub}`, singularName: '', namespaced: r.namespaced, ...(k.group ? { group: k.group, version: k.version } : {}), kind: k.kind, verbs: k.verbs };
   return { name: `${r.resource}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] };
 }

@@ -1,54 +1,103 @@
 // Decoding of Kubernetes protobuf request bodies (application/vnd.kubernetes.protobuf),
-// which typed clients such as `kubectl create namespace` send. The envelope is
-// the "k8s\0" magic plus runtime.Unknown; only the kinds listed here are
-// understood, the rest get 415. Field numbers follow the upstream generated.proto files.
+// which typed clients such as `kubectl create deployment` send: the "k8s\0"
+// magic plus runtime.Unknown, then the object. The result is the JSON form Go
+// would write: zero values of omitempty fields left out, Time as RFC3339,
+// IntOrString and Quantity as scalars, embedded structs inlined. A body with
+// a field this schema does not know gets 415 rather than silently losing it.
 import protobuf from 'protobufjs';
 import { errors } from '../api/errors.js';
+import { K8S_PROTO, PROTO_KINDS } from './protobuf-schema.js';
 
-const SCHEMA = `
-syntax = "proto2";
-package k8s;
-message TypeMeta { optional string apiVersion = 1; optional string kind = 2; }
-message Unknown { optional TypeMeta typeMeta = 1; optional bytes raw = 2; optional string contentEncoding = 3; optional string contentType = 4; }
-message Time { optional int64 seconds = 1; optional int32 nanos = 2; }
-message OwnerReference { optional string kind = 1; optional string name = 3; optional string uid = 4; optional string apiVersion = 5; optional bool controller = 6; optional bool blockOwnerDeletion = 7; }
-message ObjectMeta {
-  optional string name = 1; optional string generateName = 2; optional string namespace = 3;
-  optional string uid = 5; optional string resourceVersion = 6; optional int64 generation = 7;
-  map<string, string> labels = 11; map<string, string> annotations = 12;
-  repeated OwnerReference ownerReferences = 13; repeated string finalizers = 14;
-}
-message NamespaceSpec { repeated string finalizers = 1; }
-message NamespaceStatus { optional string phase = 1; }
-message Namespace { optional ObjectMeta metadata = 1; optional NamespaceSpec spec = 2; optional NamespaceStatus status = 3; }
-message ConfigMap { optional ObjectMeta metadata = 1; map<string, string> data = 2; map<string, bytes> binaryData = 3; optional bool immutable = 4; }
-message Secret { optional ObjectMeta metadata = 1; map<string, bytes> data = 2; optional string type = 3; map<string, string> stringData = 4; optional bool immutable = 5; }
-message ServiceAccount { optional ObjectMeta metadata = 1; }
-`;
-
-const root = protobuf.parse(SCHEMA, { keepCase: true }).root;
+const root = protobuf.parse(K8S_PROTO, { keepCase: true }).root;
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
-const KINDS: Record<string, string> = { 'v1/Namespace': 'Namespace', 'v1/ConfigMap': 'ConfigMap', 'v1/Secret': 'Secret', 'v1/ServiceAccount': 'ServiceAccount' };
+
+/** Pointer fields in Go: an explicit false or 0 means something and is kept. */
+const KEEP_ZERO = new Set([
+  'DeploymentSpec.replicas', 'DeploymentSpec.revisionHistoryLimit', 'DeploymentSpec.progressDeadlineSeconds',
+  'PodSpec.terminationGracePeriodSeconds', 'PodSpec.activeDeadlineSeconds', 'PodSpec.automountServiceAccountToken', 'PodSpec.enableServiceLinks',
+  'ServiceAccount.automountServiceAccountToken', 'ConfigMap.immutable', 'Secret.immutable', 'ConfigMapKeySelector.optional', 'SecretKeySelector.optional',
+  'ServiceSpec.allocateLoadBalancerNodePorts', 'ClientIPConfig.timeoutSeconds', 'TokenRequestSpec.expirationSeconds',
+  'ObjectMeta.deletionGracePeriodSeconds', 'OwnerReference.controller', 'OwnerReference.blockOwnerDeletion',
+]);
+
+type Json = Record<string, unknown>;
+
+function time(v: Json): string | undefined {
+  const s = Number(v.seconds ?? 0);
+  if (!s && !v.nanos) return undefined;
+  return new Date(s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** One decoded value of `field`, in JSON form; undefined to leave it out. */
+function convert(field: protobuf.Field, v: unknown): unknown {
+  const t = field.resolvedType;
+  if (t instanceof protobuf.Type) {
+    const o = v as Json;
+    switch (t.name) {
+      case 'Time':
+        return time(o);
+      case 'IntOrString':
+        return Number(o.type ?? 0) === 1 ? (o.strVal ?? '') : Number(o.intVal ?? 0);
+      case 'Quantity':
+        return o.string || undefined;
+      case 'FieldsV1':
+        return o.Raw ? JSON.parse(Buffer.from(o.Raw as string, 'base64').toString('utf8')) : undefined;
+      default:
+        return message(t, o);
+    }
+  }
+  if (v === '' || ((v === false || v === 0) && !KEEP_ZERO.has(`${field.parent!.name}.${field.name}`))) return undefined;
+  return v;
+}
+
+function message(t: protobuf.Type, o: Json): Json | undefined {
+  const out: Json = {};
+  for (const [name, value] of Object.entries(o)) {
+    const f = t.fields[name]!;
+    let v: unknown;
+    if (f.map) {
+      const m: Json = {};
+      for (const [k, x] of Object.entries(value as Json)) {
+        const c = convert(f, x);
+        m[k] = c === undefined && f.resolvedType ? '' : (c ?? x);
+      }
+      v = Object.keys(m).length ? m : undefined;
+    } else if (f.repeated) {
+      const list = (value as unknown[]).map((x) => convert(f, x) ?? (f.resolvedType ? {} : x));
+      v = list.length ? list : undefined;
+    } else v = convert(f, value);
+    if (v === undefined) continue;
+    // Go embeds LocalObjectReference: its name sits in the parent's JSON.
+    if (name === 'localObjectReference' && typeof v === 'object') Object.assign(out, v);
+    else out[name] = v;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
 
 export function decodeProtobuf(body: Buffer): Record<string, unknown> {
   if (body.length < 4 || !body.subarray(0, 4).equals(MAGIC)) throw errors.badRequest('protobuf body does not start with the k8s magic prefix');
-  let env: Record<string, any>;
+  const unknownType = root.lookupType('k8s.Unknown');
+  let env: Json;
   try {
-    env = root.lookupType('k8s.Unknown').toObject(root.lookupType('k8s.Unknown').decode(body.subarray(4)), { bytes: Buffer as unknown as ArrayConstructor }) as Record<string, any>;
+    env = unknownType.toObject(unknownType.decode(body.subarray(4)), { bytes: Buffer as unknown as ArrayConstructor }) as Json;
   } catch (e) {
     throw errors.badRequest(`cannot decode protobuf envelope: ${(e as Error).message}`);
   }
-  const apiVersion = env.typeMeta?.apiVersion ?? '';
-  const kind = env.typeMeta?.kind ?? '';
-  const type = KINDS[`${apiVersion}/${kind}`];
+  const tm = (env.typeMeta ?? {}) as Json;
+  const apiVersion = String(tm.apiVersion ?? '');
+  const kind = String(tm.kind ?? '');
+  const type = PROTO_KINDS[`${apiVersion}/${kind}`];
   if (!type) throw errors.unsupportedMediaType(`application/vnd.kubernetes.protobuf for ${apiVersion} ${kind}; send JSON`);
   const t = root.lookupType(`k8s.${type}`);
-  const obj = t.toObject(t.decode(env.raw ?? Buffer.alloc(0)), { longs: Number, defaults: false }) as Record<string, any>;
-  for (const f of ['data', 'binaryData']) {
-    if (type === 'Secret' || f === 'binaryData') {
-      const m = obj[f] as Record<string, Uint8Array> | undefined;
-      if (m) obj[f] = Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
-    }
+  const raw = (env.raw as Buffer | undefined) ?? Buffer.alloc(0);
+  let msg: protobuf.Message;
+  try {
+    msg = t.decode(raw);
+  } catch (e) {
+    throw errors.badRequest(`cannot decode protobuf ${kind}: ${(e as Error).message}`);
   }
-  return { apiVersion, kind, ...obj };
+  // Unknown fields are dropped by the decoder: a shorter re-encoding means the body had some.
+  if (t.encode(msg).finish().length !== raw.length) throw errors.unsupportedMediaType(`application/vnd.kubernetes.protobuf for ${apiVersion} ${kind} with fields this apiserver does not decode from protobuf; send JSON`);
+  const obj = t.toObject(msg, { longs: Number, bytes: String }) as Json;
+  return { apiVersion, kind, ...(message(t, obj) ?? {}) };
 }

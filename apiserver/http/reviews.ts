@@ -17,12 +17,14 @@ function attributesOf(spec: Obj, user: User): AuthzAttributes {
   throw errors.invalid('SubjectAccessReview', 'authorization.k8s.io', '', [{ field: 'spec.resourceAttributes', message: 'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified' }]);
 }
 
-export function review(r: ResourceDef, body: Obj, requester: User, authn: Authenticator, authz: AuthorizerChain): Obj {
+export async function review(r: ResourceDef, body: Obj, requester: User, authn: Authenticator, authz: AuthorizerChain): Promise<Obj> {
   const spec = (body?.spec ?? {}) as Obj;
   const base = { apiVersion: apiVersionOf(r), kind: r.kind, metadata: { ...(body?.metadata ?? {}), creationTimestamp: null }, spec };
   if (r.resource === 'tokenreviews') {
-    const u = typeof spec.token === 'string' ? authn.token(spec.token) : undefined;
-    return { ...base, status: u ? { authenticated: true, user: { username: u.name, groups: u.groups }, audiences: spec.audiences ?? [] } : { authenticated: false, user: {}, error: 'invalid bearer token' } };
+    const r = typeof spec.token === 'string' ? await authn.token(spec.token, spec.audiences as string[] | undefined) : undefined;
+    if (!r) return { ...base, status: { authenticated: false, user: {}, error: 'invalid bearer token' } };
+    const u = r.user;
+    return { ...base, status: { authenticated: true, user: { username: u.name, ...(u.uid ? { uid: u.uid } : {}), groups: u.groups, ...(u.extra ? { extra: u.extra } : {}) }, audiences: r.audiences } };
   }
   const subject: User = r.resource === 'selfsubjectaccessreviews' ? requester : { name: spec.user ?? '', groups: (spec.groups ?? []) as string[] };
   const d = authz.authorize(attributesOf(spec, subject));

@@ -19,6 +19,9 @@ import { ANONYMOUS, type Authenticator } from './authn.js';
 import { requestVerb, type AuthorizerChain } from '../authz/authorizer.js';
 import { review } from './reviews.js';
 import { KubeletProxy, rejectUpgrade } from './kubelet-proxy.js';
+import { getScale, updateScale } from '../api/scale.js';
+import { requestToken } from '../serviceaccount/token-request.js';
+import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
 export type { User };
 
 export interface ServerOptions {
@@ -31,6 +34,8 @@ export interface ServerOptions {
   authz: AuthorizerChain;
   alwaysAllow: boolean;
   kubelets: KubeletProxy;
+  /** Signs TokenRequests (serviceaccounts/token). */
+  serviceAccountTokens?: ServiceAccountTokens;
   log?: (line: string) => void;
   /** Seconds between watch bookmarks when the client asks for them. */
   bookmarkIntervalSec?: number;
@@ -61,7 +66,7 @@ export class ApiServer {
       { cert: fs.readFileSync(o.cert), key: fs.readFileSync(o.key), ca: fs.readFileSync(o.ca), requestCert: true, rejectUnauthorized: false },
       (req, res) => void this.handle(req, res),
     );
-    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head));
     this.server.keepAliveTimeout = 60_000;
   }
 
@@ -107,7 +112,7 @@ export class ApiServer {
         res.end('ok');
         return;
       }
-      const user = this.o.authn.request(req);
+      const user = await this.o.authn.request(req);
       if (!user) throw errors.unauthorized();
       await this.route(req, res, url, path, user);
     } catch (e) {
@@ -138,12 +143,12 @@ export class ApiServer {
   }
 
   /** exec, attach and portforward arrive as connection upgrades. */
-  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const path = url.pathname.replace(/\/+$/, '');
     const route = parseResourcePath(path.split('/').filter(Boolean).map(decodeURIComponent));
     try {
-      const user = this.o.authn.request(req);
+      const user = await this.o.authn.request(req);
       if (!user) throw errors.unauthorized();
       if (!route || route.r.resource !== 'pods' || !route.name || !route.namespace || !route.sub || !CONNECT_SUBRESOURCES.has(route.sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
       this.authorize(user, req.method ?? 'GET', path, route, url.searchParams);
@@ -189,7 +194,7 @@ export class ApiServer {
     if (r.review) {
       if (method !== 'POST' || name) throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-      return this.send(res, 201, review(r, body, user, this.o.authn, this.o.authz));
+      return this.send(res, 201, await review(r, body, user, this.o.authn, this.o.authz));
     }
     if (!name) {
       if (method === 'GET') return q.get('watch') === '1' || q.get('watch') === 'true' ? this.watch(req, res, r, namespace, q) : this.list(req, res, r, namespace, q);
@@ -212,6 +217,26 @@ export class ApiServer {
       return this.o.kubelets.logs(res, ns, name, q);
     }
     if (sub && CONNECT_SUBRESOURCES.has(sub)) throw errors.badRequest(`Upgrade request required`);
+    if (sub === 'token') {
+      if (method !== 'POST') throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+      if (!this.o.serviceAccountTokens) throw errors.internal('no service account signing key configured');
+      const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
+      return this.send(res, 201, await requestToken(this.api, this.o.serviceAccountTokens, user, ns, name, body));
+    }
+    if (sub === 'scale') {
+      if (method === 'GET') return this.send(res, 200, getScale(this.api, r, ns, name));
+      if (method === 'PUT') {
+        const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
+        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { put: body })));
+      }
+      if (method === 'PATCH') {
+        const type = PATCH_TYPES[mediaType(req)];
+        if (!type) throw errors.unsupportedMediaType(mediaType(req));
+        const body = decodeBody(await readBody(req), 'application/json', ['application/json']);
+        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { patch: { type, body } })));
+      }
+      throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+    }
     const status = sub === 'status' ? 'status' : undefined;
     switch (method) {
       case 'GET':
@@ -231,7 +256,9 @@ export class ApiServer {
         const raw = await readBody(req);
         const opts = (raw.length ? decodeBody(raw, mediaType(req), ['application/json', 'application/yaml']) : {}) as Obj;
         const grace = q.get('gracePeriodSeconds') ?? opts.gracePeriodSeconds;
-        const { object } = this.api.runAs(user, () => this.api.delete(r, ns, name, { gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace), preconditions: opts.preconditions }));
+        let policy = q.get('propagationPolicy') ?? opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : undefined);
+        if (policy !== undefined && !['Background', 'Foreground', 'Orphan'].includes(policy)) throw errors.badRequest(`propagationPolicy: Unsupported value: "${String(policy)}": supported values: "Foreground", "Background", "Orphan"`);
+        const { object } = this.api.runAs(user, () => this.api.delete(r, ns, name, { gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace), preconditions: opts.preconditions, propagationPolicy: policy }));
         return this.send(res, 200, object);
       }
       default:

@@ -1,0 +1,59 @@
+// The scale subresource of Deployments and ReplicaSets (autoscaling/v1
+// Scale), which `kubectl scale` patches: spec.replicas in, status.replicas and
+// the selector as a string out.
+import type { Obj } from '../storage/store.js';
+import type { ResourceDef } from '../resources.js';
+import type { Api, PatchType } from './api.js';
+import { errors } from './errors.js';
+import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
+
+/** A LabelSelector in its string form (metav1.FormatLabelSelector). */
+export function selectorString(sel: Obj | undefined): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries((sel?.matchLabels ?? {}) as Record<string, string>)) parts.push(`${k}=${v}`);
+  for (const e of (sel?.matchExpressions ?? []) as Obj[]) {
+    const vals = ((e.values ?? []) as string[]).join(',');
+    if (e.operator === 'In') parts.push(`${e.key} in (${vals})`);
+    else if (e.operator === 'NotIn') parts.push(`${e.key} notin (${vals})`);
+    else if (e.operator === 'Exists') parts.push(String(e.key));
+    else if (e.operator === 'DoesNotExist') parts.push(`!${e.key}`);
+  }
+  return parts.join(',');
+}
+
+export function toScale(o: Obj): Obj {
+  const md = o.metadata;
+  return {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata: { name: md.name, namespace: md.namespace, uid: md.uid, resourceVersion: md.resourceVersion, creationTimestamp: md.creationTimestamp },
+    spec: { replicas: o.spec?.replicas ?? 1 },
+    status: { replicas: o.status?.replicas ?? 0, selector: selectorString(o.spec?.selector) },
+  };
+}
+
+export function getScale(api: Api, r: ResourceDef, ns: string, name: string): Obj {
+  return toScale(api.get(r, ns, name));
+}
+
+/** PUT or PATCH of the scale: only spec.replicas changes, with the Scale's resourceVersion as a precondition. */
+export function updateScale(api: Api, r: ResourceDef, ns: string, name: string, change: { put?: Obj; patch?: { type: PatchType; body: unknown } }): Obj {
+  const cur = api.get(r, ns, name);
+  let scale: Obj;
+  if (change.put) scale = change.put;
+  else {
+    const { type, body } = change.patch!;
+    try {
+      const base = toScale(cur);
+      scale = (type === 'json' ? jsonPatch(base, body) : type === 'merge' ? mergePatch(base, body) : strategicMerge(base, body)) as Obj;
+    } catch (e) {
+      if (e instanceof PatchError) throw errors.badRequest(`the server rejected our request due to an error in our request: ${e.message}`);
+      throw e;
+    }
+  }
+  const replicas = scale?.spec?.replicas;
+  if (!Number.isInteger(replicas) || replicas < 0) throw errors.invalid('Scale', 'autoscaling', name, [{ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
+  const rv = scale.metadata?.resourceVersion;
+  const next = { ...cur, metadata: { ...cur.metadata, ...(rv ? { resourceVersion: rv } : {}) }, spec: { ...cur.spec, replicas } };
+  return toScale(api.update(r, ns, name, next));
+}

@@ -1,0 +1,216 @@
+// deployment-controller: one ReplicaSet per pod template, named
+// <deployment>-<pod-template-hash>; RollingUpdate moves replicas from the old
+// ReplicaSets to the new one within maxSurge/maxUnavailable, Recreate scales
+// the old ones to zero first. Status and the Available/Progressing
+// conditions follow upstream, which is what `kubectl rollout status` reads.
+import type { KObj, KubeApi } from '../../kube/client.js';
+import { KubeApiError } from '../../kube/client.js';
+import type { EventRecorder } from '../../kube/events.js';
+import { Informer } from '../../kube/informer.js';
+import type { Logger } from '../../kube/log.js';
+import { rfc3339 } from '../../kube/time.js';
+import { selectorString } from '../api/scale.js';
+import { KeyQueue } from './key-queue.js';
+import { ANN_DESIRED, ANN_MAX, ANN_REVISION, controllerRef, isActive, newRSReplicas, ownedBy, ownerRefTo, POD_TEMPLATE_HASH, sameTemplate, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
+
+const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
+const replicas = (rs: KObj): number => rs.spec?.replicas ?? 0;
+const revision = (rs: KObj): number => Number(rs.metadata.annotations?.[ANN_REVISION] ?? 0) || 0;
+
+export class DeploymentController {
+  private readonly deployments: Informer;
+  private readonly sets: Informer;
+  private readonly pods: Informer;
+  private readonly queue = new KeyQueue<undefined>(async (k) => {
+    try {
+      await this.sync(k);
+    } catch (e) {
+      if (!(e instanceof KubeApiError && (e.code === 409 || e.code === 404))) this.log.warn(`deployment-controller: ${k}: ${(e as Error).message}; retrying`);
+      setTimeout(() => this.queue.add(k, undefined), 1000).unref();
+    }
+  });
+
+  constructor(
+    private readonly client: KubeApi,
+    private readonly log: Logger,
+    private readonly events: EventRecorder,
+  ) {
+    const onErr = (what: string) => (e: Error) => log.warn(`deployment-controller: ${what} watch: ${e.message}`);
+    const enq = (o: KObj): void => this.queue.add(keyOf(o), undefined);
+    const enqOwner = (o: KObj): void => {
+      const ref = controllerRef(o);
+      if (ref?.kind === 'Deployment') this.queue.add(`${o.metadata.namespace}/${ref.name}`, undefined);
+    };
+    this.deployments = new Informer(client, { path: '/apis/apps/v1/deployments', onAdd: enq, onUpdate: enq, onDelete: enq, onError: onErr('deployment') });
+    this.sets = new Informer(client, { path: '/apis/apps/v1/replicasets', onAdd: enqOwner, onUpdate: enqOwner, onDelete: enqOwner, onError: onErr('replicaset') });
+    // Recreate waits for the old pods to be gone.
+    this.pods = new Informer(client, {
+      path: '/api/v1/pods',
+      onDelete: (p) => {
+        const rs = controllerRef(p)?.kind === 'ReplicaSet' ? this.sets.cache.get(`${p.metadata.namespace}/${controllerRef(p)!.name}`) : undefined;
+        if (rs) enqOwner(rs);
+      },
+      onError: onErr('pod'),
+    });
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.deployments.start(), this.sets.start(), this.pods.start()]);
+    for (const d of this.deployments.list()) this.queue.add(keyOf(d), undefined);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.deployments.stop(), this.sets.stop(), this.pods.stop()]);
+  }
+
+  private async sync(key: string): Promise<void> {
+    const [ns, name] = key.split('/') as [string, string];
+    const base = `/apis/apps/v1/namespaces/${ns}`;
+    const d = await this.client.get(`${base}/deployments/${name}`).catch((e: unknown) => {
+      if (e instanceof KubeApiError && e.code === 404) return undefined;
+      throw e;
+    });
+    if (!d || d.metadata.deletionTimestamp) return;
+    const sel = selectorString(d.spec?.selector);
+    if (!sel) return;
+    const all: KObj[] = [];
+    for (const rs of (await this.client.get(`${base}/replicasets`, { labelSelector: sel })).items as KObj[]) {
+      if (ownedBy(rs, d)) all.push(rs);
+      else if (!controllerRef(rs) && !rs.metadata.deletionTimestamp) {
+        all.push(await this.client.patch(`${base}/replicasets/${rs.metadata.name}`, { metadata: { uid: rs.metadata.uid, ownerReferences: [ownerRefTo(d)] } }, 'strategic'));
+      }
+    }
+    let newRS = all.find((rs) => sameTemplate(rs.spec?.template, d.spec?.template));
+    const old = all.filter((rs) => rs !== newRS);
+    if (!d.spec?.paused) {
+      if (!newRS) newRS = await this.createNewRS(d, old);
+      if (d.spec?.strategy?.type === 'Recreate') await this.recreate(d, newRS, old);
+      else await this.rollingUpdate(d, newRS, old);
+      await this.cleanup(d, old);
+    }
+    await this.writeStatus(d, newRS, old);
+  }
+
+  private async createNewRS(d: KObj, old: KObj[]): Promise<KObj> {
+    const ns = d.metadata.namespace;
+    const { maxSurge } = surgeAndUnavailable(d);
+    const desired = d.spec?.replicas ?? 1;
+    for (let collisions = d.status?.collisionCount ?? 0; ; collisions++) {
+      const hash = templateHash(d.spec.template, collisions);
+      const template = structuredClone(d.spec.template);
+      template.metadata = { ...(template.metadata ?? {}), labels: { ...(template.metadata?.labels ?? {}), [POD_TEMPLATE_HASH]: hash } };
+      const rev = Math.max(0, ...old.map(revision)) + 1;
+      const body = {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: {
+          name: `${d.metadata.name}-${hash}`,
+          labels: template.metadata.labels,
+          annotations: { [ANN_REVISION]: String(rev), [ANN_DESIRED]: String(desired), [ANN_MAX]: String(desired + (d.spec?.strategy?.type === 'Recreate' ? 0 : maxSurge)) },
+          ownerReferences: [ownerRefTo(d)],
+        },
+        spec: {
+          replicas: 0,
+          minReadySeconds: d.spec?.minReadySeconds ?? 0,
+          selector: { ...d.spec.selector, matchLabels: { ...(d.spec.selector?.matchLabels ?? {}), [POD_TEMPLATE_HASH]: hash } },
+          template,
+        },
+      };
+      try {
+        const rs = await this.client.create(`/apis/apps/v1/namespaces/${ns}/replicasets`, body);
+        this.log.info(`deployment-controller: ${keyOf(d)}: created replica set ${rs.metadata.name} (revision ${rev})`);
+        return rs;
+      } catch (e) {
+        // A ReplicaSet of that name with another template: take the next hash, as upstream's collisionCount.
+        if (!(e instanceof KubeApiError && e.code === 409)) throw e;
+        const existing = await this.client.get(`/apis/apps/v1/namespaces/${ns}/replicasets/${body.metadata.name}`);
+        if (ownedBy(existing, d) && sameTemplate(existing.spec?.template, d.spec.template)) return existing;
+        await this.client.update(`/apis/apps/v1/namespaces/${ns}/deployments/${d.metadata.name}/status`, { ...d, status: { ...(d.status ?? {}), collisionCount: collisions + 1 } });
+        d.status = { ...(d.status ?? {}), collisionCount: collisions + 1 };
+      }
+    }
+  }
+
+  private async scale(d: KObj, rs: KObj, to: number): Promise<KObj> {
+    const from = replicas(rs);
+    const { maxSurge } = surgeAndUnavailable(d);
+    const desired = d.spec?.replicas ?? 1;
+    const ann = { ...(rs.metadata.annotations ?? {}), [ANN_DESIRED]: String(desired), [ANN_MAX]: String(desired + maxSurge) };
+    if (from === to && rs.metadata.annotations?.[ANN_DESIRED] === ann[ANN_DESIRED]) return rs;
+    const next = await this.client.update(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`, { ...rs, metadata: { ...rs.metadata, annotations: ann }, spec: { ...rs.spec, replicas: to } });
+    if (from !== to) {
+      const ref = { kind: 'Deployment', apiVersion: 'apps/v1', namespace: d.metadata.namespace, name: d.metadata.name, uid: d.metadata.uid };
+      this.events.event(ref, 'Normal', 'ScalingReplicaSet', `Scaled ${to > from ? 'up' : 'down'} replica set ${rs.metadata.name} from ${from} to ${to}`);
+    }
+    return next;
+  }
+
+  private async rollingUpdate(d: KObj, newRS: KObj, old: KObj[]): Promise<void> {
+    const desired = d.spec?.replicas ?? 1;
+    // Nothing old left to move from: a plain scale of the new ReplicaSet.
+    if (old.every((rs) => replicas(rs) === 0)) {
+      await this.scale(d, newRS, desired);
+      return;
+    }
+    const target = newRSReplicas(d, newRS, [newRS, ...old]);
+    const cur = await this.scale(d, newRS, target);
+    for (const [rsName, to] of scaleDownOld(d, cur, old)) await this.scale(d, old.find((rs) => rs.metadata.name === rsName)!, to);
+  }
+
+  private async recreate(d: KObj, newRS: KObj, old: KObj[]): Promise<void> {
+    for (const rs of old) if (replicas(rs) > 0) await this.scale(d, rs, 0);
+    // The new pods start only once no old pod is left.
+    for (const rs of old) {
+      const pods = (await this.client.get(`/api/v1/namespaces/${rs.metadata.namespace}/pods`, { labelSelector: selectorString(rs.spec?.selector) })).items as KObj[];
+      if (pods.some((p) => ownedBy(p, rs) && (isActive(p) || p.metadata.deletionTimestamp))) return;
+    }
+    await this.scale(d, newRS, d.spec?.replicas ?? 1);
+  }
+
+  /** Old ReplicaSets with no replicas beyond revisionHistoryLimit go, oldest first. */
+  private async cleanup(d: KObj, old: KObj[]): Promise<void> {
+    const limit = d.spec?.revisionHistoryLimit ?? 10;
+    const idle = old.filter((rs) => replicas(rs) === 0 && (rs.status?.replicas ?? 0) === 0 && !rs.metadata.deletionTimestamp).sort((a, b) => revision(a) - revision(b));
+    for (const rs of idle.slice(0, Math.max(0, idle.length - limit))) await this.client.delete(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`).catch(() => undefined);
+  }
+
+  private async writeStatus(d: KObj, newRS: KObj | undefined, old: KObj[]): Promise<void> {
+    const all = newRS ? [newRS, ...old] : old;
+    const sum = (f: (rs: KObj) => number): number => all.reduce((s, rs) => s + f(rs), 0);
+    const desired = d.spec?.replicas ?? 1;
+    const { maxUnavailable } = surgeAndUnavailable(d);
+    const available = sum((rs) => rs.status?.availableReplicas ?? 0);
+    const updated = newRS?.status?.replicas ?? 0;
+    const total = sum((rs) => rs.status?.replicas ?? 0);
+    const now = rfc3339();
+    const prev = ((d.status?.conditions ?? []) as KObj[]);
+    const cond = (type: string, status: string, reason: string, message: string): KObj => {
+      const p = prev.find((c) => c.type === type);
+      const same = p && p.status === status && p.reason === reason;
+      return { type, status, lastUpdateTime: same ? p.lastUpdateTime : now, lastTransitionTime: p && p.status === status ? p.lastTransitionTime : now, reason, message };
+    };
+    const minAvailable = d.spec?.strategy?.type === 'Recreate' ? desired : desired - maxUnavailable;
+    const availableCond = available >= minAvailable ? cond('Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.') : cond('Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.');
+    const done = newRS && updated === desired && total === desired && available >= desired && (newRS.status?.availableReplicas ?? 0) >= desired;
+    const progressing = d.spec?.paused
+      ? cond('Progressing', 'Unknown', 'DeploymentPaused', 'Deployment is paused')
+      : done
+        ? cond('Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet "${newRS.metadata.name}" has successfully progressed.`)
+        : newRS
+          ? cond('Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet "${newRS.metadata.name}" is progressing.`)
+          : (prev.find((c) => c.type === 'Progressing') ?? cond('Progressing', 'True', 'ReplicaSetUpdated', 'Deployment is progressing.'));
+    const status: KObj = {
+      observedGeneration: d.metadata.generation,
+      replicas: total,
+      updatedReplicas: updated,
+      readyReplicas: sum((rs) => rs.status?.readyReplicas ?? 0),
+      availableReplicas: available,
+      unavailableReplicas: Math.max(0, desired - available),
+      conditions: [availableCond, progressing],
+      ...(d.status?.collisionCount ? { collisionCount: d.status.collisionCount } : {}),
+    };
+    const comparable = (s: KObj): string => JSON.stringify({ ...s, conditions: ((s.conditions ?? []) as KObj[]).map((c) => ({ ...c, lastUpdateTime: undefined })) });
+    if (comparable(status) === comparable(d.status ?? {})) return;
+    await this.client.update(`/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`, { ...d, status });
+  }
+}

@@ -1,0 +1,144 @@
+// replicaset-controller: keeps each ReplicaSet's number of active pods at
+// spec.replicas (creating from the template with a controller reference,
+// deleting the least useful first), adopts matching orphans, and writes
+// status (replicas, fullyLabeled, ready, available, observedGeneration).
+// Decisions use a fresh list of the namespace's pods; informers only trigger.
+import type { KObj, KubeApi } from '../../kube/client.js';
+import { KubeApiError } from '../../kube/client.js';
+import type { EventRecorder } from '../../kube/events.js';
+import { Informer } from '../../kube/informer.js';
+import type { Logger } from '../../kube/log.js';
+import { selectorString } from '../api/scale.js';
+import { KeyQueue } from './key-queue.js';
+import { controllerRef, deletionOrder, isActive, isAvailable, isReady, ownedBy, ownerRefTo } from './workload-model.js';
+
+const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
+/** Pods created per round grow 1, 2, 4, … as upstream's slow start, so a bad template fails cheaply. */
+const MAX_BATCH = 500;
+
+export class ReplicaSetController {
+  private readonly sets: Informer;
+  private readonly pods: Informer;
+  private readonly queue = new KeyQueue<undefined>(async (k) => {
+    try {
+      await this.sync(k);
+    } catch (e) {
+      if (!(e instanceof KubeApiError && (e.code === 409 || e.code === 404))) this.log.warn(`replicaset-controller: ${k}: ${(e as Error).message}; retrying`);
+      this.later(k, 1000);
+    }
+  });
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly client: KubeApi,
+    private readonly log: Logger,
+    private readonly events: EventRecorder,
+  ) {
+    const onErr = (what: string) => (e: Error) => log.warn(`replicaset-controller: ${what} watch: ${e.message}`);
+    const enq = (o: KObj): void => this.queue.add(keyOf(o), undefined);
+    this.sets = new Informer(client, { path: '/apis/apps/v1/replicasets', onAdd: enq, onUpdate: enq, onDelete: enq, onError: onErr('replicaset') });
+    this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: (p) => this.onPod(p), onUpdate: (p) => this.onPod(p), onDelete: (p) => this.onPod(p), onError: onErr('pod') });
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.sets.start(), this.pods.start()]);
+    for (const rs of this.sets.list()) this.queue.add(keyOf(rs), undefined);
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    await Promise.all([this.sets.stop(), this.pods.stop()]);
+  }
+
+  private later(key: string, ms: number): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      this.queue.add(key, undefined);
+    }, ms);
+    t.unref();
+    this.timers.add(t);
+  }
+
+  /** A pod change wakes its owner, or for an orphan every ReplicaSet of its namespace (adoption). */
+  private onPod(p: KObj): void {
+    const ref = controllerRef(p);
+    if (ref?.kind === 'ReplicaSet') this.queue.add(`${p.metadata.namespace}/${ref.name}`, undefined);
+    else if (!ref) for (const rs of this.sets.list()) if (rs.metadata.namespace === p.metadata.namespace) this.queue.add(keyOf(rs), undefined);
+  }
+
+  private async sync(key: string): Promise<void> {
+    const [ns, name] = key.split('/') as [string, string];
+    const base = `/apis/apps/v1/namespaces/${ns}/replicasets`;
+    const rs = await this.client.get(`${base}/${name}`).catch((e: unknown) => {
+      if (e instanceof KubeApiError && e.code === 404) return undefined;
+      throw e;
+    });
+    if (!rs || rs.metadata.deletionTimestamp) return;
+    const sel = selectorString(rs.spec?.selector);
+    if (!sel) return;
+    const list = (await this.client.get(`/api/v1/namespaces/${ns}/pods`, { labelSelector: sel })).items as KObj[];
+    const mine: KObj[] = [];
+    for (const p of list) {
+      if (ownedBy(p, rs)) mine.push(p);
+      else if (!controllerRef(p) && isActive(p)) {
+        // An orphan that matches the selector is adopted, as upstream's ControllerRefManager does.
+        await this.client.patch(`/api/v1/namespaces/${ns}/pods/${p.metadata.name}`, { metadata: { uid: p.metadata.uid, ownerReferences: [ownerRefTo(rs)] } }, 'strategic');
+        mine.push(p);
+      }
+    }
+    const active = mine.filter(isActive);
+    const want = rs.spec?.replicas ?? 1;
+    const ref = { kind: 'ReplicaSet', apiVersion: 'apps/v1', namespace: ns, name, uid: rs.metadata.uid };
+    if (active.length < want) {
+      let todo = Math.min(want - active.length, MAX_BATCH);
+      for (let batch = 1; todo > 0; batch *= 2) {
+        const n = Math.min(batch, todo);
+        const results = await Promise.allSettled(Array.from({ length: n }, () => this.createPod(rs)));
+        const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+        for (const r of results) if (r.status === 'fulfilled') this.events.event(ref, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value}`);
+        if (failed.length) {
+          this.events.event(ref, 'Warning', 'FailedCreate', `Error creating: ${(failed[0]!.reason as Error).message}`);
+          this.later(key, 5000);
+          break;
+        }
+        todo -= n;
+      }
+    } else if (active.length > want) {
+      for (const p of deletionOrder(active).slice(0, active.length - want)) {
+        await this.client.delete(`/api/v1/namespaces/${ns}/pods/${p.metadata.name}`).catch((e: unknown) => {
+          if (!(e instanceof KubeApiError && e.code === 404)) throw e;
+        });
+        this.events.event(ref, 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.metadata.name}`);
+      }
+    }
+    await this.writeStatus(rs, active);
+  }
+
+  private async createPod(rs: KObj): Promise<string> {
+    const t = rs.spec.template ?? {};
+    const p = await this.client.create(`/api/v1/namespaces/${rs.metadata.namespace}/pods`, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { generateName: `${rs.metadata.name}-`, labels: t.metadata?.labels ?? {}, ...(t.metadata?.annotations ? { annotations: t.metadata.annotations } : {}), ownerReferences: [ownerRefTo(rs)] },
+      spec: structuredClone(t.spec ?? {}),
+    });
+    return p.metadata.name;
+  }
+
+  private async writeStatus(rs: KObj, active: KObj[]): Promise<void> {
+    const minReady = rs.spec?.minReadySeconds ?? 0;
+    const labels = Object.entries((rs.spec?.template?.metadata?.labels ?? {}) as Record<string, string>);
+    const status = {
+      ...(rs.status ?? {}),
+      replicas: active.length,
+      fullyLabeledReplicas: active.filter((p) => labels.every(([k, v]) => p.metadata.labels?.[k] === v)).length,
+      readyReplicas: active.filter(isReady).length,
+      availableReplicas: active.filter((p) => isAvailable(p, minReady)).length,
+      observedGeneration: rs.metadata.generation,
+    };
+    // Ready but not yet available for minReadySeconds: look again when it will be.
+    if (minReady && status.readyReplicas > status.availableReplicas) this.later(keyOf(rs), minReady * 1000 + 100);
+    if (JSON.stringify(status) === JSON.stringify(rs.status ?? {})) return;
+    await this.client.update(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}/status`, { ...rs, status });
+  }
+}

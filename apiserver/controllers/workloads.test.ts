@@ -1,0 +1,159 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Api } from '../api/api.js';
+import { Store } from '../storage/store.js';
+import { LocalClient } from '../api/local-client.js';
+import { memoryLogger } from '../../kube/log.js';
+import { ApiEventRecorder } from '../../kube/events.js';
+import { rfc3339 } from '../../kube/time.js';
+import { waitFor } from '../../e2e/proc.js';
+import type { KObj } from '../../kube/client.js';
+import { ReplicaSetController } from './replicaset-controller.js';
+import { DeploymentController } from './deployment-controller.js';
+import { GarbageCollector } from './garbage-collector.js';
+import { newRSReplicas, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
+import { getScale, updateScale } from '../api/scale.js';
+
+const D = '/apis/apps/v1/namespaces/default/deployments';
+const RS = '/apis/apps/v1/namespaces/default/replicasets';
+const PODS = '/api/v1/namespaces/default/pods';
+
+function deployment(name: string, replicas: number, image = 'app:1', strategy?: KObj): KObj {
+  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image }] } }, ...(strategy ? { strategy } : {}) } };
+}
+
+async function cluster() {
+  const api = new Api(new Store());
+  const client = new LocalClient(api);
+  const log = memoryLogger();
+  const ev = (c: string) => new ApiEventRecorder(client, { component: c }, log);
+  const rsc = new ReplicaSetController(client, log, ev('replicaset-controller'));
+  const dc = new DeploymentController(client, log, ev('deployment-controller'));
+  const gc = new GarbageCollector(client, log, 60_000);
+  await Promise.all([rsc.start(), dc.start(), gc.start()]);
+  return { api, client, log, stop: () => Promise.all([rsc.stop(), dc.stop(), gc.stop()]) };
+}
+
+const pods = async (client: LocalClient, sel: string): Promise<KObj[]> => ((await client.get(PODS, { labelSelector: sel })).items as KObj[]).filter((p) => !p.metadata.deletionTimestamp);
+
+/** What a kubelet would report: every pod Running and Ready. */
+async function markReady(client: LocalClient, sel: string): Promise<void> {
+  for (const p of await pods(client, sel)) {
+    if (p.status?.conditions?.some((c: KObj) => c.type === 'Ready' && c.status === 'True')) continue;
+    await client.update(`${PODS}/${p.metadata.name}/status`, { ...p, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: rfc3339() }] } });
+  }
+}
+
+test('rolling-update arithmetic: 25% defaults round surge up and unavailable down; both zero means one unavailable', () => {
+  assert.deepEqual(surgeAndUnavailable(deployment('a', 3)), { maxSurge: 1, maxUnavailable: 0 });
+  assert.deepEqual(surgeAndUnavailable(deployment('a', 10)), { maxSurge: 3, maxUnavailable: 2 });
+  assert.deepEqual(surgeAndUnavailable(deployment('a', 1, 'x', { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 0 } })), { maxSurge: 0, maxUnavailable: 1 });
+  const d = deployment('a', 4);
+  const old = { metadata: { name: 'old', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { replicas: 4 }, status: { availableReplicas: 4 } };
+  const fresh = { metadata: { name: 'new', creationTimestamp: '2026-01-02T00:00:00Z' }, spec: { replicas: 0 }, status: { availableReplicas: 0 } };
+  assert.equal(newRSReplicas(d, fresh, [old, fresh]), 1, 'surge 1 above 4');
+  // New has 1 unavailable; unavailable 1 allowed: old may lose one of its available pods.
+  assert.deepEqual([...scaleDownOld(d, { ...fresh, spec: { replicas: 1 } }, [old])], [['old', 3]]);
+  assert.deepEqual([...scaleDownOld(d, { ...fresh, spec: { replicas: 1 } }, [{ ...old, status: { availableReplicas: 3 } }])], [['old', 3]], 'an unavailable old pod goes first');
+  assert.notEqual(templateHash(d.spec.template), templateHash(deployment('a', 4, 'app:2').spec.template));
+  assert.match(templateHash(d.spec.template), /^[bcdfghjklmnpqrstvwxz2456789]+$/);
+});
+
+test('a Deployment gets a ReplicaSet <name>-<hash> that creates its pods; scale through the scale subresource', async () => {
+  const c = await cluster();
+  try {
+    await c.client.create(D, deployment('web', 3));
+    const rs = await waitFor(async () => ((await c.client.get(RS)).items as KObj[])[0], 3000, 20, 'replica set');
+    assert.equal(rs.metadata.name, `web-${rs.metadata.labels['pod-template-hash']}`);
+    assert.equal(rs.metadata.annotations['deployment.kubernetes.io/revision'], '1');
+    assert.equal(rs.metadata.ownerReferences[0].kind, 'Deployment');
+    await waitFor(async () => (await pods(c.client, 'app=web')).length === 3, 3000, 20, '3 pods');
+    const p = (await pods(c.client, 'app=web'))[0]!;
+    assert.match(p.metadata.name, new RegExp(`^${rs.metadata.name}-[bcdfghjklmnpqrstvwxz2456789]{5}$`));
+    assert.equal(p.metadata.ownerReferences[0].name, rs.metadata.name);
+    await markReady(c.client, 'app=web');
+    await waitFor(async () => (await c.client.get(`${D}/web`)).status?.availableReplicas === 3, 3000, 20, 'deployment available');
+    const d = await c.client.get(`${D}/web`);
+    assert.deepEqual(d.status.conditions.map((x: KObj) => [x.type, x.status, x.reason]), [['Available', 'True', 'MinimumReplicasAvailable'], ['Progressing', 'True', 'NewReplicaSetAvailable']]);
+    assert.equal(d.status.observedGeneration, d.metadata.generation);
+
+    const dr = c.api.res('apps', 'deployments');
+    assert.deepEqual(getScale(c.api, dr, 'default', 'web').status, { replicas: 3, selector: 'app=web' });
+    updateScale(c.api, dr, 'default', 'web', { patch: { type: 'merge', body: { spec: { replicas: 5 } } } });
+    await waitFor(async () => (await pods(c.client, 'app=web')).length === 5, 3000, 20, '5 pods');
+    updateScale(c.api, dr, 'default', 'web', { put: { spec: { replicas: 2 } } });
+    await waitFor(async () => (await pods(c.client, 'app=web')).length === 2, 3000, 20, '2 pods');
+    const evs = (await c.client.get('/api/v1/namespaces/default/events')).items as KObj[];
+    assert.ok(evs.some((e) => e.reason === 'ScalingReplicaSet' && e.message === `Scaled up replica set ${rs.metadata.name} from 0 to 3`));
+    assert.ok(evs.some((e) => e.reason === 'SuccessfulCreate' && e.involvedObject.name === rs.metadata.name));
+    assert.ok(evs.some((e) => e.reason === 'SuccessfulDelete'));
+  } finally {
+    await c.stop();
+  }
+});
+
+test('a new image rolls out without ever going below replicas - maxUnavailable ready pods', async () => {
+  const c = await cluster();
+  try {
+    await c.client.create(D, deployment('roll', 4, 'app:1', { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } }));
+    await waitFor(async () => (await pods(c.client, 'app=roll')).length === 4, 3000, 20, '4 pods');
+    await markReady(c.client, 'app=roll');
+    await waitFor(async () => (await c.client.get(`${D}/roll`)).status?.availableReplicas === 4, 3000, 20, 'available');
+    await c.client.patch(`${D}/roll`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'app:2' }] } } } }, 'strategic');
+    let minReady = Infinity;
+    let maxTotal = 0;
+    // Play kubelet: new pods become ready a moment after they appear; watch the counts on the way.
+    await waitFor(async () => {
+      const all = await pods(c.client, 'app=roll');
+      const ready = all.filter((p) => p.status?.conditions?.some((x: KObj) => x.type === 'Ready' && x.status === 'True'));
+      minReady = Math.min(minReady, ready.length);
+      maxTotal = Math.max(maxTotal, all.length);
+      await markReady(c.client, 'app=roll');
+      const d = await c.client.get(`${D}/roll`);
+      return d.status?.observedGeneration === d.metadata.generation && d.status?.updatedReplicas === 4 && d.status?.replicas === 4 && d.status?.availableReplicas === 4;
+    }, 10_000, 30, 'rolled out');
+    assert.ok(minReady >= 3, `never fewer than 3 ready (saw ${minReady})`);
+    assert.ok(maxTotal <= 5, `never more than 5 pods (saw ${maxTotal})`);
+    const images = (await pods(c.client, 'app=roll')).map((p) => p.spec.containers[0].image);
+    assert.deepEqual(images, ['app:2', 'app:2', 'app:2', 'app:2']);
+    const sets = ((await c.client.get(RS)).items as KObj[]).filter((r) => r.metadata.labels.app === 'roll');
+    assert.deepEqual(sets.map((r) => [r.metadata.annotations['deployment.kubernetes.io/revision'], r.spec.replicas]).sort(), [['1', 0], ['2', 4]]);
+  } finally {
+    await c.stop();
+  }
+});
+
+test('deleting a Deployment deletes its ReplicaSets and their pods (background); Orphan leaves them unowned', async () => {
+  const c = await cluster();
+  try {
+    await c.client.create(D, deployment('gone', 2));
+    await waitFor(async () => (await pods(c.client, 'app=gone')).length === 2, 3000, 20, 'pods');
+    await c.client.delete(`${D}/gone`);
+    await waitFor(async () => ((await c.client.get(RS)).items as KObj[]).length === 0 && (await pods(c.client, 'app=gone')).length === 0, 5000, 20, 'cascade');
+
+    await c.client.create(D, deployment('kept', 1));
+    await waitFor(async () => (await pods(c.client, 'app=kept')).length === 1, 3000, 20, 'pod');
+    c.api.delete(c.api.res('apps', 'deployments'), 'default', 'kept', { propagationPolicy: 'Orphan' });
+    await new Promise((r) => setTimeout(r, 300));
+    const left = ((await c.client.get(RS)).items as KObj[]).filter((r) => r.metadata.labels.app === 'kept');
+    assert.equal(left.length, 1);
+    assert.equal(left[0]!.metadata.ownerReferences, undefined);
+  } finally {
+    await c.stop();
+  }
+});
+
+test('a ReplicaSet adopts a matching orphan pod instead of creating one more', async () => {
+  const c = await cluster();
+  try {
+    await c.client.create(PODS, { metadata: { name: 'stray', labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+    await c.client.create(RS, { metadata: { name: 'adopt' }, spec: { replicas: 2, selector: { matchLabels: { app: 'adopt' } }, template: { metadata: { labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } });
+    await waitFor(async () => (await pods(c.client, 'app=adopt')).length === 2, 3000, 20, '2 pods');
+    await new Promise((r) => setTimeout(r, 200));
+    const all = await pods(c.client, 'app=adopt');
+    assert.equal(all.length, 2);
+    assert.equal(all.find((p) => p.metadata.name === 'stray')?.metadata.ownerReferences[0].name, 'adopt');
+  } finally {
+    await c.stop();
+  }
+});
