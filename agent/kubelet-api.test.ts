@@ -12,6 +12,7 @@ import { Kubelet } from './kubelet.js';
 import { memoryLogger } from '../kube/log.js';
 import { waitFor as waitUntil } from '../e2e/proc.js';
 import { LogEventRecorder } from '../kube/events.js';
+import { unmountAll } from './volumes/mounts.js';
 
 let dir: string;
 let api: TestApiServer;
@@ -42,6 +43,7 @@ after(async () => {
   cri.close();
   await rt.stop();
   await api.stop();
+  await unmountAll(dir); // the pods' token volumes are tmpfs
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

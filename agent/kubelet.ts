@@ -21,6 +21,10 @@ import type { ContainerView } from './probes/worker.js';
 import { operationType, type KubeletCounts, type KubeletMetrics } from './metrics.js';
 import { latestContainer } from './pods/runtime-state.js';
 import { A_POD_TERMINATION_GRACE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './pods/labels.js';
+import os from 'node:os';
+import { Informer } from '../kube/informer.js';
+import { ApiObjects } from './volumes/api-objects.js';
+import { VolumeManager } from './volumes/volume-manager.js';
 
 export interface KubeletOptions {
   cri: CriClient;
@@ -42,6 +46,8 @@ export interface KubeletOptions {
   metrics?: KubeletMetrics;
   /** Every probe run (worker key, time): for benchmarks. */
   onProbeRun?: (key: string, at: number) => void;
+  /** How often ConfigMap, Secret, downwardAPI and projected volumes are refreshed. */
+  volumeResyncMs?: number;
 }
 
 export class Kubelet {
@@ -62,6 +68,10 @@ export class Kubelet {
   readonly mirror: MirrorPods | undefined;
   private mirrors: KObj[] = [];
   private mirrorTimer: NodeJS.Timeout | undefined;
+  readonly volumes: VolumeManager;
+  /** Services, for the pods' environment variables (joined kubelets only). */
+  private readonly services: Informer | undefined;
+  private readonly allocatable = { cpu: String(os.cpus().length), memory: String(os.totalmem()) };
 
   constructor(private readonly o: KubeletOptions) {
     this.prober = new ProberManager({
@@ -80,6 +90,8 @@ export class Kubelet {
     this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP, this.prober) : undefined;
     this.mirror = o.client && o.nodeUid ? new MirrorPods(o.client, o.node.nodeName, o.nodeUid, o.log) : undefined;
     this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
+    this.volumes = new VolumeManager({ rootDir: o.node.rootDir, log: o.log, objects: new ApiObjects(o.client), resyncMs: o.volumeResyncMs });
+    this.services = o.client ? new Informer(o.client, { path: '/api/v1/services', onError: (e) => o.log.warn(`service watch: ${e.message}`) }) : undefined;
     const m = o.metrics;
     if (m) {
       o.cri.observer = (method, sec, ok) => {
@@ -172,6 +184,9 @@ export class Kubelet {
       // The first list may fail while the apiserver is away; pods from files must not wait for it.
       await Promise.race([api.start(), new Promise((r) => setTimeout(r, 5000))]);
     }
+    // Pods must not wait for the Service list: an unreachable apiserver would hold them all.
+    if (this.services) void this.services.start().catch((e: Error) => this.o.log.warn(`service list: ${e.message}`));
+    this.volumes.start();
     this.pleg.start();
     this.gcTimer = setInterval(() => void this.gc(), this.o.gcPeriodMs ?? 60_000);
     this.gcTimer.unref();
@@ -183,6 +198,8 @@ export class Kubelet {
     if (this.mirrorTimer) clearInterval(this.mirrorTimer);
     this.pleg.stop();
     this.prober.stop();
+    this.volumes.stop();
+    await this.services?.stop();
     if (this.gcTimer) clearInterval(this.gcTimer);
     await Promise.all([...this.workers.values()].map((w) => w.idle()));
   }
@@ -210,7 +227,19 @@ export class Kubelet {
       this.prober.poke(w.uid);
       this.reportStatus(w);
     };
-    return { cri: this.o.cri, node: this.o.node, log: this.o.log, events: this.o.events, crashBackoff: this.crashBackoff, imageBackoff: this.imageBackoff, onSynced, probes: this.prober };
+    return {
+      cri: this.o.cri,
+      node: this.o.node,
+      log: this.o.log,
+      events: this.o.events,
+      crashBackoff: this.crashBackoff,
+      imageBackoff: this.imageBackoff,
+      onSynced,
+      probes: this.prober,
+      volumes: this.volumes,
+      services: () => this.services?.list() ?? [],
+      allocatable: this.allocatable,
+    };
   }
 
   /** What the prober sees of a container: the newest instance in the worker's last runtime read. */

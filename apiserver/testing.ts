@@ -15,10 +15,10 @@ export interface TestApiServer {
   stop(): Promise<void>;
 }
 
-/** Controllers are off unless asked for, so tests see only what they do themselves. */
+/** Controllers are off unless asked for, so tests see only what they do themselves; but every namespace has its default ServiceAccount and kube-root-ca.crt, which pods' kube-api-access volumes need. */
 export async function startTestApiServer(nodeName = 'n1', extra: Partial<ApiServerConfig> = {}): Promise<TestApiServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-testapi-'));
-  const srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [nodeName], controllers: [], log: () => {}, ...extra });
+  const srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [nodeName], controllers: ['serviceaccount-controller', 'root-ca-certificate-publisher-controller'], log: () => {}, ...extra });
   const admin = new KubeClient(loadKubeconfig(srv.kubeconfigs['kubernetes-admin']!));
   const node = new KubeClient(loadKubeconfig(srv.kubeconfigs[`system:node:${nodeName}`]!));
   return {

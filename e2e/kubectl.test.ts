@@ -72,14 +72,15 @@ describe('the real kubectl against tskube apiserver', { skip, timeout: 5 * 60_00
     assert.ok(Number(svc[1]) >= 30000 && Number(svc[1]) <= 32767);
   });
 
-  test('get pods -o wide, field selectors, get deployments and services print upstream columns', () => {
+  test('get pods -o wide, field selectors, get deployments and services print upstream columns', async () => {
     const wide = as.kubectl(['get', 'pods', '-o', 'wide']).split('\n');
     assert.match(wide[0]!, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/);
     assert.match(wide[1]!, /^web\s+0\/1\s+Pending\s+0\s+\d+s\s+<none>\s+node-a\s+<none>\s+<none>$/);
     assert.match(as.kubectl(['get', 'pods', '--field-selector', 'spec.nodeName=node-a', '-o', 'name']), /^pod\/web$/m);
     assert.match(as.kubectl(['get', 'pods', '--field-selector', 'spec.nodeName=x']) + 'none', /none/);
     assert.equal(as.kubectl(['get', 'pods', '--field-selector', 'spec.nodeName=x', '-o', 'name']).trim(), '');
-    assert.match(as.kubectl(['get', 'deploy']), /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\nweb\s+0\/3\s+0\s+0\s+/);
+    // The deployment controller has made a ReplicaSet with 3 pods; no kubelet runs them.
+    await waitFor(() => /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\nweb\s+0\/3\s+3\s+0\s+/.test(as.kubectl(['get', 'deploy'])), 10_000, 200, 'deployment with 3 up-to-date replicas');
     assert.match(as.kubectl(['get', 'svc', 'web']), /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE\nweb\s+NodePort\s+10\.\S+\s+<none>\s+80:3\d{4}\/TCP\s+/);
   });
 

@@ -6,6 +6,8 @@ import type { ContainerConfigIn, PodSandboxConfigIn } from '../cri/types.js';
 import { milliValue, parseQuantity } from '../../kube/quantity.js';
 import { containerHash } from './actions.js';
 import * as L from './labels.js';
+import { expand } from './env.js';
+import type { LinuxContainerSecurityContext } from '../../proto/gen/runtime/v1/LinuxContainerSecurityContext.js';
 
 export interface NodeContext {
   nodeName: string;
@@ -53,25 +55,6 @@ export function buildSandboxConfig(pod: Pod, attempt: number, node: NodeContext)
   };
 }
 
-export interface ContainerEnvContext {
-  podIP: string;
-  hostIP: string;
-}
-
-function envValue(pod: Pod, fieldPath: string, ctx: ContainerEnvContext): string | undefined {
-  const md = pod.metadata!;
-  switch (fieldPath) {
-    case 'metadata.name': return md.name;
-    case 'metadata.namespace': return md.namespace;
-    case 'metadata.uid': return md.uid;
-    case 'spec.nodeName': return pod.spec?.nodeName;
-    case 'spec.serviceAccountName': return pod.spec?.serviceAccountName ?? '';
-    case 'status.podIP': return ctx.podIP;
-    case 'status.hostIP': return ctx.hostIP;
-    default: return undefined;
-  }
-}
-
 /** Linux resources as upstream computes them for cgroupfs (shares from requests, quota from limits). */
 export function linuxResources(c: Container): { cpu_shares: string; cpu_quota: string; cpu_period: string; memory_limit_in_bytes: string } {
   const req = c.resources?.requests ?? {};
@@ -84,31 +67,45 @@ export function linuxResources(c: Container): { cpu_shares: string; cpu_quota: s
   return { cpu_shares: String(shares), cpu_quota: String(quota), cpu_period: String(quota ? period : 0), memory_limit_in_bytes: String(mem) };
 }
 
+/** Container security context over the pod's (runAsUser, runAsGroup, groups), as upstream merges them. */
+function securityContext(pod: Pod, c: Container): LinuxContainerSecurityContext {
+  const ps = pod.spec?.securityContext ?? {};
+  const cs = c.securityContext ?? {};
+  const user = cs.runAsUser ?? ps.runAsUser;
+  const group = cs.runAsGroup ?? ps.runAsGroup;
+  const spec = pod.spec!;
+  const caps = cs.capabilities;
+  const groups = [...(ps.fsGroup !== undefined ? [ps.fsGroup] : []), ...(ps.supplementalGroups ?? [])];
+  return {
+    privileged: cs.privileged ?? false,
+    namespace_options: { network: spec.hostNetwork ? 'NODE' : 'POD', pid: spec.hostPID ? 'NODE' : 'CONTAINER', ipc: spec.hostIPC ? 'NODE' : 'POD' },
+    ...(user !== undefined ? { run_as_user: { value: String(user) } } : {}),
+    ...(group !== undefined ? { run_as_group: { value: String(group) } } : {}),
+    ...(groups.length ? { supplemental_groups: groups.map(String) } : {}),
+    ...(caps ? { capabilities: { add_capabilities: caps.add ?? [], drop_capabilities: caps.drop ?? [] } } : {}),
+    readonly_rootfs: cs.readOnlyRootFilesystem ?? false,
+    no_new_privs: cs.allowPrivilegeEscalation === false,
+  };
+}
+
+/** `env`: the container's resolved environment; command and args expand $(VAR) from it, as upstream. */
 export function buildContainerConfig(
   pod: Pod,
   c: Container,
   kind: 'init' | 'container',
   restartCount: number,
   imageRef: string,
-  ctx: ContainerEnvContext,
+  env: Map<string, string>,
   mounts: ContainerConfigIn['mounts'],
 ): ContainerConfigIn {
   const spec = pod.spec!;
-  const envs: { key: string; value: string }[] = [];
-  for (const e of c.env ?? []) {
-    if (e.value !== undefined) envs.push({ key: e.name, value: e.value });
-    else if (e.valueFrom?.fieldRef) {
-      const v = envValue(pod, e.valueFrom.fieldRef.fieldPath, ctx);
-      if (v !== undefined) envs.push({ key: e.name, value: v });
-    } else if (!e.valueFrom) envs.push({ key: e.name, value: '' });
-  }
   return {
     metadata: { name: c.name, attempt: restartCount },
     image: { image: imageRef, user_specified_image: c.image! },
-    command: c.command ?? [],
-    args: c.args ?? [],
+    command: (c.command ?? []).map((x) => expand(x, env)),
+    args: (c.args ?? []).map((x) => expand(x, env)),
     working_dir: c.workingDir ?? '',
-    envs,
+    envs: [...env].map(([key, value]) => ({ key, value })),
     mounts,
     labels: { ...podLabels(pod), [L.L_CONTAINER_NAME]: c.name },
     annotations: {
@@ -126,14 +123,7 @@ export function buildContainerConfig(
     tty: c.tty ?? false,
     linux: {
       resources: linuxResources(c),
-      security_context: {
-        privileged: c.securityContext?.privileged ?? false,
-        namespace_options: { network: spec.hostNetwork ? 'NODE' : 'POD', pid: spec.hostPID ? 'NODE' : 'CONTAINER', ipc: spec.hostIPC ? 'NODE' : 'POD' },
-        ...(c.securityContext?.runAsUser !== undefined ? { run_as_user: { value: String(c.securityContext.runAsUser) } } : {}),
-        ...(c.securityContext?.runAsGroup !== undefined ? { run_as_group: { value: String(c.securityContext.runAsGroup) } } : {}),
-        readonly_rootfs: c.securityContext?.readOnlyRootFilesystem ?? false,
-        no_new_privs: c.securityContext?.allowPrivilegeEscalation === false,
-      },
+      security_context: securityContext(pod, c),
     },
   };
 }

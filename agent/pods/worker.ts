@@ -11,7 +11,10 @@ import { computePodActions, containerHash, type ProbeResults } from './actions.j
 import { Backoff } from './backoff.js';
 import { buildContainerConfig, buildSandboxConfig, podLogDir, type NodeContext } from './cri-config.js';
 import { latestContainer, readPodState, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
-import { containerMounts, setUpVolumes, tearDownVolumes } from '../volumes/basic.js';
+import { containerMounts, MountError, type SetUpVolume, type VolumeManager } from '../volumes/volume-manager.js';
+import { containerEnv, EnvError } from './env.js';
+import { DownwardError, type DownwardContext } from './downward-api.js';
+import type { KObj } from '../../kube/client.js';
 
 export const MIN_GRACE_SEC = 2;
 
@@ -26,6 +29,11 @@ export interface WorkerDeps {
   onSynced?: (w: PodWorker) => void;
   /** Liveness and startup results, which can make a running container due for a restart. */
   probes?: ProbeResults;
+  volumes: VolumeManager;
+  /** Services for the pod's environment variables (empty for a standalone kubelet). */
+  services: () => KObj[];
+  /** Node allocatable, the default of resourceFieldRef limits. */
+  allocatable?: Record<string, string>;
 }
 
 export interface Waiting {
@@ -47,6 +55,8 @@ export class PodWorker {
   private terminateGraceSec = 30;
   private terminateStarted = 0;
   private readonly terminatedWaiters: (() => void)[] = [];
+  /** Retries of a failed volume set-up: 0.5 s doubling to 2 min, as upstream's mount backoff. */
+  private readonly mountRetry = new RetryDelay(500, 120_000);
 
   constructor(
     readonly uid: string,
@@ -158,6 +168,18 @@ export class PodWorker {
     const sandboxConfig = buildSandboxConfig(this.pod, actions.attempt, this.d.node);
     let sandboxId = actions.sandboxId;
     let podIP = state.sandboxes[0]?.ip ?? '';
+    // Volumes come first, as upstream's WaitForAttachAndMount: a missing ConfigMap keeps the pod in ContainerCreating.
+    let volumes: Map<string, SetUpVolume>;
+    try {
+      volumes = await this.d.volumes.setUp(this.pod, this.downwardContext(podIP));
+    } catch (e) {
+      if (!(e instanceof MountError)) throw e;
+      this.d.events.event(this.ref, 'Warning', 'FailedMount', e.message);
+      for (const c of [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])]) if (!latestContainer(state, c.name)) this.waiting.set(c.name, { reason: 'ContainerCreating', message: '' });
+      this.wakeIn(this.mountRetry.next());
+      return;
+    }
+    this.mountRetry.reset();
     if (actions.createSandbox) {
       await fsp.mkdir(sandboxConfig.log_directory!, { recursive: true, mode: 0o755 });
       try {
@@ -168,9 +190,8 @@ export class PodWorker {
       }
       const st = await this.d.cri.podSandboxStatus(sandboxId, label);
       podIP = st.status?.network?.ip ?? '';
+      this.d.volumes.update(this.pod, this.downwardContext(podIP));
     }
-
-    const volumes = await setUpVolumes(this.pod, this.d.node.rootDir);
     const start = async (c: Container, kind: 'init' | 'container'): Promise<void> => {
       await this.startContainer(c, kind, state, sandboxId, sandboxConfig, podIP, volumes);
     };
@@ -182,7 +203,11 @@ export class PodWorker {
     return `${this.uid}/${c.name}/${containerHash(c)}`;
   }
 
-  private async startContainer(c: Container, kind: 'init' | 'container', state: PodRuntimeState, sandboxId: string, sandboxConfig: PodSandboxConfigIn, podIP: string, volumes: Map<string, string>): Promise<void> {
+  private downwardContext(podIP: string): DownwardContext {
+    return { podIP, hostIP: this.d.node.hostIP, allocatable: this.d.allocatable };
+  }
+
+  private async startContainer(c: Container, kind: 'init' | 'container', state: PodRuntimeState, sandboxId: string, sandboxConfig: PodSandboxConfigIn, podIP: string, volumes: Map<string, SetUpVolume>): Promise<void> {
     const label = this.fullName;
     const ref = { ...this.ref, fieldPath: `spec.${kind === 'init' ? 'initContainers' : 'containers'}{${c.name}}` };
     const prev = latestContainer(state, c.name);
@@ -203,7 +228,18 @@ export class PodWorker {
     const imageRef = await this.ensureImage(c, ref, sandboxConfig);
     if (!imageRef) return;
     const restartCount = prev ? prev.restartCount + 1 : 0;
-    const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, { podIP, hostIP: this.d.node.hostIP }, containerMounts(c, volumes));
+    let env: Map<string, string>;
+    try {
+      env = await containerEnv(this.pod, c, this.d.volumes.objects, this.downwardContext(podIP), this.d.services());
+    } catch (e) {
+      if (!(e instanceof EnvError || e instanceof DownwardError)) throw e;
+      // upstream: CreateContainerConfigError, retried on the next sync.
+      this.waiting.set(c.name, { reason: 'CreateContainerConfigError', message: e.message });
+      this.d.events.event(ref, 'Warning', 'Failed', `Error: ${e.message}`);
+      this.wakeIn(10_000);
+      return;
+    }
+    const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, env, containerMounts(c, volumes));
     await fsp.mkdir(path.join(sandboxConfig.log_directory!, c.name), { recursive: true, mode: 0o755 });
     let id: string;
     try {
@@ -294,7 +330,7 @@ export class PodWorker {
     await this.stopAll(state, Math.max(this.terminateGraceSec - elapsed, 0), true);
     for (const c of state.containers) await this.d.cri.removeContainer(c.id, label);
     for (const s of state.sandboxes) await this.d.cri.removePodSandbox(s.id, label);
-    await tearDownVolumes(this.d.node.rootDir, this.uid);
+    await this.d.volumes.tearDown(this.uid);
     await fsp.rm(podLogDir(this.d.node.podLogsDir, this.pod), { recursive: true, force: true });
   }
 }
@@ -311,4 +347,20 @@ export function formatDuration(ms: number): string {
   const m = Math.floor(ms / 60_000);
   const s = Math.round((ms % 60_000) / 1000);
   return `${m}m${s}s`;
+}
+
+/** Exponential delays for one kind of retry. */
+class RetryDelay {
+  private cur = 0;
+  constructor(
+    private readonly first: number,
+    private readonly max: number,
+  ) {}
+  next(): number {
+    this.cur = this.cur ? Math.min(this.cur * 2, this.max) : this.first;
+    return this.cur;
+  }
+  reset(): void {
+    this.cur = 0;
+  }
 }

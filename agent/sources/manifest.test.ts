@@ -68,7 +68,12 @@ test('bad input gives one clear message naming file, object and field', () => {
   assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: a, image: i, ports: [{containerPort: 70000}]}]}\n'), ['/m/f.yaml: Pod "x": spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive']);
   assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec: {restartPolicy: Sometimes, containers: [{name: a, image: i}]}\n'), ['/m/f.yaml: Pod "x": spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"']);
   assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: a, image: i, resources: {limits: {memory: lots}}}]}\n')[0]?.startsWith('/m/f.yaml: Pod "x": spec.containers[0].resources.limits[memory]: Invalid value: "lots"'), true);
-  assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec: {volumes: [{name: v, secret: {secretName: s}}], containers: [{name: a, image: i}]}\n'), ['/m/f.yaml: Pod "x": spec.volumes[0].secret: volume type not supported by this kubelet yet (supported: emptyDir, hostPath)']);
+  assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec: {volumes: [{name: v, secret: {secretName: s}}], containers: [{name: a, image: i}]}\n'), ['/m/f.yaml: Pod "x": spec.volumes[0].secret: Forbidden: static pods cannot reference Secrets']);
+  assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec: {volumes: [{name: v, nfs: {server: s}}], containers: [{name: a, image: i}]}\n'), ['/m/f.yaml: Pod "x": spec.volumes[0].nfs: volume type not supported by this kubelet yet (supported: emptyDir, hostPath, downwardAPI)']);
+  assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec: {serviceAccountName: robot, containers: [{name: a, image: i, env: [{name: E, valueFrom: {configMapKeyRef: {name: c, key: k}}}]}]}\n'), [
+    '/m/f.yaml: Pod "x": spec.containers[0].env[0].valueFrom.configMapKeyRef: Forbidden: static pods cannot reference ConfigMaps',
+    '/m/f.yaml: Pod "x": spec.serviceAccountName: Forbidden: static pods cannot reference ServiceAccounts',
+  ]);
   assert.deepEqual(err(Buffer.from([0x6b, 0xff, 0xfe])), ['/m/f.yaml: not valid UTF-8']);
   assert.match(err(Buffer.alloc(3 * 1024 * 1024 + 1, 0x20))[0]!, /larger than the 3145728-byte limit/);
   assert.match(err(`${pod('a')}---\n${pod('b')}`)[0]!, /holds 2 YAML documents/);

@@ -1,5 +1,6 @@
 // Structural validation of a Pod from a manifest. Each problem names the
-// field path the way the apiserver does (spec.containers[0].image).
+// field path the way the apiserver does (spec.containers[0].image). Static
+// pods may not reference API objects (ConfigMaps, Secrets, ServiceAccounts).
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
 import { parseQuantity } from '../../kube/quantity.js';
@@ -9,7 +10,10 @@ import { validateProbe, type ProbeType } from '../probes/types.js';
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const SUPPORTED_VOLUMES = ['emptyDir', 'hostPath'];
+const SUPPORTED_VOLUMES = ['emptyDir', 'hostPath', 'downwardAPI'];
+/** Volume types that read API objects: a static pod may not use them (it exists without the apiserver). */
+const API_VOLUMES: Record<string, string> = { configMap: 'ConfigMaps', secret: 'Secrets', projected: 'ServiceAccount tokens, ConfigMaps and Secrets' };
+const STATIC = 'Forbidden: static pods cannot reference';
 
 class Problems {
   readonly list: string[] = [];
@@ -56,6 +60,16 @@ function validateContainer(c: unknown, path: string, p: Problems): void {
       if (!p.type(e, `${path}.env[${i}]`, 'object', true)) return;
       p.type((e as Obj).name, `${path}.env[${i}].name`, 'string', true);
       p.type((e as Obj).value, `${path}.env[${i}].value`, 'string');
+      const vf = (e as Obj).valueFrom;
+      if (!p.type(vf, `${path}.env[${i}].valueFrom`, 'object')) return;
+      if ((vf as Obj).configMapKeyRef) p.add(`${path}.env[${i}].valueFrom.configMapKeyRef`, `${STATIC} ConfigMaps`);
+      if ((vf as Obj).secretKeyRef) p.add(`${path}.env[${i}].valueFrom.secretKeyRef`, `${STATIC} Secrets`);
+    });
+  }
+  if (p.type(o.envFrom, `${path}.envFrom`, 'array')) {
+    (o.envFrom as unknown[]).forEach((e, i) => {
+      if (isObj(e) && e.configMapRef) p.add(`${path}.envFrom[${i}].configMapRef`, `${STATIC} ConfigMaps`);
+      if (isObj(e) && e.secretRef) p.add(`${path}.envFrom[${i}].secretRef`, `${STATIC} Secrets`);
     });
   }
   if (p.type(o.ports, `${path}.ports`, 'array')) {
@@ -136,6 +150,8 @@ export function validatePod(obj: unknown): string[] {
   if (p.type(spec.terminationGracePeriodSeconds, 'spec.terminationGracePeriodSeconds', 'number') && (spec.terminationGracePeriodSeconds as number) < 0) {
     p.add('spec.terminationGracePeriodSeconds', 'must be greater than or equal to 0');
   }
+  if (p.type(spec.serviceAccountName, 'spec.serviceAccountName', 'string') && spec.serviceAccountName) p.add('spec.serviceAccountName', `${STATIC} ServiceAccounts`);
+  if (p.type(spec.serviceAccount, 'spec.serviceAccount', 'string') && spec.serviceAccount) p.add('spec.serviceAccount', `${STATIC} ServiceAccounts`);
   p.type(spec.hostNetwork, 'spec.hostNetwork', 'boolean');
   p.type(spec.hostname, 'spec.hostname', 'string');
   p.strMap(spec.nodeSelector, 'spec.nodeSelector');
@@ -151,6 +167,7 @@ export function validatePod(obj: unknown): string[] {
       }
       const kinds = Object.keys(vo).filter((k) => k !== 'name');
       if (kinds.length !== 1) p.add(vp, 'must specify exactly one volume type');
+      else if (API_VOLUMES[kinds[0]!]) p.add(`${vp}.${kinds[0]!}`, `${STATIC} ${API_VOLUMES[kinds[0]!]!}`);
       else if (!SUPPORTED_VOLUMES.includes(kinds[0]!)) p.add(`${vp}.${kinds[0]!}`, `volume type not supported by this kubelet yet (supported: ${SUPPORTED_VOLUMES.join(', ')})`);
       else if (kinds[0] === 'hostPath') {
         if (p.type(vo.hostPath, `${vp}.hostPath`, 'object', true)) p.type((vo.hostPath as Obj).path, `${vp}.hostPath.path`, 'string', true);

@@ -71,3 +71,15 @@ test('a node may change only its own Node, not its taints nor labels outside the
   assert.throws(() => as(n1, () => api.create(leases, 'kube-node-lease', { metadata: { name: 'n2' }, spec: {} })), forbidden('leases.coordination.k8s.io "n2" is forbidden: can only access node lease with the same name as the requesting node'));
   assert.throws(() => as(n1, () => api.create(leases, 'default', { metadata: { name: 'n1' }, spec: {} })), forbidden('leases.coordination.k8s.io "n1" is forbidden: can only access leases in the "kube-node-lease" system namespace'));
 });
+
+test('a node may only request ServiceAccount tokens bound to a pod that runs on it', () => {
+  const { api, pods, as } = setup();
+  const sa = api.res('', 'serviceaccounts');
+  const mine = as(admin, () => api.create(pods, 'default', { metadata: { name: 'mine' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] } }));
+  const theirs = as(admin, () => api.create(pods, 'default', { metadata: { name: 'theirs' }, spec: { nodeName: 'n2', containers: [{ name: 'c', image: 'i' }] } }));
+  const req = (ref?: object) => ({ spec: { boundObjectRef: ref } });
+  as(n1, () => api.admitSubresource(sa, 'token', 'default', 'default', req({ kind: 'Pod', name: 'mine', uid: mine.metadata.uid })));
+  assert.throws(() => as(n1, () => api.admitSubresource(sa, 'token', 'default', 'default', req())), forbidden('serviceaccounts "default" is forbidden: node requested token not bound to a pod'));
+  assert.throws(() => as(n1, () => api.admitSubresource(sa, 'token', 'default', 'default', req({ kind: 'Pod', name: 'mine' }))), forbidden('serviceaccounts "default" is forbidden: node requested token with a pod binding without a uid'));
+  assert.throws(() => as(n1, () => api.admitSubresource(sa, 'token', 'default', 'default', req({ kind: 'Pod', name: 'theirs', uid: theirs.metadata.uid }))), forbidden('serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node'));
+});

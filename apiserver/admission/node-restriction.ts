@@ -93,6 +93,9 @@ export const nodeRestriction: AdmissionPlugin = {
         return admitPod(node, a, deny, get);
       case '/nodes':
         return admitNode(node, a, deny);
+      case '/serviceaccounts':
+        if (a.subresource === 'token') return admitTokenRequest(node, a, deny, get);
+        return;
       case 'coordination.k8s.io/leases':
         if (a.namespace !== NODE_LEASE_NS) deny(`can only access leases in the "${NODE_LEASE_NS}" system namespace`);
         if (a.name !== node) deny('can only access node lease with the same name as the requesting node');
@@ -102,6 +105,17 @@ export const nodeRestriction: AdmissionPlugin = {
     }
   },
 };
+
+/** A node may only ask for tokens bound to a pod that runs on it (upstream admitServiceAccount). */
+function admitTokenRequest(node: string, a: Attributes, deny: (why: string) => never, get: Parameters<AdmissionPlugin['admit']>[1]): void {
+  const ref = a.object?.spec?.boundObjectRef as Obj | undefined;
+  if (!ref || ref.kind !== 'Pod') deny(`node requested token not bound to a pod`);
+  if (!ref!.uid) deny(`node requested token with a pod binding without a uid`);
+  const pod = get('', 'pods', a.namespace, String(ref!.name));
+  if (!pod) throw errors.notFound('pods', '', String(ref!.name));
+  if (pod.metadata.uid !== ref!.uid) deny(`the UID in the bound object reference (${String(ref!.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
+  if (pod.spec?.nodeName !== node) deny(`node requested token bound to a pod scheduled on a different node`);
+}
 
 function admitPod(node: string, a: Attributes, deny: (why: string) => never, get: Parameters<AdmissionPlugin['admit']>[1]): void {
   if (a.subresource === 'status') {

@@ -1,0 +1,62 @@
+// ConfigMaps, Secrets and ServiceAccount tokens for volumes and env, read
+// from the apiserver (which, under the Node authorizer, lets a kubelet read
+// only what its pods reference). A standalone kubelet has none of these.
+import { KubeApiError, type KObj, type KubeApi } from '../../kube/client.js';
+
+export class MissingObjectError extends Error {}
+
+/** A token, with when to get a new one (80% of its TTL or 24 h, whichever is first). */
+interface CachedToken {
+  token: string;
+  refreshAt: number;
+}
+
+export class ApiObjects {
+  private readonly tokens = new Map<string, CachedToken>();
+
+  constructor(private readonly client?: KubeApi) {}
+
+  private need(what: string): KubeApi {
+    if (!this.client) throw new MissingObjectError(`${what}: this kubelet has no apiserver (--kubeconfig), so it cannot read API objects`);
+    return this.client;
+  }
+
+  private async get(path: string, what: string): Promise<KObj | undefined> {
+    try {
+      return await this.need(what).get(path);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.code === 404) return undefined;
+      throw e;
+    }
+  }
+
+  configMap(ns: string, name: string): Promise<KObj | undefined> {
+    return this.get(`/api/v1/namespaces/${ns}/configmaps/${name}`, `configmap "${name}"`);
+  }
+
+  secret(ns: string, name: string): Promise<KObj | undefined> {
+    return this.get(`/api/v1/namespaces/${ns}/secrets/${name}`, `secret "${name}"`);
+  }
+
+  /** A ServiceAccount token bound to the pod (TokenRequest), cached until 80% of its lifetime. */
+  async token(pod: KObj, audience: string | undefined, expirationSeconds: number, now = Date.now()): Promise<string> {
+    const md = pod.metadata;
+    const sa = pod.spec?.serviceAccountName || 'default';
+    const key = `${md.uid}/${sa}/${audience ?? ''}/${expirationSeconds}`;
+    const hit = this.tokens.get(key);
+    if (hit && now < hit.refreshAt) return hit.token;
+    const tr = await this.need(`token for service account "${sa}"`).create(`/api/v1/namespaces/${md.namespace}/serviceaccounts/${sa}/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { ...(audience ? { audiences: [audience] } : {}), expirationSeconds, boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: md.name, uid: md.uid } },
+    });
+    const exp = Date.parse(tr.status?.expirationTimestamp ?? '') || now + expirationSeconds * 1000;
+    const ttl = exp - now;
+    this.tokens.set(key, { token: tr.status.token, refreshAt: now + Math.min(ttl * 0.8, 24 * 3600 * 1000) });
+    return tr.status.token;
+  }
+
+  forgetPod(uid: string): void {
+    for (const k of this.tokens.keys()) if (k.startsWith(`${uid}/`)) this.tokens.delete(k);
+  }
+}

@@ -1,0 +1,33 @@
+// tmpfs mounts for memory-backed volumes (secret, projected, emptyDir with
+// medium: Memory), and unmounting everything under a pod's directory before
+// it is removed. Uses mount(8)/umount(8), as the kubelet runs as root.
+import { execFile } from 'node:child_process';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** Mount points at or under `dir`, deepest first (from /proc/self/mountinfo). */
+export async function mountsUnder(dir: string): Promise<string[]> {
+  const base = path.resolve(dir);
+  const text = await fsp.readFile('/proc/self/mountinfo', 'utf8');
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    // Field 5 is the mount point, with spaces and friends octal-escaped.
+    const mp = line.split(' ')[4]?.replace(/\\(\d{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)));
+    if (mp && (mp === base || mp.startsWith(`${base}/`))) out.push(mp);
+  }
+  return out.sort((a, b) => b.length - a.length);
+}
+
+export async function mountTmpfs(dir: string, sizeBytes?: number): Promise<void> {
+  if ((await mountsUnder(dir)).includes(path.resolve(dir))) return;
+  await fsp.mkdir(dir, { recursive: true, mode: 0o755 });
+  const opts = ['mode=0755', ...(sizeBytes ? [`size=${sizeBytes}`] : [])].join(',');
+  await run('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', dir]);
+}
+
+export async function unmountAll(dir: string): Promise<void> {
+  for (const mp of await mountsUnder(dir)) await run('umount', [mp]).catch(async () => run('umount', ['-l', mp]));
+}

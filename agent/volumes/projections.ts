@@ -1,0 +1,103 @@
+// What goes into configMap, secret, downwardAPI and projected volumes: the
+// files (path, bytes, mode) built from API objects and the pod, with items,
+// defaultMode and optional as upstream. Errors read as upstream's
+// MountVolume.SetUp messages.
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { KObj } from '../../kube/client.js';
+import { fieldValue, resourceValue, type DownwardContext } from '../pods/downward-api.js';
+import type { ApiObjects } from './api-objects.js';
+import { checkPayloadPath, type Payload } from './atomic-writer.js';
+
+export class VolumeError extends Error {}
+
+const DEFAULT_MODE = 0o644;
+
+interface KeyToPath {
+  key: string;
+  path: string;
+  mode?: number;
+}
+
+/** Data of a ConfigMap (text and binaryData) or a Secret (base64), by key. */
+function objectData(o: KObj, secret: boolean): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  for (const [k, v] of Object.entries((o.data ?? {}) as Record<string, string>)) out.set(k, secret ? Buffer.from(v, 'base64') : Buffer.from(v, 'utf8'));
+  for (const [k, v] of Object.entries((o.binaryData ?? {}) as Record<string, string>)) out.set(k, Buffer.from(v, 'base64'));
+  return out;
+}
+
+function project(out: Payload, data: Map<string, Buffer>, items: KeyToPath[] | undefined, mode: number, what: string, optional: boolean): void {
+  const list: KeyToPath[] = items?.length ? items : [...data.keys()].map((key) => ({ key, path: key }));
+  for (const it of list) {
+    const bad = checkPayloadPath(it.path);
+    if (bad) throw new VolumeError(`${what}: item path "${it.path}" ${bad}`);
+    const buf = data.get(it.key);
+    if (!buf) {
+      if (optional) continue;
+      throw new VolumeError(`${what.startsWith('configmap') ? 'configmap' : 'secret'} references non-existent config key: ${it.key}`);
+    }
+    out.set(it.path, { data: buf, mode: it.mode ?? mode });
+  }
+}
+
+export async function configMapFiles(objects: ApiObjects, ns: string, src: KObj, out: Payload, mode: number): Promise<void> {
+  const cm = await objects.configMap(ns, src.name);
+  if (!cm) {
+    if (src.optional) return;
+    throw new VolumeError(`configmap "${String(src.name)}" not found`);
+  }
+  project(out, objectData(cm, false), src.items, mode, `configmap "${String(src.name)}"`, src.optional === true);
+}
+
+export async function secretFiles(objects: ApiObjects, ns: string, name: string, src: KObj, out: Payload, mode: number): Promise<void> {
+  const s = await objects.secret(ns, name);
+  if (!s) {
+    if (src.optional) return;
+    throw new VolumeError(`secret "${name}" not found`);
+  }
+  project(out, objectData(s, true), src.items, mode, `secret "${name}"`, src.optional === true);
+}
+
+export function downwardFiles(pod: Pod, items: KObj[], out: Payload, mode: number, ctx: DownwardContext): void {
+  for (const it of items) {
+    const bad = checkPayloadPath(it.path);
+    if (bad) throw new VolumeError(`downwardAPI: item path "${String(it.path)}" ${bad}`);
+    let v: string;
+    try {
+      v = it.fieldRef ? fieldValue(pod, it.fieldRef.fieldPath, ctx) : resourceValue(pod, it.resourceFieldRef.containerName, it.resourceFieldRef.resource, it.resourceFieldRef.divisor, ctx);
+    } catch (e) {
+      throw new VolumeError(`downwardAPI: ${(e as Error).message}`);
+    }
+    out.set(it.path, { data: Buffer.from(v), mode: it.mode ?? mode });
+  }
+}
+
+/** The files of one configMap, secret, downwardAPI or projected volume. */
+export async function volumeFiles(pod: Pod, v: KObj, objects: ApiObjects, ctx: DownwardContext): Promise<Payload> {
+  const ns = pod.metadata!.namespace!;
+  const out: Payload = new Map();
+  if (v.configMap) await configMapFiles(objects, ns, v.configMap, out, v.configMap.defaultMode ?? DEFAULT_MODE);
+  else if (v.secret) await secretFiles(objects, ns, v.secret.secretName, v.secret, out, v.secret.defaultMode ?? DEFAULT_MODE);
+  else if (v.downwardAPI) downwardFiles(pod, v.downwardAPI.items ?? [], out, v.downwardAPI.defaultMode ?? DEFAULT_MODE, ctx);
+  else if (v.projected) {
+    const mode = v.projected.defaultMode ?? DEFAULT_MODE;
+    for (const s of (v.projected.sources ?? []) as KObj[]) {
+      if (s.configMap) await configMapFiles(objects, ns, s.configMap, out, mode);
+      else if (s.secret) await secretFiles(objects, ns, s.secret.name, s.secret, out, mode);
+      else if (s.downwardAPI) downwardFiles(pod, s.downwardAPI.items ?? [], out, mode, ctx);
+      else if (s.serviceAccountToken) {
+        const t = s.serviceAccountToken;
+        const bad = checkPayloadPath(t.path);
+        if (bad) throw new VolumeError(`serviceAccountToken: path "${String(t.path)}" ${bad}`);
+        let token: string;
+        try {
+          token = await objects.token(pod as KObj, t.audience, t.expirationSeconds ?? 3600);
+        } catch (e) {
+          throw new VolumeError(`failed to fetch token: ${(e as Error).message}`);
+        }
+        out.set(t.path, { data: Buffer.from(token), mode });
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,142 @@
+// Sets up a pod's volumes before its containers start, keeps configMap,
+// secret, downwardAPI and projected contents current (ConfigMap and Secret
+// updates, token rotation) with a periodic resync, and tears everything down
+// (unmounting tmpfs) when the pod is gone.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { Container, Pod, Volume } from 'kubernetes-types/core/v1.js';
+import type { ContainerConfigIn } from '../cri/types.js';
+import type { Logger } from '../../kube/log.js';
+import type { KObj } from '../../kube/client.js';
+import type { DownwardContext } from '../pods/downward-api.js';
+import { ApiObjects } from './api-objects.js';
+import { writeAtomic } from './atomic-writer.js';
+import { setUpEmptyDir, setUpHostPath } from './host-volumes.js';
+import { mountTmpfs, unmountAll } from './mounts.js';
+import { volumeFiles, VolumeError } from './projections.js';
+
+type Mounts = NonNullable<ContainerConfigIn['mounts']>;
+
+/** A volume that could not be set up: the pod waits in ContainerCreating with a FailedMount event. */
+export class MountError extends Error {
+  constructor(
+    readonly volume: string,
+    readonly detail: string,
+  ) {
+    super(`MountVolume.SetUp failed for volume "${volume}" : ${detail}`);
+  }
+}
+
+export interface SetUpVolume {
+  hostPath: string;
+  /** configMap, secret, downwardAPI and projected volumes are mounted read-only. */
+  readOnly: boolean;
+}
+
+const PLUGIN: [keyof Volume, string][] = [
+  ['emptyDir', 'empty-dir'],
+  ['configMap', 'configmap'],
+  ['secret', 'secret'],
+  ['downwardAPI', 'downward-api'],
+  ['projected', 'projected'],
+];
+
+export const podDir = (rootDir: string, uid: string): string => path.join(rootDir, 'pods', uid);
+
+export interface VolumeManagerOptions {
+  rootDir: string;
+  log: Logger;
+  objects?: ApiObjects;
+  /** Resync of API-backed contents; upstream's default syncFrequency is a minute. */
+  resyncMs?: number;
+}
+
+export class VolumeManager {
+  readonly objects: ApiObjects;
+  /** Pods whose API-backed volumes are kept current, with the context their files were made with. */
+  private readonly live = new Map<string, { pod: Pod; ctx: DownwardContext }>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly o: VolumeManagerOptions) {
+    this.objects = o.objects ?? new ApiObjects();
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.resync(), this.o.resyncMs ?? 30_000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private volumeDir(uid: string, v: Volume): string {
+    const plugin = PLUGIN.find(([k]) => v[k] !== undefined)?.[1] ?? 'unknown';
+    return path.join(podDir(this.o.rootDir, uid), 'volumes', `kubernetes.io~${plugin}`, v.name);
+  }
+
+  /** Every volume of the pod, by name; throws MountError naming the first that fails. */
+  async setUp(pod: Pod, ctx: DownwardContext): Promise<Map<string, SetUpVolume>> {
+    const uid = pod.metadata!.uid!;
+    const out = new Map<string, SetUpVolume>();
+    for (const v of pod.spec?.volumes ?? []) {
+      try {
+        if (v.hostPath) out.set(v.name, { hostPath: await setUpHostPath(v), readOnly: false });
+        else if (v.emptyDir) {
+          const dir = this.volumeDir(uid, v);
+          await setUpEmptyDir(v, dir);
+          out.set(v.name, { hostPath: dir, readOnly: false });
+        } else if (v.configMap || v.secret || v.downwardAPI || v.projected) {
+          const dir = this.volumeDir(uid, v);
+          // Secrets and tokens never touch the disk.
+          if (v.secret || v.projected) await mountTmpfs(dir);
+          await writeAtomic(dir, await volumeFiles(pod, v as KObj, this.objects, ctx));
+          out.set(v.name, { hostPath: dir, readOnly: true });
+        } else throw new VolumeError(`volume type of ${JSON.stringify(Object.keys(v).filter((k) => k !== 'name'))} is not supported by this kubelet`);
+      } catch (e) {
+        throw new MountError(v.name, (e as Error).message);
+      }
+    }
+    this.live.set(uid, { pod, ctx });
+    return out;
+  }
+
+  /** Rewrites API-backed volumes whose source changed (ConfigMap edits, token rotation). */
+  async resync(): Promise<void> {
+    for (const [uid, { pod, ctx }] of this.live) {
+      for (const v of pod.spec?.volumes ?? []) {
+        if (!(v.configMap || v.secret || v.downwardAPI || v.projected)) continue;
+        try {
+          if (await writeAtomic(this.volumeDir(uid, v), await volumeFiles(pod, v as KObj, this.objects, ctx))) this.o.log.info(`volume ${v.name} of pod ${pod.metadata!.namespace!}/${pod.metadata!.name!} updated`, { podUID: uid });
+        } catch (e) {
+          this.o.log.warn(`resync of volume ${v.name} of pod ${pod.metadata!.namespace!}/${pod.metadata!.name!} failed: ${(e as Error).message}`, { podUID: uid });
+        }
+      }
+    }
+  }
+
+  /** Newer spec or context (e.g. the pod IP once known) for the resync. */
+  update(pod: Pod, ctx: DownwardContext): void {
+    const uid = pod.metadata!.uid!;
+    if (this.live.has(uid)) this.live.set(uid, { pod, ctx });
+  }
+
+  async tearDown(uid: string): Promise<void> {
+    this.live.delete(uid);
+    this.objects.forgetPod(uid);
+    const dir = podDir(this.o.rootDir, uid);
+    await unmountAll(dir);
+    await fsp.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** CRI mounts of one container: volumeMounts with subPath, read-only where the volume or the mount says so. */
+export function containerMounts(c: Container, volumes: Map<string, SetUpVolume>): Mounts {
+  const mounts: Mounts = [];
+  for (const m of c.volumeMounts ?? []) {
+    const v = volumes.get(m.name);
+    if (!v) continue;
+    mounts.push({ container_path: m.mountPath, host_path: m.subPath ? path.join(v.hostPath, m.subPath) : v.hostPath, readonly: (m.readOnly ?? false) || v.readOnly });
+  }
+  return mounts;
+}
