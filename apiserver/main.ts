@@ -17,6 +17,7 @@ import { KubeletProxy } from './http/kubelet-proxy.js';
 import fs from 'node:fs';
 import { ensureClientCert, ensureServiceAccountKey, type Identity } from './pki.js';
 import { ServiceAccountTokens } from './serviceaccount/tokens.js';
+import { IpAllocator } from './api/allocators.js';
 import { reconcileKubernetesEndpoints } from './api/kubernetes-endpoints.js';
 import { adminIdentity, ensurePki, ensureTokens, nodeIdentity, proxyIdentity, writeKubeconfig } from './pki.js';
 
@@ -84,8 +85,9 @@ export interface RunningApiServer {
 
 export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServer> {
   const log = c.log ?? ((l: string) => process.stderr.write(`${new Date().toISOString()} apiserver: ${l}\n`));
-  const ips = [...new Set(['127.0.0.1', c.advertiseAddress].filter(Boolean))];
-  const pki = ensurePki(c.certDir, { ips, dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', os.hostname()] });
+  // As upstream: in-cluster clients verify the apiserver at the kubernetes Service's ClusterIP and names.
+  const ips = [...new Set(['127.0.0.1', new IpAllocator(c.serviceClusterIpRange).first, c.advertiseAddress].filter(Boolean))];
+  const pki = ensurePki(c.certDir, { ips, dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', os.hostname()] });
   const ids = [adminIdentity, proxyIdentity, ...c.nodeNames.map(nodeIdentity)];
   const tokens = ensureTokens(c.certDir, ids);
   const store = new Store({ dataDir: c.dataDir, historySize: c.historySize });

@@ -32,8 +32,14 @@ function ecKey(dir: string, name: string): void {
   fs.chmodSync(path.join(dir, `${name}.key`), 0o600);
 }
 
-function sign(dir: string, name: string, subj: string, ext: string): void {
-  ecKey(dir, name);
+function rsaKey(dir: string, name: string): void {
+  openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', `${name}.key`], dir);
+  fs.chmodSync(path.join(dir, `${name}.key`), 0o600);
+}
+
+function sign(dir: string, name: string, subj: string, ext: string, rsa = false): void {
+  if (rsa) rsaKey(dir, name);
+  else ecKey(dir, name);
   openssl(['req', '-new', '-key', `${name}.key`, '-subj', subj, '-out', `${name}.csr`], dir);
   fs.writeFileSync(path.join(dir, `${name}.ext`), ext);
   openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '3650', '-sha256', '-extfile', `${name}.ext`, '-out', `${name}.crt`], dir);
@@ -53,9 +59,11 @@ export function ensurePki(dataDir: string, sans: { ips: string[]; dns: string[] 
   }
   const sanLine = [...sans.dns.map((d) => `DNS:${d}`), ...sans.ips.map((i) => `IP:${i}`)].join(',');
   const sanFile = path.join(dir, 'apiserver.sans');
-  if (!fs.existsSync(path.join(dir, 'apiserver.crt')) || (fs.existsSync(sanFile) ? fs.readFileSync(sanFile, 'utf8') : '') !== sanLine) {
-    sign(dir, 'apiserver', '/CN=kube-apiserver', `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${sanLine}\n`);
-    fs.writeFileSync(sanFile, sanLine);
+  // RSA 2048 for the serving key, kubeadm's default, which the widest range of in-cluster clients speaks.
+  const want = `rsa ${sanLine}`;
+  if (!fs.existsSync(path.join(dir, 'apiserver.crt')) || (fs.existsSync(sanFile) ? fs.readFileSync(sanFile, 'utf8') : '') !== want) {
+    sign(dir, 'apiserver', '/CN=kube-apiserver', `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${sanLine}\n`, true);
+    fs.writeFileSync(sanFile, want);
   }
   return { dir, caCert: path.join(dir, 'ca.crt'), serverCert: path.join(dir, 'apiserver.crt'), serverKey: path.join(dir, 'apiserver.key') };
 }

@@ -36,6 +36,8 @@ export interface AgentConfig extends KubeletApiConfig {
   nodeStatusReportFrequencyMs: number;
   nodeLeaseDurationSeconds: number;
   metricsBindAddress: string;
+  /** syncFrequency: how often ConfigMap, Secret, downwardAPI and projected volumes are refreshed. */
+  syncFrequencyMs: number;
 }
 
 export const AGENT_FLAGS: Record<string, string> = {
@@ -55,6 +57,7 @@ export const AGENT_FLAGS: Record<string, string> = {
   'node-labels': 'labels the Node registers with, "key=value,..."',
   'max-pods': 'pods this node can run (config: maxPods). Default 110',
   'node-status-update-frequency': 'how often node status is computed, and posted if it changed (config: nodeStatusUpdateFrequency). Default 10s',
+  'sync-frequency': 'how often volume contents (ConfigMaps, Secrets, tokens) are refreshed (config: syncFrequency). Default 1m',
   'metrics-bind-address': 'also serve /metrics and /metrics/probes over plain HTTP here, e.g. 127.0.0.1:10249 (off by default)',
   port: 'kubelet API port, HTTPS (config: port). Default 10250',
   address: 'kubelet API address (config: address). Default 0.0.0.0',
@@ -93,6 +96,7 @@ export const SUPPORTED_CONFIG_FIELDS = new Set([
   'nodeStatusUpdateFrequency',
   'nodeStatusReportFrequency',
   'nodeLeaseDurationSeconds',
+  'syncFrequency',
   'port',
   'address',
   'tlsCertFile',
@@ -237,6 +241,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     nodeStatusReportFrequencyMs: dur(undefined, 'nodeStatusReportFrequency', '5m'),
     nodeLeaseDurationSeconds: leaseSec,
     metricsBindAddress: flags.get('metrics-bind-address') ?? '',
+    syncFrequencyMs: dur('sync-frequency', 'syncFrequency', '1m'),
     port: int('port', 'port', 10250, 0),
     address: str('address', 'address', '0.0.0.0'),
     tlsCertFile: str('tls-cert-file', 'tlsCertFile', ''),
@@ -277,6 +282,7 @@ export function kubeletConfigz(c: AgentConfig): object {
     nodeStatusUpdateFrequency: dur(c.nodeStatusUpdateFrequencyMs),
     nodeStatusReportFrequency: dur(c.nodeStatusReportFrequencyMs),
     nodeLeaseDurationSeconds: c.nodeLeaseDurationSeconds,
+    syncFrequency: dur(c.syncFrequencyMs),
     address: c.address,
     port: c.port,
     tlsCertFile: c.tlsCertFile || undefined,

@@ -51,6 +51,7 @@ async function runAgent(argv: string[]): Promise<void> {
     manifestURL: cfg.staticPodURL || undefined,
     manifestURLHeaders: cfg.staticPodURLHeader,
     httpCheckFrequencyMs: cfg.httpCheckFrequencyMs,
+    volumeResyncMs: cfg.syncFrequencyMs,
     gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
   });
   if (client && cfg.registerNode) {

@@ -19,12 +19,13 @@ export class TestCluster {
   ) {}
 
   apiserverFlags(): string[] {
-    return [`--data-dir=${path.join(this.node.dir, 'apiserver-data')}`, '--enable-admission-plugins=NodeRestriction', ...(this.o.apiserverFlags ?? [])];
+    // Served on the node's address so that pods reach it through default/kubernetes.
+    return [`--data-dir=${path.join(this.node.dir, 'apiserver-data')}`, '--enable-admission-plugins=NodeRestriction', '--bind-address=0.0.0.0', `--advertise-address=${this.node.nodeIP}`, ...(this.o.apiserverFlags ?? [])];
   }
 
   kubeletFlags(): string[] {
     // The apiserver's CA also signs its kubelet client certificate: trusting it lets kubectl logs/exec through.
-    return [`--kubeconfig=${path.join(this.as.dir, 'pki', `node-${this.node.name}.kubeconfig`)}`, `--client-ca-file=${this.as.caFile}`, ...(this.o.kubeletFlags ?? [])];
+    return [`--kubeconfig=${path.join(this.as.dir, 'pki', `node-${this.node.name}.kubeconfig`)}`, `--client-ca-file=${this.as.caFile}`, `--node-ip=${this.node.nodeIP}`, ...(this.o.kubeletFlags ?? [])];
   }
 
   async start(): Promise<this> {

@@ -140,6 +140,8 @@ export class TestNode {
   readonly podLogsDir: string;
   readonly kubeletRoot: string;
   readonly podSubnet: string;
+  /** The node's own address, on lo: pods reach it (the apiserver through the kubernetes Service, the kubelet). */
+  readonly nodeIP: string;
   cri!: CriClient;
   private containerd: Proc | undefined;
   private registry: Proc | undefined;
@@ -154,7 +156,9 @@ export class TestNode {
     this.manifests = path.join(this.dir, 'manifests');
     this.podLogsDir = path.join(this.dir, 'pod-logs');
     this.kubeletRoot = path.join(this.dir, 'kubelet');
-    this.podSubnet = `10.244.${subnetCounter++ % 250}.0/24`;
+    const n = subnetCounter++ % 250;
+    this.podSubnet = `10.244.${n}.0/24`;
+    this.nodeIP = `10.250.${n}.1`;
   }
 
   private save(): void {
@@ -168,6 +172,7 @@ export class TestNode {
     this.save();
     sh('ip', ['netns', 'add', this.netns]);
     sh('ip', ['link', 'set', 'lo', 'up'], { netns: this.netns });
+    sh('ip', ['addr', 'add', `${this.nodeIP}/32`, 'dev', 'lo'], { netns: this.netns });
     // Second guard: the service range is routed over a veth into a sink namespace that forwards nothing,
     // so untranslated service traffic is dropped there. (An `unreachable` route would also keep it in, but
     // would fail such packets at routing, before kube-proxy's filter rules could REJECT them, and "a Service

@@ -1,0 +1,191 @@
+// e2e: the design notes' whole flow on one node with the real kubectl:
+// create deployment -> ReplicaSet -> pods -> scheduler -> kubelet -> containerd,
+// expose -> EndpointSlices -> kube-proxy; scale and set image (rolling update);
+// ServiceAccount tokens in pods; ConfigMaps and Secrets in env and files.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { APP_IMAGE, e2eSkipReason, REGISTRY } from './harness.js';
+import { waitFor } from './proc.js';
+import { clusterSkip, TestCluster } from './cluster.js';
+
+const skip = clusterSkip(e2eSkipReason());
+const APP2 = `${REGISTRY}/tskube/app:2`;
+
+describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
+  const cluster = new TestCluster({ apiserverFlags: ['--authorization-mode=Node,RBAC'], kubeletConfig: 'syncFrequency: 5s\n' });
+  before(async () => {
+    await cluster.start();
+    cluster.node.startProxy([`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16', '--healthz-bind-address=127.0.0.1:10256', '--metrics-bind-address=127.0.0.1:10249']);
+    // A second tag of the app image, for `kubectl set image`.
+    cluster.node.exec('skopeo', ['copy', '--quiet', '--src-tls-verify=false', '--dest-tls-verify=false', `docker://${APP_IMAGE}`, `docker://${APP2}`], 60_000);
+  });
+  after(() => cluster.cleanup());
+
+  const kubectl = (args: string[]) => cluster.kubectl(args);
+  /** kubectl with its exit status (for exec). */
+  const run = (args: string[]) => spawnSync('nsenter', [`--net=/run/netns/${cluster.node.netns}`, 'kubectl', `--kubeconfig=${cluster.as.kubeconfig}`, ...args], { encoding: 'utf8', timeout: 30_000 });
+  const webPods = () =>
+    kubectl(['get', 'pods', '-l', 'app=web', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.conditions[?(@.type=="Ready")].status} {.spec.containers[0].image} {.metadata.deletionTimestamp}{"\\n"}{end}'])
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(' '))
+      .map(([name, phase, ready, image, deleting]) => ({ name: name!, phase: phase!, ready: ready === 'True', image: image!, deleting: !!deleting }));
+  const inClient = (cmd: string) => run(['exec', 'client', '--', 'sh', '-c', cmd]);
+
+  test('kubectl create deployment --replicas=3 runs 3 pods through ReplicaSet, scheduler, kubelet and containerd', async () => {
+    // Each replica serves its own hostname, so the Service's spread is visible.
+    const out = kubectl(['create', 'deployment', 'web', `--image=${APP_IMAGE}`, '--replicas=3', '--port=8080', '--', '/bin/sh', '-c', "trap 'exit 0' TERM; hostname > /www/index.html; httpd -f -p 8080 -h /www & wait"]);
+    assert.match(out, /deployment\.apps\/web created/);
+    const status = spawnSync('nsenter', [`--net=/run/netns/${cluster.node.netns}`, 'kubectl', `--kubeconfig=${cluster.as.kubeconfig}`, 'rollout', 'status', 'deployment/web', '--timeout=120s'], { encoding: 'utf8', timeout: 130_000 });
+    assert.equal(status.status, 0, status.stderr);
+    assert.match(status.stdout, /deployment "web" successfully rolled out/);
+    const rs = kubectl(['get', 'rs', '-l', 'app=web', '-o', 'jsonpath={.items[0].metadata.name}']);
+    assert.match(rs, /^web-[bcdfghjklmnpqrstvwxz2456789]+$/);
+    const pods = webPods();
+    assert.equal(pods.length, 3);
+    for (const p of pods) {
+      assert.match(p.name, new RegExp(`^${rs}-[bcdfghjklmnpqrstvwxz2456789]{5}$`));
+      assert.equal(p.phase, 'Running');
+    }
+    assert.match(kubectl(['get', 'deploy', 'web']), /web\s+3\/3\s+3\s+3\s/);
+  });
+
+  test('kubectl expose, then a pod reaches every replica through the ClusterIP (kube-proxy), and finds it in its env', async () => {
+    assert.match(kubectl(['expose', 'deployment', 'web', '--port=80', '--target-port=8080']), /service\/web exposed/);
+    const ip = kubectl(['get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}']);
+    await waitFor(() => kubectl(['get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'jsonpath={.items[0].endpoints[*].addresses[0]}']).split(' ').filter(Boolean).length === 3, 30_000, 300, 'three endpoints');
+    kubectl(['run', 'client', `--image=${APP_IMAGE}`, '--', 'sleep', '3600']);
+    await waitFor(() => /Running/.test(kubectl(['get', 'pod', 'client'])), 60_000, 300, 'client running');
+    const names = new Set(webPods().map((p) => p.name));
+    const seen = new Set<string>();
+    await waitFor(() => {
+      const r = inClient(`for i in 1 2 3 4 5 6 7 8 9 10; do timeout 2 wget -qO- http://${ip}/; done`);
+      for (const l of r.stdout.split('\n').filter(Boolean)) seen.add(l.trim());
+      return [...names].every((n) => seen.has(n));
+    }, 60_000, 500, 'all three replicas answered');
+    assert.deepEqual([...seen].filter((n) => !names.has(n)), []);
+    // The client started after the Service: it has the Service's variables.
+    const env = inClient('echo $WEB_SERVICE_HOST:$WEB_SERVICE_PORT $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT').stdout.trim();
+    assert.equal(env, `${ip}:80 10.96.0.1:443`);
+  });
+
+  test('kubectl scale --replicas=5 gives 5 running pods', async () => {
+    assert.match(kubectl(['scale', 'deployment', 'web', '--replicas=5']), /deployment\.apps\/web scaled/);
+    await waitFor(() => webPods().filter((p) => p.phase === 'Running' && p.ready && !p.deleting).length === 5, 90_000, 300, '5 ready pods');
+    assert.equal(kubectl(['get', 'deploy', 'web', '-o', 'jsonpath={.status.availableReplicas}']), '5');
+  });
+
+  test('kubectl set image rolls the pods without ever dropping below replicas - maxUnavailable ready', async () => {
+    // replicas 5, maxUnavailable 25% rounded down = 1: at least 4 ready at any time.
+    // kubectl create deployment names the container after the image: app.
+    kubectl(['set', 'image', 'deployment/web', `app=${APP2}`]);
+    let minReady = Infinity;
+    await waitFor(() => {
+      const pods = webPods();
+      minReady = Math.min(minReady, pods.filter((p) => p.ready && !p.deleting).length);
+      const d = kubectl(['get', 'deploy', 'web', '-o', 'jsonpath={.metadata.generation} {.status.observedGeneration} {.status.updatedReplicas} {.status.replicas} {.status.availableReplicas}']).split(' ');
+      return d[0] === d[1] && d.slice(2).every((n) => n === '5') && pods.every((p) => p.image === APP2);
+    }, 180_000, 150, 'rollout to app:2');
+    assert.ok(minReady >= 4, `ready pods never below 4 (lowest seen: ${minReady})`);
+    const r = run(['rollout', 'status', 'deployment/web', '--timeout=30s']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(kubectl(['rollout', 'history', 'deployment/web']), /1\s+<none>\n2\s+<none>/);
+  });
+
+  test('a pod has its ServiceAccount token, and the apiserver accepts it through the kubernetes Service', async () => {
+    const token = run(['exec', 'client', '--', 'cat', '/var/run/secrets/kubernetes.io/serviceaccount/token']).stdout;
+    assert.equal(token.split('.').length, 3);
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+    assert.equal(claims.sub, 'system:serviceaccount:default:default');
+    assert.equal(claims['kubernetes.io'].pod.name, 'client');
+    assert.equal(inClient('cat /var/run/secrets/kubernetes.io/serviceaccount/namespace').stdout, 'default');
+    assert.match(inClient('cat /var/run/secrets/kubernetes.io/serviceaccount/ca.crt').stdout, /^-----BEGIN CERTIFICATE-----/);
+    // In-cluster client: the token and CA from the mounted volume, the address from the Service variables.
+    // (busybox wget's own TLS offers only SHA-1 signatures, which OpenSSL 3 servers refuse, so the
+    // client is node, mounted from the host.)
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'apiclient' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'], volumeMounts: [{ name: 'node', mountPath: '/usr/bin/node', readOnly: true }, { name: 'lib', mountPath: '/lib/x86_64-linux-gnu', readOnly: true }, { name: 'lib64', mountPath: '/lib64', readOnly: true }] }],
+        volumes: [
+          { name: 'node', hostPath: { path: process.execPath, type: 'File' } },
+          { name: 'lib', hostPath: { path: '/lib/x86_64-linux-gnu', type: 'Directory' } },
+          { name: 'lib64', hostPath: { path: '/lib64', type: 'Directory' } },
+        ],
+      },
+    });
+    await waitFor(() => /Running/.test(kubectl(['get', 'pod', 'apiclient'])), 60_000, 300, 'apiclient running');
+    const get = (auth: boolean) =>
+      run(['exec', 'apiclient', '--', '/usr/bin/node', '-e', `
+        const fs = require('fs'); const sa = '/var/run/secrets/kubernetes.io/serviceaccount/';
+        const headers = ${auth} ? { Authorization: 'Bearer ' + fs.readFileSync(sa + 'token', 'utf8') } : {};
+        require('https').get({ host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT, path: '/api', ca: fs.readFileSync(sa + 'ca.crt'), headers }, (res) => {
+          let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => console.log(res.statusCode, b));
+        }).on('error', (e) => console.log('error', e.message));`]).stdout;
+    assert.match(get(true), /^200 \{"kind":"APIVersions"/, 'the token is accepted, and the CA verifies the apiserver at the ClusterIP');
+    assert.match(get(false), /^401 /, 'without the token: 401');
+  });
+
+  test('ConfigMap and Secret values reach env and files; a ConfigMap update reaches the file', async () => {
+    kubectl(['create', 'configmap', 'app-config', '--from-literal=greeting=hello', '--from-literal=level=debug']);
+    kubectl(['create', 'secret', 'generic', 'app-secret', '--from-literal=password=s3cret']);
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'configured' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'c',
+            image: APP_IMAGE,
+            command: ['sleep', '3600'],
+            env: [
+              { name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'app-config', key: 'greeting' } } },
+              { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'app-secret', key: 'password' } } },
+              { name: 'MY_POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            ],
+            envFrom: [{ configMapRef: { name: 'app-config' }, prefix: 'CFG_' }],
+            volumeMounts: [
+              { name: 'config', mountPath: '/etc/app' },
+              { name: 'secret', mountPath: '/etc/secret' },
+            ],
+          },
+        ],
+        volumes: [
+          { name: 'config', configMap: { name: 'app-config' } },
+          { name: 'secret', secret: { secretName: 'app-secret', defaultMode: 0o400 } },
+        ],
+      },
+    });
+    await waitFor(() => /Running/.test(kubectl(['get', 'pod', 'configured'])), 60_000, 300, 'configured running');
+    const sh = (cmd: string) => run(['exec', 'configured', '--', 'sh', '-c', cmd]).stdout;
+    assert.equal(sh('echo $GREETING $PASSWORD $MY_POD $CFG_level'), 'hello s3cret configured debug\n');
+    assert.equal(sh('cat /etc/app/greeting'), 'hello');
+    assert.equal(sh('cat /etc/secret/password'), 's3cret');
+    assert.equal(sh('stat -L -c %a /etc/secret/password'), '400\n');
+    assert.match(sh('grep " /etc/secret " /proc/mounts'), /tmpfs/);
+    kubectl(['patch', 'configmap', 'app-config', '--type=merge', '-p', '{"data":{"greeting":"bonjour"}}']);
+    // syncFrequency is 5 s in this cluster; upstream's default minute is the contract.
+    await waitFor(() => sh('cat /etc/app/greeting') === 'bonjour', 30_000, 500, 'file updated');
+  });
+
+  test('a pod whose ConfigMap is missing waits in ContainerCreating with FailedMount, and starts once it exists', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'waits' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'], volumeMounts: [{ name: 'v', mountPath: '/v' }] }], volumes: [{ name: 'v', configMap: { name: 'later' } }] } });
+    await waitFor(() => /FailedMount/.test(kubectl(['describe', 'pod', 'waits'])), 30_000, 500, 'FailedMount');
+    assert.match(kubectl(['describe', 'pod', 'waits']), /MountVolume\.SetUp failed for volume "v" : configmap "later" not found/);
+    assert.match(kubectl(['get', 'pod', 'waits']), /ContainerCreating/);
+    kubectl(['create', 'configmap', 'later', '--from-literal=k=v']);
+    await waitFor(() => /Running/.test(kubectl(['get', 'pod', 'waits'])), 90_000, 500, 'running after the ConfigMap appeared');
+  });
+
+  test('deleting the deployment deletes its ReplicaSets and pods', async () => {
+    kubectl(['delete', 'deployment', 'web']);
+    await waitFor(() => kubectl(['get', 'rs,pods', '-l', 'app=web', '-o', 'name']).trim() === '', 60_000, 500, 'all gone');
+  });
+});
