@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import { ensureClientCert, ensureServiceAccountKey, type Identity } from './pki.js';
 import { ServiceAccountTokens } from './serviceaccount/tokens.js';
 import { IpAllocator } from './api/allocators.js';
+import { firstIPv4 } from '../kube/platform.js';
 import { reconcileKubernetesEndpoints } from './api/kubernetes-endpoints.js';
 import { adminIdentity, ensurePki, ensureTokens, nodeIdentity, proxyIdentity, writeKubeconfig } from './pki.js';
 
@@ -143,9 +144,4 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
       store.close();
     },
   };
-}
-
-function firstIPv4(): string {
-  for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  return '127.0.0.1';
 }

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { CriClient } from '../agent/cri/client.js';
 import { L_POD_UID } from '../agent/pods/labels.js';
 import { buildImage, IMAGES, pushImage, type BuiltImage } from '../images/build.js';
+import { registryConfig, writeContainerdFiles } from '../cli/containerd-config.js';
 import { alive, sh, start, stopPid, waitFor, type Proc } from './proc.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -42,13 +43,13 @@ function builtImages(): Promise<BuiltImage[]> {
   return images;
 }
 
-interface NodeRecord {
+export interface NodeRecord {
   netns: string;
   dir: string;
   pids: number[];
 }
 
-function recordPath(dir: string): string {
+export function recordPath(dir: string): string {
   return path.join(dir, 'harness.json');
 }
 
@@ -192,58 +193,13 @@ export class TestNode {
 
   private writeConfigs(): void {
     const d = this.dir;
-    fs.writeFileSync(
+    writeContainerdFiles(
+      { root: `${d}/root`, state: `${d}/state`, socket: this.socket, sandboxImage: PAUSE_IMAGE, cniConfDir: `${d}/cni`, certsDir: `${d}/certs.d` },
       path.join(d, 'config.toml'),
-      `version = 2
-root = "${d}/root"
-state = "${d}/state"
-[grpc]
-  address = "${this.socket}"
-[ttrpc]
-  address = "${this.socket}.ttrpc"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "${PAUSE_IMAGE}"
-  restrict_oom_score_adj = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "${d}/cni"
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = "${d}/certs.d"
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-`,
+      { bridge: `tsk${this.id}`, subnet: this.podSubnet, ipamDir: `${d}/ipam`, ipMasq: false },
+      REGISTRY,
     );
-    fs.writeFileSync(path.join(d, 'certs.d/127.0.0.1:5000/hosts.toml'), `server = "http://127.0.0.1:5000"\n\n[host."http://127.0.0.1:5000"]\n  capabilities = ["pull", "resolve"]\n  skip_verify = true\n`);
-    fs.writeFileSync(
-      path.join(d, 'cni/10-tskube.conflist'),
-      JSON.stringify({
-        cniVersion: '0.4.0',
-        name: 'tskube',
-        plugins: [
-          { type: 'bridge', bridge: `tsk${this.id}`, isGateway: true, ipMasq: false, hairpinMode: true, ipam: { type: 'host-local', ranges: [[{ subnet: this.podSubnet }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: `${d}/ipam` } },
-          { type: 'portmap', capabilities: { portMappings: true } },
-          { type: 'loopback' },
-        ],
-      }),
-    );
-    fs.writeFileSync(
-      path.join(d, 'registry.yml'),
-      `version: 0.1
-log:
-  level: warn
-storage:
-  filesystem:
-    rootdirectory: ${path.join(E2E_ROOT, 'registry')}
-  delete:
-    enabled: true
-http:
-  addr: 127.0.0.1:5000
-`,
-    );
+    fs.writeFileSync(path.join(d, 'registry.yml'), registryConfig(path.join(E2E_ROOT, 'registry'), REGISTRY));
     fs.writeFileSync(path.join(d, 'kubelet.yaml'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${this.podLogsDir}\n`);
   }
 

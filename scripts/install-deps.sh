@@ -8,7 +8,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
   containerd runc containernetworking-plugins iptables nftables conntrack \
   docker-registry skopeo busybox-static iproute2 util-linux tar gzip ca-certificates openssl \
-  curl tmux
+  curl tmux systemd
 # The e2e tests drive the real kubectl. These machines ship v1.32; Debian's kubernetes-client is older but works.
 command -v kubectl >/dev/null || apt-get install -y -qq --no-install-recommends kubernetes-client
 echo "install-deps: done"

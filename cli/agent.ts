@@ -1,0 +1,86 @@
+// `tskube agent`: the kubelet with its node registration, kubelet API and
+// local ports, from an AgentConfig. `tskube up` runs the same in-process.
+import { CriClient } from '../agent/cri/client.js';
+import { Kubelet } from '../agent/kubelet.js';
+import type { Logger } from '../kube/log.js';
+import { ApiEventRecorder, LogEventRecorder } from '../kube/events.js';
+import { KubeletMetrics } from '../agent/metrics.js';
+import { serveLocal } from '../agent/server/metrics-server.js';
+import { startKubeletApi } from '../agent/server/start.js';
+import { kubeletConfigz, type AgentConfig } from './agent-config.js';
+import { KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { startNodeSync, type NodeSync } from '../agent/node/node-sync.js';
+import { firstIPv4 } from '../kube/platform.js';
+
+export interface RunningAgent {
+  kubelet: Kubelet;
+  /** Stops the kubelet and its servers; pods keep running. */
+  stop(): Promise<void>;
+}
+
+export async function startAgent(cfg: AgentConfig, log: Logger): Promise<RunningAgent> {
+  const cri = new CriClient({ endpoint: cfg.containerRuntimeEndpoint });
+  const hostIP = cfg.nodeIP || firstIPv4();
+  const client = cfg.kubeconfig ? new KubeClient(loadKubeconfig(cfg.kubeconfig)) : undefined;
+  let nodeSync: NodeSync | undefined;
+  const metrics = new KubeletMetrics();
+  const kubelet = new Kubelet({
+    metrics,
+    client,
+    nodeUid: () => nodeSync?.status.uid ?? '',
+    cri,
+    log,
+    events: client ? new ApiEventRecorder(client, { component: 'kubelet', host: cfg.nodeName }, log, new LogEventRecorder(log)) : new LogEventRecorder(log),
+    node: { nodeName: cfg.nodeName, hostIP, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir },
+    manifestPath: cfg.staticPodPath,
+    fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
+    manifestURL: cfg.staticPodURL || undefined,
+    manifestURLHeaders: cfg.staticPodURLHeader,
+    httpCheckFrequencyMs: cfg.httpCheckFrequencyMs,
+    volumeResyncMs: cfg.syncFrequencyMs,
+    gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
+  });
+  if (client && cfg.registerNode) {
+    nodeSync = startNodeSync(client, cri, cfg.nodeName, hostIP, log, {
+      maxPods: cfg.maxPods,
+      leaseDurationSec: cfg.nodeLeaseDurationSeconds,
+      updateMs: cfg.nodeStatusUpdateFrequencyMs,
+      reportMs: cfg.nodeStatusReportFrequencyMs,
+      labels: cfg.nodeLabels,
+      taints: cfg.registerWithTaints,
+    });
+  }
+  const local = cfg.metricsBindAddress
+    ? await serveLocal(cfg.metricsBindAddress, metrics).catch((e: Error) => {
+        throw new Error(`--metrics-bind-address: ${e.message}`);
+      })
+    : undefined;
+  if (local) log.info(`serving metrics on http://${cfg.metricsBindAddress.replace(/:\d+$/, '')}:${local.port}/metrics`);
+  const kubeletApi = await startKubeletApi(kubelet, cri, cfg, { client, log, metrics, hostIP, configz: () => kubeletConfigz(cfg) });
+  let stopped = false;
+  const started = (async () => {
+    for (let attempt = 0; !stopped; attempt++) {
+      try {
+        await kubelet.start();
+        log.info(`kubelet started on node ${cfg.nodeName}, watching ${cfg.staticPodPath}${cfg.staticPodURL ? ` and ${cfg.staticPodURL}` : ''}`);
+        return;
+      } catch (e) {
+        // The runtime may start after us (systemd ordering); keep trying rather than exit.
+        log.error(`cannot start: ${(e as Error).message}; retrying`);
+        await new Promise((r) => setTimeout(r, Math.min(1000 * 2 ** attempt, 10_000)));
+      }
+    }
+  })();
+  return {
+    kubelet,
+    stop: async () => {
+      stopped = true;
+      nodeSync?.stop();
+      await started;
+      await Promise.all([kubelet.stop(), kubeletApi.stop(), local?.close()]);
+      cri.close();
+      client?.close();
+    },
+  };
+}

@@ -1,0 +1,81 @@
+// The containerd (CRI plugin) and CNI configuration tskube writes when it runs
+// containerd itself: `tskube up`, and the e2e harness's per-node containerd.
+// Pods get a bridge with host-local IPAM and portmap; the local registry is
+// reached over plain HTTP.
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface ContainerdLayout {
+  root: string;
+  state: string;
+  /** unix socket path (no scheme) */
+  socket: string;
+  sandboxImage: string;
+  cniConfDir: string;
+  cniBinDir?: string;
+  /** containerd's registry config_path (hosts.toml per registry). */
+  certsDir: string;
+  /** 127.0.0.1 keeps the exec/attach/port-forward server off the network. */
+  streamAddress?: string;
+}
+
+export function containerdConfig(l: ContainerdLayout): string {
+  return `version = 2
+root = "${l.root}"
+state = "${l.state}"
+[grpc]
+  address = "${l.socket}"
+[ttrpc]
+  address = "${l.socket}.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "${l.sandboxImage}"
+  restrict_oom_score_adj = true
+  stream_server_address = "${l.streamAddress ?? '127.0.0.1'}"
+  stream_server_port = "0"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "${l.cniBinDir ?? '/usr/lib/cni'}"
+    conf_dir = "${l.cniConfDir}"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "${l.certsDir}"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+`;
+}
+
+/** A bridge network for this node's pod subnet. ipMasq lets pods reach beyond the node (off in tests). */
+export function cniConflist(o: { bridge: string; subnet: string; ipamDir: string; ipMasq: boolean }): string {
+  return JSON.stringify({
+    cniVersion: '0.4.0',
+    name: 'tskube',
+    plugins: [
+      { type: 'bridge', bridge: o.bridge, isGateway: true, ipMasq: o.ipMasq, hairpinMode: true, ipam: { type: 'host-local', ranges: [[{ subnet: o.subnet }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: o.ipamDir } },
+      { type: 'portmap', capabilities: { portMappings: true } },
+      { type: 'loopback' },
+    ],
+  });
+}
+
+/** Writes config.toml, the CNI conflist and the plain-HTTP hosts.toml for `registry`. */
+export function writeContainerdFiles(l: ContainerdLayout, configFile: string, net: { bridge: string; subnet: string; ipamDir: string; ipMasq: boolean }, registry: string): void {
+  for (const d of [l.root, l.state, l.cniConfDir, net.ipamDir, path.join(l.certsDir, registry), path.dirname(configFile)]) fs.mkdirSync(d, { recursive: true });
+  fs.writeFileSync(configFile, containerdConfig(l));
+  fs.writeFileSync(path.join(l.cniConfDir, '10-tskube.conflist'), cniConflist(net));
+  fs.writeFileSync(path.join(l.certsDir, registry, 'hosts.toml'), `server = "http://${registry}"\n\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve"]\n  skip_verify = true\n`);
+}
+
+/** docker-registry (distribution) serving `dir` on `addr`. */
+export function registryConfig(dir: string, addr: string): string {
+  return `version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: ${dir}
+  delete:
+    enabled: true
+http:
+  addr: ${addr}
+`;
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs tskube on this machine: compiles the CLI into /opt/tskube (with its
+# runtime npm dependencies and the .proto files it loads), puts a `tskube`
+# command at /usr/local/bin/tskube, and installs the systemd units and default
+# configs under /etc/tskube (existing configs are kept). Run from a checkout
+# after `npm ci`, as root:  sudo bash scripts/install.sh [--prefix=/opt/tskube] [--bin=/usr/local/bin]
+# [--units=/etc/systemd/system] [--etc=/etc/tskube]
+set -euo pipefail
+if [ "$(id -u)" != 0 ]; then echo "install: run as root" >&2; exit 1; fi
+PREFIX=/opt/tskube
+BIN=/usr/local/bin
+UNITS=/etc/systemd/system
+ETC=/etc/tskube
+for a in "$@"; do
+  case "$a" in
+    --prefix=*) PREFIX="${a#*=}" ;;
+    --etc=*) ETC="${a#*=}" ;;
+    --bin=*) BIN="${a#*=}" ;;
+    --units=*) UNITS="${a#*=}" ;;
+    *) echo "install: unknown argument $a" >&2; exit 2 ;;
+  esac
+done
+cd "$(dirname "$0")/.."
+echo "install: compiling to $PREFIX/dist"
+rm -rf "$PREFIX/dist"
+mkdir -p "$PREFIX"
+npx tsc -p tsconfig.dist.json --outDir "$PREFIX/dist"
+# The CRI and gRPC health schemas are loaded at run time, next to the compiled code.
+(cd proto && find . -name '*.proto' -exec install -D -m 0644 {} "$PREFIX/dist/proto/{}" \;)
+cp package.json package-lock.json "$PREFIX/"
+echo "install: runtime dependencies (npm ci --omit=dev)"
+(cd "$PREFIX" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
+mkdir -p "$BIN"
+cat > "$BIN/tskube" <<SH
+#!/bin/sh
+exec /usr/bin/env node "$PREFIX/dist/cli/tskube.js" "\$@"
+SH
+chmod 0755 "$BIN/tskube"
+echo "install: units to $UNITS, configs to $ETC"
+mkdir -p "$UNITS" "$ETC"
+for u in systemd/tskube-agent.service systemd/tskube-proxy.service systemd/tskube-apiserver.service; do
+  sed -e "s#/usr/local/bin/tskube#$BIN/tskube#g" -e "s#/etc/tskube#$ETC#g" "$u" > "$UNITS/$(basename "$u")"
+done
+for c in systemd/etc/*; do
+  [ -e "$ETC/$(basename "$c")" ] || sed "s#/etc/tskube#$ETC#g" "$c" > "$ETC/$(basename "$c")"
+done
+if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+echo "install: done. $BIN/tskube --help; enable with: systemctl enable --now tskube-apiserver tskube-agent tskube-proxy"
