@@ -184,6 +184,36 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     await waitFor(() => /Running/.test(kubectl(['get', 'pod', 'waits'])), 90_000, 500, 'running after the ConfigMap appeared');
   });
 
+  test('resources become cgroup limits; securityContext sets user, group, capabilities and a read-only root', async () => {
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'limited' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        // Pod-level user and group; the second container overrides them (containerd refuses a group without a user).
+        securityContext: { runAsUser: 1000, runAsGroup: 3000 },
+        containers: [
+          { name: 'user', image: APP_IMAGE, command: ['sleep', '3600'], resources: { limits: { cpu: '250m', memory: '64Mi' } }, securityContext: { readOnlyRootFilesystem: true } },
+          { name: 'caps', image: APP_IMAGE, command: ['sleep', '3600'], securityContext: { runAsUser: 0, runAsGroup: 0, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] } } },
+        ],
+      },
+    });
+    await waitFor(() => /2\/2\s+Running/.test(kubectl(['get', 'pod', 'limited'])), 60_000, 300, 'limited running');
+    const sh = (c: string, cmd: string) => run(['exec', 'limited', '-c', c, '--', 'sh', '-c', cmd]);
+    assert.equal(sh('user', 'id -u; id -g').stdout, '1000\n3000\n');
+    assert.match(sh('user', 'touch /probe 2>&1; echo rc=$?').stdout, /Read-only file system[^]*rc=1/);
+    // cgroup v2 inside the container's cgroup namespace (v1 paths as a fallback).
+    const mem = sh('user', 'cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes').stdout.trim();
+    assert.equal(mem, String(64 * 1024 * 1024));
+    const cpu = sh('user', 'cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"').stdout.trim();
+    assert.equal(cpu, '25000 100000');
+    // Only CAP_NET_BIND_SERVICE (bit 10) is left in the bounding and effective sets.
+    const caps = sh('caps', 'grep -E "^Cap(Eff|Bnd)" /proc/self/status').stdout;
+    assert.match(caps, /CapEff:\s+0000000000000400/);
+    assert.match(caps, /CapBnd:\s+0000000000000400/);
+  });
+
   test('deleting the deployment deletes its ReplicaSets and pods', async () => {
     kubectl(['delete', 'deployment', 'web']);
     await waitFor(() => kubectl(['get', 'rs,pods', '-l', 'app=web', '-o', 'name']).trim() === '', 60_000, 500, 'all gone');

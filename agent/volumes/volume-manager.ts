@@ -12,7 +12,7 @@ import type { DownwardContext } from '../pods/downward-api.js';
 import { ApiObjects } from './api-objects.js';
 import { writeAtomic } from './atomic-writer.js';
 import { setUpEmptyDir, setUpHostPath } from './host-volumes.js';
-import { mountTmpfs, unmountAll } from './mounts.js';
+import { mountsUnder, mountTmpfs, unmountAll } from './mounts.js';
 import { volumeFiles, VolumeError } from './projections.js';
 
 type Mounts = NonNullable<ContainerConfigIn['mounts']>;
@@ -88,9 +88,14 @@ export class VolumeManager {
           out.set(v.name, { hostPath: dir, readOnly: false });
         } else if (v.configMap || v.secret || v.downwardAPI || v.projected) {
           const dir = this.volumeDir(uid, v);
-          // Secrets and tokens never touch the disk.
-          if (v.secret || v.projected) await mountTmpfs(dir);
-          await writeAtomic(dir, await volumeFiles(pod, v as KObj, this.objects, ctx));
+          const tmpfs = !!(v.secret || v.projected);
+          // Set up before (this kubelet, or one before a restart): the resync keeps it current, and a pod whose
+          // apiserver is away must still be able to restart its containers.
+          if (!(await populated(dir, tmpfs))) {
+            // Secrets and tokens never touch the disk.
+            if (tmpfs) await mountTmpfs(dir);
+            await writeAtomic(dir, await volumeFiles(pod, v as KObj, this.objects, ctx));
+          }
           out.set(v.name, { hostPath: dir, readOnly: true });
         } else throw new VolumeError(`volume type of ${JSON.stringify(Object.keys(v).filter((k) => k !== 'name'))} is not supported by this kubelet`);
       } catch (e) {
@@ -128,6 +133,12 @@ export class VolumeManager {
     await unmountAll(dir);
     await fsp.rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Whether a volume directory already has contents (and its tmpfs, where it needs one). */
+async function populated(dir: string, tmpfs: boolean): Promise<boolean> {
+  if (!(await fsp.lstat(path.join(dir, '..data')).catch(() => undefined))) return false;
+  return !tmpfs || (await mountsUnder(dir)).includes(path.resolve(dir));
 }
 
 /** CRI mounts of one container: volumeMounts with subPath, read-only where the volume or the mount says so. */

@@ -94,6 +94,13 @@ test('configMap, secret (on tmpfs), downwardAPI and projected volumes, with item
     { container_path: '/s', host_path: v.get('scratch')!.hostPath, readonly: false },
   ]);
 
+  // Set up again (every pod sync does) while the API is unreachable: the contents already there are used.
+  const down = new FakeObjects();
+  down.configMap = async () => Promise.reject(new Error('connection refused'));
+  down.token = async () => Promise.reject(new Error('connection refused'));
+  const again = await new VolumeManager({ rootDir: root, log: memoryLogger(), objects: down }).setUp(p, { podIP: '10.0.0.5', hostIP: '10.0.0.1' });
+  assert.equal(read(path.join(again.get('api')!.hostPath, 'token')), 'token-1-p-api-3607');
+
   // A ConfigMap edit reaches the files on the next resync.
   objects.cms.set('ns/cfg', { data: { 'app.conf': 'x=2', other: 'o' } });
   await vm.resync();
