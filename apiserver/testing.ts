@@ -2,6 +2,7 @@
 // clients for admin and for one node. Agent tests use it as a stand-in for a
 // real apiserver; agent code itself never imports apiserver/.
 import fs from 'node:fs';
+import { after, before } from 'node:test';
 import os from 'node:os';
 import path from 'node:path';
 import { startApiServer, type ApiServerConfig, type RunningApiServer } from './main.js';
@@ -30,6 +31,23 @@ export async function startTestApiServer(nodeName = 'n1', extra: Partial<ApiServ
       node.close();
       await srv.stop();
       fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One test apiserver for a whole test file (before/after hooks); `node` is the client tests act as. */
+export function useTestApiServer(nodeName = 'n1', extra: Partial<ApiServerConfig> = {}): { readonly api: TestApiServer; readonly node: KubeClient } {
+  let api: TestApiServer | undefined;
+  before(async () => {
+    api = await startTestApiServer(nodeName, extra);
+  });
+  after(() => api?.stop());
+  return {
+    get api() {
+      return api!;
+    },
+    get node() {
+      return api!.node;
     },
   };
 }

@@ -24,3 +24,12 @@ export function runBench(main: () => Promise<void>): void {
     process.exit(1);
   });
 }
+
+/** A static pod manifest for benchmarks; `containers` is the YAML list under spec.containers. */
+export const podManifest = (name: string, containers: string): string => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+${containers}`;

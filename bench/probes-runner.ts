@@ -15,22 +15,21 @@ import { LogEventRecorder } from '../kube/events.js';
 import { KubeletMetrics } from '../agent/metrics.js';
 import { waitFor } from '../e2e/proc.js';
 import { percentile } from './stats.js';
+import { podManifest } from './bench-node.js';
 
 const [socket, dir, image, nArg, secArg] = process.argv.slice(2);
 const N = Number(nArg);
 const SECONDS = Number(secArg);
 
-const manifest = (name: string): string => `apiVersion: v1
-kind: Pod
-metadata: {name: ${name}}
-spec:
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: web
+const manifest = (name: string): string =>
+  podManifest(
+    name,
+    `  - name: web
     image: ${image}
     readinessProbe: {httpGet: {path: /, port: 8080}, periodSeconds: 1}
     livenessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
-`;
+`,
+  );
 
 interface Window {
   errors: number[];

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { TestNode, APP_IMAGE, writeManifestAtomic } from '../e2e/harness.js';
-import { runBench, withBenchNode } from './bench-node.js';
+import { podManifest, runBench, withBenchNode } from './bench-node.js';
 import { waitFor } from '../e2e/proc.js';
 import { L_POD_NAME, L_POD_UID } from '../agent/pods/labels.js';
 import { percentile, rssKiB } from './stats.js';
@@ -14,16 +14,14 @@ import { percentile, rssKiB } from './stats.js';
 const SIZES = (process.env.BENCH_SIZES ?? '1,10,50').split(',').map(Number);
 const CMD = "trap 'exit 0' TERM; while true; do sleep 1; done";
 
-const manifest = (name: string): string => `apiVersion: v1
-kind: Pod
-metadata: {name: ${name}}
-spec:
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: main
+const manifest = (name: string): string =>
+  podManifest(
+    name,
+    `  - name: main
     image: ${APP_IMAGE}
     command: ["/bin/sh", "-c", ${JSON.stringify(CMD)}]
-`;
+`,
+  );
 
 async function clearAll(node: TestNode): Promise<void> {
   for (const s of await node.cri.listPodSandbox()) {

@@ -50,7 +50,15 @@ describe('kube-proxy (iptables)', { skip, timeout: 8 * 60_000 }, () => {
     clusterIP = cluster.kubectl(['get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}']);
     nodePort = Number(cluster.kubectl(['get', 'svc', 'web', '-o', 'jsonpath={.spec.ports[0].nodePort}']));
     bridgeIP = cluster.node.podSubnet.replace(/\.0\/24$/, '.1');
-    await waitFor(() => cluster.node.exec('iptables-save', ['-t', 'nat']).includes(svcChain('default/web', 'tcp')) && (cluster.kubectl(['get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'jsonpath={.items[0].endpoints[*].conditions.ready}']).match(/true/g) ?? []).length === 3, 30_000, 500, 'rules for the web service');
+    // The slice lists three ready endpoints, and the proxy has synced all three (a sync may lag the slice by minSyncPeriod).
+    await waitFor(
+      () =>
+        (cluster.kubectl(['get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'jsonpath={.items[0].endpoints[*].conditions.ready}']).match(/true/g) ?? []).length === 3 &&
+        (cluster.node.exec('iptables-save', ['-t', 'nat']).match(/-j DNAT --to-destination 10\.244\.\d+\.\d+:8080/g) ?? []).length === 3,
+      30_000,
+      500,
+      'rules for the three web endpoints',
+    );
   });
   after(() => cluster.cleanup());
 

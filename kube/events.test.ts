@@ -1,29 +1,23 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // Test-only: the dev apiserver stands in for a real one.
-import { startTestApiServer, type TestApiServer } from '../apiserver/testing.js';
+import { useTestApiServer } from '../apiserver/testing.js';
 import { KubeClient } from './client.js';
 import { memoryLogger } from './log.js';
 import { ApiEventRecorder, LogEventRecorder } from './events.js';
 
-let api: TestApiServer;
-let client: KubeClient;
-before(async () => {
-  api = await startTestApiServer('n1');
-  client = api.node;
-});
-after(() => api.stop());
+const t = useTestApiServer('n1');
 
 test('events are posted from kubelet/<node>, and repeats are aggregated by count', async () => {
   const log = memoryLogger();
-  const rec = new ApiEventRecorder(client, { component: 'kubelet', host: 'n1' }, log, new LogEventRecorder(log));
+  const rec = new ApiEventRecorder(t.node, { component: 'kubelet', host: 'n1' }, log, new LogEventRecorder(log));
   const ref = { kind: 'Pod' as const, namespace: 'default', name: 'web', uid: 'u-1', fieldPath: 'spec.containers{c}' };
   rec.event(ref, 'Normal', 'Pulled', 'Container image "i:1" already present on machine');
   rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c in pod web_default(u-1)');
   rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c in pod web_default(u-1)');
   rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c in pod web_default(u-1)');
   await rec.flush();
-  const list = await client.get('/api/v1/namespaces/default/events', { fieldSelector: 'involvedObject.uid=u-1' });
+  const list = await t.node.get('/api/v1/namespaces/default/events', { fieldSelector: 'involvedObject.uid=u-1' });
   const by = Object.fromEntries(list.items.map((e: any) => [e.reason, e]));
   assert.equal(list.items.length, 2);
   assert.equal(by.BackOff.count, 3);

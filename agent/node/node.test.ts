@@ -1,29 +1,23 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // Test-only: the dev apiserver stands in for a real one.
-import { startTestApiServer, type TestApiServer } from '../../apiserver/testing.js';
+import { startTestApiServer, useTestApiServer } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
 import { memoryLogger } from '../../kube/log.js';
 import { NodeStatusManager } from './node-status.js';
 import { LeaseHeartbeat, LEASE_DURATION_SEC } from './lease.js';
 import type { NodeFacts } from './node-object.js';
 
-let api: TestApiServer;
-let client: KubeClient;
-before(async () => {
-  api = await startTestApiServer('n1');
-  client = api.node;
-});
-after(() => api.stop());
+const t = useTestApiServer('n1');
 
 test('registers the Node with upstream labels, capacity, nodeInfo, endpoint and conditions; posts only on change', async () => {
   const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: true };
-  const m = new NodeStatusManager(client, async () => ({ ...facts }), memoryLogger());
+  const m = new NodeStatusManager(t.node, async () => ({ ...facts }), memoryLogger());
   const node = await m.register();
   assert.equal(node.metadata.labels['kubernetes.io/hostname'], 'n1');
   assert.equal(node.metadata.labels['kubernetes.io/os'], 'linux');
   assert.ok(node.metadata.labels['kubernetes.io/arch']);
-  const got = await client.get('/api/v1/nodes/n1');
+  const got = await t.node.get('/api/v1/nodes/n1');
   assert.equal(got.status.capacity.pods, '110');
   assert.match(got.status.capacity.memory, /^\d+Ki$/);
   assert.equal(got.status.allocatable.cpu, got.status.capacity.cpu);
@@ -39,22 +33,22 @@ test('registers the Node with upstream labels, capacity, nodeInfo, endpoint and 
   facts.runtimeReady = false;
   facts.runtimeMessage = 'container runtime network not ready: NetworkReady=false';
   assert.equal(await m.sync(), true);
-  const ready = (await client.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready');
+  const ready = (await t.node.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready');
   assert.equal(ready.status, 'False');
   assert.equal(ready.reason, 'KubeletNotReady');
   assert.equal(ready.message, facts.runtimeMessage);
   assert.notEqual(ready.lastTransitionTime, readyAt, 'a flip moves lastTransitionTime');
 
   // A restarted kubelet adopts the existing Node.
-  const again = new NodeStatusManager(client, async () => ({ ...facts, runtimeReady: true }), memoryLogger());
+  const again = new NodeStatusManager(t.node, async () => ({ ...facts, runtimeReady: true }), memoryLogger());
   const n2 = await again.register();
   assert.equal(n2.metadata.uid, node.metadata.uid);
-  assert.equal((await client.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready').status, 'True');
+  assert.equal((await t.node.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready').status, 'True');
 });
 
 test('the Lease kube-node-lease/<node> is created, then renewed, owned by the Node', async () => {
-  const nodeUid = (await client.get('/api/v1/nodes/n1')).metadata.uid;
-  const hb = new LeaseHeartbeat(client, 'n1', memoryLogger());
+  const nodeUid = (await t.node.get('/api/v1/nodes/n1')).metadata.uid;
+  const hb = new LeaseHeartbeat(t.node, 'n1', memoryLogger());
   hb.setNodeUid(nodeUid);
   const l1 = await hb.renew();
   assert.equal(l1.spec.holderIdentity, 'n1');
@@ -83,17 +77,17 @@ test('lease renewal failures back off instead of spinning', async () => {
 
 test('status the node controller changed (Unknown) is put right on the next sync; a deleted Node is registered again', async () => {
   const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: true };
-  const m = new NodeStatusManager(client, async () => ({ ...facts }), memoryLogger());
+  const m = new NodeStatusManager(t.node, async () => ({ ...facts }), memoryLogger());
   await m.register();
   assert.equal(await m.sync(), false);
-  await api.admin.patch('/api/v1/nodes/n1/status', { status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' }] } });
+  await t.api.admin.patch('/api/v1/nodes/n1/status', { status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' }] } });
   assert.equal(await m.sync(), true, 'the server copy differs from ours: post');
-  const ready = (await client.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready');
+  const ready = (await t.node.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready');
   assert.equal(`${ready.status} ${ready.reason}`, 'True KubeletReady');
   const uid = m.uid;
-  await api.admin.delete('/api/v1/nodes/n1');
+  await t.api.admin.delete('/api/v1/nodes/n1');
   assert.equal(await m.sync(), true);
-  const again = await client.get('/api/v1/nodes/n1');
+  const again = await t.node.get('/api/v1/nodes/n1');
   assert.notEqual(again.metadata.uid, uid);
   assert.equal(m.uid, again.metadata.uid);
 });

@@ -69,36 +69,23 @@ export function expand(s: string, vars: Map<string, string>): string {
   return out;
 }
 
+/** One key of a ConfigMap (text or binaryData) or a Secret, with upstream's errors unless optional. */
+async function keyValue(kind: 'ConfigMap' | 'Secret', ns: string, r: { name?: string; key: string; optional?: boolean }, objects: ApiObjects): Promise<string | undefined> {
+  const name = r.name ?? '';
+  const o = kind === 'ConfigMap' ? await objects.configMap(ns, name) : await objects.secret(ns, name);
+  const b64 = (v: string | undefined): string | undefined => (v === undefined ? undefined : Buffer.from(v, 'base64').toString());
+  const v = !o ? undefined : kind === 'ConfigMap' ? (o.data?.[r.key] ?? b64(o.binaryData?.[r.key])) : b64(o.data?.[r.key]);
+  if (v !== undefined || r.optional) return v;
+  throw new EnvError(o ? `couldn't find key ${r.key} in ${kind} ${ns}/${name}` : `${kind.toLowerCase()} "${name}" not found`);
+}
+
 async function refValue(pod: Pod, c: Container, e: EnvVar, objects: ApiObjects, ctx: DownwardContext): Promise<string | undefined> {
   const ns = pod.metadata!.namespace!;
   const vf = e.valueFrom!;
   if (vf.fieldRef) return fieldValue(pod, vf.fieldRef.fieldPath, ctx);
   if (vf.resourceFieldRef) return resourceValue(pod, vf.resourceFieldRef.containerName || c.name, vf.resourceFieldRef.resource, vf.resourceFieldRef.divisor, ctx);
-  if (vf.configMapKeyRef) {
-    const r = vf.configMapKeyRef;
-    const cm = await objects.configMap(ns, r.name ?? '');
-    if (!cm) {
-      if (r.optional) return undefined;
-      throw new EnvError(`configmap "${r.name ?? ''}" not found`);
-    }
-    const v = cm.data?.[r.key] ?? (cm.binaryData?.[r.key] !== undefined ? Buffer.from(cm.binaryData[r.key], 'base64').toString() : undefined);
-    if (v === undefined && !r.optional) throw new EnvError(`couldn't find key ${r.key} in ConfigMap ${ns}/${r.name ?? ''}`);
-    return v;
-  }
-  if (vf.secretKeyRef) {
-    const r = vf.secretKeyRef;
-    const s = await objects.secret(ns, r.name ?? '');
-    if (!s) {
-      if (r.optional) return undefined;
-      throw new EnvError(`secret "${r.name ?? ''}" not found`);
-    }
-    const v = s.data?.[r.key];
-    if (v === undefined) {
-      if (r.optional) return undefined;
-      throw new EnvError(`couldn't find key ${r.key} in Secret ${ns}/${r.name ?? ''}`);
-    }
-    return Buffer.from(v, 'base64').toString();
-  }
+  if (vf.configMapKeyRef) return keyValue('ConfigMap', ns, vf.configMapKeyRef, objects);
+  if (vf.secretKeyRef) return keyValue('Secret', ns, vf.secretKeyRef, objects);
   return undefined;
 }
 

@@ -1,27 +1,21 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // Test-only: the dev apiserver stands in for a real one.
-import { startTestApiServer, type TestApiServer } from '../../apiserver/testing.js';
+import { useTestApiServer } from '../../apiserver/testing.js';
 import { KubeClient, type KObj } from '../../kube/client.js';
 import { memoryLogger } from '../../kube/log.js';
 import { MirrorPods } from './mirror-pods.js';
 import { toStaticPod } from '../sources/manifest.js';
 import { waitFor } from '../../e2e/proc.js';
 
-let api: TestApiServer;
-let client: KubeClient;
-before(async () => {
-  api = await startTestApiServer('n1');
-  client = api.node;
-});
-after(() => api.stop());
+const t = useTestApiServer('n1');
 
 const staticPod = (cmd: string) => toStaticPod({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i:1', command: [cmd] }] } }, '/m/web.yaml', 'file', 'n1');
-const mirrors = async (): Promise<KObj[]> => (await client.get('/api/v1/namespaces/default/pods')).items.filter((p: KObj) => p.metadata.annotations?.['kubernetes.io/config.mirror']);
+const mirrors = async (): Promise<KObj[]> => (await t.node.get('/api/v1/namespaces/default/pods')).items.filter((p: KObj) => p.metadata.annotations?.['kubernetes.io/config.mirror']);
 
 test('mirror pods follow static pods: created owned by the Node, replaced when outdated or deleted, removed when orphaned', async () => {
   let uid = '';
-  const m = new MirrorPods(client, 'n1', () => uid, memoryLogger());
+  const m = new MirrorPods(t.node, 'n1', () => uid, memoryLogger());
   const v1 = staticPod('v1');
   m.reconcile([v1], []);
   await new Promise((r) => setTimeout(r, 100));
@@ -44,7 +38,7 @@ test('mirror pods follow static pods: created owned by the Node, replaced when o
   assert.equal(mp2!.metadata.annotations['kubernetes.io/config.mirror'], v2.metadata!.uid);
 
   // A user deleted it (bound pods are only marked): deleted for good, then recreated.
-  await client.delete('/api/v1/namespaces/default/pods/web-n1');
+  await t.node.delete('/api/v1/namespaces/default/pods/web-n1');
   const marked = await mirrors();
   assert.ok(marked[0]!.metadata.deletionTimestamp);
   m.reconcile([v2], marked);

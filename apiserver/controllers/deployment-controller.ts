@@ -10,7 +10,7 @@ import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
 import { selectorString } from '../api/scale.js';
-import { KeyQueue } from './key-queue.js';
+import { RetryingQueue } from './key-queue.js';
 import { ANN_DESIRED, ANN_MAX, ANN_REVISION, controllerRef, isActive, newRSReplicas, ownedBy, ownerRefTo, POD_TEMPLATE_HASH, sameTemplate, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
@@ -21,25 +21,19 @@ export class DeploymentController {
   private readonly deployments: Informer;
   private readonly sets: Informer;
   private readonly pods: Informer;
-  private readonly queue = new KeyQueue<undefined>(async (k) => {
-    try {
-      await this.sync(k);
-    } catch (e) {
-      if (!(e instanceof KubeApiError && (e.code === 409 || e.code === 404))) this.log.warn(`deployment-controller: ${k}: ${(e as Error).message}; retrying`);
-      setTimeout(() => this.queue.add(k, undefined), 1000).unref();
-    }
-  });
+  private readonly queue: RetryingQueue;
 
   constructor(
     private readonly client: KubeApi,
     private readonly log: Logger,
     private readonly events: EventRecorder,
   ) {
+    this.queue = new RetryingQueue('deployment-controller', log, (k) => this.sync(k));
     const onErr = (what: string) => (e: Error) => log.warn(`deployment-controller: ${what} watch: ${e.message}`);
-    const enq = (o: KObj): void => this.queue.add(keyOf(o), undefined);
+    const enq = (o: KObj): void => this.queue.add(keyOf(o));
     const enqOwner = (o: KObj): void => {
       const ref = controllerRef(o);
-      if (ref?.kind === 'Deployment') this.queue.add(`${o.metadata.namespace}/${ref.name}`, undefined);
+      if (ref?.kind === 'Deployment') this.queue.add(`${o.metadata.namespace}/${ref.name}`);
     };
     this.deployments = new Informer(client, { path: '/apis/apps/v1/deployments', onAdd: enq, onUpdate: enq, onDelete: enq, onError: onErr('deployment') });
     this.sets = new Informer(client, { path: '/apis/apps/v1/replicasets', onAdd: enqOwner, onUpdate: enqOwner, onDelete: enqOwner, onError: onErr('replicaset') });
@@ -56,10 +50,11 @@ export class DeploymentController {
 
   async start(): Promise<void> {
     await Promise.all([this.deployments.start(), this.sets.start(), this.pods.start()]);
-    for (const d of this.deployments.list()) this.queue.add(keyOf(d), undefined);
+    for (const d of this.deployments.list()) this.queue.add(keyOf(d));
   }
 
   async stop(): Promise<void> {
+    this.queue.stop();
     await Promise.all([this.deployments.stop(), this.sets.stop(), this.pods.stop()]);
   }
 

@@ -30,3 +30,43 @@ export class KeyQueue<V> {
     }
   }
 }
+
+/**
+ * A KeyQueue whose handler is retried a second later when it throws (409s
+ * and 404s quietly: another writer won, or the object went), with delayed
+ * re-adds for time-based work such as minReadySeconds.
+ */
+export class RetryingQueue {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly queue: KeyQueue<undefined>;
+
+  constructor(name: string, log: { warn(m: string): void }, sync: (key: string) => Promise<void>) {
+    this.queue = new KeyQueue<undefined>(async (key) => {
+      try {
+        await sync(key);
+      } catch (e) {
+        const code = (e as { code?: number }).code;
+        if (code !== 409 && code !== 404) log.warn(`${name}: ${key}: ${(e as Error).message}; retrying`);
+        this.later(key, 1000);
+      }
+    });
+  }
+
+  add(key: string): void {
+    this.queue.add(key, undefined);
+  }
+
+  later(key: string, ms: number): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      this.add(key);
+    }, ms);
+    t.unref();
+    this.timers.add(t);
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+}

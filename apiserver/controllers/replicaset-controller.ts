@@ -9,7 +9,7 @@ import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { selectorString } from '../api/scale.js';
-import { KeyQueue } from './key-queue.js';
+import { RetryingQueue } from './key-queue.js';
 import { controllerRef, deletionOrder, isActive, isAvailable, isReady, ownedBy, ownerRefTo } from './workload-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
@@ -19,51 +19,35 @@ const MAX_BATCH = 500;
 export class ReplicaSetController {
   private readonly sets: Informer;
   private readonly pods: Informer;
-  private readonly queue = new KeyQueue<undefined>(async (k) => {
-    try {
-      await this.sync(k);
-    } catch (e) {
-      if (!(e instanceof KubeApiError && (e.code === 409 || e.code === 404))) this.log.warn(`replicaset-controller: ${k}: ${(e as Error).message}; retrying`);
-      this.later(k, 1000);
-    }
-  });
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly queue: RetryingQueue;
 
   constructor(
     private readonly client: KubeApi,
     private readonly log: Logger,
     private readonly events: EventRecorder,
   ) {
+    this.queue = new RetryingQueue('replicaset-controller', log, (k) => this.sync(k));
     const onErr = (what: string) => (e: Error) => log.warn(`replicaset-controller: ${what} watch: ${e.message}`);
-    const enq = (o: KObj): void => this.queue.add(keyOf(o), undefined);
+    const enq = (o: KObj): void => this.queue.add(keyOf(o));
     this.sets = new Informer(client, { path: '/apis/apps/v1/replicasets', onAdd: enq, onUpdate: enq, onDelete: enq, onError: onErr('replicaset') });
     this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: (p) => this.onPod(p), onUpdate: (p) => this.onPod(p), onDelete: (p) => this.onPod(p), onError: onErr('pod') });
   }
 
   async start(): Promise<void> {
     await Promise.all([this.sets.start(), this.pods.start()]);
-    for (const rs of this.sets.list()) this.queue.add(keyOf(rs), undefined);
+    for (const rs of this.sets.list()) this.queue.add(keyOf(rs));
   }
 
   async stop(): Promise<void> {
-    for (const t of this.timers) clearTimeout(t);
+    this.queue.stop();
     await Promise.all([this.sets.stop(), this.pods.stop()]);
-  }
-
-  private later(key: string, ms: number): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      this.queue.add(key, undefined);
-    }, ms);
-    t.unref();
-    this.timers.add(t);
   }
 
   /** A pod change wakes its owner, or for an orphan every ReplicaSet of its namespace (adoption). */
   private onPod(p: KObj): void {
     const ref = controllerRef(p);
-    if (ref?.kind === 'ReplicaSet') this.queue.add(`${p.metadata.namespace}/${ref.name}`, undefined);
-    else if (!ref) for (const rs of this.sets.list()) if (rs.metadata.namespace === p.metadata.namespace) this.queue.add(keyOf(rs), undefined);
+    if (ref?.kind === 'ReplicaSet') this.queue.add(`${p.metadata.namespace}/${ref.name}`);
+    else if (!ref) for (const rs of this.sets.list()) if (rs.metadata.namespace === p.metadata.namespace) this.queue.add(keyOf(rs));
   }
 
   private async sync(key: string): Promise<void> {
@@ -98,7 +82,7 @@ export class ReplicaSetController {
         for (const r of results) if (r.status === 'fulfilled') this.events.event(ref, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value}`);
         if (failed.length) {
           this.events.event(ref, 'Warning', 'FailedCreate', `Error creating: ${(failed[0]!.reason as Error).message}`);
-          this.later(key, 5000);
+          this.queue.later(key, 5000);
           break;
         }
         todo -= n;
@@ -137,7 +121,7 @@ export class ReplicaSetController {
       observedGeneration: rs.metadata.generation,
     };
     // Ready but not yet available for minReadySeconds: look again when it will be.
-    if (minReady && status.readyReplicas > status.availableReplicas) this.later(keyOf(rs), minReady * 1000 + 100);
+    if (minReady && status.readyReplicas > status.availableReplicas) this.queue.later(keyOf(rs), minReady * 1000 + 100);
     if (JSON.stringify(status) === JSON.stringify(rs.status ?? {})) return;
     await this.client.update(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}/status`, { ...rs, status });
   }
