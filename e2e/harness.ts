@@ -10,6 +10,7 @@ import { CriClient } from '../agent/cri/client.js';
 import { L_POD_UID } from '../agent/pods/labels.js';
 import { buildImage, IMAGES, pushImage, type BuiltImage } from '../images/build.js';
 import { registryConfig, writeContainerdFiles } from '../cli/containerd-config.js';
+import { mountsUnder } from '../agent/volumes/mounts.js';
 import { alive, sh, start, stopPid, waitFor, type Proc } from './proc.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -53,16 +54,6 @@ export function recordPath(dir: string): string {
   return path.join(dir, 'harness.json');
 }
 
-/** Mount points at or under `dir`, deepest first. */
-function mountsUnder(dir: string): string[] {
-  const lines = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
-  const out: string[] = [];
-  for (const l of lines) {
-    const mp = l.split(' ')[4];
-    if (mp && (mp === dir || mp.startsWith(dir + '/'))) out.push(mp.replace(/\\040/g, ' '));
-  }
-  return out.sort((a, b) => b.length - a.length);
-}
 
 /** PIDs of shims that belong to the containerd whose state dir is `stateDir`. */
 function shimPids(stateDir: string): number[] {
@@ -88,7 +79,7 @@ async function teardown(rec: NodeRecord): Promise<void> {
   for (const pid of rec.pids) await stopPid(pid, 3000);
   const state = path.join(rec.dir, 'state');
   for (const pid of shimPids(state)) await stopPid(pid, 2000, 'SIGKILL');
-  for (const mp of mountsUnder(rec.dir)) sh('umount', ['-l', mp], { allowFail: true });
+  for (const mp of await mountsUnder(rec.dir)) sh('umount', ['-l', mp], { allowFail: true });
   if (rec.netns) {
     sh('ip', ['netns', 'del', rec.netns], { allowFail: true });
     sh('ip', ['netns', 'del', `${rec.netns}-svc`], { allowFail: true });

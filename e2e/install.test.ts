@@ -1,23 +1,35 @@
 // e2e: scripts/install.sh into a scratch prefix: the compiled CLI runs from
 // its own install (runtime dependencies only), and systemd-analyze verify
 // accepts the installed units.
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { REPO } from './harness.js';
+import { sh } from './proc.js';
 
 const skip = process.getuid?.() !== 0 ? 'needs root' : spawnSync('sh', ['-c', 'command -v systemd-analyze']).status !== 0 ? 'systemd-analyze missing (Debian package systemd)' : undefined;
 
 describe('install', { skip, timeout: 10 * 60_000 }, () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-install-'));
   const dirs = { prefix: path.join(root, 'opt'), bin: path.join(root, 'bin'), units: path.join(root, 'units'), etc: path.join(root, 'etc') };
-  after(() => fs.rmSync(root, { recursive: true, force: true }));
+  // No network in here: npm installs from its cache (filled by the checkout's `npm ci`), nothing leaves the machine.
+  const netns = `tskube-inst-${randomBytes(3).toString('hex')}`;
+  before(() => void sh('ip', ['netns', 'add', netns]));
+  after(() => {
+    sh('ip', ['netns', 'del', netns], { allowFail: true });
+    fs.rmSync(root, { recursive: true, force: true });
+  });
 
   test('install.sh compiles the CLI with its runtime dependencies, and the units pass systemd-analyze verify', () => {
-    const r = spawnSync('bash', [path.join(REPO, 'scripts/install.sh'), `--prefix=${dirs.prefix}`, `--bin=${dirs.bin}`, `--units=${dirs.units}`, `--etc=${dirs.etc}`], { encoding: 'utf8', timeout: 8 * 60_000 });
+    const r = spawnSync('nsenter', [`--net=/run/netns/${netns}`, 'bash', path.join(REPO, 'scripts/install.sh'), `--prefix=${dirs.prefix}`, `--bin=${dirs.bin}`, `--units=${dirs.units}`, `--etc=${dirs.etc}`], {
+      encoding: 'utf8',
+      timeout: 8 * 60_000,
+      env: { ...process.env, npm_config_offline: 'true' },
+    });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.equal(fs.existsSync(path.join(dirs.prefix, 'node_modules', 'typescript')), false, 'no dev dependencies');
     const help = spawnSync(path.join(dirs.bin, 'tskube'), ['--help'], { encoding: 'utf8' });
