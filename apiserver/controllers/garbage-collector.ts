@@ -40,7 +40,8 @@ export class GarbageCollector {
   ) {
     const onErr = (e: Error) => log.warn(`garbage-collector: watch: ${e.message}`);
     const kick = (): void => void this.scan();
-    this.dependents = DEPENDENTS.map((k) => new Informer(client, { path: resourcePath(def(k)), onAdd: (o) => o.metadata.ownerReferences?.length && kick(), onError: onErr }));
+    // A new dependent is checked on its own (an owner deleted just before it was made); owner deletions rescan all.
+    this.dependents = DEPENDENTS.map((k) => new Informer(client, { path: resourcePath(def(k)), onAdd: (o) => void this.checkOne(def(k), o), onError: onErr }));
     this.owners = OWNERS.map((k) => new Informer(client, { path: resourcePath(def(k)), onDelete: kick, onUpdate: (o) => o.metadata.finalizers?.includes(FOREGROUND) && kick(), onError: onErr }));
   }
 
@@ -99,15 +100,22 @@ export class GarbageCollector {
     }
   }
 
+  /** Deletes `o` if every owner it names is gone. */
+  private async collectIfOrphaned(r: ResourceDef, o: KObj): Promise<void> {
+    const refs = (o.metadata.ownerReferences ?? []) as KObj[];
+    if (!refs.length || o.metadata.deletionTimestamp) return;
+    const alive = await Promise.all(refs.map((ref) => this.owner(ref, o.metadata.namespace ?? '')));
+    if (alive.every((x) => x === undefined)) await this.deleteObject(r, o, `owner ${refs.map((x) => `${String(x.kind)}/${String(x.name)}`).join(', ')} is gone`);
+  }
+
+  private async checkOne(r: ResourceDef, o: KObj): Promise<void> {
+    await this.collectIfOrphaned(r, o).catch((e: Error) => this.log.warn(`garbage-collector: ${e.message}`));
+  }
+
   private async collectOrphans(): Promise<void> {
     for (const [i, inf] of this.dependents.entries()) {
       const r = def(DEPENDENTS[i]!);
-      for (const o of inf.list()) {
-        const refs = (o.metadata.ownerReferences ?? []) as KObj[];
-        if (!refs.length || o.metadata.deletionTimestamp) continue;
-        const alive = await Promise.all(refs.map((ref) => this.owner(ref, o.metadata.namespace ?? '')));
-        if (alive.every((x) => x === undefined)) await this.deleteObject(r, o, `owner ${refs.map((x) => `${String(x.kind)}/${String(x.name)}`).join(', ')} is gone`);
-      }
+      for (const o of inf.list()) await this.collectIfOrphaned(r, o);
     }
   }
 
