@@ -57,6 +57,9 @@ test('logs: partial lines join, bad lines are skipped, timestamps, limitBytes, s
   assert.equal(await read(f, { start: await tailOffset(f, 3) }), 'three\nfour\n\n');
   assert.equal(await read(f, { start: await tailOffset(f, 100) }), 'one\ntwo\nthree\nfour\n\n');
   assert.equal(await read(f, { start: await tailOffset(f, 0) }), '');
+  // A line the runtime is still writing (no newline yet) does not count toward the tail.
+  fs.appendFileSync(f, '2026-12-02T10:00:05Z stdout F half-writ');
+  assert.equal(await tailOffset(f, 2), fs.statSync(f).size - Buffer.byteLength('2026-12-02T10:00:04Z stdout F \n2026-12-02T10:00:05Z stdout F half-writ') - Buffer.byteLength('2026-12-02T10:00:03+01:00 stdout F four\ngarbage line\n'));
   fs.rmSync(d, { recursive: true });
 });
 

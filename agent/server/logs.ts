@@ -63,13 +63,24 @@ export async function tailOffset(file: string, n: number): Promise<number> {
     let pos = size;
     let full = 0;
     let carry = Buffer.alloc(0);
+    // A last line without its newline is still being written: it is not part of the tail yet.
+    let unterminated = true;
     const chunk = 64 * 1024;
     while (pos > 0) {
       const len = Math.min(chunk, pos);
       pos -= len;
       const buf = Buffer.alloc(len);
       await fh.read(buf, 0, len, pos);
-      const data = Buffer.concat([buf, carry]);
+      let data = Buffer.concat([buf, carry]);
+      if (unterminated) {
+        const nl = data.lastIndexOf(0x0a);
+        if (nl < 0) {
+          carry = Buffer.alloc(0);
+          continue;
+        }
+        data = data.subarray(0, nl + 1);
+        unterminated = false;
+      }
       // Walk newline positions from the end; a full (F) log line ends each counted line.
       let end = data.length;
       for (let i = data.length - 1; i >= 0; i--) {
