@@ -4,7 +4,7 @@
 // the kubelet towards the runtime's streaming server.
 import net from 'node:net';
 import tls from 'node:tls';
-import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 export interface UpgradeTarget {
@@ -49,6 +49,6 @@ export function spliceUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer
 
 /** A plain HTTP answer on a connection that asked to be upgraded. */
 export function answerUpgrade(socket: Duplex, code: number, contentType: string, body: string): void {
-  const text = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed' }[code] ?? 'Internal Server Error';
+  const text = STATUS_CODES[code] ?? 'Internal Server Error';
   socket.end(`HTTP/1.1 ${code} ${text}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

@@ -5,7 +5,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { CriClient } from '../cri/client.js';
 import type { ContainerStats } from '../cri/types.js';
-import { readPodState } from '../pods/runtime-state.js';
 import { L_CONTAINER_NAME, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from '../pods/labels.js';
 
 type Num = { value: string } | null | undefined;
@@ -68,19 +67,19 @@ export class StatsProvider {
   }
 
   async summary(): Promise<Record<string, unknown>> {
-    const [stats, sandboxes] = await Promise.all([this.cri.listContainerStats(), this.cri.listPodSandbox({ state: { state: 'SANDBOX_READY' } })]);
+    // Three list calls for the whole node; a container's startTime is its CRI created_at, as upstream's CRI stats provider.
+    const [stats, sandboxes, containers] = await Promise.all([this.cri.listContainerStats(), this.cri.listPodSandbox({ state: { state: 'SANDBOX_READY' } }), this.cri.listContainers()]);
+    const created = new Map(containers.map((c) => [c.id, Math.floor(Number(c.created_at) / 1e6)]));
     const pods = [];
     for (const sb of sandboxes) {
       const uid = sb.labels[L_POD_UID] ?? sb.metadata?.uid ?? '';
-      const mine = stats.filter((s) => s.attributes?.labels?.[L_POD_UID] === uid);
-      const state = await readPodState(this.cri, uid, `${sb.labels[L_POD_NAMESPACE] ?? ''}/${sb.labels[L_POD_NAME] ?? ''}`).catch(() => undefined);
-      const containers = mine.map((s) => containerSummary(s, state?.containers.find((c) => c.id === s.attributes?.id)?.startedAt));
-      const sum = (pick: (c: ReturnType<typeof containerSummary>) => number | undefined) => containers.reduce<number | undefined>((a, c) => add(a, pick(c)), undefined);
+      const mine = stats.filter((s) => s.attributes?.labels?.[L_POD_UID] === uid).map((s) => containerSummary(s, created.get(s.attributes?.id ?? '')));
+      const sum = (pick: (c: ReturnType<typeof containerSummary>) => number | undefined) => mine.reduce<number | undefined>((a, c) => add(a, pick(c)), undefined);
       const time = new Date().toISOString();
       pods.push({
         podRef: { name: sb.labels[L_POD_NAME] ?? sb.metadata?.name, namespace: sb.labels[L_POD_NAMESPACE] ?? sb.metadata?.namespace, uid },
         startTime: iso(sb.created_at),
-        containers: containers.map((c) => c.json),
+        containers: mine.map((c) => c.json),
         cpu: { time, usageNanoCores: sum((c) => c.cpuNano), usageCoreNanoSeconds: sum((c) => c.cpuTotal) },
         memory: { time, usageBytes: sum((c) => c.memUsage), workingSetBytes: sum((c) => c.memWs), rssBytes: sum((c) => c.memRss), pageFaults: sum((c) => c.faults), majorPageFaults: sum((c) => c.majorFaults) },
         'ephemeral-storage': { time, usedBytes: sum((c) => c.rootfsUsed) ?? 0 },
@@ -91,7 +90,7 @@ export class StatsProvider {
   }
 }
 
-function containerSummary(s: ContainerStats, startedMs: number | undefined) {
+function containerSummary(s: ContainerStats, createdMs: number | undefined) {
   const cpuNano = n(s.cpu?.usage_nano_cores);
   const cpuTotal = n(s.cpu?.usage_core_nano_seconds);
   const memWs = n(s.memory?.working_set_bytes);
@@ -112,7 +111,7 @@ function containerSummary(s: ContainerStats, startedMs: number | undefined) {
     rootfsUsed,
     json: {
       name,
-      startTime: startedMs ? new Date(startedMs).toISOString() : undefined,
+      startTime: createdMs ? new Date(createdMs).toISOString() : undefined,
       cpu: { time: iso(s.cpu?.timestamp), usageNanoCores: cpuNano, usageCoreNanoSeconds: cpuTotal },
       memory: { time: iso(s.memory?.timestamp), availableBytes: n(s.memory?.available_bytes), usageBytes: memUsage, workingSetBytes: memWs, rssBytes: memRss, pageFaults: faults, majorPageFaults: majorFaults },
       rootfs: { time: iso(s.writable_layer?.timestamp), usedBytes: rootfsUsed, inodesUsed: n(s.writable_layer?.inodes_used) },
