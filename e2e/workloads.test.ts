@@ -25,7 +25,7 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
 
   const kubectl = (args: string[]) => cluster.kubectl(args);
   /** kubectl with its exit status (for exec). */
-  const run = (args: string[]) => spawnSync('nsenter', [`--net=/run/netns/${cluster.node.netns}`, 'kubectl', `--kubeconfig=${cluster.as.kubeconfig}`, ...args], { encoding: 'utf8', timeout: 30_000 });
+  const run = (args: string[], timeout = 30_000) => spawnSync('nsenter', [`--net=/run/netns/${cluster.node.netns}`, 'kubectl', `--kubeconfig=${cluster.as.kubeconfig}`, ...args], { encoding: 'utf8', timeout });
   const webPods = () =>
     kubectl(['get', 'pods', '-l', 'app=web', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.conditions[?(@.type=="Ready")].status} {.spec.containers[0].image} {.metadata.deletionTimestamp}{"\\n"}{end}'])
       .split('\n')
@@ -92,6 +92,25 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     const r = run(['rollout', 'status', 'deployment/web', '--timeout=30s']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(kubectl(['rollout', 'history', 'deployment/web']), /1\s+<none>\n2\s+<none>/);
+  });
+
+  test('a rollout to an image that does not exist: rollout status fails on the progress deadline; rollout undo brings the last good pods back', async () => {
+    kubectl(['patch', 'deployment', 'web', '-p', '{"spec":{"progressDeadlineSeconds":5}}']);
+    kubectl(['set', 'image', 'deployment/web', `app=${REGISTRY}/tskube/nosuch:1`]);
+    const failed = run(['rollout', 'status', 'deployment/web', '--timeout=90s'], 100_000);
+    assert.notEqual(failed.status, 0, failed.stdout);
+    assert.match(failed.stderr, /error: deployment "web" exceeded its progress deadline/);
+    assert.equal(kubectl(['get', 'deploy', 'web', '-o', 'jsonpath={.status.conditions[?(@.type=="Progressing")].status} {.status.conditions[?(@.type=="Progressing")].reason}']), 'False ProgressDeadlineExceeded');
+    // maxUnavailable 1: four of the old pods kept serving all along.
+    assert.ok(webPods().filter((p) => p.ready && !p.deleting && p.image === APP2).length >= 4, JSON.stringify(webPods()));
+    assert.match(kubectl(['rollout', 'undo', 'deployment/web']), /deployment\.apps\/web rolled back/);
+    const back = run(['rollout', 'status', 'deployment/web', '--timeout=120s'], 130_000);
+    assert.equal(back.status, 0, back.stderr);
+    assert.match(back.stdout, /deployment "web" successfully rolled out/);
+    await waitFor(() => webPods().length === 5 && webPods().every((p) => p.image === APP2 && p.ready), 60_000, 300, 'five app:2 pods again');
+    // The app:2 ReplicaSet became revision 4; describe shows the deployment at it.
+    assert.match(kubectl(['rollout', 'history', 'deployment/web']), /\n1\s+<none>\n3\s+<none>\n4\s+<none>/);
+    assert.match(kubectl(['describe', 'deployment', 'web']), /deployment\.kubernetes\.io\/revision: 4/);
   });
 
   test('a pod has its ServiceAccount token, and the apiserver accepts it through the kubernetes Service', async () => {

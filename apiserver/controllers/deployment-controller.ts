@@ -10,8 +10,9 @@ import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
 import { selectorString } from '../api/scale.js';
+import { condition, progressingCondition, type RolloutCounts } from './deployment-progress.js';
 import { RetryingQueue } from './key-queue.js';
-import { ANN_DESIRED, ANN_MAX, ANN_REVISION, controllerRef, isActive, newRSReplicas, ownedBy, ownerRefTo, POD_TEMPLATE_HASH, sameTemplate, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
+import { ANN_DESIRED, ANN_MAX, ANN_REVISION, ANN_REVISION_HISTORY, controllerRef, isActive, newRSReplicas, ownedBy, ownerRefTo, POD_TEMPLATE_HASH, sameTemplate, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 const replicas = (rs: KObj): number => rs.spec?.replicas ?? 0;
@@ -61,11 +62,12 @@ export class DeploymentController {
   private async sync(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     const base = `/apis/apps/v1/namespaces/${ns}`;
-    const d = await this.client.get(`${base}/deployments/${name}`).catch((e: unknown) => {
+    const found = await this.client.get(`${base}/deployments/${name}`).catch((e: unknown) => {
       if (e instanceof KubeApiError && e.code === 404) return undefined;
       throw e;
     });
-    if (!d || d.metadata.deletionTimestamp) return;
+    if (!found || found.metadata.deletionTimestamp) return;
+    let d: KObj = found;
     const sel = selectorString(d.spec?.selector);
     if (!sel) return;
     const all: KObj[] = [];
@@ -75,15 +77,19 @@ export class DeploymentController {
         all.push(await this.client.patch(`${base}/replicasets/${rs.metadata.name}`, { metadata: { uid: rs.metadata.uid, ownerReferences: [ownerRefTo(d)] } }, 'strategic'));
       }
     }
-    let newRS = all.find((rs) => sameTemplate(rs.spec?.template, d.spec?.template));
+    let newRS = all.find((rs) => sameTemplate(rs.spec?.template, found.spec?.template));
     const old = all.filter((rs) => rs !== newRS);
+    const created = !newRS && !d.spec?.paused;
     if (!d.spec?.paused) {
-      if (!newRS) newRS = await this.createNewRS(d, old);
+      newRS = newRS ? await this.makeNewest(newRS, old) : await this.createNewRS(d, old);
+      d = await this.recordRevision(d, newRS);
       if (d.spec?.strategy?.type === 'Recreate') await this.recreate(d, newRS, old);
       else await this.rollingUpdate(d, newRS, old);
       await this.cleanup(d, old);
     }
-    await this.writeStatus(d, newRS, old);
+    const recheckMs = await this.writeStatus(d, newRS, old, created);
+    // A rollout that stops moving must still time out: look again at its deadline.
+    if (recheckMs !== undefined) this.queue.later(key, recheckMs);
   }
 
   private async createNewRS(d: KObj, old: KObj[]): Promise<KObj> {
@@ -124,6 +130,27 @@ export class DeploymentController {
         d.status = { ...(d.status ?? {}), collisionCount: collisions + 1 };
       }
     }
+  }
+
+  /**
+   * A template rolled back to: its ReplicaSet takes the next revision and
+   * keeps its earlier ones in revision-history, as upstream, so that
+   * `kubectl rollout history` and `undo` see it as the newest.
+   */
+  private async makeNewest(rs: KObj, old: KObj[]): Promise<KObj> {
+    const next = Math.max(0, ...old.map(revision)) + 1;
+    const was = revision(rs);
+    if (was >= next) return rs;
+    const history = [rs.metadata.annotations?.[ANN_REVISION_HISTORY], was ? String(was) : undefined].filter(Boolean).join(',');
+    const annotations = { ...(rs.metadata.annotations ?? {}), [ANN_REVISION]: String(next), ...(history ? { [ANN_REVISION_HISTORY]: history } : {}) };
+    return this.client.update(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`, { ...rs, metadata: { ...rs.metadata, annotations } });
+  }
+
+  /** The Deployment carries its new ReplicaSet's revision, as `kubectl describe` shows. */
+  private async recordRevision(d: KObj, rs: KObj): Promise<KObj> {
+    const rev = rs.metadata.annotations?.[ANN_REVISION];
+    if (!rev || d.metadata.annotations?.[ANN_REVISION] === rev) return d;
+    return this.client.patch(`/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}`, { metadata: { resourceVersion: d.metadata.resourceVersion, annotations: { [ANN_REVISION]: rev } } }, 'merge');
   }
 
   private async scale(d: KObj, rs: KObj, to: number): Promise<KObj> {
@@ -169,43 +196,36 @@ export class DeploymentController {
     for (const rs of idle.slice(0, Math.max(0, idle.length - limit))) await this.client.delete(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`).catch(() => undefined);
   }
 
-  private async writeStatus(d: KObj, newRS: KObj | undefined, old: KObj[]): Promise<void> {
+  /** Writes status if it changed; returns when to look again for a progress timeout. */
+  private async writeStatus(d: KObj, newRS: KObj | undefined, old: KObj[], created: boolean): Promise<number | undefined> {
     const all = newRS ? [newRS, ...old] : old;
     const sum = (f: (rs: KObj) => number): number => all.reduce((s, rs) => s + f(rs), 0);
     const desired = d.spec?.replicas ?? 1;
     const { maxUnavailable } = surgeAndUnavailable(d);
-    const available = sum((rs) => rs.status?.availableReplicas ?? 0);
-    const updated = newRS?.status?.replicas ?? 0;
-    const total = sum((rs) => rs.status?.replicas ?? 0);
-    const now = rfc3339();
-    const prev = ((d.status?.conditions ?? []) as KObj[]);
-    const cond = (type: string, status: string, reason: string, message: string): KObj => {
-      const p = prev.find((c) => c.type === type);
-      const same = p && p.status === status && p.reason === reason;
-      return { type, status, lastUpdateTime: same ? p.lastUpdateTime : now, lastTransitionTime: p && p.status === status ? p.lastTransitionTime : now, reason, message };
+    const counts: RolloutCounts = {
+      replicas: sum((rs) => rs.status?.replicas ?? 0),
+      updatedReplicas: newRS?.status?.replicas ?? 0,
+      readyReplicas: sum((rs) => rs.status?.readyReplicas ?? 0),
+      availableReplicas: sum((rs) => rs.status?.availableReplicas ?? 0),
     };
+    const now = rfc3339();
+    const prevAvailable = ((d.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Available');
     const minAvailable = d.spec?.strategy?.type === 'Recreate' ? desired : desired - maxUnavailable;
-    const availableCond = available >= minAvailable ? cond('Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.') : cond('Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.');
-    const done = newRS && updated === desired && total === desired && available >= desired && (newRS.status?.availableReplicas ?? 0) >= desired;
-    const progressing = d.spec?.paused
-      ? cond('Progressing', 'Unknown', 'DeploymentPaused', 'Deployment is paused')
-      : done
-        ? cond('Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet "${newRS.metadata.name}" has successfully progressed.`)
-        : newRS
-          ? cond('Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet "${newRS.metadata.name}" is progressing.`)
-          : (prev.find((c) => c.type === 'Progressing') ?? cond('Progressing', 'True', 'ReplicaSetUpdated', 'Deployment is progressing.'));
+    const availableCond = counts.availableReplicas >= minAvailable
+      ? condition(prevAvailable, 'Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.', now)
+      : condition(prevAvailable, 'Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.', now);
+    const complete = !!newRS && counts.updatedReplicas === desired && counts.replicas === desired && counts.availableReplicas >= desired && (newRS.status?.availableReplicas ?? 0) >= desired;
+    const progress = progressingCondition(d, newRS, counts, created, complete);
     const status: KObj = {
       observedGeneration: d.metadata.generation,
-      replicas: total,
-      updatedReplicas: updated,
-      readyReplicas: sum((rs) => rs.status?.readyReplicas ?? 0),
-      availableReplicas: available,
-      unavailableReplicas: Math.max(0, desired - available),
-      conditions: [availableCond, progressing],
+      ...counts,
+      unavailableReplicas: Math.max(0, desired - counts.availableReplicas),
+      conditions: [availableCond, progress.condition],
       ...(d.status?.collisionCount ? { collisionCount: d.status.collisionCount } : {}),
     };
-    const comparable = (s: KObj): string => JSON.stringify({ ...s, conditions: ((s.conditions ?? []) as KObj[]).map((c) => ({ ...c, lastUpdateTime: undefined })) });
-    if (comparable(status) === comparable(d.status ?? {})) return;
-    await this.client.update(`/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`, { ...d, status });
+    if (JSON.stringify(status) !== JSON.stringify(d.status ?? {})) {
+      await this.client.update(`/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`, { ...d, status });
+    }
+    return progress.recheckMs;
   }
 }

@@ -34,10 +34,13 @@ export class KeyQueue<V> {
 /**
  * A KeyQueue whose handler is retried a second later when it throws (409s
  * and 404s quietly: another writer won, or the object went), with delayed
- * re-adds for time-based work such as minReadySeconds.
+ * re-adds for time-based work such as minReadySeconds and progress deadlines.
  */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class RetryingQueue {
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** One timer per key, the earliest asked for: the sync it runs asks again if it needs to. */
+  private readonly timers = new Map<string, { timer: NodeJS.Timeout; at: number }>();
   private readonly queue: KeyQueue<undefined>;
 
   constructor(name: string, log: { warn(m: string): void }, sync: (key: string) => Promise<void>) {
@@ -56,17 +59,23 @@ export class RetryingQueue {
     this.queue.add(key, undefined);
   }
 
-  later(key: string, ms: number): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
+  later(key: string, wanted: number): void {
+    // Node runs longer timers at once; a sync that comes early asks again.
+    const ms = Math.min(wanted, MAX_TIMER_MS);
+    const at = Date.now() + ms;
+    const pending = this.timers.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      this.timers.delete(key);
       this.add(key);
     }, ms);
-    t.unref();
-    this.timers.add(t);
+    timer.unref();
+    this.timers.set(key, { timer, at });
   }
 
   stop(): void {
-    for (const t of this.timers) clearTimeout(t);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
   }
 }

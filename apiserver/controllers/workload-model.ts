@@ -6,6 +6,7 @@ import { canonicalJson } from '../../kube/hash.js';
 
 export const POD_TEMPLATE_HASH = 'pod-template-hash';
 export const ANN_REVISION = 'deployment.kubernetes.io/revision';
+export const ANN_REVISION_HISTORY = 'deployment.kubernetes.io/revision-history';
 export const ANN_DESIRED = 'deployment.kubernetes.io/desired-replicas';
 export const ANN_MAX = 'deployment.kubernetes.io/max-replicas';
 
@@ -49,14 +50,34 @@ export function templateHash(template: KObj, collisionCount = 0): string {
   return safeEncode(String(h));
 }
 
-/** Templates equal but for the pod-template-hash label (upstream EqualIgnoreHash). */
+/**
+ * Templates equal but for the pod-template-hash label (upstream EqualIgnoreHash).
+ * Compared as upstream's typed structs would be: null, {} and [] are absent,
+ * since a Go client writes `creationTimestamp: null` and `resources: {}` into
+ * a template it copied (e.g. `kubectl rollout undo`).
+ */
 export function sameTemplate(a: KObj, b: KObj): boolean {
   const strip = (t: KObj): string => {
-    const c = structuredClone(t ?? {});
+    const c = (withoutEmpty(t) ?? {}) as KObj;
     if (c.metadata?.labels) delete c.metadata.labels[POD_TEMPLATE_HASH];
     return canonicalJson(c);
   };
   return strip(a) === strip(b);
+}
+
+function withoutEmpty(v: unknown): unknown {
+  if (v === null) return undefined;
+  if (Array.isArray(v)) {
+    const items = v.map(withoutEmpty).filter((x) => x !== undefined);
+    return items.length ? items : undefined;
+  }
+  if (typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    const kept = withoutEmpty(x);
+    if (kept !== undefined) out[k] = kept;
+  }
+  return Object.keys(out).length ? out : undefined;
 }
 
 /** An int-or-percent against a total (intstr.GetScaledValueFromIntOrPercent). */

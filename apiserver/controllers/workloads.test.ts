@@ -11,8 +11,9 @@ import type { KObj } from '../../kube/client.js';
 import { ReplicaSetController } from './replicaset-controller.js';
 import { DeploymentController } from './deployment-controller.js';
 import { GarbageCollector } from './garbage-collector.js';
-import { newRSReplicas, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
+import { newRSReplicas, sameTemplate, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
 import { getScale, updateScale } from '../api/scale.js';
+import { progressingCondition } from './deployment-progress.js';
 
 const D = '/apis/apps/v1/namespaces/default/deployments';
 const RS = '/apis/apps/v1/namespaces/default/replicasets';
@@ -56,6 +57,11 @@ test('rolling-update arithmetic: 25% defaults round surge up and unavailable dow
   assert.deepEqual([...scaleDownOld(d, { ...fresh, spec: { replicas: 1 } }, [old])], [['old', 3]]);
   assert.deepEqual([...scaleDownOld(d, { ...fresh, spec: { replicas: 1 } }, [{ ...old, status: { availableReplicas: 3 } }])], [['old', 3]], 'an unavailable old pod goes first');
   assert.notEqual(templateHash(d.spec.template), templateHash(deployment('a', 4, 'app:2').spec.template));
+  // What kubectl rollout undo writes back: a Go client's copy with zero values spelled out.
+  const copied = { metadata: { creationTimestamp: null, labels: { app: 'a', 'pod-template-hash': 'x' } }, spec: { containers: [{ name: 'c', image: 'app:1', resources: {} }], volumes: [] } };
+  assert.ok(sameTemplate(d.spec.template, copied));
+  assert.ok(!sameTemplate(d.spec.template, { ...copied, spec: { containers: [{ name: 'c', image: 'app:1', resources: { limits: { cpu: '1' } } }] } }));
+  assert.ok(!sameTemplate(d.spec.template, { ...copied, spec: { containers: [{ name: 'c', image: 'app:1', securityContext: { runAsUser: 0 } }] } }), 'a zero that means something counts');
   assert.match(templateHash(d.spec.template), /^[bcdfghjklmnpqrstvwxz2456789]+$/);
 });
 
@@ -118,6 +124,76 @@ test('a new image rolls out without ever going below replicas - maxUnavailable r
     assert.deepEqual(images, ['app:2', 'app:2', 'app:2', 'app:2']);
     const sets = ((await c.client.get(RS)).items as KObj[]).filter((r) => r.metadata.labels.app === 'roll');
     assert.deepEqual(sets.map((r) => [r.metadata.annotations['deployment.kubernetes.io/revision'], r.spec.replicas]).sort(), [['1', 0], ['2', 4]]);
+    assert.equal((await c.client.get(`${D}/roll`)).metadata.annotations['deployment.kubernetes.io/revision'], '2');
+
+    // Back to app:1 (what `kubectl rollout undo` does): its ReplicaSet is reused and becomes revision 3.
+    await c.client.patch(`${D}/roll`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'app:1' }] } } } }, 'strategic');
+    await waitFor(async () => {
+      await markReady(c.client, 'app=roll');
+      const rs1 = ((await c.client.get(RS)).items as KObj[]).find((r) => r.spec.template.spec.containers[0].image === 'app:1')!;
+      return rs1.spec.replicas === 4 && (await c.client.get(`${D}/roll`)).metadata.annotations['deployment.kubernetes.io/revision'] === '3';
+    }, 10_000, 30, 'rolled back');
+    const back = ((await c.client.get(RS)).items as KObj[]).filter((r) => r.metadata.labels.app === 'roll');
+    assert.equal(back.length, 2, 'no third ReplicaSet');
+    assert.deepEqual(back.map((r) => [r.spec.template.spec.containers[0].image, r.metadata.annotations['deployment.kubernetes.io/revision'], r.metadata.annotations['deployment.kubernetes.io/revision-history']]).sort(), [['app:1', '3', '1'], ['app:2', '2', undefined]]);
+  } finally {
+    await c.stop();
+  }
+});
+
+test('Progressing: a step forward renews lastUpdateTime, no step for progressDeadlineSeconds times out, a complete rollout stays complete', () => {
+  const t0 = Date.parse('2026-01-01T00:00:00Z');
+  const rs = { metadata: { name: 'web-abc' } };
+  const counts = { replicas: 2, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 };
+  const at = (d: KObj, status: KObj, ms: number, created = false, complete = false) => progressingCondition({ ...d, status }, rs, counts, created, complete, t0 + ms);
+  const d = { metadata: { name: 'web' }, spec: { progressDeadlineSeconds: 10 } };
+
+  const made = at(d, {}, 0, true);
+  assert.deepEqual([made.condition.status, made.condition.reason, made.condition.message], ['True', 'NewReplicaSetCreated', 'Created new replica set "web-abc"']);
+  assert.equal(made.recheckMs, 11_000, 'look again one second past the deadline');
+  // Nothing moved for 9 s: still within the deadline, same condition.
+  const before = { ...counts, conditions: [made.condition] };
+  const still = at(d, before, 9000);
+  assert.equal(still.condition, made.condition);
+  assert.equal(still.recheckMs, 2000);
+  // One more ready replica at 9 s renews the clock.
+  const moved = at(d, { ...before, readyReplicas: 0 }, 9000);
+  assert.deepEqual([moved.condition.reason, moved.condition.message, moved.condition.lastUpdateTime, moved.condition.lastTransitionTime], ['ReplicaSetUpdated', 'ReplicaSet "web-abc" is progressing.', '2026-01-01T00:00:09Z', '2026-01-01T00:00:00Z']);
+  // No step for more than 10 s: timed out, and it stays so.
+  const out = at(d, before, 10_001);
+  assert.deepEqual([out.condition.status, out.condition.reason, out.condition.message, out.recheckMs], ['False', 'ProgressDeadlineExceeded', 'ReplicaSet "web-abc" has timed out progressing.', undefined]);
+  assert.equal(at(d, { ...counts, conditions: [out.condition] }, 60_000).condition.reason, 'ProgressDeadlineExceeded');
+  // A timed-out rollout that moves again is progressing again.
+  assert.equal(at(d, { ...counts, availableReplicas: 0, conditions: [out.condition] }, 60_000).condition.status, 'True');
+
+  const done = progressingCondition({ ...d, status: before }, rs, { replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 }, false, true, t0 + 5000);
+  assert.deepEqual([done.condition.reason, done.recheckMs], ['NewReplicaSetAvailable', undefined]);
+  // Later a pod goes unready: the rollout is still complete, no deadline runs.
+  const after = progressingCondition({ ...d, status: { conditions: [done.condition] } }, rs, { replicas: 2, updatedReplicas: 2, readyReplicas: 1, availableReplicas: 1 }, false, false, t0 + 999_000);
+  assert.deepEqual([after.condition, after.recheckMs], [done.condition, undefined]);
+
+  const noDeadline = at({ ...d, spec: { progressDeadlineSeconds: 2 ** 31 - 1 } }, before, 999_999_000);
+  assert.deepEqual([noDeadline.condition, noDeadline.recheckMs], [made.condition, undefined], 'MaxInt32: never times out');
+  const paused = at({ ...d, spec: { ...d.spec, paused: true } }, before, 999_000);
+  assert.deepEqual([paused.condition.status, paused.condition.reason, paused.recheckMs], ['Unknown', 'DeploymentPaused', undefined]);
+  assert.equal(at(d, { ...counts, conditions: [paused.condition] }, 999_000).condition.reason, 'DeploymentResumed');
+});
+
+test('a Deployment whose pods never become ready gets ProgressDeadlineExceeded, which kubectl rollout status reports', async () => {
+  const c = await cluster();
+  try {
+    await c.client.create(D, { ...deployment('stuck', 1), spec: { ...deployment('stuck', 1).spec, progressDeadlineSeconds: 1 } });
+    await waitFor(async () => (await pods(c.client, 'app=stuck')).length === 1, 3000, 20, 'pod');
+    const d = await waitFor(async () => {
+      const x = await c.client.get(`${D}/stuck`);
+      return x.status?.conditions?.some((k: KObj) => k.reason === 'ProgressDeadlineExceeded') ? x : undefined;
+    }, 8000, 50, 'ProgressDeadlineExceeded');
+    const cond = d.status.conditions.find((k: KObj) => k.type === 'Progressing');
+    assert.equal(cond.status, 'False');
+    assert.match(cond.message, /^ReplicaSet "stuck-[a-z0-9]+" has timed out progressing\.$/);
+    // Pods becoming ready later count as progress again.
+    await markReady(c.client, 'app=stuck');
+    await waitFor(async () => (await c.client.get(`${D}/stuck`)).status.conditions.find((k: KObj) => k.type === 'Progressing').reason === 'NewReplicaSetAvailable', 3000, 20, 'complete');
   } finally {
     await c.stop();
   }
