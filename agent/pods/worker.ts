@@ -197,6 +197,8 @@ export class PodWorker {
     };
     if (actions.nextInit) await start(actions.nextInit, 'init');
     for (const c of actions.containersToStart) await start(c, 'container');
+    // Report what was just started now rather than after the next relist (up to a period later).
+    if (actions.createSandbox || actions.nextInit || actions.containersToStart.length > 0) this.lastState = await readPodState(this.d.cri, this.uid, label);
   }
 
   private backoffKey(c: Container): string {
