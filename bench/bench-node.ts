@@ -1,5 +1,8 @@
 // A benchmark's node: the e2e harness's throwaway namespace with containerd
 // and the registry, the app image already pulled, cleaned up afterwards.
+import fs from 'node:fs';
+import path from 'node:path';
+import { L_POD_UID } from '../agent/pods/labels.js';
 import { APP_IMAGE, e2eSkipReason, sweepStale, TestNode } from '../e2e/harness.js';
 
 export async function withBenchNode<T>(fn: (node: TestNode, imageRef: string) => Promise<T>): Promise<T> {
@@ -33,3 +36,35 @@ spec:
   terminationGracePeriodSeconds: 2
   containers:
 ${containers}`;
+
+/**
+ * The raw CRI floor: RunPodSandbox + CreateContainer + StartContainer for n
+ * pods at once from a minimal script; ms from the start to each container
+ * started. Run it before a kubelet starts: it would rightly remove these
+ * pods as orphans.
+ */
+export async function criFloor(node: TestNode, n: number, imageRef: string, cmd: string): Promise<number[]> {
+  const t0 = Date.now();
+  const lat = await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const uid = `floor-${n}-${i}-${Date.now()}`;
+      const cfg = {
+        metadata: { name: `floor-${i}`, uid, namespace: 'default', attempt: 0 },
+        hostname: `floor-${i}`,
+        log_directory: path.join(node.podLogsDir, uid),
+        labels: { [L_POD_UID]: uid },
+        linux: { security_context: { namespace_options: { network: 'POD' as const, pid: 'CONTAINER' as const, ipc: 'POD' as const } } },
+      };
+      fs.mkdirSync(cfg.log_directory, { recursive: true });
+      const sb = await node.cri.runPodSandbox(cfg, uid);
+      const id = await node.cri.createContainer(sb, { metadata: { name: 'main', attempt: 0 }, image: { image: imageRef }, command: ['/bin/sh', '-c', cmd], labels: { [L_POD_UID]: uid }, log_path: 'main.log' }, cfg, uid);
+      await node.cri.startContainer(id, uid);
+      return Date.now() - t0;
+    }),
+  );
+  for (const s of await node.cri.listPodSandbox()) {
+    await node.cri.stopPodSandbox(s.id).catch(() => undefined);
+    await node.cri.removePodSandbox(s.id).catch(() => undefined);
+  }
+  return lat;
+}

@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { TestNode, APP_IMAGE, writeManifestAtomic } from '../e2e/harness.js';
-import { podManifest, runBench, withBenchNode } from './bench-node.js';
+import { criFloor, podManifest, runBench, withBenchNode } from './bench-node.js';
 import { waitFor } from '../e2e/proc.js';
-import { L_POD_NAME, L_POD_UID } from '../agent/pods/labels.js';
+import { L_POD_NAME } from '../agent/pods/labels.js';
 import { percentile, rssKiB } from './stats.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1,10,50').split(',').map(Number);
@@ -22,13 +22,6 @@ const manifest = (name: string): string =>
     command: ["/bin/sh", "-c", ${JSON.stringify(CMD)}]
 `,
   );
-
-async function clearAll(node: TestNode): Promise<void> {
-  for (const s of await node.cri.listPodSandbox()) {
-    await node.cri.stopPodSandbox(s.id).catch(() => undefined);
-    await node.cri.removePodSandbox(s.id).catch(() => undefined);
-  }
-}
 
 async function kubeletRun(node: TestNode, n: number): Promise<{ lat: number[]; rss: number }> {
   const written = new Map<string, number>();
@@ -52,36 +45,13 @@ async function kubeletRun(node: TestNode, n: number): Promise<{ lat: number[]; r
   return { lat, rss };
 }
 
-async function floorRun(node: TestNode, n: number, imageRef: string): Promise<number[]> {
-  const t0 = Date.now();
-  const lat = await Promise.all(
-    Array.from({ length: n }, async (_, i) => {
-      const uid = `floor-${n}-${i}-${Date.now()}`;
-      const cfg = {
-        metadata: { name: `floor-${i}`, uid, namespace: 'default', attempt: 0 },
-        hostname: `floor-${i}`,
-        log_directory: path.join(node.podLogsDir, uid),
-        labels: { [L_POD_UID]: uid },
-        linux: { security_context: { namespace_options: { network: 'POD' as const, pid: 'CONTAINER' as const, ipc: 'POD' as const } } },
-      };
-      fs.mkdirSync(cfg.log_directory, { recursive: true });
-      const sb = await node.cri.runPodSandbox(cfg, uid);
-      const id = await node.cri.createContainer(sb, { metadata: { name: 'main', attempt: 0 }, image: { image: imageRef }, command: ['/bin/sh', '-c', CMD], labels: { [L_POD_UID]: uid }, log_path: 'main.log' }, cfg, uid);
-      await node.cri.startContainer(id, uid);
-      return Date.now() - t0;
-    }),
-  );
-  await clearAll(node);
-  return lat;
-}
-
 const fmt = (ms: number): string => `${ms.toFixed(0)} ms`;
 
 runBench(() =>
   withBenchNode(async (node, imageRef) => {
     // Floors first: a running kubelet would rightly kill the script's pods as orphans.
     const floors = new Map<number, number[]>();
-    for (const n of SIZES) floors.set(n, await floorRun(node, n, imageRef));
+    for (const n of SIZES) floors.set(n, await criFloor(node, n, imageRef, CMD));
     node.startKubelet();
     await waitFor(() => node.kubeletLog().includes('kubelet started'), 30_000, 100, 'kubelet');
     const idleRss = rssKiB(node.kubelet!.pid);

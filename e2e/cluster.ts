@@ -28,10 +28,12 @@ export class TestCluster {
     return [`--kubeconfig=${path.join(this.as.dir, 'pki', `node-${this.node.name}.kubeconfig`)}`, `--client-ca-file=${this.as.caFile}`, `--node-ip=${this.node.nodeIP}`, ...(this.o.kubeletFlags ?? [])];
   }
 
-  async start(): Promise<this> {
+  /** `prepare` runs on the node before the apiserver and kubelet start (e.g. a benchmark's CRI floor). */
+  async start(prepare?: (node: TestNode) => Promise<void>): Promise<this> {
     await sweepStale();
     this.node = new TestNode('node-a');
     await this.node.start();
+    await prepare?.(this.node);
     if (this.o.kubeletConfig) fs.appendFileSync(path.join(this.node.dir, 'kubelet.yaml'), this.o.kubeletConfig);
     this.as = new ApiServerNode(this.node.netns);
     await this.as.start(this.apiserverFlags());
