@@ -11,6 +11,7 @@ import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
 import { selectorString } from '../api/scale.js';
 import { condition, progressingCondition, type RolloutCounts } from './deployment-progress.js';
+import { isScalingEvent, scaledSizes } from './deployment-scaling.js';
 import { RetryingQueue } from './key-queue.js';
 import { ANN_DESIRED, ANN_MAX, ANN_REVISION, ANN_REVISION_HISTORY, controllerRef, isActive, newRSReplicas, ownedBy, ownerRefTo, POD_TEMPLATE_HASH, sameTemplate, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
 
@@ -83,7 +84,8 @@ export class DeploymentController {
     if (!d.spec?.paused) {
       newRS = newRS ? await this.makeNewest(newRS, old) : await this.createNewRS(d, old);
       d = await this.recordRevision(d, newRS);
-      if (d.spec?.strategy?.type === 'Recreate') await this.recreate(d, newRS, old);
+      if (isScalingEvent(d, [newRS, ...old])) await this.scaleProportionally(d, newRS, old);
+      else if (d.spec?.strategy?.type === 'Recreate') await this.recreate(d, newRS, old);
       else await this.rollingUpdate(d, newRS, old);
       await this.cleanup(d, old);
     }
@@ -165,6 +167,12 @@ export class DeploymentController {
       this.events.event(ref, 'Normal', 'ScalingReplicaSet', `Scaled ${to > from ? 'up' : 'down'} replica set ${rs.metadata.name} from ${from} to ${to}`);
     }
     return next;
+  }
+
+  /** spec.replicas changed: resize the active ReplicaSets now; the rollout resumes on the next sync. */
+  private async scaleProportionally(d: KObj, newRS: KObj, old: KObj[]): Promise<void> {
+    const byName = new Map([newRS, ...old].map((rs) => [rs.metadata.name as string, rs]));
+    for (const [name, to] of scaledSizes(d, newRS, old)) await this.scale(d, byName.get(name)!, to);
   }
 
   private async rollingUpdate(d: KObj, newRS: KObj, old: KObj[]): Promise<void> {

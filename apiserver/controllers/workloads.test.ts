@@ -14,6 +14,7 @@ import { GarbageCollector } from './garbage-collector.js';
 import { newRSReplicas, sameTemplate, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
 import { getScale, updateScale } from '../api/scale.js';
 import { progressingCondition } from './deployment-progress.js';
+import { isScalingEvent, scaledSizes } from './deployment-scaling.js';
 
 const D = '/apis/apps/v1/namespaces/default/deployments';
 const RS = '/apis/apps/v1/namespaces/default/replicasets';
@@ -194,6 +195,52 @@ test('a Deployment whose pods never become ready gets ProgressDeadlineExceeded, 
     // Pods becoming ready later count as progress again.
     await markReady(c.client, 'app=stuck');
     await waitFor(async () => (await c.client.get(`${D}/stuck`)).status.conditions.find((k: KObj) => k.type === 'Progressing').reason === 'NewReplicaSetAvailable', 3000, 20, 'complete');
+  } finally {
+    await c.stop();
+  }
+});
+
+test('a scaling event mid-rollout spreads the change over the active ReplicaSets in proportion (upstream scale())', () => {
+  const rs = (name: string, replicas: number, created: string, available = replicas) => ({ metadata: { name, creationTimestamp: created, annotations: { 'deployment.kubernetes.io/desired-replicas': '10', 'deployment.kubernetes.io/max-replicas': '13' } }, spec: { replicas }, status: { availableReplicas: available } });
+  const old = rs('old', 8, '2026-01-01T00:00:00Z');
+  const fresh = rs('new', 5, '2026-01-02T00:00:00Z', 0);
+  const d = (replicas: number) => ({ metadata: { name: 'web' }, spec: { replicas }, status: { replicas: 13 } });
+  assert.equal(isScalingEvent(d(10), [fresh, old]), false);
+  assert.equal(isScalingEvent(d(20), [fresh, old]), true);
+  assert.equal(isScalingEvent(d(20), [{ ...old, spec: { replicas: 0 } }]), false, 'inactive ReplicaSets do not count');
+  // 10 -> 20 with 25% surge: 25 allowed, 12 more; 8 and 5 of 13 become 15 and 10.
+  assert.deepEqual([...scaledSizes(d(20), fresh, [old])], [['old', 15], ['new', 10]]);
+  // 10 -> 4: 5 allowed, 8 fewer; the bigger and older one gives up more.
+  assert.deepEqual([...scaledSizes(d(4), fresh, [old])], [['old', 3], ['new', 2]]);
+  // To zero: everything goes.
+  assert.deepEqual([...scaledSizes(d(0), fresh, [old])], [['old', 0], ['new', 0]]);
+  // One active ReplicaSet takes the whole count; a saturated new one ends the old ones.
+  assert.deepEqual([...scaledSizes(d(20), { ...fresh, spec: { replicas: 0 } }, [old])], [['old', 20]]);
+  const saturated = { ...rs('new', 20, '2026-01-02T00:00:00Z'), metadata: { ...fresh.metadata, annotations: { 'deployment.kubernetes.io/desired-replicas': '20' } } };
+  assert.deepEqual([...scaledSizes(d(20), saturated, [old])], [['old', 0]]);
+});
+
+test('kubectl scale during a stuck rollout scales old and new ReplicaSets proportionally instead of only the new one', async () => {
+  const c = await cluster();
+  try {
+    await c.client.create(D, deployment('prop', 10));
+    await waitFor(async () => (await pods(c.client, 'app=prop')).length === 10, 5000, 20, '10 pods');
+    await markReady(c.client, 'app=prop');
+    await waitFor(async () => (await c.client.get(`${D}/prop`)).status?.availableReplicas === 10, 3000, 20, 'available');
+    // A new template whose pods never become ready: the rollout stops at old 8, new 5 (surge 3, unavailable 2).
+    await c.client.patch(`${D}/prop`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'app:2' }] } } } }, 'strategic');
+    const sizes = async () => Object.fromEntries(((await c.client.get(RS)).items as KObj[]).filter((r) => r.metadata.labels.app === 'prop').map((r) => [r.spec.template.spec.containers[0].image, r.spec.replicas]));
+    await waitFor(async () => {
+      const x = await sizes();
+      return x['app:1'] === 8 && x['app:2'] === 5;
+    }, 5000, 20, 'stuck at 8 + 5');
+    await c.client.patch(`${D}/prop`, { spec: { replicas: 20 } }, 'merge');
+    await waitFor(async () => {
+      const x = await sizes();
+      return x['app:1'] === 15 && x['app:2'] === 10;
+    }, 5000, 20, 'old 15, new 10');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(await sizes(), { 'app:1': 15, 'app:2': 10 }, 'and the rollout holds there: nothing more is available');
   } finally {
     await c.stop();
   }
