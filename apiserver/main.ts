@@ -7,6 +7,7 @@ import { ApiServer } from './http/server.js';
 import { createLogger } from '../kube/log.js';
 import { nodeRestriction } from './admission/node-restriction.js';
 import type { AdmissionPlugin } from './api/admission.js';
+import { expireEvents } from './api/event-ttl.js';
 import { startControllers, type RunningControllers } from './controllers/index.js';
 import { Authenticator } from './http/authn.js';
 import { alwaysAllow, AuthorizerChain, type Authorizer } from './authz/authorizer.js';
@@ -41,6 +42,8 @@ export interface ApiServerConfig {
   controllers?: string[];
   nodeMonitorGracePeriodMs?: number;
   nodeMonitorPeriodMs?: number;
+  /** --event-ttl: Events go this long after their last write; default 1h. */
+  eventTtlMs?: number;
   log?: (line: string) => void;
 }
 
@@ -129,6 +132,17 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   reconcileSelf();
   const selfTimer = setInterval(reconcileSelf, 10_000);
   selfTimer.unref();
+  const eventTtl = c.eventTtlMs ?? 3600_000;
+  const expire = (): void => {
+    try {
+      expireEvents(api, eventTtl);
+    } catch (e) {
+      log(`event expiry: ${(e as Error).message}`);
+    }
+  };
+  expire();
+  const eventTimer = setInterval(expire, Math.min(60_000, Math.max(1000, eventTtl / 2)));
+  eventTimer.unref();
   log(`serving on ${url} (storage: ${c.dataDir ? `persistent in ${c.dataDir}` : 'memory'}); admin kubeconfig: ${kubeconfigs[adminIdentity.cn]}`);
   return {
     url,
@@ -139,6 +153,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
     kubeconfigs,
     stop: async () => {
       clearInterval(selfTimer);
+      clearInterval(eventTimer);
       await controllers.stop();
       await server.close();
       store.close();

@@ -17,6 +17,7 @@ export const APISERVER_FLAGS: Record<string, string> = {
   controllers: 'built-in controllers to run, kube-controller-manager style: "*" for all, "-name" to turn one off (scheduler, node-lifecycle-controller, endpointslice-controller, endpoints-controller, replicaset-controller, deployment-controller, garbage-collector-controller, serviceaccount-controller, root-ca-certificate-publisher-controller). Default *',
   'node-monitor-grace-period': 'how long a node may go without renewing its Lease before it is marked Unknown. Default 40s',
   'node-monitor-period': 'how often node health is checked. Default 5s',
+  'event-ttl': 'how long Events are kept after their last write. Default 1h',
 };
 
 export function loadApiServerConfig(argv: string[]): ApiServerConfig {
@@ -36,6 +37,7 @@ export function loadApiServerConfig(argv: string[]): ApiServerConfig {
     controllers: list(f.get('controllers') ?? '*'),
     nodeMonitorGracePeriodMs: duration(f, 'node-monitor-grace-period', '40s'),
     nodeMonitorPeriodMs: duration(f, 'node-monitor-period', '5s'),
+    eventTtlMs: duration(f, 'event-ttl', '1h'),
     nodeNames: (f.get('node-kubeconfigs') ?? os.hostname().toLowerCase()).split(',').map((s) => s.trim()).filter(Boolean),
   };
 }

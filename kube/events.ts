@@ -3,7 +3,7 @@
 // follow upstream. A repeat of the same event (object, field, type, reason,
 // message) bumps count and lastTimestamp on the existing Event instead of
 // creating one. Delivery is asynchronous and best effort, as upstream's broadcaster.
-import type { KubeApi } from './client.js';
+import { KubeApiError, type KubeApi } from './client.js';
 import type { Logger } from './log.js';
 import { rfc3339 } from './time.js';
 
@@ -53,7 +53,7 @@ export class LogEventRecorder implements EventRecorder {
 type Obj = Record<string, any>;
 
 export class ApiEventRecorder implements EventRecorder {
-  private readonly seen = new Map<string, { name: string; namespace: string; count: number }>();
+  private readonly seen = new Map<string, { name: string; namespace: string; count: number; first: Date }>();
   private queue: Promise<void> = Promise.resolve();
   posted = 0;
 
@@ -81,9 +81,15 @@ export class ApiEventRecorder implements EventRecorder {
     const prev = this.seen.get(key);
     if (prev) {
       prev.count++;
-      await this.client.patch(`/api/v1/namespaces/${prev.namespace}/events/${prev.name}`, { count: prev.count, lastTimestamp: rfc3339(at) }, 'strategic');
-      this.posted++;
-      return;
+      try {
+        await this.client.patch(`/api/v1/namespaces/${prev.namespace}/events/${prev.name}`, { count: prev.count, lastTimestamp: rfc3339(at) }, 'strategic');
+        this.posted++;
+        return;
+      } catch (e) {
+        // The Event expired (--event-ttl) or was deleted: create it again, as upstream's recorder does.
+        if (!(e instanceof KubeApiError && e.code === 404)) throw e;
+        this.seen.delete(key);
+      }
     }
     const name = `${ref.name}.${(BigInt(at.getTime()) * 1_000_000n + BigInt(this.seen.size % 1_000_000)).toString(16)}`;
     const ev: Obj = {
@@ -97,12 +103,12 @@ export class ApiEventRecorder implements EventRecorder {
       source: { component: this.source.component, ...(this.source.host ? { host: this.source.host } : {}) },
       reportingComponent: this.source.component,
       reportingInstance: this.source.host ?? this.source.component,
-      firstTimestamp: rfc3339(at),
+      firstTimestamp: rfc3339(prev?.first ?? at),
       lastTimestamp: rfc3339(at),
-      count: 1,
+      count: prev?.count ?? 1,
     };
     await this.client.create(`/api/v1/namespaces/${namespace}/events`, ev);
-    this.seen.set(key, { name, namespace, count: 1 });
+    this.seen.set(key, { name, namespace, count: ev.count, first: prev?.first ?? at });
     if (this.seen.size > 4096) this.seen.delete(this.seen.keys().next().value!); // bounded, oldest first
     this.posted++;
   }
