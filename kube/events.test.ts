@@ -64,3 +64,19 @@ test('Events expire an --event-ttl after their last write; a repeat of an expire
   await rec.flush();
   assert.equal((await mine())[0].count, 4, 'and patched from then on');
 });
+
+test('from the 10th different message for one object and reason within 10 minutes, events fold into one "(combined from similar events)" Event', async () => {
+  const rec = new ApiEventRecorder(t.node, { component: 'kubelet', host: 'n1' }, memoryLogger());
+  const ref = { kind: 'Pod' as const, namespace: 'default', name: 'many', uid: 'u-many' };
+  for (let i = 1; i <= 12; i++) rec.event({ ...ref, fieldPath: `spec.containers{c${i % 2}}` }, 'Warning', 'Unhealthy', `Readiness probe failed: HTTP probe failed with statuscode: ${500 + i}`);
+  rec.event(ref, 'Normal', 'Pulled', 'another reason is not folded in');
+  await rec.flush();
+  const items = (await t.node.get('/api/v1/namespaces/default/events', { fieldSelector: 'involvedObject.uid=u-many' })).items as any[];
+  const unhealthy = items.filter((e) => e.reason === 'Unhealthy');
+  assert.equal(unhealthy.length, 10, '9 single events and one combined');
+  const combined = unhealthy.filter((e) => e.message.startsWith('(combined from similar events): '));
+  assert.equal(combined.length, 1);
+  assert.equal(combined[0].message, '(combined from similar events): Readiness probe failed: HTTP probe failed with statuscode: 512');
+  assert.equal(combined[0].count, 3);
+  assert.equal(items.filter((e) => e.reason === 'Pulled').length, 1);
+});

@@ -2,7 +2,9 @@
 // core/v1 Events to an apiserver. Reasons and texts are the callers' and
 // follow upstream. A repeat of the same event (object, field, type, reason,
 // message) bumps count and lastTimestamp on the existing Event instead of
-// creating one. Delivery is asynchronous and best effort, as upstream's broadcaster.
+// creating one, and many different messages for one object and reason fold
+// into one, as upstream's correlator. Delivery is asynchronous and best
+// effort, as upstream's broadcaster.
 import { KubeApiError, type KubeApi } from './client.js';
 import type { Logger } from './log.js';
 import { rfc3339 } from './time.js';
@@ -52,8 +54,14 @@ export class LogEventRecorder implements EventRecorder {
 
 type Obj = Record<string, any>;
 
+/** Upstream's event cache size, and its aggregator's window and distinct-message limit. */
+const CACHE_SIZE = 4096;
+const SIMILAR_WINDOW_MS = 600_000;
+const SIMILAR_MAX = 10;
+
 export class ApiEventRecorder implements EventRecorder {
   private readonly seen = new Map<string, { name: string; namespace: string; count: number; first: Date }>();
+  private readonly similar = new Map<string, { messages: Set<string>; last: number }>();
   private queue: Promise<void> = Promise.resolve();
   posted = 0;
 
@@ -75,14 +83,33 @@ export class ApiEventRecorder implements EventRecorder {
     return this.queue;
   }
 
-  private async send(ref: ObjectRef, type: string, reason: string, message: string, at: Date): Promise<void> {
+  /**
+   * Upstream's EventAggregator: from the 10th different message within 10
+   * minutes for one object, type and reason, they fold into one Event,
+   * "(combined from similar events): <latest>", counted like a repeat.
+   */
+  private aggregate(ref: ObjectRef, namespace: string, type: string, reason: string, message: string, at: Date): { key: string; message: string } {
+    const similar = [this.source.component, this.source.host ?? '', ref.kind, namespace, ref.name, ref.uid ?? '', ref.apiVersion ?? 'v1', type, reason].join('\u0000');
+    let r = this.similar.get(similar);
+    if (!r || at.getTime() - r.last > SIMILAR_WINDOW_MS) r = { messages: new Set(), last: 0 };
+    this.similar.delete(similar); // kept in least-recently-used order
+    this.similar.set(similar, r);
+    if (this.similar.size > CACHE_SIZE) this.similar.delete(this.similar.keys().next().value!);
+    r.last = at.getTime();
+    r.messages.add(message);
+    if (r.messages.size < SIMILAR_MAX) return { key: [similar, ref.fieldPath ?? '', message].join('\u0000'), message };
+    r.messages.delete(r.messages.values().next().value!);
+    return { key: similar, message: `(combined from similar events): ${message}` };
+  }
+
+  private async send(ref: ObjectRef, type: string, reason: string, original: string, at: Date): Promise<void> {
     const namespace = ref.namespace ?? 'default';
-    const key = [ref.kind, namespace, ref.name, ref.uid ?? '', ref.fieldPath ?? '', type, reason, message].join('\u0000');
+    const { key, message } = this.aggregate(ref, namespace, type, reason, original, at);
     const prev = this.seen.get(key);
     if (prev) {
       prev.count++;
       try {
-        await this.client.patch(`/api/v1/namespaces/${prev.namespace}/events/${prev.name}`, { count: prev.count, lastTimestamp: rfc3339(at) }, 'strategic');
+        await this.client.patch(`/api/v1/namespaces/${prev.namespace}/events/${prev.name}`, { count: prev.count, lastTimestamp: rfc3339(at), message }, 'strategic');
         this.posted++;
         return;
       } catch (e) {
@@ -109,7 +136,7 @@ export class ApiEventRecorder implements EventRecorder {
     };
     await this.client.create(`/api/v1/namespaces/${namespace}/events`, ev);
     this.seen.set(key, { name, namespace, count: ev.count, first: prev?.first ?? at });
-    if (this.seen.size > 4096) this.seen.delete(this.seen.keys().next().value!); // bounded, oldest first
+    if (this.seen.size > CACHE_SIZE) this.seen.delete(this.seen.keys().next().value!); // bounded, oldest first
     this.posted++;
   }
 }
