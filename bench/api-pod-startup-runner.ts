@@ -8,6 +8,7 @@ import { KubeClient, type KObj } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { waitFor } from '../e2e/proc.js';
 import { cpuSeconds, rssKiB } from './stats.js';
+import { IDLE_CMD } from './bench-node.js';
 
 const [kubeconfig, nodeName, image, sizesArg, kubeletPidArg] = process.argv.slice(2) as [string, string, string, string, string];
 const SIZES = sizesArg.split(',').map(Number);
@@ -58,7 +59,7 @@ async function round(mode: Round['mode'], n: number): Promise<Round> {
         spec: {
           ...(mode === 'nodeName' ? { nodeName } : {}),
           terminationGracePeriodSeconds: 1,
-          containers: [{ name: 'main', image, imagePullPolicy: 'IfNotPresent', command: ['/bin/sh', '-c', "trap 'exit 0' TERM; while true; do sleep 1; done"] }],
+          containers: [{ name: 'main', image, imagePullPolicy: 'IfNotPresent', command: ['/bin/sh', '-c', IDLE_CMD] }],
         },
       });
     }),

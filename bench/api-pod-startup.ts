@@ -15,7 +15,6 @@ import { percentile } from './stats.js';
 import type { Round } from './api-pod-startup-runner.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1,10,110').split(',').map(Number);
-const CMD = "trap 'exit 0' TERM; while true; do sleep 1; done";
 
 const ms = (x: number): string => `${x.toFixed(0)} ms`;
 
@@ -27,7 +26,7 @@ runBench(async () => {
   try {
     await cluster.start(async (node) => {
       const imageRef = await node.cri.pullImage(APP_IMAGE, null);
-      for (const n of SIZES) floors.set(n, await criFloor(node, n, imageRef, CMD));
+      for (const n of SIZES) floors.set(n, await criFloor(node, n, imageRef));
     });
     const node = cluster.node;
     const out = execFileSync('nsenter', [`--net=/run/netns/${node.netns}`, process.execPath, '--import', 'tsx', path.join(REPO, 'bench/api-pod-startup-runner.ts'), cluster.as.kubeconfig, node.name, APP_IMAGE, SIZES.join(','), String(node.kubelet!.pid)], {

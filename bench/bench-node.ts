@@ -37,13 +37,16 @@ spec:
   containers:
 ${containers}`;
 
+/** A container that idles until SIGTERM, for the startup benchmarks. */
+export const IDLE_CMD = "trap 'exit 0' TERM; while true; do sleep 1; done";
+
 /**
  * The raw CRI floor: RunPodSandbox + CreateContainer + StartContainer for n
  * pods at once from a minimal script; ms from the start to each container
  * started. Run it before a kubelet starts: it would rightly remove these
  * pods as orphans.
  */
-export async function criFloor(node: TestNode, n: number, imageRef: string, cmd: string): Promise<number[]> {
+export async function criFloor(node: TestNode, n: number, imageRef: string): Promise<number[]> {
   const t0 = Date.now();
   const lat = await Promise.all(
     Array.from({ length: n }, async (_, i) => {
@@ -57,7 +60,7 @@ export async function criFloor(node: TestNode, n: number, imageRef: string, cmd:
       };
       fs.mkdirSync(cfg.log_directory, { recursive: true });
       const sb = await node.cri.runPodSandbox(cfg, uid);
-      const id = await node.cri.createContainer(sb, { metadata: { name: 'main', attempt: 0 }, image: { image: imageRef }, command: ['/bin/sh', '-c', cmd], labels: { [L_POD_UID]: uid }, log_path: 'main.log' }, cfg, uid);
+      const id = await node.cri.createContainer(sb, { metadata: { name: 'main', attempt: 0 }, image: { image: imageRef }, command: ['/bin/sh', '-c', IDLE_CMD], labels: { [L_POD_UID]: uid }, log_path: 'main.log' }, cfg, uid);
       await node.cri.startContainer(id, uid);
       return Date.now() - t0;
     }),

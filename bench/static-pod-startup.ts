@@ -6,20 +6,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { TestNode, APP_IMAGE, writeManifestAtomic } from '../e2e/harness.js';
-import { criFloor, podManifest, runBench, withBenchNode } from './bench-node.js';
+import { criFloor, IDLE_CMD, podManifest, runBench, withBenchNode } from './bench-node.js';
 import { waitFor } from '../e2e/proc.js';
 import { L_POD_NAME } from '../agent/pods/labels.js';
 import { percentile, rssKiB } from './stats.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1,10,50').split(',').map(Number);
-const CMD = "trap 'exit 0' TERM; while true; do sleep 1; done";
 
 const manifest = (name: string): string =>
   podManifest(
     name,
     `  - name: main
     image: ${APP_IMAGE}
-    command: ["/bin/sh", "-c", ${JSON.stringify(CMD)}]
+    command: ["/bin/sh", "-c", ${JSON.stringify(IDLE_CMD)}]
 `,
   );
 
@@ -51,7 +50,7 @@ runBench(() =>
   withBenchNode(async (node, imageRef) => {
     // Floors first: a running kubelet would rightly kill the script's pods as orphans.
     const floors = new Map<number, number[]>();
-    for (const n of SIZES) floors.set(n, await criFloor(node, n, imageRef, CMD));
+    for (const n of SIZES) floors.set(n, await criFloor(node, n, imageRef));
     node.startKubelet();
     await waitFor(() => node.kubeletLog().includes('kubelet started'), 30_000, 100, 'kubelet');
     const idleRss = rssKiB(node.kubelet!.pid);

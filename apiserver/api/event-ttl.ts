@@ -16,10 +16,8 @@ export function expireEvents(api: Api, ttlMs: number, now = Date.now()): number 
   let n = 0;
   for (const e of api.list(r, undefined).items as Obj[]) {
     if (lastWrite(e) + ttlMs > now) continue;
-    if (api.find(r, e.metadata.namespace, e.metadata.name)) {
-      api.delete(r, e.metadata.namespace, e.metadata.name);
-      n++;
-    }
+    api.delete(r, e.metadata.namespace, e.metadata.name);
+    n++;
   }
   return n;
 }

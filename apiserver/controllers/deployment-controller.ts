@@ -216,14 +216,15 @@ export class DeploymentController {
       readyReplicas: sum((rs) => rs.status?.readyReplicas ?? 0),
       availableReplicas: sum((rs) => rs.status?.availableReplicas ?? 0),
     };
-    const now = rfc3339();
+    const nowMs = Date.now();
+    const now = rfc3339(new Date(nowMs));
     const prevAvailable = ((d.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Available');
     const minAvailable = d.spec?.strategy?.type === 'Recreate' ? desired : desired - maxUnavailable;
     const availableCond = counts.availableReplicas >= minAvailable
       ? condition(prevAvailable, 'Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.', now)
       : condition(prevAvailable, 'Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.', now);
     const complete = !!newRS && counts.updatedReplicas === desired && counts.replicas === desired && counts.availableReplicas >= desired && (newRS.status?.availableReplicas ?? 0) >= desired;
-    const progress = progressingCondition(d, newRS, counts, created, complete);
+    const progress = progressingCondition(d, newRS, counts, created, complete, nowMs);
     const status: KObj = {
       observedGeneration: d.metadata.generation,
       ...counts,
