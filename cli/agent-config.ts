@@ -36,8 +36,6 @@ export interface AgentConfig extends KubeletApiConfig {
   nodeStatusReportFrequencyMs: number;
   nodeLeaseDurationSeconds: number;
   metricsBindAddress: string;
-  /** syncFrequency: how often ConfigMap, Secret, downwardAPI and projected volumes are refreshed. */
-  syncFrequencyMs: number;
 }
 
 export const AGENT_FLAGS: Record<string, string> = {

@@ -52,7 +52,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     });
   }
   const local = cfg.metricsBindAddress
-    ? await serveLocal(cfg.metricsBindAddress, metrics).catch((e: Error) => {
+    ? await serveLocal(cfg.metricsBindAddress, { metrics }).catch((e: Error) => {
         throw new Error(`--metrics-bind-address: ${e.message}`);
       })
     : undefined;

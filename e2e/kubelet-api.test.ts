@@ -126,6 +126,9 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
     assert.equal(curl(['https://127.0.0.1:10250/pods']), 'Unauthorized\n 401');
     assert.equal(curl(['-H', `Authorization: Bearer ${cluster.as.token('system:kube-proxy')}`, 'https://127.0.0.1:10250/pods']), 'Forbidden (user=system:kube-proxy, verb=get, resource=nodes, subresource=proxy)\n 403');
     assert.match(curl(['-H', `Authorization: Bearer ${cluster.as.token('kubernetes-admin')}`, 'https://127.0.0.1:10250/pods']), /"kind":"PodList".* 200$/s);
+    // The local healthz port needs no credentials and runs upstream's checks.
+    assert.equal(curl(['http://127.0.0.1:10248/healthz']), 'ok 200');
+    assert.equal(curl(['http://127.0.0.1:10248/healthz?verbose']), '[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n 200');
   });
 
   test('the kubelet passes a WebSocket exec (v4.channel.k8s.io) through to the runtime', () => {

@@ -17,6 +17,8 @@ export class Pleg {
   private relisting = false;
   snapshot: RuntimeSnapshot | undefined;
   lastRelistMs = 0;
+  /** When the last relist began: a relist that hangs leaves it behind (the syncloop health check). */
+  enteredAt = 0;
   /** Sees each successful relist's duration in seconds (metrics). */
   onRelisted: ((seconds: number) => void) | undefined;
 
@@ -43,6 +45,7 @@ export class Pleg {
   async relist(): Promise<RuntimeSnapshot | undefined> {
     if (this.relisting) return this.snapshot;
     this.relisting = true;
+    this.enteredAt = Date.now();
     const t0 = performance.now();
     try {
       const [sandboxes, containers] = await Promise.all([this.cri.listPodSandbox(), this.cri.listContainers()]);

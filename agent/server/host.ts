@@ -5,6 +5,7 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { CriClient } from '../cri/client.js';
 import type { Logger } from '../../kube/log.js';
 import type { KubeletMetrics } from '../metrics.js';
+import type { HealthCheck } from './healthz.js';
 import { readPodState, type ContainerInfo } from '../pods/runtime-state.js';
 
 export interface ServerHost {
@@ -19,6 +20,8 @@ export interface ServerHost {
   waitingReason(uid: string, container: string): string | undefined;
   /** The effective KubeletConfiguration, for /configz. */
   configz(): object;
+  /** What /healthz checks: ping, log and syncloop. */
+  healthChecks: HealthCheck[];
 }
 
 export class HttpError extends Error {

@@ -20,6 +20,7 @@ import { waitFor } from '../../e2e/proc.js';
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeletAuth } from './auth.js';
 import { startKubeletServer, type RunningKubeletServer } from './kubelet-server.js';
+import { alwaysOk, syncLoopCheck } from './healthz.js';
 import { loadServingCert } from './serving-cert.js';
 import { StatsProvider } from './stats.js';
 import type { ServerHost } from './host.js';
@@ -104,7 +105,7 @@ before(async () => {
   const logDir = path.join(podLogDir(node.podLogsDir, pod), 'main');
   fs.writeFileSync(path.join(logDir, '0.log'), ['2026-12-02T10:00:00Z stdout F first', '2026-12-02T10:00:01Z stderr F second', '2026-12-02T10:00:02Z stdout F third'].join('\n') + '\n');
 
-  const host: ServerHost = { nodeName: 'n1', cri, podLogsDir: node.podLogsDir, log: logs, metrics, pods: () => kubelet.desiredPods(), waitingReason: () => undefined, configz: () => ({ port: 10250 }) };
+  const host: ServerHost = { nodeName: 'n1', cri, podLogsDir: node.podLogsDir, log: logs, metrics, pods: () => kubelet.desiredPods(), waitingReason: () => undefined, configz: () => ({ port: 10250 }), healthChecks: [alwaysOk('ping'), alwaysOk('log'), syncLoopCheck(() => kubelet.pleg.enteredAt, 60_000)] };
   const cert = loadServingCert({ certDir: path.join(dir, 'pki'), hostnames: ['n1'], ips: ['127.0.0.1'] });
   const auth = new KubeletAuth({ anonymous: false, webhookAuthn: true, tokenCacheTtlMs: 120_000, mode: 'Webhook', authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000, client: fakeApi });
   const common = { host, auth, stats: new StatsProvider(cri, 'n1', dir), cert, clientCA: fs.readFileSync(path.join(dir, 'ca.crt')), address: '127.0.0.1', port: 0 };
@@ -160,7 +161,9 @@ test('a client certificate from the client CA authenticates as its CN and O', as
   assert.deepEqual(list.items.map((p: KObj) => p.metadata.name), ['web-n1']);
   const sar = reviews.sars.find((s) => s.user === 'alice');
   assert.deepEqual(sar?.groups, ['admins', 'system:authenticated']);
-  assert.deepEqual(await get(server, '/healthz', { who: alice }), { code: 200, body: 'ok\n' });
+  assert.deepEqual(await get(server, '/healthz', { who: alice }), { code: 200, body: 'ok' });
+  assert.deepEqual(await get(server, '/healthz?verbose', { who: alice }), { code: 200, body: '[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n' });
+  assert.deepEqual(await get(server, '/healthz/syncloop', { who: alice }), { code: 200, body: 'ok' });
   assert.deepEqual(JSON.parse((await get(server, '/configz', { who: alice })).body), { kubeletconfig: { port: 10250 } });
 });
 

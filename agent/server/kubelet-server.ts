@@ -2,6 +2,7 @@
 // authorized first (401 "Unauthorized", 403 "Forbidden (user=…)"), then
 // routed: health, pods, metrics, stats, configz, and the debugging handlers
 // (containerLogs, exec, attach, portForward, run) unless they are disabled.
+import { healthz } from './healthz.js';
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -82,8 +83,12 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
     if (DEBUG_ROOTS.has(root) && !o.enableDebuggingHandlers) return text(res, 405, 'Debug endpoints are disabled.');
     const get = method === 'GET' || method === 'HEAD';
     switch (true) {
-      case path === '/healthz' && get:
-        return text(res, 200, 'ok');
+      case path.startsWith('/healthz') && get: {
+        const h = healthz(host.healthChecks, path, q.has('verbose'));
+        if (!h) return text(res, 404, '404 page not found');
+        res.writeHead(h.code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+        return void res.end(h.body);
+      }
       case path === '/pods' && get:
         return json(res, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: host.pods() });
       case (path === '/metrics' || path === '/metrics/probes') && get: {

@@ -4,18 +4,22 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeletMetrics } from '../metrics.js';
+import { alwaysOk, healthz, type HealthCheck } from './healthz.js';
 
-export async function serveLocal(bind: string, metrics?: KubeletMetrics): Promise<{ port: number; close(): Promise<void> }> {
+export async function serveLocal(bind: string, o: { metrics?: KubeletMetrics; healthChecks?: HealthCheck[] } = {}): Promise<{ port: number; close(): Promise<void> }> {
+  const { metrics } = o;
   const i = bind.lastIndexOf(':');
   const host = bind.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
   const port = Number(bind.slice(i + 1));
   if (i < 0 || !Number.isInteger(port)) throw new Error(`want host:port, got "${bind}"`);
   const srv = http.createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const url = new URL(req.url ?? '/', 'http://local');
+    const path = url.pathname;
     const reg = !metrics ? undefined : path === '/metrics' ? metrics.registry : path === '/metrics/probes' ? metrics.probes : undefined;
-    if (path === '/healthz') {
-      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
-      return res.end('ok');
+    const h = req.method === 'GET' ? healthz(o.healthChecks ?? [alwaysOk('ping')], path, url.searchParams.has('verbose')) : undefined;
+    if (h) {
+      res.writeHead(h.code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+      return res.end(h.body);
     }
     if (!reg || req.method !== 'GET') {
       res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });

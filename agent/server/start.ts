@@ -11,6 +11,7 @@ import { KubeletAuth } from './auth.js';
 import { startKubeletServer, type RunningKubeletServer } from './kubelet-server.js';
 import { LogRotator } from './log-rotation.js';
 import { serveLocal } from './metrics-server.js';
+import { alwaysOk, syncLoopCheck } from './healthz.js';
 import { loadServingCert } from './serving-cert.js';
 import { StatsProvider } from './stats.js';
 
@@ -37,6 +38,8 @@ export interface KubeletApiConfig {
   containerLogMonitorIntervalMs: number;
   healthzPort: number;
   healthzBindAddress: string;
+  /** syncFrequency: how often ConfigMap, Secret, downwardAPI and projected volumes are refreshed; also bounds the syncloop health check. */
+  syncFrequencyMs: number;
 }
 
 export interface KubeletApi {
@@ -50,8 +53,9 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
   const rotator = new LogRotator(cri, log, { maxBytes: cfg.containerLogMaxBytes, maxFiles: cfg.containerLogMaxFiles, intervalMs: cfg.containerLogMonitorIntervalMs });
   rotator.start();
   const closers: (() => Promise<void>)[] = [];
+  const healthChecks = [alwaysOk('ping'), alwaysOk('log'), syncLoopCheck(() => kubelet.pleg.enteredAt, cfg.syncFrequencyMs)];
   if (cfg.healthzPort > 0) {
-    const h = await serveLocal(`${cfg.healthzBindAddress}:${cfg.healthzPort}`).catch((e: Error) => log.error(`healthz port ${cfg.healthzBindAddress}:${cfg.healthzPort}: ${e.message}`));
+    const h = await serveLocal(`${cfg.healthzBindAddress}:${cfg.healthzPort}`, { healthChecks }).catch((e: Error) => log.error(`healthz port ${cfg.healthzBindAddress}:${cfg.healthzPort}: ${e.message}`));
     if (h) closers.push(h.close);
   }
   const api: KubeletApi = {
@@ -85,6 +89,7 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
     pods: () => kubelet.desiredPods(),
     waitingReason: (uid: string, c: string) => kubelet.waitingReason(uid, c),
     configz: o.configz,
+    healthChecks,
   };
   const listen = async (attempt: number): Promise<void> => {
     try {
