@@ -65,7 +65,7 @@ export function progressingCondition(d: KObj, newRS: KObj | undefined, counts: R
   return { condition: next, recheckMs: left + 1000 };
 }
 
-/** A True condition stamped now, keeping lastTransitionTime if it was True already. */
+/** A True Progressing condition that counts as progress: lastUpdateTime is now even when the reason stays. */
 function fresh(prev: KObj | undefined, reason: string, message: string, now: string): KObj {
-  return { type: 'Progressing', status: 'True', lastUpdateTime: now, lastTransitionTime: prev?.status === 'True' ? prev.lastTransitionTime : now, reason, message };
+  return { ...condition(prev, 'Progressing', 'True', reason, message, now), lastUpdateTime: now };
 }
