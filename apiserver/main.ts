@@ -12,6 +12,7 @@ import { startControllers, type RunningControllers } from './controllers/index.j
 import { Authenticator } from './http/authn.js';
 import { alwaysAllow, AuthorizerChain, type Authorizer } from './authz/authorizer.js';
 import { RbacAuthorizer } from './authz/rbac.js';
+import { rbacEscalation } from './admission/rbac-escalation.js';
 import { NodeAuthorizer } from './authz/node-authorizer.js';
 import { ensureBootstrapPolicy, KUBELET_CLIENT_USER } from './authz/bootstrap-policy.js';
 import { KubeletProxy } from './http/kubelet-proxy.js';
@@ -95,9 +96,12 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const ids = [adminIdentity, proxyIdentity, ...c.nodeNames.map(nodeIdentity)];
   const tokens = ensureTokens(c.certDir, ids);
   const store = new Store({ dataDir: c.dataDir, historySize: c.historySize });
-  const api = new Api(store, c.serviceClusterIpRange, admissionChain(c.admissionPlugins));
-  ensureBootstrapPolicy(api);
   const modes = c.authorizationModes?.length ? c.authorizationModes : ['AlwaysAllow'];
+  const authz = authorizerChain(store, modes);
+  const rbac = authz.authorizers.find((z): z is RbacAuthorizer => z instanceof RbacAuthorizer) ?? new RbacAuthorizer(store);
+  // Escalation prevention is part of the RBAC registry upstream, so it is always on.
+  const api = new Api(store, c.serviceClusterIpRange, [...admissionChain(c.admissionPlugins), rbacEscalation(rbac, authz)]);
+  ensureBootstrapPolicy(api);
   const kc = ensureClientCert(pki, kubeletClientIdentity);
   const saKey = ensureServiceAccountKey(pki);
   const saTokens = await ServiceAccountTokens.load(saKey.key, saKey.pub, (resource, ns, name) => api.find(api.res('', resource), resource === 'nodes' ? '' : ns, name));
@@ -108,7 +112,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
     ca: pki.caCert,
     authn: new Authenticator(tokens, c.anonymousAuth ?? false, saTokens),
     serviceAccountTokens: saTokens,
-    authz: authorizerChain(store, modes),
+    authz,
     alwaysAllow: modes.length === 1 && modes[0] === 'AlwaysAllow',
     kubelets: new KubeletProxy(api, { cert: fs.readFileSync(kc.cert), key: fs.readFileSync(kc.key) }),
     log,

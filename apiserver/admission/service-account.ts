@@ -28,7 +28,7 @@ export function kubeApiAccessVolume(name: string): Obj {
 
 /** Mutates a pod being created; `getSA` reads the ServiceAccount. `suffix` names the volume. */
 export function admitServiceAccount(pod: Obj, getSA: (ns: string, name: string) => Obj | undefined, suffix: string): void {
-  if (pod.metadata?.annotations?.[MIRROR] !== undefined) return;
+  if (pod.metadata?.annotations?.[MIRROR] !== undefined) return validateMirrorPod(pod);
   const spec = pod.spec;
   const ns = pod.metadata.namespace as string;
   spec.serviceAccountName ||= spec.serviceAccount || 'default';
@@ -43,4 +43,33 @@ export function admitServiceAccount(pod: Obj, getSA: (ns: string, name: string) 
   const volName = `kube-api-access-${suffix}`;
   spec.volumes = [...(spec.volumes ?? []), kubeApiAccessVolume(volName)];
   for (const c of containers) c.volumeMounts = [...(c.volumeMounts ?? []), { name: volName, readOnly: true, mountPath: SA_MOUNT_PATH }];
+}
+
+/** Mirror pods are left as the kubelet made them, but may not reach for credentials (upstream's Validate). */
+function validateMirrorPod(pod: Obj): void {
+  const deny = (why: string): never => {
+    throw errors.forbiddenObject('pods', '', String(pod.metadata?.name ?? ''), why);
+  };
+  const spec = (pod.spec ?? {}) as Obj;
+  if (spec.serviceAccountName || spec.serviceAccount) deny('a mirror pod may not reference service accounts');
+  if (podSecretNames(spec).length) deny('a mirror pod may not reference secrets');
+  for (const v of (spec.volumes ?? []) as Obj[]) {
+    if (((v.projected?.sources ?? []) as Obj[]).some((s) => s.serviceAccountToken)) deny('a mirror pod may not use ServiceAccountToken volume projections');
+  }
+}
+
+/** podutil.VisitPodSecretNames: every Secret a pod spec names. */
+export function podSecretNames(spec: Obj): string[] {
+  const out: string[] = [];
+  for (const s of (spec.imagePullSecrets ?? []) as Obj[]) out.push(s.name);
+  for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? []), ...(spec.ephemeralContainers ?? [])] as Obj[]) {
+    for (const e of (c.envFrom ?? []) as Obj[]) if (e.secretRef) out.push(e.secretRef.name);
+    for (const e of (c.env ?? []) as Obj[]) if (e.valueFrom?.secretKeyRef) out.push(e.valueFrom.secretKeyRef.name);
+  }
+  for (const v of (spec.volumes ?? []) as Obj[]) {
+    if (v.secret) out.push(v.secret.secretName);
+    for (const s of (v.projected?.sources ?? []) as Obj[]) if (s.secret) out.push(s.secret.name);
+    for (const src of Object.values(v)) if (src && typeof src === 'object' && (src as Obj).secretRef) out.push((src as Obj).secretRef.name);
+  }
+  return out;
 }

@@ -287,6 +287,10 @@ export class Api {
       if (r.subresources.includes('status')) next.status = clone(cur.status);
       applyDefaults(r, next);
       if (r.resource === 'pods') this.checkPodUpdate(cur, next);
+      if (r.group === 'rbac.authorization.k8s.io' && r.resource.endsWith('bindings') && JSON.stringify(next.roleRef ?? null) !== JSON.stringify(cur.roleRef ?? null)) {
+        const ref = (next.roleRef ?? {}) as Obj;
+        throw errors.invalid(r.kind, r.group, name, [{ field: 'roleRef', message: `Invalid value: rbac.RoleRef{APIGroup:${JSON.stringify(String(ref.apiGroup ?? ''))}, Kind:${JSON.stringify(String(ref.kind ?? ''))}, Name:${JSON.stringify(String(ref.name ?? ''))}}: cannot change roleRef` }]);
+      }
       const causes = validateObject(r, next);
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
       if (r.resource === 'services') this.allocateService(next, cur);

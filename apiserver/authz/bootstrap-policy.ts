@@ -6,6 +6,7 @@ import type { Api } from '../api/api.js';
 import { SYSTEM_USER } from '../api/admission.js';
 import type { PolicyRule } from './authorizer.js';
 import { storageKey } from '../resources.js';
+import { aggregatedRules } from '../controllers/clusterrole-aggregation.js';
 
 const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
@@ -37,28 +38,43 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'proxy'] },
     { apiGroups: [''], resources: ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'], verbs: ['*'] },
   ],
-  view: [
+  // admin, edit and view are aggregated as upstream: their rules come from the system:aggregate-to-* roles
+  // (and from any ClusterRole a user labels rbac.authorization.k8s.io/aggregate-to-<role>: "true").
+  'system:aggregate-to-view': [
     { apiGroups: [''], resources: [...VIEW_CORE, 'namespaces', 'namespaces/status', 'pods/status'], verbs: READ },
     { apiGroups: ['apps'], resources: VIEW_APPS, verbs: READ },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
   ],
-  edit: [
-    { apiGroups: [''], resources: [...VIEW_CORE, 'namespaces', 'secrets'], verbs: READ },
+  'system:aggregate-to-edit': [
+    { apiGroups: [''], resources: ['secrets'], verbs: READ },
     { apiGroups: [''], resources: ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'configmaps', 'endpoints', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets', 'serviceaccounts', 'services'], verbs: WRITE },
-    { apiGroups: ['apps'], resources: VIEW_APPS, verbs: [...READ, ...WRITE] },
-    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
+    { apiGroups: [''], resources: ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy'], verbs: READ },
+    { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
+    { apiGroups: ['apps'], resources: VIEW_APPS, verbs: WRITE },
   ],
-  admin: [
-    { apiGroups: [''], resources: [...VIEW_CORE, 'namespaces', 'secrets', 'pods/attach', 'pods/exec', 'pods/portforward'], verbs: [...READ, ...WRITE] },
-    { apiGroups: ['apps'], resources: VIEW_APPS, verbs: [...READ, ...WRITE] },
+  'system:aggregate-to-admin': [
+    { apiGroups: ['authorization.k8s.io'], resources: ['localsubjectaccessreviews'], verbs: ['create'] },
     { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: [...READ, ...WRITE] },
-    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
   ],
+  admin: [],
+  edit: [],
+  view: [],
 };
 
 type Subject = { kind: 'User' | 'Group'; apiGroup: 'rbac.authorization.k8s.io'; name: string };
 const user = (name: string): Subject => ({ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name });
 const group = (name: string): Subject => ({ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name });
+
+const AGG = 'rbac.authorization.k8s.io/aggregate-to-';
+/** Labels and aggregation rules of the aggregated roles and their parts (upstream bootstrappolicy). */
+const AGGREGATION: Record<string, { labels?: Record<string, string>; aggregateFrom?: string }> = {
+  admin: { aggregateFrom: 'admin' },
+  edit: { labels: { [`${AGG}admin`]: 'true' }, aggregateFrom: 'edit' },
+  view: { labels: { [`${AGG}edit`]: 'true' }, aggregateFrom: 'view' },
+  'system:aggregate-to-admin': { labels: { [`${AGG}admin`]: 'true' } },
+  'system:aggregate-to-edit': { labels: { [`${AGG}edit`]: 'true' } },
+  'system:aggregate-to-view': { labels: { [`${AGG}view`]: 'true' } },
+};
 
 export const BOOTSTRAP_BINDINGS: Record<string, { role: string; subjects: Subject[] }> = {
   'cluster-admin': { role: 'cluster-admin', subjects: [group('system:masters')] },
@@ -75,10 +91,19 @@ export function ensureBootstrapPolicy(api: Api): void {
   const bindings = api.res('rbac.authorization.k8s.io', 'clusterrolebindings');
   const labels = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
   const annotations = { 'rbac.authorization.kubernetes.io/autoupdate': 'true' };
+  // Aggregated roles start with their rules already gathered (view, then edit, then admin), so they work
+  // before the aggregation controller runs and where it is turned off.
+  const objs = Object.entries(BOOTSTRAP_CLUSTER_ROLES).map(([name, rules]) => {
+    const agg = AGGREGATION[name];
+    const aggregationRule = agg?.aggregateFrom ? { clusterRoleSelectors: [{ matchLabels: { [`${AGG}${agg.aggregateFrom}`]: 'true' } }] } : undefined;
+    return { metadata: { name, labels: { ...labels, ...agg?.labels }, annotations }, ...(aggregationRule ? { aggregationRule } : {}), rules: [...rules] };
+  });
+  for (const name of ['view', 'edit', 'admin']) {
+    const role = objs.find((o) => o.metadata.name === name)!;
+    role.rules = aggregatedRules(role, objs) as PolicyRule[];
+  }
   api.runAs(SYSTEM_USER, () => {
-    for (const [name, rules] of Object.entries(BOOTSTRAP_CLUSTER_ROLES)) {
-      if (!api.store.get(storageKey(roles, '', name))) api.create(roles, '', { metadata: { name, labels, annotations }, rules });
-    }
+    for (const o of objs) if (!api.store.get(storageKey(roles, '', o.metadata.name))) api.create(roles, '', o);
     for (const [name, b] of Object.entries(BOOTSTRAP_BINDINGS)) {
       if (!api.store.get(storageKey(bindings, '', name))) {
         api.create(bindings, '', { metadata: { name, labels, annotations }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: b.role }, subjects: b.subjects });

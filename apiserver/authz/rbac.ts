@@ -25,8 +25,7 @@ export class RbacAuthorizer implements Authorizer {
   }
 
   private rulesOf(ref: Obj, namespace: string): PolicyRule[] {
-    const o = ref?.kind === 'ClusterRole' ? this.objects.get(`ClusterRole//${ref.name}`) : this.objects.get(`Role/${namespace}/${ref?.name}`);
-    return (o?.rules ?? []) as PolicyRule[];
+    return this.roleRules(ref, namespace) ?? [];
   }
 
   private applies(subjects: Obj[] | undefined, a: AuthzAttributes, bindingNs: string): boolean {
@@ -36,6 +35,23 @@ export class RbacAuthorizer implements Authorizer {
       if (s.kind === 'ServiceAccount') return a.user.name === `system:serviceaccount:${s.namespace || bindingNs}:${s.name}`;
       return false;
     });
+  }
+
+  /** Every rule the user holds in `namespace` (cluster-wide bindings, plus RoleBindings there): the RuleResolver's RulesFor. */
+  rulesFor(user: AuthzAttributes['user'], namespace: string): PolicyRule[] {
+    const a = { user } as AuthzAttributes;
+    const out: PolicyRule[] = [];
+    for (const b of this.objects.values()) {
+      if (b.kind === 'ClusterRoleBinding' && this.applies(b.subjects, a, '')) out.push(...this.rulesOf(b.roleRef, ''));
+      else if (b.kind === 'RoleBinding' && namespace && b.metadata.namespace === namespace && this.applies(b.subjects, a, namespace)) out.push(...this.rulesOf(b.roleRef, namespace));
+    }
+    return out;
+  }
+
+  /** The rules a roleRef points at, or undefined when the role does not exist. */
+  roleRules(ref: Obj, namespace: string): PolicyRule[] | undefined {
+    const o = ref?.kind === 'ClusterRole' ? this.objects.get(`ClusterRole//${ref.name}`) : this.objects.get(`Role/${namespace}/${ref?.name}`);
+    return o ? ((o.rules ?? []) as PolicyRule[]) : undefined;
   }
 
   authorize(a: AuthzAttributes): { decision: 'allow' | 'noopinion'; reason: string } {

@@ -12,6 +12,7 @@ import { ReplicaSetController } from './replicaset-controller.js';
 import { DeploymentController } from './deployment-controller.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { RootCaPublisher, ServiceAccountController } from './namespace-defaults.js';
+import { ClusterRoleAggregation } from './clusterrole-aggregation.js';
 
 export const CONTROLLER_NAMES = [
   'scheduler',
@@ -23,6 +24,7 @@ export const CONTROLLER_NAMES = [
   'garbage-collector-controller',
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
+  'clusterrole-aggregation-controller',
 ] as const;
 
 export interface ControllerOptions extends NodeLifecycleOptions {
@@ -59,7 +61,7 @@ export interface RunningControllers {
 }
 
 /** Each controller with the identity it acts as (kube-controller-manager's service accounts) and how to build it. */
-const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; make(client: LocalClient, log: Logger, o: ControllerOptions): Controller }> = {
+const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups?: string[]; make(client: LocalClient, log: Logger, o: ControllerOptions): Controller }> = {
   scheduler: {
     user: 'system:kube-scheduler',
     make: (c, log, o) => new Scheduler(c, log, new ApiEventRecorder(c, { component: 'default-scheduler' }, log), { retryMs: o.schedulerRetryMs }),
@@ -81,6 +83,8 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; make(c
   'garbage-collector-controller': { user: 'system:serviceaccount:kube-system:generic-garbage-collector', make: (c, log) => new GarbageCollector(c, log) },
   'serviceaccount-controller': { user: 'system:serviceaccount:kube-system:service-account-controller', make: (c, log) => new ServiceAccountController(c, log) },
   'root-ca-certificate-publisher-controller': { user: 'system:serviceaccount:kube-system:root-ca-cert-publisher', make: (c, log, o) => new RootCaPublisher(c, log, o.caPem ?? '') },
+  // Upstream's controller holds escalate on clusterroles; ours writes as the apiserver itself.
+  'clusterrole-aggregation-controller': { user: 'system:apiserver', groups: ['system:masters'], make: (c, log) => new ClusterRoleAggregation(c, log) },
 };
 
 export async function startControllers(api: Api, o: ControllerOptions, log: Logger): Promise<RunningControllers> {
@@ -89,7 +93,7 @@ export async function startControllers(api: Api, o: ControllerOptions, log: Logg
   for (const name of CONTROLLER_NAMES) {
     if (!on.has(name)) continue;
     const b = BUILDERS[name];
-    const c = b.make(new LocalClient(api, { name: b.user, groups: [] }), log, o);
+    const c = b.make(new LocalClient(api, { name: b.user, groups: b.groups ?? [] }), log, o);
     await c.start();
     byName.set(name, c);
   }

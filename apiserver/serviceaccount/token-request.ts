@@ -24,7 +24,8 @@ export function tokenClaims(api: Api, tokens: ServiceAccountTokens, ns: string, 
     const obj = api.get(r, ref.kind === 'Pod' ? ns : '', String(ref.name ?? ''));
     if (ref.uid && ref.uid !== obj.metadata.uid) throw errors.conflict(r.resource, '', String(ref.name), `the UID in the bound object reference (${String(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
     if (ref.kind === 'Pod') {
-      if (obj.spec?.serviceAccountName && obj.spec.serviceAccountName !== name) throw errors.badRequest(`cannot bind a token for service account ${name} to pod ${String(ref.name)}, which runs as ${String(obj.spec.serviceAccountName)}`);
+      // The pod must run as this very ServiceAccount; a mirror pod (none) can have no token at all.
+      if (obj.spec?.serviceAccountName !== name) throw errors.badRequest(`cannot bind token for serviceaccount ${JSON.stringify(name)} to pod running with different serviceaccount name.`);
       claims.pod = { name: obj.metadata.name, uid: obj.metadata.uid };
       const node = obj.spec?.nodeName ? api.find(api.res('', 'nodes'), '', String(obj.spec.nodeName)) : undefined;
       if (node) claims.node = { name: node.metadata.name, uid: node.metadata.uid };
