@@ -96,6 +96,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const ids = [adminIdentity, proxyIdentity, ...c.nodeNames.map(nodeIdentity)];
   const tokens = ensureTokens(c.certDir, ids);
   const store = new Store({ dataDir: c.dataDir, historySize: c.historySize });
+  store.onWatcherError = (e) => log(`watch delivery: ${e.message}`);
   const modes = c.authorizationModes?.length ? c.authorizationModes : ['AlwaysAllow'];
   const authz = authorizerChain(store, modes);
   const rbac = authz.authorizers.find((z): z is RbacAuthorizer => z instanceof RbacAuthorizer) ?? new RbacAuthorizer(store);

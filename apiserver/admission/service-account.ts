@@ -28,7 +28,7 @@ export function kubeApiAccessVolume(name: string): Obj {
 
 /** Mutates a pod being created; `getSA` reads the ServiceAccount. `suffix` names the volume. */
 export function admitServiceAccount(pod: Obj, getSA: (ns: string, name: string) => Obj | undefined, suffix: string): void {
-  if (pod.metadata?.annotations?.[MIRROR] !== undefined) return validateMirrorPod(pod);
+  if (pod.metadata?.annotations?.[MIRROR] !== undefined) return;
   const spec = pod.spec;
   const ns = pod.metadata.namespace as string;
   spec.serviceAccountName ||= spec.serviceAccount || 'default';
@@ -45,8 +45,9 @@ export function admitServiceAccount(pod: Obj, getSA: (ns: string, name: string) 
   for (const c of containers) c.volumeMounts = [...(c.volumeMounts ?? []), { name: volName, readOnly: true, mountPath: SA_MOUNT_PATH }];
 }
 
-/** Mirror pods are left as the kubelet made them, but may not reach for credentials (upstream's Validate). */
-function validateMirrorPod(pod: Obj): void {
+/** Mirror pods are left as the kubelet made them, but may not reach for credentials (upstream's Validate, after NodeRestriction). */
+export function validateMirrorPod(pod: Obj): void {
+  if (pod.metadata?.annotations?.[MIRROR] === undefined) return;
   const deny = (why: string): never => {
     throw errors.forbiddenObject('pods', '', String(pod.metadata?.name ?? ''), why);
   };

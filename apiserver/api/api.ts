@@ -12,7 +12,7 @@ import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector, Selec
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 import { rfc3339 } from '../../kube/time.js';
 import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type User } from './admission.js';
-import { admitServiceAccount } from '../admission/service-account.js';
+import { admitServiceAccount, validateMirrorPod } from '../admission/service-account.js';
 
 export interface ListOptions {
   labelSelector?: string;
@@ -199,6 +199,7 @@ export class Api {
       admitServiceAccount(o, (ns2, name) => this.store.get(storageKey(this.res('', 'serviceaccounts'), ns2, name)), randomSuffix());
     }
     this.admit({ operation: 'CREATE', resource: r, subresource: '', namespace: ns, name: md.name, object: o });
+    if (r.resource === 'pods') validateMirrorPod(o);
     if (r.resource === 'services') this.allocateService(o);
     const stored = this.store.create(storageKey(r, ns, md.name), o);
     if (r.resource === 'namespaces') this.runAs(SYSTEM_USER, () => this.createDefaultServiceAccount(md.name));

@@ -1,9 +1,11 @@
 // Validation with field paths, for the fields the dev apiserver checks.
 import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
 import type { Cause } from './errors.js';
+import { validateAnnotations, validateLabels, validatePodPaths } from '../../kube/validation.js';
 import type { ResourceDef } from '../resources.js';
 import type { Obj } from '../storage/store.js';
 
+export const MAX_DATA_SIZE = 1024 * 1024;
 const DNS_LABEL_NAMED = new Set(['namespaces', 'services']);
 /** RBAC objects are named like path segments (system:node-proxier), not DNS names. */
 const PATH_SEGMENT_NAMED = new Set(['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings']);
@@ -22,12 +24,15 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
     const bad = PATH_SEGMENT_NAMED.has(r.resource) ? checkPathSegment(name) : DNS_LABEL_NAMED.has(r.resource) ? checkDns1123Label(name) : checkDns1123Subdomain(name);
     if (bad) causes.push({ field: 'metadata.name', message: `Invalid value: "${name}": ${bad}` });
   }
-  for (const f of ['labels', 'annotations'] as const) {
-    const m = o.metadata?.[f];
-    if (m !== undefined && (typeof m !== 'object' || m === null || Object.values(m).some((v) => typeof v !== 'string'))) causes.push({ field: `metadata.${f}`, message: 'Invalid value: must be a map of strings' });
-  }
+  causes.push(...validateLabels(o.metadata?.labels, 'metadata.labels'), ...validateAnnotations(o.metadata?.annotations, 'metadata.annotations'));
   if (r.resource === 'pods') causes.push(...validatePodSpec(o.spec, 'spec'));
   if ((r.resource === 'deployments' || r.resource === 'replicasets') && o.spec?.template) causes.push(...validatePodSpec(o.spec.template.spec, 'spec.template.spec'));
+  // core.MaxSecretSize: ConfigMaps and Secrets hold at most 1 MiB of data.
+  if (r.resource === 'configmaps' || r.resource === 'secrets') {
+    let size = 0;
+    for (const f of ['data', 'binaryData', 'stringData']) for (const [k, v] of Object.entries((o[f] ?? {}) as Record<string, unknown>)) size += k.length + (typeof v === 'string' ? (f === 'data' && r.resource === 'secrets' ? Math.floor((v.length * 3) / 4) : Buffer.byteLength(v)) : 0);
+    if (size > MAX_DATA_SIZE) causes.push({ field: r.resource === 'secrets' ? 'data' : '[]', reason: 'FieldValueTooLong', message: `Too long: may not be more than ${MAX_DATA_SIZE} bytes` });
+  }
   if (r.resource === 'services') {
     for (const [i, p] of ((o.spec?.ports ?? []) as Obj[]).entries()) {
       if (!Number.isInteger(p.port) || p.port < 1 || p.port > 65535) causes.push({ field: `spec.ports[${i}].port`, message: `Invalid value: ${JSON.stringify(p.port)}: must be between 1 and 65535, inclusive` });
@@ -54,6 +59,7 @@ function validatePodSpec(spec: Obj | undefined, path: string): Cause[] {
       if (typeof c?.image !== 'string' || c.image.trim() === '') causes.push({ field: `${p}.image`, reason: 'FieldValueRequired', message: 'Required value' });
     }
   }
+  causes.push(...validatePodPaths(spec, path));
   if (spec.restartPolicy !== undefined && !['Always', 'OnFailure', 'Never'].includes(spec.restartPolicy)) causes.push({ field: `${path}.restartPolicy`, reason: 'FieldValueNotSupported', message: `Unsupported value: "${String(spec.restartPolicy)}": supported values: "Always", "OnFailure", "Never"` });
   return causes;
 }

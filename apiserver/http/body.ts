@@ -24,7 +24,39 @@ export function mediaType(req: IncomingMessage): string {
   return String(req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
 }
 
+/** Nesting allowed in a request body: deeper objects are refused at decode time, before anything copies them. */
+export const MAX_DEPTH = 500;
+
+/** Depth of nested objects and arrays, counted without recursion (a hostile body must not overflow the stack). */
+export function nestingDepth(v: unknown, limit = Infinity): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length) {
+    const [cur, d] = stack.pop()!;
+    if (typeof cur !== 'object' || cur === null) continue;
+    if (d + 1 > max) max = d + 1;
+    if (max > limit) return max;
+    for (const child of Object.values(cur as object)) if (typeof child === 'object' && child !== null) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
+function checkDepth<T>(v: T): T {
+  if (nestingDepth(v, MAX_DEPTH) > MAX_DEPTH) throw errors.badRequest(`the object is too deeply nested: exceeded max depth of ${MAX_DEPTH}`);
+  return v;
+}
+
 export function decodeBody(raw: Buffer, type: string, allowed: string[]): unknown {
+  try {
+    return checkDepth(decodeRaw(raw, type, allowed));
+  } catch (e) {
+    // A parser that overflowed its stack on a deep document: the same refusal.
+    if (e instanceof RangeError) throw errors.badRequest(`the object is too deeply nested: exceeded max depth of ${MAX_DEPTH}`);
+    throw e;
+  }
+}
+
+function decodeRaw(raw: Buffer, type: string, allowed: string[]): unknown {
   if (type === 'application/vnd.kubernetes.protobuf' && allowed.includes('application/json')) return decodeProtobuf(raw);
   if (!allowed.includes(type)) throw errors.unsupportedMediaType(type);
   const text = raw.toString('utf8');

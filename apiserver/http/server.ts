@@ -13,7 +13,7 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } 
 import { decodeBody, mediaType, readBody } from './body.js';
 import { toTable, type IncludeObject } from './table.js';
 import { openapiV3Doc, openapiV3Root } from './openapi.js';
-import type { Obj } from '../storage/store.js';
+import { StoreError, type Obj } from '../storage/store.js';
 import type { User } from '../api/admission.js';
 import { ANONYMOUS, type Authenticator } from './authn.js';
 import { requestVerb, type AuthorizerChain } from '../authz/authorizer.js';
@@ -93,8 +93,9 @@ export class ApiServer {
   }
 
   private sendError(res: ServerResponse, e: unknown): void {
-    const err = e instanceof ApiError ? e : errors.internal((e as Error).message);
-    if (!(e instanceof ApiError)) this.o.log?.(`internal error: ${(e as Error).stack ?? String(e)}`);
+    const tooLarge = e instanceof StoreError && e.reason === 'TooLarge';
+    const err = e instanceof ApiError ? e : tooLarge ? new ApiError(413, 'RequestEntityTooLarge', e.message) : errors.internal((e as Error).message);
+    if (!(e instanceof ApiError) && !tooLarge) this.o.log?.(`internal error: ${(e as Error).stack ?? String(e)}`);
     if (res.headersSent) {
       res.end();
       return;

@@ -15,11 +15,16 @@ export interface StoreEvent {
   object: Obj;
   /** The object before this event (MODIFIED, DELETED). */
   prev?: Obj;
+  /** Bytes this event keeps alive in the history (its object's JSON, and the previous one's). */
+  bytes: number;
 }
+
+/** etcd's default --max-request-bytes: no stored object may be larger. */
+export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
 
 export class StoreError extends Error {
   constructor(
-    readonly reason: 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Expired',
+    readonly reason: 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Expired' | 'TooLarge',
     message: string,
   ) {
     super(message);
@@ -40,6 +45,10 @@ export interface StoreOptions {
   historySize?: number;
   /** Rewrite the log as a snapshot when it grows past this many records. */
   compactAfter?: number;
+  /** ...or past this many bytes and twice the live data (default 64 MiB). */
+  compactAfterBytes?: number;
+  /** Watch history kept, in bytes of JSON (default 64 MiB), on top of historySize events. */
+  historyBytes?: number;
 }
 
 export class Store {
@@ -51,6 +60,11 @@ export class Store {
   private oldestRv = 0;
   private fd: number | undefined;
   private records = 0;
+  private logBytes = 0;
+  private historyBytesNow = 0;
+  /** JSON size of each live object, for compaction and history accounting. */
+  private readonly sizes = new Map<string, number>();
+  private liveBytes = 0;
   private readonly historySize: number;
 
   constructor(private readonly o: StoreOptions = {}) {
@@ -81,8 +95,14 @@ export class Store {
           if (i >= lines.length - 2) break;
           throw new Error(`${file}: line ${i + 1} is corrupt`);
         }
-        if (r.t === 'put') this.objects.set(r.k, r.o!);
-        else this.objects.delete(r.k);
+        if (r.t === 'put') {
+          this.objects.set(r.k, r.o!);
+          this.setSize(r.k, line.length);
+        } else {
+          this.objects.delete(r.k);
+          this.setSize(r.k, 0);
+        }
+        this.logBytes += line.length + 1;
         this.rev = Math.max(this.rev, r.rv);
         this.records++;
       }
@@ -97,16 +117,34 @@ export class Store {
     for (const w of this.watchers) this.watchers.delete(w);
   }
 
-  private persist(r: LogRecord): void {
+  private setSize(key: string, bytes: number): void {
+    this.liveBytes += bytes - (this.sizes.get(key) ?? 0);
+    if (bytes) this.sizes.set(key, bytes);
+    else this.sizes.delete(key);
+  }
+
+  /** Writes one log record; `json` is the object's JSON, computed once per write. */
+  private persist(t: 'put' | 'del', key: string, rv: number, json?: string): void {
     if (this.fd === undefined) return;
-    fs.writeSync(this.fd, JSON.stringify(r) + '\n');
+    const line = `{"t":"${t}","k":${JSON.stringify(key)},"rv":${rv}${json === undefined ? '' : `,"o":${json}`}}\n`;
+    fs.writeSync(this.fd, line);
     fs.fsyncSync(this.fd);
     this.records++;
+    this.logBytes += Buffer.byteLength(line);
+  }
+
+  /** The object's JSON, refused past etcd's request size. */
+  private encode(o: Obj): string {
+    const json = JSON.stringify(o);
+    if (json.length > MAX_OBJECT_BYTES) throw new StoreError('TooLarge', 'etcdserver: request is too large');
+    return json;
   }
 
   /** Called after a mutation is applied in memory, so the snapshot includes it. */
   private maybeCompact(): void {
-    if (this.fd !== undefined && this.records > (this.o.compactAfter ?? 50_000)) this.compact();
+    if (this.fd === undefined) return;
+    const bytesOver = this.logBytes > Math.max(this.o.compactAfterBytes ?? 64 * 1024 * 1024, 2 * this.liveBytes);
+    if (this.records > (this.o.compactAfter ?? 50_000) || bytesOver) this.compact();
   }
 
   private compact(): void {
@@ -121,17 +159,32 @@ export class Store {
     fs.closeSync(this.fd!);
     this.fd = fs.openSync(this.logPath(dir), 'a', 0o600);
     this.records = this.objects.size + 1;
+    this.logBytes = fs.statSync(this.logPath(dir)).size;
   }
 
-  private emit(type: EventType, key: string, object: Obj, prev?: Obj): void {
-    const e: StoreEvent = { type, key, rv: this.rev, object, prev };
+  private emit(type: EventType, key: string, object: Obj, bytes: number, prev?: Obj): void {
+    const e: StoreEvent = { type, key, rv: this.rev, object, prev, bytes };
     this.history.push(e);
-    if (this.history.length > this.historySize) {
+    this.historyBytesNow += bytes;
+    // Bounded by count and by bytes, so large objects cannot grow memory without limit.
+    while (this.history.length > 1 && (this.history.length > this.historySize || this.historyBytesNow > (this.o.historyBytes ?? 64 * 1024 * 1024))) {
       const dropped = this.history.shift()!;
+      this.historyBytesNow -= dropped.bytes;
       this.oldestRv = dropped.rv;
     }
-    for (const w of this.watchers) if (key.startsWith(w.prefix)) w.fn(e);
+    // One watcher that throws must not cost the others their events.
+    for (const w of this.watchers) {
+      if (!key.startsWith(w.prefix)) continue;
+      try {
+        w.fn(e);
+      } catch (err) {
+        this.onWatcherError?.(err as Error);
+      }
+    }
   }
+
+  /** Told about a watcher that threw while handling an event. */
+  onWatcherError?: (e: Error) => void;
 
   get(key: string): Obj | undefined {
     return this.objects.get(key);
@@ -147,11 +200,13 @@ export class Store {
 
   create(key: string, obj: Obj): Obj {
     if (this.objects.has(key)) throw new StoreError('AlreadyExists', key);
+    const o = withRv(obj, this.rev + 1);
+    const json = this.encode(o);
     this.rev++;
-    const o = withRv(obj, this.rev);
-    this.persist({ t: 'put', k: key, rv: this.rev, o });
+    this.persist('put', key, this.rev, json);
     this.objects.set(key, o);
-    this.emit('ADDED', key, o);
+    this.setSize(key, json.length);
+    this.emit('ADDED', key, o, json.length);
     this.maybeCompact();
     return o;
   }
@@ -163,11 +218,14 @@ export class Store {
     if (expectedRv !== undefined && expectedRv !== '' && expectedRv !== cur.metadata.resourceVersion) {
       throw new StoreError('Conflict', 'the object has been modified; please apply your changes to the latest version and try again');
     }
+    const o = withRv(obj, this.rev + 1);
+    const json = this.encode(o);
     this.rev++;
-    const o = withRv(obj, this.rev);
-    this.persist({ t: 'put', k: key, rv: this.rev, o });
+    this.persist('put', key, this.rev, json);
+    const before = this.sizes.get(key) ?? 0;
     this.objects.set(key, o);
-    this.emit('MODIFIED', key, o, cur);
+    this.setSize(key, json.length);
+    this.emit('MODIFIED', key, o, json.length + before, cur);
     this.maybeCompact();
     return o;
   }
@@ -177,9 +235,11 @@ export class Store {
     if (!cur) throw new StoreError('NotFound', key);
     this.rev++;
     const o = withRv(cur, this.rev);
-    this.persist({ t: 'del', k: key, rv: this.rev });
+    this.persist('del', key, this.rev);
+    const before = this.sizes.get(key) ?? 0;
     this.objects.delete(key);
-    this.emit('DELETED', key, o, cur);
+    this.setSize(key, 0);
+    this.emit('DELETED', key, o, before, cur);
     this.maybeCompact();
     return o;
   }
