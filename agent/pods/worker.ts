@@ -11,7 +11,8 @@ import { computePodActions, containerHash, type ProbeResults } from './actions.j
 import { Backoff } from './backoff.js';
 import { buildContainerConfig, buildSandboxConfig, podLogDir, type NodeContext } from './cri-config.js';
 import { latestContainer, readPodState, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
-import { containerMounts, MountError, type SetUpVolume, type VolumeManager } from '../volumes/volume-manager.js';
+import { containerMounts, MountError, podDir, type SetUpVolume, type VolumeManager } from '../volumes/volume-manager.js';
+import { SubPathError } from '../volumes/subpath.js';
 import { containerEnv, EnvError } from './env.js';
 import { DownwardError, type DownwardContext } from './downward-api.js';
 import type { KObj } from '../../kube/client.js';
@@ -231,17 +232,19 @@ export class PodWorker {
     if (!imageRef) return;
     const restartCount = prev ? prev.restartCount + 1 : 0;
     let env: Map<string, string>;
+    let mounts: Awaited<ReturnType<typeof containerMounts>>;
     try {
       env = await containerEnv(this.pod, c, this.d.volumes.objects, this.downwardContext(podIP), this.d.services());
+      mounts = await containerMounts(podDir(this.d.volumes.rootDir, this.uid), c, volumes);
     } catch (e) {
-      if (!(e instanceof EnvError || e instanceof DownwardError)) throw e;
+      if (!(e instanceof EnvError || e instanceof DownwardError || e instanceof SubPathError)) throw e;
       // upstream: CreateContainerConfigError, retried on the next sync.
       this.waiting.set(c.name, { reason: 'CreateContainerConfigError', message: e.message });
       this.d.events.event(ref, 'Warning', 'Failed', `Error: ${e.message}`);
       this.wakeIn(10_000);
       return;
     }
-    const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, env, containerMounts(c, volumes));
+    const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, env, mounts);
     await fsp.mkdir(path.join(sandboxConfig.log_directory!, c.name), { recursive: true, mode: 0o755 });
     let id: string;
     try {

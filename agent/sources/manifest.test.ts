@@ -80,6 +80,18 @@ test('bad input gives one clear message naming file, object and field', () => {
   assert.deepEqual(err('- a\n- b\n'), ['/m/f.yaml: expected a Pod or PodList object, got array']);
 });
 
+test('a uid, subPath or hostPath that would leave the kubelet directories is refused, naming the field (issue 12)', () => {
+  const err = (content: string) => parseManifest(Buffer.from(content), '/m/f.yaml', 'file', 'n').errors;
+  assert.deepEqual(err('kind: Pod\nmetadata: {name: x, uid: ../../canary}\nspec: {containers: [{name: a, image: i}]}\n'), [`/m/f.yaml: Pod "x": metadata.uid: Invalid value: "../../canary": must be a UUID or up to 128 letters, digits, '-', '_' or '.' starting with a letter or digit`]);
+  assert.equal(err('kind: Pod\nmetadata: {name: x, uid: .}\nspec: {containers: [{name: a, image: i}]}\n').length, 1);
+  assert.deepEqual(err('kind: Pod\nmetadata: {name: x, uid: 12345}\nspec: {containers: [{name: a, image: i}]}\n'), ['/m/f.yaml: Pod "x": metadata.uid: Invalid type: expected string, got number']);
+  assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec: {volumes: [{name: v, emptyDir: {}}], containers: [{name: a, image: i, volumeMounts: [{name: v, mountPath: /m, subPath: ../../etc}]}]}\n'), [`/m/f.yaml: Pod "x": spec.containers[0].volumeMounts[0].subPath: Invalid value: "../../etc": must not contain '..'`]);
+  assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec: {volumes: [{name: v, hostPath: {path: etc}}], containers: [{name: a, image: i}]}\n'), ['/m/f.yaml: Pod "x": spec.volumes[0].hostPath.path: Invalid value: "etc": must be an absolute path']);
+  assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec: {volumes: [{name: ../v, emptyDir: {}}], containers: [{name: a, image: i}]}\n')[0]?.startsWith('/m/f.yaml: Pod "x": spec.volumes[0].name: Invalid value: "../v"'), true);
+  assert.equal(err('kind: Pod\nmetadata: {name: x, labels: {"bad key": v}}\nspec: {containers: [{name: a, image: i}]}\n')[0]?.includes('metadata.labels: Invalid value: "bad key"'), true);
+  assert.deepEqual(err('kind: Pod\nmetadata: {name: x, uid: 0f8e9c6a-1234-4bcd-9abc-0123456789ab}\nspec: {containers: [{name: a, image: i}]}\n'), []);
+});
+
 test('one bad pod in a list does not drop the others', () => {
   const list = { kind: 'List', apiVersion: 'v1', items: [{ kind: 'Pod', metadata: { name: 'ok' }, spec: { containers: [{ name: 'x', image: 'i' }] } }, { kind: 'Pod', metadata: { name: 'bad' }, spec: { containers: [] } }] };
   const r = parseManifest(Buffer.from(JSON.stringify(list)), '/m/l.json', 'file', 'n');

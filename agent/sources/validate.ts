@@ -4,6 +4,7 @@
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
 import { parseQuantity } from '../../kube/quantity.js';
+import { checkUid, validateAnnotations, validateLabels, validatePodPaths } from '../../kube/validation.js';
 import type { Probe } from 'kubernetes-types/core/v1.js';
 import { validateProbe, type ProbeType } from '../probes/types.js';
 
@@ -126,8 +127,15 @@ export function validatePod(obj: unknown): string[] {
     const bad = checkDns1123Label(md.namespace as string);
     if (bad) p.add('metadata.namespace', `Invalid value: "${md.namespace as string}": ${bad}`);
   }
-  p.strMap(md.labels, 'metadata.labels');
-  p.strMap(md.annotations, 'metadata.annotations');
+  // The uid names the pod's directories: anything but one safe path element is refused.
+  if (md.uid !== undefined && md.uid !== '') {
+    if (typeof md.uid !== 'string') p.add('metadata.uid', `Invalid type: expected string, got ${typeof md.uid}`);
+    else {
+      const bad = checkUid(md.uid);
+      if (bad) p.add('metadata.uid', `Invalid value: ${JSON.stringify(md.uid)}: ${bad}`);
+    }
+  }
+  for (const e of [...validateLabels(md.labels, 'metadata.labels'), ...validateAnnotations(md.annotations, 'metadata.annotations')]) p.add(e.field, e.message);
   if (!p.type(obj.spec, 'spec', 'object', true)) return p.list;
   const spec = obj.spec as Obj;
   const seen = new Set<string>();
@@ -144,6 +152,7 @@ export function validatePod(obj: unknown): string[] {
       }
     });
   }
+  for (const e of validatePodPaths(spec, 'spec')) p.add(e.field, e.message);
   if (spec.restartPolicy !== undefined && !['Always', 'OnFailure', 'Never'].includes(spec.restartPolicy as string)) {
     p.add('spec.restartPolicy', `Unsupported value: ${JSON.stringify(spec.restartPolicy)}: supported values: "Always", "OnFailure", "Never"`);
   }
@@ -162,6 +171,8 @@ export function validatePod(obj: unknown): string[] {
       if (!p.type(v, vp, 'object', true)) return;
       const vo = v as Obj;
       if (p.type(vo.name, `${vp}.name`, 'string', true)) {
+        const bad = checkDns1123Label(vo.name as string);
+        if (bad) p.add(`${vp}.name`, `Invalid value: ${JSON.stringify(vo.name)}: ${bad}`);
         if (vnames.has(vo.name as string)) p.add(`${vp}.name`, `Duplicate value: "${vo.name as string}"`);
         vnames.add(vo.name as string);
       }
@@ -170,7 +181,10 @@ export function validatePod(obj: unknown): string[] {
       else if (API_VOLUMES[kinds[0]!]) p.add(`${vp}.${kinds[0]!}`, `${STATIC} ${API_VOLUMES[kinds[0]!]!}`);
       else if (!SUPPORTED_VOLUMES.includes(kinds[0]!)) p.add(`${vp}.${kinds[0]!}`, `volume type not supported by this kubelet yet (supported: ${SUPPORTED_VOLUMES.join(', ')})`);
       else if (kinds[0] === 'hostPath') {
-        if (p.type(vo.hostPath, `${vp}.hostPath`, 'object', true)) p.type((vo.hostPath as Obj).path, `${vp}.hostPath.path`, 'string', true);
+        if (p.type(vo.hostPath, `${vp}.hostPath`, 'object', true) && p.type((vo.hostPath as Obj).path, `${vp}.hostPath.path`, 'string', true) && !((vo.hostPath as Obj).path as string).startsWith('/')) {
+          // A relative path would be taken from the kubelet's working directory.
+          p.add(`${vp}.hostPath.path`, `Invalid value: ${JSON.stringify((vo.hostPath as Obj).path)}: must be an absolute path`);
+        }
       }
     });
     for (const field of ['initContainers', 'containers']) {

@@ -14,6 +14,8 @@ import { writeAtomic } from './atomic-writer.js';
 import { setUpEmptyDir, setUpHostPath } from './host-volumes.js';
 import { mountsUnder, mountTmpfs, unmountAll } from './mounts.js';
 import { volumeFiles, VolumeError } from './projections.js';
+import { mountSubPath, SubPathError, subPathTarget } from './subpath.js';
+import { checkUid } from '../../kube/validation.js';
 
 type Mounts = NonNullable<ContainerConfigIn['mounts']>;
 
@@ -41,7 +43,18 @@ const PLUGIN: [keyof Volume, string][] = [
   ['projected', 'projected'],
 ];
 
-export const podDir = (rootDir: string, uid: string): string => path.join(rootDir, 'pods', uid);
+/** <root-dir>/pods/<uid>; a uid that is not one safe path element is refused, so no pod path leaves the root dir. */
+export function podDir(rootDir: string, uid: string): string {
+  const bad = checkUid(uid);
+  if (bad) throw new Error(`pod uid ${JSON.stringify(uid)}: ${bad}`);
+  return path.join(rootDir, 'pods', uid);
+}
+
+/** Makes a directory only root may enter (upstream: pod and volume directories are 0750). */
+async function privateDir(dir: string): Promise<void> {
+  await fsp.mkdir(dir, { recursive: true, mode: 0o750 });
+  await fsp.chmod(dir, 0o750);
+}
 
 export interface VolumeManagerOptions {
   rootDir: string;
@@ -56,6 +69,10 @@ export class VolumeManager {
   /** Pods whose API-backed volumes are kept current, with the context their files were made with. */
   private readonly live = new Map<string, { pod: Pod; ctx: DownwardContext }>();
   private timer: NodeJS.Timeout | undefined;
+
+  get rootDir(): string {
+    return this.o.rootDir;
+  }
 
   constructor(private readonly o: VolumeManagerOptions) {
     this.objects = o.objects ?? new ApiObjects();
@@ -79,15 +96,20 @@ export class VolumeManager {
   async setUp(pod: Pod, ctx: DownwardContext): Promise<Map<string, SetUpVolume>> {
     const uid = pod.metadata!.uid!;
     const out = new Map<string, SetUpVolume>();
+    // Host users must not read pod volumes (tokens, secrets): the pod and volumes directories are root's alone.
+    await privateDir(podDir(this.o.rootDir, uid));
+    await privateDir(path.join(podDir(this.o.rootDir, uid), 'volumes'));
     for (const v of pod.spec?.volumes ?? []) {
       try {
         if (v.hostPath) out.set(v.name, { hostPath: await setUpHostPath(v), readOnly: false });
         else if (v.emptyDir) {
           const dir = this.volumeDir(uid, v);
+          await privateDir(path.dirname(dir));
           await setUpEmptyDir(v, dir);
           out.set(v.name, { hostPath: dir, readOnly: false });
         } else if (v.configMap || v.secret || v.downwardAPI || v.projected) {
           const dir = this.volumeDir(uid, v);
+          await privateDir(path.dirname(dir));
           const tmpfs = !!(v.secret || v.projected);
           // Set up before (this kubelet, or one before a restart): the resync keeps it current, and a pod whose
           // apiserver is away must still be able to restart its containers.
@@ -141,13 +163,24 @@ async function populated(dir: string, tmpfs: boolean): Promise<boolean> {
   return !tmpfs || (await mountsUnder(dir)).includes(path.resolve(dir));
 }
 
-/** CRI mounts of one container: volumeMounts with subPath, read-only where the volume or the mount says so. */
-export function containerMounts(c: Container, volumes: Map<string, SetUpVolume>): Mounts {
+/**
+ * CRI mounts of one container, read-only where the volume or the mount says so. A subPath is bind-mounted
+ * from inside its volume first (see subpath.ts); one that leaves the volume throws SubPathError.
+ */
+export async function containerMounts(podDirPath: string, c: Container, volumes: Map<string, SetUpVolume>): Promise<Mounts> {
   const mounts: Mounts = [];
-  for (const m of c.volumeMounts ?? []) {
+  for (const [i, m] of (c.volumeMounts ?? []).entries()) {
     const v = volumes.get(m.name);
     if (!v) continue;
-    mounts.push({ container_path: m.mountPath, host_path: m.subPath ? path.join(v.hostPath, m.subPath) : v.hostPath, readonly: (m.readOnly ?? false) || v.readOnly });
+    let hostPath = v.hostPath;
+    if (m.subPath) {
+      try {
+        hostPath = await mountSubPath(v.hostPath, m.subPath, subPathTarget(podDirPath, m.name, c.name, i));
+      } catch (e) {
+        throw new SubPathError(`failed to prepare subPath for volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(c.name)}: ${(e as Error).message}`);
+      }
+    }
+    mounts.push({ container_path: m.mountPath, host_path: hostPath, readonly: (m.readOnly ?? false) || v.readOnly });
   }
   return mounts;
 }

@@ -89,7 +89,7 @@ test('configMap, secret (on tmpfs), downwardAPI and projected volumes, with item
   const mounts = await mountsUnder(root);
   for (const name of ['creds', 'api', 'scratch']) assert.ok(mounts.includes(v.get(name)!.hostPath), `${name} is tmpfs`);
   assert.ok(!mounts.includes(v.get('cfg')!.hostPath), 'configMaps live on disk');
-  assert.deepEqual(containerMounts({ name: 'c', volumeMounts: [{ name: 'cfg', mountPath: '/etc/app' }, { name: 'scratch', mountPath: '/s' }] }, v), [
+  assert.deepEqual(await containerMounts(path.join(root, 'unused'), { name: 'c', volumeMounts: [{ name: 'cfg', mountPath: '/etc/app' }, { name: 'scratch', mountPath: '/s' }] }, v), [
     { container_path: '/etc/app', host_path: v.get('cfg')!.hostPath, readonly: true },
     { container_path: '/s', host_path: v.get('scratch')!.hostPath, readonly: false },
   ]);
