@@ -18,6 +18,7 @@ import type { User } from '../api/admission.js';
 import { ANONYMOUS, type Authenticator } from './authn.js';
 import { requestVerb, type AuthorizerChain } from '../authz/authorizer.js';
 import { review } from './reviews.js';
+import { impersonatedUser } from './impersonation.js';
 import { KubeletProxy, rejectUpgrade } from './kubelet-proxy.js';
 import { getScale, updateScale } from '../api/scale.js';
 import { requestToken } from '../serviceaccount/token-request.js';
@@ -113,8 +114,9 @@ export class ApiServer {
         res.end('ok');
         return;
       }
-      const user = await this.o.authn.request(req);
-      if (!user) throw errors.unauthorized();
+      const authenticated = await this.o.authn.request(req);
+      if (!authenticated) throw errors.unauthorized();
+      const user = impersonatedUser(req, authenticated, this.o.authz, this.o.alwaysAllow);
       await this.route(req, res, url, path, user);
     } catch (e) {
       this.sendError(res, e);
@@ -149,8 +151,9 @@ export class ApiServer {
     const path = url.pathname.replace(/\/+$/, '');
     const route = parseResourcePath(path.split('/').filter(Boolean).map(decodeURIComponent));
     try {
-      const user = await this.o.authn.request(req);
-      if (!user) throw errors.unauthorized();
+      const authenticated = await this.o.authn.request(req);
+      if (!authenticated) throw errors.unauthorized();
+      const user = impersonatedUser(req, authenticated, this.o.authz, this.o.alwaysAllow);
       if (!route || route.r.resource !== 'pods' || !route.name || !route.namespace || !route.sub || !CONNECT_SUBRESOURCES.has(route.sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
       this.authorize(user, req.method ?? 'GET', path, route, url.searchParams);
       this.o.kubelets.upgrade(req, socket, head, route.namespace, route.name, route.sub, url.searchParams);
