@@ -36,7 +36,8 @@ export function parseLogQuery(q: URLSearchParams, now = Date.now()): ParsedLogQu
   if (sinceSeconds !== undefined && sinceTime) throw new HttpError(400, 'at most one of `sinceTime` or `sinceSeconds` may be specified');
   let sinceMs: number | undefined;
   if (sinceTime) {
-    sinceMs = Date.parse(sinceTime);
+    // RFC 3339 only: Date.parse alone would take "-1" or "2020" as a time.
+    sinceMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(sinceTime) ? Date.parse(sinceTime) : NaN;
     if (Number.isNaN(sinceMs)) throw new HttpError(400, `sinceTime: Invalid value: ${JSON.stringify(sinceTime)}: must be an RFC3339 time`);
   } else if (sinceSeconds !== undefined) sinceMs = now - sinceSeconds * 1000;
   return {

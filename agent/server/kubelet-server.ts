@@ -4,6 +4,7 @@
 // (containerLogs, exec, attach, portForward, run) unless they are disabled.
 import { healthz } from './healthz.js';
 import https from 'node:https';
+import { SERVER_TLS } from '../../kube/tls.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -143,7 +144,7 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
     };
   };
 
-  const server = https.createServer({ cert: o.cert.cert, key: o.cert.key, requestCert: true, rejectUnauthorized: false, ...(o.clientCA ? { ca: o.clientCA } : {}) }, (req, res) => {
+  const server = https.createServer({ cert: o.cert.cert, key: o.cert.key, requestCert: true, rejectUnauthorized: false, ...SERVER_TLS, ...(o.clientCA ? { ca: o.clientCA } : {}) }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://kubelet');
     const done = observe(req.method ?? 'GET', url.pathname);
     res.on('close', done);

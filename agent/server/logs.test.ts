@@ -109,6 +109,7 @@ test('PodLogOptions from the query: validation errors say which field', () => {
   assert.throws(() => parseLogQuery(new URLSearchParams('follow=maybe')), /follow: Invalid value: "maybe"/);
   assert.throws(() => parseLogQuery(new URLSearchParams('sinceSeconds=5&sinceTime=2026-12-02T10:00:00Z')), /at most one of `sinceTime` or `sinceSeconds`/);
   assert.throws(() => parseLogQuery(new URLSearchParams('sinceTime=yesterday')), /sinceTime: Invalid value/);
+  assert.throws(() => parseLogQuery(new URLSearchParams('sinceTime=-1')), /sinceTime: Invalid value: "-1"/);
 });
 
 test('rotation renames an oversized log, reopens it, gzips older files and keeps maxFiles', async () => {

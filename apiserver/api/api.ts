@@ -19,6 +19,8 @@ export interface ListOptions {
   fieldSelector?: string;
   limit?: number;
   continue?: string;
+  /** With resourceVersionMatch=Exact: the list as it was at this resourceVersion (from the watch history). */
+  exactResourceVersion?: number;
 }
 
 export interface DeleteOptions {
@@ -52,6 +54,32 @@ export class Api {
   private readonly admission: AdmissionPlugin[];
   /** Who the current (synchronous) call is for; see runAs. */
   private user: User = SYSTEM_USER;
+  /** Whether the current call is a dry run (dryRun=All): everything runs, nothing is stored. */
+  private dry = false;
+  /** Writes of a dry run: what the store would return, with no resourceVersion consumed and no event sent. */
+  private readonly dryWrites = {
+    create: (key: string, obj: Obj): Obj => {
+      if (this.store.get(key)) throw new StoreError('AlreadyExists', key);
+      const o = { ...obj, metadata: { ...obj.metadata } };
+      delete o.metadata.resourceVersion;
+      return o;
+    },
+    update: (key: string, obj: Obj): Obj => {
+      const cur = this.store.get(key);
+      if (!cur) throw new StoreError('NotFound', key);
+      return { ...obj, metadata: { ...obj.metadata, resourceVersion: cur.metadata.resourceVersion } };
+    },
+    delete: (key: string): Obj => {
+      const cur = this.store.get(key);
+      if (!cur) throw new StoreError('NotFound', key);
+      return cur;
+    },
+  };
+
+  /** Where writes go: the store, or nowhere in a dry run. */
+  private get write(): Pick<Store, 'create' | 'update' | 'delete'> {
+    return this.dry ? this.dryWrites : this.store;
+  }
 
   constructor(store: Store, serviceCidr = '10.96.0.0/12', admission: AdmissionPlugin[] = []) {
     this.store = store;
@@ -62,13 +90,16 @@ export class Api {
   }
 
   /** Runs one call as `user`, for admission. Api calls are synchronous, so a field is enough. */
-  runAs<T>(user: User, fn: () => T): T {
+  runAs<T>(user: User, fn: () => T, o: { dryRun?: boolean } = {}): T {
     const prev = this.user;
+    const prevDry = this.dry;
     this.user = user;
+    this.dry = o.dryRun ?? false;
     try {
       return fn();
     } finally {
       this.user = prev;
+      this.dry = prevDry;
     }
   }
 
@@ -201,6 +232,11 @@ export class Api {
     this.admit({ operation: 'CREATE', resource: r, subresource: '', namespace: ns, name: md.name, object: o });
     if (r.resource === 'pods') validateMirrorPod(o);
     if (r.resource === 'services') this.allocateService(o);
+    if (this.dry) {
+      // The response shows what would be allocated; nothing stays allocated.
+      if (r.resource === 'services') this.releaseService(o);
+      return clone(this.write.create(storageKey(r, ns, md.name), o));
+    }
     const stored = this.store.create(storageKey(r, ns, md.name), o);
     if (r.resource === 'namespaces') this.runAs(SYSTEM_USER, () => this.createDefaultServiceAccount(md.name));
     return clone(stored);
@@ -227,7 +263,12 @@ export class Api {
 
   list(r: ResourceDef, ns: string | undefined, opts: ListOptions = {}): Obj {
     const match = this.matcher(r, opts);
-    const { items, rv } = this.store.list(storagePrefix(r, ns));
+    let { items, rv } = this.store.list(storagePrefix(r, ns));
+    if (opts.exactResourceVersion !== undefined && opts.exactResourceVersion !== rv) {
+      const at = opts.exactResourceVersion;
+      items = [...this.stateAt(storagePrefix(r, ns), at).values()].sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name}`));
+      rv = at;
+    }
     let start = '';
     let listRv = rv;
     if (opts.continue) {
@@ -294,7 +335,13 @@ export class Api {
       }
       const causes = validateObject(r, next);
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
-      if (r.resource === 'services') this.allocateService(next, cur);
+      if (r.resource === 'services') {
+        this.allocateService(next, cur);
+        if (this.dry) {
+          this.releaseService(next);
+          this.reserveService(cur);
+        }
+      }
       if (JSON.stringify(next.spec) !== JSON.stringify(cur.spec)) md.generation = (cur.metadata.generation ?? 1) + 1;
     }
     this.admit({ operation: 'UPDATE', resource: r, subresource: sub ?? '', namespace: ns, name, object: next, oldObject: cur });
@@ -302,7 +349,7 @@ export class Api {
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && (r.resource !== 'pods' || !cur.spec?.nodeName || next.metadata.deletionGracePeriodSeconds === 0)) {
       if (cur.metadata.finalizers?.length) return clone(this.remove(r, ns, name));
     }
-    return clone(this.store.update(storageKey(r, ns, name), next));
+    return clone(this.write.update(storageKey(r, ns, name), next));
   }
 
   private checkPodUpdate(cur: Obj, next: Obj): void {
@@ -339,7 +386,8 @@ export class Api {
 
   private remove(r: ResourceDef, ns: string, name: string): Obj {
     try {
-      const o = this.store.delete(storageKey(r, ns, name));
+      const o = this.write.delete(storageKey(r, ns, name));
+      if (this.dry) return o;
       if (r.resource === 'services') this.releaseService(o);
       if (r.resource === 'namespaces') this.purgeNamespace(name);
       return o;
@@ -364,14 +412,14 @@ export class Api {
     if (pre.uid && pre.uid !== cur.metadata.uid) throw errors.conflict(r.resource, r.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`);
     if (pre.resourceVersion && pre.resourceVersion !== cur.metadata.resourceVersion) throw errors.conflict(r.resource, r.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`);
     this.admit({ operation: 'DELETE', resource: r, subresource: '', namespace: ns, name, oldObject: cur });
-    if (opts.propagationPolicy === 'Orphan') this.orphanDependents(cur);
+    if (opts.propagationPolicy === 'Orphan' && !this.dry) this.orphanDependents(cur);
     if (opts.propagationPolicy === 'Foreground' && !cur.metadata.deletionTimestamp) {
       // The garbage collector removes the finalizer once the blocking dependents are gone.
       const next = clone(cur);
       next.metadata.finalizers = [...new Set([...(next.metadata.finalizers ?? []), 'foregroundDeletion'])];
       next.metadata.deletionTimestamp = rfc3339();
       next.metadata.deletionGracePeriodSeconds = 0;
-      return { object: clone(this.store.update(storageKey(r, ns, name), next)), deleted: false };
+      return { object: clone(this.write.update(storageKey(r, ns, name), next)), deleted: false };
     }
     const finalizers = (cur.metadata.finalizers ?? []) as string[];
     let grace = 0;
@@ -387,7 +435,7 @@ export class Api {
       const next = clone(cur);
       next.metadata.deletionTimestamp = rfc3339(new Date(Date.now() + grace * 1000));
       next.metadata.deletionGracePeriodSeconds = grace;
-      return { object: clone(this.store.update(storageKey(r, ns, name), next)), deleted: false };
+      return { object: clone(this.write.update(storageKey(r, ns, name), next)), deleted: false };
     }
     return { object: clone(this.remove(r, ns, name)), deleted: true };
   }
@@ -422,7 +470,41 @@ export class Api {
     const conds = ((next.status.conditions ?? []) as Obj[]).filter((c) => c.type !== 'PodScheduled');
     conds.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339() });
     next.status.conditions = conds;
-    this.store.update(storageKey(pods, ns, name), next);
+    this.write.update(storageKey(pods, ns, name), next);
+  }
+
+  /** Objects under prefix as they were at rv, by storage key; throws 410 Expired when the history does not reach back. */
+  private stateAt(prefix: string, rv: number): Map<string, Obj> {
+    const state = new Map<string, Obj>();
+    for (const o of this.store.list(prefix).items) state.set(this.keyOf(o), o);
+    // Walk history backwards to the object versions as of rv.
+    for (const e of [...this.historySince(prefix, rv)].reverse()) {
+      if (e.type === 'ADDED') state.delete(e.key);
+      else state.set(e.key, e.prev!);
+    }
+    return state;
+  }
+
+  private keyOf(o: Obj): string {
+    const r = RESOURCES.find((x) => x.kind === o.kind && apiVersionOf(x) === o.apiVersion);
+    return r ? storageKey(r, o.metadata.namespace ?? '', o.metadata.name) : `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+  }
+
+  private historySince(prefix: string, rv: number): StoreEvent[] {
+    try {
+      return this.store.eventsSince(prefix, rv);
+    } catch (e) {
+      if (e instanceof StoreError && e.reason === 'Expired') throw errors.expired(e.message);
+      throw e;
+    }
+  }
+
+  /** What would make a watch fail before it starts: bad selectors or resourceVersion (400), too old (410). */
+  checkWatch(r: ResourceDef, ns: string | undefined, opts: ListOptions & { resourceVersion?: string }): void {
+    this.matcher(r, opts);
+    const rv = opts.resourceVersion ? Number(opts.resourceVersion) : 0;
+    if (!Number.isFinite(rv) || rv < 0) throw errors.badRequest(`invalid resource version "${opts.resourceVersion!}"`);
+    if (rv > 0) this.historySince(storagePrefix(r, ns), rv);
   }
 
   /** Watch events for a resource (optionally one namespace), filtered by selectors, from an RV. */
@@ -433,27 +515,11 @@ export class Api {
     const prefix = storagePrefix(r, ns);
     // What matched the selector as of rv, so that leaving it is a DELETED and entering it an ADDED (as upstream).
     const matched = new Set<string>();
-    let replay: StoreEvent[] = [];
-    try {
-      replay = rv > 0 ? this.store.eventsSince(prefix, rv) : [];
-    } catch (e) {
-      if (e instanceof StoreError && e.reason === 'Expired') throw errors.expired(e.message);
-      throw e;
-    }
+    const replay = rv > 0 ? this.historySince(prefix, rv) : [];
     const current = this.store.list(prefix).items;
     if (rv > 0) {
       const touched = new Set(replay.map((e) => e.key));
-      const state = new Map<string, Obj>();
-      for (const o of current) state.set(storageKey(r, o.metadata.namespace ?? '', o.metadata.name), o);
-      // Walk history backwards to the object versions as of rv.
-      for (const e of [...replay].reverse()) {
-        if (e.type === 'ADDED') state.delete(e.key);
-        else state.set(e.key, e.prev!);
-      }
-      for (const [k, o] of state) {
-        if (!touched.has(k)) continue;
-        if (match(o)) matched.add(o.metadata.uid);
-      }
+      for (const [k, o] of this.stateAt(prefix, rv)) if (touched.has(k) && match(o)) matched.add(o.metadata.uid);
       for (const o of current) if (!touched.has(storageKey(r, o.metadata.namespace ?? '', o.metadata.name)) && match(o)) matched.add(o.metadata.uid);
     }
     const onEvent = (e: StoreEvent): void => {

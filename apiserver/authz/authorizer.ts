@@ -16,6 +16,8 @@ export interface AuthzAttributes {
   name: string;
   /** For non-resource requests. */
   path: string;
+  /** A list or watch's field selector (the Node authorizer narrows what nodes may list by it). */
+  fieldSelector?: string;
 }
 
 export type Decision = 'allow' | 'deny' | 'noopinion';

@@ -83,7 +83,20 @@ export class NodeAuthorizer implements Authorizer {
       if (a.verb === 'get' && this.referenced(node, a.namespace, a.resource, a.name)) return { decision: 'allow', reason: '' };
       return { decision: 'noopinion', reason: `no relationship found between node '${node}' and this object` };
     }
+    // A node reads and writes only its own Lease (upstream's node lease rule with NodeRestriction).
+    if (a.resourceRequest && a.apiGroup === 'coordination.k8s.io' && a.resource === 'leases' && (a.namespace !== 'kube-node-lease' || (a.name !== node && a.verb !== 'create'))) {
+      return { decision: 'noopinion', reason: `node '${node}' can only access its own lease in the kube-node-lease namespace` };
+    }
+    // AuthorizeNodeWithSelectors (1.32): pods may only be listed or watched with spec.nodeName=<node>.
+    if (a.resourceRequest && a.apiGroup === '' && a.resource === 'pods' && !a.subresource && (a.verb === 'list' || a.verb === 'watch') && !selectsNode(a.fieldSelector, node)) {
+      return { decision: 'noopinion', reason: `can only list/watch pods with spec.nodeName field selector` };
+    }
     if (NODE_RULES.some((r) => ruleAllows(a, r))) return { decision: 'allow', reason: '' };
     return { decision: 'noopinion', reason: '' };
   }
+}
+
+/** Whether a field selector pins spec.nodeName to this node. */
+function selectsNode(selector: string | undefined, node: string): boolean {
+  return (selector ?? '').split(',').some((t) => ['spec.nodeName=', 'spec.nodeName=='].some((p) => t.trim() === `${p}${node}`));
 }

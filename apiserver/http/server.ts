@@ -19,6 +19,8 @@ import { ANONYMOUS, type Authenticator } from './authn.js';
 import { requestVerb, type AuthorizerChain } from '../authz/authorizer.js';
 import { review } from './reviews.js';
 import { impersonatedUser } from './impersonation.js';
+import { boolParam, dryRunParam, intParam, resourceVersionMatchParam, resourceVersionParam, tooLargeResourceVersion } from './query.js';
+import { SERVER_TLS } from '../../kube/tls.js';
 import { KubeletProxy, rejectUpgrade } from './kubelet-proxy.js';
 import { getScale, updateScale } from '../api/scale.js';
 import { requestToken } from '../serviceaccount/token-request.js';
@@ -64,7 +66,7 @@ export class ApiServer {
   constructor(private readonly o: ServerOptions) {
     this.api = o.api;
     this.server = https.createServer(
-      { cert: fs.readFileSync(o.cert), key: fs.readFileSync(o.key), ca: fs.readFileSync(o.ca), requestCert: true, rejectUnauthorized: false },
+      { cert: fs.readFileSync(o.cert), key: fs.readFileSync(o.key), ca: fs.readFileSync(o.ca), requestCert: true, rejectUnauthorized: false, ...SERVER_TLS },
       (req, res) => void this.handle(req, res),
     );
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head));
@@ -125,7 +127,7 @@ export class ApiServer {
 
   /** Authorization of one request; throws upstream-worded 403s. */
   private authorize(user: User, method: string, path: string, route: Route | undefined, q: URLSearchParams): void {
-    const watch = q.get('watch') === '1' || q.get('watch') === 'true';
+    const watch = boolParam(q, 'watch');
     if (this.o.alwaysAllow) {
       // No authorizer but AlwaysAllow: everyone authenticated may do everything; anonymous may only discover.
       if (user !== ANONYMOUS) return;
@@ -138,8 +140,13 @@ export class ApiServer {
     }
     // Connect subresources are authorized by HTTP method (GET is get, POST is create), as upstream.
     const verb = route.sub && CONNECT_SUBRESOURCES.has(route.sub) ? (method === 'POST' ? 'create' : 'get') : requestVerb(method, !!route.name, watch);
-    const a = { user, verb, resourceRequest: true, apiGroup: route.r.group, resource: route.r.resource, subresource: route.sub ?? '', namespace: route.namespace ?? '', name: route.name ?? '', path };
-    const d = this.o.alwaysAllow ? { allowed: false, reason: '' } : this.o.authz.authorize(a);
+    const a = { user, verb, resourceRequest: true, apiGroup: route.r.group, resource: route.r.resource, subresource: route.sub ?? '', namespace: route.namespace ?? '', name: route.name ?? '', path, fieldSelector: q.get('fieldSelector') ?? undefined };
+    let d = this.o.alwaysAllow ? { allowed: false, reason: '' } : this.o.authz.authorize(a);
+    // A WebSocket exec/attach/portforward arrives as GET, but it writes to the pod: create is needed too (newer upstream).
+    if (d.allowed && verb === 'get' && route.sub && CONNECT_SUBRESOURCES.has(route.sub)) {
+      d = this.o.authz.authorize({ ...a, verb: 'create' });
+      if (!d.allowed) throw errors.forbidden(user.name, 'create', `${route.r.resource}/${route.sub}`, route.r.group, route.namespace, route.name, d.reason);
+    }
     if (d.allowed) return;
     const resource = route.sub ? `${route.r.resource}/${route.sub}` : route.r.resource;
     throw errors.forbidden(user.name, verb, resource, route.r.group, route.namespace, route.name, d.reason);
@@ -164,7 +171,20 @@ export class ApiServer {
 
   private async route(req: IncomingMessage, res: ServerResponse, url: URL, path: string, user: User): Promise<void> {
     const method = req.method ?? 'GET';
-    const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+    let segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+    // Legacy watch paths (/api/v1/watch/..., /apis/<g>/<v>/watch/...), still served by kube-apiserver 1.32.
+    const at = segs[0] === 'api' ? 2 : 3;
+    if (method === 'GET' && segs[at] === 'watch' && (segs[0] === 'api' || segs[0] === 'apis')) {
+      segs = [...segs.slice(0, at), ...segs.slice(at + 1)];
+      url.searchParams.set('watch', 'true');
+      const legacy = parseResourcePath(segs);
+      if (legacy?.name && !legacy.sub) {
+        const sel = url.searchParams.get('fieldSelector');
+        url.searchParams.set('fieldSelector', [`metadata.name=${legacy.name}`, ...(sel ? [sel] : [])].join(','));
+        segs = segs.slice(0, -1);
+      }
+      path = `/${segs.map(encodeURIComponent).join('/')}`;
+    }
     const route = parseResourcePath(segs);
     this.authorize(user, method, path, route, url.searchParams);
     if (method === 'GET') {
@@ -200,12 +220,13 @@ export class ApiServer {
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
       return this.send(res, 201, await review(r, body, user, this.o.authn, this.o.authz));
     }
+    const dryRun = dryRunParam(q.getAll('dryRun'));
     if (!name) {
-      if (method === 'GET') return q.get('watch') === '1' || q.get('watch') === 'true' ? this.watch(req, res, r, namespace, q) : this.list(req, res, r, namespace, q);
+      if (method === 'GET') return boolParam(q, 'watch') ? this.watch(req, res, r, namespace, q) : this.list(req, res, r, namespace, q);
       if (method === 'POST') {
         if (r.namespaced && namespace === undefined) throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
         const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-        return this.send(res, 201, this.api.runAs(user, () => this.api.create(r, ns, body)));
+        return this.send(res, 201, this.api.runAs(user, () => this.api.create(r, ns, body), { dryRun }));
       }
       throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
     }
@@ -213,7 +234,7 @@ export class ApiServer {
     if (sub === 'binding') {
       if (method !== 'POST') throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-      this.api.runAs(user, () => this.api.bind(ns, name, body));
+      this.api.runAs(user, () => this.api.bind(ns, name, body), { dryRun });
       return this.send(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
     }
     if (sub === 'log') {
@@ -231,13 +252,13 @@ export class ApiServer {
       if (method === 'GET') return this.send(res, 200, getScale(this.api, r, ns, name));
       if (method === 'PUT') {
         const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { put: body })));
+        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { put: body }), { dryRun }));
       }
       if (method === 'PATCH') {
         const type = PATCH_TYPES[mediaType(req)];
         if (!type) throw errors.unsupportedMediaType(mediaType(req));
         const body = decodeBody(await readBody(req), 'application/json', ['application/json']);
-        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { patch: { type, body } })));
+        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { patch: { type, body } }), { dryRun }));
       }
       throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
     }
@@ -248,21 +269,22 @@ export class ApiServer {
         return this.send(res, 200, this.api.get(r, ns, name));
       case 'PUT': {
         const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-        return this.send(res, 200, this.api.runAs(user, () => this.api.update(r, ns, name, body, status)));
+        return this.send(res, 200, this.api.runAs(user, () => this.api.update(r, ns, name, body, status), { dryRun }));
       }
       case 'PATCH': {
         const type = PATCH_TYPES[mediaType(req)];
         if (!type) throw errors.unsupportedMediaType(mediaType(req));
         const body = decodeBody(await readBody(req), 'application/json', ['application/json']);
-        return this.send(res, 200, this.api.runAs(user, () => this.api.patch(r, ns, name, type, body, status)));
+        return this.send(res, 200, this.api.runAs(user, () => this.api.patch(r, ns, name, type, body, status), { dryRun }));
       }
       case 'DELETE': {
         const raw = await readBody(req);
         const opts = (raw.length ? decodeBody(raw, mediaType(req), ['application/json', 'application/yaml']) : {}) as Obj;
-        const grace = q.get('gracePeriodSeconds') ?? opts.gracePeriodSeconds;
+        const grace = intParam(q, 'gracePeriodSeconds') ?? opts.gracePeriodSeconds;
+        const dry = dryRun || dryRunParam(opts.dryRun);
         let policy = q.get('propagationPolicy') ?? opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : undefined);
         if (policy !== undefined && !['Background', 'Foreground', 'Orphan'].includes(policy)) throw errors.badRequest(`propagationPolicy: Unsupported value: "${String(policy)}": supported values: "Foreground", "Background", "Orphan"`);
-        const { object } = this.api.runAs(user, () => this.api.delete(r, ns, name, { gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace), preconditions: opts.preconditions, propagationPolicy: policy }));
+        const { object } = this.api.runAs(user, () => this.api.delete(r, ns, name, { gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace), preconditions: opts.preconditions, propagationPolicy: policy }), { dryRun: dry });
         return this.send(res, 200, object);
       }
       default:
@@ -270,31 +292,52 @@ export class ApiServer {
     }
   }
 
-  private list(req: IncomingMessage, res: ServerResponse, r: ResourceDef, namespace: string | undefined, q: URLSearchParams): void {
-    const list = this.api.list(r, namespace, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined, limit: q.has('limit') ? Number(q.get('limit')) : undefined, continue: q.get('continue') ?? undefined });
+  /** Waits (up to 3 s, as the watch cache) for the store to reach a resourceVersion asked for; else 504. */
+  private async waitForResourceVersion(rv: number | undefined): Promise<void> {
+    if (rv === undefined) return;
+    const deadline = Date.now() + 3000;
+    while (this.api.store.resourceVersion < rv) {
+      if (Date.now() >= deadline) throw tooLargeResourceVersion(rv, this.api.store.resourceVersion);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  private async list(req: IncomingMessage, res: ServerResponse, r: ResourceDef, namespace: string | undefined, q: URLSearchParams): Promise<void> {
+    const match = resourceVersionMatchParam(q, false);
+    const rv = resourceVersionParam(q);
+    const limit = intParam(q, 'limit');
+    await this.waitForResourceVersion(rv);
+    const list = this.api.list(r, namespace, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined, limit, continue: q.get('continue') ?? undefined, exactResourceVersion: match === 'Exact' ? rv : undefined });
     if (wantsTable(req)) return this.send(res, 200, toTable(r, list.items as Obj[], list.metadata as Obj, includeObject(q)));
     this.send(res, 200, list);
   }
 
-  private watch(req: IncomingMessage, res: ServerResponse, r: ResourceDef, namespace: string | undefined, q: URLSearchParams): void {
+  private async watch(req: IncomingMessage, res: ServerResponse, r: ResourceDef, namespace: string | undefined, q: URLSearchParams): Promise<void> {
+    resourceVersionMatchParam(q, true);
+    const rv = resourceVersionParam(q);
+    const timeoutSec = intParam(q, 'timeoutSeconds') ?? 1800;
+    const bookmarks = boolParam(q, 'allowWatchBookmarks');
+    const opts = { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined, resourceVersion: rv === undefined ? undefined : String(rv) };
+    await this.waitForResourceVersion(rv);
     const table = wantsTable(req);
     const include = includeObject(q);
     const write = (type: string, object: Obj): void => {
       const obj = type === 'BOOKMARK' || type === 'ERROR' || !table ? object : toTable(r, [object], {}, include);
       res.write(JSON.stringify({ type, object: obj }) + '\n');
     };
-    let unsubscribe: () => void;
     try {
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
-      unsubscribe = this.api.watch(r, namespace, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined, resourceVersion: q.get('resourceVersion') ?? undefined }, write);
+      this.api.checkWatch(r, namespace, opts);
     } catch (e) {
-      // As upstream: a watch that cannot start (e.g. too old resourceVersion) is an ERROR event carrying the Status.
-      const err = e instanceof ApiError ? e : errors.internal((e as Error).message);
-      res.write(JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n');
-      res.end();
+      // As upstream: a watch from a too old resourceVersion starts, then says 410 in an ERROR event; other bad requests are plain errors.
+      if (!(e instanceof ApiError && e.code === 410)) throw e;
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+      res.end(JSON.stringify({ type: 'ERROR', object: e.toStatus() }) + '\n');
       return;
     }
-    const timeoutSec = q.has('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : 1800;
+    // Headers go out at once (upstream flushes them), so clients waiting for the response see a quiet watch start.
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+    res.flushHeaders();
+    const unsubscribe = this.api.watch(r, namespace, opts, write);
     const timers: NodeJS.Timeout[] = [];
     const stop = (): void => {
       unsubscribe();
@@ -303,8 +346,8 @@ export class ApiServer {
       if (!res.writableEnded) res.end();
     };
     this.openWatches.add(stop);
-    timers.push(setTimeout(stop, Math.max(timeoutSec, 0) * 1000));
-    if (q.get('allowWatchBookmarks') === 'true' || q.get('allowWatchBookmarks') === '1') {
+    timers.push(setTimeout(stop, Math.min(Math.max(timeoutSec, 0), 86_400) * 1000));
+    if (bookmarks) {
       timers.push(setInterval(() => write('BOOKMARK', { kind: r.kind, apiVersion: apiVersionOf(r), metadata: { resourceVersion: String(this.api.store.resourceVersion) } }), (this.o.bookmarkIntervalSec ?? 10) * 1000));
     }
     req.on('close', stop);
