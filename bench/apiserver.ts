@@ -45,15 +45,62 @@ async function pool<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ lat:
 
 const line = (what: string, r: { lat: number[]; ms: number }, n: number): string => `${what.padEnd(34)} ${(n / (r.ms / 1000)).toFixed(0).padStart(7)} req/s   p50 ${percentile(r.lat, 50).toFixed(2).padStart(7)} ms   p99 ${percentile(r.lat, 99).toFixed(2).padStart(7)} ms`;
 
+/** Starts `tskube apiserver` on a free port; resolves once its admin kubeconfig is written. */
+async function startApiserver(dir: string, extra: string[] = []): Promise<{ child: ReturnType<typeof spawn>; kubeconfig: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'apiserver', '--bind-address=127.0.0.1', `--secure-port=${port}`, `--cert-dir=${dir}`, ...extra], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+  const kubeconfig = path.join(dir, 'admin.kubeconfig');
+  const end = Date.now() + 30_000;
+  while (!fs.existsSync(kubeconfig) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 300));
+  return { child, kubeconfig };
+}
+
+/**
+ * Issue 12's bounded load check: 1,000 writes of maximum-size ConfigMaps (1 MiB of data each, over 10 names) to a
+ * persistent apiserver; its RSS and its data log must stay bounded (watch history 64 MiB, log compacted by size).
+ */
+async function boundedLoad(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-load-'));
+  const { child, kubeconfig } = await startApiserver(dir, [`--data-dir=${path.join(dir, 'data')}`]);
+  try {
+    const client = new KubeClient(loadKubeconfig(kubeconfig));
+    const rss0 = rssKiB(child.pid!);
+    const names = 10;
+    const blob = 'x'.repeat(1024 * 1024 - 16);
+    const writes = Number(process.env.BENCH_LOAD_WRITES ?? 1000);
+    let maxLog = 0;
+    let maxRss = rss0;
+    for (let i = 0; i < writes; i++) {
+      const name = `max-${i % names}`;
+      const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { blob: `${blob}${String(i).padStart(8, '0')}` } };
+      if (i < names) await client.create('/api/v1/namespaces/default/configmaps', body);
+      else await client.update(`/api/v1/namespaces/default/configmaps/${name}`, body);
+      if (i % 50 === 0) {
+        maxRss = Math.max(maxRss, rssKiB(child.pid!));
+        maxLog = Math.max(maxLog, fs.statSync(path.join(dir, 'data', 'objects.log')).size);
+      }
+    }
+    const over = await client.create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'over' }, data: { blob: `${blob}${blob}` } }).then(() => 'accepted', (e: Error) => e.message.split(': ').slice(1).join(': '));
+    const rss = rssKiB(child.pid!);
+    const log = fs.statSync(path.join(dir, 'data', 'objects.log')).size;
+    client.close();
+    const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(1)} MiB`;
+    const live = names * 1024 * 1024;
+    process.stdout.write(`\nbounded load (issue 12): ${writes} writes of 1 MiB ConfigMaps over ${names} names, persistent storage\n`);
+    process.stdout.write(`apiserver RSS: start ${mib(rss0 * 1024)}, peak ${mib(maxRss * 1024)}, end ${mib(rss * 1024)}   (bound: start + 64 MiB watch history + live data ${mib(live)} + transient request buffers)\n`);
+    process.stdout.write(`data log: peak ${mib(maxLog)}, end ${mib(log)}   (bound: compacted past max(64 MiB, 2 x live data) = ${mib(Math.max(64 * 1024 * 1024, 2 * live))})\n`);
+    process.stdout.write(`a 2 MiB ConfigMap: ${over}\n`);
+  } finally {
+    child.kill('SIGTERM');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-as-'));
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'apiserver', '--bind-address=127.0.0.1', `--secure-port=${port}`, `--cert-dir=${dir}`], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
-  const kubeconfig = path.join(dir, 'admin.kubeconfig');
+  const { child, kubeconfig } = await startApiserver(dir);
   try {
-    const end = Date.now() + 30_000;
-    while (!fs.existsSync(kubeconfig) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
-    await new Promise((r) => setTimeout(r, 300));
     const auth = loadKubeconfig(kubeconfig);
     const client = new KubeClient(auth);
 
@@ -124,6 +171,7 @@ async function main(): Promise<void> {
     child.kill('SIGTERM');
     fs.rmSync(dir, { recursive: true, force: true });
   }
+  await boundedLoad();
 }
 
 main().catch((e: unknown) => {

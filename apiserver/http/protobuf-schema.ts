@@ -1,7 +1,8 @@
 // The subset of the Kubernetes protobuf schema (k8s.io/api generated.proto
 // field numbers) that typed clients send for the kinds decoded here:
-// `kubectl create namespace|configmap|secret|serviceaccount|deployment|service`
-// and `kubectl create token`. Messages are listed with every field Go's
+// `kubectl create namespace|configmap|secret|serviceaccount|deployment|service|
+// role|clusterrole|rolebinding|clusterrolebinding`, `kubectl create token` and
+// `kubectl auth can-i`. Messages are listed with every field Go's
 // marshaller writes for them, so a body with a field not known here is
 // detected (see protobuf.ts) instead of losing data.
 export const K8S_PROTO = `
@@ -94,6 +95,21 @@ message BoundObjectReference { optional string kind = 1; optional string apiVers
 message TokenRequestSpec { repeated string audiences = 1; optional int64 expirationSeconds = 4; optional BoundObjectReference boundObjectRef = 3; }
 message TokenRequestStatus { optional string token = 1; optional Time expirationTimestamp = 2; }
 message TokenRequest { optional ObjectMeta metadata = 1; optional TokenRequestSpec spec = 2; optional TokenRequestStatus status = 3; }
+
+message PolicyRule { repeated string verbs = 1; repeated string apiGroups = 2; repeated string resources = 3; repeated string resourceNames = 4; repeated string nonResourceURLs = 5; }
+message AggregationRule { repeated LabelSelector clusterRoleSelectors = 1; }
+message Role { optional ObjectMeta metadata = 1; repeated PolicyRule rules = 2; }
+message ClusterRole { optional ObjectMeta metadata = 1; repeated PolicyRule rules = 2; optional AggregationRule aggregationRule = 3; }
+message Subject { optional string kind = 1; optional string apiGroup = 2; optional string name = 3; optional string namespace = 4; }
+message RoleRef { optional string apiGroup = 1; optional string kind = 2; optional string name = 3; }
+message RoleBinding { optional ObjectMeta metadata = 1; repeated Subject subjects = 2; optional RoleRef roleRef = 3; }
+message ClusterRoleBinding { optional ObjectMeta metadata = 1; repeated Subject subjects = 2; optional RoleRef roleRef = 3; }
+
+message ResourceAttributes { optional string namespace = 1; optional string verb = 2; optional string group = 3; optional string version = 4; optional string resource = 5; optional string subresource = 6; optional string name = 7; }
+message NonResourceAttributes { optional string path = 1; optional string verb = 2; }
+message SelfSubjectAccessReviewSpec { optional ResourceAttributes resourceAttributes = 1; optional NonResourceAttributes nonResourceAttributes = 2; }
+message SubjectAccessReviewStatus { optional bool allowed = 1; optional string reason = 2; optional string evaluationError = 3; optional bool denied = 4; }
+message SelfSubjectAccessReview { optional ObjectMeta metadata = 1; optional SelfSubjectAccessReviewSpec spec = 2; optional SubjectAccessReviewStatus status = 3; }
 `;
 
 /** apiVersion/kind -> message; map value types that are bytes (base64 in JSON). */
@@ -105,4 +121,9 @@ export const PROTO_KINDS: Record<string, string> = {
   'v1/Service': 'Service',
   'apps/v1/Deployment': 'Deployment',
   'authentication.k8s.io/v1/TokenRequest': 'TokenRequest',
+  'rbac.authorization.k8s.io/v1/Role': 'Role',
+  'rbac.authorization.k8s.io/v1/ClusterRole': 'ClusterRole',
+  'rbac.authorization.k8s.io/v1/RoleBinding': 'RoleBinding',
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': 'ClusterRoleBinding',
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': 'SelfSubjectAccessReview',
 };

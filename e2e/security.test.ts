@@ -1,0 +1,182 @@
+// e2e (issue 12): a security replay on a `tskube up` node, with the real
+// kubectl and curl as an attacker would use them. Each probe asserts the
+// upstream outcome; the probes that already held are kept so they cannot regress.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { e2eSkipReason } from './harness.js';
+import { sh, waitFor } from './proc.js';
+import { clusterSkip } from './cluster.js';
+import { UpNode } from './up-node.js';
+
+const skip = clusterSkip(e2eSkipReason());
+const APP = '127.0.0.1:5000/tskube/app:1';
+
+describe('security replay on a tskube up node', { skip, timeout: 15 * 60_000 }, () => {
+  const n = new UpNode();
+  const kc = (name: string): string => path.join(n.dir, `${name}.kubeconfig`);
+
+  /** A kubeconfig for a bearer token (no client certificate: the token is who we are). */
+  function tokenKubeconfig(name: string, token: string): string {
+    const admin = parseYaml(fs.readFileSync(n.kubeconfig, 'utf8'));
+    const cluster = admin.clusters[0];
+    fs.writeFileSync(kc(name), toYaml({ apiVersion: 'v1', kind: 'Config', clusters: [cluster], users: [{ name, user: { token } }], contexts: [{ name, context: { cluster: cluster.name, user: name } }], 'current-context': name }), { mode: 0o600 });
+    return kc(name);
+  }
+
+  /** A ServiceAccount's kubeconfig, its token from `kubectl create token`. */
+  function saKubeconfig(ns: string, sa: string): string {
+    n.kubectl(['create', 'serviceaccount', sa, '-n', ns]);
+    return tokenKubeconfig(`${ns}-${sa}`, n.kubectl(['create', 'token', sa, '-n', ns]).trim());
+  }
+
+  const curl = (args: string[]): string => sh('curl', ['-sS', '--max-time', '10', ...args], { netns: n.netns, allowFail: true, timeoutMs: 20_000 });
+  const adminCurl = (args: string[]): string => curl(['--cacert', path.join(n.pki, 'pki', 'ca.crt'), '--cert', path.join(n.pki, 'pki', 'admin.crt'), '--key', path.join(n.pki, 'pki', 'admin.key'), ...args]);
+
+  before(async () => {
+    await n.create();
+    await n.run();
+    n.kubectl(['create', 'namespace', 'team']);
+  });
+  after(() => n.stop());
+
+  test('node credentials cannot mint a token for any ServiceAccount: not through a mirror pod, not for a pod running as another', async () => {
+    fs.writeFileSync(path.join(n.manifests, 'static.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: static}\nspec:\n  containers: [{name: c, image: ${APP}, command: [sleep, '3600']}]\n`);
+    await waitFor(() => n.kubectl(['get', 'pod', `static-${n.name}`, '-n', 'default', '--ignore-not-found', '-o', 'name']).trim(), 120_000, 500, 'mirror pod');
+    const uid = n.kubectl(['get', 'pod', `static-${n.name}`, '-o', 'jsonpath={.metadata.uid}']);
+    n.kubectl(['create', 'serviceaccount', 'powerful', '-n', 'default']);
+    n.kubectl(['create', 'clusterrolebinding', 'powerful-admin', '--clusterrole=cluster-admin', '--serviceaccount=default:powerful']);
+    const nodeKc = path.join(n.pki, `node-${n.name}.kubeconfig`);
+    const err = n.kubectlFails(['create', 'token', 'powerful', '--bound-object-kind=Pod', `--bound-object-name=static-${n.name}`, `--bound-object-uid=${uid}`], { kubeconfig: nodeKc });
+    assert.match(err, /cannot bind token for serviceaccount "powerful" to pod running with different serviceaccount name\./);
+    // Without a pod binding, NodeRestriction refuses tokens to nodes altogether.
+    assert.match(n.kubectlFails(['create', 'token', 'powerful'], { kubeconfig: nodeKc }), /node requested token not bound to a pod/);
+  });
+
+  test('RBAC escalation: a namespace admin cannot bind cluster-admin or write * on *; a ClusterRoleBinding writer cannot bind itself; roleRef is immutable', () => {
+    n.kubectl(['create', 'rolebinding', 'boss-admin', '--clusterrole=admin', '--serviceaccount=team:boss', '-n', 'team']);
+    const boss = saKubeconfig('team', 'boss');
+    const grab = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'grab', namespace: 'team' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'ServiceAccount', name: 'boss', namespace: 'team' }] };
+    assert.match(n.kubectlFails(['apply', '-f', '-'], { kubeconfig: boss, input: JSON.stringify(grab) }), /rolebindings\.rbac\.authorization\.k8s\.io "grab" is forbidden: user "system:serviceaccount:team:boss" \(groups=\["system:serviceaccounts" "system:serviceaccounts:team" "system:authenticated"\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\["\*"\], Resources:\["\*"\], Verbs:\["\*"\]\}/);
+    const all = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'all', namespace: 'team' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] };
+    assert.match(n.kubectlFails(['apply', '-f', '-'], { kubeconfig: boss, input: JSON.stringify(all) }), /roles\.rbac\.authorization\.k8s\.io "all" is forbidden: .* is attempting to grant RBAC permissions not currently held/);
+    // What it holds it may still grant.
+    n.kubectl(['apply', '-f', '-'], { kubeconfig: boss, input: JSON.stringify({ ...grab, metadata: { name: 'dev-view', namespace: 'team' }, roleRef: { ...grab.roleRef, name: 'view' }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'dev' }] }) });
+
+    n.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'crb-writer' }, rules: [{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterrolebindings'], verbs: ['create', 'get', 'patch', 'update'] }] }) });
+    n.kubectl(['create', 'clusterrolebinding', 'crb-writer', '--clusterrole=crb-writer', '--serviceaccount=default:binder']);
+    const binder = saKubeconfig('default', 'binder');
+    const self = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'binder-root' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'ServiceAccount', name: 'binder', namespace: 'default' }] };
+    assert.match(n.kubectlFails(['apply', '-f', '-'], { kubeconfig: binder, input: JSON.stringify(self) }), /clusterrolebindings\.rbac\.authorization\.k8s\.io "binder-root" is forbidden: user "system:serviceaccount:default:binder" .* is attempting to grant RBAC permissions not currently held/);
+    assert.match(n.kubectlFails(['patch', 'clusterrolebinding', 'crb-writer', '--type=merge', '-p', '{"roleRef":{"name":"cluster-admin"}}'], { kubeconfig: binder }), /The ClusterRoleBinding "crb-writer" is invalid: roleRef: Invalid value: rbac\.RoleRef\{APIGroup:"rbac\.authorization\.k8s\.io", Kind:"ClusterRole", Name:"cluster-admin"\}: cannot change roleRef/);
+    assert.match(n.kubectl(['get', 'clusterrolebinding', 'crb-writer', '-o', 'jsonpath={.roleRef.name}']), /^crb-writer$/);
+    assert.match(n.kubectl(['auth', 'can-i', 'list', 'secrets', '-A', '--as=system:serviceaccount:default:binder']).trim() + '', /^no$/);
+  });
+
+  test('subPath: .. is refused by the API; a symlink planted by an init container never mounts the host', async () => {
+    const pod = (name: string, subPath: string, init?: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'team' },
+      spec: {
+        volumes: [{ name: 'data', emptyDir: {} }],
+        ...(init ? { initContainers: [{ name: 'plant', image: APP, command: ['sh', '-c', init], volumeMounts: [{ name: 'data', mountPath: '/data' }] }] } : {}),
+        containers: [{ name: 'c', image: APP, command: ['sh', '-c', 'ls /host; sleep 3600'], volumeMounts: [{ name: 'data', mountPath: '/host', subPath }] }],
+      },
+    });
+    assert.match(n.kubectlFails(['apply', '-f', '-'], { input: JSON.stringify(pod('dotdot', '../../../../etc')) }), /Pod "dotdot" is invalid: spec\.containers\[0\]\.volumeMounts\[0\]\.subPath: Invalid value: "\.\.\/\.\.\/\.\.\/\.\.\/etc": must not contain '\.\.'/);
+    n.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pod('planted', 'etc', 'ln -s /etc /data/etc')) });
+    await waitFor(() => /CreateContainerConfigError/.test(n.kubectl(['get', 'pod', 'planted', '-n', 'team'])), 120_000, 500, 'CreateContainerConfigError');
+    const events = n.kubectl(['get', 'events', '-n', 'team', '--field-selector', 'involvedObject.name=planted']);
+    assert.match(events, /failed to prepare subPath for volumeMount "data" of container "c"/);
+    assert.equal(sh('findmnt', ['-rn', '-o', 'TARGET']).split('\n').filter((t) => t.startsWith(n.rootDir) && t.includes('volume-subpaths')).length, 0, 'nothing bind-mounted');
+    // A subPath that stays inside the volume works.
+    n.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pod('inside', 'sub', 'mkdir -p /data/sub && echo hi > /data/sub/file')) });
+    await waitFor(() => /inside\s+1\/1\s+Running/.test(n.kubectl(['get', 'pod', 'inside', '-n', 'team'])), 120_000, 500, 'inside running');
+    assert.match(n.kubectl(['logs', 'inside', '-n', 'team']), /^file$/m);
+  });
+
+  test('a static pod whose uid is ../.. or . is refused naming the file and field; nothing outside --root-dir or of other pods is touched', async () => {
+    const canary = path.join(n.dir, 'canary');
+    fs.mkdirSync(canary, { recursive: true });
+    fs.writeFileSync(path.join(canary, 'keep'), 'x');
+    const good = n.kubectl(['get', 'pod', `static-${n.name}`, '-o', 'jsonpath={.status.containerStatuses[0].containerID}']);
+    for (const [file, uid] of [['escape.yaml', '../../canary'], ['dot.yaml', '.']] as const) {
+      fs.writeFileSync(path.join(n.manifests, file), `apiVersion: v1\nkind: Pod\nmetadata: {name: ${file.split('.')[0]}, uid: "${uid}"}\nspec:\n  volumes: [{name: v, emptyDir: {}}]\n  containers: [{name: c, image: ${APP}, command: [sleep, '3600'], volumeMounts: [{name: v, mountPath: /v}]}]\n`);
+      await waitFor(() => n.componentLog('kubelet').includes(`${path.join(n.manifests, file)}: Pod "${file.split('.')[0]}": metadata.uid: Invalid value: ${JSON.stringify(uid)}`), 30_000, 200, `error for ${file}`);
+      fs.rmSync(path.join(n.manifests, file));
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(fs.readFileSync(path.join(canary, 'keep'), 'utf8'), 'x');
+    assert.ok(fs.existsSync(path.join(n.rootDir, 'pods')), 'the pods directory is still there');
+    assert.equal(n.kubectl(['get', 'pod', `static-${n.name}`, '-o', 'jsonpath={.status.containerStatuses[0].containerID}']), good, 'the good static pod was not restarted');
+  });
+
+  test('impersonation: kubectl --as is refused without impersonate, and acts as the user with it', () => {
+    const boss = kc('team-boss');
+    assert.match(n.kubectlFails(['get', 'pods', '-n', 'team', '--as=kubernetes-admin'], { kubeconfig: boss }), /users "kubernetes-admin" is forbidden: User "system:serviceaccount:team:boss" cannot impersonate resource "users" in API group "" at the cluster scope/);
+    n.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'be-dev' }, rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'], resourceNames: ['dev'] }] }) });
+    n.kubectl(['create', 'clusterrolebinding', 'boss-be-dev', '--clusterrole=be-dev', '--serviceaccount=team:boss']);
+    assert.match(n.kubectl(['get', 'pods', '-n', 'team', '--as=dev'], { kubeconfig: boss }), /planted|inside/);
+    assert.match(n.kubectlFails(['delete', 'pod', 'inside', '-n', 'team', '--as=dev'], { kubeconfig: boss }), /pods "inside" is forbidden: User "dev" cannot delete resource "pods"/);
+    assert.match(n.kubectlFails(['get', 'nodes', '--as=dev', '--as-group=system:masters'], { kubeconfig: boss }), /groups "system:masters" is forbidden: User "system:serviceaccount:team:boss" cannot impersonate resource "groups"/);
+  });
+
+  test('another host user cannot read a pod volume: pod and volume directories are 0750', () => {
+    const uid = n.kubectl(['get', 'pod', 'inside', '-n', 'team', '-o', 'jsonpath={.metadata.uid}']);
+    const vols = path.join(n.rootDir, 'pods', uid, 'volumes', 'kubernetes.io~projected');
+    const token = path.join(vols, fs.readdirSync(vols).find((d) => d.startsWith('kube-api-access-'))!, 'token');
+    assert.ok(fs.readFileSync(token, 'utf8').split('.').length === 3, 'root reads the token');
+    for (const d of [path.join(n.rootDir, 'pods', uid), path.join(n.rootDir, 'pods', uid, 'volumes'), vols]) assert.equal(fs.statSync(d).mode & 0o777, 0o750, d);
+    let out = '';
+    try {
+      out = sh('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'cat', token]);
+    } catch (e) {
+      out = (e as Error).message;
+    }
+    assert.match(out, /Permission denied/);
+  });
+
+  test('a deeply nested object is refused with 400 and every list keeps working; oversized objects are refused', () => {
+    let nested = '1';
+    for (let i = 0; i < 2000; i++) nested = `{"a":${nested}}`;
+    const body = path.join(n.dir, 'deep.json');
+    fs.writeFileSync(body, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"},"x":${nested}}`);
+    const deep = adminCurl(['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', `@${body}`, `${n.server}/api/v1/namespaces/default/configmaps`]);
+    assert.match(deep, /"code":\s*400/);
+    assert.match(deep, /too deeply nested/);
+    assert.match(n.kubectl(['get', 'cm', '-A']), /kube-root-ca\.crt/);
+    const big = path.join(n.dir, 'big.json');
+    fs.writeFileSync(big, JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big' }, data: { blob: 'x'.repeat(2_900_000) } }));
+    const tooBig = adminCurl(['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', `@${big}`, `${n.server}/api/v1/namespaces/default/configmaps`]);
+    assert.match(tooBig, /"code":\s*422/);
+    assert.match(tooBig, /ConfigMap \\"big\\" is invalid: \[\]: Too long: may not be more than 1048576 bytes/);
+    assert.match(n.kubectlFails(['label', 'cm', 'kube-root-ca.crt', `big=${'x'.repeat(100)}`]), /must be no more than 63 characters/);
+  });
+
+  test('what held before still holds: anonymous, forged certificates, the kubelet API mapping, NodeRestriction labels, no weak TLS suites', () => {
+    assert.match(curl(['-k', `${n.server}/api/v1/namespaces/default/secrets`]), /"code":\s*401/);
+    // A certificate claiming system:masters from a CA the apiserver does not trust.
+    const forged = path.join(n.dir, 'forged');
+    fs.mkdirSync(forged, { recursive: true });
+    sh('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/O=system:masters/CN=kubernetes-admin', '-keyout', path.join(forged, 'k.pem'), '-out', path.join(forged, 'c.pem')]);
+    assert.match(curl(['-k', '--cert', path.join(forged, 'c.pem'), '--key', path.join(forged, 'k.pem'), `${n.server}/api/v1/secrets`]), /"code":\s*401/);
+    // The kube-proxy's identity may not read pods through the kubelet API.
+    const proxyKc = parseYaml(fs.readFileSync(path.join(n.pki, 'kube-proxy.kubeconfig'), 'utf8'));
+    const proxyUser = proxyKc.users[0].user;
+    const cert = path.join(n.dir, 'proxy.crt');
+    const key = path.join(n.dir, 'proxy.key');
+    fs.writeFileSync(cert, proxyUser['client-certificate-data'] ? Buffer.from(proxyUser['client-certificate-data'], 'base64') : fs.readFileSync(proxyUser['client-certificate']));
+    fs.writeFileSync(key, proxyUser['client-key-data'] ? Buffer.from(proxyUser['client-key-data'], 'base64') : fs.readFileSync(proxyUser['client-key']));
+    assert.match(curl(['-k', '--cert', cert, '--key', key, `https://${n.nodeIP}:10250/pods`]), /Forbidden|forbidden/);
+    // A node may not give itself a restricted label.
+    assert.match(n.kubectlFails(['label', 'node', n.name, 'node-role.kubernetes.io/control-plane='], { kubeconfig: path.join(n.pki, `node-${n.name}.kubeconfig`) }), /is not allowed to modify labels: node-role\.kubernetes\.io\/control-plane/);
+    // No suite without forward secrecy on :6443 or :10250.
+    for (const port of [6443, 10250]) {
+      const weak = sh('openssl', ['s_client', '-connect', `${n.nodeIP}:${port}`, '-tls1_2', '-cipher', 'AES128-SHA'], { netns: n.netns, allowFail: true, input: '' });
+      assert.doesNotMatch(weak, /Cipher is AES128-SHA/, `port ${port}`);
+    }
+  });
+});
