@@ -20,6 +20,7 @@ import { startAgent, type RunningAgent } from './agent.js';
 import { registryConfig, writeContainerdFiles } from './containerd-config.js';
 import { parseFlags } from './flags.js';
 import { Progress } from './progress.js';
+import { unmountAll } from '../agent/volumes/mounts.js';
 import { loadProxyConfig } from './proxy-config.js';
 
 export const UP_FLAGS: Record<string, string> = {
@@ -101,6 +102,7 @@ export async function runUp(argv: string[]): Promise<void> {
   let agent: RunningAgent | undefined;
   let proxy: RunningProxy | undefined;
   let stopping = false;
+  const rootDir = path.resolve(f.get('root-dir') ?? '/var/lib/kubelet');
   const stopAll = async (): Promise<void> => {
     await proxy?.stop().catch(() => undefined);
     await agent?.stop().catch(() => undefined);
@@ -114,6 +116,8 @@ export async function runUp(argv: string[]): Promise<void> {
         await cri.removePodSandbox(sb.id).catch(() => undefined);
       }
       cri.close();
+      // Their secret and token tmpfs mounts go with them (the next `up` sets the volumes up again).
+      await unmountAll(path.join(rootDir, 'pods')).catch(() => undefined);
     }
     for (const o of owned.reverse()) await stopChild(o.proc);
   };
@@ -213,7 +217,7 @@ export async function runUp(argv: string[]): Promise<void> {
           `--client-ca-file=${path.join(pki, 'pki', 'ca.crt')}`,
           `--pod-manifest-path=${manifests}`,
           `--container-runtime-endpoint=${endpoint}`,
-          `--root-dir=${path.resolve(f.get('root-dir') ?? '/var/lib/kubelet')}`,
+          `--root-dir=${rootDir}`,
         ],
         (m) => note(`warning: ${m}`),
       );

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { e2eSkipReason, REPO } from './harness.js';
 import { sh, waitFor } from './proc.js';
 import { UpNode } from './up-node.js';
+import { mountsUnder } from '../agent/volumes/mounts.js';
 import { clusterSkip } from './cluster.js';
 
 const skip = clusterSkip(e2eSkipReason());
@@ -51,6 +52,7 @@ describe('tskube up', { skip, timeout: 12 * 60_000 }, () => {
     assert.match(text(), /SIGINT: stopping the kube-proxy, the kubelet, the apiserver and containerd, registry/);
     assert.match(text(), /stopped; `tskube up` again picks up where this left off/);
     assert.equal(fs.existsSync(path.join(dir, 'containerd.sock')) && sh('ss', ['-xl'], { netns, allowFail: true }).includes(`${dir}/containerd.sock`), false, 'containerd is gone');
+    assert.deepEqual(await mountsUnder(n.rootDir), [], 'no secret or token tmpfs stays mounted');
     const uid = fs.readFileSync(path.join(dir, 'pki', 'admin.kubeconfig'), 'utf8');
     await runUp();
     assert.equal(fs.readFileSync(path.join(dir, 'pki', 'admin.kubeconfig'), 'utf8'), uid, 'same PKI');
