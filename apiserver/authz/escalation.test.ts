@@ -153,3 +153,24 @@ test('impersonation needs the impersonate verb on each identity asked for; then 
   assert.equal((await get('/api/v1/nodes', { 'Impersonate-User': 'dev', 'Impersonate-Group': 'system:masters' })).body.message, 'groups "system:masters" is forbidden: User "system:serviceaccount:team:boss" cannot impersonate resource "groups" in API group "" at the cluster scope');
   assert.equal((await get('/api/v1/nodes', { 'Impersonate-Group': 'system:masters' })).code, 400);
 });
+
+test('a WebSocket exec (a GET upgrade) needs create on pods/exec as well as get', async () => {
+  await s.api.admin.create(`${RBAC}/namespaces/team/roles`, { metadata: { name: 'exec-get' }, rules: [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['get'] }] });
+  await s.api.admin.create(`${RBAC}/namespaces/team/rolebindings`, { metadata: { name: 'exec-get' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'exec-get' }, subjects: [{ kind: 'ServiceAccount', name: 'execer', namespace: 'team' }] });
+  await s.api.admin.create('/api/v1/namespaces/team/serviceaccounts', { metadata: { name: 'execer' } });
+  const tr = await s.api.admin.create('/api/v1/namespaces/team/serviceaccounts/execer/token', { spec: { expirationSeconds: 3600 } });
+  const https = await import('node:https');
+  const answer = await new Promise<string>((resolve, reject) => {
+    const req = https.request(`${s.api.srv.url}/api/v1/namespaces/team/pods/p/exec?command=sh&stdout=1`, { rejectUnauthorized: false, headers: { Authorization: `Bearer ${tr.status.token}`, Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Protocol': 'v4.channel.k8s.io' } });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve(`${res.statusCode} ${text}`));
+    });
+    req.on('upgrade', () => resolve('upgraded'));
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(answer.split(' ')[0], '403');
+  assert.equal(JSON.parse(answer.slice(4)).message, 'pods "p" is forbidden: User "system:serviceaccount:team:execer" cannot create resource "pods/exec" in API group "" in the namespace "team"');
+});
