@@ -11,6 +11,7 @@ import { IpAllocator, PortAllocator } from './allocators.js';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../kube/selectors.js';
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 import { rfc3339 } from '../../kube/time.js';
+import { canonicalJson } from '../../kube/hash.js';
 import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type User } from './admission.js';
 import { admitServiceAccount, validateMirrorPod } from '../admission/service-account.js';
 
@@ -35,6 +36,12 @@ export type PatchType = 'merge' | 'json' | 'strategic';
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 const clone = <T>(o: T): T => structuredClone(o);
+
+/** Equal as stored objects, resourceVersion aside (key order does not matter). */
+function sameObject(a: Obj, b: Obj): boolean {
+  const norm = (o: Obj): string => canonicalJson({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  return norm(a) === norm(b);
+}
 
 /** Five characters from upstream's SimpleNameGenerator alphabet (no vowels, no look-alikes). */
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -329,6 +336,9 @@ export class Api {
       if (r.subresources.includes('status')) next.status = clone(cur.status);
       applyDefaults(r, next);
       if (r.resource === 'pods') this.checkPodUpdate(cur, next);
+      if ((r.resource === 'deployments' || r.resource === 'replicasets') && JSON.stringify(next.spec?.selector ?? null) !== JSON.stringify(cur.spec?.selector ?? null)) {
+        throw errors.invalid(r.kind, r.group, name, [{ field: 'spec.selector', message: `Invalid value: ${JSON.stringify(next.spec?.selector ?? null)}: field is immutable` }]);
+      }
       if (r.group === 'rbac.authorization.k8s.io' && r.resource.endsWith('bindings') && JSON.stringify(next.roleRef ?? null) !== JSON.stringify(cur.roleRef ?? null)) {
         const ref = (next.roleRef ?? {}) as Obj;
         throw errors.invalid(r.kind, r.group, name, [{ field: 'roleRef', message: `Invalid value: rbac.RoleRef{APIGroup:${JSON.stringify(String(ref.apiGroup ?? ''))}, Kind:${JSON.stringify(String(ref.kind ?? ''))}, Name:${JSON.stringify(String(ref.name ?? ''))}}: cannot change roleRef` }]);
@@ -349,6 +359,8 @@ export class Api {
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && (r.resource !== 'pods' || !cur.spec?.nodeName || next.metadata.deletionGracePeriodSeconds === 0)) {
       if (cur.metadata.finalizers?.length) return clone(this.remove(r, ns, name));
     }
+    // A write that changes nothing keeps the resourceVersion and sends no event (the second identical apply).
+    if (sameObject(cur, next)) return clone(cur);
     return clone(this.write.update(storageKey(r, ns, name), next));
   }
 
@@ -379,8 +391,9 @@ export class Api {
     // A resourceVersion in the patch is a precondition; without one the patch applies to the current object.
     const pRv = (patch as Obj)?.metadata?.resourceVersion;
     if (pRv === undefined || type === 'json') next.metadata = { ...next.metadata, resourceVersion: cur.metadata.resourceVersion };
+    // A uid in the patch is a precondition; `uid: null` (a get -o yaml | apply round trip) is not, as upstream.
     const uidPre = (patch as Obj)?.metadata?.uid;
-    if (uidPre !== undefined && uidPre !== cur.metadata.uid) throw errors.conflict(r.resource, r.group, name, `Precondition failed: UID in precondition: ${String(uidPre)}, UID in object meta: ${String(cur.metadata.uid)}`);
+    if (uidPre !== undefined && uidPre !== null && uidPre !== cur.metadata.uid) throw errors.conflict(r.resource, r.group, name, `Precondition failed: UID in precondition: ${String(uidPre)}, UID in object meta: ${String(cur.metadata.uid)}`);
     return this.update(r, ns, name, next, sub);
   }
 
@@ -438,6 +451,20 @@ export class Api {
       return { object: clone(this.write.update(storageKey(r, ns, name), next)), deleted: false };
     }
     return { object: clone(this.remove(r, ns, name)), deleted: true };
+  }
+
+  /** DELETE on a collection: each object the selectors match, as one delete each; returns what was deleted. */
+  deleteCollection(r: ResourceDef, ns: string | undefined, list: ListOptions, opts: DeleteOptions = {}): Obj {
+    const items: Obj[] = [];
+    for (const o of this.list(r, ns, { labelSelector: list.labelSelector, fieldSelector: list.fieldSelector }).items as Obj[]) {
+      try {
+        items.push(this.delete(r, o.metadata.namespace ?? '', o.metadata.name, opts).object);
+      } catch (e) {
+        // Gone meanwhile: nothing to do for it.
+        if (!(e instanceof ApiError && e.code === 404)) throw e;
+      }
+    }
+    return { kind: r.listKind, apiVersion: apiVersionOf(r), metadata: { resourceVersion: String(this.store.resourceVersion) }, items };
   }
 
   /** Takes `owner` out of its dependents' ownerReferences (propagationPolicy=Orphan). */

@@ -61,6 +61,12 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
       break;
     case 'secrets':
       o.type ??= 'Opaque';
+      // stringData is write-only: merged into data (base64) and never stored, as upstream.
+      if (o.stringData && typeof o.stringData === 'object') {
+        o.data = { ...(o.data ?? {}) };
+        for (const [k, v] of Object.entries(o.stringData as Record<string, unknown>)) o.data[k] = Buffer.from(String(v)).toString('base64');
+        delete o.stringData;
+      }
       break;
     case 'events':
       o.count ??= 1;

@@ -26,7 +26,7 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
   }
   causes.push(...validateLabels(o.metadata?.labels, 'metadata.labels'), ...validateAnnotations(o.metadata?.annotations, 'metadata.annotations'));
   if (r.resource === 'pods') causes.push(...validatePodSpec(o.spec, 'spec'));
-  if ((r.resource === 'deployments' || r.resource === 'replicasets') && o.spec?.template) causes.push(...validatePodSpec(o.spec.template.spec, 'spec.template.spec'));
+  if (r.resource === 'deployments' || r.resource === 'replicasets') causes.push(...validateWorkload(o));
   // core.MaxSecretSize: ConfigMaps and Secrets hold at most 1 MiB of data.
   if (r.resource === 'configmaps' || r.resource === 'secrets') {
     let size = 0;
@@ -62,4 +62,35 @@ function validatePodSpec(spec: Obj | undefined, path: string): Cause[] {
   causes.push(...validatePodPaths(spec, path));
   if (spec.restartPolicy !== undefined && !['Always', 'OnFailure', 'Never'].includes(spec.restartPolicy)) causes.push({ field: `${path}.restartPolicy`, reason: 'FieldValueNotSupported', message: `Unsupported value: "${String(spec.restartPolicy)}": supported values: "Always", "OnFailure", "Never"` });
   return causes;
+}
+
+const goMap = (m: Record<string, string>): string => `map[string]string{${Object.entries(m).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(', ')}}`;
+
+/** apps/v1 Deployment and ReplicaSet: selector required and matching the template, replicas >= 0, the pod template. */
+function validateWorkload(o: Obj): Cause[] {
+  const causes: Cause[] = [];
+  const spec = (o.spec ?? {}) as Obj;
+  if (spec.replicas !== undefined && (!Number.isInteger(spec.replicas) || spec.replicas < 0)) causes.push({ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(spec.replicas)}: must be greater than or equal to 0` });
+  const sel = spec.selector as Obj | undefined;
+  const empty = !sel || (!Object.keys(sel.matchLabels ?? {}).length && !(sel.matchExpressions ?? []).length);
+  if (empty) causes.push({ field: 'spec.selector', reason: 'FieldValueRequired', message: 'Required value' }, { field: 'spec.selector', message: 'Invalid value: "null": empty selector is invalid for deployment' });
+  const labels = (spec.template?.metadata?.labels ?? {}) as Record<string, string>;
+  if (!empty && !selectorMatches(sel!, labels)) causes.push({ field: 'spec.template.metadata.labels', message: `Invalid value: ${goMap(labels)}: \`selector\` does not match template \`labels\`` });
+  if (!spec.template) causes.push({ field: 'spec.template.spec.containers', reason: 'FieldValueRequired', message: 'Required value' });
+  else causes.push(...validatePodSpec(spec.template.spec, 'spec.template.spec'));
+  return causes;
+}
+
+/** metav1.LabelSelectorAsSelector(...).Matches(labels). */
+export function selectorMatches(sel: Obj, labels: Record<string, string>): boolean {
+  for (const [k, v] of Object.entries((sel.matchLabels ?? {}) as Record<string, string>)) if (labels[k] !== v) return false;
+  for (const e of (sel.matchExpressions ?? []) as Obj[]) {
+    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    const vals = (e.values ?? []) as string[];
+    if (e.operator === 'In' && !(has && vals.includes(labels[e.key]!))) return false;
+    if (e.operator === 'NotIn' && has && vals.includes(labels[e.key]!)) return false;
+    if (e.operator === 'Exists' && !has) return false;
+    if (e.operator === 'DoesNotExist' && has) return false;
+  }
+  return true;
 }

@@ -5,7 +5,7 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import fs from 'node:fs';
-import { Api, type PatchType } from '../api/api.js';
+import { Api, type DeleteOptions, type PatchType } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
 import { apiVersionOf, CONNECT_SUBRESOURCES, type ResourceDef } from '../resources.js';
 import { parseResourcePath, type Route } from '../api/paths.js';
@@ -46,6 +46,8 @@ export interface ServerOptions {
 
 /** What the default system:discovery and system:public-info-viewer roles grant to the unauthenticated. */
 const PUBLIC_PATHS = /^\/(api|apis|version|openapi\/v3)(\/.*)?$/;
+
+const RETURN_DELETED = new Set(['pods', 'services', 'namespaces']);
 
 const PATCH_TYPES: Record<string, PatchType> = {
   'application/merge-patch+json': 'merge',
@@ -228,6 +230,11 @@ export class ApiServer {
         const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
         return this.send(res, 201, this.api.runAs(user, () => this.api.create(r, ns, body), { dryRun }));
       }
+      if (method === 'DELETE' && !r.review) {
+        const opts = await this.deleteOptions(req, q);
+        const sel = { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined };
+        return this.send(res, 200, this.api.runAs(user, () => this.api.deleteCollection(r, namespace, sel, opts), { dryRun: opts.dryRun }));
+      }
       throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
     }
     if (r.namespaced && namespace === undefined) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
@@ -278,18 +285,25 @@ export class ApiServer {
         return this.send(res, 200, this.api.runAs(user, () => this.api.patch(r, ns, name, type, body, status), { dryRun }));
       }
       case 'DELETE': {
-        const raw = await readBody(req);
-        const opts = (raw.length ? decodeBody(raw, mediaType(req), ['application/json', 'application/yaml']) : {}) as Obj;
-        const grace = intParam(q, 'gracePeriodSeconds') ?? opts.gracePeriodSeconds;
-        const dry = dryRun || dryRunParam(opts.dryRun);
-        let policy = q.get('propagationPolicy') ?? opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : undefined);
-        if (policy !== undefined && !['Background', 'Foreground', 'Orphan'].includes(policy)) throw errors.badRequest(`propagationPolicy: Unsupported value: "${String(policy)}": supported values: "Foreground", "Background", "Orphan"`);
-        const { object } = this.api.runAs(user, () => this.api.delete(r, ns, name, { gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace), preconditions: opts.preconditions, propagationPolicy: policy }), { dryRun: dry });
+        const opts = await this.deleteOptions(req, q);
+        const { object, deleted } = this.api.runAs(user, () => this.api.delete(r, ns, name, opts), { dryRun: opts.dryRun || dryRun });
+        // As upstream's registries: pods, services and namespaces answer with the object, others with a Status once gone.
+        if (deleted && !RETURN_DELETED.has(r.resource)) return this.send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, group: r.group, kind: r.resource, uid: object.metadata?.uid } });
         return this.send(res, 200, object);
       }
       default:
         throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
     }
+  }
+
+  /** DeleteOptions from the body and the query (query wins), validated as upstream. */
+  private async deleteOptions(req: IncomingMessage, q: URLSearchParams): Promise<DeleteOptions & { dryRun: boolean }> {
+    const raw = await readBody(req);
+    const opts = (raw.length ? decodeBody(raw, mediaType(req), ['application/json', 'application/yaml']) : {}) as Obj;
+    const grace = intParam(q, 'gracePeriodSeconds') ?? opts.gracePeriodSeconds;
+    const policy = q.get('propagationPolicy') ?? opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : undefined);
+    if (policy !== undefined && !['Background', 'Foreground', 'Orphan'].includes(policy)) throw errors.badRequest(`propagationPolicy: Unsupported value: "${String(policy)}": supported values: "Foreground", "Background", "Orphan"`);
+    return { gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace), preconditions: opts.preconditions, propagationPolicy: policy, dryRun: dryRunParam(q.getAll('dryRun')) || dryRunParam(opts.dryRun) };
   }
 
   /** Waits (up to 3 s, as the watch cache) for the store to reach a resourceVersion asked for; else 504. */
