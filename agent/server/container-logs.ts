@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { podLogDir } from '../pods/cri-config.js';
 import { containerInstances, findPod, HttpError, type ServerHost } from './host.js';
-import { streamLog, tailOffset, type LogOptions } from './logs.js';
+import { streamLog, tailRange, type LogOptions } from './logs.js';
 
 function boolParam(q: URLSearchParams, k: string): boolean {
   const v = q.get(k);
@@ -64,7 +64,7 @@ export async function serveContainerLogs(host: ServerHost, res: ServerResponse, 
     throw new HttpError(400, `container ${JSON.stringify(container)} in pod ${JSON.stringify(podName)} is waiting to start: ${why}`);
   }
   const file = path.join(podLogDir(host.podLogsDir, pod), container, `${pick.restartCount}.log`);
-  const start = o.tailLines === undefined ? 0 : await tailOffset(file, o.tailLines).catch(() => -1);
+  const { start, end } = o.tailLines === undefined ? { start: 0, end: Infinity } : await tailRange(file, o.tailLines).catch(() => ({ start: -1, end: -1 }));
   if (start < 0) throw new HttpError(404, `log file of container ${JSON.stringify(container)} in pod ${JSON.stringify(podName)} not found: ${file}`);
   res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private' });
   let closed = false;
@@ -91,6 +91,7 @@ export async function serveContainerLogs(host: ServerHost, res: ServerResponse, 
       drain: () => new Promise((r) => (closed ? r() : res.once('drain', r).once('close', r))),
     },
     alive,
+    end,
   );
   res.end();
 }

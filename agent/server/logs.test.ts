@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { fixedNano, parseLogLine, streamLog, tailOffset, type LogOptions } from './logs.js';
+import { fixedNano, parseLogLine, streamLog, tailOffset, tailRange, type LogOptions } from './logs.js';
 import { parseLogQuery } from './container-logs.js';
 import { LogRotator } from './log-rotation.js';
 import { memoryLogger } from '../../kube/log.js';
@@ -13,9 +13,9 @@ import type { CriClient } from '../cri/client.js';
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-logs-'));
 
 /** Collects streamLog output. */
-async function read(file: string, o: Partial<LogOptions> & { start?: number } = {}, alive = async () => false): Promise<string> {
+async function read(file: string, o: Partial<LogOptions> & { start?: number; end?: number } = {}, alive = async () => false): Promise<string> {
   let out = '';
-  await streamLog(file, o.start ?? 0, { follow: false, timestamps: false, ...o }, { write: (s) => ((out += s), true), closed: false, drain: async () => undefined }, alive);
+  await streamLog(file, o.start ?? 0, { follow: false, timestamps: false, ...o }, { write: (s) => ((out += s), true), closed: false, drain: async () => undefined }, alive, o.end);
   return out;
 }
 
@@ -60,6 +60,17 @@ test('logs: partial lines join, bad lines are skipped, timestamps, limitBytes, s
   // A line the runtime is still writing (no newline yet) does not count toward the tail.
   fs.appendFileSync(f, '2026-12-02T10:00:05Z stdout F half-writ');
   assert.equal(await tailOffset(f, 2), fs.statSync(f).size - Buffer.byteLength('2026-12-02T10:00:04Z stdout F \n2026-12-02T10:00:05Z stdout F half-writ') - Buffer.byteLength('2026-12-02T10:00:03+01:00 stdout F four\ngarbage line\n'));
+  fs.rmSync(d, { recursive: true });
+});
+
+test('a tail read without follow ends where the tail was counted: lines written meanwhile do not lengthen it', async () => {
+  const d = tmp();
+  const f = path.join(d, '0.log');
+  fs.writeFileSync(f, '2026-12-02T10:00:00Z stdout F a\n2026-12-02T10:00:01Z stdout F b\n2026-12-02T10:00:02Z stdout F c\n');
+  const range = await tailRange(f, 2);
+  fs.appendFileSync(f, '2026-12-02T10:00:03Z stdout F d\n');
+  assert.equal(await read(f, { start: range.start, end: range.end }), 'b\nc\n');
+  assert.equal(await read(f, { start: range.start }), 'b\nc\nd\n', 'without an end it reads on');
   fs.rmSync(d, { recursive: true });
 });
 

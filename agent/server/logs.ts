@@ -53,13 +53,22 @@ export function fixedNano(time: string): string {
 
 /** Byte offset where the last `n` complete log lines (and what follows them) start. */
 export async function tailOffset(file: string, n: number): Promise<number> {
+  return (await tailRange(file, n)).start;
+}
+
+/**
+ * Where the last `n` complete lines start, and the file size they were counted in: a read that does not
+ * follow stops there, so lines the container writes meanwhile do not make the tail longer than `n`.
+ */
+export async function tailRange(file: string, n: number): Promise<{ start: number; end: number }> {
   if (n <= 0) {
     const st = await fsp.stat(file);
-    return st.size;
+    return { start: st.size, end: st.size };
   }
   const fh = await fsp.open(file, 'r');
   try {
     const { size } = await fh.stat();
+    const range = (start: number): { start: number; end: number } => ({ start, end: size });
     let pos = size;
     let full = 0;
     let carry = Buffer.alloc(0);
@@ -92,15 +101,15 @@ export async function tailOffset(file: string, n: number): Promise<number> {
         const l = parseLogLine(data.subarray(i + 1, end).toString('utf8'));
         end = i;
         // One full line too many: what follows it (partial pieces included) is the tail.
-        if (l && !l.partial && ++full > n) return pos + lineEnd + 1;
+        if (l && !l.partial && ++full > n) return range(pos + lineEnd + 1);
       }
       carry = data.subarray(0, end);
       if (pos === 0) {
         const l = parseLogLine(carry.toString('utf8'));
-        if (l && !l.partial && ++full > n) return carry.length + 1;
+        if (l && !l.partial && ++full > n) return range(carry.length + 1);
       }
     }
-    return 0;
+    return range(0);
   } finally {
     await fh.close();
   }
@@ -162,7 +171,7 @@ function renderLines(data: Buffer, o: LogOptions, room: number): { pieces: Buffe
  * `alive()` says the container may still write, reopening the path when the
  * file is rotated away. Returns when done, the limit is reached or the sink closes.
  */
-export async function streamLog(file: string, start: number, o: LogOptions, sink: LogSink, alive: () => Promise<boolean>): Promise<void> {
+export async function streamLog(file: string, start: number, o: LogOptions, sink: LogSink, alive: () => Promise<boolean>, end = Infinity): Promise<void> {
   let fd = await fsp.open(file, 'r');
   let ino = (await fd.stat()).ino;
   let pos = start;
@@ -182,7 +191,9 @@ export async function streamLog(file: string, start: number, o: LogOptions, sink
   try {
     const chunk = Buffer.alloc(256 * 1024);
     for (;;) {
-      const { bytesRead } = await fd.read(chunk, 0, chunk.length, pos);
+      // Without follow, a read that was measured (a tail) stops where it was measured.
+      const want = o.follow ? chunk.length : Math.max(0, Math.min(chunk.length, end - pos));
+      const { bytesRead } = want > 0 ? await fd.read(chunk, 0, want, pos) : { bytesRead: 0 };
       if (bytesRead > 0) {
         pos += bytesRead;
         if (!(await emit(chunk.subarray(0, bytesRead)))) return;
