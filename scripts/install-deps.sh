@@ -9,6 +9,8 @@ apt-get install -y -qq --no-install-recommends \
   containerd runc containernetworking-plugins iptables nftables conntrack \
   docker-registry skopeo busybox-static iproute2 util-linux tar gzip ca-certificates openssl \
   curl tmux systemd
+# Real clients the e2e tests drive besides kubectl: the official Python client (run with Debian's /usr/bin/python3).
+apt-get install -y -qq --no-install-recommends python3-kubernetes
 # The e2e tests drive the real kubectl. These machines ship v1.32; Debian's kubernetes-client is older but works.
 command -v kubectl >/dev/null || apt-get install -y -qq --no-install-recommends kubernetes-client
 echo "install-deps: done"
