@@ -72,7 +72,9 @@ describe('security replay on a tskube up node', { skip, timeout: 15 * 60_000 }, 
     assert.match(n.kubectlFails(['apply', '-f', '-'], { kubeconfig: binder, input: JSON.stringify(self) }), /clusterrolebindings\.rbac\.authorization\.k8s\.io "binder-root" is forbidden: user "system:serviceaccount:default:binder" .* is attempting to grant RBAC permissions not currently held/);
     assert.match(n.kubectlFails(['patch', 'clusterrolebinding', 'crb-writer', '--type=merge', '-p', '{"roleRef":{"name":"cluster-admin"}}'], { kubeconfig: binder }), /The ClusterRoleBinding "crb-writer" is invalid: roleRef: Invalid value: rbac\.RoleRef\{APIGroup:"rbac\.authorization\.k8s\.io", Kind:"ClusterRole", Name:"cluster-admin"\}: cannot change roleRef/);
     assert.match(n.kubectl(['get', 'clusterrolebinding', 'crb-writer', '-o', 'jsonpath={.roleRef.name}']), /^crb-writer$/);
-    assert.match(n.kubectl(['auth', 'can-i', 'list', 'secrets', '-A', '--as=system:serviceaccount:default:binder']).trim() + '', /^no$/);
+    // `auth can-i` answers "no" with exit status 1 (it sends a SelfSubjectAccessReview in protobuf).
+    assert.match(sh('sh', ['-c', `kubectl --kubeconfig=${n.kubeconfig} auth can-i list secrets -A --as=system:serviceaccount:default:binder; echo "exit=$?"`], { netns: n.netns }), /^no\nexit=1\n$/);
+    assert.match(sh('sh', ['-c', `kubectl --kubeconfig=${n.kubeconfig} auth can-i create clusterrolebindings --as=system:serviceaccount:default:binder; echo "exit=$?"`], { netns: n.netns }), /^yes\nexit=0\n$/);
   });
 
   test('subPath: .. is refused by the API; a symlink planted by an init container never mounts the host', async () => {
