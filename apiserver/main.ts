@@ -13,6 +13,7 @@ import { Authenticator } from './http/authn.js';
 import { alwaysAllow, AuthorizerChain, type Authorizer } from './authz/authorizer.js';
 import { RbacAuthorizer } from './authz/rbac.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
+import { FULL_AUTHORITY } from './authz/escalation.js';
 import { NodeAuthorizer } from './authz/node-authorizer.js';
 import { ensureBootstrapPolicy, KUBELET_CLIENT_USER } from './authz/bootstrap-policy.js';
 import { KubeletProxy } from './http/kubelet-proxy.js';
@@ -115,6 +116,9 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
     serviceAccountTokens: saTokens,
     authz,
     alwaysAllow: modes.length === 1 && modes[0] === 'AlwaysAllow',
+    // Rules come from RBAC; with AlwaysAllow first in the chain everything is allowed; other authorizers (Node) may add more.
+    rulesFor: (user, ns) =>
+      modes[0] === 'AlwaysAllow' ? { rules: FULL_AUTHORITY, incomplete: false } : { rules: modes.includes('RBAC') ? rbac.rulesFor(user, ns) : [], incomplete: modes.some((m) => m !== 'RBAC') },
     kubelets: new KubeletProxy(api, { cert: fs.readFileSync(kc.cert), key: fs.readFileSync(kc.key) }),
     log,
     bookmarkIntervalSec: c.bookmarkIntervalSec,

@@ -49,6 +49,8 @@ export const RESOURCES: ResourceDef[] = [
   def('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', false, [], { review: true }),
   def('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', false, [], { review: true }),
   def('authorization.k8s.io', 'v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', false, [], { review: true }),
+  def('authorization.k8s.io', 'v1', 'selfsubjectrulesreviews', 'SelfSubjectRulesReview', false, [], { review: true }),
+  def('authentication.k8s.io', 'v1', 'selfsubjectreviews', 'SelfSubjectReview', false, [], { review: true }),
 ];
 
 export const apiVersionOf = (r: ResourceDef): string => (r.group ? `${r.group}/${r.version}` : r.version);

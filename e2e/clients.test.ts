@@ -23,7 +23,7 @@ function pythonSkip(): string | undefined {
 
 describe('real clients against tskube apiserver', { skip: pythonSkip(), timeout: 5 * 60_000 }, () => {
   const as = new ApiServerNode();
-  before(() => as.start());
+  before(() => as.start(['--authorization-mode=Node,RBAC']));
   after(() => as.cleanup());
 
   test('Python client: a watch=True watch from a resource_version sees a new object; a quiet watch ends on its timeout; dry_run="All" stores and deletes nothing', () => {
@@ -56,5 +56,21 @@ describe('real clients against tskube apiserver', { skip: pythonSkip(), timeout:
     const doc = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'rt2', namespace: 'default' }, data: { a: '1' } });
     assert.match(as.kubectl(['apply', '-f', '-'], doc), /configmap\/rt2 created/);
     assert.match(as.kubectl(['apply', '-f', '-'], doc), /configmap\/rt2 unchanged/);
+  });
+
+  test('kubectl create role|clusterrole|rolebinding|clusterrolebinding (protobuf bodies), auth can-i, auth can-i --list and auth whoami', () => {
+    assert.match(as.kubectl(['create', 'role', 'pod-reader', '--verb=get,list', '--resource=pods']), /role\.rbac\.authorization\.k8s\.io\/pod-reader created/);
+    assert.match(as.kubectl(['create', 'rolebinding', 'alice-reads', '--role=pod-reader', '--user=alice']), /rolebinding\.rbac\.authorization\.k8s\.io\/alice-reads created/);
+    assert.match(as.kubectl(['create', 'clusterrole', 'node-reader', '--verb=get', '--resource=nodes']), /clusterrole\.rbac\.authorization\.k8s\.io\/node-reader created/);
+    assert.match(as.kubectl(['create', 'clusterrolebinding', 'alice-nodes', '--clusterrole=node-reader', '--user=alice']), /clusterrolebinding\.rbac\.authorization\.k8s\.io\/alice-nodes created/);
+    assert.equal(as.kubectl(['get', 'rolebinding', 'alice-reads', '-o', 'jsonpath={.roleRef.kind}/{.roleRef.name}/{.subjects[0].name}']), 'Role/pod-reader/alice');
+    assert.equal(as.kubectl(['auth', 'can-i', 'list', 'pods', '--as=alice']).trim(), 'yes');
+    const list = as.kubectl(['auth', 'can-i', '--list', '--as=alice']);
+    assert.match(list, /^pods\s+\[\]\s+\[\]\s+\[get list\]$/m);
+    assert.match(list, /^nodes\s+\[\]\s+\[\]\s+\[get\]$/m);
+    const who = as.kubectl(['auth', 'whoami']);
+    assert.match(who, /Username\s+kubernetes-admin/);
+    assert.match(who, /Groups\s+\[system:masters system:authenticated\]/);
+    assert.match(as.kubectl(['auth', 'whoami', '--as=alice', '--as-group=devs']), /Username\s+alice\n\s*Groups\s+\[devs system:authenticated\]/);
   });
 });

@@ -110,6 +110,15 @@ message NonResourceAttributes { optional string path = 1; optional string verb =
 message SelfSubjectAccessReviewSpec { optional ResourceAttributes resourceAttributes = 1; optional NonResourceAttributes nonResourceAttributes = 2; }
 message SubjectAccessReviewStatus { optional bool allowed = 1; optional string reason = 2; optional string evaluationError = 3; optional bool denied = 4; }
 message SelfSubjectAccessReview { optional ObjectMeta metadata = 1; optional SelfSubjectAccessReviewSpec spec = 2; optional SubjectAccessReviewStatus status = 3; }
+message SelfSubjectRulesReviewSpec { optional string namespace = 1; }
+message ResourceRule { repeated string verbs = 1; repeated string apiGroups = 2; repeated string resources = 3; repeated string resourceNames = 4; }
+message NonResourceRule { repeated string verbs = 1; repeated string nonResourceURLs = 2; }
+message SubjectRulesReviewStatus { repeated ResourceRule resourceRules = 1; repeated NonResourceRule nonResourceRules = 2; optional bool incomplete = 3; optional string evaluationError = 4; }
+message SelfSubjectRulesReview { optional ObjectMeta metadata = 1; optional SelfSubjectRulesReviewSpec spec = 2; optional SubjectRulesReviewStatus status = 3; }
+message ExtraValue { repeated string items = 1; }
+message UserInfo { optional string username = 1; optional string uid = 2; repeated string groups = 3; map<string, ExtraValue> extra = 4; }
+message SelfSubjectReviewStatus { optional UserInfo userInfo = 1; }
+message SelfSubjectReview { optional ObjectMeta metadata = 1; optional SelfSubjectReviewStatus status = 2; }
 `;
 
 /** apiVersion/kind -> message; map value types that are bytes (base64 in JSON). */
@@ -126,4 +135,6 @@ export const PROTO_KINDS: Record<string, string> = {
   'rbac.authorization.k8s.io/v1/RoleBinding': 'RoleBinding',
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': 'ClusterRoleBinding',
   'authorization.k8s.io/v1/SelfSubjectAccessReview': 'SelfSubjectAccessReview',
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': 'SelfSubjectRulesReview',
+  'authentication.k8s.io/v1/SelfSubjectReview': 'SelfSubjectReview',
 };

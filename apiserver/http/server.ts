@@ -17,7 +17,7 @@ import { StoreError, type Obj } from '../storage/store.js';
 import type { User } from '../api/admission.js';
 import { ANONYMOUS, type Authenticator } from './authn.js';
 import { requestVerb, type AuthorizerChain } from '../authz/authorizer.js';
-import { review } from './reviews.js';
+import { review, type RulesResolver } from './reviews.js';
 import { impersonatedUser } from './impersonation.js';
 import { boolParam, dryRunParam, intParam, resourceVersionMatchParam, resourceVersionParam, tooLargeResourceVersion } from './query.js';
 import { SERVER_TLS } from '../../kube/tls.js';
@@ -42,6 +42,8 @@ export interface ServerOptions {
   log?: (line: string) => void;
   /** Seconds between watch bookmarks when the client asks for them. */
   bookmarkIntervalSec?: number;
+  /** For SelfSubjectRulesReview. */
+  rulesFor?: RulesResolver;
 }
 
 /** What the default system:discovery and system:public-info-viewer roles grant to the unauthenticated. */
@@ -220,7 +222,7 @@ export class ApiServer {
     if (r.review) {
       if (method !== 'POST' || name) throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-      return this.send(res, 201, await review(r, body, user, this.o.authn, this.o.authz));
+      return this.send(res, 201, await review(r, body, user, this.o.authn, this.o.authz, this.o.rulesFor));
     }
     const dryRun = dryRunParam(q.getAll('dryRun'));
     if (!name) {
