@@ -211,3 +211,31 @@ test('a static pod whose file changed starts only after the old instance is gone
   assert.ok(methods.lastIndexOf('RemovePodSandbox') < methods.lastIndexOf('RunPodSandbox'), 'old sandbox removed before the new one is made');
   assert.equal(rt.sandboxes.size, 1);
 });
+
+test('transient PodSandboxStatus and ContainerStatus errors never recreate a sandbox, restart a container or finish a pod (issue 16)', async () => {
+  rt.pullable.add('reg/app:1');
+  const grpcMod = await import('@grpc/grpc-js');
+  const host = pod('hostnet', { hostNetwork: true });
+  const once = pod('once', { restartPolicy: 'OnFailure' });
+  const k = newKubelet();
+  await k.start();
+  k.setSource('file', [host, once]);
+  await waitFor(() => [...rt.containers.values()].filter((c) => c.state === 'CONTAINER_RUNNING').length === 2);
+  const sandboxes = rt.count('RunPodSandbox');
+  const creates = rt.count('CreateContainer');
+  const fail = () => {
+    throw Object.assign(new Error('timeout'), { code: grpcMod.status.DEADLINE_EXCEEDED, details: 'context deadline exceeded' });
+  };
+  rt.hooks.set('PodSandboxStatus', fail);
+  rt.hooks.set('ContainerStatus', fail);
+  for (const uid of [host.metadata!.uid!, once.metadata!.uid!]) k.workers.get(uid)!.requestSync();
+  await new Promise((r) => setTimeout(r, 600));
+  rt.hooks.delete('PodSandboxStatus');
+  rt.hooks.delete('ContainerStatus');
+  for (const uid of [host.metadata!.uid!, once.metadata!.uid!]) k.workers.get(uid)!.requestSync();
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(rt.count('RunPodSandbox'), sandboxes, 'no sandbox recreated');
+  assert.equal(rt.count('CreateContainer'), creates, 'no container recreated');
+  assert.equal(rt.count('StopContainer') + rt.count('StopPodSandbox'), 0, 'nothing stopped');
+  assert.equal(k.workers.get(once.metadata!.uid!)!.phase, 'syncing', 'the OnFailure pod is not finished');
+});

@@ -105,3 +105,11 @@ test('proto/ field names and numbers match upstream cri-api runtime.v1', () => {
   const img = root.lookupService('runtime.v1.ImageService');
   for (const m of ['ImageStatus', 'PullImage', 'ListImages', 'RemoveImage']) assert.ok(img.methods[m], m);
 });
+
+test('a grace period of 10^12 seconds (a valid int64) is passed on, and the call deadline is clamped instead of throwing (issue 16)', async () => {
+  const sb = await cri.runPodSandbox({ metadata: { name: 'g', uid: 'ug', namespace: 'default', attempt: 0 }, labels: { 'io.kubernetes.pod.uid': 'ug' } }, 'default/g');
+  const id = await cri.createContainer(sb, { metadata: { name: 'c', attempt: 0 }, image: { image: 'x' }, labels: {} }, { metadata: { name: 'g', uid: 'ug', namespace: 'default', attempt: 0 } }, 'default/g');
+  await cri.stopContainer(id, 1_000_000_000_000, 'default/g');
+  const req = rt.calls.find((c) => c.method === 'StopContainer')!.req as { timeout: string };
+  assert.equal(String(req.timeout), '1000000000000');
+});

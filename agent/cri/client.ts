@@ -1,5 +1,6 @@
 // Typed CRI client: every call has a deadline, a 16 MiB message limit, and
 // errors that name the call and (when known) the pod.
+import { clampDelay } from '../../kube/timers.js';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { fileURLToPath } from 'node:url';
@@ -87,7 +88,7 @@ export class CriClient {
     const fn = (svc as unknown as Record<string, Unary<Req, Res>>)[name];
     if (!fn) throw new Error(`unknown CRI call ${name}`);
     return new Promise<Res>((resolve, reject) => {
-      const deadline = new Date(Date.now() + (timeoutMs ?? this.timeoutMs));
+      const deadline = new Date(Date.now() + clampDelay(timeoutMs ?? this.timeoutMs));
       const t0 = performance.now();
       fn.call(svc, req, new grpc.Metadata(), { deadline }, (err, res) => {
         this.observer?.(name, (performance.now() - t0) / 1000, !err);

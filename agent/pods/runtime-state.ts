@@ -1,6 +1,6 @@
 // What the runtime currently holds for one pod, read back from CRI labels
 // and annotations. This is the kubelet's only memory across restarts.
-import type { CriClient } from '../cri/client.js';
+import { CriError, type CriClient } from '../cri/client.js';
 import type { Container as CriContainer, ContainerStatus, PodSandbox } from '../cri/types.js';
 import { A_CONTAINER_HASH, A_POD_TERMINATION_GRACE, A_RESTART_COUNT, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './labels.js';
 
@@ -101,30 +101,40 @@ export async function readPodState(cri: CriClient, uid: string, podLabel: string
     cri.listPodSandbox({ label_selector: { [L_POD_UID]: uid } }),
     cri.listContainers({ label_selector: { [L_POD_UID]: uid } }),
   ]);
-  const sandboxes = await Promise.all(
-    sbs.map(async (s) => {
-      if (s.state !== 'SANDBOX_READY') return sandboxInfo(s);
-      try {
-        const st = await cri.podSandboxStatus(s.id, podLabel);
+  // A status call that fails for any reason but "gone" aborts the read (and the sync that asked): taking it for a
+  // sandbox without IP or a container that exited 0 would recreate a healthy pod or finish it for good.
+  const sandboxes = (
+    await Promise.all(
+      sbs.map(async (s) => {
+        if (s.state !== 'SANDBOX_READY') return sandboxInfo(s);
+        const st = await goneIsUndefined(cri.podSandboxStatus(s.id, podLabel));
+        if (!st) return undefined;
         const mode = st.status?.linux?.namespaces?.options?.network;
         return sandboxInfo(s, st.status?.network?.ip ?? '', mode === 'NODE');
-      } catch {
-        return sandboxInfo(s);
-      }
-    }),
-  );
-  const containers = await Promise.all(
-    cs.map(async (c) => {
-      try {
-        return containerInfo(c, await cri.containerStatus(c.id, podLabel));
-      } catch {
-        return containerInfo(c);
-      }
-    }),
-  );
+      }),
+    )
+  ).filter((x): x is SandboxInfo => x !== undefined);
+  const containers = (
+    await Promise.all(
+      cs.map(async (c) => {
+        const st = await goneIsUndefined(cri.containerStatus(c.id, podLabel));
+        return st ? containerInfo(c, st) : undefined;
+      }),
+    )
+  ).filter((x): x is ContainerInfo => x !== undefined);
   sandboxes.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
   containers.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
   return { uid, sandboxes, containers };
+}
+
+/** A CRI answer, or undefined when the object went away between the list and the status call. */
+async function goneIsUndefined<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof CriError && e.notFound) return undefined;
+    throw e;
+  }
 }
 
 /** The newest instance of a named container, if any. */

@@ -1,5 +1,6 @@
 // One pod worker: a serialized sync loop for one pod UID. It reads the
 // runtime state, asks computePodActions what to do, and does it through CRI.
+import { clampDelay } from '../../kube/timers.js';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
@@ -115,7 +116,7 @@ export class PodWorker {
 
   private wakeIn(ms: number): void {
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    this.wakeTimer = setTimeout(() => this.requestSync(), Math.max(ms, 50));
+    this.wakeTimer = setTimeout(() => this.requestSync(), clampDelay(Math.max(ms, 50)));
     this.wakeTimer.unref();
   }
 

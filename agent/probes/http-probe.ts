@@ -2,6 +2,7 @@
 // redirects followed only to the same host (at most 10), the body read up to
 // 10 KiB, 200 <= code < 400 is success, and a redirect left unfollowed is a
 // Warning (which counts as success).
+import { clampDelay } from '../../kube/timers.js';
 import http from 'node:http';
 import https from 'node:https';
 import type { ProbeOutcome } from './types.js';
@@ -42,7 +43,7 @@ function once(url: URL, headers: Record<string, string>, deadline: number): Prom
       res.on('close', done);
       res.on('error', done);
     });
-    const timer = setTimeout(() => req.destroy(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)')), left);
+    const timer = setTimeout(() => req.destroy(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)')), clampDelay(left));
     req.on('error', (e) => {
       clearTimeout(timer);
       reject(e);

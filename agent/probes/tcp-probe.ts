@@ -1,4 +1,5 @@
 // tcpSocket probes: a TCP connect from the node within the timeout.
+import { clampDelay } from '../../kube/timers.js';
 import net from 'node:net';
 import type { ProbeOutcome } from './types.js';
 
@@ -6,7 +7,7 @@ export function tcpProbe(host: string, port: number, timeoutMs: number): Promise
   return new Promise((resolve) => {
     const addr = `${host}:${port}`;
     const sock = net.connect({ host, port });
-    const timer = setTimeout(() => finish({ result: 'failure', output: `dial tcp ${addr}: i/o timeout` }), timeoutMs);
+    const timer = setTimeout(() => finish({ result: 'failure', output: `dial tcp ${addr}: i/o timeout` }), clampDelay(timeoutMs));
     const finish = (o: ProbeOutcome): void => {
       clearTimeout(timer);
       sock.destroy();

@@ -2,6 +2,7 @@
 // periodSeconds on a fixed schedule, keeps results per container ID, applies
 // initialDelaySeconds and the success/failure thresholds, and holds off after
 // a liveness or startup failure until the container is replaced.
+import { clampDelay } from '../../kube/timers.js';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { ProbeOutcome, ProbeResult, ProbeSpec, ProbeType } from './types.js';
 
@@ -70,7 +71,7 @@ export class ProbeWorker {
   private arm(): void {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), Math.max(0, this.nextAt - this.now));
+    this.timer = setTimeout(() => void this.tick(), clampDelay(this.nextAt - this.now));
     this.timer.unref();
   }
 
