@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { FileSource } from './file.js';
 import { memoryLogger } from '../../kube/log.js';
@@ -109,3 +110,47 @@ test('a missing directory is an empty set, and pods appear once it exists', asyn
     fs.rmSync(base, { recursive: true, force: true });
   }
 });
+
+test('one bad file only ever affects itself: alias bombs, self-references and wrong types are reported, the rest of the directory goes on (issue 16)', () =>
+  withSource(async (dir, sets, src, log) => {
+    fs.writeFileSync(path.join(dir, 'good.yaml'), podYaml('good'));
+    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 9 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`)].join('\n');
+    fs.writeFileSync(path.join(dir, 'bomb.yaml'), `${bomb}\nkind: Pod\n`);
+    fs.writeFileSync(path.join(dir, 'self.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: &m {name: self, labels: *m}\nspec: {containers: [{name: c, image: i}]}\n');
+    fs.writeFileSync(path.join(dir, 'tol.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: tol}\nspec: {tolerations: 5, containers: [{name: c, image: i}]}\n');
+    fs.writeFileSync(path.join(dir, 'long.yaml'), podYaml('x'.repeat(252)));
+    await src.start();
+    assert.deepEqual(sets.at(-1)!.map((p) => p.metadata!.name), ['good-n1']);
+    const text = log.lines.join('\n');
+    for (const f of ['bomb.yaml', 'self.yaml', 'tol.yaml', 'long.yaml']) assert.ok(text.includes(path.join(dir, f)), `${f} reported:\n${text}`);
+    assert.match(text, /tol\.yaml: Pod "tol": spec\.tolerations: Invalid type: expected array, got number/);
+    assert.match(text, /long\.yaml: Pod "x+": metadata\.name: Invalid value: "x+-n1": must be no more than 253 characters/);
+    // New files still start and removed ones still go.
+    fs.writeFileSync(path.join(dir, 'later.yaml'), podYaml('later'));
+    fs.rmSync(path.join(dir, 'good.yaml'));
+    await src.queueScan();
+    assert.deepEqual(sets.at(-1)!.map((p) => p.metadata!.name), ['later-n1']);
+  }));
+
+test('a file rewritten in place to the same content (truncate, then write) restarts nothing; a fifo is skipped with one log line', () =>
+  withSource(async (dir, sets, src, log) => {
+    const f = path.join(dir, 'web.yaml');
+    fs.writeFileSync(f, podYaml('web'));
+    execFileSync('mkfifo', [path.join(dir, 'pipe.yaml')]);
+    await src.start();
+    const before = sets.length;
+    fs.writeFileSync(f, '');
+    await src.queueScan();
+    fs.writeFileSync(f, podYaml('web'));
+    await src.queueScan();
+    await sleep(1200);
+    await src.queueScan();
+    assert.equal(sets.length, before, 'no SET without the pod was ever sent');
+    assert.equal(log.lines.filter((l) => l.includes('pipe.yaml: not a regular file, skipped')).length, 1);
+    // A file that stays empty does lose its pod, once it has been quiet for the settle time.
+    fs.writeFileSync(f, '');
+    await src.queueScan();
+    await sleep(1200);
+    await src.queueScan();
+    assert.deepEqual(sets.at(-1), []);
+  }));

@@ -14,6 +14,8 @@ export interface FileSourceOptions {
   nodeName: string;
   checkFrequencyMs?: number;
   debounceMs?: number;
+  /** How long a just-written file that lost pods (truncated, half-written) keeps its old pods before that counts. */
+  settleMs?: number;
   log: Logger;
   onSet: (pods: Pod[]) => void;
 }
@@ -32,6 +34,9 @@ export class FileSource {
   private scanning: Promise<void> = Promise.resolve();
   private lastSetKey: string | undefined;
   private stopped = false;
+  private settleTimer: NodeJS.Timeout | undefined;
+  /** Non-regular files already reported, so each is logged once. */
+  private readonly skipped = new Set<string>();
 
   constructor(private readonly o: FileSourceOptions) {}
 
@@ -46,6 +51,7 @@ export class FileSource {
     this.watcher?.close();
     if (this.timer) clearInterval(this.timer);
     if (this.debounce) clearTimeout(this.debounce);
+    if (this.settleTimer) clearTimeout(this.settleTimer);
   }
 
   /** Scans are serialized; a burst of fs events (editor atomic replace) becomes one scan. */
@@ -88,7 +94,13 @@ export class FileSource {
     for (const n of names) {
       const p = path.join(this.o.path, n);
       try {
-        if ((await fsp.stat(p)).isFile()) out.push(p); // no recursion into subdirectories
+        const st = await fsp.stat(p);
+        if (st.isFile()) out.push(p);
+        else if (!st.isDirectory() && !this.skipped.has(p)) {
+          // A fifo or a device would block or make no sense as a manifest (subdirectories are ignored as upstream).
+          this.skipped.add(p);
+          this.o.log.warn(`${p}: not a regular file, skipped`);
+        }
       } catch {
         /* vanished between readdir and stat */
       }
@@ -101,17 +113,33 @@ export class FileSource {
     const paths = await this.listFiles();
     const present = new Set(paths);
     for (const p of [...this.files.keys()]) if (!present.has(p)) this.files.delete(p);
+    const settleMs = this.o.settleMs ?? 1000;
     for (const p of paths) {
       let bytes: Buffer;
+      let mtimeMs: number;
       try {
+        mtimeMs = (await fsp.stat(p)).mtimeMs;
         bytes = await fsp.readFile(p);
       } catch (e) {
         this.o.log.error(`${p}: cannot read: ${(e as Error).message}`);
         continue;
       }
       const digest = md5Hex(bytes.toString('latin1'));
-      if (this.files.get(p)?.digest === digest) continue;
+      const prev = this.files.get(p);
+      if (prev?.digest === digest) continue;
       const res = parseManifest(bytes, p, 'file', this.o.nodeName);
+      // Rewritten in place (truncate, then write): a file that just changed and lost pods keeps them until it has
+      // been quiet for settleMs, so a rewrite to the same content restarts nothing.
+      if (prev && res.pods.length < prev.pods.length && Date.now() - mtimeMs < settleMs) {
+        if (!this.settleTimer) {
+          this.settleTimer = setTimeout(() => {
+            this.settleTimer = undefined;
+            void this.queueScan();
+          }, settleMs);
+          this.settleTimer.unref();
+        }
+        continue;
+      }
       // Logged once per content: a broken file is reported when it changes, not every rescan.
       for (const err of res.errors) this.o.log.error(`static pod manifest rejected: ${err}`);
       this.files.set(p, { digest, pods: res.pods });

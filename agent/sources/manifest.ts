@@ -6,6 +6,7 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import { validatePod } from './validate.js';
 import { canonicalJson, md5Hex } from '../../kube/hash.js';
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
+import { checkDns1123Subdomain } from '../../kube/names.js';
 
 export const MAX_MANIFEST_BYTES = 3 * 1024 * 1024; // as the apiserver's request limit
 
@@ -46,8 +47,18 @@ function decode(bytes: Buffer, where: string): { doc?: unknown; error?: string }
   return { doc: d.toJS({ maxAliasCount: 100 }) as unknown };
 }
 
-/** Parse one manifest into pods. `source` is the file path or URL. */
+/** Parse one manifest into pods. `source` is the file path or URL. Never throws: any failure is an error of this manifest alone. */
 export function parseManifest(bytes: Buffer, source: string, kind: SourceKind, nodeName: string): ManifestResult {
+  try {
+    return parseUnchecked(bytes, source, kind, nodeName);
+  } catch (e) {
+    // Alias bombs, self-referencing aliases and whatever else slips past validation stop here.
+    const why = e instanceof RangeError ? 'the document is too deeply nested or self-referencing' : (e as Error).message;
+    return { pods: [], errors: [`${source}: cannot be read as a Pod: ${why}`] };
+  }
+}
+
+function parseUnchecked(bytes: Buffer, source: string, kind: SourceKind, nodeName: string): ManifestResult {
   const { doc, error } = decode(bytes, source);
   if (error) return { pods: [], errors: [error] };
   if (doc === null || doc === undefined) return { pods: [], errors: [] };
@@ -79,6 +90,12 @@ export function parseManifest(bytes: Buffer, source: string, kind: SourceKind, n
       return;
     }
     const pod = toStaticPod(item as Pod, source, kind, nodeName);
+    // The mirror pod's name carries the node's: it must still be a valid name.
+    const badName = checkDns1123Subdomain(pod.metadata!.name!);
+    if (badName) {
+      res.errors.push(`${source}: ${label}: metadata.name: Invalid value: "${pod.metadata!.name!}": ${badName} (the name with the node suffix "-${nodeName.toLowerCase()}")`);
+      return;
+    }
     if (names.has(pod.metadata!.name!)) {
       res.errors.push(`${source}: ${label}: metadata.name: Duplicate value: "${(item as Pod).metadata!.name!}"`);
       return;

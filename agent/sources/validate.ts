@@ -59,7 +59,9 @@ function validateContainer(c: unknown, path: string, p: Problems): void {
   if (p.type(o.env, `${path}.env`, 'array')) {
     (o.env as unknown[]).forEach((e, i) => {
       if (!p.type(e, `${path}.env[${i}]`, 'object', true)) return;
-      p.type((e as Obj).name, `${path}.env[${i}].name`, 'string', true);
+      if (p.type((e as Obj).name, `${path}.env[${i}].name`, 'string', true) && !/^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test((e as Obj).name as string)) {
+        p.add(`${path}.env[${i}].name`, `Invalid value: ${JSON.stringify((e as Obj).name)}: a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')`);
+      }
       p.type((e as Obj).value, `${path}.env[${i}].value`, 'string');
       const vf = (e as Obj).valueFrom;
       if (!p.type(vf, `${path}.env[${i}].valueFrom`, 'object')) return;
@@ -94,7 +96,7 @@ function validateContainer(c: unknown, path: string, p: Problems): void {
       for (const [k, v] of Object.entries(r as Obj)) {
         try {
           if (typeof v !== 'string' && typeof v !== 'number') throw new Error('must be a string or number');
-          parseQuantity(v);
+          if (parseQuantity(v) < 0) throw new Error('must be greater than or equal to 0');
         } catch (e) {
           p.add(`${path}.resources.${kind}[${k}]`, `Invalid value: ${JSON.stringify(v)}: ${(e as Error).message}`);
         }
@@ -103,6 +105,15 @@ function validateContainer(c: unknown, path: string, p: Problems): void {
   }
   for (const [field, type] of [['livenessProbe', 'Liveness'], ['readinessProbe', 'Readiness'], ['startupProbe', 'Startup']] as const) {
     if (p.type(o[field], `${path}.${field}`, 'object')) for (const e of validateProbe(o[field] as Probe, type as ProbeType, `${path}.${field}`)) p.list.push(e);
+  }
+  if (p.type(o.securityContext, `${path}.securityContext`, 'object')) {
+    const sc = o.securityContext as Obj;
+    for (const f of ['runAsUser', 'runAsGroup']) {
+      if (p.type(sc[f], `${path}.securityContext.${f}`, 'number') && !(Number.isInteger(sc[f]) && (sc[f] as number) >= 0)) p.add(`${path}.securityContext.${f}`, `Invalid value: ${String(sc[f])}: must be between 0 and 2147483647, inclusive`);
+    }
+    p.type(sc.runAsNonRoot, `${path}.securityContext.runAsNonRoot`, 'boolean');
+    p.type(sc.privileged, `${path}.securityContext.privileged`, 'boolean');
+    p.type(sc.readOnlyRootFilesystem, `${path}.securityContext.readOnlyRootFilesystem`, 'boolean');
   }
   if (p.type(o.volumeMounts, `${path}.volumeMounts`, 'array')) {
     (o.volumeMounts as unknown[]).forEach((m, i) => {
@@ -162,6 +173,24 @@ export function validatePod(obj: unknown): string[] {
   if (p.type(spec.serviceAccountName, 'spec.serviceAccountName', 'string') && spec.serviceAccountName) p.add('spec.serviceAccountName', `${STATIC} ServiceAccounts`);
   if (p.type(spec.serviceAccount, 'spec.serviceAccount', 'string') && spec.serviceAccount) p.add('spec.serviceAccount', `${STATIC} ServiceAccounts`);
   p.type(spec.hostNetwork, 'spec.hostNetwork', 'boolean');
+  if (p.type(spec.tolerations, 'spec.tolerations', 'array')) (spec.tolerations as unknown[]).forEach((t, i) => p.type(t, `spec.tolerations[${i}]`, 'object', true));
+  if (p.type(spec.activeDeadlineSeconds, 'spec.activeDeadlineSeconds', 'number') && !((spec.activeDeadlineSeconds as number) > 0 && Number.isInteger(spec.activeDeadlineSeconds))) {
+    p.add('spec.activeDeadlineSeconds', `Invalid value: ${String(spec.activeDeadlineSeconds)}: must be between 1 and 2147483647, inclusive`);
+  }
+  const hostPorts = new Set<string>();
+  for (const field of ['initContainers', 'containers']) {
+    const list = spec[field];
+    if (!Array.isArray(list)) continue;
+    list.forEach((c: unknown, i) => {
+      if (!isObj(c) || !Array.isArray(c.ports)) return;
+      c.ports.forEach((port: unknown, j: number) => {
+        if (!isObj(port) || !port.hostPort) return;
+        const key = `${String(port.protocol ?? 'TCP')}/${String(port.hostIP ?? '')}/${String(port.hostPort)}`;
+        if (hostPorts.has(key)) p.add(`spec.${field}[${i}].ports[${j}].hostPort`, `Duplicate value: "${String(port.hostPort)}/${String(port.protocol ?? 'TCP')}"`);
+        hostPorts.add(key);
+      });
+    });
+  }
   p.type(spec.hostname, 'spec.hostname', 'string');
   p.strMap(spec.nodeSelector, 'spec.nodeSelector');
   if (p.type(spec.volumes, 'spec.volumes', 'array')) {
