@@ -126,3 +126,16 @@ test('a pod the API records as Succeeded or Failed never runs again, even with i
     assert.deepEqual([live.createSandbox, live.killPod, live.containersToStart.length], [false, true, 0], 'whatever still runs is stopped');
   }
 });
+
+test('a liveness failure kills the container without starting it in the same sync (the restart then backs off like a crash); the pod itself stays', () => {
+  const pod = applyPodDefaults({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'a', image: 'i:1' }] } });
+  const a1 = ct(pod, 'a');
+  const probes = { result: (id: string, type: 'Liveness' | 'Startup') => (id === a1.id && type === 'Liveness' ? 'failure' : undefined) };
+  const a = computePodActions(pod, state([sb()], [a1]), probes);
+  assert.equal(a.killPod, false);
+  assert.deepEqual(a.containersToStart, []);
+  assert.equal(a.containersToKill[0]!.message, 'Container a failed liveness probe, will be restarted');
+  // Once it shows as exited, it is started again (through the backoff in the worker).
+  const next = computePodActions(pod, state([sb()], [{ ...a1, state: 'exited', exitCode: 137, finishedAt: t }]), probes);
+  assert.deepEqual(next.containersToStart.map((c) => c.name), ['a']);
+});

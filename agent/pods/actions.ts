@@ -145,8 +145,10 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
     }
     const failed = probes?.result(st.id, 'Liveness') === 'failure' ? 'liveness' : probes?.result(st.id, 'Startup') === 'failure' ? 'startup' : undefined;
     if (failed) {
+      // Killed now, started by a later sync once it shows as exited: that start goes through the crash-loop
+      // backoff like any other restart (so a container its liveness probe keeps killing backs off 10 s, 20 s, ...).
       const restart = shouldRestartOnFailure(pod);
-      if (restart) a.containersToStart.push(c);
+      if (restart) keep++;
       const graceSec = (failed === 'liveness' ? c.livenessProbe : c.startupProbe)?.terminationGracePeriodSeconds ?? undefined;
       a.containersToKill.push({ container: st, reason: 'Killing', message: `Container ${c.name} failed ${failed} probe${restart ? ', will be restarted' : ''}`, ...(graceSec !== undefined ? { graceSec } : {}) });
       continue;

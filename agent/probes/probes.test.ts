@@ -80,6 +80,21 @@ test('a failing liveness probe restarts the container after failureThreshold run
   assert.ok(count.value >= 2);
 });
 
+test('a container its liveness probe keeps killing goes into CrashLoopBackOff with a BackOff event, as upstream (issue 16)', async () => {
+  const p = pod('loop', { livenessProbe: { ...exec, periodSeconds: 1, failureThreshold: 1 } });
+  kubelet.setSource('file', [p]);
+  const first = await waitFor(() => running()[0], 5000, 20);
+  execExit.set('main', 1);
+  // The first restart is immediate; the next one waits out the 10 s crash-loop backoff.
+  const second = await waitFor(() => running().find((c) => c.id !== first.id), 8000, 50, 'first restart');
+  await waitFor(() => rt.containers.get(second.id)?.state === 'CONTAINER_EXITED', 8000, 50, 'second kill');
+  await waitFor(() => events.find((e) => e.reason === 'BackOff'), 5000, 50, 'BackOff event');
+  const w = kubelet.workers.get(p.metadata!.uid!)!;
+  assert.equal(w.waiting.get('main')?.reason, 'CrashLoopBackOff');
+  assert.match(w.waiting.get('main')!.message, /^back-off 10s restarting failed container=main pod=loop-n1_default/);
+  assert.equal(running().length, 0, 'not restarted during the backoff');
+});
+
 test('readiness: not ready before the first success, ready after it, not ready again on failure, never restarted', async () => {
   execExit.set('main', 1);
   const p = pod('ready', { readinessProbe: { ...exec, periodSeconds: 1 } });
