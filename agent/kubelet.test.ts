@@ -239,3 +239,25 @@ test('transient PodSandboxStatus and ContainerStatus errors never recreate a san
   assert.equal(rt.count('StopContainer') + rt.count('StopPodSandbox'), 0, 'nothing stopped');
   assert.equal(k.workers.get(once.metadata!.uid!)!.phase, 'syncing', 'the OnFailure pod is not finished');
 });
+
+test('at start, directories of pods that vanished while the kubelet was down are unmounted and removed; live pods keep theirs (issue 16)', async () => {
+  const { selectOrphans } = await import('./pods/orphans.js');
+  assert.deepEqual(selectOrphans(['a', 'b', '..', 'c'], ['ns_p_a', 'ns_q_c', 'weird'], new Set(['a'])), { podDirs: ['b', 'c'], logDirs: ['ns_q_c'] });
+  rt.pullable.add('reg/app:1');
+  const { mountTmpfs, mountsUnder } = await import('./volumes/mounts.js');
+  const root = path.join(dir, 'root');
+  const gone = path.join(root, 'pods', 'vanished-uid', 'volumes', 'kubernetes.io~secret', 's');
+  fs.mkdirSync(gone, { recursive: true });
+  await mountTmpfs(gone);
+  fs.mkdirSync(path.join(dir, 'logs', 'default_old_vanished-uid', 'c'), { recursive: true });
+  const keep = pod('keep', {});
+  const k = newKubelet();
+  await k.start();
+  k.setSource('file', [keep]);
+  await waitFor(() => !fs.existsSync(path.join(root, 'pods', 'vanished-uid')), 5000);
+  assert.deepEqual(await mountsUnder(path.join(root, 'pods', 'vanished-uid')), []);
+  assert.equal(fs.existsSync(path.join(dir, 'logs', 'default_old_vanished-uid')), false);
+  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  await k.gc();
+  assert.ok(fs.existsSync(path.join(root, 'pods', keep.metadata!.uid!)), 'a live pod keeps its directory');
+});

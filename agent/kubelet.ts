@@ -1,5 +1,6 @@
 // The kubelet core: sources -> desired pods by UID -> pod workers -> CRI,
 // with PLEG waking workers and GC cleaning up after them.
+import { cleanupOrphans } from './pods/orphans.js';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { CriClient } from './cri/client.js';
 import type { Logger } from '../kube/log.js';
@@ -133,6 +134,8 @@ export class Kubelet {
   waitingReason(uid: string, container: string): string | undefined {
     return this.workers.get(uid)?.waiting.get(container)?.reason;
   }
+
+  private orphanDirsChecked = false;
 
   /** Upstream sourcesReady: a source that never answered (apiserver down) may still own running pods. */
   private get sourcesReady(): boolean {
@@ -347,6 +350,11 @@ export class Kubelet {
   }
 
   private onRelist(uids: string[], snap: RuntimeSnapshot): void {
+    // At start, on the first relist after every source has spoken: what pods left behind while the kubelet was down goes.
+    if (!this.orphanDirsChecked && this.sourcesReady) {
+      this.orphanDirsChecked = true;
+      void this.cleanupOrphanDirs(snap);
+    }
     for (const uid of uids) {
       const w = this.workers.get(uid);
       if (w) {
@@ -377,6 +385,14 @@ export class Kubelet {
     for (const id of g.containers) await this.o.cri.removeContainer(id).catch((e: Error) => this.o.log.warn(`GC: remove container ${id}: ${e.message}`));
     for (const id of g.sandboxes) await this.o.cri.removePodSandbox(id).catch((e: Error) => this.o.log.warn(`GC: remove sandbox ${id}: ${e.message}`));
     if (g.containers.length || g.sandboxes.length) this.o.log.info(`GC removed ${g.containers.length} container(s) and ${g.sandboxes.length} sandbox(es)`);
+    await this.cleanupOrphanDirs(snap);
     return { containers: g.containers.length, sandboxes: g.sandboxes.length };
+  }
+
+  /** Pod and log directories of pods nobody wants and the runtime no longer holds. */
+  private async cleanupOrphanDirs(snap: RuntimeSnapshot): Promise<void> {
+    const live = new Set<string>([...this.workers.keys(), ...this.desired.keys()]);
+    for (const o of [...snap.sandboxes, ...snap.containers]) if (o.labels[L_POD_UID]) live.add(o.labels[L_POD_UID]);
+    await cleanupOrphans(this.o.node.rootDir, this.o.node.podLogsDir, live, this.o.log).catch((e: Error) => this.o.log.warn(`orphaned pod directories: ${e.message}`));
   }
 }
