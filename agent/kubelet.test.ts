@@ -242,7 +242,7 @@ test('transient PodSandboxStatus and ContainerStatus errors never recreate a san
 
 test('at start, directories of pods that vanished while the kubelet was down are unmounted and removed; live pods keep theirs (issue 16)', async () => {
   const { selectOrphans } = await import('./pods/orphans.js');
-  assert.deepEqual(selectOrphans(['a', 'b', '..', 'c'], ['ns_p_a', 'ns_q_c', 'weird'], new Set(['a'])), { podDirs: ['b', 'c'], logDirs: ['ns_q_c'] });
+  assert.deepEqual(selectOrphans(['a', 'b', '..', 'c'], ['ns_p_a', 'ns_q_c', 'weird'], (u) => u === 'a'), { podDirs: ['b', 'c'], logDirs: ['ns_q_c'] });
   rt.pullable.add('reg/app:1');
   const { mountTmpfs, mountsUnder } = await import('./volumes/mounts.js');
   const root = path.join(dir, 'root');
@@ -260,4 +260,35 @@ test('at start, directories of pods that vanished while the kubelet was down are
   await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
   await k.gc();
   assert.ok(fs.existsSync(path.join(root, 'pods', keep.metadata!.uid!)), 'a live pod keeps its directory');
+});
+
+test('termination messages: the file at terminationMessagePath, or with FallbackToLogsOnError the log tail of a failed container (issue 16)', async () => {
+  rt.pullable.add('reg/app:1');
+  rt.exitOnStart.set('file', 3);
+  rt.exitOnStart.set('logs', 1);
+  rt.hooks.set('CreateContainer', (req: { config: { metadata: { name: string }; mounts: { container_path: string; host_path: string }[]; log_path: string }; sandbox_config: { log_directory: string } }) => {
+    const name = req.config.metadata.name;
+    const m = req.config.mounts.find((x) => x.container_path === '/dev/termination-log' || x.container_path === '/tmp/msg');
+    assert.ok(m, `${name} gets a termination message mount`);
+    assert.equal(fs.statSync(m.host_path).mode & 0o777, 0o666);
+    if (name === 'file') fs.writeFileSync(m.host_path, 'disk full\n');
+    if (name === 'logs') {
+      const log = path.join(req.sandbox_config.log_directory, req.config.log_path);
+      fs.mkdirSync(path.dirname(log), { recursive: true });
+      fs.writeFileSync(log, Array.from({ length: 100 }, (_, i) => `2026-12-02T10:00:00Z stderr F line ${i}`).join('\n') + '\n');
+    }
+    return undefined;
+  });
+  const p = pod('msgs', { restartPolicy: 'Never', containers: [{ name: 'file', image: 'reg/app:1', terminationMessagePath: '/tmp/msg' }, { name: 'logs', image: 'reg/app:1', terminationMessagePolicy: 'FallbackToLogsOnError' }] });
+  const k = newKubelet();
+  await k.start();
+  k.setSource('file', [p]);
+  const w = await waitFor(() => k.workers.get(p.metadata!.uid!));
+  await waitFor(() => w.lastState?.containers.length === 2 && w.lastState.containers.every((c) => c.state === 'exited' && c.message));
+  const byName = new Map(w.lastState!.containers.map((c) => [c.name, c.message]));
+  assert.equal(byName.get('file'), 'disk full\n');
+  const tail = byName.get('logs')!;
+  assert.ok(tail.endsWith('line 99\n'), tail.slice(-40));
+  assert.ok(!tail.includes('line 19\n'), 'at most the last 80 lines');
+  assert.ok(Buffer.byteLength(tail) <= 2048);
 });

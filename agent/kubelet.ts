@@ -391,8 +391,9 @@ export class Kubelet {
 
   /** Pod and log directories of pods nobody wants and the runtime no longer holds. */
   private async cleanupOrphanDirs(snap: RuntimeSnapshot): Promise<void> {
-    const live = new Set<string>([...this.workers.keys(), ...this.desired.keys()]);
-    for (const o of [...snap.sandboxes, ...snap.containers]) if (o.labels[L_POD_UID]) live.add(o.labels[L_POD_UID]);
-    await cleanupOrphans(this.o.node.rootDir, this.o.node.podLogsDir, live, this.o.log).catch((e: Error) => this.o.log.warn(`orphaned pod directories: ${e.message}`));
+    const inRuntime = new Set<string>();
+    for (const o of [...snap.sandboxes, ...snap.containers]) if (o.labels[L_POD_UID]) inRuntime.add(o.labels[L_POD_UID]);
+    const isLive = (uid: string): boolean => inRuntime.has(uid) || this.workers.has(uid) || this.desired.has(uid);
+    await cleanupOrphans(this.o.node.rootDir, this.o.node.podLogsDir, isLive, this.o.log).catch((e: Error) => this.o.log.warn(`orphaned pod directories: ${e.message}`));
   }
 }

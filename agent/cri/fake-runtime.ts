@@ -121,6 +121,7 @@ export class FakeRuntime {
       annotations: c.config.annotations,
       // containerd reports the full path: the sandbox's log directory joined with the container's log path.
       log_path: path.join(this.sandboxes.get(c.sandboxId)?.config.log_directory ?? '', c.config.log_path ?? ''),
+      mounts: c.config.mounts ?? [],
     };
   }
 

@@ -9,8 +9,8 @@ import { unmountAll } from '../volumes/mounts.js';
 import type { Logger } from '../../kube/log.js';
 
 /** Which of the pod directories (by uid) and pod log directories (<ns>_<name>_<uid>) are orphans. Pure. */
-export function selectOrphans(podDirs: string[], logDirs: string[], live: Set<string>): { podDirs: string[]; logDirs: string[] } {
-  const orphan = (uid: string): boolean => !checkUid(uid) && !live.has(uid);
+export function selectOrphans(podDirs: string[], logDirs: string[], isLive: (uid: string) => boolean): { podDirs: string[]; logDirs: string[] } {
+  const orphan = (uid: string): boolean => !checkUid(uid) && !isLive(uid);
   return {
     podDirs: podDirs.filter(orphan),
     // The uid is the last '_'-separated part: namespaces and names cannot hold '_'.
@@ -20,14 +20,16 @@ export function selectOrphans(podDirs: string[], logDirs: string[], live: Set<st
 
 const list = async (dir: string): Promise<string[]> => fsp.readdir(dir).catch(() => [] as string[]);
 
-/** Removes orphaned pod and log directories; `live` is every uid still in use. Returns what it removed. */
-export async function cleanupOrphans(rootDir: string, podLogsDir: string, live: Set<string>, log: Logger): Promise<string[]> {
+/** Removes orphaned pod and log directories; `isLive` says (at the time of asking) whether a uid is still in use. */
+export async function cleanupOrphans(rootDir: string, podLogsDir: string, isLive: (uid: string) => boolean, log: Logger): Promise<string[]> {
   const podsDir = path.join(rootDir, 'pods');
-  const sel = selectOrphans(await list(podsDir), await list(podLogsDir), live);
+  const sel = selectOrphans(await list(podsDir), await list(podLogsDir), isLive);
   const removed: string[] = [];
   for (const [base, names] of [[podsDir, sel.podDirs], [podLogsDir, sel.logDirs]] as const) {
     for (const name of names) {
       const dir = path.join(base, name);
+      // Asked again right before removing: a pod may have arrived since the listing.
+      if (isLive(base === podsDir ? name : name.split('_')[2]!)) continue;
       try {
         await unmountAll(dir);
         await fsp.rm(dir, { recursive: true, force: true });

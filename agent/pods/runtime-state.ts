@@ -1,6 +1,7 @@
 // What the runtime currently holds for one pod, read back from CRI labels
 // and annotations. This is the kubelet's only memory across restarts.
 import { CriError, type CriClient } from '../cri/client.js';
+import { terminationMessage } from './termination-message.js';
 import type { Container as CriContainer, ContainerStatus, PodSandbox } from '../cri/types.js';
 import { A_CONTAINER_HASH, A_POD_TERMINATION_GRACE, A_RESTART_COUNT, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './labels.js';
 
@@ -118,7 +119,10 @@ export async function readPodState(cri: CriClient, uid: string, podLabel: string
     await Promise.all(
       cs.map(async (c) => {
         const st = await goneIsUndefined(cri.containerStatus(c.id, podLabel));
-        return st ? containerInfo(c, st) : undefined;
+        if (!st) return undefined;
+        const info = containerInfo(c, st);
+        if (info.state === 'exited') info.message = await terminationMessage(st);
+        return info;
       }),
     )
   ).filter((x): x is ContainerInfo => x !== undefined);

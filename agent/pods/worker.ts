@@ -14,6 +14,7 @@ import { buildContainerConfig, buildSandboxConfig, podLogDir, type NodeContext }
 import { latestContainer, readPodState, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
 import { containerMounts, MountError, podDir, type SetUpVolume, type VolumeManager } from '../volumes/volume-manager.js';
 import { SubPathError } from '../volumes/subpath.js';
+import { terminationMessageMount } from './termination-message.js';
 import { containerEnv, EnvError } from './env.js';
 import { DownwardError, type DownwardContext } from './downward-api.js';
 import type { KObj } from '../../kube/client.js';
@@ -237,6 +238,8 @@ export class PodWorker {
     try {
       env = await containerEnv(this.pod, c, this.d.volumes.objects, this.downwardContext(podIP), this.d.services());
       mounts = await containerMounts(podDir(this.d.volumes.rootDir, this.uid), c, volumes);
+      const term = await terminationMessageMount(podDir(this.d.volumes.rootDir, this.uid), c.name, c.terminationMessagePath);
+      if (term) mounts.push(term);
     } catch (e) {
       if (!(e instanceof EnvError || e instanceof DownwardError || e instanceof SubPathError)) throw e;
       // upstream: CreateContainerConfigError, retried on the next sync.
