@@ -11,7 +11,6 @@ import { IpAllocator, PortAllocator } from './allocators.js';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../kube/selectors.js';
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 import { rfc3339 } from '../../kube/time.js';
-import { canonicalJson } from '../../kube/hash.js';
 import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type User } from './admission.js';
 import { admitServiceAccount, validateMirrorPod } from '../admission/service-account.js';
 
@@ -37,9 +36,10 @@ export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube
 
 const clone = <T>(o: T): T => structuredClone(o);
 
-/** Equal as stored objects, resourceVersion aside (key order does not matter). */
+/** Equal as stored objects, resourceVersion aside. Plain JSON (key order counts): cheap on every write, and
+ * what a patch or an unchanged apply produces keeps the stored key order. */
 function sameObject(a: Obj, b: Obj): boolean {
-  const norm = (o: Obj): string => canonicalJson({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  const norm = (o: Obj): string => JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
   return norm(a) === norm(b);
 }
 
