@@ -292,3 +292,28 @@ test('termination messages: the file at terminationMessagePath, or with Fallback
   assert.ok(!tail.includes('line 19\n'), 'at most the last 80 lines');
   assert.ok(Buffer.byteLength(tail) <= 2048);
 });
+
+test('lifecycle hooks: postStart runs after start (a failure kills the container with FailedPostStartHook); preStop runs before the stop, inside the grace period (issue 16)', async () => {
+  rt.pullable.add('reg/app:1');
+  rt.hooks.set('ExecSync', (req: { cmd: string[] }) => ({ stdout: Buffer.from(''), stderr: Buffer.from(req.cmd.includes('fail') ? 'nope' : ''), exit_code: req.cmd.includes('fail') ? 1 : 0 }));
+  const good = pod('hooks', { terminationGracePeriodSeconds: 20, containers: [{ name: 'main', image: 'reg/app:1', lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo started'] } }, preStop: { exec: { command: ['sh', '-c', 'drain'] } } } }] });
+  const bad = pod('badhook', { restartPolicy: 'Never', containers: [{ name: 'main', image: 'reg/app:1', lifecycle: { postStart: { exec: { command: ['sh', '-c', 'fail'] } } } }] });
+  const k = newKubelet();
+  await k.start();
+  k.setSource('file', [good, bad]);
+  await waitFor(() => events.some((e) => e.reason === 'FailedPostStartHook'));
+  const failed = events.find((e) => e.reason === 'FailedPostStartHook')!;
+  assert.match(failed.message, /^Exec lifecycle hook \(\[sh -c fail\]\) for Container "main" in Pod "badhook-n1_default\(.+\)" failed - error: command 'sh -c fail' exited with 1: nope, message: "nope"$/);
+  const calls = () => rt.calls.map((c) => `${c.method}${c.method === 'ExecSync' ? ` ${(c.req.cmd as string[]).join(' ')}` : ''}`);
+  assert.ok(calls().includes('ExecSync sh -c echo started'), 'postStart ran');
+  const badId = [...rt.containers.values()].find((c) => c.config.metadata.name === 'main' && c.config.labels['io.kubernetes.pod.name'] === 'badhook-n1')!.id;
+  await waitFor(() => rt.calls.some((c) => c.method === 'StopContainer' && c.req.container_id === badId));
+  // Removing the good pod: preStop first, then StopContainer with what is left of 20 s.
+  const goodId = [...rt.containers.values()].find((c) => c.config.labels['io.kubernetes.pod.name'] === 'hooks-n1')!.id;
+  k.setSource('file', [bad]);
+  await waitFor(() => rt.calls.some((c) => c.method === 'StopContainer' && c.req.container_id === goodId));
+  assert.ok(calls().includes('ExecSync sh -c drain'), 'preStop ran');
+  const stop = rt.calls.find((c) => c.method === 'StopContainer' && c.req.container_id === goodId)!;
+  assert.ok(rt.calls.indexOf(stop) > rt.calls.findIndex((c) => c.method === 'ExecSync' && (c.req.cmd as string[]).includes('drain')), 'preStop before StopContainer');
+  assert.ok(Number(stop.req.timeout) <= 20 && Number(stop.req.timeout) >= 19, `grace left: ${stop.req.timeout}`);
+});

@@ -15,6 +15,7 @@ import { latestContainer, readPodState, type ContainerInfo, type PodRuntimeState
 import { containerMounts, MountError, podDir, type SetUpVolume, type VolumeManager } from '../volumes/volume-manager.js';
 import { SubPathError } from '../volumes/subpath.js';
 import { terminationMessageMount } from './termination-message.js';
+import { runHook } from './hooks.js';
 import { containerEnv, EnvError } from './env.js';
 import { DownwardError, type DownwardContext } from './downward-api.js';
 import type { KObj } from '../../kube/client.js';
@@ -165,7 +166,7 @@ export class PodWorker {
     }
     for (const k of actions.containersToKill) {
       this.d.events.event({ ...this.ref, fieldPath: `spec.containers{${k.container.name}}` }, 'Normal', k.reason, k.message);
-      await this.d.cri.stopContainer(k.container.id, Math.max(k.graceSec ?? grace, MIN_GRACE_SEC), label);
+      await this.stopContainer(k.container, k.graceSec ?? grace);
     }
 
     const sandboxConfig = buildSandboxConfig(this.pod, actions.attempt, this.d.node);
@@ -269,6 +270,36 @@ export class PodWorker {
     }
     this.waiting.delete(c.name);
     this.d.events.event(ref, 'Normal', 'Started', `Started container ${c.name}`);
+    const postStart = c.lifecycle?.postStart;
+    if (postStart) {
+      // As upstream: the hook runs before the sync goes on; if it fails the container is killed and restarts per policy.
+      const grace = this.pod.spec?.terminationGracePeriodSeconds ?? 30;
+      const err = await runHook(postStart, { pod: this.pod, container: c, containerId: id, podIP }, this.d.cri, grace);
+      if (err) {
+        this.d.events.event(ref, 'Warning', 'FailedPostStartHook', err);
+        this.d.events.event(ref, 'Normal', 'Killing', `FailedPostStartHook`);
+        this.waiting.set(c.name, { reason: 'PostStartHookError', message: err });
+        await this.d.cri.stopContainer(id, Math.max(grace, MIN_GRACE_SEC), label);
+      }
+    }
+  }
+
+  /**
+   * Stops one container: its preStop hook first (within the grace period), then StopContainer with what is left
+   * of it. A failed hook is an event; the container is stopped all the same.
+   */
+  private async stopContainer(c: ContainerInfo, graceSec: number): Promise<void> {
+    const spec = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
+    const preStop = spec?.lifecycle?.preStop;
+    let left = graceSec;
+    if (preStop && c.state === 'running') {
+      const t0 = Date.now();
+      const podIP = this.lastState?.sandboxes[0]?.ip ?? '';
+      const err = await runHook(preStop, { pod: this.pod, container: spec!, containerId: c.id, podIP }, this.d.cri, graceSec);
+      if (err) this.d.events.event({ ...this.ref, fieldPath: `spec.containers{${c.name}}` }, 'Warning', 'FailedPreStopHook', err);
+      left = graceSec - Math.floor((Date.now() - t0) / 1000);
+    }
+    await this.d.cri.stopContainer(c.id, Math.max(left, MIN_GRACE_SEC), this.fullName);
   }
 
   /** EnsureImageExists: ImageStatus first, PullImage only as the policy says. */
@@ -324,7 +355,7 @@ export class PodWorker {
     await Promise.all(
       live.map(async (c: ContainerInfo) => {
         if (announce && c.state === 'running') this.d.events.event({ ...this.ref, fieldPath: `spec.containers{${c.name}}` }, 'Normal', 'Killing', `Stopping container ${c.name}`);
-        await this.d.cri.stopContainer(c.id, Math.max(graceSec, MIN_GRACE_SEC), label);
+        await this.stopContainer(c, graceSec);
       }),
     );
     for (const s of state.sandboxes) if (s.ready) await this.d.cri.stopPodSandbox(s.id, label);
