@@ -110,6 +110,31 @@ test('follow streams appended lines, moves to the new file after rotation, and e
   fs.rmSync(d, { recursive: true });
 });
 
+test('follow does not skip a file rotated in between when it falls behind by two rotations; nor re-reads older ones', async () => {
+  const d = tmp();
+  const f = path.join(d, '0.log');
+  fs.writeFileSync(`${f}.20261202-095959`, '2026-12-02T09:59:59Z stdout F old\n');
+  fs.writeFileSync(f, '2026-12-02T10:00:00Z stdout F a\n');
+  let running = true;
+  let out = '';
+  let hold: (() => void) | undefined;
+  let held = false;
+  // The sink stalls after "a" until both rotations have happened, as a slow reader would.
+  const done = streamLog(f, 0, { follow: true, timestamps: false }, { write: (s) => ((out += s), !out.includes('a') || held), closed: false, drain: () => new Promise<void>((r) => (hold = r)) }, async () => running);
+  for (let i = 0; i < 200 && !hold; i++) await new Promise((r) => setTimeout(r, 10));
+  fs.renameSync(f, `${f}.20261202-100001`);
+  fs.writeFileSync(f, '2026-12-02T10:00:01Z stdout F b\n');
+  fs.renameSync(f, `${f}.20261202-100002`);
+  fs.writeFileSync(f, '2026-12-02T10:00:02Z stdout F c\n');
+  held = true;
+  hold!();
+  for (let i = 0; i < 200 && !out.includes('c\n'); i++) await new Promise((r) => setTimeout(r, 25));
+  running = false;
+  await done;
+  assert.equal(out, 'a\nb\nc\n');
+  fs.rmSync(d, { recursive: true });
+});
+
 test('PodLogOptions from the query: validation errors say which field', () => {
   const now = Date.parse('2026-12-02T10:00:00Z');
   assert.deepEqual(parseLogQuery(new URLSearchParams('follow=true&tailLines=5&timestamps=1&limitBytes=10&sinceSeconds=60'), now), { follow: true, previous: false, timestamps: true, tailLines: 5, limitBytes: 10, sinceMs: now - 60_000 });

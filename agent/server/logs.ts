@@ -6,6 +6,7 @@
 // following, a rotated file is left for the new one at the same path.
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import path from 'node:path';
 
 export interface LogOptions {
   follow: boolean;
@@ -209,6 +210,26 @@ export async function streamLog(file: string, start: number, o: LogOptions, sink
           if (!(await emit(chunk.subarray(0, r.bytesRead)))) return;
         }
         await fd.close();
+        // Rotated more than once since we looked (a slow reader): uncompressed rotated files newer than ours were
+        // written after it and before the current one; read them whole so their lines are not skipped. Ours is
+        // found by inode; if it was already compressed, every uncompressed one is newer.
+        const plain = [];
+        for (const f of await rotatedPlain(file)) plain.push({ f, ino: (await fsp.stat(f).catch(() => undefined))?.ino });
+        const ours = plain.findIndex((x) => x.ino === ino);
+        for (const { f, ino: fino } of plain.slice(ours + 1)) {
+          if (fino === undefined || fino === now.ino) continue;
+          const mid = await fsp.open(f, 'r').catch(() => undefined);
+          if (!mid) continue;
+          try {
+            let at = 0;
+            for (let r = await mid.read(chunk, 0, chunk.length, at); r.bytesRead > 0; r = await mid.read(chunk, 0, chunk.length, at)) {
+              at += r.bytesRead;
+              if (!(await emit(chunk.subarray(0, r.bytesRead)))) return;
+            }
+          } finally {
+            await mid.close();
+          }
+        }
         fd = await fsp.open(file, 'r');
         ino = (await fd.stat()).ino;
         pos = 0;
@@ -230,6 +251,14 @@ export async function streamLog(file: string, start: number, o: LogOptions, sink
   } finally {
     await fd.close().catch(() => undefined);
   }
+}
+
+/** Rotated copies of a log that are not compressed (`<log>.<timestamp>`), oldest first. */
+async function rotatedPlain(file: string): Promise<string[]> {
+  const dir = path.dirname(file);
+  const base = path.basename(file);
+  const names = await fsp.readdir(dir).catch(() => [] as string[]);
+  return names.filter((f) => f.startsWith(`${base}.`) && !f.endsWith('.gz') && !f.endsWith('.tmp')).sort().map((f) => path.join(dir, f));
 }
 
 /** Resolves on the next change to the file (or its directory, for rotation), or after `ms`. */

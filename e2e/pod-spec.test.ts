@@ -1,0 +1,70 @@
+// e2e (issue 16): the rest of the pod spec on real containers, seen through the
+// real kubectl: postStart and preStop hooks (observed through a hostPath file),
+// termination messages from the file and from the log, and a container its
+// liveness probe keeps killing backing off as a crash does.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { APP_IMAGE, e2eSkipReason } from './harness.js';
+import { waitFor } from './proc.js';
+import { clusterSkip, TestCluster } from './cluster.js';
+
+const skip = clusterSkip(e2eSkipReason());
+
+describe('pod spec: hooks, termination messages, liveness backoff', { skip, timeout: 8 * 60_000 }, () => {
+  const cluster = new TestCluster();
+  before(() => cluster.start());
+  after(() => cluster.cleanup());
+  const get = (name: string, jsonpath: string): string => cluster.kubectl(['get', 'pod', name, '-o', `jsonpath=${jsonpath}`]);
+
+  test('postStart and preStop hooks run in the container: the hostPath file shows start, hook, then preStop before the container stops', async () => {
+    const dir = path.join(cluster.node.dir, 'hooks');
+    fs.mkdirSync(dir, { recursive: true });
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'hooks' },
+      spec: {
+        terminationGracePeriodSeconds: 10,
+        volumes: [{ name: 'out', hostPath: { path: dir } }],
+        containers: [{
+          name: 'c',
+          image: APP_IMAGE,
+          command: ['sh', '-c', 'echo main >> /out/log; trap "echo term >> /out/log; exit 0" TERM; while true; do sleep 1; done'],
+          volumeMounts: [{ name: 'out', mountPath: '/out' }],
+          lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo poststart >> /out/log'] } }, preStop: { exec: { command: ['sh', '-c', 'echo prestop >> /out/log'] } } },
+        }],
+      },
+    });
+    await waitFor(() => /Running/.test(get('hooks', '{.status.phase}')) && fs.existsSync(path.join(dir, 'log')) && fs.readFileSync(path.join(dir, 'log'), 'utf8').includes('poststart'), 60_000, 300, 'poststart hook');
+    cluster.kubectl(['delete', 'pod', 'hooks', '--wait=true', '--timeout=60s']);
+    const lines = fs.readFileSync(path.join(dir, 'log'), 'utf8').trim().split('\n');
+    assert.deepEqual(lines.filter((l) => l !== 'main'), ['poststart', 'prestop', 'term'], 'postStart, then preStop, then SIGTERM');
+  });
+
+  test('a failing postStart hook kills the container with a FailedPostStartHook event', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'badhook' }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 2, containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'], lifecycle: { postStart: { exec: { command: ['sh', '-c', 'exit 7'] } } } }] } });
+    await waitFor(() => /FailedPostStartHook/.test(cluster.kubectl(['get', 'events', '--field-selector', 'involvedObject.name=badhook'])), 60_000, 500, 'FailedPostStartHook');
+    await waitFor(() => get('badhook', '{.status.containerStatuses[0].state.terminated.reason}'), 60_000, 500, 'container stopped');
+  });
+
+  test('termination messages: from terminationMessagePath, and from the log with FallbackToLogsOnError', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'msg' }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: APP_IMAGE, command: ['sh', '-c', 'echo "disk full" > /dev/termination-log; exit 3'] }] } });
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'logmsg' }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: APP_IMAGE, terminationMessagePolicy: 'FallbackToLogsOnError', command: ['sh', '-c', 'for i in $(seq 1 100); do echo line $i; done; exit 1'] }] } });
+    await waitFor(() => get('msg', '{.status.containerStatuses[0].state.terminated.message}'), 60_000, 500, 'termination message');
+    assert.equal(get('msg', '{.status.containerStatuses[0].state.terminated.message}'), 'disk full\n');
+    assert.equal(get('msg', '{.status.containerStatuses[0].state.terminated.exitCode}'), '3');
+    await waitFor(() => get('logmsg', '{.status.containerStatuses[0].state.terminated.message}'), 60_000, 500, 'log fallback message');
+    const m = get('logmsg', '{.status.containerStatuses[0].state.terminated.message}');
+    assert.ok(m.endsWith('line 100\n') && !m.includes('line 20\n'), m.slice(-60));
+  });
+
+  test('a container its liveness probe keeps killing restarts at most a few times a minute, with BackOff events', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'loop' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'], livenessProbe: { exec: { command: ['false'] }, periodSeconds: 1, failureThreshold: 1 } }] } });
+    await waitFor(() => /BackOff/.test(cluster.kubectl(['get', 'events', '--field-selector', 'involvedObject.name=loop,reason=BackOff'])), 90_000, 500, 'BackOff event');
+    await new Promise((r) => setTimeout(r, 15_000));
+    const restarts = Number(get('loop', '{.status.containerStatuses[0].restartCount}'));
+    assert.ok(restarts <= 4, `${restarts} restarts`);
+  });
+});
