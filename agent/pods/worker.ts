@@ -278,7 +278,6 @@ export class PodWorker {
       if (err) {
         this.d.events.event(ref, 'Warning', 'FailedPostStartHook', err);
         this.d.events.event(ref, 'Normal', 'Killing', `FailedPostStartHook`);
-        this.waiting.set(c.name, { reason: 'PostStartHookError', message: err });
         await this.d.cri.stopContainer(id, Math.max(grace, MIN_GRACE_SEC), label);
       }
     }
