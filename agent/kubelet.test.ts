@@ -254,9 +254,9 @@ test('at start, directories of pods that vanished while the kubelet was down are
   const k = newKubelet();
   await k.start();
   k.setSource('file', [keep]);
-  await waitFor(() => !fs.existsSync(path.join(root, 'pods', 'vanished-uid')), 5000);
+  // The pod directory goes first, then the log directory.
+  await waitFor(() => !fs.existsSync(path.join(root, 'pods', 'vanished-uid')) && !fs.existsSync(path.join(dir, 'logs', 'default_old_vanished-uid')), 5000);
   assert.deepEqual(await mountsUnder(path.join(root, 'pods', 'vanished-uid')), []);
-  assert.equal(fs.existsSync(path.join(dir, 'logs', 'default_old_vanished-uid')), false);
   await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
   await k.gc();
   assert.ok(fs.existsSync(path.join(root, 'pods', keep.metadata!.uid!)), 'a live pod keeps its directory');
@@ -316,4 +316,24 @@ test('lifecycle hooks: postStart runs after start (a failure kills the container
   const stop = rt.calls.find((c) => c.method === 'StopContainer' && c.req.container_id === goodId)!;
   assert.ok(rt.calls.indexOf(stop) > rt.calls.findIndex((c) => c.method === 'ExecSync' && (c.req.cmd as string[]).includes('drain')), 'preStop before StopContainer');
   assert.ok(Number(stop.req.timeout) <= 20 && Number(stop.req.timeout) >= 19, `grace left: ${stop.req.timeout}`);
+});
+
+test('activeDeadlineSeconds: past it the pod is killed with a DeadlineExceeded event, is Failed with that reason, and nothing restarts (issue 16)', async () => {
+  rt.pullable.add('reg/app:1');
+  const { computePodStatus } = await import('./status/pod-status.js');
+  const p = pod('deadline', { activeDeadlineSeconds: 1 });
+  const k = newKubelet();
+  await k.start();
+  k.setSource('file', [p]);
+  const w = await waitFor(() => k.workers.get(p.metadata!.uid!));
+  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  await waitFor(() => events.some((e) => e.reason === 'DeadlineExceeded'), 5000);
+  await waitFor(() => [...rt.containers.values()].every((c) => c.state === 'CONTAINER_EXITED'), 5000);
+  const creates = rt.count('CreateContainer');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(rt.count('CreateContainer'), creates, 'not started again');
+  const st = computePodStatus({ pod: p, state: w.lastState!, waiting: w.waiting, hostIP: '10.1.1.1', startTime: 'x', evicted: w.evicted });
+  assert.equal(st.phase, 'Failed');
+  assert.equal(st.reason, 'DeadlineExceeded');
+  assert.equal(st.message, 'Pod was active on the node longer than the specified deadline');
 });

@@ -270,10 +270,10 @@ export class Kubelet {
   private reportStatus(w: PodWorker): void {
     if (!this.status || !w.lastState) return;
     const source = w.pod.metadata?.annotations?.[ANN_CONFIG_SOURCE];
-    if (source === 'api') return this.status.update(w.pod, w.lastState, w.waiting);
+    if (source === 'api') return this.status.update(w.pod, w.lastState, w.waiting, w.evicted);
     if (source !== 'file' && source !== 'http') return;
     const m = this.mirrors.find((x) => x.metadata.namespace === w.pod.metadata!.namespace && x.metadata.name === w.pod.metadata!.name && !x.metadata.deletionTimestamp);
-    if (m) this.status.update({ ...w.pod, metadata: { ...w.pod.metadata, uid: m.metadata.uid }, status: m.status }, w.lastState, w.waiting);
+    if (m) this.status.update({ ...w.pod, metadata: { ...w.pod.metadata, uid: m.metadata.uid }, status: m.status }, w.lastState, w.waiting, w.evicted);
   }
 
   private spawnWorker(uid: string, pod: Pod): PodWorker {

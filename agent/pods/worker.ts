@@ -16,6 +16,7 @@ import { containerMounts, MountError, podDir, type SetUpVolume, type VolumeManag
 import { SubPathError } from '../volumes/subpath.js';
 import { terminationMessageMount } from './termination-message.js';
 import { runHook } from './hooks.js';
+import { needsImageUser, NonRootError, verifyRunAsNonRoot } from './non-root.js';
 import { containerEnv, EnvError } from './env.js';
 import { DownwardError, type DownwardContext } from './downward-api.js';
 import type { KObj } from '../../kube/client.js';
@@ -53,6 +54,10 @@ export class PodWorker {
   readonly waiting = new Map<string, Waiting>();
   lastState: PodRuntimeState | undefined;
   syncCount = 0;
+  /** Set when the kubelet ended the pod itself (activeDeadlineSeconds): it is killed and never started again. */
+  evicted: { reason: string; message: string } | undefined;
+  /** When the pod became active on this node (status.startTime, else when this worker began). */
+  private readonly activeSince: number;
   private dirty = false;
   private running: Promise<void> | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
@@ -68,7 +73,10 @@ export class PodWorker {
     public pod: Pod,
     private readonly d: WorkerDeps,
     private readonly onTerminated: (w: PodWorker) => void = () => {},
-  ) {}
+  ) {
+    const st = Date.parse(String(pod.status?.startTime ?? ''));
+    this.activeSince = Number.isFinite(st) ? st : Date.now();
+  }
 
   get fullName(): string {
     return `${this.pod.metadata!.namespace!}/${this.pod.metadata!.name!}`;
@@ -154,6 +162,7 @@ export class PodWorker {
     const label = this.fullName;
     const state = await readPodState(this.d.cri, this.uid, label);
     this.lastState = state;
+    if (await this.enforceActiveDeadline(state)) return;
     const actions = computePodActions(this.pod, state, this.d.probes);
     const grace = this.pod.spec?.terminationGracePeriodSeconds ?? 30;
 
@@ -205,6 +214,26 @@ export class PodWorker {
     if (actions.createSandbox || actions.nextInit || actions.containersToStart.length > 0) this.lastState = await readPodState(this.d.cri, this.uid, label);
   }
 
+  /** activeDeadlineSeconds (upstream's active deadline handler): past it the pod is killed, Failed/DeadlineExceeded. */
+  private async enforceActiveDeadline(state: PodRuntimeState): Promise<boolean> {
+    const deadline = this.pod.spec?.activeDeadlineSeconds;
+    if (!this.evicted && (deadline === undefined || deadline === null)) return false;
+    if (!this.evicted) {
+      const left = this.activeSince + deadline! * 1000 - Date.now();
+      if (left > 0) {
+        this.wakeIn(left);
+        return false;
+      }
+      this.evicted = { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' };
+      this.d.events.event(this.ref, 'Normal', 'DeadlineExceeded', this.evicted.message);
+    }
+    if (state.containers.some((c) => c.state === 'running' || c.state === 'created') || state.sandboxes.some((s) => s.ready)) {
+      await this.stopAll(state, this.pod.spec?.terminationGracePeriodSeconds ?? 30, true);
+      this.lastState = await readPodState(this.d.cri, this.uid, this.fullName);
+    }
+    return true;
+  }
+
   private backoffKey(c: Container): string {
     return `${this.uid}/${c.name}/${containerHash(c)}`;
   }
@@ -237,12 +266,17 @@ export class PodWorker {
     let env: Map<string, string>;
     let mounts: Awaited<ReturnType<typeof containerMounts>>;
     try {
+      if (needsImageUser(this.pod, c) || verifyRunAsNonRoot(this.pod, c, {})) {
+        const img = needsImageUser(this.pod, c) ? await this.d.cri.imageStatus(imageRef, label) : null;
+        const why = verifyRunAsNonRoot(this.pod, c, { uid: img?.uid?.value, username: img?.username });
+        if (why) throw new NonRootError(why);
+      }
       env = await containerEnv(this.pod, c, this.d.volumes.objects, this.downwardContext(podIP), this.d.services());
       mounts = await containerMounts(podDir(this.d.volumes.rootDir, this.uid), c, volumes);
       const term = await terminationMessageMount(podDir(this.d.volumes.rootDir, this.uid), c.name, c.terminationMessagePath);
       if (term) mounts.push(term);
     } catch (e) {
-      if (!(e instanceof EnvError || e instanceof DownwardError || e instanceof SubPathError)) throw e;
+      if (!(e instanceof EnvError || e instanceof DownwardError || e instanceof SubPathError || e instanceof NonRootError)) throw e;
       // upstream: CreateContainerConfigError, retried on the next sync.
       this.waiting.set(c.name, { reason: 'CreateContainerConfigError', message: e.message });
       this.d.events.event(ref, 'Warning', 'Failed', `Error: ${e.message}`);

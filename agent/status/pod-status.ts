@@ -101,6 +101,8 @@ export interface StatusInput {
   hostIP: string;
   startTime: string;
   probes?: ProbeStatus;
+  /** The kubelet ended the pod itself (activeDeadlineSeconds): the phase is Failed with this reason and message. */
+  evicted?: { reason: string; message: string };
 }
 
 /** The status without transition times; the status manager adds and keeps those. */
@@ -109,7 +111,7 @@ export function computePodStatus(i: StatusInput): Obj {
   const init = (spec.initContainers ?? []).map((c) => containerStatus(c, i.state, i.waiting.get(c.name)));
   for (const s of init) s.ready = !!(s.state.terminated && s.state.terminated.exitCode === 0);
   const main = spec.containers.map((c) => containerStatus(c, i.state, i.waiting.get(c.name), i.probes));
-  const phase = podPhase(i.pod, init, main);
+  const phase = i.evicted ? 'Failed' : podPhase(i.pod, init, main);
   const sandbox = i.state.sandboxes[0];
   const sandboxUp = !!sandbox?.ready && (spec.hostNetwork === true || !!sandbox.ip);
   const podIP = spec.hostNetwork ? i.hostIP : sandbox?.ready ? sandbox.ip : '';
@@ -126,6 +128,7 @@ export function computePodStatus(i: StatusInput): Obj {
   ];
   return {
     phase,
+    ...(i.evicted ? { reason: i.evicted.reason, message: i.evicted.message } : {}),
     conditions,
     hostIP: i.hostIP,
     hostIPs: i.hostIP ? [{ ip: i.hostIP }] : [],

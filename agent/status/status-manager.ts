@@ -39,7 +39,7 @@ export class StatusManager {
   ) {}
 
   /** Compute the status from the latest runtime state; post it if it changed. */
-  update(pod: Pod, state: PodRuntimeState, waiting: Map<string, Waiting>): void {
+  update(pod: Pod, state: PodRuntimeState, waiting: Map<string, Waiting>, evicted?: { reason: string; message: string }): void {
     const uid = pod.metadata!.uid!;
     let e = this.pods.get(uid);
     if (!e) {
@@ -48,7 +48,7 @@ export class StatusManager {
     }
     e.pod = pod;
     const probes: ProbeStatus | undefined = this.probes && { ready: (n, id) => this.probes!.ready(pod, n, id), started: (n, id) => this.probes!.started(pod, n, id) };
-    const status = computePodStatus({ pod, state, waiting, hostIP: this.hostIP, startTime: e.startTime, probes });
+    const status = computePodStatus({ pod, state, waiting, hostIP: this.hostIP, startTime: e.startTime, probes, evicted });
     // A terminal phase is final: containers removed later (GC, a kubelet restart) must not turn it back.
     const posted = pod.status?.phase;
     if ((posted === 'Succeeded' || posted === 'Failed') && status.phase !== posted) return;
