@@ -35,7 +35,7 @@ export function e2eSkipReason(): string | undefined {
 }
 
 let images: Promise<BuiltImage[]> | undefined;
-function builtImages(): Promise<BuiltImage[]> {
+export function builtImages(): Promise<BuiltImage[]> {
   images ??= Promise.resolve().then(() => {
     const dir = path.join(E2E_ROOT, 'images');
     fs.mkdirSync(dir, { recursive: true });

@@ -6,11 +6,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { APP_IMAGE, e2eSkipReason } from './harness.js';
-import { waitFor } from './proc.js';
+import { APP_IMAGE, builtImages, e2eSkipReason } from './harness.js';
+import { sh, start, stopPid, waitFor } from './proc.js';
+import { registryConfig } from '../cli/containerd-config.js';
+import { pushImage } from '../images/build.js';
 import { clusterSkip, TestCluster } from './cluster.js';
 
 const skip = clusterSkip(e2eSkipReason());
+const AUTH_REGISTRY = '127.0.0.1:5001';
 
 describe('pod spec: hooks, termination messages, liveness backoff', { skip, timeout: 8 * 60_000 }, () => {
   const cluster = new TestCluster();
@@ -76,5 +79,34 @@ describe('pod spec: hooks, termination messages, liveness backoff', { skip, time
     assert.match(cluster.kubectl(['get', 'pod', 'deadline']), /deadline\s+0\/1\s+/);
     await waitFor(() => get('nonroot', '{.status.containerStatuses[0].state.waiting.reason}') === 'CreateContainerConfigError', 60_000, 500, 'CreateContainerConfigError');
     assert.match(get('nonroot', '{.status.containerStatuses[0].state.waiting.message}'), /^container has runAsNonRoot and image will run as root \(pod: "nonroot_default\(.+\)", container: c\)$/);
+  });
+
+  test('an image behind registry basic auth is pulled with an imagePullSecret, and refused without it', async () => {
+    const d = path.join(cluster.node.dir, 'authreg');
+    fs.mkdirSync(path.join(d, 'data'), { recursive: true });
+    const hash = sh('/usr/bin/python3', ['-c', 'import crypt; print(crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH)))']).trim();
+    fs.writeFileSync(path.join(d, 'htpasswd'), `alice:${hash}\n`);
+    fs.writeFileSync(path.join(d, 'registry.yml'), `${registryConfig(path.join(d, 'data'), AUTH_REGISTRY)}auth:\n  htpasswd:\n    realm: tskube\n    path: ${path.join(d, 'htpasswd')}\n`);
+    const reg = start('docker-registry', ['serve', path.join(d, 'registry.yml')], path.join(d, 'registry.log'), { netns: cluster.node.netns });
+    try {
+      await waitFor(() => sh('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', `http://${AUTH_REGISTRY}/v2/`], { netns: cluster.node.netns, allowFail: true }) === '401', 20_000, 200, 'auth registry');
+      const certs = path.join(cluster.node.dir, 'certs.d', AUTH_REGISTRY);
+      fs.mkdirSync(certs, { recursive: true });
+      fs.writeFileSync(path.join(certs, 'hosts.toml'), `server = "http://${AUTH_REGISTRY}"\n\n[host."http://${AUTH_REGISTRY}"]\n  capabilities = ["pull", "resolve"]\n`);
+      const app = (await builtImages()).find((i) => i.name === 'tskube/app')!;
+      pushImage(app, AUTH_REGISTRY, `/run/netns/${cluster.node.netns}`, 'alice:s3cret');
+      const image = `${AUTH_REGISTRY}/tskube/app:${app.tag}`;
+      cluster.kubectl(['create', 'secret', 'docker-registry', 'regcred', `--docker-server=${AUTH_REGISTRY}`, '--docker-username=alice', '--docker-password=s3cret']);
+      const p = (name: string, secrets: object[]) => cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { imagePullSecrets: secrets, terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image, command: ['sleep', '3600'] }] } });
+      p('anon', []);
+      p('withsecret', [{ name: 'regcred' }]);
+      await waitFor(() => get('withsecret', '{.status.phase}') === 'Running', 60_000, 500, 'pulled with the secret').catch((e: Error) => {
+        throw new Error(`${e.message}: ${get('withsecret', '{.status.containerStatuses[0].state}')} ${cluster.kubectl(['get', 'events', '--field-selector', 'involvedObject.name=withsecret'])}`);
+      });
+      await waitFor(() => /ErrImagePull|ImagePullBackOff/.test(get('anon', '{.status.containerStatuses[0].state.waiting.reason}')), 60_000, 500, 'refused without it');
+      assert.match(get('anon', '{.status.containerStatuses[0].state.waiting.message}'), /401|unauthorized|authorization/i);
+    } finally {
+      await stopPid(reg.pid, 5000);
+    }
   });
 });

@@ -60,8 +60,8 @@ export function buildImage(spec: ImageSpec, workDir: string): BuiltImage {
 }
 
 /** Push with skopeo to a plain-HTTP registry (e.g. 127.0.0.1:5000 inside a test namespace). */
-export function pushImage(img: BuiltImage, registry: string, nsenterNet?: string): void {
-  const args = ['copy', '--quiet', '--dest-tls-verify=false', `oci:${img.layout}:${img.tag}`, `docker://${registry}/${img.name}:${img.tag}`];
+export function pushImage(img: BuiltImage, registry: string, nsenterNet?: string, creds?: string): void {
+  const args = ['copy', '--quiet', '--dest-tls-verify=false', ...(creds ? ['--dest-creds', creds] : []), `oci:${img.layout}:${img.tag}`, `docker://${registry}/${img.name}:${img.tag}`];
   if (nsenterNet) execFileSync('nsenter', [`--net=${nsenterNet}`, 'skopeo', ...args], { stdio: 'pipe', timeout: 120_000 });
   else execFileSync('skopeo', args, { stdio: 'pipe', timeout: 120_000 });
 }

@@ -169,8 +169,8 @@ export class CriClient {
     const r = await this.call<T.ImageStatusRequest, T.ImageStatusResponse>(this.image, 'ImageStatus', { image: { image }, verbose: false }, pod);
     return r.image;
   }
-  async pullImage(image: string, sandboxConfig: T.PodSandboxConfigIn | null, pod?: string): Promise<string> {
-    const r = await this.call<T.PullImageRequest, T.PullImageResponse>(this.image, 'PullImage', { image: { image }, sandbox_config: sandboxConfig }, pod, 10 * 60_000);
+  async pullImage(image: string, sandboxConfig: T.PodSandboxConfigIn | null, pod?: string, auth?: T.AuthConfig): Promise<string> {
+    const r = await this.call<T.PullImageRequest, T.PullImageResponse>(this.image, 'PullImage', { image: { image }, sandbox_config: sandboxConfig, ...(auth ? { auth } : {}) }, pod, 10 * 60_000);
     return r.image_ref;
   }
   async listImages(): Promise<T.Image[]> {

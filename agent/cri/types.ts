@@ -25,6 +25,7 @@ export type { ImageStatusRequest } from '../../proto/gen/runtime/v1/ImageStatusR
 export type { ImageStatusResponse__Output as ImageStatusResponse } from '../../proto/gen/runtime/v1/ImageStatusResponse.js';
 export type { Image__Output as Image } from '../../proto/gen/runtime/v1/Image.js';
 export type { PullImageRequest } from '../../proto/gen/runtime/v1/PullImageRequest.js';
+export type { AuthConfig } from '../../proto/gen/runtime/v1/AuthConfig.js';
 export type { PullImageResponse__Output as PullImageResponse } from '../../proto/gen/runtime/v1/PullImageResponse.js';
 export type { ListImagesRequest } from '../../proto/gen/runtime/v1/ListImagesRequest.js';
 export type { ListImagesResponse__Output as ListImagesResponse } from '../../proto/gen/runtime/v1/ListImagesResponse.js';

@@ -17,6 +17,7 @@ import { SubPathError } from '../volumes/subpath.js';
 import { terminationMessageMount } from './termination-message.js';
 import { runHook } from './hooks.js';
 import { needsImageUser, NonRootError, verifyRunAsNonRoot } from './non-root.js';
+import { credentialsFor } from './pull-secrets.js';
 import { containerEnv, EnvError } from './env.js';
 import { DownwardError, type DownwardContext } from './downward-api.js';
 import type { KObj } from '../../kube/client.js';
@@ -364,7 +365,7 @@ export class PodWorker {
     this.d.events.event(ref, 'Normal', 'Pulling', `Pulling image "${image}"`);
     const t0 = Date.now();
     try {
-      const imageRef = await this.d.cri.pullImage(image, sandboxConfig, label);
+      const imageRef = await this.pullWithSecrets(image, sandboxConfig);
       const took = formatDuration(Date.now() - t0);
       const st = await this.d.cri.imageStatus(imageRef, label).catch(() => null);
       this.d.events.event(ref, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${took} (${took} including waiting). Image size: ${st?.size ?? 0} bytes.`);
@@ -379,6 +380,33 @@ export class PodWorker {
       this.wakeIn(this.d.imageBackoff.get(key));
       return undefined;
     }
+  }
+
+  /**
+   * PullImage with the pod's imagePullSecrets, as upstream: each matching credential in turn (best match first) until
+   * one works, anonymously when none matches. Secrets that cannot be read are reported and left out.
+   */
+  private async pullWithSecrets(image: string, sandboxConfig: PodSandboxConfigIn): Promise<string> {
+    const names = (this.pod.spec?.imagePullSecrets ?? []).map((s) => s.name).filter((n): n is string => !!n);
+    const secrets: KObj[] = [];
+    const missing: string[] = [];
+    for (const n of names) {
+      const s = await this.d.volumes.objects.secret(this.pod.metadata!.namespace!, n).catch(() => undefined);
+      if (s) secrets.push(s);
+      else missing.push(`"${n}"`);
+    }
+    if (missing.length) this.d.events.event(this.ref, 'Warning', 'FailedToRetrieveImagePullSecret', `Unable to retrieve some image pull secrets (${missing.join(', ')}); attempting to pull the image may not succeed.`);
+    const creds = credentialsFor(image, secrets);
+    if (!creds.length) return this.d.cri.pullImage(image, sandboxConfig, this.fullName);
+    let last: unknown;
+    for (const auth of creds) {
+      try {
+        return await this.d.cri.pullImage(image, sandboxConfig, this.fullName, auth);
+      } catch (e) {
+        last = e;
+      }
+    }
+    throw last;
   }
 
   /** Stop running containers in parallel, then the sandboxes. */
