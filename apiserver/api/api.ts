@@ -273,7 +273,7 @@ export class Api {
     let { items, rv } = this.store.list(storagePrefix(r, ns));
     if (opts.exactResourceVersion !== undefined && opts.exactResourceVersion !== rv) {
       const at = opts.exactResourceVersion;
-      items = [...this.stateAt(storagePrefix(r, ns), at).values()].sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name}`));
+      items = [...this.stateAt(r, storagePrefix(r, ns), at).values()].sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name}`));
       rv = at;
     }
     let start = '';
@@ -501,20 +501,15 @@ export class Api {
   }
 
   /** Objects under prefix as they were at rv, by storage key; throws 410 Expired when the history does not reach back. */
-  private stateAt(prefix: string, rv: number): Map<string, Obj> {
+  private stateAt(r: ResourceDef, prefix: string, rv: number): Map<string, Obj> {
     const state = new Map<string, Obj>();
-    for (const o of this.store.list(prefix).items) state.set(this.keyOf(o), o);
+    for (const o of this.store.list(prefix).items) state.set(storageKey(r, o.metadata.namespace ?? '', o.metadata.name), o);
     // Walk history backwards to the object versions as of rv.
     for (const e of [...this.historySince(prefix, rv)].reverse()) {
       if (e.type === 'ADDED') state.delete(e.key);
       else state.set(e.key, e.prev!);
     }
     return state;
-  }
-
-  private keyOf(o: Obj): string {
-    const r = RESOURCES.find((x) => x.kind === o.kind && apiVersionOf(x) === o.apiVersion);
-    return r ? storageKey(r, o.metadata.namespace ?? '', o.metadata.name) : `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
   }
 
   private historySince(prefix: string, rv: number): StoreEvent[] {
@@ -546,7 +541,7 @@ export class Api {
     const current = this.store.list(prefix).items;
     if (rv > 0) {
       const touched = new Set(replay.map((e) => e.key));
-      for (const [k, o] of this.stateAt(prefix, rv)) if (touched.has(k) && match(o)) matched.add(o.metadata.uid);
+      for (const [k, o] of this.stateAt(r, prefix, rv)) if (touched.has(k) && match(o)) matched.add(o.metadata.uid);
       for (const o of current) if (!touched.has(storageKey(r, o.metadata.namespace ?? '', o.metadata.name)) && match(o)) matched.add(o.metadata.uid);
     }
     const onEvent = (e: StoreEvent): void => {
