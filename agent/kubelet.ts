@@ -149,11 +149,14 @@ export class Kubelet {
     if (this.o.manifestURL) this.expectedSources.add('http');
     if (this.o.client) this.expectedSources.add('api');
     if (this.o.manifestPath) {
+      // What runs already (the PLEG has not relisted yet), so that of two files defining one pod the running one keeps it.
+      const running = new Set((await this.o.cri.listPodSandbox().catch(() => [])).filter((s) => s.state === 'SANDBOX_READY').map((s) => s.labels[L_POD_UID] ?? ''));
       const fs = new FileSource({
         path: this.o.manifestPath,
         nodeName: this.o.node.nodeName,
         checkFrequencyMs: this.o.fileCheckFrequencyMs,
         log: this.o.log,
+        running: (uid) => this.workers.has(uid) || running.has(uid),
         onSet: (pods) => this.setSource('file', pods),
       });
       this.sources.push(fs);

@@ -154,3 +154,30 @@ test('a file rewritten in place to the same content (truncate, then write) resta
     await src.queueScan();
     assert.deepEqual(sets.at(-1), []);
   }));
+
+test('two files defining one pod: the one already running keeps it, whatever the sort order (upstream keeps the first seen)', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-fs-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'a.yaml'), podYaml('web', 'sleep 1'));
+    fs.writeFileSync(path.join(dir, 'b.yaml'), podYaml('web', 'sleep 2'));
+    const first: Pod[][] = [];
+    const probe = new FileSource({ path: dir, nodeName: 'n1', log: memoryLogger(), onSet: (p) => first.push(p), checkFrequencyMs: 60_000 });
+    await probe.start();
+    probe.stop();
+    const fromA = first.at(-1)![0]!;
+    assert.match(fromA.spec!.containers[0]!.command!.join(' '), /sleep 1/, 'sort order alone: a.yaml');
+    const sets: Pod[][] = [];
+    const log = memoryLogger();
+    const bUid = new Set<string>();
+    const src = new FileSource({ path: dir, nodeName: 'n1', log, onSet: (p) => sets.push(p), checkFrequencyMs: 60_000, running: (uid) => bUid.has(uid) });
+    // The pod from b.yaml is the one running (the kubelet restarted after b.yaml won).
+    const { parseManifest } = await import('./manifest.js');
+    bUid.add(parseManifest(fs.readFileSync(path.join(dir, 'b.yaml')), path.join(dir, 'b.yaml'), 'file', 'n1').pods[0]!.metadata!.uid!);
+    await src.start();
+    src.stop();
+    assert.match(sets.at(-1)![0]!.spec!.containers[0]!.command!.join(' '), /sleep 2/);
+    assert.ok(log.lines.some((l) => l.includes('a.yaml: Pod "default/web-n1": metadata.name: Duplicate value: already defined in') && l.includes('b.yaml')));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

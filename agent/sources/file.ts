@@ -16,6 +16,8 @@ export interface FileSourceOptions {
   debounceMs?: number;
   /** How long a just-written file that lost pods (truncated, half-written) keeps its old pods before that counts. */
   settleMs?: number;
+  /** Whether a pod UID is already running: of two files defining one pod, the running one keeps it (upstream keeps the first seen). */
+  running?: (uid: string) => boolean;
   log: Logger;
   onSet: (pods: Pod[]) => void;
 }
@@ -149,18 +151,20 @@ export class FileSource {
 
   private emit(): void {
     const pods: Pod[] = [];
-    const names = new Map<string, string>();
-    for (const [file, st] of this.files) {
-      for (const pod of st.pods) {
-        const key = `${pod.metadata!.namespace!}/${pod.metadata!.name!}`;
-        const other = names.get(key);
-        if (other) {
-          this.o.log.error(`static pod manifest rejected: ${file}: Pod "${key}": metadata.name: Duplicate value: already defined in ${other}`);
-          continue;
-        }
-        names.set(key, file);
-        pods.push(pod);
+    const names = new Map<string, { file: string }>();
+    // A pod that is already running wins over a file earlier in sort order (after a kubelet restart the first file
+    // seen is not known; the runtime says which one it was).
+    const entries = [...this.files].flatMap(([file, st]) => st.pods.map((pod) => ({ file, pod })));
+    const running = (p: Pod): boolean => this.o.running?.(p.metadata!.uid!) ?? false;
+    for (const { file, pod } of [...entries.filter((e) => running(e.pod)), ...entries.filter((e) => !running(e.pod))]) {
+      const key = `${pod.metadata!.namespace!}/${pod.metadata!.name!}`;
+      const other = names.get(key);
+      if (other) {
+        this.o.log.error(`static pod manifest rejected: ${file}: Pod "${key}": metadata.name: Duplicate value: already defined in ${other.file}`);
+        continue;
       }
+      names.set(key, { file });
+      pods.push(pod);
     }
     const key = pods.map((p) => p.metadata!.uid!).sort().join(',');
     if (key === this.lastSetKey) return;
