@@ -158,7 +158,7 @@ describe('security replay on a tskube up node', { skip, timeout: 15 * 60_000 }, 
     assert.match(n.kubectlFails(['label', 'cm', 'kube-root-ca.crt', `big=${'x'.repeat(100)}`]), /must be no more than 63 characters/);
   });
 
-  test('what held before still holds: anonymous, forged certificates, the kubelet API mapping, NodeRestriction labels, no weak TLS suites', () => {
+  test('what held before still holds: anonymous, bogus tokens, forged certificates, the kubelet API mapping and paths, node-to-node writes, NodeRestriction labels, no old TLS or weak suites', () => {
     assert.match(curl(['-k', `${n.server}/api/v1/namespaces/default/secrets`]), /"code":\s*401/);
     // A certificate claiming system:masters from a CA the apiserver does not trust.
     const forged = path.join(n.dir, 'forged');
@@ -175,10 +175,20 @@ describe('security replay on a tskube up node', { skip, timeout: 15 * 60_000 }, 
     assert.match(curl(['-k', '--cert', cert, '--key', key, `https://${n.nodeIP}:10250/pods`]), /Forbidden|forbidden/);
     // A node may not give itself a restricted label.
     assert.match(n.kubectlFails(['label', 'node', n.name, 'node-role.kubernetes.io/control-plane='], { kubeconfig: path.join(n.pki, `node-${n.name}.kubeconfig`) }), /is not allowed to modify labels: node-role\.kubernetes\.io\/control-plane/);
-    // No suite without forward secrecy on :6443 or :10250.
+    // A bogus bearer token is 401, not anonymous.
+    assert.match(curl(['-k', '-H', 'Authorization: Bearer not-a-token', `${n.server}/api/v1/namespaces/default/pods`]), /"code":\s*401/);
+    // Path traversal on the kubelet API, as the cluster admin: never a host file.
+    const traversal = curl(['-k', '--path-as-is', '--cert', path.join(n.pki, 'pki', 'admin.crt'), '--key', path.join(n.pki, 'pki', 'admin.key'), `https://${n.nodeIP}:10250/containerLogs/default/x/../../../../../../etc/passwd`]);
+    assert.doesNotMatch(traversal, /root:x:0:0/);
+    // A node may not write another node.
+    n.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'other-node' } }) });
+    assert.match(n.kubectlFails(['label', 'node', 'other-node', 'x=y'], { kubeconfig: path.join(n.pki, `node-${n.name}.kubeconfig`) }), /node "up-node" is not allowed to modify node "other-node"/);
+    // No TLS older than 1.2, and no suite without forward secrecy, on :6443 or :10250.
     for (const port of [6443, 10250]) {
       const weak = sh('openssl', ['s_client', '-connect', `${n.nodeIP}:${port}`, '-tls1_2', '-cipher', 'AES128-SHA'], { netns: n.netns, allowFail: true, input: '' });
       assert.doesNotMatch(weak, /Cipher is AES128-SHA/, `port ${port}`);
+      const old = sh('openssl', ['s_client', '-connect', `${n.nodeIP}:${port}`, '-tls1_1'], { netns: n.netns, allowFail: true, input: '' });
+      assert.doesNotMatch(old, /Protocol\s*:\s*TLSv1\.1/, `port ${port}`);
     }
   });
 });
