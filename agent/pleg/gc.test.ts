@@ -32,3 +32,12 @@ test('the newest sandbox of a live pod stays even when not ready', () => {
   assert.deepEqual(selectGarbage(snap, new Set(['u1'])).sandboxes, []);
   assert.deepEqual(selectGarbage(snap, new Set()).sandboxes, ['only']);
 });
+
+test('containers stuck in created go, unless one is the newest instance of a live pod (it may be starting) (issue 16)', () => {
+  const snap: RuntimeSnapshot = {
+    at: 0,
+    sandboxes: [s('sb-u1', 'u1', 'SANDBOX_READY', 1)],
+    containers: [c('stuck', 'u1', 'a', 'CONTAINER_CREATED', 1), c('prev', 'u1', 'a', 'CONTAINER_EXITED', 2), c('cur', 'u1', 'a', 'CONTAINER_RUNNING', 3), c('starting', 'u1', 'b', 'CONTAINER_CREATED', 5), c('orphan', 'u9', 'a', 'CONTAINER_CREATED', 1, 'sb-u9')],
+  };
+  assert.deepEqual(selectGarbage(snap, new Set(['u1'])).containers.sort(), ['orphan', 'stuck']);
+});

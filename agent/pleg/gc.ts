@@ -1,6 +1,6 @@
 // Garbage collection choices, kept pure: keep the newest exited instance of
-// each container (for `logs --previous`), drop older ones, and drop dead
-// sandboxes that no longer hold containers.
+// each container (for `logs --previous`), drop older ones and containers
+// stuck in created, and drop dead sandboxes that no longer hold containers.
 import type { RuntimeSnapshot } from './relist.js';
 import { L_CONTAINER_NAME, L_POD_UID } from '../pods/labels.js';
 
@@ -14,10 +14,10 @@ export function selectGarbage(snap: RuntimeSnapshot, active: Set<string>): Garba
   const containers: string[] = [];
   const byKey = new Map<string, RuntimeSnapshot['containers']>();
   for (const c of snap.containers) {
-    if (c.state !== 'CONTAINER_EXITED') continue;
     const uid = c.labels[L_POD_UID] ?? '';
     if (!active.has(uid)) {
-      containers.push(c.id);
+      // Nobody owns it: anything not running goes (a container stuck in created included).
+      if (c.state === 'CONTAINER_EXITED' || c.state === 'CONTAINER_CREATED') containers.push(c.id);
       continue;
     }
     const key = `${uid}/${c.labels[L_CONTAINER_NAME] ?? ''}`;
@@ -25,9 +25,12 @@ export function selectGarbage(snap: RuntimeSnapshot, active: Set<string>): Garba
     l.push(c);
     byKey.set(key, l);
   }
+  // Per container of a live pod: the newest instance stays (it may be starting), and so does the newest exited one
+  // (`logs --previous`); older exited instances and containers stuck in created go.
   for (const l of byKey.values()) {
     l.sort((a, b) => Number(b.created_at) - Number(a.created_at));
-    containers.push(...l.slice(1).map((c) => c.id));
+    const newestExited = l.find((c) => c.state === 'CONTAINER_EXITED');
+    for (const c of l.slice(1)) if (c !== newestExited && (c.state === 'CONTAINER_EXITED' || c.state === 'CONTAINER_CREATED')) containers.push(c.id);
   }
   const removed = new Set(containers);
   const holding = new Set(snap.containers.filter((c) => !removed.has(c.id)).map((c) => c.pod_sandbox_id));
