@@ -97,14 +97,17 @@ describe('pod spec: hooks, termination messages, liveness backoff', { skip, time
       pushImage(app, AUTH_REGISTRY, `/run/netns/${cluster.node.netns}`, 'alice:s3cret');
       const image = `${AUTH_REGISTRY}/tskube/app:${app.tag}`;
       cluster.kubectl(['create', 'secret', 'docker-registry', 'regcred', `--docker-server=${AUTH_REGISTRY}`, '--docker-username=alice', '--docker-password=s3cret']);
-      const p = (name: string, secrets: object[]) => cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { imagePullSecrets: secrets, terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image, command: ['sleep', '3600'] }] } });
+      // Always: a node that has the image already would otherwise run it without asking the registry (as upstream).
+      const p = (name: string, secrets: object[]) => cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { imagePullSecrets: secrets, terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image, imagePullPolicy: 'Always', command: ['sleep', '3600'] }] } });
       p('anon', []);
       p('withsecret', [{ name: 'regcred' }]);
       await waitFor(() => get('withsecret', '{.status.phase}') === 'Running', 60_000, 500, 'pulled with the secret').catch((e: Error) => {
         throw new Error(`${e.message}: ${get('withsecret', '{.status.containerStatuses[0].state}')} ${cluster.kubectl(['get', 'events', '--field-selector', 'involvedObject.name=withsecret'])}`);
       });
       // Refused without it: ErrImagePull or ImagePullBackOff, whose message carries the registry's 401.
-      await waitFor(() => /ErrImagePull|ImagePullBackOff/.test(get('anon', '{.status.containerStatuses[0].state.waiting.reason}')) && /401|unauthorized/i.test(get('anon', '{.status.containerStatuses[0].state.waiting.message}')), 60_000, 500, 'refused without it');
+      await waitFor(() => /ErrImagePull|ImagePullBackOff/.test(get('anon', '{.status.containerStatuses[0].state.waiting.reason}')) && /401|unauthorized/i.test(get('anon', '{.status.containerStatuses[0].state.waiting.message}')), 60_000, 500, 'refused without it').catch((e: Error) => {
+        throw new Error(`${e.message}: ${get('anon', '{.status.containerStatuses[0].state}')}`);
+      });
       assert.notEqual(get('anon', '{.status.phase}'), 'Running');
     } finally {
       await stopPid(reg.pid, 5000);
