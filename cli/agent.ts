@@ -23,6 +23,8 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
   const cri = new CriClient({ endpoint: cfg.containerRuntimeEndpoint });
   const hostIP = cfg.nodeIP || firstIPv4();
   const client = cfg.kubeconfig ? new KubeClient(loadKubeconfig(cfg.kubeconfig)) : undefined;
+  // The Lease gets its own connection, as upstream's heartbeat client: status patches and volume reads cannot hold it up.
+  const heartbeat = cfg.kubeconfig ? new KubeClient(loadKubeconfig(cfg.kubeconfig)) : undefined;
   let nodeSync: NodeSync | undefined;
   const metrics = new KubeletMetrics();
   const kubelet = new Kubelet({
@@ -45,6 +47,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     nodeSync = startNodeSync(client, cri, cfg.nodeName, hostIP, log, {
       maxPods: cfg.maxPods,
       leaseDurationSec: cfg.nodeLeaseDurationSeconds,
+      heartbeatClient: heartbeat,
       updateMs: cfg.nodeStatusUpdateFrequencyMs,
       reportMs: cfg.nodeStatusReportFrequencyMs,
       labels: cfg.nodeLabels,
@@ -81,6 +84,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
       await Promise.all([kubelet.stop(), kubeletApi.stop(), local?.close()]);
       cri.close();
       client?.close();
+      heartbeat?.close();
     },
   };
 }

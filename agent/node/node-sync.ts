@@ -37,11 +37,13 @@ export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, m
 export interface NodeSyncOptions extends NodeStatusOptions {
   maxPods?: number;
   leaseDurationSec?: number;
+  /** A client of its own for the Lease (upstream's heartbeat client), so pod traffic cannot starve it. */
+  heartbeatClient?: KubeApi;
 }
 
 export function startNodeSync(client: KubeApi, cri: CriClient, nodeName: string, nodeIP: string, log: Logger, o: NodeSyncOptions = {}): NodeSync {
   const status = new NodeStatusManager(client, runtimeFacts(cri, nodeName, nodeIP, o.maxPods), log, o);
-  const lease = new LeaseHeartbeat(client, nodeName, log, { durationSec: o.leaseDurationSec });
+  const lease = new LeaseHeartbeat(o.heartbeatClient ?? client, nodeName, log, { durationSec: o.leaseDurationSec });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const attempt = async (delay: number): Promise<void> => {

@@ -13,6 +13,8 @@ interface CachedToken {
 
 export class ApiObjects {
   private readonly tokens = new Map<string, CachedToken>();
+  /** The last copy of each ConfigMap and Secret read, by path. */
+  private readonly lastKnown = new Map<string, KObj>();
 
   constructor(private readonly client?: KubeApi) {}
 
@@ -23,9 +25,18 @@ export class ApiObjects {
 
   private async get(path: string, what: string): Promise<KObj | undefined> {
     try {
-      return await this.need(what).get(path);
+      const o = await this.need(what).get(path);
+      this.lastKnown.set(path, o);
+      return o;
     } catch (e) {
-      if (e instanceof KubeApiError && e.code === 404) return undefined;
+      if (e instanceof KubeApiError && e.code === 404) {
+        this.lastKnown.delete(path);
+        return undefined;
+      }
+      // The apiserver is away: the last copy read keeps a crash-looping container restartable (upstream's
+      // cache-based ConfigMap/Secret managers do the same).
+      const cached = this.lastKnown.get(path);
+      if (cached && !(e instanceof MissingObjectError)) return cached;
       throw e;
     }
   }

@@ -69,6 +69,7 @@ export class VolumeManager {
   /** Pods whose API-backed volumes are kept current, with the context their files were made with. */
   private readonly live = new Map<string, { pod: Pod; ctx: DownwardContext }>();
   private timer: NodeJS.Timeout | undefined;
+  private resyncing = false;
 
   get rootDir(): string {
     return this.o.rootDir;
@@ -130,6 +131,17 @@ export class VolumeManager {
 
   /** Rewrites API-backed volumes whose source changed (ConfigMap edits, token rotation). */
   async resync(): Promise<void> {
+    // A slow apiserver can make one pass outlast the period: passes never overlap.
+    if (this.resyncing) return;
+    this.resyncing = true;
+    try {
+      await this.resyncAll();
+    } finally {
+      this.resyncing = false;
+    }
+  }
+
+  private async resyncAll(): Promise<void> {
     for (const [uid, { pod, ctx }] of this.live) {
       for (const v of pod.spec?.volumes ?? []) {
         if (!(v.configMap || v.secret || v.downwardAPI || v.projected)) continue;
