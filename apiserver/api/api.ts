@@ -521,14 +521,6 @@ export class Api {
     }
   }
 
-  /** What would make a watch fail before it starts: bad selectors or resourceVersion (400), too old (410). */
-  checkWatch(r: ResourceDef, ns: string | undefined, opts: ListOptions & { resourceVersion?: string }): void {
-    this.matcher(r, opts);
-    const rv = opts.resourceVersion ? Number(opts.resourceVersion) : 0;
-    if (!Number.isFinite(rv) || rv < 0) throw errors.badRequest(`invalid resource version "${opts.resourceVersion!}"`);
-    if (rv > 0) this.historySince(storagePrefix(r, ns), rv);
-  }
-
   /** Watch events for a resource (optionally one namespace), filtered by selectors, from an RV. */
   watch(r: ResourceDef, ns: string | undefined, opts: ListOptions & { resourceVersion?: string }, fn: (type: string, o: Obj) => void): () => void {
     const match = this.matcher(r, opts);

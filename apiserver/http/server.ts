@@ -50,6 +50,7 @@ export interface ServerOptions {
 const PUBLIC_PATHS = /^\/(api|apis|version|openapi\/v3)(\/.*)?$/;
 
 const RETURN_DELETED = new Set(['pods', 'services', 'namespaces']);
+const WATCH_HEADERS = { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' };
 
 const PATCH_TYPES: Record<string, PatchType> = {
   'application/merge-patch+json': 'merge',
@@ -288,7 +289,7 @@ export class ApiServer {
       }
       case 'DELETE': {
         const opts = await this.deleteOptions(req, q);
-        const { object, deleted } = this.api.runAs(user, () => this.api.delete(r, ns, name, opts), { dryRun: opts.dryRun || dryRun });
+        const { object, deleted } = this.api.runAs(user, () => this.api.delete(r, ns, name, opts), { dryRun: opts.dryRun });
         // As upstream's registries: pods, services and namespaces answer with the object, others with a Status once gone.
         if (deleted && !RETURN_DELETED.has(r.resource)) return this.send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, group: r.group, kind: r.resource, uid: object.metadata?.uid } });
         return this.send(res, 200, object);
@@ -337,23 +338,28 @@ export class ApiServer {
     await this.waitForResourceVersion(rv);
     const table = wantsTable(req);
     const include = includeObject(q);
+    const encode = (type: string, object: Obj): string => JSON.stringify({ type, object: type === 'BOOKMARK' || type === 'ERROR' || !table ? object : toTable(r, [object], {}, include) }) + '\n';
+    // Events the watch replays as it starts come before the headers are out: they wait, in order.
+    let held: string[] | undefined = [];
     const write = (type: string, object: Obj): void => {
-      const obj = type === 'BOOKMARK' || type === 'ERROR' || !table ? object : toTable(r, [object], {}, include);
-      res.write(JSON.stringify({ type, object: obj }) + '\n');
+      if (held) held.push(encode(type, object));
+      else res.write(encode(type, object));
     };
+    let unsubscribe: () => void;
     try {
-      this.api.checkWatch(r, namespace, opts);
+      unsubscribe = this.api.watch(r, namespace, opts, write);
     } catch (e) {
       // As upstream: a watch from a too old resourceVersion starts, then says 410 in an ERROR event; other bad requests are plain errors.
       if (!(e instanceof ApiError && e.code === 410)) throw e;
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
-      res.end(JSON.stringify({ type: 'ERROR', object: e.toStatus() }) + '\n');
+      res.writeHead(200, WATCH_HEADERS);
+      res.end(encode('ERROR', e.toStatus()));
       return;
     }
     // Headers go out at once (upstream flushes them), so clients waiting for the response see a quiet watch start.
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+    res.writeHead(200, WATCH_HEADERS);
     res.flushHeaders();
-    const unsubscribe = this.api.watch(r, namespace, opts, write);
+    for (const line of held) res.write(line);
+    held = undefined;
     const timers: NodeJS.Timeout[] = [];
     const stop = (): void => {
       unsubscribe();
