@@ -5,7 +5,8 @@
 import type { Container, LifecycleHandler, Pod } from 'kubernetes-types/core/v1.js';
 import type { CriClient } from '../cri/client.js';
 import { httpProbe } from '../probes/http-probe.js';
-import { probeHeaders, resolvePort } from '../probes/prober.js';
+import { httpGetURL, probeHeaders } from '../probes/prober.js';
+import { formatPod } from './format.js';
 import { clampDelay } from '../../kube/timers.js';
 
 export interface HookTarget {
@@ -15,11 +16,9 @@ export interface HookTarget {
   podIP: string;
 }
 
-const podDesc = (p: Pod): string => `${p.metadata!.name!}_${p.metadata!.namespace!}(${p.metadata!.uid!})`;
-
 /** Runs one handler within `timeoutSec`; resolves to undefined on success, else upstream's failure message. */
 export async function runHook(h: LifecycleHandler, t: HookTarget, cri: CriClient, timeoutSec: number): Promise<string | undefined> {
-  const where = `for Container ${JSON.stringify(t.container.name)} in Pod ${JSON.stringify(podDesc(t.pod))}`;
+  const where = `for Container ${JSON.stringify(t.container.name)} in Pod ${JSON.stringify(formatPod(t.pod))}`;
   if (h.exec) {
     const cmd = h.exec.command ?? [];
     try {
@@ -33,11 +32,8 @@ export async function runHook(h: LifecycleHandler, t: HookTarget, cri: CriClient
   }
   if (h.httpGet) {
     const g = h.httpGet;
-    const host = g.host || t.podIP;
-    const p = g.path ?? '/';
-    const url = new URL(`${(g.scheme ?? 'HTTP').toLowerCase()}://${host.includes(':') ? `[${host}]` : host}:${resolvePort(g.port, t.container)}${p.startsWith('/') ? p : `/${p}`}`);
-    const r = await httpProbe({ url, headers: probeHeaders(g.httpHeaders), timeoutMs: Math.max(1, timeoutSec) * 1000 });
-    return r.result === 'failure' ? `HTTP lifecycle hook (${p}) ${where} failed - error: ${r.output}, message: ""` : undefined;
+    const r = await httpProbe({ url: httpGetURL(g, t.podIP, t.container), headers: probeHeaders(g.httpHeaders), timeoutMs: Math.max(1, timeoutSec) * 1000 });
+    return r.result === 'failure' ? `HTTP lifecycle hook (${g.path ?? '/'}) ${where} failed - error: ${r.output}, message: ""` : undefined;
   }
   if (h.sleep) {
     await new Promise((r) => setTimeout(r, clampDelay(Math.min(h.sleep!.seconds, timeoutSec) * 1000)));

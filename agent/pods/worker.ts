@@ -18,6 +18,7 @@ import { terminationMessageMount } from './termination-message.js';
 import { runHook } from './hooks.js';
 import { needsImageUser, NonRootError, verifyRunAsNonRoot } from './non-root.js';
 import { credentialsFor } from './pull-secrets.js';
+import { formatPod } from './format.js';
 import { containerEnv, EnvError } from './env.js';
 import { DownwardError, type DownwardContext } from './downward-api.js';
 import type { KObj } from '../../kube/client.js';
@@ -251,9 +252,9 @@ export class PodWorker {
       const key = this.backoffKey(c);
       if (this.d.crashBackoff.inBackoffSince(key, prev.finishedAt)) {
         const delay = this.d.crashBackoff.get(key);
-        const message = `back-off ${formatDuration(delay)} restarting failed container=${c.name} pod=${this.pod.metadata!.name!}_${this.pod.metadata!.namespace!}(${this.uid})`;
+        const message = `back-off ${formatDuration(delay)} restarting failed container=${c.name} pod=${formatPod(this.pod)}`;
         if (this.waiting.get(c.name)?.reason !== 'CrashLoopBackOff') {
-          this.d.events.event(ref, 'Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${this.pod.metadata!.name!}_${this.pod.metadata!.namespace!}(${this.uid})`);
+          this.d.events.event(ref, 'Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${formatPod(this.pod)}`);
         }
         this.waiting.set(c.name, { reason: 'CrashLoopBackOff', message });
         this.wakeIn(this.d.crashBackoff.remaining(key, prev.finishedAt));
@@ -267,14 +268,14 @@ export class PodWorker {
     let env: Map<string, string>;
     let mounts: Awaited<ReturnType<typeof containerMounts>>;
     try {
-      if (needsImageUser(this.pod, c) || verifyRunAsNonRoot(this.pod, c, {})) {
-        const img = needsImageUser(this.pod, c) ? await this.d.cri.imageStatus(imageRef, label) : null;
-        const why = verifyRunAsNonRoot(this.pod, c, { uid: img?.uid?.value, username: img?.username });
-        if (why) throw new NonRootError(why);
-      }
+      // The image's user is only looked up when runAsNonRoot needs it.
+      const img = needsImageUser(this.pod, c) ? await this.d.cri.imageStatus(imageRef, label) : null;
+      const why = verifyRunAsNonRoot(this.pod, c, { uid: img?.uid?.value, username: img?.username });
+      if (why) throw new NonRootError(why);
       env = await containerEnv(this.pod, c, this.d.volumes.objects, this.downwardContext(podIP), this.d.services());
-      mounts = await containerMounts(podDir(this.d.volumes.rootDir, this.uid), c, volumes);
-      const term = await terminationMessageMount(podDir(this.d.volumes.rootDir, this.uid), c.name, c.terminationMessagePath);
+      const dir = podDir(this.d.volumes.rootDir, this.uid);
+      mounts = await containerMounts(dir, c, volumes);
+      const term = await terminationMessageMount(dir, c.name, c.terminationMessagePath);
       if (term) mounts.push(term);
     } catch (e) {
       if (!(e instanceof EnvError || e instanceof DownwardError || e instanceof SubPathError || e instanceof NonRootError)) throw e;

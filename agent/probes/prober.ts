@@ -1,6 +1,6 @@
 // Runs one probe of a container: picks the handler, resolves host and port
 // as upstream's prober does, and retries an errored run up to 3 times.
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, HTTPGetAction, Pod } from 'kubernetes-types/core/v1.js';
 import type { CriClient } from '../cri/client.js';
 import { KUBELET_VERSION } from '../node/node-object.js';
 import { grpcProbe } from './grpc-probe.js';
@@ -39,18 +39,20 @@ export function probeHeaders(list: { name: string; value: string }[] = []): Reco
   return h;
 }
 
+/** The URL of an httpGet action (probes and lifecycle hooks): scheme, host (else the pod IP), port by number or name, path. */
+export function httpGetURL(g: HTTPGetAction, podIP: string, c: Container): URL {
+  const host = g.host || podIP;
+  const p = g.path ?? '/';
+  return new URL(`${(g.scheme ?? 'HTTP').toLowerCase()}://${host.includes(':') ? `[${host}]` : host}:${resolvePort(g.port, c)}${p.startsWith('/') ? p : `/${p}`}`);
+}
+
 /** URL and headers of an httpGet probe, built once per probe spec and pod IP (probes run every second). */
 const httpTargets = new WeakMap<ProbeSpec, { ip: string; url: URL; headers: Record<string, string> }>();
 function httpTarget(spec: ProbeSpec, t: ProbeTarget): { url: URL; headers: Record<string, string> } {
   const hit = httpTargets.get(spec);
   if (hit && hit.ip === t.podIP) return hit;
   const g = spec.httpGet!;
-  const scheme = (g.scheme ?? 'HTTP').toLowerCase();
-  const host = g.host || t.podIP;
-  const port = resolvePort(g.port, t.container);
-  const p = g.path ?? '/';
-  const url = new URL(`${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${p.startsWith('/') ? p : `/${p}`}`);
-  const entry = { ip: t.podIP, url, headers: probeHeaders(g.httpHeaders) };
+  const entry = { ip: t.podIP, url: httpGetURL(g, t.podIP, t.container), headers: probeHeaders(g.httpHeaders) };
   httpTargets.set(spec, entry);
   return entry;
 }
