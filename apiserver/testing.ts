@@ -2,6 +2,8 @@
 // clients for admin and for one node. Agent tests use it as a stand-in for a
 // real apiserver; agent code itself never imports apiserver/.
 import fs from 'node:fs';
+import https from 'node:https';
+import type { ClientRequest, IncomingHttpHeaders } from 'node:http';
 import { after, before } from 'node:test';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,4 +52,32 @@ export function useTestApiServer(nodeName = 'n1', extra: Partial<ApiServerConfig
       return api!.node;
     },
   };
+}
+
+export interface RawReply {
+  code: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  text: string;
+  req: ClientRequest;
+}
+
+/** A raw request as the admin (bodies as given: a string goes out byte for byte), resolving as soon as the headers arrive when `headersOnly`. */
+export function rawRequest(api: TestApiServer, method: string, path: string, o: { body?: unknown; contentType?: string; accept?: string; headersOnly?: boolean; headers?: Record<string, string> } = {}): Promise<RawReply> {
+  const auth = loadKubeconfig(api.srv.kubeconfigs['kubernetes-admin']!);
+  const body = o.body === undefined ? undefined : Buffer.from(typeof o.body === 'string' ? o.body : JSON.stringify(o.body));
+  const headers: Record<string, string | number> = body ? { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': body.length } : {};
+  if (o.accept) headers.Accept = o.accept;
+  Object.assign(headers, o.headers);
+  return new Promise((resolve, reject) => {
+    const req = https.request(`${api.srv.url}${path}`, { method, cert: auth.cert, key: auth.key, ca: auth.ca, headers }, (res) => {
+      const done = (b: Buffer) => resolve({ code: res.statusCode ?? 0, headers: res.headers, body: b, text: b.toString('utf8'), req });
+      if (o.headersOnly) return done(Buffer.alloc(0));
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done(Buffer.concat(chunks)));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

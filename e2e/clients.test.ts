@@ -73,4 +73,60 @@ describe('real clients against tskube apiserver', { skip: pythonSkip(), timeout:
     assert.match(who, /Groups\s+\[system:masters system:authenticated\]/);
     assert.match(as.kubectl(['auth', 'whoami', '--as=alice', '--as-group=devs']), /Username\s+alice\n\s*Groups\s+\[devs system:authenticated\]/);
   });
+
+  test('kubectl explain reads the published schemas; --validate=strict refuses unknown fields, warn drops them; apply -f of a kind: List validates against /openapi/v2', () => {
+    const explain = as.kubectl(['explain', 'pod.spec.containers']);
+    assert.match(explain, /^FIELD: containers <\[\]Container>$/m);
+    assert.match(explain, /^\s+name\t<string> -required-$/m);
+    assert.match(as.kubectl(['explain', 'deployments.spec.strategy.rollingUpdate']), /maxSurge\t<IntOrString>/);
+    const deploy = (extra: string) => `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"typo","namespace":"default"},"spec":{${extra}"selector":{"matchLabels":{"app":"t"}},"template":{"metadata":{"labels":{"app":"t"}},"spec":{"containers":[{"name":"c","image":"x","nodeport":1}]}}}}`;
+    const strict = sh('sh', ['-c', `kubectl --kubeconfig=${as.kubeconfig} apply --validate=strict -f - 2>&1; echo "exit=$?"`], { netns: as.netns, input: deploy('"replicas":1,"foo":"bar",') });
+    assert.match(strict, /Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.foo", unknown field "spec.template.spec.containers\[0\].nodeport"/);
+    assert.match(strict, /exit=1/);
+    const warn = sh('sh', ['-c', `kubectl --kubeconfig=${as.kubeconfig} apply --validate=warn -f - 2>&1`], { netns: as.netns, input: deploy('"foo":"bar",') });
+    assert.match(warn, /^Warning: unknown field "spec.foo"$/m);
+    assert.match(warn, /deployment.apps\/typo created/);
+    const stored = JSON.parse(as.kubectl(['get', 'deploy', 'typo', '-o', 'json'])) as { spec: Record<string, unknown> & { template: { spec: { containers: Record<string, unknown>[] } } } };
+    assert.equal(stored.spec.foo, undefined);
+    assert.equal(stored.spec.template.spec.containers[0]!.nodeport, undefined);
+    assert.equal(stored.spec.template.spec.containers[0]!.image, 'x');
+    const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'l1', namespace: 'default' }, data: { a: '1' } }, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'l2', namespace: 'default' }, spec: { ports: [{ port: 80 }], selector: { app: 'l' } } }] });
+    assert.match(as.kubectl(['apply', '-f', '-'], list), /configmap\/l1 created\nservice\/l2 created/);
+    assert.match(as.kubectl(['apply', '-f', '-'], list), /configmap\/l1 unchanged\nservice\/l2 unchanged/);
+    const badList = sh('sh', ['-c', `kubectl --kubeconfig=${as.kubeconfig} apply -f - 2>&1; echo "exit=$?"`], { netns: as.netns, input: list.replace('"data"', '"bogus":1,"data"') });
+    assert.match(badList, /ValidationError\(ConfigMap\): unknown field "bogus" in io.k8s.api.core.v1.ConfigMap/);
+  });
+
+  test('server-side apply: kubectl apply --server-side, a conflict and --force-conflicts, migration from client-side apply; Python DynamicClient apply', () => {
+    const doc = (replicas: number, image = 'busybox') => JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'ssa', namespace: 'default' }, spec: { replicas, selector: { matchLabels: { app: 'ssa' } }, template: { metadata: { labels: { app: 'ssa' } }, spec: { containers: [{ name: 'c', image, ports: [{ containerPort: 80 }] }] } } } });
+    assert.match(as.kubectl(['apply', '--server-side', '-f', '-'], doc(1)), /deployment.apps\/ssa serverside-applied/);
+    const same = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa-same', namespace: 'default' }, data: { a: '1' } });
+    as.kubectl(['apply', '--server-side', '-f', '-'], same);
+    const rv = as.kubectl(['get', 'cm', 'ssa-same', '-o', 'jsonpath={.metadata.resourceVersion}']);
+    as.kubectl(['apply', '--server-side', '-f', '-'], same);
+    assert.equal(as.kubectl(['get', 'cm', 'ssa-same', '-o', 'jsonpath={.metadata.resourceVersion}']), rv, 'a repeated apply writes nothing');
+    const conflict = sh('sh', ['-c', `kubectl --kubeconfig=${as.kubeconfig} apply --server-side --field-manager=ci -f - 2>&1; echo "exit=$?"`], { netns: as.netns, input: doc(3) });
+    assert.match(conflict, /Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas/);
+    assert.match(conflict, /exit=1/);
+    assert.match(as.kubectl(['apply', '--server-side', '--field-manager=ci', '--force-conflicts', '-f', '-'], doc(3)), /serverside-applied/);
+    const managers = JSON.parse(as.kubectl(['get', 'deploy', 'ssa', '-o', 'json', '--show-managed-fields'])) as { spec: { replicas: number; template: { spec: { containers: { ports: unknown[] }[] } } }; metadata: { managedFields: { manager: string; operation: string; fieldsV1: Record<string, Record<string, unknown>> }[] } };
+    assert.equal(managers.spec.replicas, 3);
+    assert.deepEqual(managers.spec.template.spec.containers[0]!.ports, [{ containerPort: 80, protocol: 'TCP' }]);
+    const owner = (m: string) => managers.metadata.managedFields.find((e) => e.manager === m && e.operation === 'Apply')!.fieldsV1['f:spec']!;
+    assert.ok('f:replicas' in owner('ci'));
+    assert.ok(!('f:replicas' in owner('kubectl')));
+    // Client-side apply first, then server-side with the same values: kubectl moves the fields to its apply manager.
+    const cm = (v: string) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'csa', namespace: 'default' }, data: { v } });
+    as.kubectl(['apply', '-f', '-'], cm('1'));
+    assert.match(as.kubectl(['apply', '--server-side', '-f', '-'], cm('1')), /serverside-applied/);
+    const mf = JSON.parse(as.kubectl(['get', 'cm', 'csa', '-o', 'jsonpath={.metadata.managedFields}'])) as { manager: string; operation: string }[];
+    assert.deepEqual(mf.filter((e) => e.manager.startsWith('kubectl')).map((e) => `${e.manager}/${e.operation}`).sort(), ['kubectl-last-applied/Apply', 'kubectl/Apply']);
+    assert.match(as.kubectl(['apply', '--server-side', '-f', '-'], cm('2')), /serverside-applied/);
+    assert.equal(as.kubectl(['get', 'cm', 'csa', '-o', 'jsonpath={.data.v}']), '2');
+    const out = sh('/usr/bin/python3', [path.join(REPO, 'e2e/clients/apply_dynamic.py'), as.kubeconfig], { netns: as.netns, timeoutMs: 60_000 });
+    assert.match(out, /^created: 1 \['py-one\/Apply'\]$/m);
+    assert.match(out, /^dry-run answered: nginx stored: busybox$/m);
+    assert.match(out, /^conflict: 409 Apply failed with 1 conflict: conflict with "py-one": .spec.replicas$/m);
+    assert.match(out, /^forced: 2$/m);
+  });
 });

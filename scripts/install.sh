@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs tskube on this machine: compiles the CLI into /opt/tskube (with its
-# runtime npm dependencies and the .proto files it loads), puts a `tskube`
+# runtime npm dependencies, the .proto files and OpenAPI schemas it loads), puts a `tskube`
 # command at /usr/local/bin/tskube, and installs the systemd units and default
 # configs under /etc/tskube (existing configs are kept). Run from a checkout
 # after `npm ci`, as root:  sudo bash scripts/install.sh [--prefix=/opt/tskube] [--bin=/usr/local/bin]
@@ -27,6 +27,7 @@ mkdir -p "$PREFIX"
 npx tsc -p tsconfig.dist.json --outDir "$PREFIX/dist"
 # The CRI and gRPC health schemas are loaded at run time, next to the compiled code.
 (cd proto && find . -name '*.proto' -exec install -D -m 0644 {} "$PREFIX/dist/proto/{}" \;)
+install -D -m 0644 apiserver/openapi/schemas.json "$PREFIX/dist/apiserver/openapi/schemas.json"
 cp package.json package-lock.json "$PREFIX/"
 echo "install: runtime dependencies (npm ci --omit=dev)"
 (cd "$PREFIX" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)

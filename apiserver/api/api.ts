@@ -13,6 +13,24 @@ import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/pa
 import { rfc3339 } from '../../kube/time.js';
 import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type User } from './admission.js';
 import { admitServiceAccount, validateMirrorPod } from '../admission/service-account.js';
+import { dropUnknownFields, fieldMessages, type FieldValidation } from '../openapi/fields.js';
+import { kindSchema } from '../openapi/schema.js';
+import { applyConfig, trackUpdate, type ManagedFieldsEntry } from '../ssa/managed-fields.js';
+import { deepEqual } from '../ssa/typed.js';
+
+/** The manager of writes made inside the apiserver (controllers, the scheduler), as upstream's controller manager. */
+export const INTERNAL_MANAGER = 'kube-controller-manager';
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** How one write call treats fields the schema does not know, and where its warnings go. */
+export interface FieldCheck {
+  mode: FieldValidation;
+  /** Keys the request body repeated (see scanJsonKeys). */
+  duplicates?: string[];
+  /** Where each path first appears in a create or update body, to order reports as upstream. */
+  firstAt?: Map<string, number>;
+  warnings?: string[];
+}
 
 export interface ListOptions {
   labelSelector?: string;
@@ -63,6 +81,12 @@ export class Api {
   private user: User = SYSTEM_USER;
   /** Whether the current call is a dry run (dryRun=All): everything runs, nothing is stored. */
   private dry = false;
+  /** Field validation of the current call; calls from inside (controllers) drop unknown fields silently. */
+  private fields: FieldCheck = { mode: 'Ignore' };
+  /** The field manager of the current call (fieldManager, else the client's user agent). */
+  private manager = INTERNAL_MANAGER;
+  /** managedFields a server-side apply computed, for the create or update it ends in. */
+  private applied: ManagedFieldsEntry[] | undefined;
   /** Writes of a dry run: what the store would return, with no resourceVersion consumed and no event sent. */
   private readonly dryWrites = {
     create: (key: string, obj: Obj): Obj => {
@@ -97,17 +121,47 @@ export class Api {
   }
 
   /** Runs one call as `user`, for admission. Api calls are synchronous, so a field is enough. */
-  runAs<T>(user: User, fn: () => T, o: { dryRun?: boolean } = {}): T {
-    const prev = this.user;
-    const prevDry = this.dry;
+  runAs<T>(user: User, fn: () => T, o: { dryRun?: boolean; fields?: FieldCheck; manager?: string } = {}): T {
+    const prev = { user: this.user, dry: this.dry, fields: this.fields, manager: this.manager };
     this.user = user;
     this.dry = o.dryRun ?? false;
+    this.fields = o.fields ?? { mode: 'Ignore' };
+    this.manager = o.manager ?? INTERNAL_MANAGER;
     try {
       return fn();
     } finally {
-      this.user = prev;
-      this.dry = prevDry;
+      Object.assign(this, prev);
+      this.applied = undefined;
     }
+  }
+
+  /** managedFields of a write: what an apply computed, what the client set explicitly, or the writer's Update entry. */
+  private managedFieldsFor(r: ResourceDef, cur: Obj | undefined, next: Obj, sub: string): ManagedFieldsEntry[] {
+    const applied = this.applied;
+    this.applied = undefined;
+    if (applied) return applied;
+    const given = next.metadata?.managedFields as ManagedFieldsEntry[] | undefined;
+    // A client may set managedFields (kubectl's client-side-apply upgrade does); [{}] clears them, [] leaves them be.
+    if (Array.isArray(given) && given.length && !deepEqual(given, cur?.metadata?.managedFields)) return given.filter((e) => e && typeof e === 'object' && e.manager);
+    const base = cur ?? { metadata: { managedFields: Array.isArray(given) ? given : [] } };
+    return trackUpdate(r, base as Obj, next, { manager: this.manager, subresource: sub, now: rfc3339() });
+  }
+
+  /** Drops the fields `o`'s schema does not declare; Strict refuses them (400), Warn reports them. Once per call. */
+  private checkFields(r: ResourceDef, o: Obj, patch: boolean): void {
+    const f = this.fields;
+    this.fields = { mode: 'Ignore' };
+    const unknown = dropUnknownFields(o, kindSchema(r));
+    if (f.mode === 'Ignore') return;
+    const dupes = (f.duplicates ?? []).filter((d) => patch || !unknown.some((u) => d === u || d.startsWith(`${u}.`) || d.startsWith(`${u}[`)));
+    const msgs = fieldMessages({ unknown, duplicates: dupes, firstAt: patch ? undefined : f.firstAt });
+    if (!msgs.length) return;
+    if (f.mode === 'Warn') {
+      f.warnings?.push(...msgs);
+      return;
+    }
+    const why = `strict decoding error: ${msgs.join(', ')}`;
+    throw errors.badRequest(patch ? why : `${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: ${why}`);
   }
 
   private admit(a: Omit<Attributes, 'user'>): void {
@@ -212,6 +266,7 @@ export class Api {
     if (o.apiVersion !== undefined && o.apiVersion !== apiVersionOf(r)) throw errors.badRequest(`the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersionOf(r)})`);
     o.apiVersion = apiVersionOf(r);
     o.kind = r.kind;
+    this.checkFields(r, o, false);
     const md = (o.metadata ??= {});
     if (typeof md !== 'object') throw errors.badRequest('metadata must be an object');
     if (r.namespaced) {
@@ -238,6 +293,8 @@ export class Api {
     }
     this.admit({ operation: 'CREATE', resource: r, subresource: '', namespace: ns, name: md.name, object: o });
     if (r.resource === 'pods') validateMirrorPod(o);
+    md.managedFields = this.managedFieldsFor(r, undefined, o, '');
+    if (!md.managedFields.length) delete md.managedFields;
     if (r.resource === 'services') this.allocateService(o);
     if (this.dry) {
       // The response shows what would be allocated; nothing stays allocated.
@@ -319,11 +376,13 @@ export class Api {
     if (body.metadata?.name !== undefined && body.metadata.name !== name) throw errors.badRequest(`the name of the object (${String(body.metadata.name)}) does not match the name on the URL (${name})`);
     const expectedRv = body.metadata?.resourceVersion as string | undefined;
     if (expectedRv && expectedRv !== cur.metadata.resourceVersion) throw errors.conflict(r.resource, r.group, name, 'the object has been modified; please apply your changes to the latest version and try again');
+    body = clone(body);
+    this.checkFields(r, body, false);
     let next: Obj;
     if (sub === 'status') {
       next = { ...clone(cur), status: clone(body.status) };
     } else {
-      next = clone(body);
+      next = body;
       next.apiVersion = apiVersionOf(r);
       next.kind = r.kind;
       const md = (next.metadata ??= {});
@@ -359,6 +418,8 @@ export class Api {
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && (r.resource !== 'pods' || !cur.spec?.nodeName || next.metadata.deletionGracePeriodSeconds === 0)) {
       if (cur.metadata.finalizers?.length) return clone(this.remove(r, ns, name));
     }
+    next.metadata.managedFields = this.managedFieldsFor(r, cur, next, sub ?? '');
+    if (!next.metadata.managedFields.length) delete next.metadata.managedFields;
     // A write that changes nothing keeps the resourceVersion and sends no event (the second identical apply).
     if (sameObject(cur, next)) return clone(cur);
     return clone(this.write.update(storageKey(r, ns, name), next));
@@ -388,6 +449,7 @@ export class Api {
       throw e;
     }
     if (typeof next !== 'object' || next === null || Array.isArray(next)) throw errors.badRequest('the patch produced something that is not an object');
+    this.checkFields(r, next, true);
     // A resourceVersion in the patch is a precondition; without one the patch applies to the current object.
     const pRv = (patch as Obj)?.metadata?.resourceVersion;
     if (pRv === undefined || type === 'json') next.metadata = { ...next.metadata, resourceVersion: cur.metadata.resourceVersion };
@@ -395,6 +457,29 @@ export class Api {
     const uidPre = (patch as Obj)?.metadata?.uid;
     if (uidPre !== undefined && uidPre !== null && uidPre !== cur.metadata.uid) throw errors.conflict(r.resource, r.group, name, `Precondition failed: UID in precondition: ${String(uidPre)}, UID in object meta: ${String(cur.metadata.uid)}`);
     return this.update(r, ns, name, next, sub);
+  }
+
+  /**
+   * Server-side apply (PATCH application/apply-patch+yaml) of `config` by the current manager:
+   * creates the object when it does not exist; 409 on fields other managers own unless `force`.
+   */
+  apply(r: ResourceDef, ns: string, name: string, config: unknown, force: boolean, sub?: 'status'): { object: Obj; created: boolean } {
+    if (!isObject(config)) throw errors.badRequest('the apply configuration must be a YAML or JSON object');
+    const cfg = clone(config as Obj);
+    if (cfg.apiVersion !== apiVersionOf(r) || cfg.kind !== r.kind) throw errors.badRequest(`the apply configuration's apiVersion and kind (${String(cfg.apiVersion ?? '')}, ${String(cfg.kind ?? '')}) must be set and match the URL's resource (${apiVersionOf(r)}, ${r.kind})`);
+    const md = isObject(cfg.metadata) ? (cfg.metadata as Obj) : (cfg.metadata = {});
+    if (md.name !== undefined && md.name !== name) throw errors.badRequest(`the name of the object (${String(md.name)}) does not match the name on the URL (${name})`);
+    if (r.namespaced && md.namespace !== undefined && md.namespace !== ns) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    md.name = name;
+    if (r.namespaced) md.namespace = ns;
+    this.checkFields(r, cfg, true);
+    const cur = this.find(r, ns, name);
+    if (!cur && sub) throw this.notFound(r, name);
+    const { object, managedFields } = applyConfig(r, cur, cfg, { manager: this.manager, subresource: sub ?? '', now: rfc3339(), force });
+    this.applied = managedFields;
+    if (!cur) return { object: this.create(r, ns, object), created: true };
+    object.metadata = { ...object.metadata, resourceVersion: cur.metadata.resourceVersion };
+    return { object: this.update(r, ns, name, object, sub), created: false };
   }
 
   private remove(r: ResourceDef, ns: string, name: string): Obj {

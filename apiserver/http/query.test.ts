@@ -4,27 +4,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { useTestApiServer } from '../testing.js';
+import { rawRequest, useTestApiServer } from '../testing.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
 import { KubeApiError, type KObj } from '../../kube/client.js';
 
 const s = useTestApiServer('n1', { authorizationModes: ['Node', 'RBAC'], admissionPlugins: ['NodeRestriction'] });
 
-/** A raw request as the admin: status, headers and body text, resolving as soon as the headers arrive when `headersOnly`. */
-function raw(method: string, path: string, o: { body?: unknown; contentType?: string; headersOnly?: boolean } = {}): Promise<{ code: number; body: string; req: import("node:http").ClientRequest }> {
-  const auth = loadKubeconfig(s.api.srv.kubeconfigs['kubernetes-admin']!);
-  const body = o.body === undefined ? undefined : Buffer.from(JSON.stringify(o.body));
-  return new Promise((resolve, reject) => {
-    const req = https.request(`${s.api.srv.url}${path}`, { method, cert: auth.cert, key: auth.key, ca: auth.ca, headers: body ? { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': body.length } : {} }, (res) => {
-      if (o.headersOnly) return resolve({ code: res.statusCode ?? 0, body: '', req });
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ code: res.statusCode ?? 0, body: text, req }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const raw = async (method: string, path: string, o: { body?: unknown; contentType?: string; headersOnly?: boolean } = {}) => {
+  const r = await rawRequest(s.api, method, path, o);
+  return { code: r.code, body: r.text, req: r.req };
+};
 
 const within = <T>(p: Promise<T>, ms: number, what: string): Promise<T> => Promise.race([p, new Promise<T>((_r, rej) => setTimeout(() => rej(new Error(`${what}: nothing within ${ms} ms`)), ms))]);
 

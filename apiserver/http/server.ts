@@ -5,14 +5,15 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import fs from 'node:fs';
-import { Api, type DeleteOptions, type PatchType } from '../api/api.js';
+import { Api, type DeleteOptions, type FieldCheck, type PatchType } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
 import { apiVersionOf, CONNECT_SUBRESOURCES, type ResourceDef } from '../resources.js';
 import { parseResourcePath, type Route } from '../api/paths.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
 import { decodeBody, mediaType, readBody } from './body.js';
 import { toTable, type IncludeObject } from './table.js';
-import { openapiV3Doc, openapiV3Root } from './openapi.js';
+import { openapiV2Doc, openapiV3Doc, openapiV3Root } from '../openapi/documents.js';
+import { fieldValidationParam, scanJsonKeys } from '../openapi/fields.js';
 import { StoreError, type Obj } from '../storage/store.js';
 import type { User } from '../api/admission.js';
 import { ANONYMOUS, type Authenticator } from './authn.js';
@@ -47,8 +48,11 @@ export interface ServerOptions {
 }
 
 /** What the default system:discovery and system:public-info-viewer roles grant to the unauthenticated. */
-const PUBLIC_PATHS = /^\/(api|apis|version|openapi\/v3)(\/.*)?$/;
+const PUBLIC_PATHS = /^\/(api|apis|version|openapi)(\/.*)?$/;
 
+// Clients ask with '@v1.0'; the answer is labelled with '.v1.0', which Go's mime parser accepts.
+const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+const OPENAPI_V2_PROTOBUF_TYPE = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 const RETURN_DELETED = new Set(['pods', 'services', 'namespaces']);
 const WATCH_HEADERS = { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' };
 
@@ -98,6 +102,42 @@ export class ApiServer {
     const text = JSON.stringify(body);
     res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
     res.end(text);
+  }
+
+  /** A write's body, with what fieldValidation asks of it (duplicate keys are found in the JSON text). */
+  private async writeBody(req: IncomingMessage, q: URLSearchParams, type: string, allowed: string[], kind: 'body' | 'patch' | 'json-patch' = 'body'): Promise<{ body: Obj; fields: FieldCheck }> {
+    const mode = fieldValidationParam(q.get('fieldValidation'));
+    const raw = await readBody(req);
+    const body = decodeBody(raw, type, allowed) as Obj;
+    const fields: FieldCheck = { mode, warnings: [] };
+    // A JSON patch is a list of operations: its keys are not the object's.
+    if (mode !== 'Ignore' && type === 'application/json' && kind !== 'json-patch') {
+      const scan = scanJsonKeys(raw.toString('utf8'));
+      fields.duplicates = scan.duplicates;
+      if (kind === 'body') fields.firstAt = scan.firstAt;
+    }
+    return { body, fields };
+  }
+
+  /** An OpenAPI document: JSON, or for v2 the protobuf form client-go asks for. */
+  private sendDocument(req: IncomingMessage, res: ServerResponse, doc: { body: string; hash: string; protobuf?: Buffer }, v2: boolean): void {
+    const accept = String(req.headers.accept ?? '*/*');
+    const pb = v2 && doc.protobuf && (accept.includes(OPENAPI_V2_PROTOBUF) || accept.includes(OPENAPI_V2_PROTOBUF_TYPE));
+    if (!pb && !/application\/json|\*\/\*|application\/\*/.test(accept)) throw new ApiError(406, 'NotAcceptable', `only the following media types are accepted: application/json${v2 ? `, ${OPENAPI_V2_PROTOBUF}` : ''}`);
+    const tag = `"${doc.hash}${pb ? '-pb' : ''}"`;
+    if (req.headers['if-none-match'] === tag) {
+      res.writeHead(304, { ETag: tag });
+      res.end();
+      return;
+    }
+    const body = pb ? doc.protobuf! : doc.body;
+    res.writeHead(200, { 'Content-Type': pb ? OPENAPI_V2_PROTOBUF_TYPE : 'application/json', 'Content-Length': Buffer.byteLength(body), ETag: tag, 'Cache-Control': v2 ? 'no-cache, private' : 'public, immutable', Vary: 'Accept' });
+    res.end(body);
+  }
+
+  /** Field validation warnings as upstream's `Warning: 299 - "..."` headers. */
+  private warn(res: ServerResponse, fields: FieldCheck): void {
+    if (fields.warnings?.length) res.setHeader('Warning', fields.warnings.map((w) => `299 - ${JSON.stringify(w)}`));
   }
 
   private sendError(res: ServerResponse, e: unknown): void {
@@ -197,13 +237,9 @@ export class ApiServer {
       if (path === '/api') return this.send(res, 200, apiVersions(`${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 6443}`));
       if (path === '/apis') return this.send(res, 200, apiGroupList());
       if (path === '/openapi/v3') return this.send(res, 200, openapiV3Root());
-      if (path.startsWith('/openapi/v3/')) {
-        const doc = openapiV3Doc(path.slice('/openapi/v3/'.length));
-        if (doc) {
-          res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(doc), 'Cache-Control': 'public, immutable' });
-          res.end(doc);
-          return;
-        }
+      if (path.startsWith('/openapi/v3/') || path === '/openapi/v2') {
+        const doc = path === '/openapi/v2' ? openapiV2Doc() : openapiV3Doc(path.slice('/openapi/v3/'.length));
+        if (doc) return this.sendDocument(req, res, doc, path === '/openapi/v2');
       }
       if (path === '/api/v1') return this.send(res, 200, apiResourceList('', 'v1'));
       if (segs[0] === 'apis' && segs.length === 2) {
@@ -230,8 +266,10 @@ export class ApiServer {
       if (method === 'GET') return boolParam(q, 'watch') ? this.watch(req, res, r, namespace, q) : this.list(req, res, r, namespace, q);
       if (method === 'POST') {
         if (r.namespaced && namespace === undefined) throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
-        const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-        return this.send(res, 201, this.api.runAs(user, () => this.api.create(r, ns, body), { dryRun }));
+        const { body, fields } = await this.writeBody(req, q, mediaType(req), ['application/json', 'application/yaml']);
+        const created = this.api.runAs(user, () => this.api.create(r, ns, body), { dryRun, fields, manager: fieldManager(req, q, false) });
+        this.warn(res, fields);
+        return this.send(res, 201, created);
       }
       if (method === 'DELETE' && !r.review) {
         const opts = await this.deleteOptions(req, q);
@@ -262,13 +300,13 @@ export class ApiServer {
       if (method === 'GET') return this.send(res, 200, getScale(this.api, r, ns, name));
       if (method === 'PUT') {
         const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { put: body }), { dryRun }));
+        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { put: body }), { dryRun, manager: fieldManager(req, q, false) }));
       }
       if (method === 'PATCH') {
         const type = PATCH_TYPES[mediaType(req)];
         if (!type) throw errors.unsupportedMediaType(mediaType(req));
         const body = decodeBody(await readBody(req), 'application/json', ['application/json']);
-        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { patch: { type, body } }), { dryRun }));
+        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { patch: { type, body } }), { dryRun, manager: fieldManager(req, q, false) }));
       }
       throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
     }
@@ -278,14 +316,27 @@ export class ApiServer {
         if (wantsTable(req)) return this.send(res, 200, toTable(r, [this.api.get(r, ns, name)], {}, includeObject(q)));
         return this.send(res, 200, this.api.get(r, ns, name));
       case 'PUT': {
-        const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-        return this.send(res, 200, this.api.runAs(user, () => this.api.update(r, ns, name, body, status), { dryRun }));
+        const { body, fields } = await this.writeBody(req, q, mediaType(req), ['application/json', 'application/yaml']);
+        const updated = this.api.runAs(user, () => this.api.update(r, ns, name, body, status), { dryRun, fields, manager: fieldManager(req, q, false) });
+        this.warn(res, fields);
+        return this.send(res, 200, updated);
       }
       case 'PATCH': {
+        const manager = fieldManager(req, q, mediaType(req) === APPLY_PATCH);
+        if (mediaType(req) === APPLY_PATCH) {
+          const { body, fields } = await this.writeBody(req, q, 'application/yaml', ['application/yaml'], 'patch');
+          const force = boolParam(q, 'force');
+          const { object, created } = this.api.runAs(user, () => this.api.apply(r, ns, name, body, force, status), { dryRun, fields, manager });
+          this.warn(res, fields);
+          return this.send(res, created ? 201 : 200, object);
+        }
         const type = PATCH_TYPES[mediaType(req)];
         if (!type) throw errors.unsupportedMediaType(mediaType(req));
-        const body = decodeBody(await readBody(req), 'application/json', ['application/json']);
-        return this.send(res, 200, this.api.runAs(user, () => this.api.patch(r, ns, name, type, body, status), { dryRun }));
+        if (q.has('force')) throw patchOptionsInvalid('force', 'FieldValueForbidden', 'Forbidden: may not be specified for non-apply patch');
+        const { body, fields } = await this.writeBody(req, q, 'application/json', ['application/json'], type === 'json' ? 'json-patch' : 'patch');
+        const patched = this.api.runAs(user, () => this.api.patch(r, ns, name, type, body, status), { dryRun, fields, manager });
+        this.warn(res, fields);
+        return this.send(res, 200, patched);
       }
       case 'DELETE': {
         const opts = await this.deleteOptions(req, q);
@@ -375,6 +426,23 @@ export class ApiServer {
     req.on('close', stop);
     res.on('error', stop);
   }
+}
+
+const APPLY_PATCH = 'application/apply-patch+yaml';
+
+const patchOptionsInvalid = (field: string, reason: string, message: string): ApiError => errors.invalid('PatchOptions', 'meta.k8s.io', '', [{ field, reason, message }]);
+
+/** The write's field manager: ?fieldManager=, else (not for apply, where it is required) the user agent's first word, as upstream. */
+function fieldManager(req: IncomingMessage, q: URLSearchParams, apply: boolean): string {
+  const given = q.get('fieldManager');
+  if (given) {
+    if (Buffer.byteLength(given) > 128) throw patchOptionsInvalid('fieldManager', 'FieldValueTooLong', 'Too long: may not be more than 128 bytes');
+    if (/[^\x20-\x7e]/.test(given)) throw patchOptionsInvalid('fieldManager', 'FieldValueInvalid', `Invalid value: ${JSON.stringify(given)}: must be made of printable ASCII characters`);
+    return given;
+  }
+  if (apply) throw patchOptionsInvalid('fieldManager', 'FieldValueRequired', 'Required value: is required for apply patch');
+  const ua = String(req.headers['user-agent'] ?? '');
+  return ua.split('/')[0]!.slice(0, 128) || 'unknown';
 }
 
 function includeObject(q: URLSearchParams): IncludeObject {
