@@ -129,4 +129,15 @@ describe('real clients against tskube apiserver', { skip: pythonSkip(), timeout:
     assert.match(out, /^conflict: 409 Apply failed with 1 conflict: conflict with "py-one": .spec.replicas$/m);
     assert.match(out, /^forced: 2$/m);
   });
+
+  test('@kubernetes/client-node: Watch starts on a quiet collection, makeInformer start and restart, KubernetesObjectApi server-side apply', () => {
+    const out = sh(process.execPath, ['--import', 'tsx', path.join(REPO, 'e2e/clients/client_node.ts'), as.kubeconfig, 'api'], { netns: as.netns, timeoutMs: 60_000 });
+    assert.match(out, /^watch started$/m);
+    assert.match(out, /^watch: ADDED:js-watched$/m);
+    assert.match(out, /^informer has js-watched: true$/m);
+    assert.match(out, /^informer after restart has js-later: true$/m);
+    assert.match(out, /^applied: 1 js-one\/Apply$/m);
+    assert.match(out, /^conflict: 409$/m);
+    assert.match(out, /^forced: 2$/m);
+  });
 });

@@ -90,6 +90,32 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
     assert.equal(stdin.stdout, 'PIPED INPUT\n', stdin.stderr);
   });
 
+  test('exec and port-forward over WebSocket through the apiserver: kubectl (v5, no SPDY fallback), the Python client (v4) and client-node', async () => {
+    const v = run(['exec', '-v=6', 'web', '--', 'cat', '/etc/hostname']);
+    assert.equal(v.stdout, 'web\n');
+    assert.match(v.stderr, /GET https:\S+\/pods\/web\/exec\?\S+ 101 Switching Protocols/);
+    assert.doesNotMatch(v.stderr, /fallback/i);
+    const py = sh('/usr/bin/python3', [path.join(REPO, 'e2e/clients/stream_exec.py'), cluster.as.kubeconfig, 'web'], { netns: cluster.node.netns, timeoutMs: 60_000 });
+    assert.match(py, /^exec: web$/m);
+    assert.match(py, /^stdout: got:from-python$/m);
+    assert.match(py, /^stderr: oops$/m);
+    assert.match(py, /^returncode: 7$/m);
+    const js = sh(process.execPath, ['--import', 'tsx', path.join(REPO, 'e2e/clients/client_node.ts'), cluster.as.kubeconfig, 'exec', 'web'], { netns: cluster.node.netns, timeoutMs: 60_000 });
+    assert.match(js, /^exec stdout: web stderr: e$/m);
+    assert.match(js, /^exec status: Failure 5$/m);
+    const out = path.join(cluster.node.dir, 'port-forward-ws.out');
+    const p = start('nsenter', [`--net=/run/netns/${cluster.node.netns}`, 'kubectl', '-v=6', `--kubeconfig=${cluster.as.kubeconfig}`, 'port-forward', 'pod/web', '18081:8080'], out);
+    try {
+      await waitFor(() => /Forwarding from 127\.0\.0\.1:18081/.test(fs.readFileSync(out, 'utf8')), 15_000, 100, 'port-forward listening');
+      assert.equal(sh('curl', ['-sS', '--max-time', '5', 'http://127.0.0.1:18081/index.html'], { netns: cluster.node.netns }), 'hello from tskube\n');
+      const log = fs.readFileSync(out, 'utf8');
+      assert.match(log, /GET https:\S+\/pods\/web\/portforward 101 Switching Protocols/);
+      assert.doesNotMatch(log, /fallback/i);
+    } finally {
+      await stopPid(p.pid, 2000);
+    }
+  });
+
   test('kubectl exec -it gives a shell on a pty (driven through tmux); exit status propagates', async () => {
     const sock = path.join(cluster.node.dir, 'tmux.sock');
     const done = path.join(cluster.node.dir, 'exec-it.status');

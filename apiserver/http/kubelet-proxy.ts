@@ -1,9 +1,8 @@
 // pods/log, pods/exec, pods/attach and pods/portforward: the apiserver finds
 // the pod's node and talks to its kubelet on daemonEndpoints.kubeletEndpoint
 // (:10250) with its kubelet client certificate, as kube-apiserver does. Logs
-// are a streamed GET; the others are upgraded connections (SPDY) piped both
-// ways. kubectl 1.32 asks for WebSocket first: that is answered with an
-// upgrade failure, on which kubectl falls back to SPDY.
+// are a streamed GET; the others are upgraded connections: SPDY is piped both
+// ways, WebSocket is translated to the kubelet's SPDY (stream-translator.ts).
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -11,6 +10,9 @@ import type { Api } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
 import type { Obj } from '../storage/store.js';
 import { answerUpgrade, spliceUpgrade } from '../../kube/upgrade-proxy.js';
+import { SpdyDialError } from '../../kube/spdy.js';
+import { boolParam } from './query.js';
+import { chooseProtocol, PORTFORWARD_TUNNEL, translateExec, tunnelPortForward } from './stream-translator.js';
 
 export interface KubeletClientCert {
   cert: Buffer;
@@ -80,12 +82,18 @@ export class KubeletProxy {
 
   /** exec, attach, portforward: an upgraded connection from the client, spliced to the kubelet's. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, ns: string, name: string, sub: string, q: URLSearchParams): void {
-    if (String(req.headers.upgrade ?? '').toLowerCase() === 'websocket') {
-      // No WebSocket-to-SPDY translation here: a failed upgrade makes kubectl fall back to SPDY.
-      return rejectUpgrade(socket, new ApiError(400, 'BadRequest', 'websocket upgrade is not supported for this subresource; use SPDY'));
+    const websocket = String(req.headers.upgrade ?? '').toLowerCase() === 'websocket';
+    const protocol = websocket ? chooseProtocol(req) : undefined;
+    // A WebSocket protocol we do not speak (the channel protocol for port-forward): the client falls back to SPDY.
+    if (websocket && (!protocol || (sub === 'portforward') !== (protocol === PORTFORWARD_TUNNEL))) {
+      return rejectUpgrade(socket, new ApiError(400, 'BadRequest', `unable to upgrade: the requested WebSocket protocols (${String(req.headers['sec-websocket-protocol'] ?? '')}) are not supported for ${sub}`));
     }
+    // The options parse as Go's ParseBool (the Python client sends stdin=True).
+    let flag: (k: string) => boolean;
     let t: Target;
     try {
+      flag = (k: string) => boolParam(q, k);
+      for (const k of Object.keys(STREAM_PARAMS)) flag(k);
       t = this.target(ns, name, q.get('container'), sub !== 'portforward');
     } catch (e) {
       return rejectUpgrade(socket, e instanceof ApiError ? e : errors.internal((e as Error).message));
@@ -95,11 +103,20 @@ export class KubeletProxy {
       for (const p of q.getAll('ports')) qs.append('port', p);
     } else {
       for (const c of q.getAll('command')) qs.append('command', c);
-      for (const [k, v] of Object.entries(STREAM_PARAMS)) if (q.get(k) === 'true' || q.get(k) === '1') qs.set(v, '1');
+      for (const [k, v] of Object.entries(STREAM_PARAMS)) if (flag(k)) qs.set(v, '1');
     }
     const kubeletPath = sub === 'portforward' ? `/portForward/${ns}/${name}` : `/${sub}/${ns}/${name}/${t.container}`;
     const url = new URL(`https://${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}${kubeletPath.split('/').map(encodeURIComponent).join('/')}${qs.size ? `?${qs.toString()}` : ''}`);
-    spliceUpgrade(req, socket, head, { url, cert: this.client.cert, key: this.client.key, onDialError: (e) => rejectUpgrade(socket, errors.internal(`error dialing backend: ${e.message}`)) });
+    if (!websocket) {
+      spliceUpgrade(req, socket, head, { url, cert: this.client.cert, key: this.client.key, onDialError: (e) => rejectUpgrade(socket, errors.internal(`error dialing backend: ${e.message}`)) });
+      return;
+    }
+    const dial = { url, cert: this.client.cert, key: this.client.key };
+    const done = sub === 'portforward' ? tunnelPortForward(req, socket, head, dial) : translateExec(req, socket, head, dial, { stdin: flag('stdin'), stdout: flag('stdout'), stderr: flag('stderr'), tty: flag('tty') });
+    done.catch((e: Error) => {
+      if (e instanceof SpdyDialError) rejectUpgrade(socket, new ApiError(e.code, REASONS[e.code] ?? 'InternalError', e.body));
+      else rejectUpgrade(socket, errors.internal(`error dialing backend: ${e.message}`));
+    });
   }
 }
 
