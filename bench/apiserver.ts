@@ -100,6 +100,46 @@ async function boundedLoad(): Promise<void> {
   }
 }
 
+/** Milliseconds from sending a watch of a quiet collection to its response headers (n sequential watches). */
+async function watchTimeToFirstByte(kubeconfig: string, n: number): Promise<number[]> {
+  const auth = loadKubeconfig(kubeconfig);
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      const req = https.request(`${auth.server}/api/v1/namespaces/kube-public/secrets?watch=1&timeoutSeconds=5`, { cert: auth.cert, key: auth.key, ca: auth.ca }, (res) => {
+        out.push(performance.now() - t0);
+        res.destroy();
+        resolve();
+      });
+      req.on('error', (e) => (out.length > i ? resolve() : reject(e)));
+      req.end();
+    });
+  }
+  return out;
+}
+
+/** Fetches /openapi/v2 (JSON and protobuf) and every /openapi/v3 document; their total size. */
+async function openapiBytes(client: KubeClient, kubeconfig: string): Promise<number> {
+  let total = JSON.stringify(await client.get('/openapi/v2')).length;
+  const root = (await client.get('/openapi/v3')) as unknown as { paths: Record<string, { serverRelativeURL: string }> };
+  for (const p of Object.values(root.paths)) total += JSON.stringify(await client.get(p.serverRelativeURL.split('?')[0]!)).length;
+  return total + (await rawLength(kubeconfig, '/openapi/v2', 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf'));
+}
+
+function rawLength(kubeconfig: string, p: string, accept: string): Promise<number> {
+  const auth = loadKubeconfig(kubeconfig);
+  return new Promise((resolve, reject) => {
+    const req = https.request(`${auth.server}${p}`, { cert: auth.cert, key: auth.key, ca: auth.ca, headers: { Accept: accept } }, (res) => {
+      let n = 0;
+      res.on('data', (c: Buffer) => (n += c.length));
+      res.on('end', () => resolve(n));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-as-'));
   const { child, kubeconfig } = await startApiserver(dir);
@@ -131,6 +171,14 @@ async function main(): Promise<void> {
     };
     const getTable = [kubectl(['get', 'pods']), kubectl(['get', 'pods']), kubectl(['get', 'pods'])];
     const getJson = [kubectl(['get', 'pods', '-o', 'json']), kubectl(['get', 'pods', '-o', 'json'])];
+
+    // Issue 13: dry-run creates and server-side applies, next to the creates and patches.
+    const dryCreates = await pool(N, (i) => client.request('POST', '/api/v1/namespaces/default/pods', { body: pod(N + i), query: { dryRun: 'All' } }));
+    const applies = await pool(N, (i) => client.request('PATCH', `/api/v1/namespaces/default/pods/bench-${i}`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `bench-${i}`, labels: { applied: 'yes' } } }, contentType: 'application/apply-patch+yaml', query: { fieldManager: 'bench' } }));
+    const watchTtfb = await watchTimeToFirstByte(kubeconfig, 50);
+    const rssBeforeOpenapi = rssKiB(child.pid!);
+    const docs = await openapiBytes(client, kubeconfig);
+    const rssAfterOpenapi = rssKiB(child.pid!);
 
     const list = await client.get('/api/v1/namespaces/default/pods');
     const sentAt = new Map<string, number>();
@@ -166,6 +214,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${line('baseline: bare https JSON server', floor, N)}\n`);
     process.stdout.write(`${line('create pod', creates, N)}   (${((creates.ms / floor.ms)).toFixed(2)}x baseline time)\n`);
     process.stdout.write(`${line(`merge-patch pod (${WATCHERS} watchers)`, writes, N)}\n`);
+    process.stdout.write(`${line('create pod, dryRun=All', dryCreates, N)}   (${(dryCreates.ms / creates.ms).toFixed(2)}x create time; goal: no slower than a create)\n`);
+    process.stdout.write(`${line('server-side apply (labels, pod)', applies, N)}   (${(applies.ms / creates.ms).toFixed(2)}x create time; goal: within 2x of a create)\n`);
+    process.stdout.write(`watch time to first byte (quiet collection)  p50 ${percentile(watchTtfb, 50).toFixed(2)} ms   p99 ${percentile(watchTtfb, 99).toFixed(2)} ms   (goal: headers at once, not at the first event)\n`);
+    process.stdout.write(`OpenAPI documents served: ${(docs / 1024).toFixed(0)} KiB (v2 JSON + protobuf, all v3); apiserver RSS ${(rssBeforeOpenapi / 1024).toFixed(1)} -> ${(rssAfterOpenapi / 1024).toFixed(1)} MiB (+${((rssAfterOpenapi - rssBeforeOpenapi) / 1024).toFixed(1)} MiB; built on first use)\n`);
     process.stdout.write(`watch delivery (write sent -> event)  p50 ${percentile(delivery, 50).toFixed(2)} ms   p99 ${percentile(delivery, 99).toFixed(2)} ms   events ${received}/${N * WATCHERS}\n`);
     process.stdout.write(`kubectl get pods (${N}, Table)        p50 ${percentile(getTable, 50).toFixed(0)} ms\n`);
     process.stdout.write(`kubectl get pods -o json (${N})       p50 ${percentile(getJson, 50).toFixed(0)} ms\n`);

@@ -72,6 +72,12 @@ describe('real clients against tskube apiserver', { skip: pythonSkip(), timeout:
     assert.match(who, /Username\s+kubernetes-admin/);
     assert.match(who, /Groups\s+\[system:masters system:authenticated\]/);
     assert.match(as.kubectl(['auth', 'whoami', '--as=alice', '--as-group=devs']), /Username\s+alice\n\s*Groups\s+\[devs system:authenticated\]/);
+    // More kinds kubectl sends in protobuf, decoded by the generic decoder.
+    assert.match(as.kubectl(['create', 'secret', 'docker-registry', 'reg', '--docker-server=r.example', '--docker-username=u', '--docker-password=p']), /secret\/reg created/);
+    assert.equal(as.kubectl(['get', 'secret', 'reg', '-o', 'jsonpath={.type}']), 'kubernetes.io/dockerconfigjson');
+    assert.match(Buffer.from(as.kubectl(['get', 'secret', 'reg', '-o', 'jsonpath={.data.\\.dockerconfigjson}']), 'base64').toString(), /"r.example":\{"username":"u","password":"p"/);
+    assert.match(as.kubectl(['create', 'service', 'externalname', 'ext', '--external-name=db.example.com']), /service\/ext created/);
+    assert.equal(as.kubectl(['get', 'svc', 'ext', '-o', 'jsonpath={.spec.type}/{.spec.externalName}']), 'ExternalName/db.example.com');
   });
 
   test('kubectl explain reads the published schemas; --validate=strict refuses unknown fields, warn drops them; apply -f of a kind: List validates against /openapi/v2', () => {

@@ -28,6 +28,7 @@ npx tsc -p tsconfig.dist.json --outDir "$PREFIX/dist"
 # The CRI and gRPC health schemas are loaded at run time, next to the compiled code.
 (cd proto && find . -name '*.proto' -exec install -D -m 0644 {} "$PREFIX/dist/proto/{}" \;)
 install -D -m 0644 apiserver/openapi/schemas.json "$PREFIX/dist/apiserver/openapi/schemas.json"
+install -D -m 0644 apiserver/protobuf/schema.json "$PREFIX/dist/apiserver/protobuf/schema.json"
 cp package.json package-lock.json "$PREFIX/"
 echo "install: runtime dependencies (npm ci --omit=dev)"
 (cd "$PREFIX" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import protobuf from 'protobufjs';
 import { decodeProtobuf } from './protobuf.js';
 
 // Bodies the real kubectl 1.32 sent: `create deployment web --image=x --replicas=3 --port=8080`,
@@ -44,4 +46,35 @@ test('a field the schema does not know is a 415, not silently dropped', () => {
 
 test('kinds without a schema and bodies without the magic are refused', () => {
   assert.throws(() => decodeProtobuf(Buffer.from('not protobuf')), /magic prefix/);
+});
+
+// Bodies for other kinds, encoded here from the same upstream-derived schema: the decoder is generic.
+const schema = JSON.parse(fs.readFileSync(new URL('../protobuf/schema.json', import.meta.url), 'utf8')) as { nested: protobuf.INamespace['nested'] };
+const proto = protobuf.Root.fromJSON({ nested: schema.nested });
+function body(apiVersion: string, kind: string, type: string, obj: Record<string, unknown>): Buffer {
+  const t = proto.lookupType(type);
+  const raw = t.encode(t.fromObject(obj)).finish();
+  const unknown = proto.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
+  return Buffer.concat([Buffer.from('k8s\0'), unknown.encode(unknown.fromObject({ typeMeta: { apiVersion, kind }, raw })).finish()]);
+}
+
+test('any served kind decodes: pointer false kept, embedded structs inlined, MicroTime, bytes as base64, renamed fields', () => {
+  const pod = decodeProtobuf(body('v1', 'Pod', 'k8s.io.api.core.v1.Pod', {
+    metadata: { name: 'p', creationTimestamp: { seconds: 1764720000 } },
+    spec: { automountServiceAccountToken: false, hostNetwork: false, containers: [{ name: 'c', image: 'i', stdin: false, env: [{ name: 'E', valueFrom: { configMapKeyRef: { localObjectReference: { name: 'cm' }, key: 'k' } } }], resources: { limits: { cpu: { string: '500m' } } } }], volumes: [{ name: 'v', volumeSource: { emptyDir: {} } }] },
+  }));
+  assert.deepEqual(pod, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', creationTimestamp: '2025-12-03T00:00:00Z' },
+    spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'i', env: [{ name: 'E', valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } }], resources: { limits: { cpu: '500m' } } }], volumes: [{ name: 'v', emptyDir: {} }] },
+  });
+  const lease = decodeProtobuf(body('coordination.k8s.io/v1', 'Lease', 'k8s.io.api.coordination.v1.Lease', { metadata: { name: 'n' }, spec: { holderIdentity: 'n', leaseDurationSeconds: 40, renewTime: { seconds: 1764720000, nanos: 123456000 } } }));
+  assert.deepEqual(lease.spec, { holderIdentity: 'n', leaseDurationSeconds: 40, renewTime: '2025-12-03T00:00:00.123456Z' });
+  const secret = decodeProtobuf(body('v1', 'Secret', 'k8s.io.api.core.v1.Secret', { metadata: { name: 's' }, data: { a: Buffer.from('hi') }, type: 'Opaque' }));
+  assert.deepEqual(secret.data, { a: Buffer.from('hi').toString('base64') });
+  const tr = decodeProtobuf(body('authentication.k8s.io/v1', 'TokenRequest', 'k8s.io.api.authentication.v1.TokenRequest', { spec: { audiences: ['a'], boundObjectRef: { kind: 'Pod', name: 'p', uID: 'u1' } } }));
+  assert.deepEqual(tr.spec, { audiences: ['a'], boundObjectRef: { kind: 'Pod', name: 'p', uid: 'u1' } });
+  const del = decodeProtobuf(body('v1', 'DeleteOptions', 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions', { gracePeriodSeconds: 0, propagationPolicy: 'Background' }));
+  assert.deepEqual(del, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, propagationPolicy: 'Background' });
 });

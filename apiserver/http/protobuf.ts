@@ -1,52 +1,87 @@
 // Decoding of Kubernetes protobuf request bodies (application/vnd.kubernetes.protobuf),
-// which typed clients such as `kubectl create deployment` send: the "k8s\0"
-// magic plus runtime.Unknown, then the object. The result is the JSON form Go
-// would write: zero values of omitempty fields left out, Time as RFC3339,
-// IntOrString and Quantity as scalars, embedded structs inlined. A body with
-// a field this schema does not know gets 415 rather than silently losing it.
+// which typed clients such as kubectl send: the "k8s\0" magic plus
+// runtime.Unknown, then the object, for every kind served, from one schema
+// derived from upstream's sources (scripts/gen-protobuf.ts). The result is the
+// JSON form Go would write: zero values of omitempty fields left out (pointer
+// fields keep an explicit false or 0), Time as RFC3339, IntOrString and
+// Quantity as scalars, embedded structs inlined. A body with a field the
+// schema does not know gets 415 rather than silently losing it.
+import fs from 'node:fs';
 import protobuf from 'protobufjs';
 import { errors } from '../api/errors.js';
-import { K8S_PROTO, PROTO_KINDS } from './protobuf-schema.js';
 
-const root = protobuf.parse(K8S_PROTO, { keepCase: true }).root;
+interface ProtoSchema {
+  nested: protobuf.INamespace['nested'];
+  pointer: string[];
+  inline: string[];
+  jsonNames: Record<string, string>;
+}
+
+const SCHEMA = JSON.parse(fs.readFileSync(new URL('../protobuf/schema.json', import.meta.url), 'utf8')) as ProtoSchema;
+const root = protobuf.Root.fromJSON({ nested: SCHEMA.nested });
+const POINTER = new Set(SCHEMA.pointer);
+const INLINE = new Set(SCHEMA.inline);
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 
-/** Pointer fields in Go: an explicit false or 0 means something and is kept. */
-const KEEP_ZERO = new Set([
-  'DeploymentSpec.replicas', 'DeploymentSpec.revisionHistoryLimit', 'DeploymentSpec.progressDeadlineSeconds',
-  'PodSpec.terminationGracePeriodSeconds', 'PodSpec.activeDeadlineSeconds', 'PodSpec.automountServiceAccountToken', 'PodSpec.enableServiceLinks',
-  'ServiceAccount.automountServiceAccountToken', 'ConfigMap.immutable', 'Secret.immutable', 'ConfigMapKeySelector.optional', 'SecretKeySelector.optional',
-  'ServiceSpec.allocateLoadBalancerNodePorts', 'ClientIPConfig.timeoutSeconds', 'TokenRequestSpec.expirationSeconds',
-  'ObjectMeta.deletionGracePeriodSeconds', 'OwnerReference.controller', 'OwnerReference.blockOwnerDeletion',
-]);
+/** API group → the package of its generated.proto. */
+const GROUP_PACKAGES: Record<string, string> = { '': 'core', 'discovery.k8s.io': 'discovery', 'coordination.k8s.io': 'coordination', 'rbac.authorization.k8s.io': 'rbac', 'authentication.k8s.io': 'authentication', 'authorization.k8s.io': 'authorization', 'events.k8s.io': 'events' };
+
+/** The message of apiVersion/kind; meta kinds (DeleteOptions) are the same in every group. */
+function messageOf(apiVersion: string, kind: string): protobuf.Type | undefined {
+  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') as [string, string] : ['', apiVersion];
+  for (const name of [`k8s.io.api.${GROUP_PACKAGES[group] ?? group}.${version}.${kind}`, `${META}.${kind}`]) {
+    const t = root.lookup(name);
+    if (t instanceof protobuf.Type) return t;
+  }
+  return undefined;
+}
 
 type Json = Record<string, unknown>;
 
-function time(v: Json): string | undefined {
+const rfc3339 = (v: Json, micro: boolean): string | undefined => {
   const s = Number(v.seconds ?? 0);
-  if (!s && !v.nanos) return undefined;
-  return new Date(s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
+  const n = Number(v.nanos ?? 0);
+  if (!s && !n) return undefined;
+  const iso = new Date(s * 1000).toISOString().replace(/\.\d{3}Z$/, '');
+  return micro ? `${iso}.${String(Math.floor(n / 1000)).padStart(6, '0')}Z` : `${iso}Z`;
+};
+
+const rawJson = (b64: unknown): unknown => {
+  if (!b64) return undefined;
+  const text = Buffer.from(String(b64), 'base64').toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
 
 /** One decoded value of `field`, in JSON form; undefined to leave it out. */
-function convert(field: protobuf.Field, v: unknown): unknown {
+function convert(field: protobuf.Field, v: unknown, keepEmpty: boolean): unknown {
   const t = field.resolvedType;
+  // Go marshals a pointer only when set, and JSON then shows it even empty (emptyDir: {}).
+  const pointer = POINTER.has(`${field.parent!.fullName.slice(1)}.${field.name}`);
   if (t instanceof protobuf.Type) {
     const o = v as Json;
-    switch (t.name) {
-      case 'Time':
-        return time(o);
-      case 'IntOrString':
+    switch (t.fullName.slice(1)) {
+      case `${META}.Time`:
+        return rfc3339(o, false);
+      case `${META}.MicroTime`:
+        return rfc3339(o, true);
+      case 'k8s.io.apimachinery.pkg.util.intstr.IntOrString':
         return Number(o.type ?? 0) === 1 ? (o.strVal ?? '') : Number(o.intVal ?? 0);
-      case 'Quantity':
+      case 'k8s.io.apimachinery.pkg.api.resource.Quantity':
         return o.string || undefined;
-      case 'FieldsV1':
-        return o.Raw ? JSON.parse(Buffer.from(o.Raw as string, 'base64').toString('utf8')) : undefined;
+      case `${META}.FieldsV1`:
+        return rawJson(o.Raw);
+      case 'k8s.io.apimachinery.pkg.runtime.RawExtension':
+        return rawJson(o.raw);
       default:
-        return message(t, o);
+        return message(t, o) ?? (keepEmpty || pointer ? {} : undefined);
     }
   }
-  if (v === '' || ((v === false || v === 0) && !KEEP_ZERO.has(`${field.parent!.name}.${field.name}`))) return undefined;
+  if (!pointer && (v === '' || v === false || v === 0)) return undefined;
   return v;
 }
 
@@ -54,29 +89,26 @@ function message(t: protobuf.Type, o: Json): Json | undefined {
   const out: Json = {};
   for (const [name, value] of Object.entries(o)) {
     const f = t.fields[name]!;
+    const key = `${t.fullName.slice(1)}.${name}`;
     let v: unknown;
     if (f.map) {
       const m: Json = {};
-      for (const [k, x] of Object.entries(value as Json)) {
-        const c = convert(f, x);
-        m[k] = c === undefined && f.resolvedType ? '' : (c ?? x);
-      }
+      for (const [k, x] of Object.entries(value as Json)) m[k] = f.resolvedType ? (convert(f, x, true) ?? '') : x;
       v = Object.keys(m).length ? m : undefined;
     } else if (f.repeated) {
-      const list = (value as unknown[]).map((x) => convert(f, x) ?? (f.resolvedType ? {} : x));
+      const list = (value as unknown[]).map((x) => (f.resolvedType ? convert(f, x, true) : x));
       v = list.length ? list : undefined;
-    } else v = convert(f, value);
+    } else v = convert(f, value, false);
     if (v === undefined) continue;
-    // Go embeds LocalObjectReference: its name sits in the parent's JSON.
-    if (name === 'localObjectReference' && typeof v === 'object') Object.assign(out, v);
-    else out[name] = v;
+    if (INLINE.has(key) && typeof v === 'object') Object.assign(out, v);
+    else out[SCHEMA.jsonNames[key] ?? name] = v;
   }
   return Object.keys(out).length ? out : undefined;
 }
 
 export function decodeProtobuf(body: Buffer): Record<string, unknown> {
   if (body.length < 4 || !body.subarray(0, 4).equals(MAGIC)) throw errors.badRequest('protobuf body does not start with the k8s magic prefix');
-  const unknownType = root.lookupType('k8s.Unknown');
+  const unknownType = root.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
   let env: Json;
   try {
     env = unknownType.toObject(unknownType.decode(body.subarray(4)), { bytes: Buffer as unknown as ArrayConstructor }) as Json;
@@ -86,9 +118,8 @@ export function decodeProtobuf(body: Buffer): Record<string, unknown> {
   const tm = (env.typeMeta ?? {}) as Json;
   const apiVersion = String(tm.apiVersion ?? '');
   const kind = String(tm.kind ?? '');
-  const type = PROTO_KINDS[`${apiVersion}/${kind}`];
-  if (!type) throw errors.unsupportedMediaType(`application/vnd.kubernetes.protobuf for ${apiVersion} ${kind}; send JSON`);
-  const t = root.lookupType(`k8s.${type}`);
+  const t = messageOf(apiVersion, kind);
+  if (!t) throw errors.unsupportedMediaType(`application/vnd.kubernetes.protobuf for ${apiVersion} ${kind}; send JSON`);
   const raw = (env.raw as Buffer | undefined) ?? Buffer.alloc(0);
   let msg: protobuf.Message;
   try {

@@ -86,6 +86,18 @@ export class FieldSet {
     return this.difference(o).isEmpty() && o.difference(this).isEmpty();
   }
 
+  /** Whether this set and a FieldsV1 object share a member path; walks only this set (cheap when it is small). */
+  touchesFieldsV1(raw: unknown): boolean {
+    if (!raw || typeof raw !== 'object') return false;
+    const r = raw as Record<string, unknown>;
+    for (const pe of this.members) {
+      const v = r[pe];
+      if (v && typeof v === 'object' && (!Object.keys(v).length || '.' in v)) return true;
+    }
+    for (const [pe, c] of this.children) if (r[pe] !== undefined && c.touchesFieldsV1(r[pe])) return true;
+    return false;
+  }
+
   toFieldsV1(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const pe of sortElements(new Set([...this.members, ...this.children.keys()]))) {

@@ -84,16 +84,33 @@ function entryFor(managed: Managed[], e: Required<Pick<ManagedFieldsEntry, 'mana
  * A write that changes nothing keeps them as they were.
  */
 export function trackUpdate(r: ResourceDef, cur: Obj | undefined, next: Obj, w: Writer): ManagedFieldsEntry[] {
-  const managed = decode(cur?.metadata?.managedFields);
+  const entries = (Array.isArray(cur?.metadata?.managedFields) ? cur!.metadata.managedFields : []) as ManagedFieldsEntry[];
   const c = compare(withoutManaged(cur) ?? {}, withoutManaged(next), kindSchema(r));
   const changed = scoped(r, w.subresource, c.modified.union(c.added));
   const removed = c.removed;
-  if (changed.isEmpty() && scoped(r, w.subresource, removed).isEmpty()) return (cur?.metadata?.managedFields as ManagedFieldsEntry[] | undefined) ?? [];
-  for (const m of managed) m.set = m.set.difference(changed).difference(removed);
-  const mine = entryFor(managed, { manager: w.manager, operation: 'Update', apiVersion: apiVersionOf(r), subresource: w.subresource });
-  mine.set = mine.set.union(changed).difference(removed);
-  mine.entry.time = w.now;
-  return encode(managed);
+  if (changed.isEmpty() && scoped(r, w.subresource, removed).isEmpty()) return entries;
+  const lost = changed.union(removed);
+  const mine = { manager: w.manager, operation: 'Update' as const, apiVersion: apiVersionOf(r), subresource: w.subresource };
+  const isMine = (e: ManagedFieldsEntry) => e.manager === mine.manager && e.operation === 'Update' && (e.subresource ?? '') === mine.subresource && e.apiVersion === mine.apiVersion;
+  const out: ManagedFieldsEntry[] = [];
+  let own: FieldSet | undefined;
+  for (const e of entries) {
+    if (!e?.manager) continue;
+    if (isMine(e)) {
+      own = FieldSet.fromFieldsV1(e.fieldsV1);
+      continue;
+    }
+    // Entries the write does not touch are kept as they are (no decoding, no re-encoding).
+    if (!lost.touchesFieldsV1(e.fieldsV1)) {
+      out.push(e);
+      continue;
+    }
+    const set = FieldSet.fromFieldsV1(e.fieldsV1).difference(lost);
+    if (!set.isEmpty()) out.push({ ...e, fieldsType: 'FieldsV1', fieldsV1: set.toFieldsV1() });
+  }
+  const set = (own ?? new FieldSet()).union(changed).difference(removed);
+  if (!set.isEmpty()) out.push({ manager: mine.manager, operation: 'Update', apiVersion: mine.apiVersion, time: w.now, fieldsType: 'FieldsV1', fieldsV1: set.toFieldsV1(), ...(mine.subresource ? { subresource: mine.subresource } : {}) });
+  return out;
 }
 
 const printManager = (e: ManagedFieldsEntry): string => `${JSON.stringify(e.manager)}${e.subresource ? ` with subresource ${JSON.stringify(e.subresource)}` : ''}${e.operation === 'Update' ? ` using ${e.apiVersion}` : ''}`;
