@@ -39,6 +39,8 @@ export const RESOURCES: ResourceDef[] = [
   def('', 'v1', 'secrets', 'Secret', true, [], { fields: ['type'] }),
   def('', 'v1', 'serviceaccounts', 'ServiceAccount', true, ['sa'], { subresources: ['token'] }),
   def('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
+  // Stored as core/v1 Events (see api/views.ts).
+  def('events.k8s.io', 'v1', 'events', 'Event', true, ['ev'], { fields: ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'regarding.apiVersion', 'regarding.resourceVersion', 'regarding.fieldPath', 'reason', 'reportingController', 'type'] }),
   def('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   def('apps', 'v1', 'deployments', 'Deployment', true, ['deploy'], { categories: ['all'], subresources: ['status', 'scale'] }),
   def('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], { categories: ['all'], subresources: ['status', 'scale'] }),

@@ -146,4 +146,14 @@ describe('real clients against tskube apiserver', { skip: pythonSkip(), timeout:
     assert.match(out, /^conflict: 409$/m);
     assert.match(out, /^forced: 2$/m);
   });
+
+  test('events.k8s.io/v1: an Event created there is a core Event; kubectl get, events and the Python client read both', () => {
+    const ev = JSON.stringify({ apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'ev1', namespace: 'default' }, eventTime: '2026-12-03T07:00:00.000000Z', reportingController: 'example.com/ctl', reportingInstance: 'ctl-1', action: 'Reconcile', reason: 'Synced', type: 'Normal', note: 'all good', regarding: { kind: 'Pod', name: 'web', namespace: 'default' } });
+    assert.match(as.kubectl(['create', '-f', '-'], ev), /event.events.k8s.io\/ev1 created/);
+    assert.equal(as.kubectl(['get', 'events.v1.events.k8s.io', 'ev1', '-o', 'jsonpath={.note}/{.regarding.name}']), 'all good/web');
+    assert.equal(as.kubectl(['get', 'events.v1.', 'ev1', '-o', 'jsonpath={.message}/{.involvedObject.name}/{.reportingComponent}']), 'all good/web/example.com/ctl');
+    assert.match(as.kubectl(['events']), /Normal\s+Synced\s+Pod\/web\s+all good/);
+    const py = sh('/usr/bin/python3', ['-c', `import sys\nfrom kubernetes import client, config\nconfig.load_kube_config(sys.argv[1])\nfor e in client.EventsV1Api().list_namespaced_event("default", field_selector="regarding.name=web").items: print("v1:", e.metadata.name, e.note, e.regarding.kind)`, as.kubeconfig], { netns: as.netns, timeoutMs: 60_000 });
+    assert.match(py, /^v1: ev1 all good Pod$/m);
+  });
 });

@@ -17,6 +17,7 @@ import { dropUnknownFields, fieldMessages, type FieldValidation } from '../opena
 import { kindSchema } from '../openapi/schema.js';
 import { applyConfig, trackUpdate, type ManagedFieldsEntry } from '../ssa/managed-fields.js';
 import { deepEqual } from '../ssa/typed.js';
+import { VIEWS, type View } from './views.js';
 
 /** The manager of writes made inside the apiserver (controllers, the scheduler), as upstream's controller manager. */
 export const INTERNAL_MANAGER = 'kube-controller-manager';
@@ -170,6 +171,18 @@ export class Api {
     for (const p of this.admission) p.admit({ ...a, user: this.user }, get);
   }
 
+  /** A resource stored as another (events.k8s.io Events as core Events): its view and the stored resource. */
+  private viewOf(r: ResourceDef): { v: View; core: ResourceDef } | undefined {
+    const v = VIEWS[`${r.group}/${r.resource}`];
+    return v && { v, core: this.res(v.storage.group, v.storage.resource) };
+  }
+
+  /** List options with field selectors in the stored resource's names. */
+  private static viewSelectors<T extends ListOptions>(v: View, opts: T): T {
+    if (!opts.fieldSelector) return opts;
+    return { ...opts, fieldSelector: opts.fieldSelector.split(',').map((term) => term.replace(/^[^=!]+/, (f) => v.field(f.trim()))).join(',') };
+  }
+
   res(group: string, resource: string): ResourceDef {
     const r = RESOURCES.find((x) => x.group === group && x.resource === resource);
     if (!r) throw new Error(`no resource ${group}/${resource}`);
@@ -245,11 +258,18 @@ export class Api {
   }
 
   get(r: ResourceDef, ns: string, name: string): Obj {
+    const vw = this.viewOf(r);
+    if (vw) return vw.v.fromStorage(this.get(vw.core, ns, name));
     return clone(this.mustGet(r, ns, name));
   }
 
   /** The object, or undefined (no 404). */
   find(r: ResourceDef, ns: string, name: string): Obj | undefined {
+    const vw = this.viewOf(r);
+    if (vw) {
+      const o = this.find(vw.core, ns, name);
+      return o && vw.v.fromStorage(o);
+    }
     const o = this.store.get(storageKey(r, ns, name));
     return o && clone(o);
   }
@@ -261,6 +281,15 @@ export class Api {
 
   create(r: ResourceDef, ns: string, body: Obj): Obj {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.badRequest('the request body must be a JSON or YAML object');
+    const vw = this.viewOf(r);
+    if (vw) {
+      const o = clone(body);
+      if (o.apiVersion !== undefined && o.apiVersion !== apiVersionOf(r)) throw errors.badRequest(`the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersionOf(r)})`);
+      this.checkFields(r, o, false);
+      const causes = vw.v.validateCreate(o);
+      if (causes.length) throw errors.invalid(r.kind, r.group, o.metadata?.name ?? '', causes);
+      return vw.v.fromStorage(this.create(vw.core, ns, vw.v.toStorage({ ...o, apiVersion: apiVersionOf(r), kind: r.kind })));
+    }
     const o = clone(body);
     if (o.kind !== undefined && o.kind !== r.kind) throw errors.badRequest(`the API version in the data (${String(o.apiVersion)}) and kind (${String(o.kind)}) do not match the URL's resource ${r.resource}`);
     if (o.apiVersion !== undefined && o.apiVersion !== apiVersionOf(r)) throw errors.badRequest(`the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersionOf(r)})`);
@@ -326,6 +355,11 @@ export class Api {
   }
 
   list(r: ResourceDef, ns: string | undefined, opts: ListOptions = {}): Obj {
+    const vw = this.viewOf(r);
+    if (vw) {
+      const l = this.list(vw.core, ns, Api.viewSelectors(vw.v, opts));
+      return { ...l, apiVersion: apiVersionOf(r), items: (l.items as Obj[]).map((o) => vw.v.fromStorage(o)) };
+    }
     const match = this.matcher(r, opts);
     let { items, rv } = this.store.list(storagePrefix(r, ns));
     if (opts.exactResourceVersion !== undefined && opts.exactResourceVersion !== rv) {
@@ -370,6 +404,12 @@ export class Api {
 
   /** PUT. With sub='status' only status changes are taken; otherwise status changes are ignored. */
   update(r: ResourceDef, ns: string, name: string, body: Obj, sub?: 'status'): Obj {
+    const vw = this.viewOf(r);
+    if (vw && isObject(body)) {
+      const o = clone(body);
+      this.checkFields(r, o, false);
+      return vw.v.fromStorage(this.update(vw.core, ns, name, vw.v.toStorage({ ...o, apiVersion: apiVersionOf(vw.core), kind: r.kind }), sub));
+    }
     const cur = this.mustGet(r, ns, name);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.badRequest('the request body must be a JSON or YAML object');
     if (body.kind !== undefined && body.kind !== r.kind) throw errors.badRequest(`the kind in the data (${String(body.kind)}) does not match the URL's resource ${r.resource}`);
@@ -505,6 +545,11 @@ export class Api {
 
   /** DELETE. Returns the object and whether it is gone (false: marked for deletion). */
   delete(r: ResourceDef, ns: string, name: string, opts: DeleteOptions = {}): { object: Obj; deleted: boolean } {
+    const vw = this.viewOf(r);
+    if (vw) {
+      const d = this.delete(vw.core, ns, name, opts);
+      return { ...d, object: vw.v.fromStorage(d.object) };
+    }
     const cur = this.mustGet(r, ns, name);
     const pre = opts.preconditions ?? {};
     if (pre.uid && pre.uid !== cur.metadata.uid) throw errors.conflict(r.resource, r.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`);
@@ -540,6 +585,11 @@ export class Api {
 
   /** DELETE on a collection: each object the selectors match, as one delete each; returns what was deleted. */
   deleteCollection(r: ResourceDef, ns: string | undefined, list: ListOptions, opts: DeleteOptions = {}): Obj {
+    const vw = this.viewOf(r);
+    if (vw) {
+      const l = this.deleteCollection(vw.core, ns, Api.viewSelectors(vw.v, list), opts);
+      return { ...l, apiVersion: apiVersionOf(r), items: ((l.items ?? []) as Obj[]).map((o) => vw.v.fromStorage(o)) };
+    }
     const items: Obj[] = [];
     for (const o of this.list(r, ns, { labelSelector: list.labelSelector, fieldSelector: list.fieldSelector }).items as Obj[]) {
       try {
@@ -608,6 +658,8 @@ export class Api {
 
   /** Watch events for a resource (optionally one namespace), filtered by selectors, from an RV. */
   watch(r: ResourceDef, ns: string | undefined, opts: ListOptions & { resourceVersion?: string }, fn: (type: string, o: Obj) => void): () => void {
+    const vw = this.viewOf(r);
+    if (vw) return this.watch(vw.core, ns, Api.viewSelectors(vw.v, opts), (type, o) => fn(type, type === 'BOOKMARK' || type === 'ERROR' ? o : vw.v.fromStorage(o)));
     const match = this.matcher(r, opts);
     const rv = opts.resourceVersion ? Number(opts.resourceVersion) : 0;
     if (!Number.isFinite(rv) || rv < 0) throw errors.badRequest(`invalid resource version "${opts.resourceVersion!}"`);

@@ -187,11 +187,13 @@ const PRINTERS: Record<string, Printer> = {
   events: {
     columns: [col('Last Seen'), col('Type'), col('Reason'), col('Object'), col('Subobject', 1), col('Source', 1), col('Message'), col('First Seen', 1), col('Count', 1, 'integer'), col('Name', 1, 'string', 'name')],
     row: (o, now) => {
-      const io = o.involvedObject ?? {};
-      const last = o.lastTimestamp ?? o.eventTime ?? o.metadata.creationTimestamp;
-      const first = o.firstTimestamp ?? o.eventTime ?? o.metadata.creationTimestamp;
-      const src = o.source?.component ? `${o.source.component}${o.source.host ? `, ${o.source.host}` : ''}` : (o.reportingComponent ?? '');
-      return [age(last, now), o.type ?? '', o.reason ?? '', `${String(io.kind ?? '').toLowerCase()}/${io.name ?? ''}`, io.fieldPath ?? '', src, String(o.message ?? '').trim(), age(first, now), o.count ?? 1, o.metadata.name];
+      // core/v1 and events.k8s.io/v1 names (regarding, note, deprecated*) alike.
+      const io = o.involvedObject ?? o.regarding ?? {};
+      const last = o.lastTimestamp ?? o.deprecatedLastTimestamp ?? o.series?.lastObservedTime ?? o.eventTime ?? o.metadata.creationTimestamp;
+      const first = o.firstTimestamp ?? o.deprecatedFirstTimestamp ?? o.eventTime ?? o.metadata.creationTimestamp;
+      const source = o.source ?? o.deprecatedSource;
+      const src = source?.component ? `${source.component}${source.host ? `, ${source.host}` : ''}` : (o.reportingComponent ?? o.reportingController ?? '');
+      return [age(last, now), o.type ?? '', o.reason ?? '', `${String(io.kind ?? '').toLowerCase()}/${io.name ?? ''}`, io.fieldPath ?? '', src, String(o.message ?? o.note ?? '').trim(), age(first, now), o.count ?? o.deprecatedCount ?? o.series?.count ?? 1, o.metadata.name];
     },
   },
   namespaces: {
