@@ -100,6 +100,8 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
     assert.match(py, /^stdout: got:from-python$/m);
     assert.match(py, /^stderr: oops$/m);
     assert.match(py, /^returncode: 7$/m);
+    const pf = sh('/usr/bin/python3', [path.join(REPO, 'e2e/clients/stream_portforward.py'), cluster.as.kubeconfig, 'web'], { netns: cluster.node.netns, timeoutMs: 60_000 });
+    assert.match(pf, /^portforward: hello from tskube error: None$/m);
     const js = sh(process.execPath, ['--import', 'tsx', path.join(REPO, 'e2e/clients/client_node.ts'), cluster.as.kubeconfig, 'exec', 'web'], { netns: cluster.node.netns, timeoutMs: 60_000 });
     assert.match(js, /^exec stdout: web stderr: e$/m);
     assert.match(js, /^exec status: Failure 5$/m);

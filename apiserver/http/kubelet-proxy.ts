@@ -12,7 +12,7 @@ import type { Obj } from '../storage/store.js';
 import { answerUpgrade, spliceUpgrade } from '../../kube/upgrade-proxy.js';
 import { SpdyDialError } from '../../kube/spdy.js';
 import { boolParam } from './query.js';
-import { chooseProtocol, PORTFORWARD_TUNNEL, translateExec, tunnelPortForward } from './stream-translator.js';
+import { chooseProtocol, PORTFORWARD_TUNNEL, translateExec, translatePortForward, tunnelPortForward, V4, V5 } from './stream-translator.js';
 
 export interface KubeletClientCert {
   cert: Buffer;
@@ -84,8 +84,8 @@ export class KubeletProxy {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, ns: string, name: string, sub: string, q: URLSearchParams): void {
     const websocket = String(req.headers.upgrade ?? '').toLowerCase() === 'websocket';
     const protocol = websocket ? chooseProtocol(req) : undefined;
-    // A WebSocket protocol we do not speak (the channel protocol for port-forward): the client falls back to SPDY.
-    if (websocket && (!protocol || (sub === 'portforward') !== (protocol === PORTFORWARD_TUNNEL))) {
+    // A WebSocket protocol we do not speak for this subresource: the client falls back to SPDY.
+    if (websocket && (!protocol || (sub === 'portforward' ? protocol === V5 : protocol === PORTFORWARD_TUNNEL))) {
       return rejectUpgrade(socket, new ApiError(400, 'BadRequest', `unable to upgrade: the requested WebSocket protocols (${String(req.headers['sec-websocket-protocol'] ?? '')}) are not supported for ${sub}`));
     }
     // The options parse as Go's ParseBool (the Python client sends stdin=True).
@@ -112,7 +112,11 @@ export class KubeletProxy {
       return;
     }
     const dial = { url, cert: this.client.cert, key: this.client.key };
-    const done = sub === 'portforward' ? tunnelPortForward(req, socket, head, dial) : translateExec(req, socket, head, dial, { stdin: flag('stdin'), stdout: flag('stdout'), stderr: flag('stderr'), tty: flag('tty') });
+    const ports = q.getAll('ports').flatMap((p) => p.split(',')).map(Number);
+    if (sub === 'portforward' && protocol === V4 && (!ports.length || ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535))) {
+      return rejectUpgrade(socket, errors.badRequest(`invalid port in ${JSON.stringify(q.getAll('ports'))}`));
+    }
+    const done = sub === 'portforward' ? (protocol === PORTFORWARD_TUNNEL ? tunnelPortForward(req, socket, head, dial) : translatePortForward(req, socket, head, dial, ports)) : translateExec(req, socket, head, dial, { stdin: flag('stdin'), stdout: flag('stdout'), stderr: flag('stderr'), tty: flag('tty') });
     done.catch((e: Error) => {
       if (e instanceof SpdyDialError) rejectUpgrade(socket, new ApiError(e.code, REASONS[e.code] ?? 'InternalError', e.body));
       else rejectUpgrade(socket, errors.internal(`error dialing backend: ${e.message}`));

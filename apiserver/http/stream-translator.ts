@@ -2,8 +2,9 @@
 // to the kubelet's SPDY endpoints, as kube-apiserver's stream translator
 // does: kubectl 1.32 asks for v5.channel.k8s.io (exec, attach) and for
 // SPDY-over-WebSocket (port-forward); the Python and JavaScript clients ask
-// for v4.channel.k8s.io. Kubelets and runtimes speak remotecommand v4 over
-// SPDY, so the channels become SPDY streams and back.
+// for v4.channel.k8s.io (exec, and port-forward's channel form). Kubelets and
+// runtimes speak remotecommand v4 and portforward.k8s.io over SPDY, so the
+// channels become SPDY streams and back.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
@@ -101,5 +102,58 @@ export async function tunnelPortForward(req: IncomingMessage, socket: Duplex, he
     ws.on('message', (raw: RawData) => up.socket.write(toBuffer(raw)));
     ws.on('close', () => up.socket.destroy());
     ws.on('error', () => up.socket.destroy());
+  });
+}
+
+/**
+ * port-forward in the channel protocol (v4.channel.k8s.io; the Python client's portforward): per requested port,
+ * channel 2i carries data and 2i+1 errors, each opened by a message holding the port (2 bytes, little endian);
+ * every port becomes a SPDY data and error stream pair of the kubelet's portforward.k8s.io.
+ */
+export async function translatePortForward(req: IncomingMessage, socket: Duplex, head: Buffer, dial: Omit<SpdyDial, 'protocols'>, ports: number[]): Promise<void> {
+  const up = await dialSpdy({ ...dial, protocols: ['portforward.k8s.io'] });
+  wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
+    const channelOf = new Map<number, number>();
+    let ended = false;
+    const session = new SpdySession(
+      up.socket,
+      {
+        onData: (id, data) => {
+          const ch = channelOf.get(id);
+          if (ch !== undefined && ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.from([ch]), data]));
+        },
+        // Once every forwarded connection is closed by the pod side, so is the WebSocket.
+        onEnd: (id) => {
+          if (dataIds.delete(id) && !dataIds.size && ws.readyState === ws.OPEN) ws.close(1000);
+        },
+        onClose: () => {
+          ended = true;
+          if (ws.readyState === ws.OPEN) ws.close(1000);
+        },
+      },
+      up.head,
+    );
+    const data: SpdyStream[] = [];
+    const dataIds = new Set<number>();
+    ports.forEach((port, i) => {
+      // As kubectl's SPDY port-forward: the error stream first, then the data stream, sharing a request id.
+      const err = session.open({ streamType: 'error', port: String(port), requestID: String(i) });
+      const dat = session.open({ streamType: 'data', port: String(port), requestID: String(i) });
+      channelOf.set(dat.id, 2 * i);
+      dataIds.add(dat.id);
+      channelOf.set(err.id, 2 * i + 1);
+      data.push(dat);
+      const portBytes = Buffer.from([port & 0xff, port >> 8]);
+      ws.send(Buffer.concat([Buffer.from([2 * i]), portBytes]));
+      ws.send(Buffer.concat([Buffer.from([2 * i + 1]), portBytes]));
+    });
+    ws.on('message', (raw: RawData) => {
+      const m = toBuffer(raw);
+      if (m.length > 1 && m[0]! % 2 === 0) data[m[0]! / 2]?.write(m.subarray(1));
+    });
+    ws.on('close', () => {
+      if (!ended) session.close();
+    });
+    ws.on('error', () => session.close());
   });
 }
