@@ -60,7 +60,7 @@ test('bad input gives one clear message naming file, object and field', () => {
   assert.deepEqual(err('apiVersion: v1\nkind: Deployment\n'), ['/m/f.yaml: kind: Unsupported value: "Deployment": a manifest holds a Pod or a PodList']);
   assert.deepEqual(err('apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {}\n'), ['/m/f.yaml: Pod "x": spec.containers: Required value']);
   assert.deepEqual(err('apiVersion: v1\nkind: Pod\nspec: {containers: [{name: a, image: i}]}\n'), ['/m/f.yaml: Pod: metadata: Required value']);
-  assert.deepEqual(err(pod('Bad_Name')), [`/m/f.yaml: Pod "Bad_Name": metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`]);
+  assert.deepEqual(err(pod('Bad_Name')), [`/m/f.yaml: Pod "Bad_Name": metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`]);
   assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - {name: a, image: i}\n  - {name: a, image: i}\n'), ['/m/f.yaml: Pod "x": spec.containers[1].name: Duplicate value: "a"']);
   assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec:\n  initContainers: [{name: a, image: i}]\n  containers: [{name: a, image: i}]\n'), ['/m/f.yaml: Pod "x": spec.containers[0].name: Duplicate value: "a"']);
   assert.deepEqual(err('kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: a}]}\n'), ['/m/f.yaml: Pod "x": spec.containers[0].image: Required value']);

@@ -1,7 +1,8 @@
 // Validation with field paths, for the fields the dev apiserver checks.
 import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
 import type { Cause } from './errors.js';
-import { validateAnnotations, validateLabels, validatePodPaths } from '../../kube/validation.js';
+import { validateAnnotations, validateLabels } from '../../kube/validation.js';
+import { PROTOCOLS, validateIntOrPortName, validatePodSpec, validatePortNumber, portNameErrors } from '../../kube/pod-validation.js';
 import type { ResourceDef } from '../resources.js';
 import type { Obj } from '../storage/store.js';
 
@@ -14,6 +15,35 @@ function checkPathSegment(name: string): string | undefined {
   if (name === '.' || name === '..') return `may not be '${name}'`;
   if (/[/%]/.test(name)) return `may not contain '${name.includes('/') ? '/' : '%'}'`;
   return undefined;
+}
+
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+const CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
+const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
+
+/** ValidateService: type, ports (numbers, protocols, names required and unique when several), selector labels. */
+function validateService(spec: Obj): Cause[] {
+  const causes: Cause[] = [];
+  if (spec.type !== undefined && !SERVICE_TYPES.includes(spec.type)) causes.push({ field: 'spec.type', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(spec.type)}: supported values: ${SERVICE_TYPES.map((x) => JSON.stringify(x)).join(', ')}` });
+  const ports = (Array.isArray(spec.ports) ? spec.ports : []) as Obj[];
+  if (!ports.length && spec.type !== 'ExternalName' && spec.clusterIP !== 'None') causes.push({ field: 'spec.ports', reason: 'FieldValueRequired', message: 'Required value' });
+  const names = new Set<string>();
+  ports.forEach((p, i) => {
+    const f = `spec.ports[${i}]`;
+    if (ports.length > 1 && (typeof p.name !== 'string' || p.name === '')) causes.push({ field: `${f}.name`, reason: 'FieldValueRequired', message: 'Required value' });
+    else if (typeof p.name === 'string' && p.name) {
+      for (const m of portNameErrors(p.name)) causes.push({ field: `${f}.name`, message: `Invalid value: ${JSON.stringify(p.name)}: ${m}` });
+      if (names.has(p.name)) causes.push({ field: `${f}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(p.name)}` });
+      names.add(p.name);
+    }
+    causes.push(...validatePortNumber(p.port, `${f}.port`));
+    if (p.protocol !== undefined && !PROTOCOLS.includes(p.protocol)) causes.push({ field: `${f}.protocol`, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(p.protocol)}: supported values: ${PROTOCOLS.map((x) => JSON.stringify(x)).join(', ')}` });
+    if (p.targetPort !== undefined) causes.push(...validateIntOrPortName(p.targetPort, `${f}.targetPort`));
+    if (p.nodePort !== undefined && p.nodePort !== 0) causes.push(...validatePortNumber(p.nodePort, `${f}.nodePort`));
+  });
+  causes.push(...validateLabels(spec.selector, 'spec.selector'));
+  if (spec.sessionAffinity !== undefined && !['ClientIP', 'None'].includes(spec.sessionAffinity)) causes.push({ field: 'spec.sessionAffinity', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(spec.sessionAffinity)}: supported values: "ClientIP", "None"` });
+  return causes;
 }
 
 export function validateObject(r: ResourceDef, o: Obj): Cause[] {
@@ -33,34 +63,14 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
     for (const f of ['data', 'binaryData', 'stringData']) for (const [k, v] of Object.entries((o[f] ?? {}) as Record<string, unknown>)) size += k.length + (typeof v === 'string' ? (f === 'data' && r.resource === 'secrets' ? Math.floor((v.length * 3) / 4) : Buffer.byteLength(v)) : 0);
     if (size > MAX_DATA_SIZE) causes.push({ field: r.resource === 'secrets' ? 'data' : '[]', reason: 'FieldValueTooLong', message: `Too long: may not be more than ${MAX_DATA_SIZE} bytes` });
   }
-  if (r.resource === 'services') {
-    for (const [i, p] of ((o.spec?.ports ?? []) as Obj[]).entries()) {
-      if (!Number.isInteger(p.port) || p.port < 1 || p.port > 65535) causes.push({ field: `spec.ports[${i}].port`, message: `Invalid value: ${JSON.stringify(p.port)}: must be between 1 and 65535, inclusive` });
-    }
-  }
-  return causes;
-}
-
-function validatePodSpec(spec: Obj | undefined, path: string): Cause[] {
-  const causes: Cause[] = [];
-  if (!spec || typeof spec !== 'object') return [{ field: path, reason: 'FieldValueRequired', message: 'Required value' }];
-  if (!Array.isArray(spec.containers) || spec.containers.length === 0) causes.push({ field: `${path}.containers`, reason: 'FieldValueRequired', message: 'Required value' });
-  const seen = new Set<string>();
-  for (const list of ['initContainers', 'containers']) {
-    for (const [i, c] of ((Array.isArray(spec[list]) ? spec[list] : []) as Obj[]).entries()) {
-      const p = `${path}.${list}[${i}]`;
-      if (typeof c?.name !== 'string' || c.name === '') causes.push({ field: `${p}.name`, reason: 'FieldValueRequired', message: 'Required value' });
-      else {
-        const bad = checkDns1123Label(c.name);
-        if (bad) causes.push({ field: `${p}.name`, message: `Invalid value: "${c.name}": ${bad}` });
-        if (seen.has(c.name)) causes.push({ field: `${p}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: "${c.name}"` });
-        seen.add(c.name);
+  if (r.resource === 'services') causes.push(...validateService(o.spec ?? {}));
+  if (r.resource === 'configmaps' || r.resource === 'secrets') {
+    for (const f of ['data', 'binaryData', 'stringData']) {
+      for (const k of Object.keys((o[f] ?? {}) as Record<string, unknown>)) {
+        if (!CONFIG_KEY.test(k) || k.length > 253) causes.push({ field: `${f === 'stringData' ? 'data' : f}[${k}]`, message: `Invalid value: ${JSON.stringify(k)}: ${k.length > 253 ? 'must be no more than 253 characters' : CONFIG_KEY_MSG}` });
       }
-      if (typeof c?.image !== 'string' || c.image.trim() === '') causes.push({ field: `${p}.image`, reason: 'FieldValueRequired', message: 'Required value' });
     }
   }
-  causes.push(...validatePodPaths(spec, path));
-  if (spec.restartPolicy !== undefined && !['Always', 'OnFailure', 'Never'].includes(spec.restartPolicy)) causes.push({ field: `${path}.restartPolicy`, reason: 'FieldValueNotSupported', message: `Unsupported value: "${String(spec.restartPolicy)}": supported values: "Always", "OnFailure", "Never"` });
   return causes;
 }
 
@@ -76,10 +86,22 @@ function validateWorkload(o: Obj): Cause[] {
   if (empty) causes.push({ field: 'spec.selector', reason: 'FieldValueRequired', message: 'Required value' }, { field: 'spec.selector', message: 'Invalid value: "null": empty selector is invalid for deployment' });
   const labels = (spec.template?.metadata?.labels ?? {}) as Record<string, string>;
   if (!empty && !selectorMatches(sel!, labels)) causes.push({ field: 'spec.template.metadata.labels', message: `Invalid value: ${goMap(labels)}: \`selector\` does not match template \`labels\`` });
+  const strategy = spec.strategy as Obj | undefined;
+  if (strategy?.type !== undefined && !['Recreate', 'RollingUpdate'].includes(strategy.type)) causes.push({ field: 'spec.strategy.type', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(strategy.type)}: supported values: "Recreate", "RollingUpdate"` });
+  if (strategy?.type === 'Recreate' && strategy.rollingUpdate) causes.push({ field: 'spec.strategy.rollingUpdate', reason: 'FieldValueForbidden', message: 'Forbidden: may not be specified when strategy `type` is \'Recreate\'' });
+  const ru = strategy?.rollingUpdate as Obj | undefined;
+  if (ru && isZero(ru.maxUnavailable) && isZero(ru.maxSurge)) causes.push({ field: 'spec.strategy.rollingUpdate.maxUnavailable', message: `Invalid value: ${goIntOrString(ru.maxUnavailable)}: may not be 0 when \`maxSurge\` is 0` });
+  for (const f of ['revisionHistoryLimit', 'minReadySeconds', 'progressDeadlineSeconds'] as const) {
+    if (spec[f] !== undefined && (!Number.isInteger(spec[f]) || spec[f] < 0)) causes.push({ field: `spec.${f}`, message: `Invalid value: ${JSON.stringify(spec[f])}: must be greater than or equal to 0` });
+  }
   if (!spec.template) causes.push({ field: 'spec.template.spec.containers', reason: 'FieldValueRequired', message: 'Required value' });
   else causes.push(...validatePodSpec(spec.template.spec, 'spec.template.spec'));
   return causes;
 }
+
+const isZero = (v: unknown): boolean => v === 0 || v === '0' || v === '0%';
+/** How Go's %#v prints an IntOrString in upstream's messages. */
+const goIntOrString = (v: unknown): string => (typeof v === 'string' ? `intstr.IntOrString{Type:1, IntVal:0, StrVal:${JSON.stringify(v)}}` : `intstr.IntOrString{Type:0, IntVal:${Number(v)}, StrVal:""}`);
 
 /** metav1.LabelSelectorAsSelector(...).Matches(labels). */
 export function selectorMatches(sel: Obj, labels: Record<string, string>): boolean {

@@ -1,0 +1,72 @@
+// ValidatePodSpec and the object validation of the dev apiserver (issue 13,
+// item 6), compared with upstream's field.ErrorList wording.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseQuantity, portNameErrors, validatePodSpec } from './pod-validation.js';
+import { validateObject } from '../apiserver/api/validate.js';
+import { RESOURCES } from '../apiserver/resources.js';
+
+const msgs = (errs: { field?: string; message: string }[]) => errs.map((e) => `${e.field}: ${e.message}`);
+const res = (kind: string) => RESOURCES.find((r) => r.kind === kind && r.group !== 'events.k8s.io')!;
+
+test('containers: ports in range with known protocols and IANA names, env names, mounts of declared volumes, requests within limits, one probe handler', () => {
+  const spec = {
+    volumes: [{ name: 'data', emptyDir: {} }, { name: 'data', emptyDir: {} }, { name: 'Bad_Vol', emptyDir: {} }],
+    containers: [
+      {
+        name: 'web',
+        image: 'x',
+        imagePullPolicy: 'Sometimes',
+        ports: [{ containerPort: 0 }, { containerPort: 80, protocol: 'tcp', name: 'http' }, { containerPort: 81, name: 'http' }, { containerPort: 82, hostPort: 70000, name: 'very-long-port-name' }],
+        env: [{ name: 'A=B' }, { name: '1_RELAXED_IS_FINE' }],
+        volumeMounts: [{ name: 'missing', mountPath: '/m' }, { name: 'data' }],
+        resources: { requests: { cpu: '2', memory: '1Gi' }, limits: { cpu: '1', memory: '2Gi' } },
+        livenessProbe: { exec: { command: ['true'] }, httpGet: { port: 80 } },
+        readinessProbe: { periodSeconds: 1 },
+      },
+    ],
+    dnsPolicy: 'Cluster',
+  };
+  assert.deepEqual(msgs(validatePodSpec(spec, 'spec')), [
+    'spec.volumes[1].name: Duplicate value: "data"',
+    `spec.volumes[2].name: Invalid value: "Bad_Vol": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+    'spec.containers[0].ports[0].containerPort: Invalid value: 0: must be between 1 and 65535, inclusive',
+    'spec.containers[0].ports[1].protocol: Unsupported value: "tcp": supported values: "SCTP", "TCP", "UDP"',
+    'spec.containers[0].ports[2].name: Duplicate value: "http"',
+    'spec.containers[0].ports[3].hostPort: Invalid value: 70000: must be between 0 and 65535, inclusive',
+    'spec.containers[0].ports[3].name: Invalid value: "very-long-port-name": must be no more than 15 characters',
+    "spec.containers[0].env[0].name: Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='",
+    'spec.containers[0].volumeMounts[0].name: Not found: "missing"',
+    'spec.containers[0].volumeMounts[1].mountPath: Required value',
+    'spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"',
+    'spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1',
+    'spec.containers[0].livenessProbe.httpGet: Forbidden: may not specify more than 1 handler type',
+    'spec.containers[0].readinessProbe: Required value: must specify a handler type',
+    'spec.dnsPolicy: Unsupported value: "Cluster": supported values: "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"',
+  ]);
+  assert.deepEqual(portNameErrors('9090'), ['must contain at least one letter (a-z)']);
+  assert.equal(parseQuantity('500m'), 0.5);
+  assert.equal(parseQuantity('1Gi'), 2 ** 30);
+});
+
+test('Services: type, named ports when several, unique names, ports and targetPorts in range', () => {
+  const svc = { metadata: { name: 's' }, spec: { type: 'Internal', ports: [{ port: 80 }, { port: 70000, name: 'b', targetPort: 'way-too-long-name', protocol: 'HTTP' }, { port: 82, name: 'b' }] } };
+  assert.deepEqual(msgs(validateObject(res('Service'), svc)), [
+    'spec.type: Unsupported value: "Internal": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"',
+    'spec.ports[0].name: Required value',
+    'spec.ports[1].port: Invalid value: 70000: must be between 1 and 65535, inclusive',
+    'spec.ports[1].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"',
+    'spec.ports[1].targetPort: Invalid value: "way-too-long-name": must be no more than 15 characters',
+    'spec.ports[2].name: Duplicate value: "b"',
+  ]);
+});
+
+test('Deployments: strategy type, rollingUpdate not both 0, no rollingUpdate with Recreate; ConfigMap keys', () => {
+  const d = (strategy: object) => ({ metadata: { name: 'd' }, spec: { strategy, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } });
+  assert.deepEqual(msgs(validateObject(res('Deployment'), d({ type: 'BlueGreen' }))), ['spec.strategy.type: Unsupported value: "BlueGreen": supported values: "Recreate", "RollingUpdate"']);
+  assert.deepEqual(msgs(validateObject(res('Deployment'), d({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '0%' } }))), ['spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:""}: may not be 0 when `maxSurge` is 0']);
+  assert.deepEqual(msgs(validateObject(res('Deployment'), d({ type: 'Recreate', rollingUpdate: { maxSurge: 1 } }))), ["spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"]);
+  assert.deepEqual(msgs(validateObject(res('ConfigMap'), { metadata: { name: 'c' }, data: { 'ok.key': '1', 'bad key': '2' } })), [
+    `data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+  ]);
+});

@@ -1,0 +1,132 @@
+// ValidatePodSpec as upstream words it (pkg/apis/core/validation), for the
+// dev apiserver and, in time, the kubelet's static pods: containers (names,
+// images, ports, env, volume mounts, resources, policies), volumes and the
+// pod-level policies. Each problem is a field path and upstream's message.
+import { checkDns1123Label } from './names.js';
+import { validatePodPaths, type FieldError } from './validation.js';
+
+type O = Record<string, any>;
+const list = (v: unknown): O[] => (Array.isArray(v) ? (v as O[]) : []);
+const supported = (field: string, v: unknown, values: string[]): FieldError[] =>
+  v === undefined || values.includes(v as string) ? [] : [{ field, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(v)}: supported values: ${values.map((x) => JSON.stringify(x)).join(', ')}` }];
+const required = (field: string): FieldError => ({ field, reason: 'FieldValueRequired', message: 'Required value' });
+
+export const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
+
+/** A port number field: 1–65535 (0 too where `zeroOk`, as hostPort). */
+export function validatePortNumber(v: unknown, field: string, zeroOk = false): FieldError[] {
+  if (v === undefined && zeroOk) return [];
+  if (!Number.isInteger(v) || (v as number) > 65535 || (v as number) < (zeroOk ? 0 : 1)) return [{ field, message: `Invalid value: ${JSON.stringify(v ?? 0)}: must be between ${zeroOk ? 0 : 1} and 65535, inclusive` }];
+  return [];
+}
+
+/** IsValidPortName (IANA_SVC_NAME). */
+export function portNameErrors(name: string): string[] {
+  const out: string[] = [];
+  if (name.length > 15) out.push('must be no more than 15 characters');
+  if (!/^[-a-z0-9]+$/.test(name)) out.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (name.includes('--')) out.push('must not contain consecutive hyphens');
+  if (!/[a-z]/.test(name)) out.push('must contain at least one letter (a-z)');
+  if (name.startsWith('-') || name.endsWith('-')) out.push('must not begin or end with a hyphen');
+  return out;
+}
+
+/** A port that is a number or an IANA name (Service targetPort, probes). */
+export function validateIntOrPortName(v: unknown, field: string): FieldError[] {
+  if (typeof v === 'number') return validatePortNumber(v, field);
+  if (typeof v === 'string') return portNameErrors(v).map((m) => ({ field, message: `Invalid value: ${JSON.stringify(v)}: ${m}` }));
+  return [];
+}
+
+// 1.32 has RelaxedEnvironmentVariableValidation on: any printable ASCII but '='.
+const ENV_NAME = /^[\x20-\x3c\x3e-\x7e]+$/;
+
+/** Quantities as cores or bytes, for comparing requests with limits. */
+export function parseQuantity(q: unknown): number | undefined {
+  const m = /^([+-]?[0-9.]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|e[0-9]+)?$/.exec(String(q ?? ''));
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  const unit = m[2] ?? '';
+  const mult: Record<string, number> = { '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
+  if (unit.startsWith('e')) return n * 10 ** Number(unit.slice(1));
+  return Number.isFinite(n) ? n * mult[unit]! : undefined;
+}
+
+function validateContainer(c: O, p: string, volumes: Set<string>, seen: Set<string>): FieldError[] {
+  const out: FieldError[] = [];
+  if (typeof c?.name !== 'string' || c.name === '') out.push(required(`${p}.name`));
+  else {
+    const bad = checkDns1123Label(c.name);
+    if (bad) out.push({ field: `${p}.name`, message: `Invalid value: "${c.name}": ${bad}` });
+    if (seen.has(c.name)) out.push({ field: `${p}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: "${c.name}"` });
+    seen.add(c.name);
+  }
+  if (typeof c?.image !== 'string' || c.image.trim() === '') out.push(required(`${p}.image`));
+  const portNames = new Set<string>();
+  list(c?.ports).forEach((port, i) => {
+    const pp = `${p}.ports[${i}]`;
+    out.push(...validatePortNumber(port.containerPort, `${pp}.containerPort`), ...validatePortNumber(port.hostPort, `${pp}.hostPort`, true));
+    out.push(...supported(`${pp}.protocol`, port.protocol, PROTOCOLS));
+    if (typeof port.name === 'string' && port.name) {
+      for (const m of portNameErrors(port.name)) out.push({ field: `${pp}.name`, message: `Invalid value: ${JSON.stringify(port.name)}: ${m}` });
+      if (portNames.has(port.name)) out.push({ field: `${pp}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(port.name)}` });
+      portNames.add(port.name);
+    }
+  });
+  list(c?.env).forEach((e, i) => {
+    const ep = `${p}.env[${i}].name`;
+    if (typeof e.name !== 'string' || e.name === '') out.push(required(ep));
+    else if (!ENV_NAME.test(e.name)) out.push({ field: ep, message: `Invalid value: ${JSON.stringify(e.name)}: a valid environment variable name must consist only of printable ASCII characters other than '='` });
+  });
+  list(c?.volumeMounts).forEach((m, i) => {
+    const mp = `${p}.volumeMounts[${i}]`;
+    if (typeof m.name !== 'string' || m.name === '') out.push(required(`${mp}.name`));
+    else if (!volumes.has(m.name)) out.push({ field: `${mp}.name`, reason: 'FieldValueNotFound', message: `Not found: ${JSON.stringify(m.name)}` });
+    if (typeof m.mountPath !== 'string' || m.mountPath === '') out.push(required(`${mp}.mountPath`));
+  });
+  out.push(...supported(`${p}.imagePullPolicy`, c?.imagePullPolicy, ['Always', 'IfNotPresent', 'Never']));
+  out.push(...supported(`${p}.terminationMessagePolicy`, c?.terminationMessagePolicy, ['File', 'FallbackToLogsOnError']));
+  const limits = (c?.resources?.limits ?? {}) as O;
+  const requests = (c?.resources?.requests ?? {}) as O;
+  for (const [res, req] of Object.entries(requests)) {
+    const r = parseQuantity(req);
+    const l = parseQuantity(limits[res]);
+    if (r !== undefined && l !== undefined && r > l) out.push({ field: `${p}.resources.requests`, message: `Invalid value: ${JSON.stringify(String(req))}: must be less than or equal to ${res} limit of ${String(limits[res])}` });
+  }
+  for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
+    const pr = c?.[probe] as O | undefined;
+    if (!pr) continue;
+    const handlers = ['exec', 'httpGet', 'tcpSocket', 'grpc'].filter((h) => pr[h] !== undefined);
+    if (handlers.length === 0) out.push({ field: `${p}.${probe}`, reason: 'FieldValueRequired', message: 'Required value: must specify a handler type' });
+    else if (handlers.length > 1) out.push({ field: `${p}.${probe}.${handlers[1]}`, reason: 'FieldValueForbidden', message: `Forbidden: may not specify more than 1 handler type` });
+    if (pr.httpGet?.port !== undefined) out.push(...validateIntOrPortName(pr.httpGet.port, `${p}.${probe}.httpGet.port`));
+    if (pr.tcpSocket?.port !== undefined) out.push(...validateIntOrPortName(pr.tcpSocket.port, `${p}.${probe}.tcpSocket.port`));
+  }
+  return out;
+}
+
+/** ValidatePodSpec (the parts the dev apiserver and kubelet act on). */
+export function validatePodSpec(spec: O | undefined, path: string): FieldError[] {
+  if (!spec || typeof spec !== 'object') return [required(path)];
+  const out: FieldError[] = [];
+  const volumes = new Set<string>();
+  list(spec.volumes).forEach((v, i) => {
+    const vp = `${path}.volumes[${i}].name`;
+    if (typeof v.name !== 'string' || v.name === '') out.push(required(vp));
+    else {
+      const bad = checkDns1123Label(v.name);
+      if (bad) out.push({ field: vp, message: `Invalid value: ${JSON.stringify(v.name)}: ${bad}` });
+      if (volumes.has(v.name)) out.push({ field: vp, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(v.name)}` });
+      volumes.add(v.name);
+    }
+  });
+  if (!Array.isArray(spec.containers) || spec.containers.length === 0) out.push(required(`${path}.containers`));
+  const seen = new Set<string>();
+  for (const l of ['initContainers', 'containers']) list(spec[l]).forEach((c, i) => out.push(...validateContainer(c, `${path}.${l}[${i}]`, volumes, seen)));
+  out.push(...validatePodPaths(spec, path));
+  out.push(...supported(`${path}.restartPolicy`, spec.restartPolicy, ['Always', 'OnFailure', 'Never']));
+  out.push(...supported(`${path}.dnsPolicy`, spec.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None']));
+  if (spec.terminationGracePeriodSeconds !== undefined && (!Number.isInteger(spec.terminationGracePeriodSeconds) || spec.terminationGracePeriodSeconds < 0)) out.push({ field: `${path}.terminationGracePeriodSeconds`, message: `Invalid value: ${JSON.stringify(spec.terminationGracePeriodSeconds)}: must be greater than or equal to 0` });
+  if (spec.activeDeadlineSeconds !== undefined && (!Number.isInteger(spec.activeDeadlineSeconds) || spec.activeDeadlineSeconds < 1)) out.push({ field: `${path}.activeDeadlineSeconds`, message: `Invalid value: ${JSON.stringify(spec.activeDeadlineSeconds)}: must be between 1 and 2147483647, inclusive` });
+  return out;
+}
