@@ -10,6 +10,7 @@ import type { AdmissionPlugin } from './api/admission.js';
 import { expireEvents } from './api/event-ttl.js';
 import { startControllers, type RunningControllers } from './controllers/index.js';
 import { Authenticator } from './http/authn.js';
+import { ensureClusterInfo } from './bootstrap/cluster-info.js';
 import { alwaysAllow, AuthorizerChain, type Authorizer } from './authz/authorizer.js';
 import { RbacAuthorizer } from './authz/rbac.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
@@ -112,7 +113,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
     cert: pki.serverCert,
     key: pki.serverKey,
     ca: pki.caCert,
-    authn: new Authenticator(tokens, c.anonymousAuth ?? false, saTokens),
+    authn: new Authenticator(tokens, c.anonymousAuth ?? false, saTokens, (name) => api.find(api.res('', 'secrets'), 'kube-system', name)),
     serviceAccountTokens: saTokens,
     authz,
     alwaysAllow: modes.length === 1 && modes[0] === 'AlwaysAllow',
@@ -139,6 +140,12 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
     }
   };
   reconcileSelf();
+  // As kubeadm init: kube-public/cluster-info names this apiserver for nodes that join with a token.
+  try {
+    ensureClusterInfo(api, fs.readFileSync(pki.caCert, 'utf8'), `https://${selfIP.includes(':') ? `[${selfIP}]` : selfIP}:${port}`);
+  } catch (e) {
+    log(`cluster-info: ${(e as Error).message}`);
+  }
   const selfTimer = setInterval(reconcileSelf, 10_000);
   selfTimer.unref();
   const eventTtl = c.eventTtlMs ?? 3600_000;

@@ -63,14 +63,14 @@ export interface RawReply {
 }
 
 /** A raw request as the admin (bodies as given: a string goes out byte for byte), resolving as soon as the headers arrive when `headersOnly`. */
-export function rawRequest(api: TestApiServer, method: string, path: string, o: { body?: unknown; contentType?: string; accept?: string; headersOnly?: boolean; headers?: Record<string, string> } = {}): Promise<RawReply> {
+export function rawRequest(api: TestApiServer, method: string, path: string, o: { body?: unknown; contentType?: string; accept?: string; headersOnly?: boolean; headers?: Record<string, string>; noClientCert?: boolean } = {}): Promise<RawReply> {
   const auth = loadKubeconfig(api.srv.kubeconfigs['kubernetes-admin']!);
   const body = o.body === undefined ? undefined : Buffer.from(typeof o.body === 'string' ? o.body : JSON.stringify(o.body));
   const headers: Record<string, string | number> = body ? { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': body.length } : {};
   if (o.accept) headers.Accept = o.accept;
   Object.assign(headers, o.headers);
   return new Promise((resolve, reject) => {
-    const req = https.request(`${api.srv.url}${path}`, { method, cert: auth.cert, key: auth.key, ca: auth.ca, headers }, (res) => {
+    const req = https.request(`${api.srv.url}${path}`, { method, ...(o.noClientCert ? {} : { cert: auth.cert, key: auth.key }), ca: auth.ca, headers }, (res) => {
       const done = (b: Buffer) => resolve({ code: res.statusCode ?? 0, headers: res.headers, body: b, text: b.toString('utf8'), req });
       if (o.headersOnly) return done(Buffer.alloc(0));
       const chunks: Buffer[] = [];

@@ -7,10 +7,11 @@ import { startProxy } from '../proxy/main.js';
 import { startApiServer } from '../apiserver/main.js';
 import { startAgent } from './agent.js';
 import { runUp, UP_FLAGS } from './up.js';
+import { runToken, TOKEN_FLAGS } from './token.js';
 
 function usage(): string {
   const list = (f: Record<string, string>) => Object.entries(f).map(([k, v]) => `  --${k}  ${v}`).join('\n');
-  return `usage: tskube up|agent|proxy|apiserver [flags]\n\nup flags:\n${list(UP_FLAGS)}\n\nagent flags:\n${list(AGENT_FLAGS)}\n\nproxy flags:\n${list(PROXY_FLAGS)}\n\napiserver flags:\n${list(APISERVER_FLAGS)}\n`;
+  return `usage: tskube up|agent|proxy|apiserver|token [flags]\n\nup flags:\n${list(UP_FLAGS)}\n\nagent flags:\n${list(AGENT_FLAGS)}\n\nproxy flags:\n${list(PROXY_FLAGS)}\n\napiserver flags:\n${list(APISERVER_FLAGS)}\n\ntoken create|list|delete flags:\n${list(TOKEN_FLAGS)}\n`;
 }
 
 async function runAgent(argv: string[]): Promise<void> {
@@ -57,6 +58,9 @@ async function main(): Promise<void> {
       return;
     case 'up':
       await runUp(rest);
+      return;
+    case 'token':
+      await runToken(rest);
       return;
     case 'apiserver': {
       const running = await startApiServer(loadApiServerConfig(rest));

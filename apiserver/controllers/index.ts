@@ -13,6 +13,7 @@ import { DeploymentController } from './deployment-controller.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { RootCaPublisher, ServiceAccountController } from './namespace-defaults.js';
 import { ClusterRoleAggregation } from './clusterrole-aggregation.js';
+import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens.js';
 
 export const CONTROLLER_NAMES = [
   'scheduler',
@@ -25,6 +26,9 @@ export const CONTROLLER_NAMES = [
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
   'clusterrole-aggregation-controller',
+  // Off by default upstream (kubeadm turns them on); on here, as this control plane is kubeadm-like.
+  'bootstrapsigner',
+  'tokencleaner',
 ] as const;
 
 export interface ControllerOptions extends NodeLifecycleOptions {
@@ -85,6 +89,8 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups
   'root-ca-certificate-publisher-controller': { user: 'system:serviceaccount:kube-system:root-ca-cert-publisher', make: (c, log, o) => new RootCaPublisher(c, log, o.caPem ?? '') },
   // Upstream's controller holds escalate on clusterroles; ours writes as the apiserver itself.
   'clusterrole-aggregation-controller': { user: 'system:apiserver', groups: ['system:masters'], make: (c, log) => new ClusterRoleAggregation(c, log) },
+  bootstrapsigner: { user: 'system:serviceaccount:kube-system:bootstrap-signer', make: (c, log) => new BootstrapSigner(c, log) },
+  tokencleaner: { user: 'system:serviceaccount:kube-system:token-cleaner', make: (c, log) => new TokenCleaner(c, log) },
 };
 
 export async function startControllers(api: Api, o: ControllerOptions, log: Logger): Promise<RunningControllers> {

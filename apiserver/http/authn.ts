@@ -1,11 +1,14 @@
 // Authentication: client certificates signed by the cluster CA (CN is the
-// user, O the groups), bearer tokens from tokens.csv, ServiceAccount JWTs,
+// user, O the groups), bearer tokens from tokens.csv, bootstrap tokens
+// (kube-system/bootstrap-token-<id> Secrets), ServiceAccount JWTs,
 // and, with --anonymous-auth, system:anonymous. Every authenticated user is also in
 // system:authenticated, as upstream. The same token check answers TokenReviews.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { User } from '../api/admission.js';
 import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
+import { authenticate as bootstrapToken } from '../bootstrap/tokens.js';
+import type { Obj } from '../storage/store.js';
 
 export const ANONYMOUS: User = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
 
@@ -18,12 +21,18 @@ export class Authenticator {
     private readonly tokens: TokenTable,
     private readonly anonymous: boolean,
     private readonly serviceAccounts?: ServiceAccountTokens,
+    /** Reads a kube-system Secret by name, for bootstrap tokens. */
+    private readonly bootstrapSecret?: (name: string) => Obj | undefined,
   ) {}
 
   /** A bearer token's user (and the audiences it was accepted for), or undefined. */
   async token(token: string, audiences?: string[]): Promise<{ user: User; audiences: string[] } | undefined> {
     const t = this.tokens.get(token.trim());
     if (t) return { user: withAuthenticated(t.user, t.groups), audiences: audiences ?? [] };
+    if (this.bootstrapSecret) {
+      const b = bootstrapToken(token, this.bootstrapSecret);
+      if (b) return 'user' in b ? { user: withAuthenticated(b.user.name, b.user.groups), audiences: audiences ?? [] } : undefined;
+    }
     if (this.serviceAccounts && token.split('.').length === 3) return this.serviceAccounts.verify(token.trim(), audiences?.length ? audiences : undefined);
     return undefined;
   }

@@ -177,6 +177,8 @@ export class ApiServer {
       // No authorizer but AlwaysAllow: everyone authenticated may do everything; anonymous may only discover.
       if (user !== ANONYMOUS) return;
       if (method === 'GET' && PUBLIC_PATHS.test(path) && (!route || path.split('/').filter(Boolean).length <= 3)) return;
+      // kubeadm's kubeadm:bootstrap-signer-clusterinfo Role: joining nodes read cluster-info before they have credentials.
+      if (method === 'GET' && path === '/api/v1/namespaces/kube-public/configmaps/cluster-info') return;
     }
     if (!route) {
       const verb = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
