@@ -11,6 +11,7 @@ import { expireEvents } from './api/event-ttl.js';
 import { startControllers, type RunningControllers } from './controllers/index.js';
 import { Authenticator } from './http/authn.js';
 import { ensureClusterInfo } from './bootstrap/cluster-info.js';
+import { CidrSet, cidrsOverlap } from './controllers/node-ipam.js';
 import { alwaysAllow, AuthorizerChain, type Authorizer } from './authz/authorizer.js';
 import { RbacAuthorizer } from './authz/rbac.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
@@ -37,6 +38,10 @@ export interface ApiServerConfig {
   historySize?: number;
   bookmarkIntervalSec?: number;
   anonymousAuth?: boolean;
+  /** --allocate-node-cidrs, --cluster-cidr, --node-cidr-mask-size. */
+  allocateNodeCidrs?: boolean;
+  clusterCidr?: string;
+  nodeCidrMaskSize?: number;
   /** --authorization-mode: AlwaysAllow (default), or e.g. Node,RBAC. */
   authorizationModes?: string[];
   /** --enable-admission-plugins: NodeRestriction is the one there is. */
@@ -92,6 +97,13 @@ export interface RunningApiServer {
 
 export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServer> {
   const log = c.log ?? ((l: string) => process.stderr.write(`${new Date().toISOString()} apiserver: ${l}\n`));
+  // Bad ranges stop the start before anything is created.
+  let nodeIpam: { clusterCidr: string; nodeCidrMaskSize: number } | undefined;
+  if (c.allocateNodeCidrs) {
+    nodeIpam = { clusterCidr: c.clusterCidr ?? '10.244.0.0/16', nodeCidrMaskSize: c.nodeCidrMaskSize ?? 24 };
+    new CidrSet(nodeIpam.clusterCidr, nodeIpam.nodeCidrMaskSize);
+    if (cidrsOverlap(nodeIpam.clusterCidr, c.serviceClusterIpRange)) throw new Error(`--cluster-cidr ${nodeIpam.clusterCidr} overlaps --service-cluster-ip-range ${c.serviceClusterIpRange}`);
+  }
   // As upstream: in-cluster clients verify the apiserver at the kubernetes Service's ClusterIP and names.
   const ips = [...new Set(['127.0.0.1', new IpAllocator(c.serviceClusterIpRange).first, c.advertiseAddress].filter(Boolean))];
   const pki = ensurePki(c.certDir, { ips, dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', os.hostname()] });
@@ -129,7 +141,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const url = `https://${host}:${port}`;
   const kubeconfigs: Record<string, string> = {};
   for (const id of ids) kubeconfigs[id.cn] = writeKubeconfig(c.certDir, pki, id, url);
-  const controllers = await startControllers(api, { controllers: c.controllers ?? ['*'], gracePeriodMs: c.nodeMonitorGracePeriodMs, monitorPeriodMs: c.nodeMonitorPeriodMs, caPem: fs.readFileSync(pki.caCert, 'utf8') }, createLogger('apiserver', c.log ? { sink: c.log } : {}));
+  const controllers = await startControllers(api, { nodeIpam, controllers: c.controllers ?? ['*'], gracePeriodMs: c.nodeMonitorGracePeriodMs, monitorPeriodMs: c.nodeMonitorPeriodMs, caPem: fs.readFileSync(pki.caCert, 'utf8') }, createLogger('apiserver', c.log ? { sink: c.log } : {}));
   // default/kubernetes points at this apiserver, re-checked as upstream's endpoint reconciler does.
   const selfIP = c.advertiseAddress || (c.bindAddress === '0.0.0.0' ? firstIPv4() : c.bindAddress);
   const reconcileSelf = (): void => {

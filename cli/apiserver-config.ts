@@ -18,6 +18,9 @@ export const APISERVER_FLAGS: Record<string, string> = {
   'node-monitor-grace-period': 'how long a node may go without renewing its Lease before it is marked Unknown. Default 40s',
   'node-monitor-period': 'how often node health is checked. Default 5s',
   'event-ttl': 'how long Events are kept after their last write. Default 1h',
+  'allocate-node-cidrs': 'give every Node a spec.podCIDR from --cluster-cidr (node-ipam-controller). Default false',
+  'cluster-cidr': 'the pods\' address range, cut into one podCIDR per Node. Default 10.244.0.0/16',
+  'node-cidr-mask-size': 'prefix length of each Node\'s podCIDR. Default 24',
 };
 
 export function loadApiServerConfig(argv: string[]): ApiServerConfig {
@@ -38,6 +41,9 @@ export function loadApiServerConfig(argv: string[]): ApiServerConfig {
     nodeMonitorGracePeriodMs: duration(f, 'node-monitor-grace-period', '40s'),
     nodeMonitorPeriodMs: duration(f, 'node-monitor-period', '5s'),
     eventTtlMs: duration(f, 'event-ttl', '1h'),
+    allocateNodeCidrs: parseBool(f.get('allocate-node-cidrs') ?? 'false', 'allocate-node-cidrs'),
+    clusterCidr: f.get('cluster-cidr') ?? '10.244.0.0/16',
+    nodeCidrMaskSize: Number(f.get('node-cidr-mask-size') ?? 24),
     nodeNames: (f.get('node-kubeconfigs') ?? os.hostname().toLowerCase()).split(',').map((s) => s.trim()).filter(Boolean),
   };
 }

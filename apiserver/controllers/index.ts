@@ -14,6 +14,7 @@ import { GarbageCollector } from './garbage-collector.js';
 import { RootCaPublisher, ServiceAccountController } from './namespace-defaults.js';
 import { ClusterRoleAggregation } from './clusterrole-aggregation.js';
 import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens.js';
+import { NodeIpamController } from './node-ipam.js';
 
 export const CONTROLLER_NAMES = [
   'scheduler',
@@ -29,6 +30,8 @@ export const CONTROLLER_NAMES = [
   // Off by default upstream (kubeadm turns them on); on here, as this control plane is kubeadm-like.
   'bootstrapsigner',
   'tokencleaner',
+  // Runs only with --allocate-node-cidrs, as upstream.
+  'node-ipam-controller',
 ] as const;
 
 export interface ControllerOptions extends NodeLifecycleOptions {
@@ -37,6 +40,8 @@ export interface ControllerOptions extends NodeLifecycleOptions {
   schedulerRetryMs?: number;
   /** The cluster CA (PEM), published as kube-root-ca.crt in every namespace. */
   caPem?: string;
+  /** --allocate-node-cidrs with --cluster-cidr and --node-cidr-mask-size. */
+  nodeIpam?: { clusterCidr: string; nodeCidrMaskSize: number };
 }
 
 export function enabledControllers(list: string[]): Set<string> {
@@ -91,13 +96,17 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups
   'clusterrole-aggregation-controller': { user: 'system:apiserver', groups: ['system:masters'], make: (c, log) => new ClusterRoleAggregation(c, log) },
   bootstrapsigner: { user: 'system:serviceaccount:kube-system:bootstrap-signer', make: (c, log) => new BootstrapSigner(c, log) },
   tokencleaner: { user: 'system:serviceaccount:kube-system:token-cleaner', make: (c, log) => new TokenCleaner(c, log) },
+  'node-ipam-controller': {
+    user: 'system:serviceaccount:kube-system:node-controller',
+    make: (c, log, o) => new NodeIpamController(c, log, new ApiEventRecorder(c, { component: 'cidrAllocator' }, log), o.nodeIpam!),
+  },
 };
 
 export async function startControllers(api: Api, o: ControllerOptions, log: Logger): Promise<RunningControllers> {
   const on = enabledControllers(o.controllers);
   const byName = new Map<string, Controller>();
   for (const name of CONTROLLER_NAMES) {
-    if (!on.has(name)) continue;
+    if (!on.has(name) || (name === 'node-ipam-controller' && !o.nodeIpam)) continue;
     const b = BUILDERS[name];
     const c = b.make(new LocalClient(api, { name: b.user, groups: b.groups ?? [] }), log, o);
     await c.start();

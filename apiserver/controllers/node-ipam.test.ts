@@ -1,0 +1,51 @@
+// Node IPAM (issue 14, part): the range allocator and the controller.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CidrSet, cidrsOverlap } from './node-ipam.js';
+import { useTestApiServer } from '../testing.js';
+import type { KObj } from '../../kube/client.js';
+
+test('CidrSet: subnets in order, existing ones kept, released ones reused, exhaustion is undefined', () => {
+  const s = new CidrSet('10.244.0.0/22', 24);
+  assert.equal(s.count, 4);
+  assert.equal(s.occupy('10.244.1.0/24'), true);
+  assert.equal(s.occupy('10.244.1.0/24'), false, 'already taken');
+  assert.equal(s.occupy('10.245.0.0/24'), false, 'not ours');
+  assert.equal(s.occupy('10.244.2.0/25'), false, 'wrong size');
+  assert.deepEqual([s.allocate(), s.allocate(), s.allocate(), s.allocate()], ['10.244.0.0/24', '10.244.2.0/24', '10.244.3.0/24', undefined]);
+  s.release('10.244.2.0/24');
+  assert.equal(s.allocate(), '10.244.2.0/24');
+  assert.throws(() => new CidrSet('10.244.0.0/16', 12), /--node-cidr-mask-size: 12 must be between the cluster CIDR's prefix \(16\) and 30/);
+  assert.throws(() => new CidrSet('fd00::/48', 64), /--cluster-cidr: invalid CIDR "fd00::\/48" \(only IPv4 is supported\)/);
+  assert.equal(cidrsOverlap('10.96.0.0/12', '10.100.0.0/16'), true);
+  assert.equal(cidrsOverlap('10.244.0.0/16', '10.96.0.0/12'), false);
+});
+
+const s = useTestApiServer('n1', { allocateNodeCidrs: true, clusterCidr: '10.244.0.0/23', nodeCidrMaskSize: 24, controllers: ['node-ipam-controller'] });
+
+async function podCidr(name: string): Promise<string | undefined> {
+  for (let i = 0; i < 50; i++) {
+    const n = await s.api.admin.get(`/api/v1/nodes/${name}`);
+    if (n.spec?.podCIDR) return n.spec.podCIDR as string;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return undefined;
+}
+
+test('every registering Node gets a distinct podCIDR; when the range is full an event says so; a deleted Node frees its subnet', async () => {
+  const node = (name: string) => ({ metadata: { name }, spec: {} });
+  await s.api.admin.create('/api/v1/nodes', node('a'));
+  await s.api.admin.create('/api/v1/nodes', node('b'));
+  const [a, b] = [await podCidr('a'), await podCidr('b')];
+  assert.deepEqual([a, b].sort(), ['10.244.0.0/24', '10.244.1.0/24']);
+  assert.deepEqual((await s.api.admin.get('/api/v1/nodes/a')).spec.podCIDRs, [a]);
+  await s.api.admin.create('/api/v1/nodes', node('c'));
+  let events: KObj[] = [];
+  for (let i = 0; i < 50 && !events.length; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    events = (await s.api.admin.get('/api/v1/events', { fieldSelector: 'involvedObject.name=c,reason=CIDRNotAvailable' })).items;
+  }
+  assert.equal(events[0]?.message, 'Node c status is now: CIDRNotAvailable');
+  await s.api.admin.delete('/api/v1/nodes/a');
+  assert.equal(await podCidr('c'), a);
+});
