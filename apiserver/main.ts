@@ -20,6 +20,7 @@ import { NodeAuthorizer } from './authz/node-authorizer.js';
 import { ensureBootstrapPolicy, KUBELET_CLIENT_USER } from './authz/bootstrap-policy.js';
 import { KubeletProxy } from './http/kubelet-proxy.js';
 import fs from 'node:fs';
+import path from 'node:path';
 import { ensureClientCert, ensureServiceAccountKey, type Identity } from './pki.js';
 import { ServiceAccountTokens } from './serviceaccount/tokens.js';
 import { IpAllocator } from './api/allocators.js';
@@ -141,7 +142,9 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const url = `https://${host}:${port}`;
   const kubeconfigs: Record<string, string> = {};
   for (const id of ids) kubeconfigs[id.cn] = writeKubeconfig(c.certDir, pki, id, url);
-  const controllers = await startControllers(api, { nodeIpam, controllers: c.controllers ?? ['*'], gracePeriodMs: c.nodeMonitorGracePeriodMs, monitorPeriodMs: c.nodeMonitorPeriodMs, caPem: fs.readFileSync(pki.caCert, 'utf8') }, createLogger('apiserver', c.log ? { sink: c.log } : {}));
+  const authorizeCsr = (u: { name: string; groups: string[] }, subresource: string): boolean =>
+    authz.authorize({ user: u, verb: 'create', resourceRequest: true, apiGroup: 'certificates.k8s.io', resource: 'certificatesigningrequests', subresource, namespace: '', name: '', path: '' }).allowed;
+  const controllers = await startControllers(api, { nodeIpam, authorizeCsr, pkiDir: path.dirname(pki.caCert), controllers: c.controllers ?? ['*'], gracePeriodMs: c.nodeMonitorGracePeriodMs, monitorPeriodMs: c.nodeMonitorPeriodMs, caPem: fs.readFileSync(pki.caCert, 'utf8') }, createLogger('apiserver', c.log ? { sink: c.log } : {}));
   // default/kubernetes points at this apiserver, re-checked as upstream's endpoint reconciler does.
   const selfIP = c.advertiseAddress || (c.bindAddress === '0.0.0.0' ? firstIPv4() : c.bindAddress);
   const reconcileSelf = (): void => {

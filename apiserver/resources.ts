@@ -18,7 +18,7 @@ export interface ResourceDef {
 }
 
 /** status, binding and scale are stored; token is issued; the others connect to the kubelet (log is a GET stream, the rest upgrade). */
-export type Subresource = 'status' | 'binding' | 'scale' | 'token' | 'log' | 'exec' | 'attach' | 'portforward';
+export type Subresource = 'status' | 'approval' | 'binding' | 'scale' | 'token' | 'log' | 'exec' | 'attach' | 'portforward';
 export const CONNECT_SUBRESOURCES = new Set<string>(['exec', 'attach', 'portforward']);
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -44,6 +44,7 @@ export const RESOURCES: ResourceDef[] = [
   def('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   def('apps', 'v1', 'deployments', 'Deployment', true, ['deploy'], { categories: ['all'], subresources: ['status', 'scale'] }),
   def('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], { categories: ['all'], subresources: ['status', 'scale'] }),
+  def('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', false, ['csr'], { subresources: ['status', 'approval'], fields: ['spec.signerName'] }),
   def('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
   def('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   def('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),

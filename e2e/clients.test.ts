@@ -156,4 +156,25 @@ describe('real clients against tskube apiserver', { skip: pythonSkip(), timeout:
     const py = sh('/usr/bin/python3', ['-c', `import sys\nfrom kubernetes import client, config\nconfig.load_kube_config(sys.argv[1])\nfor e in client.EventsV1Api().list_namespaced_event("default", field_selector="regarding.name=web").items: print("v1:", e.metadata.name, e.note, e.regarding.kind)`, as.kubeconfig], { netns: as.netns, timeoutMs: 60_000 });
     assert.match(py, /^v1: ev1 all good Pod$/m);
   });
+
+  test('bootstrap tokens and CSRs: tskube token create, a token that authenticates, kubectl certificate approve and get csr', () => {
+    const token = sh(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'token', 'create', '--kubeconfig', as.kubeconfig, '--ttl', '1h'], { netns: as.netns }).trim();
+    assert.match(token, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    // Only the token: no kubeconfig, so no client certificate.
+    const server = as.kubectl(['config', 'view', '-o', 'jsonpath={.clusters[0].cluster.server}']);
+    const who = sh('kubectl', ['--kubeconfig=/dev/null', `--server=${server}`, '--insecure-skip-tls-verify', `--token=${token}`, 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], { netns: as.netns });
+    assert.equal(who, `system:bootstrap:${token.split('.')[0]}`);
+    const req = sh('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', '/dev/null', '-subj', '/O=system:nodes/CN=system:node:e2e', '-addext', 'subjectAltName=DNS:e2e']);
+    const csr = JSON.stringify({ apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'e2e-serving' }, spec: { request: Buffer.from(req).toString('base64'), signerName: 'kubernetes.io/kubelet-serving', usages: ['digital signature', 'server auth'] } });
+    as.kubectl(['create', '-f', '-'], csr);
+    assert.match(as.kubectl(['get', 'csr', 'e2e-serving']), /e2e-serving\s+\S+\s+kubernetes.io\/kubelet-serving\s+kubernetes-admin\s+<none>\s+Pending/);
+    assert.match(as.kubectl(['certificate', 'approve', 'e2e-serving']), /certificatesigningrequest.certificates.k8s.io\/e2e-serving approved/);
+    let cert = '';
+    for (let i = 0; i < 50 && !cert; i++) {
+      cert = as.kubectl(['get', 'csr', 'e2e-serving', '-o', 'jsonpath={.status.certificate}']);
+      if (!cert) sh('sleep', ['0.1']);
+    }
+    assert.match(sh('openssl', ['x509', '-noout', '-subject'], { input: Buffer.from(cert, 'base64').toString() }), /CN = system:node:e2e/);
+    assert.match(as.kubectl(['get', 'csr', 'e2e-serving']), /Approved,Issued/);
+  });
 });

@@ -18,6 +18,7 @@ import { kindSchema } from '../openapi/schema.js';
 import { applyConfig, trackUpdate, type ManagedFieldsEntry } from '../ssa/managed-fields.js';
 import { deepEqual } from '../ssa/typed.js';
 import { VIEWS, type View } from './views.js';
+import { prepareCsr, validateApproval } from '../certificates/csr.js';
 
 /** The manager of writes made inside the apiserver (controllers, the scheduler), as upstream's controller manager. */
 export const INTERNAL_MANAGER = 'kube-controller-manager';
@@ -316,6 +317,7 @@ export class Api {
     // As upstream PrepareForCreate: status is the server's, except for Nodes, which kubelets register with status.
     if (r.subresources.includes('status') && r.resource !== 'nodes') delete o.status;
     applyDefaults(r, o);
+    if (r.resource === 'certificatesigningrequests') prepareCsr(o, this.user);
     if (r.resource === 'pods') {
       addDefaultTolerations(o);
       admitServiceAccount(o, (ns2, name) => this.store.get(storageKey(this.res('', 'serviceaccounts'), ns2, name)), randomSuffix());
@@ -403,7 +405,7 @@ export class Api {
   }
 
   /** PUT. With sub='status' only status changes are taken; otherwise status changes are ignored. */
-  update(r: ResourceDef, ns: string, name: string, body: Obj, sub?: 'status'): Obj {
+  update(r: ResourceDef, ns: string, name: string, body: Obj, sub?: 'status' | 'approval'): Obj {
     const vw = this.viewOf(r);
     if (vw && isObject(body)) {
       const o = clone(body);
@@ -419,7 +421,12 @@ export class Api {
     body = clone(body);
     this.checkFields(r, body, false);
     let next: Obj;
-    if (sub === 'status') {
+    if (sub === 'approval') {
+      // CSR approval: only the conditions change.
+      next = { ...clone(cur), status: { ...clone(cur.status ?? {}), conditions: clone(body.status?.conditions ?? []) } };
+      const causes = validateApproval(cur, next);
+      if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
+    } else if (sub === 'status') {
       next = { ...clone(cur), status: clone(body.status) };
     } else {
       next = body;
@@ -479,7 +486,7 @@ export class Api {
     }
   }
 
-  patch(r: ResourceDef, ns: string, name: string, type: PatchType, patch: unknown, sub?: 'status'): Obj {
+  patch(r: ResourceDef, ns: string, name: string, type: PatchType, patch: unknown, sub?: 'status' | 'approval'): Obj {
     const cur = this.get(r, ns, name);
     let next: Obj;
     try {
@@ -503,7 +510,7 @@ export class Api {
    * Server-side apply (PATCH application/apply-patch+yaml) of `config` by the current manager:
    * creates the object when it does not exist; 409 on fields other managers own unless `force`.
    */
-  apply(r: ResourceDef, ns: string, name: string, config: unknown, force: boolean, sub?: 'status'): { object: Obj; created: boolean } {
+  apply(r: ResourceDef, ns: string, name: string, config: unknown, force: boolean, sub?: 'status' | 'approval'): { object: Obj; created: boolean } {
     if (!isObject(config)) throw errors.badRequest('the apply configuration must be a YAML or JSON object');
     const cfg = clone(config as Obj);
     if (cfg.apiVersion !== apiVersionOf(r) || cfg.kind !== r.kind) throw errors.badRequest(`the apply configuration's apiVersion and kind (${String(cfg.apiVersion ?? '')}, ${String(cfg.kind ?? '')}) must be set and match the URL's resource (${apiVersionOf(r)}, ${r.kind})`);

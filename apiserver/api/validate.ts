@@ -4,6 +4,7 @@ import type { Cause } from './errors.js';
 import { validateAnnotations, validateLabels } from '../../kube/validation.js';
 import { PROTOCOLS, validateIntOrPortName, validatePodSpec, validatePortNumber, portNameErrors } from '../../kube/pod-validation.js';
 import type { ResourceDef } from '../resources.js';
+import { validateCsr } from '../certificates/csr.js';
 import type { Obj } from '../storage/store.js';
 
 export const MAX_DATA_SIZE = 1024 * 1024;
@@ -64,6 +65,7 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
     if (size > MAX_DATA_SIZE) causes.push({ field: r.resource === 'secrets' ? 'data' : '[]', reason: 'FieldValueTooLong', message: `Too long: may not be more than ${MAX_DATA_SIZE} bytes` });
   }
   if (r.resource === 'services') causes.push(...validateService(o.spec ?? {}));
+  if (r.resource === 'certificatesigningrequests') causes.push(...validateCsr(o));
   if (r.resource === 'configmaps' || r.resource === 'secrets') {
     for (const f of ['data', 'binaryData', 'stringData']) {
       for (const k of Object.keys((o[f] ?? {}) as Record<string, unknown>)) {

@@ -38,6 +38,10 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'proxy'] },
     { apiGroups: [''], resources: ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'], verbs: ['*'] },
   ],
+  // TLS bootstrap: what a bootstrap token may do, and who may have their node CSRs approved automatically.
+  'system:node-bootstrapper': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] }],
+  'system:certificates.k8s.io:certificatesigningrequests:nodeclient': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/nodeclient'], verbs: ['create'] }],
+  'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/selfnodeclient'], verbs: ['create'] }],
   // admin, edit and view are aggregated as upstream: their rules come from the system:aggregate-to-* roles
   // (and from any ClusterRole a user labels rbac.authorization.k8s.io/aggregate-to-<role>: "true").
   'system:aggregate-to-view': [
@@ -83,6 +87,10 @@ export const BOOTSTRAP_BINDINGS: Record<string, { role: string; subjects: Subjec
   'system:basic-user': { role: 'system:basic-user', subjects: [group('system:authenticated')] },
   'system:node-proxier': { role: 'system:node-proxier', subjects: [user('system:kube-proxy')] },
   'kube-apiserver-kubelet-client': { role: 'system:kubelet-api-admin', subjects: [user(KUBELET_CLIENT_USER)] },
+  // kubeadm's bindings for joining nodes (kubeadm init's bootstrap-token phase).
+  'kubeadm:kubelet-bootstrap': { role: 'system:node-bootstrapper', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
+  'kubeadm:node-autoapprove-bootstrap': { role: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
+  'kubeadm:node-autoapprove-certificate-rotation': { role: 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', subjects: [group('system:nodes')] },
 };
 
 /** Creates the default roles and bindings that are missing (upstream's RBAC bootstrap). */

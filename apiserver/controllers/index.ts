@@ -15,6 +15,7 @@ import { RootCaPublisher, ServiceAccountController } from './namespace-defaults.
 import { ClusterRoleAggregation } from './clusterrole-aggregation.js';
 import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens.js';
 import { NodeIpamController } from './node-ipam.js';
+import { CsrApprover, CsrSigner, type CsrAuthorizer } from './csr-controllers.js';
 
 export const CONTROLLER_NAMES = [
   'scheduler',
@@ -32,6 +33,8 @@ export const CONTROLLER_NAMES = [
   'tokencleaner',
   // Runs only with --allocate-node-cidrs, as upstream.
   'node-ipam-controller',
+  'csrapproving',
+  'csrsigning',
 ] as const;
 
 export interface ControllerOptions extends NodeLifecycleOptions {
@@ -42,6 +45,10 @@ export interface ControllerOptions extends NodeLifecycleOptions {
   caPem?: string;
   /** --allocate-node-cidrs with --cluster-cidr and --node-cidr-mask-size. */
   nodeIpam?: { clusterCidr: string; nodeCidrMaskSize: number };
+  /** SubjectAccessReviews for the CSR approver. */
+  authorizeCsr?: CsrAuthorizer;
+  /** Where the cluster CA's certificate and key are (ca.crt, ca.key), for the CSR signer. */
+  pkiDir?: string;
 }
 
 export function enabledControllers(list: string[]): Set<string> {
@@ -96,6 +103,8 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups
   'clusterrole-aggregation-controller': { user: 'system:apiserver', groups: ['system:masters'], make: (c, log) => new ClusterRoleAggregation(c, log) },
   bootstrapsigner: { user: 'system:serviceaccount:kube-system:bootstrap-signer', make: (c, log) => new BootstrapSigner(c, log) },
   tokencleaner: { user: 'system:serviceaccount:kube-system:token-cleaner', make: (c, log) => new TokenCleaner(c, log) },
+  csrapproving: { user: 'system:serviceaccount:kube-system:certificate-controller', make: (c, log, o) => new CsrApprover(c, log, o.authorizeCsr ?? (() => false)) },
+  csrsigning: { user: 'system:serviceaccount:kube-system:certificate-controller', make: (c, log, o) => new CsrSigner(c, log, o.pkiDir ?? '') },
   'node-ipam-controller': {
     user: 'system:serviceaccount:kube-system:node-controller',
     make: (c, log, o) => new NodeIpamController(c, log, new ApiEventRecorder(c, { component: 'cidrAllocator' }, log), o.nodeIpam!),
@@ -106,7 +115,7 @@ export async function startControllers(api: Api, o: ControllerOptions, log: Logg
   const on = enabledControllers(o.controllers);
   const byName = new Map<string, Controller>();
   for (const name of CONTROLLER_NAMES) {
-    if (!on.has(name) || (name === 'node-ipam-controller' && !o.nodeIpam)) continue;
+    if (!on.has(name) || (name === 'node-ipam-controller' && !o.nodeIpam) || (name === 'csrsigning' && !o.pkiDir)) continue;
     const b = BUILDERS[name];
     const c = b.make(new LocalClient(api, { name: b.user, groups: b.groups ?? [] }), log, o);
     await c.start();

@@ -196,6 +196,16 @@ const PRINTERS: Record<string, Printer> = {
       return [age(last, now), o.type ?? '', o.reason ?? '', `${String(io.kind ?? '').toLowerCase()}/${io.name ?? ''}`, io.fieldPath ?? '', src, String(o.message ?? o.note ?? '').trim(), age(first, now), o.count ?? o.deprecatedCount ?? o.series?.count ?? 1, o.metadata.name];
     },
   },
+  certificatesigningrequests: {
+    columns: [col('Name', 0, 'string', 'name'), col('Age'), col('SignerName'), col('Requestor'), col('RequestedDuration'), col('Condition')],
+    row: (o, now) => {
+      const conds = ((o.status?.conditions ?? []) as Obj[]).filter((c) => c.status === undefined || c.status === 'True').map((c) => String(c.type));
+      if (o.status?.certificate) conds.push('Issued');
+      const secs = o.spec?.expirationSeconds as number | undefined;
+      const dur = secs === undefined ? '<none>' : secs % 3600 === 0 ? `${secs / 3600}h` : secs % 60 === 0 ? `${secs / 60}m` : `${secs}s`;
+      return [o.metadata.name, age(o.metadata.creationTimestamp, now), o.spec?.signerName ?? '', o.spec?.username ?? '', dur, conds.length ? conds.join(',') : 'Pending'];
+    },
+  },
   namespaces: {
     columns: [col('Name', 0, 'string', 'name'), col('Status'), col('Age')],
     row: (o, now) => [o.metadata.name, o.status?.phase ?? '', age(o.metadata.creationTimestamp, now)],

@@ -43,7 +43,7 @@ function scoped(r: ResourceDef, sub: string, set: FieldSet): FieldSet {
   if (!r.subresources.includes('status')) return s;
   const status = new FieldSet();
   status.insert([fieldPE('status')]);
-  if (sub === 'status') {
+  if (sub === 'status' || sub === 'approval') {
     const only = new FieldSet();
     const below = s.at([fieldPE('status')]);
     if (s.members.has(fieldPE('status'))) only.members.add(fieldPE('status'));

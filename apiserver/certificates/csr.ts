@@ -1,0 +1,121 @@
+// CertificateSigningRequests (certificates.k8s.io/v1): what the apiserver
+// fills in on create, the approval rules, upstream's kubelet client CSR
+// recognition, and signing with the cluster CA (openssl, as the rest of the
+// dev PKI). Pure functions apart from the openssl calls.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { User } from '../api/admission.js';
+import type { Cause } from '../api/errors.js';
+import type { Obj } from '../storage/store.js';
+
+export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
+export const KUBELET_SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
+export const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
+/** Signers the built-in csrsigning controller signs for, as kube-controller-manager's. */
+export const SIGNERS = [KUBELET_CLIENT_SIGNER, KUBELET_SERVING_SIGNER, CLIENT_SIGNER];
+
+/** PrepareForCreate: who asked comes from the request, never from the body; status starts empty. */
+export function prepareCsr(o: Obj, user: User & { uid?: string; extra?: Record<string, string[]> }): void {
+  o.spec = { ...(o.spec ?? {}), username: user.name, groups: user.groups, ...(user.uid ? { uid: user.uid } : {}), ...(user.extra ? { extra: user.extra } : {}) };
+  if (!user.uid) delete o.spec.uid;
+  o.status = {};
+}
+
+const pemOf = (o: Obj): string | undefined => {
+  try {
+    const pem = Buffer.from(String(o.spec?.request ?? ''), 'base64').toString('utf8');
+    return /-----BEGIN CERTIFICATE REQUEST-----/.test(pem) ? pem : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+export function validateCsr(o: Obj): Cause[] {
+  const out: Cause[] = [];
+  if (!o.spec?.request) out.push({ field: 'spec.request', reason: 'FieldValueRequired', message: 'Required value' });
+  else if (!pemOf(o)) out.push({ field: 'spec.request', message: 'Invalid value: []byte{...}: PEM block type must be CERTIFICATE REQUEST' });
+  if (!o.spec?.signerName) out.push({ field: 'spec.signerName', reason: 'FieldValueRequired', message: 'Required value' });
+  if (!Array.isArray(o.spec?.usages) || !o.spec.usages.length) out.push({ field: 'spec.usages', reason: 'FieldValueRequired', message: 'Required value' });
+  if (o.spec?.expirationSeconds !== undefined && (!Number.isInteger(o.spec.expirationSeconds) || o.spec.expirationSeconds < 600)) out.push({ field: 'spec.expirationSeconds', message: `Invalid value: ${JSON.stringify(o.spec.expirationSeconds)}: may not specify a duration less than 600 seconds (10 minutes)` });
+  return out;
+}
+
+const conditionTypes = (o: Obj): Set<string> => new Set(((o.status?.conditions ?? []) as Obj[]).map((c) => c.type as string));
+
+/** The approval subresource: conditions only; Approved and Denied exclusive and, once there, permanent. */
+export function validateApproval(cur: Obj, next: Obj): Cause[] {
+  const out: Cause[] = [];
+  const conds = (next.status?.conditions ?? []) as Obj[];
+  const had = conditionTypes(cur);
+  const has = conditionTypes(next);
+  for (const t of ['Approved', 'Denied']) if (had.has(t) && !has.has(t)) out.push({ field: 'status.conditions', reason: 'FieldValueForbidden', message: `Forbidden: updates may not remove a condition of type ${JSON.stringify(t)}` });
+  if (has.has('Approved') && has.has('Denied')) {
+    const i = conds.findIndex((c) => c.type === 'Denied');
+    out.push({ field: `status.conditions[${i}].type`, message: 'Invalid value: "Denied": Approved and Denied conditions are mutually exclusive' });
+  }
+  conds.forEach((c, i) => {
+    if (!c.type) out.push({ field: `status.conditions[${i}].type`, reason: 'FieldValueRequired', message: 'Required value' });
+    if (c.status !== undefined && !['True', 'False', 'Unknown'].includes(c.status)) out.push({ field: `status.conditions[${i}].status`, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(c.status)}: supported values: "False", "True", "Unknown"` });
+  });
+  return out;
+}
+
+export const approved = (o: Obj): boolean => conditionTypes(o).has('Approved') && !conditionTypes(o).has('Denied');
+export const decided = (o: Obj): boolean => conditionTypes(o).has('Approved') || conditionTypes(o).has('Denied');
+
+export interface ParsedCsr {
+  cn: string;
+  orgs: string[];
+  /** Any DNS, IP, email or URI SAN. */
+  hasSans: boolean;
+}
+
+const openssl = (args: string[], input: string): string => execFileSync('openssl', args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+
+/** The request's subject and SANs; throws when it does not parse or its signature does not verify. */
+export function parseCsr(o: Obj): ParsedCsr {
+  const pem = pemOf(o);
+  if (!pem) throw new Error('spec.request is not a PEM certificate request');
+  const subj = openssl(['req', '-noout', '-verify', '-subject', '-nameopt', 'sep_multiline,sname,utf8'], pem);
+  const text = openssl(['req', '-noout', '-text'], pem);
+  const fields = [...subj.matchAll(/^\s+(\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!] as const);
+  return { cn: fields.find(([k]) => k === 'CN')?.[1] ?? '', orgs: fields.filter(([k]) => k === 'O').map(([, v]) => v), hasSans: /Subject Alternative Name/.test(text) };
+}
+
+const sameSet = (a: string[], b: string[]): boolean => a.length === b.length && a.every((x) => b.includes(x));
+
+/** Upstream's IsKubeletClientCSR: why it is not one, or undefined when it is. */
+export function notKubeletClient(p: ParsedCsr, usages: string[]): string | undefined {
+  if (!sameSet(p.orgs, ['system:nodes'])) return `organization must be exactly ["system:nodes"], not ${JSON.stringify(p.orgs)}`;
+  if (!p.cn.startsWith('system:node:')) return `common name must begin with "system:node:", not ${JSON.stringify(p.cn)}`;
+  if (p.hasSans) return 'subject alternative names are not allowed';
+  if (!sameSet(usages, ['key encipherment', 'digital signature', 'client auth']) && !sameSet(usages, ['digital signature', 'client auth'])) return `usages must be ["key encipherment" "digital signature" "client auth"] or ["digital signature" "client auth"], not ${JSON.stringify(usages)}`;
+  return undefined;
+}
+
+const KEY_USAGES: Record<string, string> = { 'digital signature': 'digitalSignature', 'key encipherment': 'keyEncipherment', 'content commitment': 'nonRepudiation', 'key agreement': 'keyAgreement' };
+const EXT_USAGES: Record<string, string> = { 'client auth': 'clientAuth', 'server auth': 'serverAuth', 'code signing': 'codeSigning', 'email protection': 'emailProtection' };
+
+/**
+ * Signs the request with the CA in `pkiDir` for its usages, for `expirationSeconds` (default a year, the
+ * controller manager's --cluster-signing-duration), in whole days as openssl counts them; SANs are copied
+ * from the request. The certificate, PEM.
+ */
+export function signCsr(o: Obj, pkiDir: string): string {
+  const pem = pemOf(o)!;
+  const usages = (o.spec?.usages ?? []) as string[];
+  const ku = usages.map((u) => KEY_USAGES[u]).filter(Boolean);
+  const eku = usages.map((u) => EXT_USAGES[u]).filter(Boolean);
+  const ext = ['basicConstraints=critical,CA:FALSE', ...(ku.length ? [`keyUsage=critical,${ku.join(',')}`] : []), ...(eku.length ? [`extendedKeyUsage=${eku.join(',')}`] : [])].join('\n');
+  const days = Math.max(1, Math.ceil(Number(o.spec?.expirationSeconds ?? 365 * 86400) / 86400));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-csr-'));
+  try {
+    fs.writeFileSync(path.join(tmp, 'ext'), `${ext}\n`);
+    fs.writeFileSync(path.join(tmp, 'req.pem'), pem);
+    return execFileSync('openssl', ['x509', '-req', '-in', path.join(tmp, 'req.pem'), '-CA', path.join(pkiDir, 'ca.crt'), '-CAkey', path.join(pkiDir, 'ca.key'), '-CAcreateserial', '-CAserial', path.join(tmp, 'serial'), '-days', String(days), '-sha256', '-extfile', path.join(tmp, 'ext'), '-copy_extensions', 'copy'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
