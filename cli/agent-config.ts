@@ -28,6 +28,8 @@ export interface AgentConfig extends KubeletApiConfig {
   podLogsDir: string;
   verbosity: number;
   kubeconfig?: string;
+  /** --bootstrap-kubeconfig: credentials for TLS bootstrap when --kubeconfig is missing or expired. */
+  bootstrapKubeconfig?: string;
   registerNode: boolean;
   registerWithTaints: Taint[];
   nodeLabels: Record<string, string>;
@@ -50,6 +52,7 @@ export const AGENT_FLAGS: Record<string, string> = {
   'root-dir': 'kubelet state directory. Default /var/lib/kubelet',
   config: 'KubeletConfiguration YAML file',
   kubeconfig: 'kubeconfig of the apiserver to join; without it the kubelet runs standalone (static pods only)',
+  'bootstrap-kubeconfig': 'kubeconfig (a bootstrap token) used to get a client certificate through a CSR when --kubeconfig is missing or its certificate expired; --kubeconfig is then written',
   'register-node': 'register the Node with the apiserver (config: registerNode). Default true',
   'register-with-taints': 'taints the Node registers with, "key=value:Effect,..." (config: registerWithTaints)',
   'node-labels': 'labels the Node registers with, "key=value,..."',
@@ -231,6 +234,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     podLogsDir: str(undefined, 'podLogsDir', '/var/log/pods'),
     verbosity: Number(flags.get('v') ?? 0),
     kubeconfig: flags.get('kubeconfig'),
+    bootstrapKubeconfig: flags.get('bootstrap-kubeconfig'),
     registerNode: bool('register-node', 'registerNode', true),
     registerWithTaints: taintFlag !== undefined ? parseTaintFlag(taintFlag) : (taintField ?? []),
     nodeLabels: parseMapFlag('node-labels', flags.get('node-labels') ?? '', '='),

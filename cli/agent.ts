@@ -12,6 +12,7 @@ import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { startNodeSync, type NodeSync } from '../agent/node/node-sync.js';
 import { firstIPv4 } from '../kube/platform.js';
+import { tlsBootstrap } from '../agent/node/tls-bootstrap.js';
 
 export interface RunningAgent {
   kubelet: Kubelet;
@@ -22,6 +23,10 @@ export interface RunningAgent {
 export async function startAgent(cfg: AgentConfig, log: Logger): Promise<RunningAgent> {
   const cri = new CriClient({ endpoint: cfg.containerRuntimeEndpoint });
   const hostIP = cfg.nodeIP || firstIPv4();
+  if (cfg.bootstrapKubeconfig) {
+    if (!cfg.kubeconfig) throw new Error('--bootstrap-kubeconfig needs --kubeconfig: the file the bootstrapped credentials are written to');
+    await tlsBootstrap({ nodeName: cfg.nodeName, kubeconfig: cfg.kubeconfig, bootstrapKubeconfig: cfg.bootstrapKubeconfig, certDir: cfg.certDir }, log);
+  }
   const client = cfg.kubeconfig ? new KubeClient(loadKubeconfig(cfg.kubeconfig)) : undefined;
   // The Lease gets its own connection, as upstream's heartbeat client: status patches and volume reads cannot hold it up.
   const heartbeat = cfg.kubeconfig ? new KubeClient(loadKubeconfig(cfg.kubeconfig)) : undefined;

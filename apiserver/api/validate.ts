@@ -9,8 +9,8 @@ import type { Obj } from '../storage/store.js';
 
 export const MAX_DATA_SIZE = 1024 * 1024;
 const DNS_LABEL_NAMED = new Set(['namespaces', 'services']);
-/** RBAC objects are named like path segments (system:node-proxier), not DNS names. */
-const PATH_SEGMENT_NAMED = new Set(['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings']);
+/** RBAC objects and CSRs are named like path segments (system:node-proxier, node-csr-Iq-yt3a…), not DNS names. */
+const PATH_SEGMENT_NAMED = new Set(['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings', 'certificatesigningrequests']);
 
 function checkPathSegment(name: string): string | undefined {
   if (name === '.' || name === '..') return `may not be '${name}'`;

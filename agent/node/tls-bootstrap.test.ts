@@ -1,0 +1,45 @@
+// TLS bootstrap (issue 14, part): a bootstrap token kubeconfig becomes a
+// node client certificate through an auto-approved CSR.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { certFileName, clientConfigValid, tlsBootstrap } from './tls-bootstrap.js';
+import { useTestApiServer } from '../../apiserver/testing.js';
+import { newTokenSecret } from '../../apiserver/bootstrap/tokens.js';
+import { KubeClient } from '../../kube/client.js';
+import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { createLogger } from '../../kube/log.js';
+
+const s = useTestApiServer('n1', { controllers: ['csrapproving', 'csrsigning'], authorizationModes: ['Node', 'RBAC'] });
+const log = createLogger('test', { sink: () => {} });
+
+test('certificate files are named by time as upstream', () => {
+  assert.equal(certFileName(new Date('2026-12-03T07:30:05.123Z')), 'kubelet-client-2026-12-03-07-30-05.pem');
+});
+
+test('--bootstrap-kubeconfig: a token gets a client certificate for system:node:<name>, kept behind kubelet-client-current.pem; a valid kubeconfig is left alone', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-tlsboot-'));
+  const { token, secret } = newTokenSecret();
+  await s.api.admin.create('/api/v1/namespaces/kube-system/secrets', secret);
+  const admin = loadKubeconfig(s.api.srv.kubeconfigs['kubernetes-admin']!);
+  const boot = path.join(dir, 'bootstrap-kubelet.conf');
+  fs.writeFileSync(boot, stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'kubernetes', cluster: { server: admin.server, 'certificate-authority-data': admin.ca!.toString('base64') } }], contexts: [{ name: 'tls-bootstrap-token-user@kubernetes', context: { cluster: 'kubernetes', user: 'tls-bootstrap-token-user' } }], 'current-context': 'tls-bootstrap-token-user@kubernetes', users: [{ name: 'tls-bootstrap-token-user', user: { token } }] }));
+  const kubeconfig = path.join(dir, 'kubelet.conf');
+  const o = { nodeName: 'joiner', kubeconfig, bootstrapKubeconfig: boot, certDir: path.join(dir, 'pki'), pollMs: 100, timeoutMs: 20_000 };
+  assert.equal(clientConfigValid(kubeconfig), false);
+  assert.equal(await tlsBootstrap(o, log), true);
+  const current = path.join(dir, 'pki', 'kubelet-client-current.pem');
+  assert.match(fs.readlinkSync(current), /kubelet-client-\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}\.pem$/);
+  assert.match(fs.readFileSync(current, 'utf8'), /BEGIN CERTIFICATE[\s\S]*BEGIN PRIVATE KEY/);
+  assert.equal((fs.statSync(current).mode & 0o777).toString(8), '600');
+  const c = new KubeClient(loadKubeconfig(kubeconfig));
+  const who = await c.create('/apis/authentication.k8s.io/v1/selfsubjectreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
+  c.close();
+  assert.equal(who.status.userInfo.username, 'system:node:joiner');
+  assert.deepEqual(who.status.userInfo.groups, ['system:nodes', 'system:authenticated']);
+  assert.equal(await tlsBootstrap(o, log), false, 'a valid kubeconfig needs no bootstrap');
+  fs.rmSync(dir, { recursive: true, force: true });
+});

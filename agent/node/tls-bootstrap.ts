@@ -1,0 +1,121 @@
+// The kubelet's TLS bootstrap (--bootstrap-kubeconfig), as upstream's
+// pkg/kubelet/certificate/bootstrap: when --kubeconfig is missing or its
+// client certificate has expired, make a key, post a kubelet client CSR with
+// the bootstrap credentials, wait for it to be approved and issued, keep the
+// certificate and key in <cert-dir>/kubelet-client-<time>.pem behind the
+// kubelet-client-current.pem link, and write --kubeconfig to use them.
+import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { KubeClient, KubeApiError, type KObj } from '../../kube/client.js';
+import { loadKubeconfig, type ClusterAuth } from '../../kube/kubeconfig.js';
+import type { Logger } from '../../kube/log.js';
+
+export const SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
+const USAGES = ['digital signature', 'client auth'];
+const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+
+export interface TlsBootstrapOptions {
+  nodeName: string;
+  kubeconfig: string;
+  bootstrapKubeconfig: string;
+  certDir: string;
+  /** How long to wait for the certificate (upstream waits an hour). */
+  timeoutMs?: number;
+  pollMs?: number;
+}
+
+/** Whether `file` is a kubeconfig whose client certificate is there and still valid (upstream's isClientConfigStillValid). */
+export function clientConfigValid(file: string, now = Date.now()): boolean {
+  let auth: ClusterAuth;
+  try {
+    auth = loadKubeconfig(file);
+  } catch {
+    return false;
+  }
+  if (auth.token || auth.tokenFile) return true;
+  if (!auth.cert || !auth.key) return false;
+  try {
+    const c = new X509Certificate(auth.cert);
+    return Date.parse(c.validFrom) <= now && now < Date.parse(c.validTo);
+  } catch {
+    return false;
+  }
+}
+
+/** The kubeconfig upstream's kubelet writes after bootstrapping: the bootstrap cluster, the current certificate file. */
+export function bootstrappedKubeconfig(cluster: { server: string; ca?: Buffer; insecureSkipTLSVerify?: boolean }, certFile: string): string {
+  return stringify({
+    apiVersion: 'v1',
+    clusters: [{ cluster: { ...(cluster.ca ? { 'certificate-authority-data': cluster.ca.toString('base64') } : {}), ...(cluster.insecureSkipTLSVerify ? { 'insecure-skip-tls-verify': true } : {}), server: cluster.server }, name: 'default-cluster' }],
+    contexts: [{ context: { cluster: 'default-cluster', namespace: 'default', user: 'default-auth' }, name: 'default-context' }],
+    'current-context': 'default-context',
+    kind: 'Config',
+    preferences: {},
+    users: [{ name: 'default-auth', user: { 'client-certificate': certFile, 'client-key': certFile } }],
+  });
+}
+
+/** kubelet-client-2026-12-03-07-30-00.pem, as upstream names them. */
+export const certFileName = (d: Date): string => `kubelet-client-${d.toISOString().slice(0, 19).replace(/[T:]/g, '-')}.pem`;
+
+function makeCsr(keyPem: string, nodeName: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bootstrap-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'key.pem'), keyPem, { mode: 0o600 });
+    return execFileSync('openssl', ['req', '-new', '-key', path.join(dir, 'key.pem'), '-subj', `/O=system:nodes/CN=system:node:${nodeName}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Bootstraps when needed; returns whether it did. Errors name the CSR and why it failed. */
+export async function tlsBootstrap(o: TlsBootstrapOptions, log: Logger): Promise<boolean> {
+  if (clientConfigValid(o.kubeconfig)) return false;
+  const boot = loadKubeconfig(o.bootstrapKubeconfig);
+  log.info(`tls-bootstrap: ${o.kubeconfig} is missing or its certificate is not valid; requesting a client certificate with ${o.bootstrapKubeconfig}`);
+  fs.mkdirSync(o.certDir, { recursive: true, mode: 0o750 });
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const csrPem = makeCsr(keyPem, o.nodeName);
+  // Named after the request's digest, as upstream: a retry with the same key finds its own CSR.
+  const digest = createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).update(`system:node:${o.nodeName}`).update(USAGES.join(',')).digest('base64url');
+  const name = `node-csr-${digest}`;
+  const client = new KubeClient(boot);
+  try {
+    try {
+      await client.create(CSRS, { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request: Buffer.from(csrPem).toString('base64'), signerName: SIGNER, usages: USAGES } });
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.code === 409)) throw new Error(`tls-bootstrap: cannot create certificate signing request ${name}: ${(e as Error).message}`);
+    }
+    log.info(`tls-bootstrap: waiting for certificate signing request ${name} to be approved and issued`);
+    const deadline = Date.now() + (o.timeoutMs ?? 3600_000);
+    let csr: KObj;
+    for (;;) {
+      csr = await client.get(`${CSRS}/${name}`);
+      const denied = ((csr.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Denied' || c.type === 'Failed');
+      if (denied) throw new Error(`tls-bootstrap: certificate signing request ${name} is ${denied.type === 'Denied' ? 'denied' : 'failed'}, reason: ${denied.reason ?? ''}, message: ${denied.message ?? ''}`);
+      if (csr.status?.certificate) break;
+      if (Date.now() > deadline) throw new Error(`tls-bootstrap: timed out waiting for certificate signing request ${name} to be approved and issued`);
+      await new Promise((r) => setTimeout(r, o.pollMs ?? 1000));
+    }
+    const certPem = Buffer.from(String(csr.status.certificate), 'base64').toString('utf8');
+    const file = path.join(o.certDir, certFileName(new Date()));
+    fs.writeFileSync(file, `${certPem.trimEnd()}\n${keyPem}`, { mode: 0o600 });
+    const current = path.join(o.certDir, 'kubelet-client-current.pem');
+    const tmpLink = `${current}.tmp`;
+    fs.rmSync(tmpLink, { force: true });
+    fs.symlinkSync(file, tmpLink);
+    fs.renameSync(tmpLink, current);
+    fs.mkdirSync(path.dirname(o.kubeconfig), { recursive: true });
+    fs.writeFileSync(`${o.kubeconfig}.tmp`, bootstrappedKubeconfig(boot, current), { mode: 0o600 });
+    fs.renameSync(`${o.kubeconfig}.tmp`, o.kubeconfig);
+    log.info(`tls-bootstrap: certificate issued (${name}); wrote ${current} and ${o.kubeconfig}`);
+    return true;
+  } finally {
+    client.close();
+  }
+}
