@@ -89,3 +89,23 @@ test('node registration, status and manifest URL settings from flags and Kubelet
   assert.throws(() => loadAgentConfig([`--config=${f}`], () => {}), /k\.yaml: maxPods: must be an integer, got "lots"/);
   fs.rmSync(dir, { recursive: true });
 });
+
+test("kubeadm's files: its drop-in flags and the config.yaml it writes (zero values mean default; unsupported fields warned once)", () => {
+  const warnings: string[] = [];
+  const cfgFile = path.join(import.meta.dirname, 'testdata', 'kubeadm-kubelet-config.yaml');
+  const c = loadAgentConfig(
+    ['--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf', '--kubeconfig=/etc/kubernetes/kubelet.conf', `--config=${cfgFile}`, '--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock', '--pod-infra-container-image=registry.k8s.io/pause:3.10', '--node-ip=10.0.0.2', '--hostname-override=w1'],
+    (m) => warnings.push(m),
+  );
+  assert.equal(c.bootstrapKubeconfig, '/etc/kubernetes/bootstrap-kubelet.conf');
+  assert.equal(c.kubeconfig, '/etc/kubernetes/kubelet.conf');
+  assert.equal(c.containerRuntimeEndpoint, 'unix:///var/run/containerd/containerd.sock');
+  assert.equal(c.nodeName, 'w1');
+  assert.equal(c.clientCAFile, '/etc/kubernetes/pki/ca.crt');
+  assert.equal(c.staticPodPath, '/etc/kubernetes/manifests');
+  // "0s" in kubeadm's file means upstream's default, never zero.
+  assert.deepEqual([c.fileCheckFrequencyMs, c.httpCheckFrequencyMs, c.nodeStatusUpdateFrequencyMs, c.nodeStatusReportFrequencyMs, c.syncFrequencyMs], [20_000, 20_000, 10_000, 300_000, 60_000]);
+  assert.ok(warnings.includes('Flag --pod-infra-container-image has been deprecated, will be removed in 1.35. Image garbage collector will get sandbox image information from CRI.'));
+  assert.ok(warnings.includes(`${cfgFile}: field rotateCertificates is not supported by this kubelet and is ignored`));
+  assert.equal(new Set(warnings).size, warnings.length, 'each warning once');
+});

@@ -52,6 +52,7 @@ export const AGENT_FLAGS: Record<string, string> = {
   'root-dir': 'kubelet state directory. Default /var/lib/kubelet',
   config: 'KubeletConfiguration YAML file',
   kubeconfig: 'kubeconfig of the apiserver to join; without it the kubelet runs standalone (static pods only)',
+  'pod-infra-container-image': 'deprecated upstream; accepted for kubeadm-flags.env (the sandbox image comes from the runtime)',
   'bootstrap-kubeconfig': 'kubeconfig (a bootstrap token) used to get a client certificate through a CSR when --kubeconfig is missing or its certificate expired; --kubeconfig is then written',
   'register-node': 'register the Node with the apiserver (config: registerNode). Default true',
   'register-with-taints': 'taints the Node registers with, "key=value:Effect,..." (config: registerWithTaints)',
@@ -151,6 +152,7 @@ function lookup(doc: Record<string, unknown>, field: string): unknown {
 
 export function loadAgentConfig(argv: string[], warn: (m: string) => void): AgentConfig {
   const flags = parseFlags(argv, AGENT_FLAGS);
+  if (flags.has('pod-infra-container-image')) warn('Flag --pod-infra-container-image has been deprecated, will be removed in 1.35. Image garbage collector will get sandbox image information from CRI.');
   let file: Record<string, unknown> = {};
   const cfgPath = flags.get('config');
   if (cfgPath) {
@@ -179,17 +181,26 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     return v;
   };
   const isString = (v: unknown): v is string => typeof v === 'string';
-  const str = (flag: string | undefined, field: string, dflt: string): string => (flag ? flags.get(flag) : undefined) ?? fieldOf(field, 'a string', isString) ?? dflt;
+  // Upstream's defaulting: in the config file, zero values ("", 0s, 0) mean "default", never "zero" (kubeadm writes
+  // them). staticPodPath "" keeps its meaning (no static pods from a file).
+  const str = (flag: string | undefined, field: string, dflt: string): string => {
+    const f = flag ? flags.get(flag) : undefined;
+    if (f !== undefined) return f;
+    const v = fieldOf(field, 'a string', isString);
+    return v === undefined || (v === '' && field !== 'staticPodPath') ? dflt : v;
+  };
   const dur = (flag: string | undefined, field: string, dflt: string): number => {
     const raw = str(flag, field, dflt);
     try {
-      return parseDuration(raw);
+      const ms = parseDuration(raw);
+      return ms === 0 && !(flag && flags.has(flag)) ? parseDuration(dflt) : ms;
     } catch (e) {
       throw new Error(`${where(flag, field)}: ${(e as Error).message}`);
     }
   };
   const int = (flag: string | undefined, field: string, dflt: number, min: number): number => {
-    const raw = flag && flags.has(flag) ? Number(flags.get(flag)) : (fieldOf(field, 'an integer', (v): v is number => typeof v === 'number') ?? dflt);
+    const fromFile = fieldOf(field, 'an integer', (v): v is number => typeof v === 'number');
+    const raw = flag && flags.has(flag) ? Number(flags.get(flag)) : fromFile === undefined || (fromFile === 0 && field !== 'healthzPort') ? dflt : fromFile;
     if (!Number.isInteger(raw) || raw < min) throw new Error(`${where(flag, field)}: must be an integer of at least ${min}, got ${flag && flags.has(flag) ? flags.get(flag)! : String(raw)}`);
     return raw;
   };
