@@ -106,6 +106,7 @@ test("kubeadm's files: its drop-in flags and the config.yaml it writes (zero val
   // "0s" in kubeadm's file means upstream's default, never zero.
   assert.deepEqual([c.fileCheckFrequencyMs, c.httpCheckFrequencyMs, c.nodeStatusUpdateFrequencyMs, c.nodeStatusReportFrequencyMs, c.syncFrequencyMs], [20_000, 20_000, 10_000, 300_000, 60_000]);
   assert.ok(warnings.includes('Flag --pod-infra-container-image has been deprecated, will be removed in 1.35. Image garbage collector will get sandbox image information from CRI.'));
-  assert.ok(warnings.includes(`${cfgFile}: field rotateCertificates is not supported by this kubelet and is ignored`));
+  assert.equal(c.rotateCertificates, true);
+  assert.ok(warnings.includes(`${cfgFile}: field cgroupDriver is not supported by this kubelet and is ignored`));
   assert.equal(new Set(warnings).size, warnings.length, 'each warning once');
 });

@@ -30,6 +30,8 @@ export interface AgentConfig extends KubeletApiConfig {
   kubeconfig?: string;
   /** --bootstrap-kubeconfig: credentials for TLS bootstrap when --kubeconfig is missing or expired. */
   bootstrapKubeconfig?: string;
+  /** rotateCertificates: renew the client certificate before it expires. */
+  rotateCertificates: boolean;
   registerNode: boolean;
   registerWithTaints: Taint[];
   nodeLabels: Record<string, string>;
@@ -53,6 +55,7 @@ export const AGENT_FLAGS: Record<string, string> = {
   config: 'KubeletConfiguration YAML file',
   kubeconfig: 'kubeconfig of the apiserver to join; without it the kubelet runs standalone (static pods only)',
   'pod-infra-container-image': 'deprecated upstream; accepted for kubeadm-flags.env (the sandbox image comes from the runtime)',
+  'rotate-certificates': 'renew the client certificate through a CSR before it expires (config: rotateCertificates). Default false',
   'bootstrap-kubeconfig': 'kubeconfig (a bootstrap token) used to get a client certificate through a CSR when --kubeconfig is missing or its certificate expired; --kubeconfig is then written',
   'register-node': 'register the Node with the apiserver (config: registerNode). Default true',
   'register-with-taints': 'taints the Node registers with, "key=value:Effect,..." (config: registerWithTaints)',
@@ -111,6 +114,7 @@ export const SUPPORTED_CONFIG_FIELDS = new Set([
   'containerLogMonitorInterval',
   'healthzPort',
   'healthzBindAddress',
+  'rotateCertificates',
 ]);
 
 /** Nested fields read under authentication and authorization. */
@@ -246,6 +250,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     verbosity: Number(flags.get('v') ?? 0),
     kubeconfig: flags.get('kubeconfig'),
     bootstrapKubeconfig: flags.get('bootstrap-kubeconfig'),
+    rotateCertificates: bool('rotate-certificates', 'rotateCertificates', false),
     registerNode: bool('register-node', 'registerNode', true),
     registerWithTaints: taintFlag !== undefined ? parseTaintFlag(taintFlag) : (taintField ?? []),
     nodeLabels: parseMapFlag('node-labels', flags.get('node-labels') ?? '', '='),

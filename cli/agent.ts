@@ -13,6 +13,7 @@ import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { startNodeSync, type NodeSync } from '../agent/node/node-sync.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { tlsBootstrap } from '../agent/node/tls-bootstrap.js';
+import { ClientCertRotation } from '../agent/node/cert-rotation.js';
 
 export interface RunningAgent {
   kubelet: Kubelet;
@@ -31,6 +32,11 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
   // The Lease gets its own connection, as upstream's heartbeat client: status patches and volume reads cannot hold it up.
   const heartbeat = cfg.kubeconfig ? new KubeClient(loadKubeconfig(cfg.kubeconfig)) : undefined;
   let nodeSync: NodeSync | undefined;
+  let rotation: ClientCertRotation | undefined;
+  if (client && heartbeat && cfg.rotateCertificates && cfg.kubeconfig && loadKubeconfig(cfg.kubeconfig).cert) {
+    rotation = new ClientCertRotation({ kubeconfig: cfg.kubeconfig, nodeName: cfg.nodeName, certDir: cfg.certDir, clients: [client, heartbeat] }, log);
+    rotation.start();
+  }
   const metrics = new KubeletMetrics();
   const kubelet = new Kubelet({
     metrics,
@@ -85,6 +91,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     stop: async () => {
       stopped = true;
       nodeSync?.stop();
+      rotation?.stop();
       await started;
       await Promise.all([kubelet.stop(), kubeletApi.stop(), local?.close()]);
       cri.close();

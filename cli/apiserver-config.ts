@@ -21,6 +21,7 @@ export const APISERVER_FLAGS: Record<string, string> = {
   'allocate-node-cidrs': 'give every Node a spec.podCIDR from --cluster-cidr (node-ipam-controller). Default false',
   'cluster-cidr': 'the pods\' address range, cut into one podCIDR per Node. Default 10.244.0.0/16',
   'node-cidr-mask-size': 'prefix length of each Node\'s podCIDR. Default 24',
+  'cluster-signing-duration': 'the longest certificate the CSR signer issues (kube-controller-manager\'s flag). Default 8760h0m0s',
 };
 
 export function loadApiServerConfig(argv: string[]): ApiServerConfig {
@@ -44,6 +45,7 @@ export function loadApiServerConfig(argv: string[]): ApiServerConfig {
     allocateNodeCidrs: parseBool(f.get('allocate-node-cidrs') ?? 'false', 'allocate-node-cidrs'),
     clusterCidr: f.get('cluster-cidr') ?? '10.244.0.0/16',
     nodeCidrMaskSize: Number(f.get('node-cidr-mask-size') ?? 24),
+    clusterSigningDurationMs: duration(f, 'cluster-signing-duration', '8760h'),
     nodeNames: (f.get('node-kubeconfigs') ?? os.hostname().toLowerCase()).split(',').map((s) => s.trim()).filter(Boolean),
   };
 }

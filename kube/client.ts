@@ -45,12 +45,16 @@ export interface KubeApi {
 }
 
 export class KubeClient implements KubeApi {
-  private readonly agent: https.Agent;
+  private agent: https.Agent;
   private readonly url: URL;
 
-  constructor(private readonly auth: ClusterAuth) {
+  constructor(private auth: ClusterAuth) {
     this.url = new URL(auth.server);
-    this.agent = new https.Agent({
+    this.agent = KubeClient.agentFor(auth);
+  }
+
+  private static agentFor(auth: ClusterAuth): https.Agent {
+    return new https.Agent({
       keepAlive: true,
       maxSockets: 16,
       ca: auth.ca,
@@ -59,6 +63,14 @@ export class KubeClient implements KubeApi {
       rejectUnauthorized: !auth.insecureSkipTLSVerify,
       servername: auth.tlsServerName,
     });
+  }
+
+  /** New credentials (a rotated client certificate). As upstream, open connections are closed so that every request, watches included, reconnects with them. */
+  setCredentials(auth: ClusterAuth): void {
+    const old = this.agent;
+    this.auth = auth;
+    this.agent = KubeClient.agentFor(auth);
+    old.destroy();
   }
 
   close(): void {

@@ -72,11 +72,11 @@ function makeCsr(keyPem: string, nodeName: string): string {
   }
 }
 
-/** Bootstraps when needed; returns whether it did. Errors name the CSR and why it failed. */
-export async function tlsBootstrap(o: TlsBootstrapOptions, log: Logger): Promise<boolean> {
-  if (clientConfigValid(o.kubeconfig)) return false;
-  const boot = loadKubeconfig(o.bootstrapKubeconfig);
-  log.info(`tls-bootstrap: ${o.kubeconfig} is missing or its certificate is not valid; requesting a client certificate with ${o.bootstrapKubeconfig}`);
+/**
+ * Gets a new kubelet client certificate through a CSR posted with `client`'s credentials (bootstrap or the current
+ * certificate), and keeps it as <cert-dir>/kubelet-client-<time>.pem behind kubelet-client-current.pem. The link's path.
+ */
+export async function requestClientCertificate(client: KubeClient, o: Pick<TlsBootstrapOptions, 'nodeName' | 'certDir' | 'timeoutMs' | 'pollMs'>, log: Logger): Promise<string> {
   fs.mkdirSync(o.certDir, { recursive: true, mode: 0o750 });
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -84,36 +84,48 @@ export async function tlsBootstrap(o: TlsBootstrapOptions, log: Logger): Promise
   // Named after the request's digest, as upstream: a retry with the same key finds its own CSR.
   const digest = createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).update(`system:node:${o.nodeName}`).update(USAGES.join(',')).digest('base64url');
   const name = `node-csr-${digest}`;
+  try {
+    await client.create(CSRS, { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request: Buffer.from(csrPem).toString('base64'), signerName: SIGNER, usages: USAGES } });
+  } catch (e) {
+    if (!(e instanceof KubeApiError && e.code === 409)) throw new Error(`cannot create certificate signing request ${name}: ${(e as Error).message}`);
+  }
+  log.info(`waiting for certificate signing request ${name} to be approved and issued`);
+  const deadline = Date.now() + (o.timeoutMs ?? 3600_000);
+  let csr: KObj;
+  for (;;) {
+    csr = await client.get(`${CSRS}/${name}`);
+    const denied = ((csr.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Denied' || c.type === 'Failed');
+    if (denied) throw new Error(`certificate signing request ${name} is ${denied.type === 'Denied' ? 'denied' : 'failed'}, reason: ${denied.reason ?? ''}, message: ${denied.message ?? ''}`);
+    if (csr.status?.certificate) break;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for certificate signing request ${name} to be approved and issued`);
+    await new Promise((r) => setTimeout(r, o.pollMs ?? 1000));
+  }
+  const certPem = Buffer.from(String(csr.status.certificate), 'base64').toString('utf8');
+  const file = path.join(o.certDir, certFileName(new Date()));
+  fs.writeFileSync(file, `${certPem.trimEnd()}\n${keyPem}`, { mode: 0o600 });
+  const current = path.join(o.certDir, 'kubelet-client-current.pem');
+  const tmpLink = `${current}.tmp`;
+  fs.rmSync(tmpLink, { force: true });
+  fs.symlinkSync(file, tmpLink);
+  fs.renameSync(tmpLink, current);
+  log.info(`certificate issued (${name}); ${current} -> ${path.basename(file)}`);
+  return current;
+}
+
+/** Bootstraps when needed; returns whether it did. Errors name the CSR and why it failed. */
+export async function tlsBootstrap(o: TlsBootstrapOptions, log: Logger): Promise<boolean> {
+  if (clientConfigValid(o.kubeconfig)) return false;
+  const boot = loadKubeconfig(o.bootstrapKubeconfig);
+  log.info(`tls-bootstrap: ${o.kubeconfig} is missing or its certificate is not valid; requesting a client certificate with ${o.bootstrapKubeconfig}`);
   const client = new KubeClient(boot);
   try {
-    try {
-      await client.create(CSRS, { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request: Buffer.from(csrPem).toString('base64'), signerName: SIGNER, usages: USAGES } });
-    } catch (e) {
-      if (!(e instanceof KubeApiError && e.code === 409)) throw new Error(`tls-bootstrap: cannot create certificate signing request ${name}: ${(e as Error).message}`);
-    }
-    log.info(`tls-bootstrap: waiting for certificate signing request ${name} to be approved and issued`);
-    const deadline = Date.now() + (o.timeoutMs ?? 3600_000);
-    let csr: KObj;
-    for (;;) {
-      csr = await client.get(`${CSRS}/${name}`);
-      const denied = ((csr.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Denied' || c.type === 'Failed');
-      if (denied) throw new Error(`tls-bootstrap: certificate signing request ${name} is ${denied.type === 'Denied' ? 'denied' : 'failed'}, reason: ${denied.reason ?? ''}, message: ${denied.message ?? ''}`);
-      if (csr.status?.certificate) break;
-      if (Date.now() > deadline) throw new Error(`tls-bootstrap: timed out waiting for certificate signing request ${name} to be approved and issued`);
-      await new Promise((r) => setTimeout(r, o.pollMs ?? 1000));
-    }
-    const certPem = Buffer.from(String(csr.status.certificate), 'base64').toString('utf8');
-    const file = path.join(o.certDir, certFileName(new Date()));
-    fs.writeFileSync(file, `${certPem.trimEnd()}\n${keyPem}`, { mode: 0o600 });
-    const current = path.join(o.certDir, 'kubelet-client-current.pem');
-    const tmpLink = `${current}.tmp`;
-    fs.rmSync(tmpLink, { force: true });
-    fs.symlinkSync(file, tmpLink);
-    fs.renameSync(tmpLink, current);
+    const current = await requestClientCertificate(client, o, log).catch((e: Error) => {
+      throw new Error(`tls-bootstrap: ${e.message}`);
+    });
     fs.mkdirSync(path.dirname(o.kubeconfig), { recursive: true });
     fs.writeFileSync(`${o.kubeconfig}.tmp`, bootstrappedKubeconfig(boot, current), { mode: 0o600 });
     fs.renameSync(`${o.kubeconfig}.tmp`, o.kubeconfig);
-    log.info(`tls-bootstrap: certificate issued (${name}); wrote ${current} and ${o.kubeconfig}`);
+    log.info(`tls-bootstrap: wrote ${o.kubeconfig}`);
     return true;
   } finally {
     client.close();

@@ -3,6 +3,7 @@
 // recognition, and signing with the cluster CA (openssl, as the rest of the
 // dev PKI). Pure functions apart from the openssl calls.
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -98,23 +99,30 @@ export function notKubeletClient(p: ParsedCsr, usages: string[]): string | undef
 const KEY_USAGES: Record<string, string> = { 'digital signature': 'digitalSignature', 'key encipherment': 'keyEncipherment', 'content commitment': 'nonRepudiation', 'key agreement': 'keyAgreement' };
 const EXT_USAGES: Record<string, string> = { 'client auth': 'clientAuth', 'server auth': 'serverAuth', 'code signing': 'codeSigning', 'email protection': 'emailProtection' };
 
+const opensslTime = (ms: number): string => new Date(ms).toISOString().replace(/[-:T]/g, '').replace(/\.\d{3}Z$/, 'Z');
+
 /**
- * Signs the request with the CA in `pkiDir` for its usages, for `expirationSeconds` (default a year, the
- * controller manager's --cluster-signing-duration), in whole days as openssl counts them; SANs are copied
- * from the request. The certificate, PEM.
+ * Signs the request with the CA in `pkiDir` for its usages, as kube-controller-manager's signer: valid from five
+ * minutes ago (clock skew) for `spec.expirationSeconds`, at most `maxSeconds` (--cluster-signing-duration, a year);
+ * SANs copied from the request. The certificate, PEM. (openssl ca, as it takes exact start and end times.)
  */
-export function signCsr(o: Obj, pkiDir: string): string {
+export function signCsr(o: Obj, pkiDir: string, maxSeconds = 365 * 86400, now = Date.now()): string {
   const pem = pemOf(o)!;
   const usages = (o.spec?.usages ?? []) as string[];
   const ku = usages.map((u) => KEY_USAGES[u]).filter(Boolean);
   const eku = usages.map((u) => EXT_USAGES[u]).filter(Boolean);
   const ext = ['basicConstraints=critical,CA:FALSE', ...(ku.length ? [`keyUsage=critical,${ku.join(',')}`] : []), ...(eku.length ? [`extendedKeyUsage=${eku.join(',')}`] : [])].join('\n');
-  const days = Math.max(1, Math.ceil(Number(o.spec?.expirationSeconds ?? 365 * 86400) / 86400));
+  const seconds = Math.min(Number(o.spec?.expirationSeconds ?? maxSeconds), maxSeconds);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-csr-'));
   try {
-    fs.writeFileSync(path.join(tmp, 'ext'), `${ext}\n`);
-    fs.writeFileSync(path.join(tmp, 'req.pem'), pem);
-    return execFileSync('openssl', ['x509', '-req', '-in', path.join(tmp, 'req.pem'), '-CA', path.join(pkiDir, 'ca.crt'), '-CAkey', path.join(pkiDir, 'ca.key'), '-CAcreateserial', '-CAserial', path.join(tmp, 'serial'), '-days', String(days), '-sha256', '-extfile', path.join(tmp, 'ext'), '-copy_extensions', 'copy'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const f = (n: string) => path.join(tmp, n);
+    fs.writeFileSync(f('ext'), `${ext}\n`);
+    fs.writeFileSync(f('req.pem'), pem);
+    fs.writeFileSync(f('index.txt'), '');
+    fs.writeFileSync(f('serial'), `${randomBytes(16).toString('hex')}\n`);
+    fs.writeFileSync(f('ca.cnf'), `[ca]\ndefault_ca = d\n[d]\ndatabase = ${f('index.txt')}\nnew_certs_dir = ${tmp}\nserial = ${f('serial')}\ndefault_md = sha256\npolicy = p\nunique_subject = no\ncopy_extensions = copy\n[p]\ncommonName = optional\norganizationName = optional\n`);
+    execFileSync('openssl', ['ca', '-batch', '-config', f('ca.cnf'), '-cert', path.join(pkiDir, 'ca.crt'), '-keyfile', path.join(pkiDir, 'ca.key'), '-in', f('req.pem'), '-out', f('cert.pem'), '-notext', '-preserveDN', '-startdate', opensslTime(now - 5 * 60_000), '-enddate', opensslTime(now + seconds * 1000), '-extfile', f('ext')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    return fs.readFileSync(f('cert.pem'), 'utf8');
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

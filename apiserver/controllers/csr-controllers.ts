@@ -79,7 +79,13 @@ export class CsrApprover extends CsrWatcher {
 }
 
 export class CsrSigner extends CsrWatcher {
-  constructor(client: KubeApi, log: Logger, private readonly pkiDir: string) {
+  constructor(
+    client: KubeApi,
+    log: Logger,
+    private readonly pkiDir: string,
+    /** --cluster-signing-duration, seconds. */
+    private readonly maxSeconds = 365 * 86400,
+  ) {
     super(client, log, 'csrsigning');
   }
 
@@ -87,7 +93,7 @@ export class CsrSigner extends CsrWatcher {
     if (!approved(csr) || csr.status?.certificate || !SIGNERS.includes(csr.spec?.signerName)) return;
     let pem: string;
     try {
-      pem = signCsr(csr, this.pkiDir);
+      pem = signCsr(csr, this.pkiDir, this.maxSeconds);
     } catch (e) {
       const now = rfc3339();
       const conditions = [...((csr.status?.conditions ?? []) as KObj[]).filter((c) => c.type !== 'Failed'), { type: 'Failed', status: 'True', reason: 'SignerValidationFailure', message: (e as Error).message.split('\n')[0], lastUpdateTime: now, lastTransitionTime: now }];

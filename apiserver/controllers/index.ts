@@ -49,6 +49,8 @@ export interface ControllerOptions extends NodeLifecycleOptions {
   authorizeCsr?: CsrAuthorizer;
   /** Where the cluster CA's certificate and key are (ca.crt, ca.key), for the CSR signer. */
   pkiDir?: string;
+  /** --cluster-signing-duration, seconds. */
+  signingDurationSec?: number;
 }
 
 export function enabledControllers(list: string[]): Set<string> {
@@ -104,7 +106,7 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups
   bootstrapsigner: { user: 'system:serviceaccount:kube-system:bootstrap-signer', make: (c, log) => new BootstrapSigner(c, log) },
   tokencleaner: { user: 'system:serviceaccount:kube-system:token-cleaner', make: (c, log) => new TokenCleaner(c, log) },
   csrapproving: { user: 'system:serviceaccount:kube-system:certificate-controller', make: (c, log, o) => new CsrApprover(c, log, o.authorizeCsr ?? (() => false)) },
-  csrsigning: { user: 'system:serviceaccount:kube-system:certificate-controller', make: (c, log, o) => new CsrSigner(c, log, o.pkiDir ?? '') },
+  csrsigning: { user: 'system:serviceaccount:kube-system:certificate-controller', make: (c, log, o) => new CsrSigner(c, log, o.pkiDir ?? '', o.signingDurationSec) },
   'node-ipam-controller': {
     user: 'system:serviceaccount:kube-system:node-controller',
     make: (c, log, o) => new NodeIpamController(c, log, new ApiEventRecorder(c, { component: 'cidrAllocator' }, log), o.nodeIpam!),

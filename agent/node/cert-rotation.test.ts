@@ -1,0 +1,54 @@
+// Client certificate rotation (issue 14, part): the deadline, and a renewal
+// through a selfnodeclient CSR that the kubelet's clients pick up in place.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { rotationDeadline, ClientCertRotation } from './cert-rotation.js';
+import { tlsBootstrap } from './tls-bootstrap.js';
+import { useTestApiServer } from '../../apiserver/testing.js';
+import { newTokenSecret } from '../../apiserver/bootstrap/tokens.js';
+import { KubeClient } from '../../kube/client.js';
+import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { createLogger } from '../../kube/log.js';
+
+const s = useTestApiServer('n1', { controllers: ['csrapproving', 'csrsigning'], authorizationModes: ['Node', 'RBAC'], clusterSigningDurationMs: 3600_000 });
+const log = createLogger('test', { sink: () => {} });
+
+test('the renewal deadline falls between 70 % and 90 % of the lifetime', () => {
+  const cert = { validFrom: 'Dec  3 00:00:00 2026 GMT', validTo: 'Dec  3 10:00:00 2026 GMT' } as X509Certificate;
+  const from = Date.parse(cert.validFrom);
+  assert.equal(rotationDeadline(cert, 0), from + 7 * 3600_000);
+  assert.equal(rotationDeadline(cert, 1), from + 9 * 3600_000);
+});
+
+test('rotation: a new certificate through a CSR posted with the current one; the clients use it without restarting', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-rotate-'));
+  const { token, secret } = newTokenSecret();
+  await s.api.admin.create('/api/v1/namespaces/kube-system/secrets', secret);
+  const admin = loadKubeconfig(s.api.srv.kubeconfigs['kubernetes-admin']!);
+  const boot = path.join(dir, 'boot.conf');
+  fs.writeFileSync(boot, stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'k', cluster: { server: admin.server, 'certificate-authority-data': admin.ca!.toString('base64') } }], contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }], 'current-context': 'c', users: [{ name: 'u', user: { token } }] }));
+  const kubeconfig = path.join(dir, 'kubelet.conf');
+  const certDir = path.join(dir, 'pki');
+  await tlsBootstrap({ nodeName: 'rot', kubeconfig, bootstrapKubeconfig: boot, certDir, pollMs: 100 }, log);
+  const first = new X509Certificate(loadKubeconfig(kubeconfig).cert!);
+  // An hour from the signer, valid from five minutes ago: due in 42-54 minutes from its start.
+  assert.equal(Date.parse(first.validTo) - Date.parse(first.validFrom), 65 * 60_000);
+  const client = new KubeClient(loadKubeconfig(kubeconfig));
+  const r = new ClientCertRotation({ kubeconfig, nodeName: 'rot', certDir, clients: [client], pollMs: 100, rand: () => 0, now: () => Date.parse(first.validTo) }, log);
+  assert.equal(r.due(), 0);
+  await r.rotate();
+  const second = new X509Certificate(loadKubeconfig(kubeconfig).cert!);
+  assert.notEqual(second.serialNumber, first.serialNumber);
+  assert.equal(fs.readdirSync(certDir).filter((f) => /^kubelet-client-\d/.test(f)).length >= 1, true);
+  const who = await client.create('/apis/authentication.k8s.io/v1/selfsubjectreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
+  assert.equal(who.status.userInfo.username, 'system:node:rot');
+  const csrs = (await s.api.admin.get('/apis/certificates.k8s.io/v1/certificatesigningrequests')).items as { spec: { username: string }; status: { conditions: { message: string }[] } }[];
+  assert.ok(csrs.some((c) => c.spec.username === 'system:node:rot' && c.status.conditions[0]!.message === 'Auto approving self kubelet client certificate after SubjectAccessReview.'));
+  client.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
