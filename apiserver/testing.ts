@@ -10,6 +10,7 @@ import path from 'node:path';
 import { startApiServer, type ApiServerConfig, type RunningApiServer } from './main.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { KubeClient } from '../kube/client.js';
+import { newTokenSecret } from './bootstrap/tokens.js';
 
 export interface TestApiServer {
   srv: RunningApiServer;
@@ -80,4 +81,14 @@ export function rawRequest(api: TestApiServer, method: string, path: string, o: 
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** A kubeadm-style bootstrap kubeconfig for `api` holding a new bootstrap token (whose Secret it creates); its path. */
+export async function writeBootstrapKubeconfig(api: TestApiServer, file: string): Promise<string> {
+  const { token, secret } = newTokenSecret();
+  await api.admin.create('/api/v1/namespaces/kube-system/secrets', secret);
+  const admin = loadKubeconfig(api.srv.kubeconfigs['kubernetes-admin']!);
+  const cluster = { server: admin.server, 'certificate-authority-data': admin.ca!.toString('base64') };
+  fs.writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'kubernetes', cluster }], contexts: [{ name: 'tls-bootstrap-token-user@kubernetes', context: { cluster: 'kubernetes', user: 'tls-bootstrap-token-user' } }], 'current-context': 'tls-bootstrap-token-user@kubernetes', users: [{ name: 'tls-bootstrap-token-user', user: { token } }] }));
+  return file;
 }

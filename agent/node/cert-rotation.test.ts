@@ -6,11 +6,9 @@ import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { stringify } from 'yaml';
 import { rotationDeadline, ClientCertRotation } from './cert-rotation.js';
 import { tlsBootstrap } from './tls-bootstrap.js';
-import { useTestApiServer } from '../../apiserver/testing.js';
-import { newTokenSecret } from '../../apiserver/bootstrap/tokens.js';
+import { useTestApiServer, writeBootstrapKubeconfig } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
 import { createLogger } from '../../kube/log.js';
@@ -27,11 +25,7 @@ test('the renewal deadline falls between 70 % and 90 % of the lifetime', () => {
 
 test('rotation: a new certificate through a CSR posted with the current one; the clients use it without restarting', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-rotate-'));
-  const { token, secret } = newTokenSecret();
-  await s.api.admin.create('/api/v1/namespaces/kube-system/secrets', secret);
-  const admin = loadKubeconfig(s.api.srv.kubeconfigs['kubernetes-admin']!);
-  const boot = path.join(dir, 'boot.conf');
-  fs.writeFileSync(boot, stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'k', cluster: { server: admin.server, 'certificate-authority-data': admin.ca!.toString('base64') } }], contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }], 'current-context': 'c', users: [{ name: 'u', user: { token } }] }));
+  const boot = await writeBootstrapKubeconfig(s.api, path.join(dir, 'bootstrap-kubelet.conf'));
   const kubeconfig = path.join(dir, 'kubelet.conf');
   const certDir = path.join(dir, 'pki');
   await tlsBootstrap({ nodeName: 'rot', kubeconfig, bootstrapKubeconfig: boot, certDir, pollMs: 100 }, log);

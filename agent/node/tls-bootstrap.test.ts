@@ -5,10 +5,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { stringify } from 'yaml';
 import { certFileName, clientConfigValid, tlsBootstrap } from './tls-bootstrap.js';
-import { useTestApiServer } from '../../apiserver/testing.js';
-import { newTokenSecret } from '../../apiserver/bootstrap/tokens.js';
+import { useTestApiServer, writeBootstrapKubeconfig } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
 import { createLogger } from '../../kube/log.js';
@@ -22,11 +20,7 @@ test('certificate files are named by time as upstream', () => {
 
 test('--bootstrap-kubeconfig: a token gets a client certificate for system:node:<name>, kept behind kubelet-client-current.pem; a valid kubeconfig is left alone', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-tlsboot-'));
-  const { token, secret } = newTokenSecret();
-  await s.api.admin.create('/api/v1/namespaces/kube-system/secrets', secret);
-  const admin = loadKubeconfig(s.api.srv.kubeconfigs['kubernetes-admin']!);
-  const boot = path.join(dir, 'bootstrap-kubelet.conf');
-  fs.writeFileSync(boot, stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'kubernetes', cluster: { server: admin.server, 'certificate-authority-data': admin.ca!.toString('base64') } }], contexts: [{ name: 'tls-bootstrap-token-user@kubernetes', context: { cluster: 'kubernetes', user: 'tls-bootstrap-token-user' } }], 'current-context': 'tls-bootstrap-token-user@kubernetes', users: [{ name: 'tls-bootstrap-token-user', user: { token } }] }));
+  const boot = await writeBootstrapKubeconfig(s.api, path.join(dir, 'bootstrap-kubelet.conf'));
   const kubeconfig = path.join(dir, 'kubelet.conf');
   const o = { nodeName: 'joiner', kubeconfig, bootstrapKubeconfig: boot, certDir: path.join(dir, 'pki'), pollMs: 100, timeoutMs: 20_000 };
   assert.equal(clientConfigValid(kubeconfig), false);

@@ -43,29 +43,42 @@ export interface ExecStreams {
 }
 
 /**
+ * A SPDY session to the kubelet behind a client's WebSocket: data of a stream in `channelOf` goes out on its
+ * channel (first byte); the session's end closes the WebSocket normally, and the WebSocket's end closes the session.
+ */
+function relay(ws: WebSocket, up: { socket: Duplex; head: Buffer }, onEnd: (streamId: number) => void = () => {}): { session: SpdySession; channelOf: Map<number, number> } {
+  const channelOf = new Map<number, number>();
+  let ended = false;
+  const session = new SpdySession(
+    up.socket,
+    {
+      onData: (id, data) => {
+        const ch = channelOf.get(id);
+        if (ch !== undefined && ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.from([ch]), data]));
+      },
+      onEnd,
+      onClose: () => {
+        ended = true;
+        if (ws.readyState === ws.OPEN) ws.close(1000);
+      },
+    },
+    up.head,
+  );
+  ws.on('close', () => {
+    if (!ended) session.close();
+  });
+  ws.on('error', () => session.close());
+  return { session, channelOf };
+}
+
+/**
  * exec/attach: dials the kubelet (remotecommand v4 over SPDY) first, so a refusal is answered as the upgrade's
  * status; then completes the client's WebSocket and relays channels and streams both ways.
  */
 export async function translateExec(req: IncomingMessage, socket: Duplex, head: Buffer, dial: Omit<SpdyDial, 'protocols'>, s: ExecStreams): Promise<void> {
   const up = await dialSpdy({ ...dial, protocols: [V4] });
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
-    const channelOf = new Map<number, number>();
-    let ended = false;
-    const session = new SpdySession(
-      up.socket,
-      {
-        onData: (id, data) => {
-          const ch = channelOf.get(id);
-          if (ch !== undefined && ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.from([ch]), data]));
-        },
-        onEnd: () => {},
-        onClose: () => {
-          ended = true;
-          if (ws.readyState === ws.OPEN) ws.close(1000);
-        },
-      },
-      up.head,
-    );
+    const { session, channelOf } = relay(ws, up);
     // The order kubectl's SPDY client uses: the error stream first, the resize stream last.
     const streams: Partial<Record<keyof typeof CHANNEL, SpdyStream>> = {};
     for (const name of ['error', 'stdin', 'stdout', 'stderr', 'resize'] as const) {
@@ -83,10 +96,6 @@ export async function translateExec(req: IncomingMessage, socket: Duplex, head: 
       // v5: the client closed one of its streams (stdin reached EOF).
       else if (m[0] === CHANNEL.close && payload[0] === CHANNEL.stdin) streams.stdin?.end();
     });
-    ws.on('close', () => {
-      if (!ended) session.close();
-    });
-    ws.on('error', () => session.close());
   });
 }
 
@@ -113,28 +122,12 @@ export async function tunnelPortForward(req: IncomingMessage, socket: Duplex, he
 export async function translatePortForward(req: IncomingMessage, socket: Duplex, head: Buffer, dial: Omit<SpdyDial, 'protocols'>, ports: number[]): Promise<void> {
   const up = await dialSpdy({ ...dial, protocols: ['portforward.k8s.io'] });
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
-    const channelOf = new Map<number, number>();
-    let ended = false;
-    const session = new SpdySession(
-      up.socket,
-      {
-        onData: (id, data) => {
-          const ch = channelOf.get(id);
-          if (ch !== undefined && ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.from([ch]), data]));
-        },
-        // Once every forwarded connection is closed by the pod side, so is the WebSocket.
-        onEnd: (id) => {
-          if (dataIds.delete(id) && !dataIds.size && ws.readyState === ws.OPEN) ws.close(1000);
-        },
-        onClose: () => {
-          ended = true;
-          if (ws.readyState === ws.OPEN) ws.close(1000);
-        },
-      },
-      up.head,
-    );
-    const data: SpdyStream[] = [];
     const dataIds = new Set<number>();
+    // Once every forwarded connection is closed by the pod side, so is the WebSocket.
+    const { session, channelOf } = relay(ws, up, (id) => {
+      if (dataIds.delete(id) && !dataIds.size && ws.readyState === ws.OPEN) ws.close(1000);
+    });
+    const data: SpdyStream[] = [];
     ports.forEach((port, i) => {
       // As kubectl's SPDY port-forward: the error stream first, then the data stream, sharing a request id.
       const err = session.open({ streamType: 'error', port: String(port), requestID: String(i) });
@@ -151,9 +144,5 @@ export async function translatePortForward(req: IncomingMessage, socket: Duplex,
       const m = toBuffer(raw);
       if (m.length > 1 && m[0]! % 2 === 0) data[m[0]! / 2]?.write(m.subarray(1));
     });
-    ws.on('close', () => {
-      if (!ended) session.close();
-    });
-    ws.on('error', () => session.close());
   });
 }
