@@ -32,6 +32,8 @@ export interface AgentConfig extends KubeletApiConfig {
   bootstrapKubeconfig?: string;
   /** rotateCertificates: renew the client certificate before it expires. */
   rotateCertificates: boolean;
+  /** serverTLSBootstrap: the serving certificate from a kubelet-serving CSR (config only, as upstream). */
+  serverTLSBootstrap: boolean;
   registerNode: boolean;
   registerWithTaints: Taint[];
   nodeLabels: Record<string, string>;
@@ -115,6 +117,7 @@ export const SUPPORTED_CONFIG_FIELDS = new Set([
   'healthzPort',
   'healthzBindAddress',
   'rotateCertificates',
+  'serverTLSBootstrap',
 ]);
 
 /** Nested fields read under authentication and authorization. */
@@ -251,6 +254,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     kubeconfig: flags.get('kubeconfig'),
     bootstrapKubeconfig: flags.get('bootstrap-kubeconfig'),
     rotateCertificates: bool('rotate-certificates', 'rotateCertificates', false),
+    serverTLSBootstrap: fieldOf('serverTLSBootstrap', 'a boolean', (v): v is boolean => typeof v === 'boolean') ?? false,
     registerNode: bool('register-node', 'registerNode', true),
     registerWithTaints: taintFlag !== undefined ? parseTaintFlag(taintFlag) : (taintField ?? []),
     nodeLabels: parseMapFlag('node-labels', flags.get('node-labels') ?? '', '='),

@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { KubeClient } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
 import type { Logger } from '../../kube/log.js';
-import { requestClientCertificate } from './tls-bootstrap.js';
+import { requestCertificate } from './tls-bootstrap.js';
 
 /** When to renew: notBefore + lifetime x (0.7 + 0.2 x rand), upstream's jittered deadline. */
 export function rotationDeadline(cert: X509Certificate, rand: number): number {
@@ -81,7 +81,7 @@ export class ClientCertRotation {
   async rotate(): Promise<void> {
     const client = new KubeClient(loadKubeconfig(this.o.kubeconfig));
     try {
-      await requestClientCertificate(client, { nodeName: this.o.nodeName, certDir: this.o.certDir, pollMs: this.o.pollMs }, this.log);
+      await requestCertificate(client, { nodeName: this.o.nodeName, certDir: this.o.certDir, pollMs: this.o.pollMs }, this.log);
     } finally {
       client.close();
     }

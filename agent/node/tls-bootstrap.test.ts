@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { certFileName, clientConfigValid, tlsBootstrap } from './tls-bootstrap.js';
+import { certFileName, clientConfigValid, requestCertificate, tlsBootstrap } from './tls-bootstrap.js';
+import { loadBootstrappedServingCert } from '../server/serving-cert.js';
+import { X509Certificate } from 'node:crypto';
+import type { KObj } from '../../kube/client.js';
 import { useTestApiServer, writeBootstrapKubeconfig } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
@@ -35,5 +38,29 @@ test('--bootstrap-kubeconfig: a token gets a client certificate for system:node:
   assert.equal(who.status.userInfo.username, 'system:node:joiner');
   assert.deepEqual(who.status.userInfo.groups, ['system:nodes', 'system:authenticated']);
   assert.equal(await tlsBootstrap(o, log), false, 'a valid kubeconfig needs no bootstrap');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('a serving certificate (serverTLSBootstrap) waits for a human approval, then carries the node\'s names', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-serving-'));
+  const node = new KubeClient(loadKubeconfig(s.api.srv.kubeconfigs['system:node:n1']!));
+  const pending = requestCertificate(node, { nodeName: 'n1', certDir: dir, kind: 'server', sans: ['DNS:n1', 'IP:10.9.9.9'], pollMs: 100, timeoutMs: 20_000 }, log);
+  let csr: KObj | undefined;
+  for (let i = 0; i < 50 && !csr; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    csr = ((await s.api.admin.get('/apis/certificates.k8s.io/v1/certificatesigningrequests')).items as KObj[]).find((c) => c.spec.signerName === 'kubernetes.io/kubelet-serving');
+  }
+  assert.ok(csr, 'a kubelet-serving CSR was posted');
+  assert.equal(csr.spec.username, 'system:node:n1');
+  assert.deepEqual(csr.spec.usages, ['digital signature', 'server auth']);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await s.api.admin.get(`/apis/certificates.k8s.io/v1/certificatesigningrequests/${csr.metadata.name}`)).status.conditions, undefined, 'not auto-approved');
+  await s.api.admin.update(`/apis/certificates.k8s.io/v1/certificatesigningrequests/${csr.metadata.name}/approval`, { ...csr, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove' }] } });
+  assert.equal(await pending, path.join(dir, 'kubelet-server-current.pem'));
+  const c = loadBootstrappedServingCert(dir)!;
+  const x = new X509Certificate(c.cert);
+  assert.equal(x.subjectAltName, 'DNS:n1, IP Address:10.9.9.9');
+  assert.match(x.subject, /CN=system:node:n1/);
+  node.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });

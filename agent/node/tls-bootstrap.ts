@@ -10,12 +10,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { KubeClient, KubeApiError, type KObj } from '../../kube/client.js';
+import { KubeClient, KubeApiError, type KObj, type KubeApi } from '../../kube/client.js';
 import { loadKubeconfig, type ClusterAuth } from '../../kube/kubeconfig.js';
 import type { Logger } from '../../kube/log.js';
 
 export const SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
-const USAGES = ['digital signature', 'client auth'];
+const SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
+/** Per certificate kind: signer, usages (an EC key: no key encipherment, as upstream) and file prefix. */
+const KINDS = {
+  client: { signer: SIGNER, usages: ['digital signature', 'client auth'], prefix: 'kubelet-client' },
+  server: { signer: SERVING_SIGNER, usages: ['digital signature', 'server auth'], prefix: 'kubelet-server' },
+} as const;
 const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 
 export interface TlsBootstrapOptions {
@@ -59,33 +64,35 @@ export function bootstrappedKubeconfig(cluster: { server: string; ca?: Buffer; i
   });
 }
 
-/** kubelet-client-2026-12-03-07-30-00.pem, as upstream names them. */
-export const certFileName = (d: Date): string => `kubelet-client-${d.toISOString().slice(0, 19).replace(/[T:]/g, '-')}.pem`;
+/** kubelet-client-2026-12-03-07-30-00.pem (or kubelet-server-…), as upstream names them. */
+export const certFileName = (d: Date, prefix = 'kubelet-client'): string => `${prefix}-${d.toISOString().slice(0, 19).replace(/[T:]/g, '-')}.pem`;
 
-function makeCsr(keyPem: string, nodeName: string): string {
+function makeCsr(keyPem: string, nodeName: string, sans: string[] = []): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bootstrap-'));
   try {
     fs.writeFileSync(path.join(dir, 'key.pem'), keyPem, { mode: 0o600 });
-    return execFileSync('openssl', ['req', '-new', '-key', path.join(dir, 'key.pem'), '-subj', `/O=system:nodes/CN=system:node:${nodeName}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync('openssl', ['req', '-new', '-key', path.join(dir, 'key.pem'), '-subj', `/O=system:nodes/CN=system:node:${nodeName}`, ...(sans.length ? ['-addext', `subjectAltName=${sans.join(',')}`] : [])], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
 /**
- * Gets a new kubelet client certificate through a CSR posted with `client`'s credentials (bootstrap or the current
- * certificate), and keeps it as <cert-dir>/kubelet-client-<time>.pem behind kubelet-client-current.pem. The link's path.
+ * Gets a new kubelet certificate (client, or with `sans` a serving one) through a CSR posted with `client`'s
+ * credentials (bootstrap or the current certificate), and keeps it as <cert-dir>/<prefix>-<time>.pem behind
+ * <prefix>-current.pem. The link's path.
  */
-export async function requestClientCertificate(client: KubeClient, o: Pick<TlsBootstrapOptions, 'nodeName' | 'certDir' | 'timeoutMs' | 'pollMs'>, log: Logger): Promise<string> {
+export async function requestCertificate(client: KubeApi, o: Pick<TlsBootstrapOptions, 'nodeName' | 'certDir' | 'timeoutMs' | 'pollMs'> & { kind?: 'client' | 'server'; sans?: string[] }, log: Logger): Promise<string> {
+  const k = KINDS[o.kind ?? 'client'];
   fs.mkdirSync(o.certDir, { recursive: true, mode: 0o750 });
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  const csrPem = makeCsr(keyPem, o.nodeName);
+  const csrPem = makeCsr(keyPem, o.nodeName, o.sans);
   // Named after the request's digest, as upstream: a retry with the same key finds its own CSR.
-  const digest = createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).update(`system:node:${o.nodeName}`).update(USAGES.join(',')).digest('base64url');
-  const name = `node-csr-${digest}`;
+  const digest = createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).update(`system:node:${o.nodeName}`).update(k.usages.join(',')).digest('base64url');
+  const name = `${o.kind === 'server' ? 'csr' : 'node-csr'}-${digest}`;
   try {
-    await client.create(CSRS, { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request: Buffer.from(csrPem).toString('base64'), signerName: SIGNER, usages: USAGES } });
+    await client.create(CSRS, { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request: Buffer.from(csrPem).toString('base64'), signerName: k.signer, usages: k.usages } });
   } catch (e) {
     if (!(e instanceof KubeApiError && e.code === 409)) throw new Error(`cannot create certificate signing request ${name}: ${(e as Error).message}`);
   }
@@ -101,9 +108,9 @@ export async function requestClientCertificate(client: KubeClient, o: Pick<TlsBo
     await new Promise((r) => setTimeout(r, o.pollMs ?? 1000));
   }
   const certPem = Buffer.from(String(csr.status.certificate), 'base64').toString('utf8');
-  const file = path.join(o.certDir, certFileName(new Date()));
+  const file = path.join(o.certDir, certFileName(new Date(), k.prefix));
   fs.writeFileSync(file, `${certPem.trimEnd()}\n${keyPem}`, { mode: 0o600 });
-  const current = path.join(o.certDir, 'kubelet-client-current.pem');
+  const current = path.join(o.certDir, `${k.prefix}-current.pem`);
   const tmpLink = `${current}.tmp`;
   fs.rmSync(tmpLink, { force: true });
   fs.symlinkSync(file, tmpLink);
@@ -119,7 +126,7 @@ export async function tlsBootstrap(o: TlsBootstrapOptions, log: Logger): Promise
   log.info(`tls-bootstrap: ${o.kubeconfig} is missing or its certificate is not valid; requesting a client certificate with ${o.bootstrapKubeconfig}`);
   const client = new KubeClient(boot);
   try {
-    const current = await requestClientCertificate(client, o, log).catch((e: Error) => {
+    const current = await requestCertificate(client, o, log).catch((e: Error) => {
       throw new Error(`tls-bootstrap: ${e.message}`);
     });
     fs.mkdirSync(path.dirname(o.kubeconfig), { recursive: true });

@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -248,4 +249,21 @@ test('with debugging handlers off, logs and exec answer 405', async () => {
 test('run: POST /run executes a command and returns its output', async () => {
   const r = await get(server, '/run/default/web-n1/main?cmd=echo%20hi', { who: alice, method: 'POST' });
   assert.deepEqual(r, { code: 200, body: 'echo hi' });
+});
+
+test('setCertificate (serverTLSBootstrap): new connections get the new serving certificate', async () => {
+  const peer = (port: number): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+        resolve(s.getPeerCertificate().fingerprint256);
+        s.end();
+      });
+      s.on('error', reject);
+    });
+  const before = await peer(debugOff.port);
+  const other = loadServingCert({ certDir: path.join(dir, 'pki-other'), hostnames: ['n1-new'], ips: ['127.0.0.1'] });
+  debugOff.setCertificate(other);
+  const after = await peer(debugOff.port);
+  assert.notEqual(after, before);
+  assert.equal(after, new X509Certificate(other.cert).fingerprint256);
 });

@@ -32,6 +32,8 @@ export interface KubeletServerOptions {
 
 export interface RunningKubeletServer {
   port: number;
+  /** Serves a new certificate from the next connection on (serverTLSBootstrap). */
+  setCertificate(cert: ServingCert): void;
   close(): Promise<void>;
 }
 
@@ -181,6 +183,7 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
   });
   return {
     port: (server.address() as AddressInfo).port,
+    setCertificate: (c) => server.setSecureContext({ cert: c.cert, key: c.key, ...SERVER_TLS, ...(o.clientCA ? { ca: o.clientCA } : {}) }),
     close: () =>
       new Promise((r) => {
         server.closeAllConnections();

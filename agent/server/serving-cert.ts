@@ -2,6 +2,7 @@
 // when given, otherwise a self-signed pair kept in --cert-dir as
 // kubelet.crt/kubelet.key (upstream's names), made once with the openssl CLI.
 import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -36,4 +37,21 @@ export function loadServingCert(o: { certFile?: string; keyFile?: string; certDi
     fs.renameSync(`${certFile}.tmp`, certFile);
   }
   return { cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile), certFile };
+}
+
+/** The serving certificate serverTLSBootstrap got (<cert-dir>/kubelet-server-current.pem), when it is there and valid. */
+export function loadBootstrappedServingCert(certDir: string, now = Date.now()): ServingCert | undefined {
+  const certFile = path.join(certDir, 'kubelet-server-current.pem');
+  let pem: string;
+  try {
+    pem = fs.readFileSync(certFile, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const cert = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)?.[0];
+  const key = /-----BEGIN (?:EC |RSA )?PRIVATE KEY-----[\s\S]+?-----END (?:EC |RSA )?PRIVATE KEY-----/.exec(pem)?.[0];
+  if (!cert || !key) return undefined;
+  const x = new X509Certificate(cert);
+  if (now < Date.parse(x.validFrom) || now >= Date.parse(x.validTo)) return undefined;
+  return { cert: Buffer.from(`${cert}\n`), key: Buffer.from(`${key}\n`), certFile };
 }

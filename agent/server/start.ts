@@ -12,7 +12,9 @@ import { startKubeletServer, type RunningKubeletServer } from './kubelet-server.
 import { LogRotator } from './log-rotation.js';
 import { serveLocal } from './metrics-server.js';
 import { alwaysOk, syncLoopCheck } from './healthz.js';
-import { loadServingCert } from './serving-cert.js';
+import { loadBootstrappedServingCert, loadServingCert } from './serving-cert.js';
+import { requestCertificate } from '../node/tls-bootstrap.js';
+import net from 'node:net';
 import { StatsProvider } from './stats.js';
 
 /** The configuration fields this needs (a subset of the kubelet's AgentConfig). */
@@ -40,6 +42,8 @@ export interface KubeletApiConfig {
   healthzBindAddress: string;
   /** syncFrequency: how often ConfigMap, Secret, downwardAPI and projected volumes are refreshed; also bounds the syncloop health check. */
   syncFrequencyMs: number;
+  /** serverTLSBootstrap: get the serving certificate from a kubelet-serving CSR. */
+  serverTLSBootstrap?: boolean;
 }
 
 export interface KubeletApi {
@@ -69,7 +73,10 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
   };
   if (cfg.port === 0) return api;
   const clientCA = cfg.clientCAFile ? readFile(cfg.clientCAFile, '--client-ca-file') : undefined;
-  const cert = loadServingCert({ certFile: cfg.tlsCertFile, keyFile: cfg.tlsPrivateKeyFile, certDir: cfg.certDir, hostnames: [cfg.nodeName, os.hostname()], ips: [o.hostIP, '127.0.0.1'] });
+  // serverTLSBootstrap (as upstream): the certificate from a kubelet-serving CSR; self-signed until one is issued.
+  const bootstrapServing = !!cfg.serverTLSBootstrap && !!o.client && !cfg.tlsCertFile;
+  const issued = bootstrapServing ? loadBootstrappedServingCert(cfg.certDir) : undefined;
+  const cert = issued ?? loadServingCert({ certFile: cfg.tlsCertFile, keyFile: cfg.tlsPrivateKeyFile, certDir: cfg.certDir, hostnames: [cfg.nodeName, os.hostname()], ips: [o.hostIP, '127.0.0.1'] });
   if (cfg.authorizationMode === 'Webhook' && !o.client) log.warn('authorization mode Webhook without a kubeconfig: the kubelet API will refuse every request (set authorization.mode: AlwaysAllow for a standalone kubelet)');
   const auth = new KubeletAuth({
     anonymous: cfg.anonymousAuth,
@@ -102,6 +109,17 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
     }
   };
   await listen(0);
+  if (bootstrapServing && !issued) {
+    // A serving CSR waits for a human (kubectl certificate approve), possibly long: nothing waits on this.
+    const sans = [...new Set([cfg.nodeName, os.hostname()])].map((h) => `DNS:${h}`).concat([...new Set([o.hostIP])].filter((i) => net.isIP(i)).map((i) => `IP:${i}`));
+    void requestCertificate(o.client!, { nodeName: cfg.nodeName, certDir: cfg.certDir, kind: 'server', sans, timeoutMs: 365 * 86400_000, pollMs: 5000 }, log)
+      .then(() => {
+        const c = loadBootstrappedServingCert(cfg.certDir);
+        if (c) api.server?.setCertificate(c);
+        log.info('kubelet API: serving the certificate issued for the kubelet-serving CSR');
+      })
+      .catch((e: Error) => log.warn(`serverTLSBootstrap: ${e.message}; keeping the self-signed certificate`));
+  }
   return api;
 }
 
