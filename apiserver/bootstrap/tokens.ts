@@ -5,6 +5,7 @@
 // Pure functions; the authenticator, controllers and CLI call them.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { User } from '../api/admission.js';
+import { rfc3339 } from '../../kube/time.js';
 
 export const SECRET_TYPE = 'bootstrap.kubernetes.io/token';
 export const SECRET_PREFIX = 'bootstrap-token-';
@@ -68,7 +69,7 @@ export function newTokenSecret(o: { ttlSeconds?: number; description?: string; g
   if (!t) throw new Error(`token ${JSON.stringify(o.token)} is not of the form [a-z0-9]{6}.[a-z0-9]{16}`);
   const b64 = (v: string) => Buffer.from(v).toString('base64');
   const data: Record<string, string> = { 'token-id': b64(t.id), 'token-secret': b64(t.secret), 'usage-bootstrap-authentication': b64('true'), 'usage-bootstrap-signing': b64('true'), 'auth-extra-groups': b64((o.groups ?? [DEFAULT_GROUP]).join(',')) };
-  if (o.ttlSeconds && o.ttlSeconds > 0) data.expiration = b64(new Date((o.now ?? Date.now()) + o.ttlSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+  if (o.ttlSeconds && o.ttlSeconds > 0) data.expiration = b64(rfc3339(new Date((o.now ?? Date.now()) + o.ttlSeconds * 1000)));
   if (o.description) data.description = b64(o.description);
   return { token: `${t.id}.${t.secret}`, secret: { apiVersion: 'v1', kind: 'Secret', type: SECRET_TYPE, metadata: { name: `${SECRET_PREFIX}${t.id}`, namespace: NAMESPACE }, data } };
 }

@@ -8,7 +8,7 @@ import { KubeApiError } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { ipToNumber, ipToString } from '../api/allocators.js';
+import { ipToNumber, ipToString, parseCidr } from '../api/allocators.js';
 
 /** One cluster CIDR cut into subnets of `maskSize` bits (upstream's CidrSet). */
 export class CidrSet {
@@ -77,10 +77,8 @@ export class CidrSet {
 /** Whether two IPv4 CIDRs overlap (a podCIDR range must not cover the Service range). */
 export function cidrsOverlap(a: string, b: string): boolean {
   const r = (c: string) => {
-    const [ip, bits] = c.split('/');
-    const size = 2 ** (32 - Number(bits));
-    const start = Math.floor(ipToNumber(ip!) / size) * size;
-    return [start, start + size] as const;
+    const { base, size } = parseCidr(c);
+    return [base, base + size] as const;
   };
   const [a0, a1] = r(a);
   const [b0, b1] = r(b);

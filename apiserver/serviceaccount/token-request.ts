@@ -5,6 +5,7 @@ import { errors } from '../api/errors.js';
 import type { User } from '../api/admission.js';
 import type { Obj } from '../storage/store.js';
 import type { ServiceAccountTokens, TokenClaims } from './tokens.js';
+import { rfc3339 } from '../../kube/time.js';
 
 const MIN_SECONDS = 600;
 const MAX_SECONDS = 2 ** 32;
@@ -46,6 +47,6 @@ export async function requestToken(api: Api, tokens: ServiceAccountTokens, user:
     apiVersion: 'authentication.k8s.io/v1',
     metadata: { name, namespace: ns, creationTimestamp: null },
     spec: { audiences: claims.audiences, expirationSeconds: claims.expirationSeconds, boundObjectRef: ref ? { ...ref, uid: claims.pod?.uid ?? claims.node?.uid } : null },
-    status: { token, expirationTimestamp: expiresAt.toISOString().replace(/\.\d{3}Z$/, 'Z') },
+    status: { token, expirationTimestamp: rfc3339(expiresAt) },
   };
 }
