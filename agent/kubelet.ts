@@ -106,6 +106,11 @@ export class Kubelet {
     }
   }
 
+  /** Syncs every pod now (the pod network just came up: sandboxes that failed can be made). */
+  resyncAll(): void {
+    for (const w of this.workers.values()) w.requestSync();
+  }
+
   /** Figures for the kubelet's gauges. */
   counts(): KubeletCounts {
     const snap = this.pleg.snapshot;

@@ -1,6 +1,7 @@
 // kubelet flags and the supported subset of KubeletConfiguration
 // (kubelet.config.k8s.io/v1beta1). Flags win over the config file, as upstream.
 import fs from 'node:fs';
+import { POD_NETWORK_MODES, type PodNetworkMode } from '../agent/network/plan.js';
 import os from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
@@ -42,6 +43,11 @@ export interface AgentConfig extends KubeletApiConfig {
   nodeStatusReportFrequencyMs: number;
   nodeLeaseDurationSeconds: number;
   metricsBindAddress: string;
+  /** --pod-network: the agent's own pod network (host-gw, vxlan) or none (an installed CNI). */
+  podNetwork: PodNetworkMode;
+  cniConfDir: string;
+  /** host-local IPAM state; the plugin's default when empty. */
+  cniIpamDir: string;
 }
 
 export const AGENT_FLAGS: Record<string, string> = {
@@ -83,6 +89,9 @@ export const AGENT_FLAGS: Record<string, string> = {
   'container-log-max-files': 'log files kept per container, the current one included (config: containerLogMaxFiles). Default 5',
   'healthz-port': 'plain-HTTP /healthz port, 0 to disable (config: healthzPort). Default 10248',
   'healthz-bind-address': 'address of the healthz port (config: healthzBindAddress). Default 127.0.0.1',
+  'pod-network': 'host-gw: write the CNI config for the Node\'s spec.podCIDR and route to other nodes\' podCIDRs; vxlan: the same over a VXLAN device; none: leave pod networking to an installed CNI. Default host-gw',
+  'cni-conf-dir': 'where the pod network writes its CNI conflist (containerd\'s conf_dir). Default /etc/cni/net.d',
+  'cni-ipam-dir': 'host-local IPAM state of the pod network. Default the plugin\'s (/var/lib/cni/networks)',
   v: 'log verbosity (4 and up: debug)',
 };
 
@@ -232,6 +241,8 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   const rootDir = flags.get('root-dir') ?? '/var/lib/kubelet';
   const mode = str('authorization-mode', 'authorization.mode', 'Webhook');
   if (mode !== 'AlwaysAllow' && mode !== 'Webhook') throw new Error(`${where('authorization-mode', 'authorization.mode')}: must be AlwaysAllow or Webhook, got "${mode}"`);
+  const podNetwork = (flags.get('pod-network') ?? 'host-gw') as PodNetworkMode;
+  if (!POD_NETWORK_MODES.includes(podNetwork)) throw new Error(`--pod-network: must be one of ${POD_NETWORK_MODES.join(', ')}, got "${podNetwork}"`);
   const logMax = str('container-log-max-size', 'containerLogMaxSize', '10Mi');
   let containerLogMaxBytes: number;
   try {
@@ -263,6 +274,9 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     nodeStatusReportFrequencyMs: dur(undefined, 'nodeStatusReportFrequency', '5m'),
     nodeLeaseDurationSeconds: leaseSec,
     metricsBindAddress: flags.get('metrics-bind-address') ?? '',
+    podNetwork,
+    cniConfDir: flags.get('cni-conf-dir') ?? '/etc/cni/net.d',
+    cniIpamDir: flags.get('cni-ipam-dir') ?? '',
     syncFrequencyMs: dur('sync-frequency', 'syncFrequency', '1m'),
     port: int('port', 'port', 10250, 0),
     address: str('address', 'address', '0.0.0.0'),

@@ -14,6 +14,7 @@ import { startNodeSync, type NodeSync } from '../agent/node/node-sync.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { tlsBootstrap } from '../agent/node/tls-bootstrap.js';
 import { ClientCertRotation } from '../agent/node/cert-rotation.js';
+import { PodNetwork } from '../agent/network/network.js';
 
 export interface RunningAgent {
   kubelet: Kubelet;
@@ -71,6 +72,21 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
       })
     : undefined;
   if (local) log.info(`serving metrics on http://${cfg.metricsBindAddress.replace(/:\d+$/, '')}:${local.port}/metrics`);
+  const network =
+    client && cfg.podNetwork !== 'none'
+      ? new PodNetwork({
+          mode: cfg.podNetwork,
+          nodeName: cfg.nodeName,
+          nodeIP: hostIP,
+          client,
+          cniConfDir: cfg.cniConfDir,
+          ipamDir: cfg.cniIpamDir || undefined,
+          log,
+          // containerd picks the new conflist up within moments; then retry the sandboxes that failed without it.
+          onReady: () => setTimeout(() => kubelet.resyncAll(), 500).unref(),
+        })
+      : undefined;
+  await network?.start();
   const kubeletApi = await startKubeletApi(kubelet, cri, cfg, { client, log, metrics, hostIP, configz: () => kubeletConfigz(cfg) });
   let stopped = false;
   const started = (async () => {
@@ -92,6 +108,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
       stopped = true;
       nodeSync?.stop();
       rotation?.stop();
+      await network?.stop();
       await started;
       await Promise.all([kubelet.stop(), kubeletApi.stop(), local?.close()]);
       cri.close();

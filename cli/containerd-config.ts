@@ -4,6 +4,7 @@
 // reached over plain HTTP.
 import fs from 'node:fs';
 import path from 'node:path';
+import { CONFLIST_NAME, podConflist } from '../agent/network/plan.js';
 
 export interface ContainerdLayout {
   root: string;
@@ -44,25 +45,25 @@ state = "${l.state}"
 `;
 }
 
-/** A bridge network for this node's pod subnet. ipMasq lets pods reach beyond the node (off in tests). */
-export function cniConflist(o: { bridge: string; subnet: string; ipamDir: string; ipMasq: boolean }): string {
-  return JSON.stringify({
-    cniVersion: '0.4.0',
-    name: 'tskube',
-    plugins: [
-      { type: 'bridge', bridge: o.bridge, isGateway: true, ipMasq: o.ipMasq, hairpinMode: true, ipam: { type: 'host-local', ranges: [[{ subnet: o.subnet }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: o.ipamDir } },
-      { type: 'portmap', capabilities: { portMappings: true } },
-      { type: 'loopback' },
-    ],
-  });
+/**
+ * Writes config.toml, the plain-HTTP hosts.toml for `registry` (served by `mirror` when given: a joined node pulls
+ * the README's 127.0.0.1:5000 names from the first node's registry) and, when `net` is given, a fixed CNI conflist
+ * (the e2e harness; `up` and `join` leave it to the agent's pod network, which writes it for the Node's podCIDR).
+ */
+export function writeContainerdFiles(l: ContainerdLayout, configFile: string, net: { bridge: string; subnet: string; ipamDir: string; ipMasq: boolean } | undefined, registry: string, mirror?: string): void {
+  for (const d of [l.root, l.state, l.cniConfDir, path.join(l.certsDir, registry), path.dirname(configFile)]) fs.mkdirSync(d, { recursive: true });
+  fs.writeFileSync(configFile, containerdConfig(l));
+  if (net) {
+    fs.mkdirSync(net.ipamDir, { recursive: true });
+    fs.writeFileSync(path.join(l.cniConfDir, CONFLIST_NAME), podConflist({ podCIDR: net.subnet, ipamDir: net.ipamDir, bridge: net.bridge, ipMasq: net.ipMasq }));
+  }
+  fs.writeFileSync(path.join(l.certsDir, registry, 'hosts.toml'), hostsToml(registry, mirror));
 }
 
-/** Writes config.toml, the CNI conflist and the plain-HTTP hosts.toml for `registry`. */
-export function writeContainerdFiles(l: ContainerdLayout, configFile: string, net: { bridge: string; subnet: string; ipamDir: string; ipMasq: boolean }, registry: string): void {
-  for (const d of [l.root, l.state, l.cniConfDir, net.ipamDir, path.join(l.certsDir, registry), path.dirname(configFile)]) fs.mkdirSync(d, { recursive: true });
-  fs.writeFileSync(configFile, containerdConfig(l));
-  fs.writeFileSync(path.join(l.cniConfDir, '10-tskube.conflist'), cniConflist(net));
-  fs.writeFileSync(path.join(l.certsDir, registry, 'hosts.toml'), `server = "http://${registry}"\n\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve"]\n  skip_verify = true\n`);
+/** containerd's hosts.toml: `registry` over plain HTTP, from `mirror` when given. */
+export function hostsToml(registry: string, mirror?: string): string {
+  const host = mirror ?? registry;
+  return `server = "http://${registry}"\n\n[host."http://${host}"]\n  capabilities = ["pull", "resolve"]\n  skip_verify = true\n`;
 }
 
 /** docker-registry (distribution) serving `dir` on `addr`. */
@@ -76,6 +77,6 @@ storage:
   delete:
     enabled: true
 http:
-  addr: ${addr}
+  addr: "${addr}"
 `;
 }

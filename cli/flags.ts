@@ -45,3 +45,20 @@ export function durationFlag(f: Map<string, string>, flag: string, dflt: string)
 }
 
 export const commaList = (v: string): string[] => v.split(',').map((s) => s.trim()).filter(Boolean);
+
+/**
+ * Splits a command line whose arguments (a token, a server) may sit among the flags, and whose boolean flags
+ * may be bare (--print-join-command): the positionals, and the flags in parseFlags' form.
+ */
+export function splitArgs(argv: string[], booleans: string[]): { positional: string[]; flags: string[] } {
+  const positional: string[] = [];
+  const flags: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith('-')) positional.push(a);
+    else if (a.includes('=')) flags.push(a);
+    else if (booleans.includes(a.replace(/^--?/, ''))) flags.push(`${a}=true`);
+    else flags.push(a, argv[++i] ?? '');
+  }
+  return { positional, flags };
+}

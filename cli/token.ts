@@ -8,7 +8,7 @@ import { KubeClient, type KObj } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { field, NAMESPACE, newTokenSecret, parseToken, SECRET_PREFIX, SECRET_TYPE } from '../apiserver/bootstrap/tokens.js';
 import { CLUSTER_INFO, PUBLIC_NAMESPACE } from '../apiserver/bootstrap/cluster-info.js';
-import { durationFlag, parseFlags } from './flags.js';
+import { durationFlag, parseFlags, splitArgs } from './flags.js';
 
 export const TOKEN_FLAGS: Record<string, string> = {
   kubeconfig: 'kubeconfig of a user allowed to manage Secrets in kube-system. Default <data-dir>/pki/admin.kubeconfig',
@@ -44,16 +44,7 @@ const table = (rows: string[][]): string => {
 
 export async function runToken(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<void> {
   const [sub, ...rest] = argv;
-  // Arguments (a token, an id) may sit among the flags; booleans may be bare (--print-join-command).
-  const positional: string[] = [];
-  const flagArgs: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const a = rest[i]!;
-    if (!a.startsWith('-')) positional.push(a);
-    else if (a.includes('=')) flagArgs.push(a);
-    else if (BOOLEANS.includes(a.replace(/^--?/, ''))) flagArgs.push(`${a}=true`);
-    else flagArgs.push(a, rest[++i] ?? '');
-  }
+  const { positional, flags: flagArgs } = splitArgs(rest, BOOLEANS);
   const f = parseFlags(flagArgs, TOKEN_FLAGS);
   const kubeconfig = f.get('kubeconfig') ?? path.join(path.resolve(f.get('data-dir') ?? '/var/lib/tskube'), 'pki', 'admin.kubeconfig');
   const auth = loadKubeconfig(kubeconfig);

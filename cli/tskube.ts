@@ -8,10 +8,11 @@ import { startApiServer } from '../apiserver/main.js';
 import { startAgent } from './agent.js';
 import { runUp, UP_FLAGS } from './up.js';
 import { runToken, TOKEN_FLAGS } from './token.js';
+import { JOIN_FLAGS, runJoin } from './join.js';
 
 function usage(): string {
   const list = (f: Record<string, string>) => Object.entries(f).map(([k, v]) => `  --${k}  ${v}`).join('\n');
-  return `usage: tskube up|agent|proxy|apiserver|token [flags]\n\nup flags:\n${list(UP_FLAGS)}\n\nagent flags:\n${list(AGENT_FLAGS)}\n\nproxy flags:\n${list(PROXY_FLAGS)}\n\napiserver flags:\n${list(APISERVER_FLAGS)}\n\ntoken create|list|delete flags:\n${list(TOKEN_FLAGS)}\n`;
+  return `usage: tskube up|join|agent|proxy|apiserver|token [flags]\n\nup flags:\n${list(UP_FLAGS)}\n\njoin https://<server>:<port> flags:\n${list(JOIN_FLAGS)}\n\nagent flags:\n${list(AGENT_FLAGS)}\n\nproxy flags:\n${list(PROXY_FLAGS)}\n\napiserver flags:\n${list(APISERVER_FLAGS)}\n\ntoken create|list|delete flags:\n${list(TOKEN_FLAGS)}\n`;
 }
 
 async function runAgent(argv: string[]): Promise<void> {
@@ -58,6 +59,9 @@ async function main(): Promise<void> {
       return;
     case 'up':
       await runUp(rest);
+      return;
+    case 'join':
+      await runJoin(rest);
       return;
     case 'token':
       await runToken(rest);

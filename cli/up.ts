@@ -6,22 +6,18 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { CriClient } from '../agent/cri/client.js';
-import { startApiServer, type RunningApiServer } from '../apiserver/main.js';
+import { startApiServer } from '../apiserver/main.js';
 import { buildImage, IMAGES, pushImage } from '../images/build.js';
-import { KubeClient } from '../kube/client.js';
-import { loadKubeconfig } from '../kube/kubeconfig.js';
-import { createLogger, type Logger } from '../kube/log.js';
 import { firstIPv4 } from '../kube/platform.js';
-import { startProxy, type RunningProxy } from '../proxy/main.js';
+import { startProxy } from '../proxy/main.js';
 import { loadAgentConfig } from './agent-config.js';
-import { startAgent, type RunningAgent } from './agent.js';
-import { registryConfig, writeContainerdFiles } from './containerd-config.js';
+import { startAgent } from './agent.js';
+import { registryConfig } from './containerd-config.js';
 import { parseFlags } from './flags.js';
 import { Progress } from './progress.js';
-import { unmountAll } from '../agent/volumes/mounts.js';
 import { loadProxyConfig } from './proxy-config.js';
+import { httpOk, NodeRunner, REGISTRY, REGISTRY_PORT, until } from './node-runner.js';
+import { runToken } from './token.js';
 
 export const UP_FLAGS: Record<string, string> = {
   'data-dir': 'everything up keeps: apiserver data and PKI, kubeconfigs, logs, images, the registry, and containerd\'s state when up starts it. Default /var/lib/tskube',
@@ -30,55 +26,12 @@ export const UP_FLAGS: Record<string, string> = {
   'hostname-override': 'node name. Default: the hostname',
   'node-ip': 'node address (apiserver, kubelet). Default: the first non-loopback IPv4',
   'secure-port': 'apiserver port. Default 6443',
-  'cluster-cidr': 'pod network; this node uses its first /24. Default 10.244.0.0/16',
+  'cluster-cidr': 'pod network: every node gets a /24 of it as spec.podCIDR (node IPAM). Default 10.244.0.0/16',
+  'pod-network': 'host-gw (routes between nodes on one LAN), vxlan, or none (an installed CNI). Default host-gw',
+  'cni-conf-dir': 'where the pod network writes its CNI config. Default <data-dir>/cni when up starts containerd, else /etc/cni/net.d',
   'root-dir': 'kubelet state. Default /var/lib/kubelet',
   'pod-logs-dir': 'container logs. Default /var/log/pods',
 };
-
-export const REGISTRY = '127.0.0.1:5000';
-
-interface Owned {
-  proc: ChildProcess;
-  name: string;
-}
-
-function spawnLogged(cmd: string, args: string[], logFile: string): ChildProcess {
-  const fd = fs.openSync(logFile, 'a');
-  const p = spawn(cmd, args, { stdio: ['ignore', fd, fd] });
-  fs.closeSync(fd);
-  return p;
-}
-
-async function until<T>(what: string, ms: number, fn: () => Promise<T | undefined>, tick?: (elapsed: number) => void): Promise<T> {
-  const t0 = Date.now();
-  let lastTick = t0;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() - t0 > ms) throw new Error(`timed out after ${Math.round(ms / 1000)}s waiting for ${what}`);
-    if (tick && Date.now() - lastTick >= 5000) {
-      lastTick = Date.now();
-      tick(Date.now() - t0);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-async function httpOk(url: string): Promise<boolean> {
-  const r = await fetch(url, { signal: AbortSignal.timeout(1000) });
-  return r.ok;
-}
-
-const stopChild = (p: ChildProcess, ms = 10_000): Promise<void> =>
-  new Promise((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) return resolve();
-    const t = setTimeout(() => p.kill('SIGKILL'), ms);
-    p.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-    p.kill('SIGTERM');
-  });
 
 export async function runUp(argv: string[]): Promise<void> {
   const f = parseFlags(argv, UP_FLAGS);
@@ -86,89 +39,30 @@ export async function runUp(argv: string[]): Promise<void> {
   const data = path.resolve(f.get('data-dir') ?? '/var/lib/tskube');
   const manifests = path.resolve(f.get('pod-manifest-path') ?? (fs.existsSync('static-manifests') ? 'static-manifests' : '/etc/kubernetes/manifests'));
   const endpoint = f.get('container-runtime-endpoint') ?? 'unix:///run/containerd/containerd.sock';
-  const socket = endpoint.replace(/^unix:\/\//, '');
   const nodeName = (f.get('hostname-override') ?? os.hostname()).toLowerCase();
   const nodeIP = f.get('node-ip') ?? firstIPv4();
   const port = Number(f.get('secure-port') ?? 6443);
   const clusterCIDR = f.get('cluster-cidr') ?? '10.244.0.0/16';
-  const podSubnet = clusterCIDR.replace(/^(\d+\.\d+)\.\d+\.\d+\/\d+$/, '$1.0.0/24');
-  const logs = path.join(data, 'logs');
-  for (const d of [data, logs, manifests]) fs.mkdirSync(d, { recursive: true });
-  const owned: Owned[] = [];
-  const progress = new Progress(7);
-  const fileLog = (component: string): Logger => createLogger(component, { sink: (l) => fs.appendFileSync(path.join(logs, `${component}.log`), `${l}\n`) });
-
-  let apiserver: RunningApiServer | undefined;
-  let agent: RunningAgent | undefined;
-  let proxy: RunningProxy | undefined;
-  let stopping = false;
+  const podNetwork = f.get('pod-network') ?? 'host-gw';
+  for (const d of [data, manifests]) fs.mkdirSync(d, { recursive: true });
   const rootDir = path.resolve(f.get('root-dir') ?? '/var/lib/kubelet');
-  const stopAll = async (): Promise<void> => {
-    await proxy?.stop().catch(() => undefined);
-    await agent?.stop().catch(() => undefined);
-    await apiserver?.stop().catch(() => undefined);
-    const containerd = owned.find((o) => o.name === 'containerd');
-    if (containerd) {
-      // Our containerd: stop the pods too, so nothing outlives `up` (the next `up` starts them again).
-      const cri = new CriClient({ endpoint, timeoutMs: 30_000 });
-      for (const sb of await cri.listPodSandbox().catch(() => [])) {
-        await cri.stopPodSandbox(sb.id).catch(() => undefined);
-        await cri.removePodSandbox(sb.id).catch(() => undefined);
-      }
-      cri.close();
-      // Their secret and token tmpfs mounts go with them (the next `up` sets the volumes up again).
-      await unmountAll(path.join(rootDir, 'pods')).catch(() => undefined);
-    }
-    for (const o of owned.reverse()) await stopChild(o.proc);
-  };
-  const onSignal = (sig: string): void => {
-    if (stopping) return;
-    stopping = true;
-    process.stdout.write(`\n${sig}: stopping the kube-proxy, the kubelet, the apiserver${owned.length ? ` and ${owned.map((o) => o.name).join(', ')}` : ''} ...\n`);
-    void stopAll().then(
-      () => {
-        process.stdout.write('stopped; `tskube up` again picks up where this left off.\n');
-        process.exit(0);
-      },
-      (e: Error) => {
-        process.stderr.write(`stopping: ${e.message}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => onSignal('SIGINT'));
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  const run = new NodeRunner('up', { data, endpoint, rootDir });
+  const logs = run.logs;
+  const progress = new Progress(7);
+  run.handleSignals();
 
   try {
-    await progress.step('containerd', async (note) => {
-      const probe = new CriClient({ endpoint, timeoutMs: 3000 });
-      const v = await probe.version().catch(() => undefined);
-      probe.close();
-      if (v) return note(`using the running ${v.runtime_name} ${v.runtime_version} on ${socket} (its sandbox_image must be pullable)`);
-      const dir = path.join(data, 'containerd');
-      const config = path.join(dir, 'config.toml');
-      writeContainerdFiles(
-        { root: path.join(dir, 'root'), state: path.join(dir, 'state'), socket, sandboxImage: `${REGISTRY}/tskube/pause:1`, cniConfDir: path.join(data, 'cni'), certsDir: path.join(dir, 'certs.d') },
-        config,
-        { bridge: 'tskube0', subnet: podSubnet, ipamDir: path.join(data, 'ipam'), ipMasq: true },
-        REGISTRY,
-      );
-      fs.mkdirSync(path.dirname(socket), { recursive: true });
-      owned.push({ name: 'containerd', proc: spawnLogged('containerd', ['--config', config], path.join(logs, 'containerd.log')) });
-      const cri = new CriClient({ endpoint, timeoutMs: 2000 });
-      const started = await until('containerd', 30_000, async () => (fs.existsSync(socket) ? cri.version() : undefined));
-      cri.close();
-      note(`started ${started.runtime_name} ${started.runtime_version}: config ${config}, socket ${socket}, pod subnet ${podSubnet}`);
-    });
+    await progress.step('containerd', (note) => run.ensureContainerd(note));
 
     await progress.step(`image registry on ${REGISTRY}`, async (note) => {
       if (await httpOk(`http://${REGISTRY}/v2/`).catch(() => false)) return note('using the one already running');
       const dir = path.join(data, 'registry');
       fs.mkdirSync(dir, { recursive: true });
-      fs.writeFileSync(path.join(dir, 'config.yml'), registryConfig(path.join(dir, 'data'), REGISTRY));
-      owned.push({ name: 'registry', proc: spawnLogged('docker-registry', ['serve', path.join(dir, 'config.yml')], path.join(logs, 'registry.log')) });
+      // On every address: joined nodes pull the same names through their containerd's mirror of it.
+      fs.writeFileSync(path.join(dir, 'config.yml'), registryConfig(path.join(dir, 'data'), `:${REGISTRY_PORT}`));
+      run.spawn('registry', 'docker-registry', ['serve', path.join(dir, 'config.yml')]);
       await until('the registry', 20_000, () => httpOk(`http://${REGISTRY}/v2/`));
-      note(`started docker-registry, storage in ${path.join(dir, 'data')}`);
+      note(`started docker-registry on port ${REGISTRY_PORT} (joined nodes mirror ${REGISTRY} from ${nodeIP}:${REGISTRY_PORT}), storage in ${path.join(dir, 'data')}`);
     });
 
     await progress.step('images (built locally from busybox, never pulled from the internet)', async (note) => {
@@ -186,7 +80,7 @@ export async function runUp(argv: string[]): Promise<void> {
       }
     });
 
-    apiserver = await progress.step('apiserver and controllers', async (note) => {
+    const apiserver = await progress.step('apiserver and controllers', async (note) => {
       const a = await startApiServer({
         certDir: path.join(data, 'pki'),
         dataDir: path.join(data, 'apiserver'),
@@ -198,14 +92,19 @@ export async function runUp(argv: string[]): Promise<void> {
         authorizationModes: ['Node', 'RBAC'],
         admissionPlugins: ['NodeRestriction'],
         controllers: ['*'],
+        // As kubeadm: nodes get podCIDRs here, and a joining node reads cluster-info before it has credentials.
+        allocateNodeCidrs: true,
+        clusterCidr: clusterCIDR,
+        anonymousAuth: true,
         log: (l) => fs.appendFileSync(path.join(logs, 'apiserver.log'), `${new Date().toISOString()} ${l}\n`),
       });
-      note(`serving on ${a.url} (Node,RBAC authorization, NodeRestriction); data in ${path.join(data, 'apiserver')}`);
+      note(`serving on ${a.url} (Node,RBAC authorization, NodeRestriction); podCIDRs from ${clusterCIDR}; data in ${path.join(data, 'apiserver')}`);
       return a;
     });
+    run.apiserver = apiserver;
     const pki = path.join(data, 'pki');
 
-    agent = await progress.step('kubelet', async (note) => {
+    run.agent = await progress.step('kubelet', async (note) => {
       const cfgFile = path.join(data, 'kubelet-config.yaml');
       fs.writeFileSync(cfgFile, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${path.resolve(f.get('pod-logs-dir') ?? '/var/log/pods')}\n`);
       const cfg = loadAgentConfig(
@@ -218,39 +117,27 @@ export async function runUp(argv: string[]): Promise<void> {
           `--pod-manifest-path=${manifests}`,
           `--container-runtime-endpoint=${endpoint}`,
           `--root-dir=${rootDir}`,
+          ...run.networkFlags(podNetwork, f.get('cni-conf-dir')),
         ],
         (m) => note(`warning: ${m}`),
       );
-      const a = await startAgent(cfg, fileLog('kubelet'));
-      note(`node ${nodeName} (${nodeIP}), static pods from ${manifests}, API on :${cfg.port}`);
+      const a = await startAgent(cfg, run.fileLog('kubelet'));
+      note(`node ${nodeName} (${nodeIP}), static pods from ${manifests}, API on :${cfg.port}, pod network ${cfg.podNetwork} (CNI config in ${cfg.cniConfDir})`);
       return a;
     });
 
-    proxy = await progress.step('kube-proxy (iptables)', async (note) => {
+    run.proxy = await progress.step('kube-proxy (iptables)', async (note) => {
       const cfg = loadProxyConfig([`--kubeconfig=${path.join(pki, 'kube-proxy.kubeconfig')}`, `--hostname-override=${nodeName}`, `--cluster-cidr=${clusterCIDR}`], (m) => note(`warning: ${m}`));
-      const p = await startProxy(cfg, fileLog('kube-proxy'));
+      const p = await startProxy(cfg, run.fileLog('kube-proxy'));
       note(`Services for cluster CIDR ${clusterCIDR}`);
       return p;
     });
 
     const admin = apiserver.kubeconfigs['kubernetes-admin']!;
-    await progress.step(`waiting for node ${nodeName} to be Ready`, async (note) => {
-      const client = new KubeClient(loadKubeconfig(admin));
-      try {
-        await until(
-          `node ${nodeName} Ready`,
-          180_000,
-          async () => {
-            const n = await client.get(`/api/v1/nodes/${nodeName}`);
-            return n.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') || undefined;
-          },
-          (ms) => note(`still waiting (${Math.round(ms / 1000)}s): see ${path.join(logs, 'kubelet.log')}`),
-        );
-      } finally {
-        client.close();
-      }
-    });
+    await progress.step(`waiting for node ${nodeName} to be Ready`, (note) => run.waitReady(admin, nodeName, note));
 
+    let join = '';
+    await runToken(['create', '--print-join-command', '--kubeconfig', admin, '--description', 'made by tskube up'], (s) => (join += s)).catch((e: Error) => (join = `(no join command: ${e.message})\n`));
     process.stdout.write(`
 tskube is up: node ${nodeName} is Ready.
 
@@ -258,12 +145,16 @@ tskube is up: node ${nodeName} is Ready.
   kubectl get nodes
 
 Static pods: drop manifests into ${manifests}. Images: ${REGISTRY}/tskube/app:1 serves HTTP on 8080.
-Logs: ${logs}/{apiserver,kubelet,kube-proxy${owned.map((o) => `,${o.name}`).join('')}}.log
+Logs: ${logs}/{apiserver,kubelet,kube-proxy${run.ownedNames().map((n) => `,${n}`).join('')}}.log
 Ctrl-C stops everything; \`tskube up\` again reuses ${data} and loses nothing.
+
+To add a node, run this on it (the token is valid for 24 h; \`tskube token create --print-join-command\` makes another):
+
+  ${join.trim()}
 `);
   } catch (e) {
     process.stderr.write(`tskube up failed: ${(e as Error).message}\n`);
-    await stopAll();
+    await run.stopAll();
     process.exit(1);
   }
 }

@@ -75,10 +75,10 @@ function shimPids(stateDir: string): number[] {
   return out;
 }
 
-async function teardown(rec: NodeRecord): Promise<void> {
+export async function teardown(rec: NodeRecord): Promise<void> {
   for (const pid of rec.pids) await stopPid(pid, 3000);
-  const state = path.join(rec.dir, 'state');
-  for (const pid of shimPids(state)) await stopPid(pid, 2000, 'SIGKILL');
+  // The harness's own containerd keeps its state in <dir>/state; the one `tskube up|join` starts in <dir>/containerd/state.
+  for (const state of [path.join(rec.dir, 'state'), path.join(rec.dir, 'containerd', 'state')]) for (const pid of shimPids(state)) await stopPid(pid, 2000, 'SIGKILL');
   for (const mp of await mountsUnder(rec.dir)) sh('umount', ['-l', mp], { allowFail: true });
   if (rec.netns) {
     sh('ip', ['netns', 'del', rec.netns], { allowFail: true });
@@ -208,7 +208,7 @@ export class TestNode {
     this.kubeletRuns++;
     this.kubelet = start(
       process.execPath,
-      ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'agent', `--hostname-override=${this.name}`, `--pod-manifest-path=${this.manifests}`, `--container-runtime-endpoint=${this.socket}`, `--root-dir=${this.kubeletRoot}`, `--config=${path.join(this.dir, 'kubelet.yaml')}`, ...extraArgs],
+      ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'agent', `--hostname-override=${this.name}`, `--pod-manifest-path=${this.manifests}`, `--container-runtime-endpoint=${this.socket}`, `--root-dir=${this.kubeletRoot}`, `--config=${path.join(this.dir, 'kubelet.yaml')}`, '--pod-network=none', ...extraArgs],
       path.join(this.dir, 'kubelet.log'),
       { netns: this.netns, cwd: REPO, env: { ...process.env, ...env } },
     );

@@ -34,18 +34,18 @@ describe('install', { skip, timeout: 10 * 60_000 }, () => {
     assert.equal(fs.existsSync(path.join(dirs.prefix, 'node_modules', 'typescript')), false, 'no dev dependencies');
     const help = spawnSync(path.join(dirs.bin, 'tskube'), ['--help'], { encoding: 'utf8' });
     assert.equal(help.status, 0, help.stderr);
-    assert.match(help.stdout, /^usage: tskube up\|agent\|proxy\|apiserver/);
+    assert.match(help.stdout, /^usage: tskube up\|join\|agent\|proxy\|apiserver/);
     // The compiled kubelet loads the CRI schema from its own install.
     const cri = spawnSync(process.execPath, ['-e', `import(${JSON.stringify(path.join(dirs.prefix, 'dist/agent/cri/client.js'))}).then((m) => { m.loadCri(); console.log('ok'); })`], { encoding: 'utf8' });
     assert.equal(cri.stdout.trim(), 'ok', cri.stderr);
-    const units = ['tskube-agent.service', 'tskube-proxy.service', 'tskube-apiserver.service'].map((u) => path.join(dirs.units, u));
+    const units = ['tskube-agent.service', 'tskube-proxy.service', 'tskube-apiserver.service', 'tskube-join.service'].map((u) => path.join(dirs.units, u));
     for (const u of units) assert.match(fs.readFileSync(u, 'utf8'), new RegExp(`ExecStart=${dirs.bin}/tskube `));
     assert.match(fs.readFileSync(units[0]!, 'utf8'), /After=containerd\.service/);
     assert.match(fs.readFileSync(units[0]!, 'utf8'), new RegExp(`--config=${dirs.etc}/kubelet-config.yaml`));
     const v = spawnSync('systemd-analyze', ['verify', ...units], { encoding: 'utf8' });
     // Warnings about units this machine lacks (containerd.service in a bare CI container) are not errors.
     assert.equal(v.status, 0, v.stderr);
-    for (const c of ['kubelet-config.yaml', 'kube-proxy-config.yaml', 'apiserver.env']) assert.ok(fs.existsSync(path.join(dirs.etc, c)), c);
+    for (const c of ['kubelet-config.yaml', 'kube-proxy-config.yaml', 'apiserver.env', 'join.env']) assert.ok(fs.existsSync(path.join(dirs.etc, c)), c);
     // The shipped configs are what the CLI accepts.
     const cfgCheck = spawnSync(process.execPath, ['-e', `import(${JSON.stringify(path.join(dirs.prefix, 'dist/cli/agent-config.js'))}).then((m) => { const c = m.loadAgentConfig(['--config=${path.join(dirs.etc, 'kubelet-config.yaml')}'], (w) => { throw new Error(w); }); console.log(c.staticPodPath, c.clientCAFile); })`], { encoding: 'utf8' });
     assert.equal(cfgCheck.stdout.trim(), '/etc/kubernetes/manifests /var/lib/tskube/pki/pki/ca.crt', cfgCheck.stderr);

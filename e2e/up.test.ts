@@ -25,7 +25,7 @@ describe('tskube up', { skip, timeout: 12 * 60_000 }, () => {
 
   async function interrupt(): Promise<number | null> {
     n.proc!.child.kill('SIGINT');
-    const code = await Promise.race([n.proc!.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 90_000))]);
+    const code = await Promise.race([n.proc!.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 90_000).unref())]);
     if (code === 'timeout') throw new Error('tskube up did not stop within 90 s of SIGINT');
     return code;
   }

@@ -40,7 +40,7 @@ SH
 chmod 0755 "$BIN/tskube"
 echo "install: units to $UNITS, configs to $ETC"
 mkdir -p "$UNITS" "$ETC"
-for u in systemd/tskube-agent.service systemd/tskube-proxy.service systemd/tskube-apiserver.service; do
+for u in systemd/tskube-agent.service systemd/tskube-proxy.service systemd/tskube-apiserver.service systemd/tskube-join.service; do
   sed -e "s#/usr/local/bin/tskube#$BIN/tskube#g" -e "s#/etc/tskube#$ETC#g" "$u" > "$UNITS/$(basename "$u")"
 done
 for c in systemd/etc/*; do

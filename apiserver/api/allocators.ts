@@ -1,20 +1,5 @@
 // ClusterIP and NodePort allocation for Services.
-export function parseCidr(cidr: string): { base: number; size: number } {
-  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr.trim());
-  if (!m) throw new Error(`invalid CIDR "${cidr}": only IPv4 is supported`);
-  const ip = m.slice(1, 5).map(Number);
-  const bits = Number(m[5]);
-  if (ip.some((o) => o > 255) || bits < 8 || bits > 30) throw new Error(`invalid CIDR "${cidr}"`);
-  const n = ((ip[0]! << 24) | (ip[1]! << 16) | (ip[2]! << 8) | ip[3]!) >>> 0;
-  const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-  return { base: (n & mask) >>> 0, size: 2 ** (32 - bits) };
-}
-
-export const ipToString = (n: number): string => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
-export function ipToNumber(ip: string): number {
-  return ip.split('.').reduce((a, o) => ((a << 8) | Number(o)) >>> 0, 0);
-}
-
+import { ipToNumber, ipToString, parseCidr } from '../../kube/cidr.js';
 export class IpAllocator {
   private readonly used = new Set<number>();
   private next = 1;

@@ -42,6 +42,8 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
   'system:node-bootstrapper': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] }],
   'system:certificates.k8s.io:certificatesigningrequests:nodeclient': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/nodeclient'], verbs: ['create'] }],
   'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/selfnodeclient'], verbs: ['create'] }],
+  // kubeadm join's check that no Ready Node already has the joining node's name.
+  'kubeadm:get-nodes': [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }],
   // admin, edit and view are aggregated as upstream: their rules come from the system:aggregate-to-* roles
   // (and from any ClusterRole a user labels rbac.authorization.k8s.io/aggregate-to-<role>: "true").
   'system:aggregate-to-view': [
@@ -91,6 +93,10 @@ export const BOOTSTRAP_BINDINGS: Record<string, { role: string; subjects: Subjec
   'kubeadm:kubelet-bootstrap': { role: 'system:node-bootstrapper', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
   'kubeadm:node-autoapprove-bootstrap': { role: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
   'kubeadm:node-autoapprove-certificate-rotation': { role: 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', subjects: [group('system:nodes')] },
+  'kubeadm:get-nodes': { role: 'kubeadm:get-nodes', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
+  // tskube's own: a joined node's kube-proxy runs with the node's credentials (kubeadm runs it as a DaemonSet
+  // with the kube-proxy ServiceAccount instead; this cluster has no DaemonSets yet).
+  'tskube:node-proxier': { role: 'system:node-proxier', subjects: [group('system:nodes')] },
 };
 
 /** Creates the default roles and bindings that are missing (upstream's RBAC bootstrap). */

@@ -125,3 +125,18 @@ test('node lifecycle: a silent lease makes the node Unknown and tainted, marks i
     await c.stop();
   }
 });
+
+test('node lifecycle: a node that turns Ready loses its not-ready taints at once, not at the next monitor period', async () => {
+  const { client, log } = setup();
+  const c = new NodeLifecycle(client, log, new ApiEventRecorder(client, { component: 'node-controller' }, log), { monitorPeriodMs: 3600_000 });
+  await client.create('/api/v1/nodes', { metadata: { name: 'fresh' }, spec: { taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }] }, status: { conditions: [{ type: 'Ready', status: 'False', lastHeartbeatTime: rfc3339() }] } });
+  await c.start();
+  try {
+    await c.monitor();
+    assert.deepEqual((await client.get('/api/v1/nodes/fresh')).spec.taints.map((t: any) => `${t.key}:${t.effect}`), ['node.kubernetes.io/not-ready:NoSchedule', 'node.kubernetes.io/not-ready:NoExecute']);
+    await client.patch('/api/v1/nodes/fresh/status', { status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: rfc3339() }] } });
+    await waitFor(async () => !(await client.get('/api/v1/nodes/fresh')).spec.taints, 2000, 20, 'taints removed');
+  } finally {
+    await c.stop();
+  }
+});

@@ -1,7 +1,8 @@
 // Node IPAM (issue 14, part): the range allocator and the controller.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CidrSet, cidrsOverlap } from './node-ipam.js';
+import { CidrSet } from './node-ipam.js';
+import { cidrsOverlap } from '../../kube/cidr.js';
 import { useTestApiServer } from '../testing.js';
 import type { KObj } from '../../kube/client.js';
 

@@ -8,7 +8,7 @@ import { KubeApiError } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { ipToNumber, ipToString, parseCidr } from '../api/allocators.js';
+import { ipToNumber, ipToString, parseCidr } from '../../kube/cidr.js';
 
 /** One cluster CIDR cut into subnets of `maskSize` bits (upstream's CidrSet). */
 export class CidrSet {
@@ -72,17 +72,6 @@ export class CidrSet {
     const i = this.indexOf(cidr);
     if (i !== undefined) this.used.delete(i);
   }
-}
-
-/** Whether two IPv4 CIDRs overlap (a podCIDR range must not cover the Service range). */
-export function cidrsOverlap(a: string, b: string): boolean {
-  const r = (c: string) => {
-    const { base, size } = parseCidr(c);
-    return [base, base + size] as const;
-  };
-  const [a0, a1] = r(a);
-  const [b0, b1] = r(b);
-  return a0 < b1 && b0 < a1;
 }
 
 export interface NodeIpamOptions {

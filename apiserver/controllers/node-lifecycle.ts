@@ -42,6 +42,9 @@ export function desiredTaints(node: KObj, now: string): Taint[] {
   return [...keep, ...want];
 }
 
+/** Taints compared by key, value and effect (timeAdded aside). */
+const taintKey = (ts: Taint[]): string => JSON.stringify(ts.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`).sort());
+
 export class NodeLifecycle {
   private readonly nodes: Informer;
   private readonly leases: Informer;
@@ -50,6 +53,8 @@ export class NodeLifecycle {
   private readonly wasReady = new Map<string, boolean>();
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
+  private again = false;
+  private soonTimer: NodeJS.Timeout | undefined;
   evictions = 0;
 
   constructor(
@@ -59,7 +64,12 @@ export class NodeLifecycle {
     private readonly o: NodeLifecycleOptions = {},
   ) {
     const onError = (what: string) => (e: Error) => this.log.warn(`node-lifecycle: ${what} watch: ${e.message}`);
-    this.nodes = new Informer(client, { path: '/api/v1/nodes', onError: onError('node') });
+    // A node whose Ready condition changed gets its taints at once (upstream's NoSchedule tainting pass is driven by
+    // node updates), not at the next monitor period: a node that just went Ready takes pods right away.
+    const onNode = (n: KObj): void => {
+      if (this.timer && taintKey(desiredTaints(n, '')) !== taintKey((n.spec?.taints ?? []) as Taint[])) this.soon();
+    };
+    this.nodes = new Informer(client, { path: '/api/v1/nodes', onAdd: onNode, onUpdate: onNode, onError: onError('node') });
     this.leases = new Informer(client, { path: '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', onError: onError('lease') });
     this.pods = new Informer(client, { path: '/api/v1/pods', onError: onError('pod') });
   }
@@ -72,12 +82,25 @@ export class NodeLifecycle {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.soonTimer) clearTimeout(this.soonTimer);
     await Promise.all([this.nodes.stop(), this.leases.stop(), this.pods.stop()]);
+  }
+
+  private soon(): void {
+    if (this.soonTimer) return;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      void this.monitor();
+    }, 20);
   }
 
   /** One monitor pass over all nodes (exported for tests). */
   async monitor(now = Date.now()): Promise<void> {
-    if (this.busy) return;
+    if (this.busy) {
+      this.again = true;
+      return;
+    }
     this.busy = true;
     try {
       for (const n of this.nodes.list()) {
@@ -90,6 +113,10 @@ export class NodeLifecycle {
       await this.evict(now);
     } finally {
       this.busy = false;
+      if (this.again) {
+        this.again = false;
+        this.soon();
+      }
     }
   }
 
@@ -124,8 +151,7 @@ export class NodeLifecycle {
 
   private async reconcileTaints(node: KObj, now: number): Promise<void> {
     const want = desiredTaints(node, rfc3339(new Date(now)));
-    const norm = (ts: Taint[]): string => JSON.stringify(ts.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`).sort());
-    if (norm(want) === norm((node.spec?.taints ?? []) as Taint[])) return;
+    if (taintKey(want) === taintKey((node.spec?.taints ?? []) as Taint[])) return;
     // Taints share keys across effects, so a strategic merge (keyed by taint key) cannot express them: PUT with the resourceVersion.
     await this.client.update(`/api/v1/nodes/${node.metadata.name}`, { ...node, spec: { ...node.spec, taints: want.length ? want : undefined } });
   }

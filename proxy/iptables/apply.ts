@@ -74,6 +74,17 @@ export function chainsInSave(save: string): Set<string> {
   return out;
 }
 
+/**
+ * One iptables change at a time in this process: the kube-proxy and the agent's pod network share the tables
+ * (in one process under `tskube up|join`), and concurrent iptables-nft writers were seen to leave a jump rule twice.
+ */
+let queue: Promise<unknown> = Promise.resolve();
+function serial<T>(fn: () => Promise<T>): Promise<T> {
+  const next = queue.then(fn, fn);
+  queue = next.catch(() => undefined);
+  return next;
+}
+
 export class ExecIptables implements Iptables {
   constructor(
     private readonly bin = { iptables: 'iptables', restore: 'iptables-restore', save: 'iptables-save' },
@@ -81,7 +92,11 @@ export class ExecIptables implements Iptables {
     private readonly restoreTimeoutMs = RUN_TIMEOUT_MS,
   ) {}
 
-  async restore(text: string): Promise<void> {
+  restore(text: string): Promise<void> {
+    return serial(() => this.restoreNow(text));
+  }
+
+  private async restoreNow(text: string): Promise<void> {
     const r = await run(this.bin.restore, ['--noflush', '--wait'], text, this.restoreTimeoutMs);
     if (r.code === 0) return;
     if (r.code === null) throw new RestoreError(`iptables-restore did not finish within ${Math.round(this.restoreTimeoutMs / 1000)} s and was killed`, undefined, '');
@@ -96,12 +111,20 @@ export class ExecIptables implements Iptables {
     return r.stdout;
   }
 
-  async ensureChain(table: Table, chain: string): Promise<void> {
+  ensureChain(table: Table, chain: string): Promise<void> {
+    return serial(() => this.ensureChainNow(table, chain));
+  }
+
+  private async ensureChainNow(table: Table, chain: string): Promise<void> {
     const r = await run(this.bin.iptables, ['-w', '-t', table, '-N', chain]);
     if (r.code !== 0 && !/exists/i.test(r.stderr)) throw new Error(`iptables -t ${table} -N ${chain}: ${r.stderr.trim()}`);
   }
 
-  async ensureRule(table: Table, chain: string, args: string[]): Promise<boolean> {
+  ensureRule(table: Table, chain: string, args: string[]): Promise<boolean> {
+    return serial(() => this.ensureRuleNow(table, chain, args));
+  }
+
+  private async ensureRuleNow(table: Table, chain: string, args: string[]): Promise<boolean> {
     if ((await run(this.bin.iptables, ['-w', '-t', table, '-C', chain, ...args])).code === 0) return false;
     const r = await run(this.bin.iptables, ['-w', '-t', table, '-I', chain, '1', ...args]);
     if (r.code !== 0) throw new Error(`iptables -t ${table} -I ${chain} ${args.join(' ')}: ${r.stderr.trim()}`);

@@ -1,0 +1,175 @@
+// The pod network (issue 14): routes as a pure diff, the conflist, the
+// masquerade rules, and the reconciler against a real apiserver's Node list
+// with the kernel replaced by a route table in memory.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { desiredRoutes, networkRules, nodeNets, parseRoutes, podConflist, routeDiff, type Route } from './plan.js';
+import { PodNetwork, type IpCommand } from './network.js';
+import { useTestApiServer } from '../../apiserver/testing.js';
+import { createLogger } from '../../kube/log.js';
+import type { Iptables } from '../../proxy/iptables/apply.js';
+import type { KObj } from '../../kube/client.js';
+
+const node = (name: string, podCIDR?: string, ip?: string): KObj => ({ metadata: { name }, spec: podCIDR ? { podCIDR, podCIDRs: [podCIDR] } : {}, status: { addresses: ip ? [{ type: 'Hostname', address: name }, { type: 'InternalIP', address: ip }] : [] } });
+
+test('host-gw routes: one per other node with a podCIDR and an InternalIP; overlapping podCIDRs get none, with a reason', () => {
+  const nets = nodeNets([node('a', '10.244.0.0/24', '192.0.2.1'), node('b', '10.244.1.0/24', '192.0.2.2'), node('c', '10.244.2.0/24'), node('d'), node('e', '10.244.1.0/25', '192.0.2.5'), node('f', '10.244.0.128/25', '192.0.2.6')]);
+  const { routes, skipped } = desiredRoutes(nets, 'a');
+  assert.deepEqual(routes, [{ dst: '10.244.1.0/24', via: '192.0.2.2' }]);
+  assert.deepEqual(skipped, [
+    'node c has podCIDR 10.244.2.0/24 but no InternalIP yet',
+    "node e's podCIDR 10.244.1.0/25 overlaps node b's 10.244.1.0/24; no route",
+    "node f's podCIDR 10.244.0.128/25 overlaps node a's 10.244.0.0/24; no route",
+  ]);
+});
+
+test('route diff: new and moved routes are replaced, routes of gone nodes removed, unchanged ones left alone', () => {
+  const cur: Route[] = [{ dst: '10.244.1.0/24', via: '192.0.2.2' }, { dst: '10.244.2.0/24', via: '192.0.2.3' }, { dst: '10.244.3.0/24', via: '192.0.2.4' }];
+  const want: Route[] = [{ dst: '10.244.1.0/24', via: '192.0.2.2' }, { dst: '10.244.2.0/24', via: '192.0.2.33' }, { dst: '10.244.4.0/24', via: '192.0.2.5' }];
+  assert.deepEqual(routeDiff(cur, want), {
+    replace: [{ dst: '10.244.2.0/24', via: '192.0.2.33' }, { dst: '10.244.4.0/24', via: '192.0.2.5' }],
+    remove: [{ dst: '10.244.3.0/24', via: '192.0.2.4' }],
+  });
+  assert.deepEqual(routeDiff(want, want), { replace: [], remove: [] });
+  assert.deepEqual(parseRoutes('[{"dst":"10.244.1.0/24","gateway":"192.0.2.2","protocol":"77","flags":[]},{"dst":"10.9.9.9","gateway":"192.0.2.9"},{"dst":"10.8.0.0/16","dev":"x"}]'), [
+    { dst: '10.244.1.0/24', via: '192.0.2.2' },
+    { dst: '10.9.9.9/32', via: '192.0.2.9' },
+  ]);
+});
+
+test('the conflist: bridge on the podCIDR with host-local, portmap and loopback; no bridge masquerade (pod to pod keeps its source)', () => {
+  const c = JSON.parse(podConflist({ podCIDR: '10.244.3.0/24', ipamDir: '/d/ipam' }));
+  assert.deepEqual(c.plugins.map((p: { type: string }) => p.type), ['bridge', 'portmap', 'loopback']);
+  assert.equal(c.plugins[0].ipMasq, false);
+  assert.equal(c.plugins[0].isGateway, true);
+  assert.deepEqual(c.plugins[0].ipam, { type: 'host-local', ranges: [[{ subnet: '10.244.3.0/24' }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: '/d/ipam' });
+  assert.equal(JSON.parse(podConflist({ podCIDR: '10.244.3.0/24' })).plugins[0].ipam.dataDir, undefined);
+});
+
+test('masquerade rules: pod to any podCIDR returns, other egress from this node\'s pods is masqueraded; forwarding accepted for podCIDRs', () => {
+  const r = networkRules('10.244.0.0/24', ['10.244.1.0/24', '10.244.0.0/24']);
+  const nat = r.slice(r.indexOf('*nat'));
+  assert.match(nat, /-A TSKUBE-POSTRTG -s 10\.244\.0\.0\/24 -d 10\.244\.0\.0\/24 .*-j RETURN\n-A TSKUBE-POSTRTG -s 10\.244\.0\.0\/24 -d 10\.244\.1\.0\/24 .*-j RETURN\n-A TSKUBE-POSTRTG -s 10\.244\.0\.0\/24 ! -d 224\.0\.0\.0\/4 .*-j MASQUERADE --random-fully\nCOMMIT/);
+  assert.match(r, /^\*filter\n:TSKUBE-FWD - \[0:0\]\n-A TSKUBE-FWD -s 10\.244\.0\.0\/24 .*-j ACCEPT\n-A TSKUBE-FWD -d 10\.244\.0\.0\/24 .*-j ACCEPT\n-A TSKUBE-FWD -s 10\.244\.1\.0\/24/);
+});
+
+/** The kernel's route table for our proto, in memory, speaking `ip`'s arguments and JSON. */
+class FakeIp implements IpCommand {
+  readonly table = new Map<string, string>();
+  calls: string[] = [];
+  async run(args: string[]): Promise<string> {
+    this.calls.push(args.join(' '));
+    if (args[0] === '-j') return JSON.stringify([...this.table].map(([dst, gateway]) => ({ dst, gateway, protocol: '77' })));
+    if (args[1] === 'replace') this.table.set(args[2]!, args[4]!);
+    else if (args[1] === 'del') this.table.delete(args[2]!);
+    return '';
+  }
+}
+
+class FakeIptables implements Iptables {
+  restores: string[] = [];
+  jumps: string[] = [];
+  async restore(t: string) {
+    this.restores.push(t);
+  }
+  async save() {
+    return '';
+  }
+  async ensureChain() {}
+  async ensureRule(table: string, chain: string, args: string[]) {
+    this.jumps.push(`${table} ${chain} -> ${args[args.length - 1]}`);
+    return true;
+  }
+}
+
+const s = useTestApiServer('n1', { allocateNodeCidrs: true, clusterCidr: '10.244.0.0/16', nodeCidrMaskSize: 24, controllers: ['node-ipam-controller'] });
+
+async function until<T>(fn: () => T | undefined | false, what: string): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const v = fn();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+test('reconciler: waits for its podCIDR, then writes the conflist, forwarding and rules, and keeps a route per other node as Nodes come, move and go', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-net-'));
+  const fwd = path.join(dir, 'ip_forward');
+  fs.writeFileSync(fwd, '0\n');
+  fs.writeFileSync(path.join(dir, 'unrelated.txt'), 'x');
+  const ip = new FakeIp();
+  ip.table.set('10.99.0.0/24', '192.0.2.99'); // left by a node that was deleted while we were down
+  const iptables = new FakeIptables();
+  const lines: string[] = [];
+  let ready = 0;
+  const admin = s.api.admin;
+  const status = (addr: string) => ({ addresses: [{ type: 'InternalIP', address: addr }] });
+  const net = new PodNetwork({ mode: 'host-gw', nodeName: 'n1', nodeIP: '192.0.2.1', client: admin, cniConfDir: path.join(dir, 'cni'), ipamDir: path.join(dir, 'ipam'), log: createLogger('t', { sink: (l) => lines.push(l) }), ip, iptables, ipForwardFile: fwd, onReady: () => ready++ });
+  await admin.create('/api/v1/nodes', { metadata: { name: 'n1' }, spec: {}, status: status('192.0.2.1') });
+  await net.start();
+  try {
+    const own = await until(() => net.podCIDR, 'own conflist');
+    const conflist = JSON.parse(fs.readFileSync(path.join(dir, 'cni', '10-tskube.conflist'), 'utf8'));
+    assert.equal(conflist.plugins[0].ipam.ranges[0][0].subnet, own);
+    assert.equal(fs.readFileSync(fwd, 'utf8').trim(), '1');
+    assert.equal(ready, 1);
+    assert.deepEqual(iptables.jumps, ['nat POSTROUTING -> TSKUBE-POSTRTG', 'filter FORWARD -> TSKUBE-FWD']);
+    await until(() => !ip.table.has('10.99.0.0/24'), 'stale route removed');
+    await admin.create('/api/v1/nodes', { metadata: { name: 'n2' }, spec: {}, status: status('192.0.2.2') });
+    await admin.create('/api/v1/nodes', { metadata: { name: 'n3' }, spec: {}, status: status('192.0.2.3') });
+    await until(() => ip.table.size === 2, 'routes to n2 and n3');
+    const n2 = (await admin.get('/api/v1/nodes/n2')).spec.podCIDR as string;
+    const n3 = (await admin.get('/api/v1/nodes/n3')).spec.podCIDR as string;
+    assert.deepEqual(Object.fromEntries(ip.table), { [n2]: '192.0.2.2', [n3]: '192.0.2.3' });
+    assert.ok(iptables.restores.at(-1)!.includes(`-d ${n3} `), 'rules know every podCIDR');
+    // n3 moves to another address; n2 goes away.
+    await admin.patch('/api/v1/nodes/n3/status', { status: status('192.0.2.33') }, 'merge');
+    await admin.delete('/api/v1/nodes/n2');
+    await until(() => ip.table.size === 1 && ip.table.get(n3) === '192.0.2.33', 'route moved, gone node removed');
+    const before = ip.calls.length;
+    await net.reconcile();
+    assert.deepEqual(ip.calls.slice(before), ['-j route show proto 77'], 'a reconcile with nothing changed changes nothing');
+    assert.ok(lines.some((l) => /pod network: route .* via 192\.0\.2\.33/.test(l)));
+    assert.ok(lines.some((l) => /removed route .* via 192\.0\.2\.2/.test(l)));
+  } finally {
+    await net.stop();
+    await admin.delete('/api/v1/nodes/n1').catch(() => undefined);
+    await admin.delete('/api/v1/nodes/n3').catch(() => undefined);
+  }
+});
+
+test('reconciler: another CNI\'s config in the directory, or a podCIDR covering the node address, leaves the network alone with one clear message', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-net-'));
+  fs.mkdirSync(path.join(dir, 'cni'));
+  fs.writeFileSync(path.join(dir, 'cni', '10-calico.conflist'), '{}');
+  const lines: string[] = [];
+  const ip = new FakeIp();
+  const admin = s.api.admin;
+  await admin.create('/api/v1/nodes', { metadata: { name: 'm1' }, spec: {}, status: { addresses: [{ type: 'InternalIP', address: '192.0.2.1' }] } });
+  let cidr = '';
+  for (let i = 0; i < 200 && !cidr; i++) {
+    cidr = ((await admin.get('/api/v1/nodes/m1')).spec.podCIDR as string | undefined) ?? '';
+    if (!cidr) await new Promise((r) => setTimeout(r, 25));
+  }
+  const mk = (nodeIP: string, cniConfDir: string) => new PodNetwork({ mode: 'host-gw', nodeName: 'm1', nodeIP, client: admin, cniConfDir, log: createLogger('t', { sink: (l) => lines.push(l) }), ip, iptables: new FakeIptables(), ipForwardFile: path.join(dir, 'fwd') });
+  const a = mk('192.0.2.1', path.join(dir, 'cni'));
+  await a.start();
+  await until(() => lines.some((l) => l.includes('10-calico.conflist')), 'warning');
+  await a.reconcile();
+  await a.stop();
+  assert.equal(lines.filter((l) => /already holds 10-calico\.conflist: leaving pod networking to that CNI/.test(l)).length, 1, lines.join('\n'));
+  assert.equal(fs.existsSync(path.join(dir, 'cni', '10-tskube.conflist')), false);
+  const inside = cidr.replace(/0\/24$/, '7');
+  const b = mk(inside, path.join(dir, 'cni2'));
+  await b.start();
+  await until(() => lines.some((l) => l.includes('covers the node')), 'covers error');
+  await b.stop();
+  assert.ok(lines.some((l) => l.includes(`node m1's podCIDR ${cidr} covers the node's own address ${inside}; not configuring the pod network (fix --cluster-cidr)`)));
+  assert.equal(fs.existsSync(path.join(dir, 'cni2', '10-tskube.conflist')), false);
+  assert.equal(ip.calls.length, 0);
+  await admin.delete('/api/v1/nodes/m1');
+});

@@ -1,0 +1,187 @@
+// What `tskube up` and `tskube join` share: the processes they own
+// (containerd, the registry), the in-process kubelet, kube-proxy and apiserver,
+// starting containerd when none answers, waiting for the Node, and stopping
+// everything on Ctrl-C in the reverse order.
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { CriClient } from '../agent/cri/client.js';
+import type { RunningApiServer } from '../apiserver/main.js';
+import { KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { createLogger, type Logger } from '../kube/log.js';
+import type { RunningProxy } from '../proxy/main.js';
+import type { RunningAgent } from './agent.js';
+import { writeContainerdFiles } from './containerd-config.js';
+import { unmountAll } from '../agent/volumes/mounts.js';
+
+/** The name every node pulls the demo images by; `up` serves it, joined nodes mirror it. */
+export const REGISTRY = '127.0.0.1:5000';
+export const REGISTRY_PORT = 5000;
+
+function spawnLogged(cmd: string, args: string[], logFile: string): ChildProcess {
+  const fd = fs.openSync(logFile, 'a');
+  const p = spawn(cmd, args, { stdio: ['ignore', fd, fd] });
+  fs.closeSync(fd);
+  return p;
+}
+
+export async function until<T>(what: string, ms: number, fn: () => Promise<T | undefined>, tick?: (elapsed: number) => void): Promise<T> {
+  const t0 = Date.now();
+  let lastTick = t0;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() - t0 > ms) throw new Error(`timed out after ${Math.round(ms / 1000)}s waiting for ${what}`);
+    if (tick && Date.now() - lastTick >= 5000) {
+      lastTick = Date.now();
+      tick(Date.now() - t0);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export async function httpOk(url: string): Promise<boolean> {
+  const r = await fetch(url, { signal: AbortSignal.timeout(1000) });
+  return r.ok;
+}
+
+const stopChild = (p: ChildProcess, ms = 10_000): Promise<void> =>
+  new Promise((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) return resolve();
+    const t = setTimeout(() => p.kill('SIGKILL'), ms);
+    p.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    p.kill('SIGTERM');
+  });
+
+export class NodeRunner {
+  private readonly owned: { proc: ChildProcess; name: string }[] = [];
+  apiserver: RunningApiServer | undefined;
+  agent: RunningAgent | undefined;
+  proxy: RunningProxy | undefined;
+  private stopping = false;
+
+  constructor(
+    private readonly command: 'up' | 'join',
+    readonly o: { data: string; endpoint: string; rootDir: string },
+  ) {
+    fs.mkdirSync(this.logs, { recursive: true });
+  }
+
+  get logs(): string {
+    return path.join(this.o.data, 'logs');
+  }
+
+  get socket(): string {
+    return this.o.endpoint.replace(/^unix:\/\//, '');
+  }
+
+  ownedNames(): string[] {
+    return this.owned.map((o) => o.name);
+  }
+
+  spawn(name: string, cmd: string, args: string[]): void {
+    this.owned.push({ name, proc: spawnLogged(cmd, args, path.join(this.logs, `${name}.log`)) });
+  }
+
+  fileLog(component: string): Logger {
+    return createLogger(component, { sink: (l) => fs.appendFileSync(path.join(this.logs, `${component}.log`), `${l}\n`) });
+  }
+
+  async stopAll(): Promise<void> {
+    await this.proxy?.stop().catch(() => undefined);
+    await this.agent?.stop().catch(() => undefined);
+    await this.apiserver?.stop().catch(() => undefined);
+    if (this.owned.some((o) => o.name === 'containerd')) {
+      // Our containerd: stop the pods too, so nothing outlives us (the next run starts them again).
+      const cri = new CriClient({ endpoint: this.o.endpoint, timeoutMs: 30_000 });
+      for (const sb of await cri.listPodSandbox().catch(() => [])) {
+        await cri.stopPodSandbox(sb.id).catch(() => undefined);
+        await cri.removePodSandbox(sb.id).catch(() => undefined);
+      }
+      cri.close();
+      // Their secret and token tmpfs mounts go with them (the next run sets the volumes up again).
+      await unmountAll(path.join(this.o.rootDir, 'pods')).catch(() => undefined);
+    }
+    for (const o of this.owned.reverse()) await stopChild(o.proc);
+  }
+
+  /** Ctrl-C and SIGTERM stop everything this command started, in reverse order. */
+  handleSignals(): void {
+    const on = (sig: string): void => {
+      if (this.stopping) return;
+      this.stopping = true;
+      const parts = [this.proxy && 'the kube-proxy', this.agent && 'the kubelet', this.apiserver && 'the apiserver'].filter(Boolean).join(', ');
+      process.stdout.write(`\n${sig}: stopping ${parts || 'what was started'}${this.owned.length ? ` and ${this.ownedNames().join(', ')}` : ''} ...\n`);
+      void this.stopAll().then(
+        () => {
+          process.stdout.write(`stopped; \`tskube ${this.command}\` again picks up where this left off.\n`);
+          process.exit(0);
+        },
+        (e: Error) => {
+          process.stderr.write(`stopping: ${e.message}\n`);
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGINT', () => on('SIGINT'));
+    process.on('SIGTERM', () => on('SIGTERM'));
+  }
+
+  /** Uses the containerd answering on the endpoint, or starts one with tskube's config; `mirror` serves REGISTRY. */
+  async ensureContainerd(note: (s: string) => void, mirror?: string): Promise<void> {
+    const probe = new CriClient({ endpoint: this.o.endpoint, timeoutMs: 3000 });
+    const v = await probe.version().catch(() => undefined);
+    probe.close();
+    if (v) return note(`using the running ${v.runtime_name} ${v.runtime_version} on ${this.socket} (its sandbox_image must be pullable, its CNI conf_dir given as --cni-conf-dir)`);
+    const dir = path.join(this.o.data, 'containerd');
+    const config = path.join(dir, 'config.toml');
+    writeContainerdFiles(
+      { root: path.join(dir, 'root'), state: path.join(dir, 'state'), socket: this.socket, sandboxImage: `${REGISTRY}/tskube/pause:1`, cniConfDir: this.cniConfDir, certsDir: path.join(dir, 'certs.d') },
+      config,
+      undefined,
+      REGISTRY,
+      mirror,
+    );
+    fs.mkdirSync(path.dirname(this.socket), { recursive: true });
+    this.spawn('containerd', 'containerd', ['--config', config]);
+    const cri = new CriClient({ endpoint: this.o.endpoint, timeoutMs: 2000 });
+    try {
+      const started = await until('containerd', 30_000, async () => (fs.existsSync(this.socket) ? cri.version() : undefined));
+      note(`started ${started.runtime_name} ${started.runtime_version}: config ${config}, socket ${this.socket}${mirror ? `, ${REGISTRY} mirrored from ${mirror}` : ''}`);
+    } finally {
+      cri.close();
+    }
+  }
+
+  /** Our containerd's conf_dir, where the pod network writes its conflist. */
+  get cniConfDir(): string {
+    return path.join(this.o.data, 'cni');
+  }
+
+  /** The kubelet flags both commands give the agent for the pod network: our containerd's conf_dir, else --cni-conf-dir or the usual one. */
+  networkFlags(podNetwork: string, cniConfDir?: string): string[] {
+    const dir = cniConfDir ?? (this.owned.some((o) => o.name === 'containerd') ? this.cniConfDir : '/etc/cni/net.d');
+    return [`--pod-network=${podNetwork}`, `--cni-conf-dir=${dir}`, `--cni-ipam-dir=${path.join(this.o.data, 'ipam')}`];
+  }
+
+  async waitReady(kubeconfig: string, nodeName: string, note: (s: string) => void): Promise<void> {
+    const client = new KubeClient(loadKubeconfig(kubeconfig));
+    try {
+      await until(
+        `node ${nodeName} Ready`,
+        180_000,
+        async () => {
+          const n = await client.get(`/api/v1/nodes/${nodeName}`);
+          return n.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') || undefined;
+        },
+        (ms) => note(`still waiting (${Math.round(ms / 1000)}s): see ${path.join(this.logs, 'kubelet.log')}`),
+      );
+    } finally {
+      client.close();
+    }
+  }
+}

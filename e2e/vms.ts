@@ -1,0 +1,130 @@
+// e2e: several "VMs" on one machine. A LAN namespace holds a bridge; each VM is
+// a namespace with one veth (eth0) into it, its own data dir, containerd,
+// kubelet root and registry. `tskube up` or `tskube join` runs inside a VM as a
+// user would run it on a machine. Nothing is routed out of the LAN.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { E2E_ROOT, recordPath, REPO, sweepStale, teardown, type NodeRecord } from './harness.js';
+import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
+
+export class Lan {
+  readonly id = randomBytes(3).toString('hex');
+  readonly netns = `tskube-lan-${this.id}`;
+  readonly dir = path.join(E2E_ROOT, 'nodes', `lan-${this.id}`);
+  readonly vms: Vm[] = [];
+
+  async create(): Promise<void> {
+    await sweepStale();
+    fs.mkdirSync(this.dir, { recursive: true });
+    fs.writeFileSync(path.join(this.dir, 'owner.pid'), String(process.pid));
+    fs.writeFileSync(recordPath(this.dir), JSON.stringify({ netns: this.netns, dir: this.dir, pids: [] } satisfies NodeRecord));
+    sh('ip', ['netns', 'add', this.netns]);
+    sh('ip', ['link', 'set', 'lo', 'up'], { netns: this.netns });
+    sh('ip', ['link', 'add', 'br0', 'type', 'bridge'], { netns: this.netns });
+    sh('ip', ['link', 'set', 'br0', 'up'], { netns: this.netns });
+  }
+
+  /** A VM named `name` at `ip` (/24) on this LAN. */
+  async vm(name: string, ip: string): Promise<Vm> {
+    const vm = new Vm(name, ip);
+    fs.mkdirSync(vm.dir, { recursive: true });
+    fs.writeFileSync(path.join(vm.dir, 'owner.pid'), String(process.pid));
+    vm.record();
+    sh('ip', ['netns', 'add', vm.netns]);
+    sh('ip', ['link', 'set', 'lo', 'up'], { netns: vm.netns });
+    const port = `p${vm.id}`;
+    sh('ip', ['-n', this.netns, 'link', 'add', port, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', vm.netns]);
+    sh('ip', ['-n', this.netns, 'link', 'set', port, 'master', 'br0', 'up']);
+    sh('ip', ['addr', 'add', `${ip}/24`, 'dev', 'eth0'], { netns: vm.netns });
+    sh('ip', ['link', 'set', 'eth0', 'up'], { netns: vm.netns });
+    sh('ip', ['route', 'add', 'default', 'dev', 'eth0'], { netns: vm.netns });
+    this.vms.push(vm);
+    return vm;
+  }
+
+  async cleanup(): Promise<void> {
+    for (const vm of this.vms) await vm.stop().catch(() => undefined);
+    for (const vm of this.vms) await teardown({ netns: vm.netns, dir: vm.dir, pids: [] });
+    await teardown({ netns: this.netns, dir: this.dir, pids: [] });
+  }
+}
+
+export class Vm {
+  readonly id = randomBytes(3).toString('hex');
+  readonly netns = `tskube-vm-${this.id}`;
+  readonly dir = path.join(E2E_ROOT, 'nodes', this.id);
+  readonly rootDir = path.join(this.dir, 'kubelet');
+  proc: Proc | undefined;
+  out = '';
+
+  constructor(
+    readonly name: string,
+    readonly ip: string,
+  ) {}
+
+  record(): void {
+    fs.writeFileSync(recordPath(this.dir), JSON.stringify({ netns: this.netns, dir: this.dir, pids: this.proc ? [this.proc.pid] : [] } satisfies NodeRecord));
+  }
+
+  /** The flags `up` and `join` share: everything under this VM's dir. */
+  private common(): string[] {
+    return [`--data-dir=${this.dir}`, `--container-runtime-endpoint=unix://${this.dir}/containerd.sock`, `--pod-manifest-path=${this.dir}/manifests`, `--hostname-override=${this.name}`, `--node-ip=${this.ip}`, `--root-dir=${this.rootDir}`, `--pod-logs-dir=${this.dir}/pod-logs`];
+  }
+
+  /** Starts `tskube <cmd>` and resolves with its output once `done` matches it (or throws when it exits first). */
+  async run(args: string[], done: RegExp, timeoutMs = 300_000): Promise<string> {
+    this.out = path.join(this.dir, `${args[0]}-${Date.now()}.out`);
+    this.proc = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args, ...this.common()], this.out, { netns: this.netns, cwd: REPO });
+    this.record();
+    const r = await waitFor(() => done.test(this.log()) || (this.proc!.child.exitCode !== null && 'exited'), timeoutMs, 500, String(done));
+    if (r === 'exited') throw new Error(`tskube ${args[0]} exited: ${this.log()}`);
+    return this.log();
+  }
+
+  /** Runs `tskube join …` that must fail: its exit code and output. */
+  async joinFails(args: string[]): Promise<{ code: number | null; out: string }> {
+    this.out = path.join(this.dir, `join-fail-${Date.now()}.out`);
+    const p = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args, ...this.common()], this.out, { netns: this.netns, cwd: REPO });
+    const code = await Promise.race([p.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 60_000).unref())]);
+    if (code === 'timeout') {
+      await stopPid(p.pid, 1000, 'SIGKILL');
+      throw new Error(`tskube join did not fail within 60 s: ${this.log()}`);
+    }
+    return { code, out: this.log() };
+  }
+
+  log(): string {
+    try {
+      return fs.readFileSync(this.out, 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  componentLog(name: string): string {
+    try {
+      return fs.readFileSync(path.join(this.dir, 'logs', `${name}.log`), 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  exec(cmd: string, args: string[], o: { input?: string; allowFail?: boolean; timeoutMs?: number } = {}): string {
+    return sh(cmd, args, { netns: this.netns, timeoutMs: o.timeoutMs ?? 30_000, input: o.input, allowFail: o.allowFail });
+  }
+
+  httpGet(url: string, timeoutSec = 3): string {
+    return sh(process.execPath, [path.join(REPO, 'e2e/http-get.mjs'), url, String(timeoutSec * 1000)], { netns: this.netns, allowFail: true, timeoutMs: (timeoutSec + 5) * 1000 });
+  }
+
+  /** Ctrl-C, as a terminal would send it; resolves with the exit code. */
+  async stop(): Promise<number | null> {
+    const p = this.proc;
+    if (!p) return null;
+    this.proc = undefined;
+    if (p.child.exitCode !== null) return p.child.exitCode;
+    await stopPid(p.pid, 60_000, 'SIGINT');
+    return p.child.exitCode;
+  }
+}
