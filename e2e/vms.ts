@@ -14,8 +14,9 @@ export class Lan {
   readonly dir = path.join(E2E_ROOT, 'nodes', `lan-${this.id}`);
   readonly vms: Vm[] = [];
 
-  async create(): Promise<void> {
-    await sweepStale();
+  /** `sweep`: first remove what crashed runs left (never for a second LAN of the same run: it would remove the first). */
+  async create(sweep = true): Promise<void> {
+    if (sweep) await sweepStale();
     fs.mkdirSync(this.dir, { recursive: true });
     fs.writeFileSync(path.join(this.dir, 'owner.pid'), String(process.pid));
     fs.writeFileSync(recordPath(this.dir), JSON.stringify({ netns: this.netns, dir: this.dir, pids: [] } satisfies NodeRecord));
@@ -25,8 +26,8 @@ export class Lan {
     sh('ip', ['link', 'set', 'br0', 'up'], { netns: this.netns });
   }
 
-  /** A VM named `name` at `ip` (/24) on this LAN. */
-  async vm(name: string, ip: string): Promise<Vm> {
+  /** A VM named `name` at `ip` (/24) on this LAN; its default route goes out of eth0, via `gateway` when given. */
+  async vm(name: string, ip: string, gateway?: string): Promise<Vm> {
     const vm = new Vm(name, ip);
     fs.mkdirSync(vm.dir, { recursive: true });
     fs.writeFileSync(path.join(vm.dir, 'owner.pid'), String(process.pid));
@@ -38,14 +39,38 @@ export class Lan {
     sh('ip', ['-n', this.netns, 'link', 'set', port, 'master', 'br0', 'up']);
     sh('ip', ['addr', 'add', `${ip}/24`, 'dev', 'eth0'], { netns: vm.netns });
     sh('ip', ['link', 'set', 'eth0', 'up'], { netns: vm.netns });
-    sh('ip', ['route', 'add', 'default', 'dev', 'eth0'], { netns: vm.netns });
+    sh('ip', ['route', 'add', 'default', ...(gateway ? ['via', gateway] : []), 'dev', 'eth0'], { netns: vm.netns });
     this.vms.push(vm);
     return vm;
   }
 
+  /** A router namespace between this LAN (at `here`/24) and `other` (at `there`/24) that forwards between them. */
+  router(other: Lan, here: string, there: string): void {
+    const ns = `${this.netns}-rt`;
+    // Recorded like a node, so a crashed run's router is swept too.
+    const dir = path.join(E2E_ROOT, 'nodes', `rt-${this.id}`);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'owner.pid'), String(process.pid));
+    fs.writeFileSync(recordPath(dir), JSON.stringify({ netns: ns, dir, pids: [] } satisfies NodeRecord));
+    this.routerRec = { netns: ns, dir, pids: [] };
+    sh('ip', ['netns', 'add', ns]);
+    sh('ip', ['link', 'set', 'lo', 'up'], { netns: ns });
+    for (const [lan, ip, dev] of [[this, here, 'r0'], [other, there, 'r1']] as const) {
+      const port = `r${lan.id}`;
+      sh('ip', ['-n', lan.netns, 'link', 'add', port, 'type', 'veth', 'peer', 'name', dev, 'netns', ns]);
+      sh('ip', ['-n', lan.netns, 'link', 'set', port, 'master', 'br0', 'up']);
+      sh('ip', ['addr', 'add', `${ip}/24`, 'dev', dev], { netns: ns });
+      sh('ip', ['link', 'set', dev, 'up'], { netns: ns });
+    }
+    sh('sysctl', ['-qw', 'net.ipv4.ip_forward=1'], { netns: ns });
+  }
+
+  private routerRec: NodeRecord | undefined;
+
   async cleanup(): Promise<void> {
     for (const vm of this.vms) await vm.stop().catch(() => undefined);
     for (const vm of this.vms) await teardown({ netns: vm.netns, dir: vm.dir, pids: [] });
+    if (this.routerRec) await teardown(this.routerRec);
     await teardown({ netns: this.netns, dir: this.dir, pids: [] });
   }
 }

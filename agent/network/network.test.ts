@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { desiredRoutes, networkRules, nodeNets, parseRoutes, podConflist, routeDiff, type Route } from './plan.js';
+import { desiredRoutes, desiredVxlan, networkRules, nodeNets, parseRoutes, peerDiff, podConflist, routeDiff, vxlanAnnotations, type Route } from './plan.js';
 import { PodNetwork, type IpCommand } from './network.js';
 import { useTestApiServer } from '../../apiserver/testing.js';
 import { createLogger } from '../../kube/log.js';
@@ -172,4 +172,25 @@ test('reconciler: another CNI\'s config in the directory, or a podCIDR covering 
   assert.equal(fs.existsSync(path.join(dir, 'cni2', '10-tskube.conflist')), false);
   assert.equal(ip.calls.length, 0);
   await admin.delete('/api/v1/nodes/m1');
+});
+
+test('vxlan: a route via each other node\'s network address on flannel.1, its neighbour and FDB entries; nodes without a VTEP MAC wait; stale entries go', () => {
+  const ann = (mac: string) => ({ 'flannel.alpha.coreos.com/backend-data': JSON.stringify({ VNI: 1, VtepMAC: mac }) });
+  const withMac = (n: KObj, mac: string): KObj => ({ ...n, metadata: { ...n.metadata, annotations: ann(mac) } });
+  const nets = nodeNets([withMac(node('a', '10.244.0.0/24', '192.0.2.1'), 'aa:aa:aa:aa:aa:aa'), withMac(node('b', '10.244.1.0/24', '198.51.100.2'), 'BB:BB:BB:BB:BB:BB'), node('c', '10.244.2.0/24', '198.51.100.3')]);
+  const { routes, peers, skipped } = desiredVxlan(nets, 'a');
+  assert.deepEqual(routes, [{ dst: '10.244.1.0/24', via: '10.244.1.0', dev: 'flannel.1' }]);
+  assert.deepEqual(peers, [{ gateway: '10.244.1.0', mac: 'bb:bb:bb:bb:bb:bb', nodeIP: '198.51.100.2' }]);
+  assert.deepEqual(skipped, ['node c has published no VTEP MAC (flannel.alpha.coreos.com/backend-data) yet']);
+  assert.deepEqual(vxlanAnnotations('aa:aa:aa:aa:aa:aa', '192.0.2.1'), { 'flannel.alpha.coreos.com/backend-type': 'vxlan', 'flannel.alpha.coreos.com/backend-data': '{"VNI":1,"VtepMAC":"aa:aa:aa:aa:aa:aa"}', 'flannel.alpha.coreos.com/public-ip': '192.0.2.1' });
+  const d = peerDiff({ neigh: [{ ip: '10.244.1.0', mac: 'bb:bb:bb:bb:bb:bb' }, { ip: '10.244.9.0', mac: '99:99:99:99:99:99' }], fdb: [{ mac: 'bb:bb:bb:bb:bb:bb', dst: '198.51.100.9' }, { mac: '99:99:99:99:99:99', dst: '198.51.100.99' }] }, peers);
+  assert.deepEqual(d, {
+    setNeigh: [],
+    delNeigh: [{ ip: '10.244.9.0', mac: '99:99:99:99:99:99' }],
+    setFdb: [{ gateway: '10.244.1.0', mac: 'bb:bb:bb:bb:bb:bb', nodeIP: '198.51.100.2' }],
+    delFdb: [{ mac: '99:99:99:99:99:99', dst: '198.51.100.99' }],
+  });
+  // A host-gw route to the same podCIDR is replaced when the node switches to vxlan.
+  assert.deepEqual(routeDiff([{ dst: '10.244.1.0/24', via: '198.51.100.2' }], routes).replace, routes);
+  assert.deepEqual(parseRoutes('[{"dst":"10.244.1.0/24","gateway":"10.244.1.0","dev":"flannel.1","flags":["onlink"]}]'), routes);
 });

@@ -10,23 +10,23 @@ import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { ipInCidr } from '../../kube/cidr.js';
 import { ExecIptables, type Iptables } from '../../proxy/iptables/apply.js';
-import { CONFLIST_NAME, desiredRoutes, FORWARD_CHAIN, NAT_CHAIN, networkRules, nodeNets, parseRoutes, podConflist, ROUTE_PROTO, routeDiff, type PodNetworkMode, type Route } from './plan.js';
+import { CONFLIST_NAME, desiredRoutes, desiredVxlan, FORWARD_CHAIN, NAT_CHAIN, networkAddress, networkRules, nodeNets, parseRoutes, peerDiff, podConflist, ROUTE_PROTO, routeDiff, vxlanAnnotations, VXLAN_DEV, VXLAN_PORT, VXLAN_VNI, type PodNetworkMode, type Route, type VxlanPeer } from './plan.js';
 
-/** Runs `ip` (iproute2); behind an interface so the reconciler is testable without a kernel. */
+/** Runs `ip` or `bridge` (iproute2); behind an interface so the reconciler is testable without a kernel. */
 export interface IpCommand {
-  run(args: string[]): Promise<string>;
+  run(args: string[], bin?: 'ip' | 'bridge'): Promise<string>;
 }
 
 export const execIp: IpCommand = {
-  run: (args) =>
+  run: (args, bin = 'ip') =>
     new Promise((resolve, reject) => {
-      const p = spawn('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      const p = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
       p.stdout.on('data', (d: Buffer) => (out += d.toString()));
       p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      p.on('error', (e) => reject(new Error(`ip ${args.join(' ')}: ${e.message}`)));
-      p.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`ip ${args.join(' ')}: ${err.trim() || `exit ${String(code)}`}`))));
+      p.on('error', (e) => reject(new Error(`${bin} ${args.join(' ')}: ${e.message}`)));
+      p.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${bin} ${args.join(' ')}: ${err.trim() || `exit ${String(code)}`}`))));
     }),
 };
 
@@ -121,7 +121,61 @@ export class PodNetwork {
     await this.enableForwarding();
     const cidrs = nets.flatMap((n) => (n.podCIDR ? [n.podCIDR] : []));
     await this.applyRules(self.podCIDR, cidrs);
-    if (this.o.mode === 'host-gw') await this.reconcileRoutes(nets);
+    if (this.o.mode === 'host-gw') {
+      const { routes, skipped } = desiredRoutes(nets, this.o.nodeName);
+      for (const m of skipped) this.once('warn', m);
+      await this.reconcileRoutes(routes);
+    } else if (this.o.mode === 'vxlan') {
+      await this.ensureVxlan(self.podCIDR, self.vtepMAC);
+      const { routes, peers, skipped } = desiredVxlan(nets, this.o.nodeName);
+      for (const m of skipped) this.once('warn', m);
+      await this.reconcilePeers(peers);
+      await this.reconcileRoutes(routes);
+    }
+  }
+
+  /** The VXLAN device (flannel's: VNI 1, UDP 8472, no learning) with this node's VTEP address, and its MAC on the Node. */
+  private async ensureVxlan(podCIDR: string, published: string | undefined): Promise<void> {
+    const nodeIP = this.o.nodeIP;
+    if (!nodeIP) throw new Error('vxlan needs the node IP (--node-ip)');
+    type Link = { ifname: string; address: string; mtu: number; linkinfo?: { info_data?: { id?: number; local?: string; port?: number } } };
+    const links = JSON.parse(await this.ip.run(['-j', '-d', 'link', 'show'])) as Link[];
+    let dev = links.find((l) => l.ifname === VXLAN_DEV);
+    const info = dev?.linkinfo?.info_data;
+    if (dev && (info?.id !== VXLAN_VNI || info.local !== nodeIP || info.port !== VXLAN_PORT)) {
+      await this.ip.run(['link', 'del', VXLAN_DEV]);
+      dev = undefined;
+    }
+    if (!dev) {
+      const addrs = JSON.parse(await this.ip.run(['-j', 'addr', 'show'])) as { ifname: string; mtu: number; addr_info: { local: string }[] }[];
+      const uplink = addrs.find((a) => a.addr_info.some((x) => x.local === nodeIP));
+      if (!uplink) throw new Error(`vxlan: no interface holds the node IP ${nodeIP}`);
+      await this.ip.run(['link', 'add', VXLAN_DEV, 'type', 'vxlan', 'id', String(VXLAN_VNI), 'local', nodeIP, 'dev', uplink.ifname, 'dstport', String(VXLAN_PORT), 'nolearning']);
+      await this.ip.run(['link', 'set', VXLAN_DEV, 'mtu', String(uplink.mtu - 50), 'up']);
+      this.o.log.info(`pod network: created ${VXLAN_DEV} (VNI ${VXLAN_VNI}, UDP ${VXLAN_PORT}) over ${uplink.ifname}`);
+      dev = (JSON.parse(await this.ip.run(['-j', 'link', 'show', VXLAN_DEV])) as Link[])[0]!;
+    }
+    const want = `${networkAddress(podCIDR)}/32`;
+    const have = (JSON.parse(await this.ip.run(['-j', 'addr', 'show', 'dev', VXLAN_DEV])) as { addr_info: { local: string; prefixlen: number }[] }[])[0]?.addr_info.map((a) => `${a.local}/${a.prefixlen}`) ?? [];
+    if (have.length !== 1 || have[0] !== want) {
+      await this.ip.run(['addr', 'flush', 'dev', VXLAN_DEV]);
+      await this.ip.run(['addr', 'add', want, 'dev', VXLAN_DEV]);
+    }
+    const mac = dev.address.toLowerCase();
+    if (published !== mac) {
+      await this.o.client.patch(`/api/v1/nodes/${this.o.nodeName}`, { metadata: { annotations: vxlanAnnotations(mac, nodeIP) } }, 'merge');
+      this.o.log.info(`pod network: published VTEP MAC ${mac} on node ${this.o.nodeName}`);
+    }
+  }
+
+  private async reconcilePeers(peers: VxlanPeer[]): Promise<void> {
+    const neigh = (JSON.parse(await this.ip.run(['-j', 'neigh', 'show', 'dev', VXLAN_DEV])) as { dst: string; lladdr?: string }[]).filter((n) => n.lladdr).map((n) => ({ ip: n.dst, mac: n.lladdr!.toLowerCase() }));
+    const fdb = (JSON.parse(await this.ip.run(['-j', 'fdb', 'show', 'dev', VXLAN_DEV], 'bridge')) as { mac: string; dst?: string }[]).filter((f) => f.dst).map((f) => ({ mac: f.mac.toLowerCase(), dst: f.dst! }));
+    const d = peerDiff({ neigh, fdb }, peers);
+    for (const p of d.setFdb) await this.ip.run(['fdb', 'replace', p.mac, 'dev', VXLAN_DEV, 'dst', p.nodeIP, 'self', 'permanent'], 'bridge');
+    for (const p of d.setNeigh) await this.ip.run(['neigh', 'replace', p.gateway, 'lladdr', p.mac, 'dev', VXLAN_DEV, 'nud', 'permanent']);
+    for (const n of d.delNeigh) await this.ip.run(['neigh', 'del', n.ip, 'dev', VXLAN_DEV]);
+    for (const f of d.delFdb) await this.ip.run(['fdb', 'del', f.mac, 'dev', VXLAN_DEV, 'dst', f.dst, 'self'], 'bridge');
   }
 
   /** Writes our conflist when it differs; false (with one warning) when another network's config is there. */
@@ -169,14 +223,12 @@ export class PodNetwork {
     this.lastRules = rules;
   }
 
-  private async reconcileRoutes(nets: ReturnType<typeof nodeNets>): Promise<void> {
-    const { routes, skipped } = desiredRoutes(nets, this.o.nodeName);
-    for (const s of skipped) this.once('warn', s);
+  private async reconcileRoutes(routes: Route[]): Promise<void> {
     const current = parseRoutes(await this.ip.run(['-j', 'route', 'show', 'proto', String(ROUTE_PROTO)]));
     const { replace, remove } = routeDiff(current, routes);
     for (const r of replace) {
-      await this.ip.run(['route', 'replace', r.dst, 'via', r.via, 'proto', String(ROUTE_PROTO)]);
-      this.o.log.info(`pod network: route ${r.dst} via ${r.via}`);
+      await this.ip.run(['route', 'replace', r.dst, 'via', r.via, ...(r.dev ? ['dev', r.dev, 'onlink'] : []), 'proto', String(ROUTE_PROTO)]);
+      this.o.log.info(`pod network: route ${r.dst} via ${r.via}${r.dev ? ` dev ${r.dev}` : ''}`);
     }
     for (const r of remove) {
       await this.ip.run(['route', 'del', r.dst, 'proto', String(ROUTE_PROTO)]);

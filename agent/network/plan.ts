@@ -14,15 +14,34 @@ export const BRIDGE = 'tskube0';
 export const NAT_CHAIN = 'TSKUBE-POSTRTG';
 export const FORWARD_CHAIN = 'TSKUBE-FWD';
 
+/** flannel's vxlan backend: device, VNI, UDP port, and the Node annotations it publishes (same names, so tools know them). */
+export const VXLAN_DEV = 'flannel.1';
+export const VXLAN_VNI = 1;
+export const VXLAN_PORT = 8472;
+export const ANN_BACKEND_TYPE = 'flannel.alpha.coreos.com/backend-type';
+export const ANN_BACKEND_DATA = 'flannel.alpha.coreos.com/backend-data';
+export const ANN_PUBLIC_IP = 'flannel.alpha.coreos.com/public-ip';
+
 export interface NodeNet {
   name: string;
   podCIDR?: string;
   internalIP?: string;
+  /** The VTEP MAC its vxlan backend published. */
+  vtepMAC?: string;
 }
 
 export interface Route {
   dst: string;
   via: string;
+  /** vxlan: out of the VXLAN device, the gateway taken as on-link. */
+  dev?: string;
+}
+
+/** vxlan: the remote VTEP's MAC for the gateway address (neighbour entry) and where that MAC lives (FDB entry). */
+export interface VxlanPeer {
+  gateway: string;
+  mac: string;
+  nodeIP: string;
 }
 
 /** The network facts of each Node: podCIDR (first of podCIDRs) and InternalIP. */
@@ -30,8 +49,63 @@ export function nodeNets(nodes: KObj[]): NodeNet[] {
   return nodes.map((n) => ({
     name: n.metadata.name,
     podCIDR: (n.spec?.podCIDRs?.[0] ?? n.spec?.podCIDR) as string | undefined,
+    vtepMAC: vtepMacOf(n.metadata?.annotations?.[ANN_BACKEND_DATA]),
     internalIP: ((n.status?.addresses ?? []) as { type: string; address: string }[]).find((a) => a.type === 'InternalIP' && /^\d+\.\d+\.\d+\.\d+$/.test(a.address))?.address,
   }));
+}
+
+function vtepMacOf(data: string | undefined): string | undefined {
+  if (!data) return undefined;
+  try {
+    const mac = (JSON.parse(data) as { VtepMAC?: unknown }).VtepMAC;
+    return typeof mac === 'string' && /^([0-9a-f]{2}:){5}[0-9a-f]{2}$/i.test(mac) ? mac.toLowerCase() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The network address of a CIDR (10.244.1.0/24 -> 10.244.1.0): flannel's per-node VTEP address and gateway. */
+export const networkAddress = (cidr: string): string => cidr.split('/')[0]!;
+
+/** The Node annotations the vxlan backend publishes (flannel's names and backend-data format). */
+export function vxlanAnnotations(mac: string, nodeIP: string): Record<string, string> {
+  return { [ANN_BACKEND_TYPE]: 'vxlan', [ANN_BACKEND_DATA]: JSON.stringify({ VNI: VXLAN_VNI, VtepMAC: mac }), [ANN_PUBLIC_IP]: nodeIP };
+}
+
+/**
+ * vxlan: per other node with a podCIDR, an InternalIP and a published VTEP MAC, a route to its podCIDR via its
+ * network address on the VXLAN device, a neighbour entry (that address -> its MAC) and an FDB entry (MAC -> its IP).
+ */
+export function desiredVxlan(nodes: NodeNet[], self: string): { routes: Route[]; peers: VxlanPeer[]; skipped: string[] } {
+  const { routes, skipped } = desiredRoutes(nodes, self);
+  const byCidr = new Map(nodes.map((n) => [n.podCIDR, n]));
+  const out: Route[] = [];
+  const peers: VxlanPeer[] = [];
+  for (const r of routes) {
+    const n = byCidr.get(r.dst)!;
+    if (!n.vtepMAC) {
+      skipped.push(`node ${n.name} has published no VTEP MAC (${ANN_BACKEND_DATA}) yet`);
+      continue;
+    }
+    const gateway = networkAddress(r.dst);
+    out.push({ dst: r.dst, via: gateway, dev: VXLAN_DEV });
+    peers.push({ gateway, mac: n.vtepMAC, nodeIP: r.via });
+  }
+  return { routes: out, peers, skipped };
+}
+
+/** Which neighbour and FDB entries to set and to remove on the VXLAN device. */
+export function peerDiff(current: { neigh: { ip: string; mac: string }[]; fdb: { mac: string; dst: string }[] }, peers: VxlanPeer[]) {
+  const neighNow = new Map(current.neigh.map((n) => [n.ip, n.mac]));
+  const fdbNow = new Map(current.fdb.map((f) => [f.mac, f.dst]));
+  const wantNeigh = new Set(peers.map((p) => p.gateway));
+  const wantFdb = new Set(peers.map((p) => p.mac));
+  return {
+    setNeigh: peers.filter((p) => neighNow.get(p.gateway) !== p.mac),
+    delNeigh: current.neigh.filter((n) => !wantNeigh.has(n.ip)),
+    setFdb: peers.filter((p) => fdbNow.get(p.mac) !== p.nodeIP),
+    delFdb: current.fdb.filter((f) => !wantFdb.has(f.mac)),
+  };
 }
 
 /**
@@ -63,18 +137,18 @@ export function desiredRoutes(nodes: NodeNet[], self: string): { routes: Route[]
 
 /** The changes that turn `current` (our routes, by proto) into `desired`: replace new or moved ones, delete the rest. */
 export function routeDiff(current: Route[], desired: Route[]): { replace: Route[]; remove: Route[] } {
-  const cur = new Map(current.map((r) => [r.dst, r.via]));
+  const cur = new Map(current.map((r) => [r.dst, `${r.via}|${r.dev ?? ''}`]));
   const want = new Set(desired.map((r) => r.dst));
   return {
-    replace: desired.filter((r) => cur.get(r.dst) !== r.via),
+    replace: desired.filter((r) => cur.get(r.dst) !== `${r.via}|${r.dev ?? ''}`),
     remove: current.filter((r) => !want.has(r.dst)),
   };
 }
 
-/** Our routes from `ip -j route show proto 77`. */
+/** Our routes from `ip -j route show proto 77` (the device only for routes over the VXLAN device). */
 export function parseRoutes(json: string): Route[] {
-  const rows = JSON.parse(json || '[]') as { dst: string; gateway?: string }[];
-  return rows.filter((r) => r.gateway).map((r) => ({ dst: r.dst.includes('/') ? r.dst : `${r.dst}/32`, via: r.gateway! }));
+  const rows = JSON.parse(json || '[]') as { dst: string; gateway?: string; dev?: string }[];
+  return rows.filter((r) => r.gateway).map((r) => ({ dst: r.dst.includes('/') ? r.dst : `${r.dst}/32`, via: r.gateway!, ...(r.dev === VXLAN_DEV ? { dev: VXLAN_DEV } : {}) }));
 }
 
 /** The CNI conflist for this node's podCIDR: bridge with host-local IPAM, portmap, loopback. Masquerading is ours, not the bridge plugin's. */
