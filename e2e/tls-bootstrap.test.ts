@@ -1,7 +1,8 @@
-// e2e (issue 14, part): a kubelet started the way kubeadm starts it — its
-// drop-in flags, a bootstrap kubeconfig holding a token, no node credentials —
-// gets its client certificate through an auto-approved CSR from the real
-// apiserver, registers, and runs a pod in real containerd.
+// e2e (issue 14): a kubelet started the way kubeadm starts it — its drop-in
+// flags, a bootstrap kubeconfig holding a token, kubeadm's own config.yaml, no
+// node credentials — gets its client certificate through an auto-approved CSR
+// from the real apiserver, registers, runs a pod in real containerd, and renews
+// its short-lived certificate in place without disturbing the pod.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -14,7 +15,8 @@ class BootstrapCluster extends TestCluster {
   token = '';
 
   override apiserverFlags(): string[] {
-    return [...super.apiserverFlags(), '--authorization-mode=Node,RBAC'];
+    // One-minute certificates (valid from five minutes back): due for renewal within about 25 s of being issued.
+    return [...super.apiserverFlags(), '--authorization-mode=Node,RBAC', '--cluster-signing-duration=1m'];
   }
 
   override kubeletFlags(): string[] {
@@ -22,7 +24,11 @@ class BootstrapCluster extends TestCluster {
     const server = this.as.kubectl(['config', 'view', '-o', 'jsonpath={.clusters[0].cluster.server}']);
     const boot = path.join(this.node.dir, 'bootstrap-kubelet.conf');
     fs.writeFileSync(boot, JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'kubernetes', cluster: { server, 'certificate-authority-data': fs.readFileSync(this.as.caFile).toString('base64') } }], contexts: [{ name: 'tls-bootstrap-token-user@kubernetes', context: { cluster: 'kubernetes', user: 'tls-bootstrap-token-user' } }], 'current-context': 'tls-bootstrap-token-user@kubernetes', users: [{ name: 'tls-bootstrap-token-user', user: { token: this.token } }] }));
-    return [`--bootstrap-kubeconfig=${boot}`, `--kubeconfig=${path.join(this.node.dir, 'kubelet.conf')}`, `--cert-dir=${path.join(this.node.dir, 'kubelet-pki')}`, '--pod-infra-container-image=registry.k8s.io/pause:3.10', `--client-ca-file=${this.as.caFile}`, `--node-ip=${this.node.nodeIP}`];
+    // kubeadm's config.yaml as kubeadm 1.32 writes it (rotateCertificates: true, zero values meaning defaults), plus
+    // podLogsDir so the test's logs stay in its own dir.
+    const config = path.join(this.node.dir, 'kubeadm-config.yaml');
+    fs.writeFileSync(config, `${fs.readFileSync(path.join(REPO, 'cli/testdata/kubeadm-kubelet-config.yaml'), 'utf8')}podLogsDir: ${this.node.podLogsDir}\n`);
+    return [`--config=${config}`, `--bootstrap-kubeconfig=${boot}`, `--kubeconfig=${path.join(this.node.dir, 'kubelet.conf')}`, `--cert-dir=${path.join(this.node.dir, 'kubelet-pki')}`, '--pod-infra-container-image=registry.k8s.io/pause:3.10', `--client-ca-file=${this.as.caFile}`, `--node-ip=${this.node.nodeIP}`];
   }
 }
 
@@ -43,11 +49,34 @@ describe('kubelet TLS bootstrap with a bootstrap token', { skip: clusterSkip(e2e
     cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'boot' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'] }] } });
     await waitFor(() => /Running/.test(cluster.kubectl(['get', 'pod', 'boot'])), 60_000, 300, 'pod Running');
     assert.equal(cluster.kubectl(['exec', 'boot', '--', 'echo', 'joined']).trim(), 'joined');
-    // Restarted, the kubelet keeps its certificate: no second CSR.
+    // Restarted, the kubelet keeps its certificate: no second bootstrap CSR.
     await cluster.node.stopKubelet();
     cluster.node.startKubelet(cluster.kubeletFlags());
     await new Promise((r) => setTimeout(r, 3000));
     await waitFor(() => /\bReady\b/.test(cluster.kubectl(['get', 'node', node]) || ''), 30_000, 500, 'node Ready again');
-    assert.equal(cluster.kubectl(['get', 'csr', '-o', 'name']).trim().split('\n').length, 1);
+    const byBootstrap = () => cluster.kubectl(['get', 'csr', '-o', 'jsonpath={range .items[*]}{.spec.username}{"\\n"}{end}']).trim().split('\n').filter((u) => u.startsWith('system:bootstrap:'));
+    assert.equal(byBootstrap().length, 1);
+  });
+
+  test('rotateCertificates from kubeadm\'s config.yaml: the one-minute certificate is renewed through a CSR of the node itself, in place; the pod is untouched and the node stays Ready', async () => {
+    const node = cluster.node.name;
+    const current = path.join(cluster.node.dir, 'kubelet-pki', 'kubelet-client-current.pem');
+    const first = fs.readlinkSync(current);
+    const serial = (): string => sh('openssl', ['x509', '-noout', '-serial'], { input: fs.readFileSync(current, 'utf8') });
+    const before = serial();
+    const firstExpires = Date.parse(sh('openssl', ['x509', '-noout', '-enddate'], { input: fs.readFileSync(current, 'utf8') }).trim().replace(/^notAfter=/, ''));
+    const containerId = cluster.kubectl(['get', 'pod', 'boot', '-o', 'jsonpath={.status.containerStatuses[0].containerID}']);
+    await waitFor(() => serial() !== before, 90_000, 500, 'a renewed client certificate');
+    assert.notEqual(fs.readlinkSync(current), first);
+    const csrs = cluster.kubectl(['get', 'csr', '-o', 'jsonpath={range .items[*]}{.spec.username} {.spec.signerName} {.status.conditions[0].type}{"\\n"}{end}']);
+    assert.match(csrs, new RegExp(`^system:node:${node} kubernetes.io/kube-apiserver-client-kubelet Approved$`, 'm'));
+    // The kubelet goes on talking to the apiserver with the new certificate: its Lease keeps being renewed after the old one expired.
+    const lease = () => cluster.kubectl(['get', 'lease', node, '-n', 'kube-node-lease', '-o', 'jsonpath={.spec.renewTime}']);
+    await new Promise((r) => setTimeout(r, Math.max(0, firstExpires - Date.now()) + 1000));
+    const t0 = lease();
+    await waitFor(() => lease() !== t0, 20_000, 1000, 'lease renewed after the first certificate expired');
+    assert.match(cluster.kubectl(['get', 'node', node]), /\bReady\b/);
+    assert.equal(cluster.kubectl(['get', 'pod', 'boot', '-o', 'jsonpath={.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount}']), `${containerId} 0`);
+    assert.equal(cluster.kubectl(['exec', 'boot', '--', 'echo', 'still here']).trim(), 'still here');
   });
 });
