@@ -38,7 +38,7 @@ describe('three VMs: tskube up, then tskube join', { skip, timeout: 15 * 60_000 
   });
   after(() => lan.cleanup());
 
-  test('up prints a join line; wrong hash, wrong token, expired token and an unreachable server each fail with one clear line and leave nothing behind', async () => {
+  test('up prints a join line; wrong hash, wrong token, expired token, an unreachable server and a taken node name each fail with one clear line and leave nothing behind', async () => {
     assert.match(join, /^tskube join https:\/\/192\.0\.2\.1:6443 --token [a-z0-9]{6}\.[a-z0-9]{16} --discovery-token-ca-cert-hash sha256:[0-9a-f]{64}$/);
     const args = joinArgs(join);
     const token = args[args.indexOf('--token') + 1]!;
@@ -46,15 +46,16 @@ describe('three VMs: tskube up, then tskube join', { skip, timeout: 15 * 60_000 
     const withArgs = (t: string, h: string, server = 'https://192.0.2.1:6443') => ['join', server, '--token', t, '--discovery-token-ca-cert-hash', h];
     const expired = 'exp000.0123456789abcdef';
     kubectl(['-n', 'kube-system', 'create', 'secret', 'generic', 'bootstrap-token-exp000', '--type=bootstrap.kubernetes.io/token', '--from-literal=token-id=exp000', '--from-literal=token-secret=0123456789abcdef', `--from-literal=expiration=${new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z')}`, '--from-literal=usage-bootstrap-authentication=true', '--from-literal=usage-bootstrap-signing=true']);
-    const cases: [string[], RegExp][] = [
+    const cases: [string[], RegExp, string[]?][] = [
       [withArgs(token, `sha256:${'0'.repeat(64)}`), /cluster CA found in cluster-info ConfigMap is invalid: none of the public keys "sha256:[0-9a-f]{64}" are pinned/],
       [withArgs(`${token.split('.')[0]}.0000000000000000`, hash), /failed to verify JWS signature of received cluster info object, can't trust this API Server/],
       [withArgs('zzzzzz.0000000000000000', hash), /could not find a JWS signature in the cluster-info ConfigMap for token ID "zzzzzz"/],
       [withArgs(expired, hash), /could not find a JWS signature in the cluster-info ConfigMap for token ID "exp000": the token is wrong or has expired/],
       [withArgs(token, hash, 'https://192.0.2.9:6443'), /cannot reach the apiserver at https:\/\/192\.0\.2\.9:6443/],
+      [withArgs(token, hash), /a Node with name "vm-1" and status "Ready" already exists in the cluster\. You must delete the existing Node or change the name of this new joining Node/, ['--hostname-override=vm-1']],
     ];
-    for (const [a, want] of cases) {
-      const { code, out } = await vm2.joinFails(a);
+    for (const [a, want, extra] of cases) {
+      const { code, out } = await vm2.joinFails(a, extra);
       assert.equal(code, 1, out);
       assert.match(out, want);
       assert.match(out, /discovery: cluster-info from .*: FAILED after/);

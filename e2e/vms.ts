@@ -108,9 +108,9 @@ export class Vm {
   }
 
   /** Runs `tskube join …` that must fail: its exit code and output. */
-  async joinFails(args: string[]): Promise<{ code: number | null; out: string }> {
+  async joinFails(args: string[], extra: string[] = []): Promise<{ code: number | null; out: string }> {
     this.out = path.join(this.dir, `join-fail-${Date.now()}.out`);
-    const p = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args, ...this.common()], this.out, { netns: this.netns, cwd: REPO });
+    const p = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args, ...this.common(), ...extra], this.out, { netns: this.netns, cwd: REPO });
     const code = await Promise.race([p.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 60_000).unref())]);
     if (code === 'timeout') {
       await stopPid(p.pid, 1000, 'SIGKILL');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { desiredRoutes, desiredVxlan, networkRules, nodeNets, parseRoutes, peerDiff, podConflist, routeDiff, vxlanAnnotations, type Route } from './plan.js';
+import { desiredRoutes, desiredVxlan, networkRules, nodeNets, parseRoutes, peerDiff, podConflist, podNetworkPrefixes, routeDiff, vxlanAnnotations, type Route } from './plan.js';
 import { PodNetwork, type IpCommand } from './network.js';
 import { useTestApiServer } from '../../apiserver/testing.js';
 import { createLogger } from '../../kube/log.js';
@@ -56,11 +56,25 @@ test('masquerade rules: pod to any podCIDR returns, other egress from this node\
   assert.match(r, /^\*filter\n:TSKUBE-FWD - \[0:0\]\n-A TSKUBE-FWD -s 10\.244\.0\.0\/24 .*-j ACCEPT\n-A TSKUBE-FWD -d 10\.244\.0\.0\/24 .*-j ACCEPT\n-A TSKUBE-FWD -s 10\.244\.1\.0\/24/);
 });
 
+test('rule prefixes: the podCIDRs\' common supernet, unless it would cover a node address (then each podCIDR)', () => {
+  assert.deepEqual(podNetworkPrefixes(['10.244.0.0/24', '10.244.1.0/24', '10.244.7.0/24'], ['192.0.2.1']), ['10.244.0.0/21']);
+  assert.deepEqual(podNetworkPrefixes(['10.244.0.0/24', '10.244.200.0/24'], ['192.0.2.1']), ['10.244.0.0/16']);
+  assert.deepEqual(podNetworkPrefixes(['10.244.0.0/24', '10.245.3.0/24'], ['10.244.9.9']), ['10.244.0.0/24', '10.245.3.0/24'], 'the supernet 10.244.0.0/15 holds a node');
+  assert.deepEqual(podNetworkPrefixes(['10.0.0.0/24', '192.168.0.0/24'], []), ['10.0.0.0/24', '192.168.0.0/24'], 'no supernet narrower than /8');
+  assert.deepEqual(podNetworkPrefixes(['10.244.3.0/24'], []), ['10.244.3.0/24']);
+  const r = networkRules('10.244.1.0/24', ['10.244.0.0/21']);
+  assert.match(r, /-A TSKUBE-POSTRTG -s 10\.244\.1\.0\/24 -d 10\.244\.0\.0\/21 .*-j RETURN\n-A TSKUBE-POSTRTG -s 10\.244\.1\.0\/24 ! -d 224/);
+});
+
 /** The kernel's route table for our proto, in memory, speaking `ip`'s arguments and JSON. */
 class FakeIp implements IpCommand {
   readonly table = new Map<string, string>();
   calls: string[] = [];
-  async run(args: string[]): Promise<string> {
+  async run(args: string[], _bin?: string, input?: string): Promise<string> {
+    if (args[1] === '-batch') {
+      for (const line of input!.trim().split('\n')) await this.run(line.split(' '));
+      return '';
+    }
     this.calls.push(args.join(' '));
     if (args[0] === '-j') return JSON.stringify([...this.table].map(([dst, gateway]) => ({ dst, gateway, protocol: '77' })));
     if (args[1] === 'replace') this.table.set(args[2]!, args[4]!);
@@ -125,7 +139,7 @@ test('reconciler: waits for its podCIDR, then writes the conflist, forwarding an
     const n2 = (await admin.get('/api/v1/nodes/n2')).spec.podCIDR as string;
     const n3 = (await admin.get('/api/v1/nodes/n3')).spec.podCIDR as string;
     assert.deepEqual(Object.fromEntries(ip.table), { [n2]: '192.0.2.2', [n3]: '192.0.2.3' });
-    assert.ok(iptables.restores.at(-1)!.includes(`-d ${n3} `), 'rules know every podCIDR');
+    assert.ok(iptables.restores.at(-1)!.includes(`-d ${podNetworkPrefixes([own, n2, n3], [])[0]} `), 'rules cover every podCIDR');
     // n3 moves to another address; n2 goes away.
     await admin.patch('/api/v1/nodes/n3/status', { status: status('192.0.2.33') }, 'merge');
     await admin.delete('/api/v1/nodes/n2');

@@ -2,7 +2,7 @@
 // routes to other nodes' podCIDRs (host-gw), the CNI conflist for this node's
 // podCIDR, and the masquerade/forward rules. Pure functions; network.ts applies them.
 import type { KObj } from '../../kube/client.js';
-import { cidrsOverlap } from '../../kube/cidr.js';
+import { cidrsOverlap, ipInCidr, ipToString, parseCidr } from '../../kube/cidr.js';
 
 export type PodNetworkMode = 'host-gw' | 'vxlan' | 'none';
 export const POD_NETWORK_MODES: PodNetworkMode[] = ['host-gw', 'vxlan', 'none'];
@@ -117,19 +117,51 @@ export function desiredRoutes(nodes: NodeNet[], self: string): { routes: Route[]
   const own = nodes.find((n) => n.name === self)?.podCIDR;
   const routes: Route[] = [];
   const skipped: string[] = [];
-  const taken: { cidr: string; node: string }[] = own ? [{ cidr: own, node: self }] : [];
+  // Ranges taken so far, sorted by start: an overlap check is a binary search, not a scan (1,000s of nodes).
+  const taken: { lo: number; hi: number; cidr: string; node: string }[] = [];
+  const range = (cidr: string): { lo: number; hi: number } | undefined => {
+    try {
+      const { base, size } = parseCidr(cidr);
+      return { lo: base, hi: base + size - 1 };
+    } catch {
+      return undefined;
+    }
+  };
+  const clash = (r: { lo: number; hi: number }) => {
+    let a = 0;
+    let b = taken.length;
+    while (a < b) {
+      const m = (a + b) >> 1;
+      if (taken[m]!.lo <= r.lo) a = m + 1;
+      else b = m;
+    }
+    // Sorted by start and never overlapping: only the neighbours can overlap r.
+    return [taken[a - 1], taken[a]].find((t) => t && t.lo <= r.hi && r.lo <= t.hi);
+  };
+  const take = (r: { lo: number; hi: number }, cidr: string, node: string) => {
+    let i = 0;
+    while (i < taken.length && taken[i]!.lo < r.lo) i++;
+    taken.splice(i, 0, { ...r, cidr, node });
+  };
+  const ownRange = own ? range(own) : undefined;
+  if (own && ownRange) take(ownRange, own, self);
   for (const n of [...nodes].sort((a, b) => a.name.localeCompare(b.name))) {
     if (n.name === self || !n.podCIDR) continue;
     if (!n.internalIP) {
       skipped.push(`node ${n.name} has podCIDR ${n.podCIDR} but no InternalIP yet`);
       continue;
     }
-    const clash = taken.find((t) => cidrsOverlap(t.cidr, n.podCIDR!));
-    if (clash) {
-      skipped.push(`node ${n.name}'s podCIDR ${n.podCIDR} overlaps node ${clash.node}'s ${clash.cidr}; no route`);
+    const r = range(n.podCIDR);
+    if (!r) {
+      skipped.push(`node ${n.name}'s podCIDR ${n.podCIDR} is not an IPv4 CIDR; no route`);
       continue;
     }
-    taken.push({ cidr: n.podCIDR, node: n.name });
+    const c = clash(r);
+    if (c) {
+      skipped.push(`node ${n.name}'s podCIDR ${n.podCIDR} overlaps node ${c.node}'s ${c.cidr}; no route`);
+      continue;
+    }
+    take(r, n.podCIDR, n.name);
     routes.push({ dst: n.podCIDR, via: n.internalIP });
   }
   return { routes, skipped };
@@ -171,12 +203,33 @@ export function podConflist(o: { podCIDR: string; ipamDir?: string; bridge?: str
 }
 
 /**
+ * The prefixes that stand for all podCIDRs in the rules: their smallest common supernet (the cluster CIDR, as
+ * flannel's rules use it) when it covers no node address, else each podCIDR. One rule instead of one per node,
+ * and no rule change when a node joins.
+ */
+export function podNetworkPrefixes(cidrs: string[], nodeIPs: string[]): string[] {
+  const uniq = [...new Set(cidrs)].sort();
+  if (uniq.length < 2) return uniq;
+  const nums = uniq.map((c) => {
+    const { base, size } = parseCidr(c);
+    return [base, base + size - 1] as const;
+  });
+  const lo = Math.min(...nums.map((n) => n[0]));
+  const hi = Math.max(...nums.map((n) => n[1]));
+  let bits = 32;
+  while (bits > 0 && (lo >>> (32 - bits)) !== (hi >>> (32 - bits))) bits--;
+  const supernet = `${ipToString(bits === 0 ? 0 : (lo & ((~0 << (32 - bits)) >>> 0)) >>> 0)}/${bits}`;
+  return bits >= 8 && !nodeIPs.some((ip) => ipInCidr(ip, supernet)) ? [supernet] : uniq;
+}
+
+/**
  * iptables-restore input (--noflush) for this node: pods' traffic to any podCIDR keeps its
  * source; anything else leaving the node from a local pod is masqueraded (as flannel's
  * FLANNEL-POSTRTG). Forwarding to and from podCIDRs is accepted even under a DROP policy.
+ * `podPrefixes` from podNetworkPrefixes.
  */
-export function networkRules(ownCIDR: string, allCIDRs: string[]): string {
-  const cidrs = [...new Set([ownCIDR, ...allCIDRs])].sort();
+export function networkRules(ownCIDR: string, podPrefixes: string[]): string {
+  const cidrs = [...new Set(podPrefixes.some((p) => cidrsOverlap(p, ownCIDR)) ? podPrefixes : [ownCIDR, ...podPrefixes])].sort();
   const nat = [
     '*nat',
     `:${NAT_CHAIN} - [0:0]`,

@@ -21,6 +21,9 @@ function statusKey(st: Record<string, any>): string {
   return canonicalJson([st.capacity, st.allocatable, st.addresses, st.daemonEndpoints, st.nodeInfo, conditions]);
 }
 
+/** How often facts are checked until the node is first posted Ready. */
+const FAST_MS = 100;
+
 export class NodeStatusManager {
   private timer: NodeJS.Timeout | undefined;
   private lastPosted = '';
@@ -85,23 +88,40 @@ export class NodeStatusManager {
     }
     const body = this.withTimes({ status });
     await this.client.patch(`/api/v1/nodes/${f.nodeName}/status`, body, 'strategic');
+    if (((status.conditions ?? []) as { type: string; status: string }[]).some((c) => c.type === 'Ready' && c.status === 'True')) this.readyPosted = true;
     this.lastPosted = key;
     this.lastPostedAt = Date.now();
     this.posts++;
     return true;
   }
 
+  /** Whether a status saying Ready has been posted since start. */
+  private readyPosted = false;
+
+  private postedReady(): boolean {
+    return this.readyPosted;
+  }
+
+  /**
+   * Until the node has been posted Ready once, its facts are checked every 100 ms and posted when they change
+   * (upstream's fastStatusUpdateOnce): a node whose network comes up a moment after registering is Ready then,
+   * not a whole update period later. After that, the regular period.
+   */
   start(): void {
     const tick = async (): Promise<void> => {
+      const fast = !this.postedReady();
       try {
-        await this.sync();
+        if (fast) {
+          const key = statusKey(nodeStatus(await this.facts()));
+          if (key !== this.lastPosted) await this.sync(true);
+        } else await this.sync();
       } catch (e) {
         this.log.warn(`node status update failed: ${(e as Error).message}`);
       }
-      this.timer = setTimeout(() => void tick(), this.o.updateMs ?? 10_000);
+      this.timer = setTimeout(() => void tick(), !this.postedReady() ? FAST_MS : (this.o.updateMs ?? 10_000));
       this.timer.unref();
     };
-    this.timer = setTimeout(() => void tick(), this.o.updateMs ?? 10_000);
+    this.timer = setTimeout(() => void tick(), !this.postedReady() ? FAST_MS : (this.o.updateMs ?? 10_000));
     this.timer.unref();
   }
 

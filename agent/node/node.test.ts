@@ -46,6 +46,31 @@ test('registers the Node with upstream labels, capacity, nodeInfo, endpoint and 
   assert.equal((await t.node.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready').status, 'True');
 });
 
+test('a node registered NotReady (no CNI config yet) is posted Ready within moments of its network coming up, not an update period later', async () => {
+  const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: false, runtimeMessage: 'container runtime network not ready: NetworkReady=false' };
+  const m = new NodeStatusManager(t.node, async () => ({ ...facts }), memoryLogger(), { updateMs: 3600_000 });
+  await m.register();
+  const ready = async () => (await t.node.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready').status;
+  assert.equal(await ready(), 'False');
+  m.start();
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    const posts = m.posts;
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(m.posts, posts, 'unchanged facts are not posted again');
+    facts.runtimeReady = true;
+    facts.runtimeMessage = undefined;
+    let status = '';
+    for (let i = 0; i < 40 && status !== 'True'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      status = await ready();
+    }
+    assert.equal(status, 'True');
+  } finally {
+    m.stop();
+  }
+});
+
 test('the Lease kube-node-lease/<node> is created, then renewed, owned by the Node', async () => {
   const nodeUid = (await t.node.get('/api/v1/nodes/n1')).metadata.uid;
   const hb = new LeaseHeartbeat(t.node, 'n1', memoryLogger());
