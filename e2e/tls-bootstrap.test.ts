@@ -25,9 +25,9 @@ class BootstrapCluster extends TestCluster {
     const boot = path.join(this.node.dir, 'bootstrap-kubelet.conf');
     fs.writeFileSync(boot, JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'kubernetes', cluster: { server, 'certificate-authority-data': fs.readFileSync(this.as.caFile).toString('base64') } }], contexts: [{ name: 'tls-bootstrap-token-user@kubernetes', context: { cluster: 'kubernetes', user: 'tls-bootstrap-token-user' } }], 'current-context': 'tls-bootstrap-token-user@kubernetes', users: [{ name: 'tls-bootstrap-token-user', user: { token: this.token } }] }));
     // kubeadm's config.yaml as kubeadm 1.32 writes it (rotateCertificates: true, zero values meaning defaults), plus
-    // podLogsDir so the test's logs stay in its own dir.
+    // podLogsDir so the test's logs stay in its own dir, and serverTLSBootstrap (a kubeadm option).
     const config = path.join(this.node.dir, 'kubeadm-config.yaml');
-    fs.writeFileSync(config, `${fs.readFileSync(path.join(REPO, 'cli/testdata/kubeadm-kubelet-config.yaml'), 'utf8')}podLogsDir: ${this.node.podLogsDir}\n`);
+    fs.writeFileSync(config, `${fs.readFileSync(path.join(REPO, 'cli/testdata/kubeadm-kubelet-config.yaml'), 'utf8')}podLogsDir: ${this.node.podLogsDir}\nserverTLSBootstrap: true\n`);
     return [`--config=${config}`, `--bootstrap-kubeconfig=${boot}`, `--kubeconfig=${path.join(this.node.dir, 'kubelet.conf')}`, `--cert-dir=${path.join(this.node.dir, 'kubelet-pki')}`, '--pod-infra-container-image=registry.k8s.io/pause:3.10', `--client-ca-file=${this.as.caFile}`, `--node-ip=${this.node.nodeIP}`];
   }
 }
@@ -78,5 +78,26 @@ describe('kubelet TLS bootstrap with a bootstrap token', { skip: clusterSkip(e2e
     assert.match(cluster.kubectl(['get', 'node', node]), /\bReady\b/);
     assert.equal(cluster.kubectl(['get', 'pod', 'boot', '-o', 'jsonpath={.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount}']), `${containerId} 0`);
     assert.equal(cluster.kubectl(['exec', 'boot', '--', 'echo', 'still here']).trim(), 'still here');
+  });
+
+  test('serverTLSBootstrap: the approved kubelet-serving certificate is served, and renewed through a new CSR that needs approval again', async () => {
+    const node = cluster.node.name;
+    const pendingServing = (): string[] =>
+      cluster.kubectl(['get', 'csr', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.spec.signerName} {.status.conditions[0].type}{"\\n"}{end}']).trim().split('\n').filter((l) => / kubernetes\.io\/kubelet-serving $/.test(l)).map((l) => l.split(' ')[0]!);
+    const served = (): string => sh('sh', ['-c', `openssl s_client -connect ${cluster.node.nodeIP}:10250 </dev/null 2>/dev/null | openssl x509 -noout -serial -issuer`], { netns: cluster.node.netns, allowFail: true });
+    // Each kubelet start posted one (the restart in the first test too): approve what is pending, as an admin would.
+    const first = await waitFor(() => (pendingServing().length ? pendingServing() : undefined), 30_000, 500, 'a pending kubelet-serving CSR');
+    assert.doesNotMatch(served(), /issuer=CN ?= ?tskube-ca/, 'self-signed until approved');
+    cluster.kubectl(['certificate', 'approve', ...first]);
+    const issued = await waitFor(() => (/issuer=CN ?= ?tskube-ca/.test(served()) ? served() : undefined), 30_000, 500, 'the issued serving certificate served').catch((e: Error) => {
+      throw new Error(`${e.message}; served: ${served()}; kubelet log:\n${cluster.node.kubeletLog().split('\n').slice(-30).join('\n')}`);
+    });
+    // One-minute certificates: a renewal CSR comes within about 25 s; until it is approved the current one is served.
+    const second = await waitFor(() => pendingServing().find((n) => !first.includes(n)), 60_000, 500, 'a renewal kubelet-serving CSR');
+    assert.equal(served(), issued);
+    cluster.kubectl(['certificate', 'approve', second]);
+    await waitFor(() => /issuer=CN ?= ?tskube-ca/.test(served()) && served() !== issued, 30_000, 500, 'the renewed serving certificate served');
+    assert.match(cluster.kubectl(['get', 'node', node]), /\bReady\b/);
+    assert.equal(cluster.kubectl(['logs', 'boot']).trim(), '');
   });
 });

@@ -6,7 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { rotationDeadline, ClientCertRotation } from './cert-rotation.js';
+import { rotationDeadline, ClientCertRotation, CertificateRotator } from './cert-rotation.js';
 import { tlsBootstrap } from './tls-bootstrap.js';
 import { useTestApiServer, writeBootstrapKubeconfig } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
@@ -45,4 +45,23 @@ test('rotation: a new certificate through a CSR posted with the current one; the
   assert.ok(csrs.some((c) => c.spec.username === 'system:node:rot' && c.status.conditions[0]!.message === 'Auto approving self kubelet client certificate after SubjectAccessReview.'));
   client.close();
   fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('a rotator whose certificate is missing waits (client) or asks at once, retrying failures with backoff (serving, before its first CSR is issued)', async () => {
+  const none = () => undefined;
+  assert.equal(new CertificateRotator({ what: 'x', current: none, renew: async () => {} }, log).due(), Infinity);
+  let calls = 0;
+  let cert: X509Certificate | undefined;
+  const r = new CertificateRotator({ what: 'serving certificate', current: () => cert, missingIsDue: true, renew: async () => {
+    calls++;
+    if (calls === 1) throw new Error('socket hang up');
+    cert = { validFrom: new Date(Date.now() - 60_000).toUTCString(), validTo: new Date(Date.now() + 3600_000).toUTCString() } as X509Certificate;
+  } }, log);
+  assert.equal(r.due(), 0);
+  r.start();
+  for (let i = 0; i < 60 && calls < 2; i++) await new Promise((res) => setTimeout(res, 100));
+  await new Promise((res) => setTimeout(res, 200));
+  r.stop();
+  assert.equal(calls, 2, 'retried once after the failure (1 s backoff), then due only at 70-90 % of the new lifetime');
+  assert.equal(r.rotations, 1);
 });

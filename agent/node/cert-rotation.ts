@@ -17,41 +17,35 @@ export function rotationDeadline(cert: X509Certificate, rand: number): number {
   return from + (to - from) * (0.7 + 0.2 * rand);
 }
 
-export interface RotationOptions {
-  kubeconfig: string;
-  nodeName: string;
-  certDir: string;
-  /** Clients that must use the new certificate (the kubelet's and its Lease's). */
-  clients: KubeClient[];
-  rand?: () => number;
-  now?: () => number;
-  pollMs?: number;
-}
-
-export class ClientCertRotation {
+/** Renews a certificate at its jittered deadline, retrying failures with backoff (1 s doubling to 5 min). */
+export class CertificateRotator {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private failures = 0;
   rotations = 0;
 
   constructor(
-    private readonly o: RotationOptions,
-    private readonly log: Logger,
+    private readonly r: {
+      what: string;
+      current: () => X509Certificate | undefined;
+      renew: () => Promise<void>;
+      /** No current certificate means: get one now (the serving certificate before its first CSR was issued). */
+      missingIsDue?: boolean;
+      rand?: () => number;
+      now?: () => number;
+    },
+    protected readonly log: Logger,
   ) {}
-
-  private current(): X509Certificate | undefined {
-    const auth = loadKubeconfig(this.o.kubeconfig);
-    return auth.cert ? new X509Certificate(auth.cert) : undefined;
-  }
 
   /** Milliseconds until the next renewal is due (0: now). */
   due(): number {
-    const cert = this.current();
-    if (!cert) return Infinity;
-    return Math.max(0, rotationDeadline(cert, (this.o.rand ?? Math.random)()) - (this.o.now ?? Date.now)());
+    const cert = this.r.current();
+    if (!cert) return this.r.missingIsDue ? 0 : Infinity;
+    return Math.max(0, rotationDeadline(cert, (this.r.rand ?? Math.random)()) - (this.r.now ?? Date.now)());
   }
 
   start(): void {
+    this.stopped = false;
     this.schedule(this.due());
   }
 
@@ -72,29 +66,61 @@ export class ClientCertRotation {
     } catch (e) {
       this.failures++;
       const wait = Math.min(2 ** this.failures * 1000, 5 * 60_000);
-      this.log.warn(`certificate rotation: ${(e as Error).message}; retrying in ${Math.round(wait / 1000)}s`);
+      this.log.warn(`certificate rotation: ${this.r.what}: ${(e as Error).message}; retrying in ${Math.round(wait / 1000)}s`);
       this.schedule(wait);
     }
   }
 
   /** Renews now. */
   async rotate(): Promise<void> {
-    const client = new KubeClient(loadKubeconfig(this.o.kubeconfig));
-    try {
-      await requestCertificate(client, { nodeName: this.o.nodeName, certDir: this.o.certDir, pollMs: this.o.pollMs }, this.log);
-    } finally {
-      client.close();
-    }
-    // The kubeconfig names the link, which now points at the new file.
-    const auth = loadKubeconfig(this.o.kubeconfig);
-    for (const c of this.o.clients) c.setCredentials(auth);
+    await this.r.renew();
     this.rotations++;
-    const cert = this.current();
-    this.log.info(`certificate rotation: client certificate renewed, valid until ${cert?.validTo ?? '?'}`);
+    this.log.info(`certificate rotation: ${this.r.what} renewed, valid until ${this.r.current()?.validTo ?? '?'}`);
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+  }
+}
+
+export interface RotationOptions {
+  kubeconfig: string;
+  nodeName: string;
+  certDir: string;
+  /** Clients that must use the new certificate (the kubelet's and its Lease's). */
+  clients: KubeClient[];
+  rand?: () => number;
+  now?: () => number;
+  pollMs?: number;
+}
+
+/** rotateCertificates: the client certificate, through a selfnodeclient CSR; the clients switch to it in place. */
+export class ClientCertRotation extends CertificateRotator {
+  constructor(o: RotationOptions, log: Logger) {
+    const current = (): X509Certificate | undefined => {
+      const auth = loadKubeconfig(o.kubeconfig);
+      return auth.cert ? new X509Certificate(auth.cert) : undefined;
+    };
+    super(
+      {
+        what: 'client certificate',
+        current,
+        rand: o.rand,
+        now: o.now,
+        renew: async () => {
+          const client = new KubeClient(loadKubeconfig(o.kubeconfig));
+          try {
+            await requestCertificate(client, { nodeName: o.nodeName, certDir: o.certDir, pollMs: o.pollMs }, log);
+          } finally {
+            client.close();
+          }
+          // The kubeconfig names the link, which now points at the new file.
+          const auth = loadKubeconfig(o.kubeconfig);
+          for (const c of o.clients) c.setCredentials(auth);
+        },
+      },
+      log,
+    );
   }
 }

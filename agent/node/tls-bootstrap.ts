@@ -100,7 +100,16 @@ export async function requestCertificate(client: KubeApi, o: Pick<TlsBootstrapOp
   const deadline = Date.now() + (o.timeoutMs ?? 3600_000);
   let csr: KObj;
   for (;;) {
-    csr = await client.get(`${CSRS}/${name}`);
+    try {
+      csr = await client.get(`${CSRS}/${name}`);
+    } catch (e) {
+      // A dropped connection (the client's credentials were just rotated, an apiserver restart) is not an answer:
+      // keep waiting for this CSR rather than post another one someone would have to approve again.
+      if ((e instanceof KubeApiError && e.code === 404) || Date.now() > deadline) throw e;
+      log.debug(`certificate signing request ${name}: ${(e as Error).message}; polling again`);
+      await new Promise((r) => setTimeout(r, o.pollMs ?? 1000));
+      continue;
+    }
     const denied = ((csr.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Denied' || c.type === 'Failed');
     if (denied) throw new Error(`certificate signing request ${name} is ${denied.type === 'Denied' ? 'denied' : 'failed'}, reason: ${denied.reason ?? ''}, message: ${denied.message ?? ''}`);
     if (csr.status?.certificate) break;

@@ -13,7 +13,9 @@ import { LogRotator } from './log-rotation.js';
 import { serveLocal } from './metrics-server.js';
 import { alwaysOk, syncLoopCheck } from './healthz.js';
 import { loadBootstrappedServingCert, loadServingCert } from './serving-cert.js';
+import { X509Certificate } from 'node:crypto';
 import { requestCertificate } from '../node/tls-bootstrap.js';
+import { CertificateRotator } from '../node/cert-rotation.js';
 import net from 'node:net';
 import { StatsProvider } from './stats.js';
 
@@ -109,16 +111,31 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
     }
   };
   await listen(0);
-  if (bootstrapServing && !issued) {
+  if (bootstrapServing) {
     // A serving CSR waits for a human (kubectl certificate approve), possibly long: nothing waits on this.
     const sans = [...new Set([cfg.nodeName, os.hostname()])].map((h) => `DNS:${h}`).concat([...new Set([o.hostIP])].filter((i) => net.isIP(i)).map((i) => `IP:${i}`));
-    void requestCertificate(o.client!, { nodeName: cfg.nodeName, certDir: cfg.certDir, kind: 'server', sans, timeoutMs: 365 * 86400_000, pollMs: 5000 }, log)
-      .then(() => {
-        const c = loadBootstrappedServingCert(cfg.certDir);
-        if (c) api.server?.setCertificate(c);
-        log.info('kubelet API: serving the certificate issued for the kubelet-serving CSR');
-      })
-      .catch((e: Error) => log.warn(`serverTLSBootstrap: ${e.message}; keeping the self-signed certificate`));
+    const request = async (): Promise<void> => {
+      await requestCertificate(o.client!, { nodeName: cfg.nodeName, certDir: cfg.certDir, kind: 'server', sans, timeoutMs: 365 * 86400_000, pollMs: 5000 }, log);
+      const c = loadBootstrappedServingCert(cfg.certDir);
+      if (c) api.server?.setCertificate(c);
+      log.info('kubelet API: serving the certificate issued for the kubelet-serving CSR');
+    };
+    // Renewed at 70-90 % of its lifetime through a new kubelet-serving CSR, as upstream's serving certificate manager.
+    const rotation = new CertificateRotator(
+      {
+        what: 'serving certificate',
+        current: () => {
+          const c = loadBootstrappedServingCert(cfg.certDir);
+          return c ? new X509Certificate(c.cert) : undefined;
+        },
+        renew: request,
+        // Until one is issued, the self-signed certificate is served and the CSR is retried with backoff.
+        missingIsDue: true,
+      },
+      log,
+    );
+    closers.push(async () => rotation.stop());
+    rotation.start();
   }
   return api;
 }
