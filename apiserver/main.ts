@@ -11,8 +11,7 @@ import { expireEvents } from './api/event-ttl.js';
 import { startControllers, type RunningControllers } from './controllers/index.js';
 import { Authenticator } from './http/authn.js';
 import { ensureClusterInfo } from './bootstrap/cluster-info.js';
-import { CidrSet } from './controllers/node-ipam.js';
-import { cidrsOverlap } from '../kube/cidr.js';
+import { validateClusterCidr } from './controllers/node-ipam.js';
 import { alwaysAllow, AuthorizerChain, type Authorizer } from './authz/authorizer.js';
 import { RbacAuthorizer } from './authz/rbac.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
@@ -105,8 +104,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   let nodeIpam: { clusterCidr: string; nodeCidrMaskSize: number } | undefined;
   if (c.allocateNodeCidrs) {
     nodeIpam = { clusterCidr: c.clusterCidr ?? '10.244.0.0/16', nodeCidrMaskSize: c.nodeCidrMaskSize ?? 24 };
-    new CidrSet(nodeIpam.clusterCidr, nodeIpam.nodeCidrMaskSize);
-    if (cidrsOverlap(nodeIpam.clusterCidr, c.serviceClusterIpRange)) throw new Error(`--cluster-cidr ${nodeIpam.clusterCidr} overlaps --service-cluster-ip-range ${c.serviceClusterIpRange}`);
+    validateClusterCidr(nodeIpam.clusterCidr, nodeIpam.nodeCidrMaskSize, c.serviceClusterIpRange, c.advertiseAddress ? [c.advertiseAddress] : []);
   }
   // As upstream: in-cluster clients verify the apiserver at the kubernetes Service's ClusterIP and names.
   const ips = [...new Set(['127.0.0.1', new IpAllocator(c.serviceClusterIpRange).first, c.advertiseAddress].filter(Boolean))];

@@ -18,6 +18,9 @@ import { Progress } from './progress.js';
 import { loadProxyConfig } from './proxy-config.js';
 import { httpOk, NodeRunner, REGISTRY, REGISTRY_PORT, until } from './node-runner.js';
 import { runToken } from './token.js';
+import { validateClusterCidr } from '../apiserver/controllers/node-ipam.js';
+
+const SERVICE_CIDR = '10.96.0.0/12';
 
 export const UP_FLAGS: Record<string, string> = {
   'data-dir': 'everything up keeps: apiserver data and PKI, kubeconfigs, logs, images, the registry, and containerd\'s state when up starts it. Default /var/lib/tskube',
@@ -44,6 +47,8 @@ export async function runUp(argv: string[]): Promise<void> {
   const port = Number(f.get('secure-port') ?? 6443);
   const clusterCIDR = f.get('cluster-cidr') ?? '10.244.0.0/16';
   const podNetwork = f.get('pod-network') ?? 'host-gw';
+  // A bad pod range is refused before anything starts.
+  validateClusterCidr(clusterCIDR, 24, SERVICE_CIDR, [nodeIP]);
   for (const d of [data, manifests]) fs.mkdirSync(d, { recursive: true });
   const rootDir = path.resolve(f.get('root-dir') ?? '/var/lib/kubelet');
   const run = new NodeRunner('up', { data, endpoint, rootDir });
@@ -87,7 +92,7 @@ export async function runUp(argv: string[]): Promise<void> {
         bindAddress: '0.0.0.0',
         securePort: port,
         advertiseAddress: nodeIP,
-        serviceClusterIpRange: '10.96.0.0/12',
+        serviceClusterIpRange: SERVICE_CIDR,
         nodeNames: [nodeName],
         authorizationModes: ['Node', 'RBAC'],
         admissionPlugins: ['NodeRestriction'],

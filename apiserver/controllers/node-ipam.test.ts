@@ -1,7 +1,7 @@
 // Node IPAM (issue 14, part): the range allocator and the controller.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CidrSet } from './node-ipam.js';
+import { CidrSet, validateClusterCidr } from './node-ipam.js';
 import { cidrsOverlap } from '../../kube/cidr.js';
 import { useTestApiServer } from '../testing.js';
 import type { KObj } from '../../kube/client.js';
@@ -20,6 +20,13 @@ test('CidrSet: subnets in order, existing ones kept, released ones reused, exhau
   assert.throws(() => new CidrSet('fd00::/48', 64), /--cluster-cidr: invalid CIDR "fd00::\/48" \(only IPv4 is supported\)/);
   assert.equal(cidrsOverlap('10.96.0.0/12', '10.100.0.0/16'), true);
   assert.equal(cidrsOverlap('10.244.0.0/16', '10.96.0.0/12'), false);
+});
+
+test('a pod range over the Service range or a node address is refused up front', () => {
+  assert.doesNotThrow(() => validateClusterCidr('10.244.0.0/16', 24, '10.96.0.0/12', ['192.0.2.1']));
+  assert.throws(() => validateClusterCidr('10.96.0.0/16', 24, '10.96.0.0/12'), /^Error: --cluster-cidr 10\.96\.0\.0\/16 overlaps --service-cluster-ip-range 10\.96\.0\.0\/12$/);
+  assert.throws(() => validateClusterCidr('192.0.0.0/16', 24, '10.96.0.0/12', ['192.0.2.1']), /--cluster-cidr 192\.0\.0\.0\/16 covers the node address 192\.0\.2\.1: pick a pod range outside the nodes' network/);
+  assert.throws(() => validateClusterCidr('10.244.0.0/16', 12, '10.96.0.0/12'), /--node-cidr-mask-size: 12/);
 });
 
 const s = useTestApiServer('n1', { allocateNodeCidrs: true, clusterCidr: '10.244.0.0/23', nodeCidrMaskSize: 24, controllers: ['node-ipam-controller'] });

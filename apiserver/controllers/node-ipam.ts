@@ -8,7 +8,7 @@ import { KubeApiError } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { ipToNumber, ipToString, parseCidr } from '../../kube/cidr.js';
+import { cidrsOverlap, ipInCidr, ipToNumber, ipToString, parseCidr } from '../../kube/cidr.js';
 
 /** One cluster CIDR cut into subnets of `maskSize` bits (upstream's CidrSet). */
 export class CidrSet {
@@ -72,6 +72,17 @@ export class CidrSet {
     const i = this.indexOf(cidr);
     if (i !== undefined) this.used.delete(i);
   }
+}
+
+/**
+ * The pod range's sanity checks, before anything starts: a valid range and mask, clear of the Service range and
+ * of the addresses nodes are reached at (a podCIDR there would steal their traffic).
+ */
+export function validateClusterCidr(clusterCidr: string, nodeCidrMaskSize: number, serviceCidr: string, nodeIPs: string[] = []): void {
+  new CidrSet(clusterCidr, nodeCidrMaskSize);
+  if (cidrsOverlap(clusterCidr, serviceCidr)) throw new Error(`--cluster-cidr ${clusterCidr} overlaps --service-cluster-ip-range ${serviceCidr}`);
+  const inside = nodeIPs.find((ip) => ipInCidr(ip, clusterCidr));
+  if (inside) throw new Error(`--cluster-cidr ${clusterCidr} covers the node address ${inside}: pick a pod range outside the nodes' network`);
 }
 
 export interface NodeIpamOptions {
