@@ -13,11 +13,9 @@ import path from 'node:path';
 import { e2eSkipReason } from './harness.js';
 import { start, stopPid, waitFor } from './proc.js';
 import { clusterSkip } from './cluster.js';
-import { Lan, type Vm } from './vms.js';
+import { HTTP_GET, Lan, whoamiDeployment, type Vm } from './vms.js';
 
 const skip = clusterSkip(e2eSkipReason());
-/** A GET from inside a pod with busybox nc (Debian's static busybox wget crashes there): prints the body's last line. */
-const HTTP_GET = `get() { printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 $1 $2 | tail -n 1 | grep .; }`;
 
 describe('three VMs: tskube up, then tskube join', { skip, timeout: 15 * 60_000 }, () => {
   const lan = new Lan();
@@ -95,25 +93,10 @@ describe('three VMs: tskube up, then tskube join', { skip, timeout: 15 * 60_000 
       });
 
   test('a 6-replica Deployment spreads over the three nodes and every pod reaches every other pod by IP', async () => {
-    // Each pod serves its own name, so an answer says which pod (and node) gave it.
-    kubectl(['apply', '-f', '-'], `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: spread}
-spec:
-  replicas: 6
-  selector: {matchLabels: {app: spread}}
-  template:
-    metadata: {labels: {app: spread}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      tolerations:
+    kubectl(['apply', '-f', '-'], whoamiDeployment('spread', 6, `      tolerations:
       - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 2}
       - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 2}
-      containers:
-      - name: app
-        image: 127.0.0.1:5000/tskube/app:1
-        command: [sh, -c, 'mkdir -p /tmp/w && hostname > /tmp/w/index.html && exec httpd -f -p 8080 -h /tmp/w']
-`);
+`));
     const pods = await waitFor(() => {
       const p = podsByNode();
       return p.length === 6 ? p : undefined;

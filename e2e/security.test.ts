@@ -159,7 +159,11 @@ describe('security replay on a tskube up node', { skip, timeout: 15 * 60_000 }, 
   });
 
   test('what held before still holds: anonymous, bogus tokens, forged certificates, the kubelet API mapping and paths, node-to-node writes, NodeRestriction labels, no old TLS or weak suites', () => {
-    assert.match(curl(['-k', `${n.server}/api/v1/namespaces/default/secrets`]), /"code":\s*401/);
+    // `up` turns anonymous auth on, as kubeadm does (joining nodes read cluster-info): anonymous is refused by RBAC.
+    const anon = curl(['-k', `${n.server}/api/v1/namespaces/default/secrets`]);
+    assert.match(anon, /"code":\s*403/);
+    assert.match(anon, /User \\"system:anonymous\\" cannot list resource \\"secrets\\"/);
+    assert.match(curl(['-k', `${n.server}/api/v1/namespaces/kube-public/configmaps/cluster-info`]), /"name":\s*"cluster-info"/);
     // A certificate claiming system:masters from a CA the apiserver does not trust.
     const forged = path.join(n.dir, 'forged');
     fs.mkdirSync(forged, { recursive: true });

@@ -153,3 +153,25 @@ export class Vm {
     return p.child.exitCode;
   }
 }
+
+/** A GET from inside a pod with busybox nc (Debian's static busybox wget crashes there too): prints the body's last line. */
+export const HTTP_GET = `get() { printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 $1 $2 | tail -n 1 | grep .; }`;
+
+/** A Deployment of the app image whose pods serve their own name on :8080, so an answer says which pod gave it. */
+export function whoamiDeployment(name: string, replicas: number, podSpecExtra = ''): string {
+  return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      terminationGracePeriodSeconds: 1
+${podSpecExtra}      containers:
+      - name: app
+        image: 127.0.0.1:5000/tskube/app:1
+        command: [sh, -c, 'mkdir -p /tmp/w && hostname > /tmp/w/index.html && exec httpd -f -p 8080 -h /tmp/w']
+`;
+}

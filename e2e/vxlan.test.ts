@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import { e2eSkipReason } from './harness.js';
 import { waitFor } from './proc.js';
 import { clusterSkip } from './cluster.js';
-import { Lan, type Vm } from './vms.js';
+import { HTTP_GET, Lan, whoamiDeployment, type Vm } from './vms.js';
 
-const HTTP_GET = `get() { printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 $1 $2 | tail -n 1 | grep .; }`;
 
 describe('vxlan pod network across two subnets', { skip: clusterSkip(e2eSkipReason()), timeout: 10 * 60_000 }, () => {
   const lanA = new Lan();
@@ -46,21 +45,7 @@ describe('vxlan pod network across two subnets', { skip: clusterSkip(e2eSkipReas
   });
 
   test('pods on both nodes reach each other by IP, and a Service answers from both nodes\' pods, from both nodes and from pods', async () => {
-    kubectl(['apply', '-f', '-'], `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: vx}
-spec:
-  replicas: 4
-  selector: {matchLabels: {app: vx}}
-  template:
-    metadata: {labels: {app: vx}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: app
-        image: 127.0.0.1:5000/tskube/app:1
-        command: [sh, -c, 'mkdir -p /tmp/w && hostname > /tmp/w/index.html && exec httpd -f -p 8080 -h /tmp/w']
-`);
+    kubectl(['apply', '-f', '-'], whoamiDeployment('vx', 4));
     const pods = await waitFor(() => {
       const rows = kubectl(['get', 'pods', '-l', 'app=vx', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.podIP} {.spec.nodeName} {.status.phase}{"\\n"}{end}']).trim().split('\n').filter((l) => l.endsWith(' Running')).map((l) => l.split(' '));
       return rows.length === 4 && new Set(rows.map((r) => r[2])).size === 2 ? rows : undefined;

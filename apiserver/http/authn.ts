@@ -48,6 +48,10 @@ export class Authenticator {
         return withAuthenticated(Array.isArray(cn) ? cn[0]! : cn, o === undefined ? [] : Array.isArray(o) ? o : [o]);
       }
     }
+    // A client certificate that does not verify is a 401 even when anonymous requests are allowed: upstream's
+    // anonymous authenticator only runs when no other one failed (union.NewFailOnError).
+    const presented = typeof sock.getPeerCertificate === 'function' ? sock.getPeerCertificate() : undefined;
+    if (!sock.authorized && presented && Object.keys(presented).length > 0) return undefined;
     const auth = String(req.headers.authorization ?? '');
     // A token that does not check out is a 401 even when anonymous requests are allowed, as upstream.
     if (auth.startsWith('Bearer ')) return (await this.token(auth.slice(7)))?.user;

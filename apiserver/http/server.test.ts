@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import https from 'node:https';
@@ -210,6 +211,19 @@ test('--anonymous-auth: the unauthenticated may discover, and get upstream 403s 
     const deploy = await get('/apis/apps/v1/namespaces/default/deployments?watch=1');
     assert.equal(deploy.body.message, 'deployments.apps is forbidden: User "system:anonymous" cannot watch resource "deployments" in API group "apps" in the namespace "default"');
     assert.equal((await get('/metrics')).code, 403);
+    // A client certificate from another CA is a 401, not anonymous (upstream: anonymous only when nothing failed).
+    const forged = path.join(anonDir, 'forged');
+    fs.mkdirSync(forged);
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/O=system:masters/CN=kubernetes-admin', '-keyout', path.join(forged, 'k.pem'), '-out', path.join(forged, 'c.pem')], { stdio: 'ignore' });
+    const code = await new Promise<number>((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port: s2.port, path: '/api/v1/secrets', ca, cert: fs.readFileSync(path.join(forged, 'c.pem')), key: fs.readFileSync(path.join(forged, 'k.pem')) }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(code, 401);
   } finally {
     await s2.stop();
     fs.rmSync(anonDir, { recursive: true, force: true });
