@@ -13,6 +13,7 @@ import { StatusManager } from './status/status-manager.js';
 import { MirrorPods } from './status/mirror-pods.js';
 import { ANN_CONFIG_SOURCE } from './sources/manifest.js';
 import { Backoff } from './pods/backoff.js';
+import { parseResolvConf, podDnsConfig, type DnsConfig } from './pods/dns.js';
 import type { NodeContext } from './pods/cri-config.js';
 import { PodWorker } from './pods/worker.js';
 import { Pleg, type RuntimeSnapshot } from './pleg/relist.js';
@@ -22,6 +23,7 @@ import type { ContainerView } from './probes/worker.js';
 import { operationType, type KubeletCounts, type KubeletMetrics } from './metrics.js';
 import { latestContainer } from './pods/runtime-state.js';
 import { A_POD_TERMINATION_GRACE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './pods/labels.js';
+import fs from 'node:fs';
 import os from 'node:os';
 import { Informer } from '../kube/informer.js';
 import { ApiObjects } from './volumes/api-objects.js';
@@ -49,6 +51,8 @@ export interface KubeletOptions {
   onProbeRun?: (key: string, at: number) => void;
   /** How often ConfigMap, Secret, downwardAPI and projected volumes are refreshed. */
   volumeResyncMs?: number;
+  /** clusterDNS, clusterDomain and resolvConf ("" for none): the pods' DNS settings. Unset: the runtime's default. */
+  dns?: { clusterDNS: string[]; clusterDomain: string; resolvConf: string };
 }
 
 export class Kubelet {
@@ -250,7 +254,23 @@ export class Kubelet {
       volumes: this.volumes,
       services: () => this.services?.list() ?? [],
       allocatable: this.allocatable,
+      dns: this.o.dns ? (pod: Pod) => this.podDns(pod) : undefined,
+      clusterDomain: this.o.dns?.clusterDomain,
     };
+  }
+
+  /** The pod's DNS settings; the node's resolv.conf is read each time, as upstream (it may change). */
+  private podDns(pod: Pod): ReturnType<typeof podDnsConfig> {
+    const d = this.o.dns!;
+    let host: DnsConfig | undefined;
+    if (d.resolvConf) {
+      try {
+        host = parseResolvConf(fs.readFileSync(d.resolvConf, 'utf8'));
+      } catch (e) {
+        throw new Error(`resolvConf ${d.resolvConf}: ${(e as Error).message}`);
+      }
+    }
+    return podDnsConfig(pod, { clusterDNS: d.clusterDNS, clusterDomain: d.clusterDomain, host, nodeIPs: [this.o.node.hostIP] });
   }
 
   /** What the prober sees of a container: the newest instance in the worker's last runtime read. */

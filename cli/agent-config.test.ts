@@ -109,4 +109,19 @@ test("kubeadm's files: its drop-in flags and the config.yaml it writes (zero val
   assert.equal(c.rotateCertificates, true);
   assert.ok(warnings.includes(`${cfgFile}: field cgroupDriver is not supported by this kubelet and is ignored`));
   assert.equal(new Set(warnings).size, warnings.length, 'each warning once');
+  // Pod DNS, as kubeadm sets it: the kube-dns Service's address and the cluster domain; resolvConf defaults.
+  assert.deepEqual([c.clusterDNS, c.clusterDomain, c.resolvConf], [['10.96.0.10'], 'cluster.local', '/etc/resolv.conf']);
+  assert.ok(!warnings.some((w) => /clusterDNS|clusterDomain/.test(w)));
+});
+
+test('pod DNS settings: flags win over the file, resolvConf "" means none, a bad clusterDNS address names the field', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-dnscfg-'));
+  const f = path.join(dir, 'k.yaml');
+  fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nclusterDNS: [10.96.0.10]\nclusterDomain: cluster.local.\nresolvConf: ""\n');
+  const c = loadAgentConfig([`--config=${f}`], () => {});
+  assert.deepEqual([c.clusterDNS, c.clusterDomain, c.resolvConf], [['10.96.0.10'], 'cluster.local', '']);
+  const o = loadAgentConfig([`--config=${f}`, '--cluster-dns=10.0.0.10,10.0.0.11', '--cluster-domain=k8s.test', '--resolv-conf=/run/systemd/resolve/resolv.conf'], () => {});
+  assert.deepEqual([o.clusterDNS, o.clusterDomain, o.resolvConf], [['10.0.0.10', '10.0.0.11'], 'k8s.test', '/run/systemd/resolve/resolv.conf']);
+  fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nclusterDNS: [kube-dns]\n');
+  assert.throws(() => loadAgentConfig([`--config=${f}`], () => {}), new RegExp(`${f}: clusterDNS: "kube-dns" is not an IP address`));
 });

@@ -2,6 +2,7 @@
 // (kubelet.config.k8s.io/v1beta1). Flags win over the config file, as upstream.
 import fs from 'node:fs';
 import { POD_NETWORK_MODES, type PodNetworkMode } from '../agent/network/plan.js';
+import net from 'node:net';
 import os from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
@@ -48,6 +49,10 @@ export interface AgentConfig extends KubeletApiConfig {
   cniConfDir: string;
   /** host-local IPAM state; the plugin's default when empty. */
   cniIpamDir: string;
+  /** clusterDNS, clusterDomain, resolvConf ("": none): the pods' DNS settings. */
+  clusterDNS: string[];
+  clusterDomain: string;
+  resolvConf: string;
 }
 
 export const AGENT_FLAGS: Record<string, string> = {
@@ -92,6 +97,9 @@ export const AGENT_FLAGS: Record<string, string> = {
   'pod-network': 'host-gw: write the CNI config for the Node\'s spec.podCIDR and route to other nodes\' podCIDRs; vxlan: the same over a VXLAN device; none: leave pod networking to an installed CNI. Default host-gw',
   'cni-conf-dir': 'where the pod network writes its CNI conflist (containerd\'s conf_dir). Default /etc/cni/net.d',
   'cni-ipam-dir': 'host-local IPAM state of the pod network. Default the plugin\'s (/var/lib/cni/networks)',
+  'cluster-dns': 'comma-separated DNS server addresses for pods with dnsPolicy ClusterFirst (config: clusterDNS)',
+  'cluster-domain': 'the cluster\'s DNS domain, e.g. cluster.local: pods search <ns>.svc.<domain>, svc.<domain>, <domain> (config: clusterDomain)',
+  'resolv-conf': 'the resolver file pods with dnsPolicy Default copy, and whose search path ClusterFirst pods append; "" for none (config: resolvConf). Default /etc/resolv.conf',
   v: 'log verbosity (4 and up: debug)',
 };
 
@@ -125,6 +133,9 @@ export const SUPPORTED_CONFIG_FIELDS = new Set([
   'containerLogMonitorInterval',
   'healthzPort',
   'healthzBindAddress',
+  'clusterDNS',
+  'clusterDomain',
+  'resolvConf',
   'rotateCertificates',
   'serverTLSBootstrap',
 ]);
@@ -241,6 +252,9 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   const rootDir = flags.get('root-dir') ?? '/var/lib/kubelet';
   const mode = str('authorization-mode', 'authorization.mode', 'Webhook');
   if (mode !== 'AlwaysAllow' && mode !== 'Webhook') throw new Error(`${where('authorization-mode', 'authorization.mode')}: must be AlwaysAllow or Webhook, got "${mode}"`);
+  const dnsFlag = flags.get('cluster-dns');
+  const clusterDNS = dnsFlag !== undefined ? dnsFlag.split(',').map((x) => x.trim()).filter(Boolean) : (fieldOf('clusterDNS', 'a list of IP addresses', (v): v is string[] => Array.isArray(v) && v.every(isString)) ?? []);
+  for (const ip of clusterDNS) if (!net.isIP(ip)) throw new Error(`${where('cluster-dns', 'clusterDNS')}: ${JSON.stringify(ip)} is not an IP address`);
   const podNetwork = (flags.get('pod-network') ?? 'host-gw') as PodNetworkMode;
   if (!POD_NETWORK_MODES.includes(podNetwork)) throw new Error(`--pod-network: must be one of ${POD_NETWORK_MODES.join(', ')}, got "${podNetwork}"`);
   const logMax = str('container-log-max-size', 'containerLogMaxSize', '10Mi');
@@ -296,6 +310,10 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     containerLogMonitorIntervalMs: dur(undefined, 'containerLogMonitorInterval', '10s'),
     healthzPort: int('healthz-port', 'healthzPort', 10248, 0),
     healthzBindAddress: str('healthz-bind-address', 'healthzBindAddress', '127.0.0.1'),
+    clusterDNS,
+    clusterDomain: str('cluster-domain', 'clusterDomain', '').replace(/\.$/, ''),
+    // Unlike other strings, resolvConf "" is meaningful (no resolver file), so only an absent field means the default.
+    resolvConf: flags.get('resolv-conf') ?? fieldOf('resolvConf', 'a string', isString) ?? '/etc/resolv.conf',
   };
 }
 
@@ -335,5 +353,8 @@ export function kubeletConfigz(c: AgentConfig): object {
     containerLogMonitorInterval: dur(c.containerLogMonitorIntervalMs),
     healthzPort: c.healthzPort,
     healthzBindAddress: c.healthzBindAddress,
+    clusterDNS: c.clusterDNS.length ? c.clusterDNS : undefined,
+    clusterDomain: c.clusterDomain || undefined,
+    resolvConf: c.resolvConf,
   };
 }

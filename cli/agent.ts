@@ -53,6 +53,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     manifestURLHeaders: cfg.staticPodURLHeader,
     httpCheckFrequencyMs: cfg.httpCheckFrequencyMs,
     volumeResyncMs: cfg.syncFrequencyMs,
+    dns: { clusterDNS: cfg.clusterDNS, clusterDomain: cfg.clusterDomain, resolvConf: cfg.resolvConf },
     gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
   });
   if (client && cfg.registerNode) {

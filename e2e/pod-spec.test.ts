@@ -1,10 +1,12 @@
 // e2e (issue 16): the rest of the pod spec on real containers, seen through the
 // real kubectl: postStart and preStop hooks (observed through a hostPath file),
 // termination messages from the file and from the log, and a container its
-// liveness probe keeps killing backing off as a crash does.
+// liveness probe keeps killing backing off as a crash does; the pod's resolv.conf
+// from dnsPolicy, clusterDNS and dnsConfig (issue 15, part).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { APP_IMAGE, builtImages, e2eSkipReason } from './harness.js';
 import { sh, start, stopPid, waitFor } from './proc.js';
@@ -16,9 +18,15 @@ const skip = clusterSkip(e2eSkipReason());
 const AUTH_REGISTRY = '127.0.0.1:5001';
 
 describe('pod spec: hooks, termination messages, liveness backoff', { skip, timeout: 8 * 60_000 }, () => {
-  const cluster = new TestCluster();
+  // The node's resolver file, as --resolv-conf: what Default pods copy and ClusterFirst pods append the search path of.
+  const resolv = path.join(os.tmpdir(), `tskube-e2e-resolv-${process.pid}.conf`);
+  fs.writeFileSync(resolv, 'nameserver 192.0.2.53\nsearch corp.example\noptions timeout:2\n');
+  const cluster = new TestCluster({ kubeletFlags: ['--cluster-dns=10.96.0.10', '--cluster-domain=cluster.local', `--resolv-conf=${resolv}`] });
   before(() => cluster.start());
-  after(() => cluster.cleanup());
+  after(async () => {
+    await cluster.cleanup();
+    fs.rmSync(resolv, { force: true });
+  });
   const get = (name: string, jsonpath: string): string => cluster.kubectl(['get', 'pod', name, '-o', `jsonpath=${jsonpath}`]);
 
   test('postStart and preStop hooks run in the container: the hostPath file shows start, hook, then preStop before the container stops', async () => {
@@ -112,5 +120,37 @@ describe('pod spec: hooks, termination messages, liveness backoff', { skip, time
     } finally {
       await stopPid(reg.pid, 5000);
     }
+  });
+  test('pod DNS: ClusterFirst gets clusterDNS, the cluster search path and ndots:5; Default the node\'s resolver; None only its dnsConfig; /etc/hosts is the kubelet\'s, with hostAliases', async () => {
+    const pod = (name: string, spec: Record<string, unknown>) => cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'] }], ...spec } });
+    pod('dns-cluster', {});
+    pod('dns-default', { dnsPolicy: 'Default' });
+    pod('dns-none', { dnsPolicy: 'None', dnsConfig: { nameservers: ['1.1.1.1'], searches: ['my.dns.search.suffix'], options: [{ name: 'ndots', value: '2' }, { name: 'edns0' }] }, hostname: 'db-0', subdomain: 'db', hostAliases: [{ ip: '10.1.2.3', hostnames: ['foo.local', 'bar.local'] }] });
+    for (const n of ['dns-cluster', 'dns-default', 'dns-none']) await waitFor(() => get(n, '{.status.phase}') === 'Running', 60_000, 300, `${n} Running`);
+    const resolvOf = (n: string): string => cluster.kubectl(['exec', n, '--', 'cat', '/etc/resolv.conf']);
+    const c = resolvOf('dns-cluster');
+    assert.match(c, /^nameserver 10\.96\.0\.10$/m);
+    assert.match(c, /^search default\.svc\.cluster\.local svc\.cluster\.local cluster\.local corp\.example$/m);
+    assert.match(c, /^options ndots:5$/m);
+    assert.doesNotMatch(c, /192\.0\.2\.53/);
+    const d = resolvOf('dns-default');
+    assert.match(d, /^nameserver 192\.0\.2\.53$/m);
+    assert.match(d, /^search corp\.example$/m);
+    assert.match(d, /^options timeout:2$/m);
+    const none = resolvOf('dns-none');
+    assert.match(none, /^nameserver 1\.1\.1\.1$/m);
+    assert.match(none, /^search my\.dns\.search\.suffix$/m);
+    assert.match(none, /^options ndots:2 edns0$/m);
+    assert.doesNotMatch(none, /10\.96\.0\.10|192\.0\.2\.53/);
+    // /etc/hosts: the kubelet's managed file with the pod's IP under its name, its FQDN with a subdomain, and hostAliases.
+    const ip = get('dns-cluster', '{.status.podIP}');
+    const hosts = cluster.kubectl(['exec', 'dns-cluster', '--', 'cat', '/etc/hosts']);
+    assert.match(hosts, /^# Kubernetes-managed hosts file\.\n127\.0\.0\.1\tlocalhost\n/);
+    assert.match(hosts, new RegExp(`^${ip.replace(/\./g, '\\.')}\tdns-cluster$`, 'm'));
+    const noneIP = get('dns-none', '{.status.podIP}');
+    const h2 = cluster.kubectl(['exec', 'dns-none', '--', 'cat', '/etc/hosts']);
+    assert.match(h2, new RegExp(`^${noneIP.replace(/\./g, '\\.')}\tdb-0\.db\.default\.svc\.cluster\.local\tdb-0$`, 'm'));
+    assert.match(h2, /\n# Entries added by HostAliases\.\n10\.1\.2\.3\tfoo\.local\tbar\.local\n$/);
+    assert.equal(cluster.kubectl(['exec', 'dns-none', '--', 'hostname']).trim(), 'db-0');
   });
 });

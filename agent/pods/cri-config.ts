@@ -7,6 +7,7 @@ import { milliValue, parseQuantity } from '../../kube/quantity.js';
 import { containerHash } from './actions.js';
 import * as L from './labels.js';
 import { expand } from './env.js';
+import { podHostnameAndDomain } from './etc-hosts.js';
 import type { LinuxContainerSecurityContext } from '../../proto/gen/runtime/v1/LinuxContainerSecurityContext.js';
 
 export interface NodeContext {
@@ -40,7 +41,7 @@ export function buildSandboxConfig(pod: Pod, attempt: number, node: NodeContext)
   const annotations: Record<string, string> = { ...(md.annotations ?? {}) };
   return {
     metadata: { name: md.name!, uid: md.uid!, namespace: md.namespace!, attempt },
-    hostname: hostNetwork ? '' : (spec.hostname ?? md.name!).slice(0, 63).replace(/[-.]+$/, ''),
+    hostname: hostNetwork ? '' : podHostnameAndDomain(pod, '').hostname,
     log_directory: podLogDir(node.podLogsDir, pod),
     port_mappings: portMappings,
     labels: { ...(md.labels ?? {}), ...podLabels(pod) },

@@ -10,6 +10,8 @@ import type { Logger } from '../../kube/log.js';
 import type { EventRecorder, ObjectRef } from '../../kube/events.js';
 import { computePodActions, containerHash, type ProbeResults } from './actions.js';
 import { Backoff } from './backoff.js';
+import type { DnsConfig, DnsEvent } from './dns.js';
+import { etcHostsContent, mountsEtcHosts } from './etc-hosts.js';
 import { buildContainerConfig, buildSandboxConfig, podLogDir, type NodeContext } from './cri-config.js';
 import { latestContainer, readPodState, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
 import { containerMounts, MountError, podDir, type SetUpVolume, type VolumeManager } from '../volumes/volume-manager.js';
@@ -41,6 +43,10 @@ export interface WorkerDeps {
   services: () => KObj[];
   /** Node allocatable, the default of resourceFieldRef limits. */
   allocatable?: Record<string, string>;
+  /** The cluster domain, for the FQDN line of a pod with a subdomain in its /etc/hosts. */
+  clusterDomain?: string;
+  /** The pod's DNS settings for its sandbox, with the events they call for (undefined: the runtime's default). */
+  dns?: (pod: Pod) => { config: DnsConfig; events: DnsEvent[] } | undefined;
 }
 
 export interface Waiting {
@@ -87,6 +93,20 @@ export class PodWorker {
   private get ref(): ObjectRef {
     const md = this.pod.metadata!;
     return { kind: 'Pod', namespace: md.namespace!, name: md.name!, uid: md.uid! };
+  }
+
+  /**
+   * The kubelet's /etc/hosts for this container (upstream's k8s-managed-etc-hosts), rewritten at each container
+   * start: the managed file, or the node's own for host-network pods; none if the container mounts its own.
+   */
+  private async etcHostsMount(dir: string, c: Container, podIP: string): Promise<{ container_path: string; host_path: string; readonly: boolean } | undefined> {
+    const hostNetwork = this.pod.spec?.hostNetwork === true;
+    const podIPs = hostNetwork ? [this.d.node.hostIP].filter(Boolean) : [podIP].filter(Boolean);
+    if (!mountsEtcHosts(c, podIPs)) return undefined;
+    const nodeHosts = hostNetwork ? await fsp.readFile('/etc/hosts', 'utf8').catch(() => '') : undefined;
+    const file = path.join(dir, 'etc-hosts');
+    await fsp.writeFile(file, etcHostsContent(this.pod, { podIPs, clusterDomain: this.d.clusterDomain ?? '', nodeHosts }), { mode: 0o644 });
+    return { container_path: '/etc/hosts', host_path: file, readonly: false };
   }
 
   /** A new copy of the pod from its source; only a change other than status (or resourceVersion) needs a sync, as upstream's config mux. */
@@ -196,6 +216,11 @@ export class PodWorker {
     }
     this.mountRetry.reset();
     if (actions.createSandbox) {
+      const dns = this.d.dns?.(this.pod);
+      if (dns) {
+        sandboxConfig.dns_config = dns.config;
+        for (const e of dns.events) this.d.events.event(e.on === 'pod' ? this.ref : { kind: 'Node', name: this.d.node.nodeName, uid: this.d.node.nodeName }, 'Warning', e.reason, e.message);
+      }
       await fsp.mkdir(sandboxConfig.log_directory!, { recursive: true, mode: 0o755 });
       try {
         sandboxId = await this.d.cri.runPodSandbox(sandboxConfig, label);
@@ -277,6 +302,8 @@ export class PodWorker {
       mounts = await containerMounts(dir, c, volumes);
       const term = await terminationMessageMount(dir, c.name, c.terminationMessagePath);
       if (term) mounts.push(term);
+      const hosts = await this.etcHostsMount(dir, c, podIP);
+      if (hosts) mounts.push(hosts);
     } catch (e) {
       if (!(e instanceof EnvError || e instanceof DownwardError || e instanceof SubPathError || e instanceof NonRootError)) throw e;
       // upstream: CreateContainerConfigError, retried on the next sync.
