@@ -147,6 +147,22 @@ test('reconciler: waits for its podCIDR, then writes the conflist, forwarding an
     const before = ip.calls.length;
     await net.reconcile();
     assert.deepEqual(ip.calls.slice(before), ['-j route show proto 77'], 'a reconcile with nothing changed changes nothing');
+    // A status post that changes nothing the network uses does not even look at the kernel.
+    const quiet = ip.calls.length;
+    await admin.patch('/api/v1/nodes/n3/status', { status: { conditions: [{ type: 'Ready', status: 'True' }] } }, 'merge');
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(ip.calls.length, quiet);
+    // Someone deletes our route: a periodic pass (here every 300 ms) puts it back.
+    const periodic = new PodNetwork({ mode: 'host-gw', nodeName: 'n1', nodeIP: '192.0.2.1', client: admin, cniConfDir: path.join(dir, 'cni'), log: createLogger('t', { sink: () => {} }), ip, iptables, ipForwardFile: fwd, resyncMs: 300 });
+    await periodic.start();
+    try {
+      await until(() => periodic.podCIDR, 'second instance synced');
+      await new Promise((r) => setTimeout(r, 100)); // its first pass is done: only a periodic one can restore
+      ip.table.delete(n3);
+      await until(() => ip.table.get(n3) === '192.0.2.33', 'route restored by the periodic pass');
+    } finally {
+      await periodic.stop();
+    }
     assert.ok(lines.some((l) => /pod network: route .* via 192\.0\.2\.33/.test(l)));
     assert.ok(lines.some((l) => /removed route .* via 192\.0\.2\.2/.test(l)));
   } finally {

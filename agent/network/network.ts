@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import type { KubeApi } from '../../kube/client.js';
+import type { KObj, KubeApi } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { ipInCidr } from '../../kube/cidr.js';
@@ -49,6 +49,8 @@ export interface PodNetworkOptions {
   iptables?: Iptables;
   /** Where ip_forward lives; a test points it elsewhere. */
   ipForwardFile?: string;
+  /** How often everything is reconciled even when no Node changed. Default 60 s. */
+  resyncMs?: number;
   /** Called once the conflist for this node is in place (pods waiting on the network can go on). */
   onReady?: () => void;
 }
@@ -58,6 +60,7 @@ export class PodNetwork {
   private readonly ip: IpCommand;
   private readonly iptables: Iptables;
   private timer: NodeJS.Timeout | undefined;
+  private resync: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private readonly said = new Set<string>();
@@ -70,17 +73,25 @@ export class PodNetwork {
     this.ip = o.ip ?? execIp;
     this.iptables = o.iptables ?? new ExecIptables();
     const kick = (): void => this.schedule();
-    this.nodes = new Informer(o.client, { path: '/api/v1/nodes', onAdd: kick, onUpdate: kick, onDelete: kick, onError: (e) => o.log.warn(`pod network: node watch: ${e.message}`) });
+    // Nodes post status every few seconds; only a change of what the network uses (podCIDR, address, VTEP MAC) counts.
+    const changed = (n: KObj, old: KObj): void => {
+      if (JSON.stringify(nodeNets([n])) !== JSON.stringify(nodeNets([old]))) this.schedule();
+    };
+    this.nodes = new Informer(o.client, { path: '/api/v1/nodes', onAdd: kick, onUpdate: changed, onDelete: kick, onError: (e) => o.log.warn(`pod network: node watch: ${e.message}`) });
   }
 
   async start(): Promise<void> {
     if (this.o.mode === 'none') return;
     this.o.log.info(`pod network: ${this.o.mode}; the CNI config goes to ${path.join(this.o.cniConfDir, CONFLIST_NAME)} once node ${this.o.nodeName} has a podCIDR`);
     void this.nodes.start().then(() => this.schedule());
+    // A periodic pass puts back what someone else removed (a route, a rule), as flannel's route check does.
+    this.resync = setInterval(() => this.schedule(), this.o.resyncMs ?? 60_000);
+    this.resync.unref();
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
+    if (this.resync) clearInterval(this.resync);
     await this.nodes.stop();
     await this.running?.catch(() => undefined);
   }
