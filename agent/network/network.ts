@@ -202,7 +202,8 @@ export class PodNetwork {
     const dir = this.o.cniConfDir;
     fs.mkdirSync(dir, { recursive: true });
     const foreign = fs.readdirSync(dir).filter((f) => f !== CONFLIST_NAME && /\.(conflist|conf|json)$/.test(f)).sort();
-    if (foreign.length && !fs.existsSync(path.join(dir, CONFLIST_NAME))) {
+    // Another network's config (installed before or after ours) wins: containerd would pick by name, so stand back.
+    if (foreign.length) {
       this.once('warn', `${dir} already holds ${foreign.join(', ')}: leaving pod networking to that CNI (set --pod-network=none to silence this)`);
       return false;
     }
