@@ -127,7 +127,8 @@ export function desiredRoutes(nodes: NodeNet[], self: string): { routes: Route[]
       return undefined;
     }
   };
-  const clash = (r: { lo: number; hi: number }) => {
+  /** Where r goes in `taken` (kept sorted by start), and the range it overlaps: only its neighbours can. */
+  const place = (r: { lo: number; hi: number }) => {
     let a = 0;
     let b = taken.length;
     while (a < b) {
@@ -135,16 +136,10 @@ export function desiredRoutes(nodes: NodeNet[], self: string): { routes: Route[]
       if (taken[m]!.lo <= r.lo) a = m + 1;
       else b = m;
     }
-    // Sorted by start and never overlapping: only the neighbours can overlap r.
-    return [taken[a - 1], taken[a]].find((t) => t && t.lo <= r.hi && r.lo <= t.hi);
-  };
-  const take = (r: { lo: number; hi: number }, cidr: string, node: string) => {
-    let i = 0;
-    while (i < taken.length && taken[i]!.lo < r.lo) i++;
-    taken.splice(i, 0, { ...r, cidr, node });
+    return { at: a, clash: [taken[a - 1], taken[a]].find((t) => t && t.lo <= r.hi && r.lo <= t.hi) };
   };
   const ownRange = own ? range(own) : undefined;
-  if (own && ownRange) take(ownRange, own, self);
+  if (own && ownRange) taken.push({ ...ownRange, cidr: own, node: self });
   for (const n of [...nodes].sort((a, b) => a.name.localeCompare(b.name))) {
     if (n.name === self || !n.podCIDR) continue;
     if (!n.internalIP) {
@@ -156,12 +151,12 @@ export function desiredRoutes(nodes: NodeNet[], self: string): { routes: Route[]
       skipped.push(`node ${n.name}'s podCIDR ${n.podCIDR} is not an IPv4 CIDR; no route`);
       continue;
     }
-    const c = clash(r);
-    if (c) {
-      skipped.push(`node ${n.name}'s podCIDR ${n.podCIDR} overlaps node ${c.node}'s ${c.cidr}; no route`);
+    const { at, clash } = place(r);
+    if (clash) {
+      skipped.push(`node ${n.name}'s podCIDR ${n.podCIDR} overlaps node ${clash.node}'s ${clash.cidr}; no route`);
       continue;
     }
-    take(r, n.podCIDR, n.name);
+    taken.splice(at, 0, { ...r, cidr: n.podCIDR, node: n.name });
     routes.push({ dst: n.podCIDR, via: n.internalIP });
   }
   return { routes, skipped };
