@@ -93,8 +93,11 @@ class FakeIptables implements Iptables {
     return '';
   }
   async ensureChain() {}
+  /** As iptables -C then -I: a jump already there is not added again. */
   async ensureRule(table: string, chain: string, args: string[]) {
-    this.jumps.push(`${table} ${chain} -> ${args[args.length - 1]}`);
+    const j = `${table} ${chain} -> ${args[args.length - 1]}`;
+    if (this.jumps.includes(j)) return false;
+    this.jumps.push(j);
     return true;
   }
 }
@@ -152,14 +155,16 @@ test('reconciler: waits for its podCIDR, then writes the conflist, forwarding an
     await admin.patch('/api/v1/nodes/n3/status', { status: { conditions: [{ type: 'Ready', status: 'True' }] } }, 'merge');
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(ip.calls.length, quiet);
-    // Someone deletes our route: a periodic pass (here every 300 ms) puts it back.
+    // Someone deletes our route and flushes our rules: a periodic pass (here every 300 ms) puts both back.
     const periodic = new PodNetwork({ mode: 'host-gw', nodeName: 'n1', nodeIP: '192.0.2.1', client: admin, cniConfDir: path.join(dir, 'cni'), log: createLogger('t', { sink: () => {} }), ip, iptables, ipForwardFile: fwd, resyncMs: 300 });
     await periodic.start();
     try {
       await until(() => periodic.podCIDR, 'second instance synced');
       await new Promise((r) => setTimeout(r, 100)); // its first pass is done: only a periodic one can restore
       ip.table.delete(n3);
+      const restores = iptables.restores.length;
       await until(() => ip.table.get(n3) === '192.0.2.33', 'route restored by the periodic pass');
+      assert.ok(iptables.restores.length > restores, 'the rules were written again too');
     } finally {
       await periodic.stop();
     }

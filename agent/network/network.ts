@@ -64,7 +64,6 @@ export class PodNetwork {
   private running: Promise<void> | undefined;
   private again = false;
   private readonly said = new Set<string>();
-  private lastRules = '';
   private ready = false;
   /** The conflist this node uses, once written. */
   podCIDR: string | undefined;
@@ -232,15 +231,11 @@ export class PodNetwork {
     }
   }
 
+  /** Rewrites our two chains (the restore declares them, creating them if needed) and makes sure they are jumped to. */
   private async applyRules(own: string, cidrs: string[]): Promise<void> {
-    const rules = networkRules(own, cidrs);
-    if (rules === this.lastRules) return;
-    await this.iptables.ensureChain('nat', NAT_CHAIN);
-    await this.iptables.ensureChain('filter', FORWARD_CHAIN);
-    await this.iptables.restore(rules);
+    await this.iptables.restore(networkRules(own, cidrs));
     await this.iptables.ensureRule('nat', 'POSTROUTING', ['-m', 'comment', '--comment', 'tskube pod network masquerade', '-j', NAT_CHAIN]);
     await this.iptables.ensureRule('filter', 'FORWARD', ['-m', 'comment', '--comment', 'tskube pod network forwarding', '-j', FORWARD_CHAIN]);
-    this.lastRules = rules;
   }
 
   private async reconcileRoutes(routes: Route[]): Promise<void> {
@@ -255,10 +250,5 @@ export class PodNetwork {
     else if (cmds.length === 1) await this.ip.run(cmds[0]!);
     for (const r of replace) this.o.log.info(`pod network: route ${r.dst} via ${r.via}${r.dev ? ` dev ${r.dev}` : ''}`);
     for (const r of remove) this.o.log.info(`pod network: removed route ${r.dst} via ${r.via}`);
-  }
-
-  /** Our routes as the kernel has them (for tests and the bench). */
-  async routes(): Promise<Route[]> {
-    return parseRoutes(await this.ip.run(['-j', 'route', 'show', 'proto', String(ROUTE_PROTO)]));
   }
 }
