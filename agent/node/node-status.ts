@@ -28,6 +28,8 @@ export class NodeStatusManager {
   private timer: NodeJS.Timeout | undefined;
   private lastPosted = '';
   private lastPostedAt = 0;
+  /** Whether a status saying Ready has been posted since start. */
+  private readyPosted = false;
   private readonly clock = new ConditionClock();
   uid = '';
   posts = 0;
@@ -95,33 +97,26 @@ export class NodeStatusManager {
     return true;
   }
 
-  /** Whether a status saying Ready has been posted since start. */
-  private readyPosted = false;
-
-  private postedReady(): boolean {
-    return this.readyPosted;
-  }
-
   /**
    * Until the node has been posted Ready once, its facts are checked every 100 ms and posted when they change
    * (upstream's fastStatusUpdateOnce): a node whose network comes up a moment after registering is Ready then,
    * not a whole update period later. After that, the regular period.
    */
   start(): void {
+    const delay = (): number => (this.readyPosted ? (this.o.updateMs ?? 10_000) : FAST_MS);
     const tick = async (): Promise<void> => {
-      const fast = !this.postedReady();
       try {
-        if (fast) {
+        if (!this.readyPosted) {
           const key = statusKey(nodeStatus(await this.facts()));
           if (key !== this.lastPosted) await this.sync(true);
         } else await this.sync();
       } catch (e) {
         this.log.warn(`node status update failed: ${(e as Error).message}`);
       }
-      this.timer = setTimeout(() => void tick(), !this.postedReady() ? FAST_MS : (this.o.updateMs ?? 10_000));
+      this.timer = setTimeout(() => void tick(), delay());
       this.timer.unref();
     };
-    this.timer = setTimeout(() => void tick(), !this.postedReady() ? FAST_MS : (this.o.updateMs ?? 10_000));
+    this.timer = setTimeout(() => void tick(), delay());
     this.timer.unref();
   }
 
