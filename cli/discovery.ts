@@ -3,11 +3,11 @@
 // the token (only the token's holder could have signed it) and the CA against the
 // pinned hash, then write a bootstrap kubeconfig that trusts that CA.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import https from 'node:https';
 import { parse as parseYaml, stringify } from 'yaml';
 import { JWS_PREFIX, parseToken } from '../apiserver/bootstrap/tokens.js';
 import { CLUSTER_INFO, PUBLIC_NAMESPACE } from '../apiserver/bootstrap/cluster-info.js';
 import { caCertHash } from './token.js';
+import { KubeApiError, KubeClient, type KObj } from '../kube/client.js';
 
 export interface DiscoveredCluster {
   server: string;
@@ -67,25 +67,20 @@ export function parsePins(values: string[]): string[] {
 }
 
 /** GET cluster-info from `server`: without a trusted CA (insecure) for discovery, or with `ca` to confirm it. */
-export function fetchClusterInfo(server: string, ca?: string, timeoutMs = 10_000): Promise<Record<string, string>> {
-  const url = new URL(`/api/v1/namespaces/${PUBLIC_NAMESPACE}/configmaps/${CLUSTER_INFO}`, server);
-  return new Promise((resolve, reject) => {
-    const req = https.get(url, { ca, rejectUnauthorized: !!ca, timeout: timeoutMs, headers: { Accept: 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode !== 200) return reject(new Error(`GET ${url.href}: HTTP ${String(res.statusCode)}: ${body.slice(0, 200)}`));
-        try {
-          resolve((JSON.parse(body) as { data?: Record<string, string> }).data ?? {});
-        } catch (e) {
-          reject(new Error(`GET ${url.href}: not a ConfigMap: ${(e as Error).message}`));
-        }
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`)));
-    req.on('error', (e) => reject(new Error(`cannot reach the apiserver at ${server}: ${e.message}`)));
-  });
+export async function fetchClusterInfo(server: string, ca?: string, timeoutMs = 10_000): Promise<Record<string, string>> {
+  const path = `/api/v1/namespaces/${PUBLIC_NAMESPACE}/configmaps/${CLUSTER_INFO}`;
+  const client = new KubeClient(ca ? { server, ca: Buffer.from(ca) } : { server, insecureSkipTLSVerify: true });
+  let cm: KObj | undefined;
+  try {
+    cm = await client.request('GET', path, { timeoutMs });
+  } catch (e) {
+    if (e instanceof KubeApiError) throw e;
+    throw new Error(`cannot reach the apiserver at ${server}: ${(e as Error).message}`);
+  } finally {
+    client.close();
+  }
+  if (!cm || typeof cm !== 'object') throw new Error(`GET ${server}${path}: not a ConfigMap`);
+  return (cm.data ?? {}) as Record<string, string>;
 }
 
 /** kubeadm's bootstrap-kubelet.conf: the discovered cluster and the token. */
