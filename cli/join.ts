@@ -11,8 +11,6 @@ import { KubeApiError, KubeClient } from '../kube/client.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { startProxy } from '../proxy/main.js';
 import { clientConfigValid } from '../agent/node/tls-bootstrap.js';
-import { loadAgentConfig } from './agent-config.js';
-import { startAgent } from './agent.js';
 import { bootstrapKubeconfig, fetchClusterInfo, parsePins, verifyClusterInfo, type DiscoveredCluster } from './discovery.js';
 import { commaList, parseBool, parseFlags, splitArgs } from './flags.js';
 import { NodeRunner, REGISTRY_PORT } from './node-runner.js';
@@ -114,28 +112,21 @@ export async function runJoin(argv: string[]): Promise<void> {
   try {
     await progress.step('containerd', (note) => run.ensureContainerd(note, mirror));
 
-    run.agent = await progress.step('kubelet (TLS bootstrap)', async (note) => {
-      const cfgFile = path.join(data, 'kubelet-config.yaml');
-      fs.mkdirSync(manifests, { recursive: true });
-      fs.writeFileSync(cfgFile, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${path.resolve(f.get('pod-logs-dir') ?? '/var/log/pods')}\nrotateCertificates: true\n`);
-      const cfg = loadAgentConfig(
-        [
-          `--config=${cfgFile}`,
-          `--hostname-override=${nodeName}`,
-          `--node-ip=${nodeIP}`,
-          `--bootstrap-kubeconfig=${bootFile}`,
-          `--kubeconfig=${kubeconfig}`,
-          `--client-ca-file=${caFile}`,
-          `--pod-manifest-path=${manifests}`,
-          `--container-runtime-endpoint=${endpoint}`,
-          `--root-dir=${rootDir}`,
-          ...run.networkFlags(f.get('pod-network') ?? 'host-gw', f.get('cni-conf-dir')),
-        ],
-        (m) => note(`warning: ${m}`),
+    await progress.step('kubelet (TLS bootstrap)', async (note) => {
+      const cfg = await run.startKubelet(
+        {
+          nodeName,
+          nodeIP,
+          manifests,
+          podLogsDir: path.resolve(f.get('pod-logs-dir') ?? '/var/log/pods'),
+          podNetwork: f.get('pod-network') ?? 'host-gw',
+          cniConfDir: f.get('cni-conf-dir'),
+          auth: [`--bootstrap-kubeconfig=${bootFile}`, `--kubeconfig=${kubeconfig}`, `--client-ca-file=${caFile}`],
+          configExtra: 'rotateCertificates: true\n',
+        },
+        note,
       );
-      const a = await startAgent(cfg, run.fileLog('kubelet'));
       note(`node ${nodeName} (${nodeIP}): client certificate in ${cfg.certDir}/kubelet-client-current.pem, API on :${cfg.port}, pod network ${cfg.podNetwork}`);
-      return a;
     });
 
     run.proxy = await progress.step('kube-proxy (iptables)', async (note) => {

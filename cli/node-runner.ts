@@ -11,7 +11,8 @@ import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { createLogger, type Logger } from '../kube/log.js';
 import type { RunningProxy } from '../proxy/main.js';
-import type { RunningAgent } from './agent.js';
+import { startAgent, type RunningAgent } from './agent.js';
+import { loadAgentConfig, type AgentConfig } from './agent-config.js';
 import { writeContainerdFiles } from './containerd-config.js';
 import { unmountAll } from '../agent/volumes/mounts.js';
 
@@ -162,10 +163,33 @@ export class NodeRunner {
     return path.join(this.o.data, 'cni');
   }
 
-  /** The kubelet flags both commands give the agent for the pod network: our containerd's conf_dir, else --cni-conf-dir or the usual one. */
-  networkFlags(podNetwork: string, cniConfDir?: string): string[] {
-    const dir = cniConfDir ?? (this.owned.some((o) => o.name === 'containerd') ? this.cniConfDir : '/etc/cni/net.d');
-    return [`--pod-network=${podNetwork}`, `--cni-conf-dir=${dir}`, `--cni-ipam-dir=${path.join(this.o.data, 'ipam')}`];
+  /**
+   * The kubelet as both commands run it, in this process: a KubeletConfiguration with podLogsDir (plus `configExtra`),
+   * the node's name, address and dirs, `auth` (its credential flags) and the pod network, whose CNI config goes to our
+   * containerd's conf_dir, else --cni-conf-dir or the usual one.
+   */
+  async startKubelet(o: { nodeName: string; nodeIP: string; manifests: string; podLogsDir: string; podNetwork: string; cniConfDir?: string; auth: string[]; configExtra?: string }, note: (s: string) => void): Promise<AgentConfig> {
+    const cfgFile = path.join(this.o.data, 'kubelet-config.yaml');
+    fs.mkdirSync(o.manifests, { recursive: true });
+    fs.writeFileSync(cfgFile, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${o.podLogsDir}\n${o.configExtra ?? ''}`);
+    const cniConfDir = o.cniConfDir ?? (this.owned.some((x) => x.name === 'containerd') ? this.cniConfDir : '/etc/cni/net.d');
+    const cfg = loadAgentConfig(
+      [
+        `--config=${cfgFile}`,
+        `--hostname-override=${o.nodeName}`,
+        `--node-ip=${o.nodeIP}`,
+        ...o.auth,
+        `--pod-manifest-path=${o.manifests}`,
+        `--container-runtime-endpoint=${this.o.endpoint}`,
+        `--root-dir=${this.o.rootDir}`,
+        `--pod-network=${o.podNetwork}`,
+        `--cni-conf-dir=${cniConfDir}`,
+        `--cni-ipam-dir=${path.join(this.o.data, 'ipam')}`,
+      ],
+      (m) => note(`warning: ${m}`),
+    );
+    this.agent = await startAgent(cfg, this.fileLog('kubelet'));
+    return cfg;
   }
 
   async waitReady(kubeconfig: string, nodeName: string, note: (s: string) => void): Promise<void> {

@@ -10,8 +10,6 @@ import { startApiServer } from '../apiserver/main.js';
 import { buildImage, IMAGES, pushImage } from '../images/build.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { startProxy } from '../proxy/main.js';
-import { loadAgentConfig } from './agent-config.js';
-import { startAgent } from './agent.js';
 import { registryConfig } from './containerd-config.js';
 import { parseFlags } from './flags.js';
 import { Progress } from './progress.js';
@@ -109,26 +107,20 @@ export async function runUp(argv: string[]): Promise<void> {
     run.apiserver = apiserver;
     const pki = path.join(data, 'pki');
 
-    run.agent = await progress.step('kubelet', async (note) => {
-      const cfgFile = path.join(data, 'kubelet-config.yaml');
-      fs.writeFileSync(cfgFile, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${path.resolve(f.get('pod-logs-dir') ?? '/var/log/pods')}\n`);
-      const cfg = loadAgentConfig(
-        [
-          `--config=${cfgFile}`,
-          `--hostname-override=${nodeName}`,
-          `--node-ip=${nodeIP}`,
-          `--kubeconfig=${path.join(pki, `node-${nodeName}.kubeconfig`)}`,
-          `--client-ca-file=${path.join(pki, 'pki', 'ca.crt')}`,
-          `--pod-manifest-path=${manifests}`,
-          `--container-runtime-endpoint=${endpoint}`,
-          `--root-dir=${rootDir}`,
-          ...run.networkFlags(podNetwork, f.get('cni-conf-dir')),
-        ],
-        (m) => note(`warning: ${m}`),
+    await progress.step('kubelet', async (note) => {
+      const cfg = await run.startKubelet(
+        {
+          nodeName,
+          nodeIP,
+          manifests,
+          podLogsDir: path.resolve(f.get('pod-logs-dir') ?? '/var/log/pods'),
+          podNetwork,
+          cniConfDir: f.get('cni-conf-dir'),
+          auth: [`--kubeconfig=${path.join(pki, `node-${nodeName}.kubeconfig`)}`, `--client-ca-file=${path.join(pki, 'pki', 'ca.crt')}`],
+        },
+        note,
       );
-      const a = await startAgent(cfg, run.fileLog('kubelet'));
       note(`node ${nodeName} (${nodeIP}), static pods from ${manifests}, API on :${cfg.port}, pod network ${cfg.podNetwork} (CNI config in ${cfg.cniConfDir})`);
-      return a;
     });
 
     run.proxy = await progress.step('kube-proxy (iptables)', async (note) => {
