@@ -84,8 +84,15 @@ export class NodeRunner {
     return this.owned.map((o) => o.name);
   }
 
+  /** Starts a daemon this command owns; its PID is kept in <data-dir>/<name>.pid while it runs, so whatever cleans up after a crashed run can stop it. */
   spawn(name: string, cmd: string, args: string[]): void {
-    this.owned.push({ name, proc: spawnLogged(cmd, args, path.join(this.logs, `${name}.log`)) });
+    const proc = spawnLogged(cmd, args, path.join(this.logs, `${name}.log`));
+    this.owned.push({ name, proc });
+    if (proc.pid) fs.writeFileSync(this.pidFile(name), `${proc.pid}\n`);
+  }
+
+  private pidFile(name: string): string {
+    return path.join(this.o.data, `${name}.pid`);
   }
 
   fileLog(component: string): Logger {
@@ -107,7 +114,10 @@ export class NodeRunner {
       // Their secret and token tmpfs mounts go with them (the next run sets the volumes up again).
       await unmountAll(path.join(this.o.rootDir, 'pods')).catch(() => undefined);
     }
-    for (const o of this.owned.reverse()) await stopChild(o.proc);
+    for (const o of this.owned.reverse()) {
+      await stopChild(o.proc);
+      fs.rmSync(this.pidFile(o.name), { force: true });
+    }
   }
 
   /** Ctrl-C and SIGTERM stop everything this command started, in reverse order. */

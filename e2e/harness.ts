@@ -77,6 +77,11 @@ function shimPids(stateDir: string): number[] {
 
 export async function teardown(rec: NodeRecord): Promise<void> {
   for (const pid of rec.pids) await stopPid(pid, 3000);
+  // Daemons `tskube up|join` started and did not get to stop (it was killed): their PIDs are in <data-dir>/<name>.pid.
+  for (const f of ['containerd.pid', 'registry.pid']) {
+    const pid = Number(safeRead(path.join(rec.dir, f)).trim());
+    if (pid > 1) await stopPid(pid, 3000);
+  }
   // The harness's own containerd keeps its state in <dir>/state; the one `tskube up|join` starts in <dir>/containerd/state.
   for (const state of [path.join(rec.dir, 'state'), path.join(rec.dir, 'containerd', 'state')]) for (const pid of shimPids(state)) await stopPid(pid, 2000, 'SIGKILL');
   for (const mp of await mountsUnder(rec.dir)) sh('umount', ['-l', mp], { allowFail: true });

@@ -68,7 +68,9 @@ export class Lan {
   private routerRec: NodeRecord | undefined;
 
   async cleanup(): Promise<void> {
-    for (const vm of this.vms) await vm.stop().catch(() => undefined);
+    // Workers before the control plane, as one would shut a cluster down: a join stopping while its apiserver is gone
+    // can run out of time and leave its containerd (teardown then stops it by its PID file).
+    for (const vm of [...this.vms].reverse()) await vm.stop().catch(() => undefined);
     for (const vm of this.vms) await teardown({ netns: vm.netns, dir: vm.dir, pids: [] });
     if (this.routerRec) await teardown(this.routerRec);
     await teardown({ netns: this.netns, dir: this.dir, pids: [] });
