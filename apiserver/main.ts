@@ -26,7 +26,7 @@ import { ServiceAccountTokens } from './serviceaccount/tokens.js';
 import { IpAllocator } from './api/allocators.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { reconcileKubernetesEndpoints } from './api/kubernetes-endpoints.js';
-import { adminIdentity, ensurePki, ensureTokens, nodeIdentity, proxyIdentity, writeKubeconfig } from './pki.js';
+import { adminIdentity, ensurePki, ensureTokens, dnsIdentity, nodeIdentity, proxyIdentity, writeKubeconfig } from './pki.js';
 
 export interface ApiServerConfig {
   certDir: string;
@@ -109,7 +109,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   // As upstream: in-cluster clients verify the apiserver at the kubernetes Service's ClusterIP and names.
   const ips = [...new Set(['127.0.0.1', new IpAllocator(c.serviceClusterIpRange).first, c.advertiseAddress].filter(Boolean))];
   const pki = ensurePki(c.certDir, { ips, dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', os.hostname()] });
-  const ids = [adminIdentity, proxyIdentity, ...c.nodeNames.map(nodeIdentity)];
+  const ids = [adminIdentity, proxyIdentity, dnsIdentity, ...c.nodeNames.map(nodeIdentity)];
   const tokens = ensureTokens(c.certDir, ids);
   const store = new Store({ dataDir: c.dataDir, historySize: c.historySize });
   store.onWatcherError = (e) => log(`watch delivery: ${e.message}`);

@@ -1,6 +1,6 @@
 // First-start PKI for the dev apiserver, made with the openssl CLI: a CA, a
 // serving certificate (SANs 127.0.0.1, localhost, the node IP), client
-// certificates, and kubeconfigs for admin, each node and the proxy.
+// certificates, and kubeconfigs for admin, each node, the proxy and the cluster DNS.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -14,6 +14,8 @@ export interface Identity {
 
 export const adminIdentity: Identity = { file: 'admin.kubeconfig', cn: 'kubernetes-admin', orgs: ['system:masters'] };
 export const proxyIdentity: Identity = { file: 'kube-proxy.kubeconfig', cn: 'system:kube-proxy', orgs: [] };
+/** The cluster DNS server's user; its permissions come with the DNS add-on (`tskube up`), as kubeadm's system:coredns. */
+export const dnsIdentity: Identity = { file: 'coredns.kubeconfig', cn: 'system:coredns', orgs: [] };
 export const nodeIdentity = (node: string): Identity => ({ file: `node-${node}.kubeconfig`, cn: `system:node:${node}`, orgs: ['system:nodes'] });
 
 const openssl = (args: string[], cwd: string): void => {

@@ -30,6 +30,8 @@ export const JOIN_FLAGS: Record<string, string> = {
   'pod-manifest-path': 'static pod manifests. Default /etc/kubernetes/manifests',
   'pod-network': 'host-gw, vxlan or none, as the first node. Default host-gw',
   'cni-conf-dir': 'where the pod network writes its CNI config. Default <data-dir>/cni when join starts containerd, else /etc/cni/net.d',
+  'cluster-dns': 'the cluster DNS Service address pods resolve through (kubelet clusterDNS). Default 10.96.0.10, as tskube up and kubeadm',
+  'cluster-domain': 'the cluster\'s DNS domain (kubelet clusterDomain). Default cluster.local',
   'registry-mirror': `where the first node's registry answers, mirrored as 127.0.0.1:${REGISTRY_PORT}. Default <server host>:${REGISTRY_PORT}`,
 };
 const BOOLEANS = ['discovery-token-unsafe-skip-ca-verification'];
@@ -122,6 +124,8 @@ export async function runJoin(argv: string[]): Promise<void> {
           podNetwork: f.get('pod-network') ?? 'host-gw',
           cniConfDir: f.get('cni-conf-dir'),
           auth: [`--bootstrap-kubeconfig=${bootFile}`, `--kubeconfig=${kubeconfig}`, `--client-ca-file=${caFile}`],
+          clusterDNS: f.get('cluster-dns') ?? '10.96.0.10',
+          clusterDomain: f.get('cluster-domain') ?? 'cluster.local',
           configExtra: 'rotateCertificates: true\n',
         },
         note,

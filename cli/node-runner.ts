@@ -11,6 +11,7 @@ import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { createLogger, type Logger } from '../kube/log.js';
 import type { RunningProxy } from '../proxy/main.js';
+import type { RunningDns } from '../dns/main.js';
 import { startAgent, type RunningAgent } from './agent.js';
 import { loadAgentConfig, type AgentConfig } from './agent-config.js';
 import { writeContainerdFiles } from './containerd-config.js';
@@ -63,6 +64,7 @@ export class NodeRunner {
   apiserver: RunningApiServer | undefined;
   agent: RunningAgent | undefined;
   proxy: RunningProxy | undefined;
+  dns: RunningDns | undefined;
   private stopping = false;
 
   constructor(
@@ -100,6 +102,8 @@ export class NodeRunner {
   }
 
   async stopAll(): Promise<void> {
+    // DNS first: it marks its endpoints not ready while the apiserver still listens.
+    await this.dns?.stop().catch(() => undefined);
     await this.proxy?.stop().catch(() => undefined);
     await this.agent?.stop().catch(() => undefined);
     await this.apiserver?.stop().catch(() => undefined);
@@ -125,7 +129,7 @@ export class NodeRunner {
     const on = (sig: string): void => {
       if (this.stopping) return;
       this.stopping = true;
-      const parts = [this.proxy && 'the kube-proxy', this.agent && 'the kubelet', this.apiserver && 'the apiserver'].filter(Boolean).join(', ');
+      const parts = [this.dns && 'the cluster DNS', this.proxy && 'the kube-proxy', this.agent && 'the kubelet', this.apiserver && 'the apiserver'].filter(Boolean).join(', ');
       process.stdout.write(`\n${sig}: stopping ${parts || 'what was started'}${this.owned.length ? ` and ${this.ownedNames().join(', ')}` : ''} ...\n`);
       void this.stopAll().then(
         () => {
@@ -178,10 +182,12 @@ export class NodeRunner {
    * the node's name, address and dirs, `auth` (its credential flags) and the pod network, whose CNI config goes to our
    * containerd's conf_dir, else --cni-conf-dir or the usual one.
    */
-  async startKubelet(o: { nodeName: string; nodeIP: string; manifests: string; podLogsDir: string; podNetwork: string; cniConfDir?: string; auth: string[]; configExtra?: string }, note: (s: string) => void): Promise<AgentConfig> {
+  async startKubelet(o: { nodeName: string; nodeIP: string; manifests: string; podLogsDir: string; podNetwork: string; cniConfDir?: string; auth: string[]; clusterDNS: string; clusterDomain: string; configExtra?: string }, note: (s: string) => void): Promise<AgentConfig> {
     const cfgFile = path.join(this.o.data, 'kubelet-config.yaml');
     fs.mkdirSync(o.manifests, { recursive: true });
-    fs.writeFileSync(cfgFile, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${o.podLogsDir}\n${o.configExtra ?? ''}`);
+    // As kubeadm writes it: pods resolve through the cluster DNS Service.
+    const dns = `clusterDNS:\n- ${o.clusterDNS}\nclusterDomain: ${o.clusterDomain}\n`;
+    fs.writeFileSync(cfgFile, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${o.podLogsDir}\n${dns}${o.configExtra ?? ''}`);
     const cniConfDir = o.cniConfDir ?? (this.owned.some((x) => x.name === 'containerd') ? this.cniConfDir : '/etc/cni/net.d');
     const cfg = loadAgentConfig(
       [

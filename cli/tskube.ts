@@ -9,10 +9,12 @@ import { startAgent } from './agent.js';
 import { runUp, UP_FLAGS } from './up.js';
 import { runToken, TOKEN_FLAGS } from './token.js';
 import { JOIN_FLAGS, runJoin } from './join.js';
+import { DNS_FLAGS, loadDnsConfig } from './dns-config.js';
+import { startDns } from '../dns/main.js';
 
 function usage(): string {
   const list = (f: Record<string, string>) => Object.entries(f).map(([k, v]) => `  --${k}  ${v}`).join('\n');
-  return `usage: tskube up|join|agent|proxy|apiserver|token [flags]\n\nup flags:\n${list(UP_FLAGS)}\n\njoin https://<server>:<port> flags:\n${list(JOIN_FLAGS)}\n\nagent flags:\n${list(AGENT_FLAGS)}\n\nproxy flags:\n${list(PROXY_FLAGS)}\n\napiserver flags:\n${list(APISERVER_FLAGS)}\n\ntoken create|list|delete flags:\n${list(TOKEN_FLAGS)}\n`;
+  return `usage: tskube up|join|agent|proxy|apiserver|dns|token [flags]\n\nup flags:\n${list(UP_FLAGS)}\n\njoin https://<server>:<port> flags:\n${list(JOIN_FLAGS)}\n\nagent flags:\n${list(AGENT_FLAGS)}\n\nproxy flags:\n${list(PROXY_FLAGS)}\n\napiserver flags:\n${list(APISERVER_FLAGS)}\n\ndns flags:\n${list(DNS_FLAGS)}\n\ntoken create|list|delete flags:\n${list(TOKEN_FLAGS)}\n`;
 }
 
 async function runAgent(argv: string[]): Promise<void> {
@@ -66,6 +68,15 @@ async function main(): Promise<void> {
     case 'token':
       await runToken(rest);
       return;
+    case 'dns': {
+      const cfg = loadDnsConfig(rest);
+      const log = createLogger('dns', { verbosity: cfg.verbosity });
+      const running = await startDns(cfg, log);
+      const stop = (): void => void running.stop().finally(() => process.exit(0));
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+      return;
+    }
     case 'apiserver': {
       const running = await startApiServer(loadApiServerConfig(rest));
       const stop = (): void => void running.stop().finally(() => process.exit(0));

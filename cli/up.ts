@@ -1,7 +1,7 @@
 // `tskube up`: the embedded default on this machine. containerd (started with
 // a generated config when nothing answers on the CRI socket), a local image
 // registry with the demo images, the dev apiserver with its controllers
-// (Node,RBAC and NodeRestriction), the kubelet and the kube-proxy, all in this
+// (Node,RBAC and NodeRestriction), the cluster DNS, the kubelet and the kube-proxy, all in this
 // process; then the admin kubeconfig is printed. Ctrl-C stops what it started.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,6 +17,9 @@ import { loadProxyConfig } from './proxy-config.js';
 import { httpOk, NodeRunner, REGISTRY, REGISTRY_PORT, until } from './node-runner.js';
 import { runToken } from './token.js';
 import { validateClusterCidr } from '../apiserver/controllers/node-ipam.js';
+import { startDns } from '../dns/main.js';
+import { loadDnsConfig } from './dns-config.js';
+import { dnsServiceIP, ensureDnsAddon } from './dns-addon.js';
 
 const SERVICE_CIDR = '10.96.0.0/12';
 
@@ -31,6 +34,8 @@ export const UP_FLAGS: Record<string, string> = {
   'pod-network': 'host-gw (routes between nodes on one LAN), vxlan, or none (an installed CNI). Default host-gw',
   'cni-conf-dir': 'where the pod network writes its CNI config. Default <data-dir>/cni when up starts containerd, else /etc/cni/net.d',
   'root-dir': 'kubelet state. Default /var/lib/kubelet',
+  'cluster-domain': 'the cluster DNS zone (kubelet clusterDomain). Default cluster.local',
+  'dns-upstream': 'comma-separated resolvers the cluster DNS forwards other names to (ip or ip:port). Default: the nameservers of /etc/resolv.conf',
   'pod-logs-dir': 'container logs. Default /var/log/pods',
 };
 
@@ -51,7 +56,7 @@ export async function runUp(argv: string[]): Promise<void> {
   const rootDir = path.resolve(f.get('root-dir') ?? '/var/lib/kubelet');
   const run = new NodeRunner('up', { data, endpoint, rootDir });
   const logs = run.logs;
-  const progress = new Progress(7);
+  const progress = new Progress(8);
   run.handleSignals();
 
   try {
@@ -106,6 +111,27 @@ export async function runUp(argv: string[]): Promise<void> {
     });
     run.apiserver = apiserver;
     const pki = path.join(data, 'pki');
+    const clusterDomain = f.get('cluster-domain') ?? 'cluster.local';
+    const dnsIP = dnsServiceIP(SERVICE_CIDR);
+
+    run.dns = await progress.step('cluster DNS', async (note) => {
+      // On the node's address, so pods on every node reach it through the kube-dns Service.
+      await ensureDnsAddon(apiserver.kubeconfigs['kubernetes-admin']!, dnsIP, 53, 9153);
+      const cfg = loadDnsConfig([
+        `--kubeconfig=${path.join(pki, 'coredns.kubeconfig')}`,
+        `--cluster-domain=${clusterDomain}`,
+        `--dns-address=${nodeIP}:53`,
+        `--metrics-address=${nodeIP}:9153`,
+        '--health-address=127.0.0.1:8080',
+        '--ready-address=127.0.0.1:8181',
+        `--publish-address=${nodeIP}`,
+        `--hostname-override=${nodeName}`,
+        ...(f.get('dns-upstream') ? [`--upstream=${f.get('dns-upstream')}`] : []),
+      ]);
+      const d = await startDns(cfg, run.fileLog('dns'));
+      note(`kube-system/kube-dns ${dnsIP} -> ${nodeIP}:53, zone ${clusterDomain}, other names forwarded to ${cfg.upstreams.join(', ') || `the nameservers of ${cfg.resolvConf}`}`);
+      return d;
+    });
 
     await progress.step('kubelet', async (note) => {
       const cfg = await run.startKubelet(
@@ -117,6 +143,8 @@ export async function runUp(argv: string[]): Promise<void> {
           podNetwork,
           cniConfDir: f.get('cni-conf-dir'),
           auth: [`--kubeconfig=${path.join(pki, `node-${nodeName}.kubeconfig`)}`, `--client-ca-file=${path.join(pki, 'pki', 'ca.crt')}`],
+          clusterDNS: dnsIP,
+          clusterDomain,
         },
         note,
       );
@@ -142,7 +170,7 @@ tskube is up: node ${nodeName} is Ready.
   kubectl get nodes
 
 Static pods: drop manifests into ${manifests}. Images: ${REGISTRY}/tskube/app:1 serves HTTP on 8080.
-Logs: ${logs}/{apiserver,kubelet,kube-proxy${run.ownedNames().map((n) => `,${n}`).join('')}}.log
+Logs: ${logs}/{apiserver,dns,kubelet,kube-proxy${run.ownedNames().map((n) => `,${n}`).join('')}}.log
 Ctrl-C stops everything; \`tskube up\` again reuses ${data} and loses nothing.
 
 To add a node, run this on it (the token is valid for 24 h; \`tskube token create --print-join-command\` makes another):

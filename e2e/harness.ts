@@ -78,7 +78,7 @@ function shimPids(stateDir: string): number[] {
 export async function teardown(rec: NodeRecord): Promise<void> {
   for (const pid of rec.pids) await stopPid(pid, 3000);
   // Daemons `tskube up|join` started and did not get to stop (it was killed): their PIDs are in <data-dir>/<name>.pid.
-  for (const f of ['containerd.pid', 'registry.pid']) {
+  for (const f of ['containerd.pid', 'registry.pid', 'dnsmasq.pid']) {
     const pid = Number(safeRead(path.join(rec.dir, f)).trim());
     if (pid > 1) await stopPid(pid, 3000);
   }

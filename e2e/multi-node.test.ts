@@ -4,7 +4,7 @@
 // Deployment spreads over all three; every pod reaches every other by IP over
 // the host-gw routes; a Service answers from every node and every pod with
 // backends on all nodes; a NodePort answers on every node's IP; logs, exec and
-// port-forward reach pods on joined nodes; a stopped node goes NotReady, its
+// port-forward reach pods on joined nodes; their pods resolve Services by name; a stopped node goes NotReady, its
 // pods are replaced elsewhere, and it comes back by running join again.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -135,6 +135,18 @@ describe('three VMs: tskube up, then tskube join', { skip, timeout: 15 * 60_000 
       const out = kubectl(['exec', client.name, '--', 'sh', '-c', `${HTTP_GET}; for i in $(seq 30); do get ${ip} 80; done`]);
       const seen = new Set(out.trim().split('\n').map((n) => nodeOf.get(n)));
       assert.deepEqual([...seen].sort(), ['vm-1', 'vm-2', 'vm-3'], `from a pod on ${node}:\n${out}`);
+    }
+  });
+
+  test('pods on the joined nodes resolve Services by name through the first node\'s cluster DNS (kube-dns via kube-proxy)', () => {
+    const ip = kubectl(['get', 'svc', 'spread', '-o', 'jsonpath={.spec.clusterIP}']);
+    const pods = podsByNode();
+    for (const node of ['vm-2', 'vm-3']) {
+      const client = pods.find((p) => p.node === node)!;
+      const out = kubectl(['exec', client.name, '--', 'sh', '-c', `cat /etc/resolv.conf; nslookup spread.default.svc.cluster.local 2>&1; ${HTTP_GET}; get spread 80; true`]);
+      assert.match(out, /^nameserver 10\.96\.0\.10$/m, `${node}:\n${out}`);
+      assert.match(out, new RegExp(`Name:\\s+spread\\.default\\.svc\\.cluster\\.local\\s+Address:\\s+${ip.replace(/\./g, '\\.')}`), `${node}:\n${out}`);
+      assert.ok(pods.some((p) => out.trim().endsWith(p.name)), `HTTP by the short name from ${node}:\n${out}`);
     }
   });
 

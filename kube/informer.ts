@@ -18,6 +18,8 @@ export interface InformerOptions {
   onUpdate?: (o: KObj, old: KObj) => void;
   onDelete?: (o: KObj) => void;
   onError?: (e: Error) => void;
+  /** Applied to every object before it is cached or handed on (client-go's SetTransform): keep only what the consumer reads, to save memory. */
+  transform?: (o: KObj) => KObj;
   /** Start from a known state (e.g. after a long disconnect) and watch from its RV instead of listing. */
   resume?: { resourceVersion: string; items: KObj[] };
 }
@@ -63,7 +65,8 @@ export class Informer {
     const l = await this.client.get(this.o.path, this.sel());
     this.lists++;
     const fresh = new Map<string, KObj>();
-    for (const item of (l.items ?? []) as KObj[]) fresh.set(keyOf(item), item);
+    const t = this.o.transform;
+    for (const item of (l.items ?? []) as KObj[]) fresh.set(keyOf(item), t ? t(item) : item);
     for (const [k, old] of this.cache) if (!fresh.has(k)) {
       this.cache.delete(k);
       this.o.onDelete?.(old);
@@ -78,7 +81,8 @@ export class Informer {
     this.markSynced();
   }
 
-  private apply(type: string, o: KObj): void {
+  private apply(type: string, obj: KObj): void {
+    const o = this.o.transform ? this.o.transform(obj) : obj;
     const k = keyOf(o);
     const old = this.cache.get(k);
     if (type === 'DELETED') {

@@ -70,3 +70,20 @@ test('Deployments: strategy type, rollingUpdate not both 0, no rollingUpdate wit
     `data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
   ]);
 });
+
+test('dnsConfig: None needs nameservers; at most 3 nameserver IPs, 32 search domains of 2048 characters, named options', () => {
+  const pod = (extra: Record<string, unknown>) => ({ containers: [{ name: 'c', image: 'i' }], ...extra });
+  assert.deepEqual(msgs(validatePodSpec(pod({ dnsPolicy: 'None' }), 'spec')), ['spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None']);
+  assert.deepEqual(msgs(validatePodSpec(pod({ dnsPolicy: 'None', dnsConfig: { searches: ['a.b'] } }), 'spec')), ['spec.dnsConfig.nameservers: Required value: must provide at least one DNS nameserver when `dnsPolicy` is None']);
+  const bad = { nameservers: ['1.1.1.1', '2.2.2.2', '3.3.3.3', 'dns.local'], searches: ['ok.example.', 'Bad_Domain', ...Array.from({ length: 31 }, (_, i) => `s${i}.test`)], options: [{ name: 'ndots', value: '2' }, { value: '1' }] };
+  assert.deepEqual(msgs(validatePodSpec(pod({ dnsConfig: bad }), 'spec')), [
+    'spec.dnsConfig.nameservers: Invalid value: []string{"1.1.1.1", "2.2.2.2", "3.3.3.3", "dns.local"}: must not have more than 3 nameservers',
+    'spec.dnsConfig.nameservers[3]: Invalid value: "dns.local": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+    `spec.dnsConfig.searches: Invalid value: []string{${bad.searches.map((s) => JSON.stringify(s)).join(', ')}}: must not have more than 32 search paths`,
+    'spec.dnsConfig.searches[1]: Invalid value: "Bad_Domain": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character (e.g. \'example.com\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\')',
+    'spec.dnsConfig.options[1]: Required value: must not be empty',
+  ]);
+  const long = ['a'.repeat(63) + '.' + 'b'.repeat(63), ...Array.from({ length: 16 }, () => 'c'.repeat(63) + '.' + 'd'.repeat(63))];
+  assert.match(msgs(validatePodSpec(pod({ dnsConfig: { searches: long } }), 'spec')).join('\n'), /must not have more than 2048 characters \(including spaces\) in the search list/);
+  assert.deepEqual(validatePodSpec(pod({ dnsPolicy: 'None', dnsConfig: { nameservers: ['10.96.0.10', 'fd00::a'], searches: ['default.svc.cluster.local.'], options: [{ name: 'ndots', value: '2' }] } }), 'spec'), []);
+});

@@ -2,7 +2,8 @@
 // dev apiserver and, in time, the kubelet's static pods: containers (names,
 // images, ports, env, volume mounts, resources, policies), volumes and the
 // pod-level policies. Each problem is a field path and upstream's message.
-import { checkDns1123Label } from './names.js';
+import net from 'node:net';
+import { checkDns1123Label, checkDns1123Subdomain } from './names.js';
 import { validatePodPaths, type FieldError } from './validation.js';
 
 type O = Record<string, any>;
@@ -105,6 +106,39 @@ function validateContainer(c: O, p: string, volumes: Set<string>, seen: Set<stri
   return out;
 }
 
+/** Go's %#v of a []string, as field.Invalid prints list values. */
+const goStrings = (v: unknown[]): string => `[]string{${v.map((x) => JSON.stringify(String(x))).join(', ')}}`;
+
+/** validatePodDNSConfig: None needs nameservers; at most 3 nameservers (IPs), 32 search domains (2048 characters), named options. */
+export function validateDnsConfig(spec: O, path: string): FieldError[] {
+  const cfg = spec.dnsConfig as O | undefined;
+  const p = `${path}.dnsConfig`;
+  if (spec.dnsPolicy === 'None') {
+    if (!cfg) return [{ field: p, reason: 'FieldValueRequired', message: 'Required value: must provide `dnsConfig` when `dnsPolicy` is None' }];
+    if (!Array.isArray(cfg.nameservers) || cfg.nameservers.length === 0) return [{ field: `${p}.nameservers`, reason: 'FieldValueRequired', message: 'Required value: must provide at least one DNS nameserver when `dnsPolicy` is None' }];
+  }
+  if (!cfg || typeof cfg !== 'object') return [];
+  const out: FieldError[] = [];
+  const ns = Array.isArray(cfg.nameservers) ? (cfg.nameservers as unknown[]) : [];
+  if (ns.length > 3) out.push({ field: `${p}.nameservers`, message: `Invalid value: ${goStrings(ns)}: must not have more than 3 nameservers` });
+  ns.forEach((n, i) => {
+    if (typeof n !== 'string' || !net.isIP(n)) out.push({ field: `${p}.nameservers[${i}]`, message: `Invalid value: ${JSON.stringify(n)}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)` });
+  });
+  const searches = Array.isArray(cfg.searches) ? (cfg.searches as unknown[]) : [];
+  if (searches.length > 32) out.push({ field: `${p}.searches`, message: `Invalid value: ${goStrings(searches)}: must not have more than 32 search paths` });
+  if (searches.join(' ').length > 2048) out.push({ field: `${p}.searches`, message: `Invalid value: ${goStrings(searches)}: must not have more than 2048 characters (including spaces) in the search list` });
+  searches.forEach((s, i) => {
+    // A trailing dot is fine.
+    const v = String(s).replace(/\.$/, '');
+    const bad = checkDns1123Subdomain(v);
+    if (bad) out.push({ field: `${p}.searches[${i}]`, message: `Invalid value: ${JSON.stringify(v)}: ${bad}` });
+  });
+  list(cfg.options).forEach((o, i) => {
+    if (typeof o?.name !== 'string' || o.name === '') out.push({ field: `${p}.options[${i}]`, reason: 'FieldValueRequired', message: 'Required value: must not be empty' });
+  });
+  return out;
+}
+
 /** ValidatePodSpec (the parts the dev apiserver and kubelet act on). */
 export function validatePodSpec(spec: O | undefined, path: string): FieldError[] {
   if (!spec || typeof spec !== 'object') return [required(path)];
@@ -126,6 +160,7 @@ export function validatePodSpec(spec: O | undefined, path: string): FieldError[]
   out.push(...validatePodPaths(spec, path));
   out.push(...supported(`${path}.restartPolicy`, spec.restartPolicy, ['Always', 'OnFailure', 'Never']));
   out.push(...supported(`${path}.dnsPolicy`, spec.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None']));
+  out.push(...validateDnsConfig(spec, path));
   if (spec.terminationGracePeriodSeconds !== undefined && (!Number.isInteger(spec.terminationGracePeriodSeconds) || spec.terminationGracePeriodSeconds < 0)) out.push({ field: `${path}.terminationGracePeriodSeconds`, message: `Invalid value: ${JSON.stringify(spec.terminationGracePeriodSeconds)}: must be greater than or equal to 0` });
   if (spec.activeDeadlineSeconds !== undefined && (!Number.isInteger(spec.activeDeadlineSeconds) || spec.activeDeadlineSeconds < 1)) out.push({ field: `${path}.activeDeadlineSeconds`, message: `Invalid value: ${JSON.stringify(spec.activeDeadlineSeconds)}: must be between 1 and 2147483647, inclusive` });
   return out;

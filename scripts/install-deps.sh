@@ -11,6 +11,9 @@ apt-get install -y -qq --no-install-recommends \
   curl tmux systemd
 # Real clients the e2e tests drive besides kubectl: the official Python client (run with Debian's /usr/bin/python3).
 apt-get install -y -qq --no-install-recommends python3-kubernetes
+# DNS: dig for the e2e tests, dnsmasq (the binary only: dnsmasq-base starts no system service) as the tests' upstream
+# resolver and the benchmark's floor, dnsperf for the benchmark.
+apt-get install -y -qq --no-install-recommends bind9-dnsutils dnsmasq-base dnsperf
 # The e2e tests drive the real kubectl. These machines ship v1.32; Debian's kubernetes-client is older but works.
 command -v kubectl >/dev/null || apt-get install -y -qq --no-install-recommends kubernetes-client
 echo "install-deps: done"

@@ -133,6 +133,9 @@ test('services get ClusterIPs from the range and NodePorts; deletion frees them'
   assert.equal(a.spec.ports[0].targetPort, 80);
   assert.throws(() => api.create(svc, 'default', { metadata: { name: 'b' }, spec: { clusterIP: a.spec.clusterIP, ports: [{ port: 80 }] } }), apiErr(422, 'Invalid'));
   assert.throws(() => api.create(svc, 'default', { metadata: { name: 'c' }, spec: { clusterIP: '192.168.1.1', ports: [{ port: 80 }] } }), (e: unknown) => e instanceof ApiError && /not in the valid range/.test(e.message));
+  // Port names are DNS labels: kubectl create service --tcp=80:8080 names its port "80-8080".
+  assert.ok(api.create(svc, 'default', { metadata: { name: 'digits' }, spec: { ports: [{ name: '80-8080', port: 80, targetPort: 8080 }] } }));
+  assert.throws(() => api.create(svc, 'default', { metadata: { name: 'upper' }, spec: { ports: [{ name: 'Web', port: 80 }] } }), (e: unknown) => e instanceof ApiError && /spec\.ports\[0\]\.name: Invalid value: "Web": a lowercase RFC 1123 label/.test(e.message));
   const headless = api.create(svc, 'default', { metadata: { name: 'h' }, spec: { clusterIP: 'None', ports: [{ port: 80 }] } });
   assert.equal(headless.spec.clusterIP, 'None');
   api.delete(svc, 'default', 'a');

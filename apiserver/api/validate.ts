@@ -2,7 +2,7 @@
 import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
 import type { Cause } from './errors.js';
 import { validateAnnotations, validateLabels } from '../../kube/validation.js';
-import { PROTOCOLS, validateIntOrPortName, validatePodSpec, validatePortNumber, portNameErrors } from '../../kube/pod-validation.js';
+import { PROTOCOLS, validateIntOrPortName, validatePodSpec, validatePortNumber } from '../../kube/pod-validation.js';
 import type { ResourceDef } from '../resources.js';
 import { validateCsr } from '../certificates/csr.js';
 import type { Obj } from '../storage/store.js';
@@ -33,7 +33,9 @@ function validateService(spec: Obj): Cause[] {
     const f = `spec.ports[${i}]`;
     if (ports.length > 1 && (typeof p.name !== 'string' || p.name === '')) causes.push({ field: `${f}.name`, reason: 'FieldValueRequired', message: 'Required value' });
     else if (typeof p.name === 'string' && p.name) {
-      for (const m of portNameErrors(p.name)) causes.push({ field: `${f}.name`, message: `Invalid value: ${JSON.stringify(p.name)}: ${m}` });
+      // A Service port name is a DNS label (it becomes an SRV name), not an IANA service name as container ports are: `kubectl create service --tcp=80:8080` names it "80-8080".
+      const bad = checkDns1123Label(p.name);
+      if (bad) causes.push({ field: `${f}.name`, message: `Invalid value: ${JSON.stringify(p.name)}: ${bad}` });
       if (names.has(p.name)) causes.push({ field: `${f}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(p.name)}` });
       names.add(p.name);
     }
