@@ -1,5 +1,6 @@
 // `tskube agent`: the kubelet with its node registration, kubelet API and
 // local ports, from an AgentConfig. `tskube up` runs the same in-process.
+import fs from 'node:fs';
 import { CriClient } from '../agent/cri/client.js';
 import { Kubelet } from '../agent/kubelet.js';
 import type { Logger } from '../kube/log.js';
@@ -15,6 +16,7 @@ import { firstIPv4 } from '../kube/platform.js';
 import { tlsBootstrap } from '../agent/node/tls-bootstrap.js';
 import { ClientCertRotation } from '../agent/node/cert-rotation.js';
 import { PodNetwork } from '../agent/network/network.js';
+import { effectiveResolvConf } from '../agent/pods/dns.js';
 
 export interface RunningAgent {
   kubelet: Kubelet;
@@ -25,6 +27,15 @@ export interface RunningAgent {
 export async function startAgent(cfg: AgentConfig, log: Logger): Promise<RunningAgent> {
   const cri = new CriClient({ endpoint: cfg.containerRuntimeEndpoint });
   const hostIP = cfg.nodeIP || firstIPv4();
+  const resolv = effectiveResolvConf(cfg.resolvConf, (f) => {
+    try {
+      return fs.readFileSync(f, 'utf8');
+    } catch {
+      return undefined;
+    }
+  });
+  if (resolv.warning) log.warn(resolv.warning);
+  const resolvConf = resolv.file;
   if (cfg.bootstrapKubeconfig) {
     if (!cfg.kubeconfig) throw new Error('--bootstrap-kubeconfig needs --kubeconfig: the file the bootstrapped credentials are written to');
     await tlsBootstrap({ nodeName: cfg.nodeName, kubeconfig: cfg.kubeconfig, bootstrapKubeconfig: cfg.bootstrapKubeconfig, certDir: cfg.certDir }, log);
@@ -53,7 +64,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     manifestURLHeaders: cfg.staticPodURLHeader,
     httpCheckFrequencyMs: cfg.httpCheckFrequencyMs,
     volumeResyncMs: cfg.syncFrequencyMs,
-    dns: { clusterDNS: cfg.clusterDNS, clusterDomain: cfg.clusterDomain, resolvConf: cfg.resolvConf },
+    dns: { clusterDNS: cfg.clusterDNS, clusterDomain: cfg.clusterDomain, resolvConf },
     gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
   });
   if (client && cfg.registerNode) {

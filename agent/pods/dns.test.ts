@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { parseResolvConf, podDnsConfig, type DnsSettings } from './dns.js';
+import { effectiveResolvConf, parseResolvConf, podDnsConfig, type DnsSettings } from './dns.js';
 
 const host = parseResolvConf('# generated\nnameserver 192.0.2.53\nnameserver 192.0.2.54\nsearch old.example\nsearch corp.example. lab.example .\noptions timeout:2 attempts:3\n');
 const settings: DnsSettings = { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', host, nodeIPs: ['192.0.2.1'] };
@@ -57,4 +57,25 @@ test('limits: three nameservers, 32 search paths of at most 253 characters and 2
   assert.ok(!long.config.searches.includes('a'.repeat(254)));
   assert.ok(long.config.searches.join(' ').length <= 2048);
   assert.equal(long.config.searches.length, 8);
+});
+
+test('a resolv.conf with only a loopback stub (systemd-resolved) is replaced by systemd-resolved\'s upstream list, as kubeadm does, with a warning', () => {
+  const files: Record<string, string> = {
+    '/etc/resolv.conf': 'nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch lan\n',
+    '/run/systemd/resolve/resolv.conf': 'nameserver 192.0.2.1\nnameserver 192.0.2.2\nsearch lan\n',
+    '/etc/other.conf': 'nameserver 127.0.0.1\n',
+    '/etc/good.conf': 'nameserver 127.0.0.53\nnameserver 192.0.2.9\n',
+  };
+  const read = (f: string): string | undefined => files[f];
+  const swapped = effectiveResolvConf('/etc/resolv.conf', read);
+  assert.equal(swapped.file, '/run/systemd/resolve/resolv.conf');
+  assert.match(swapped.warning!, /lists only the local stub resolver 127\.0\.0\.53, which pods cannot reach; using \/run\/systemd\/resolve\/resolv\.conf instead/);
+  const kept = effectiveResolvConf('/etc/other.conf', read);
+  assert.equal(kept.file, '/etc/other.conf', 'a file the admin chose is kept');
+  assert.match(kept.warning!, /pods with dnsPolicy Default will not resolve names/);
+  assert.deepEqual(effectiveResolvConf('/etc/good.conf', read), { file: '/etc/good.conf' }, 'one reachable server is enough');
+  assert.deepEqual(effectiveResolvConf('', read), { file: '' });
+  assert.deepEqual(effectiveResolvConf('/missing', read), { file: '/missing' });
+  delete files['/run/systemd/resolve/resolv.conf'];
+  assert.equal(effectiveResolvConf('/etc/resolv.conf', read).file, '/etc/resolv.conf');
 });

@@ -47,6 +47,28 @@ export function parseResolvConf(text: string): DnsConfig {
   return out;
 }
 
+export const SYSTEMD_RESOLVED_CONF = '/run/systemd/resolve/resolv.conf';
+const loopback = (ip: string): boolean => /^127\./.test(ip) || ip === '::1';
+
+/**
+ * The resolv.conf to give pods. A stub resolver on loopback (systemd-resolved's 127.0.0.53) cannot be reached from a
+ * pod's network namespace; as kubeadm does, the default /etc/resolv.conf is then replaced by systemd-resolved's own
+ * list of upstream servers when that has any. `read` returns a file's text, or undefined when it cannot be read.
+ */
+export function effectiveResolvConf(file: string, read: (f: string) => string | undefined): { file: string; warning?: string } {
+  if (!file) return { file };
+  const text = read(file);
+  if (text === undefined) return { file };
+  const servers = parseResolvConf(text).servers;
+  if (servers.length === 0 || !servers.every(loopback)) return { file };
+  const alt = file === '/etc/resolv.conf' ? read(SYSTEMD_RESOLVED_CONF) : undefined;
+  const altServers = alt === undefined ? [] : parseResolvConf(alt).servers;
+  if (altServers.length && !altServers.every(loopback)) {
+    return { file: SYSTEMD_RESOLVED_CONF, warning: `resolvConf ${file} lists only the local stub resolver ${servers.join(', ')}, which pods cannot reach; using ${SYSTEMD_RESOLVED_CONF} instead, as kubeadm does (set resolvConf to choose another file)` };
+  }
+  return { file, warning: `resolvConf ${file} lists only loopback nameservers (${servers.join(', ')}), which pods cannot reach: pods with dnsPolicy Default will not resolve names; point resolvConf at a file with reachable nameservers (with systemd-resolved: ${SYSTEMD_RESOLVED_CONF})` };
+}
+
 const unique = (xs: string[]): string[] => [...new Set(xs)];
 
 /** Options by name; the pod's override the base's, in first-seen order. */
