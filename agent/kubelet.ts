@@ -356,6 +356,8 @@ export class Kubelet {
         if (!pod.metadata?.deletionTimestamp && w.phase === 'syncing') {
           w.update(pod);
           this.watchProbes(w);
+          // A readiness gate's condition is written by someone else: Ready follows it without waiting for a sync.
+          if (pod.spec?.readinessGates?.length) this.reportStatus(w);
         }
         continue;
       }

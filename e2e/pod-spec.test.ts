@@ -1,7 +1,8 @@
 // e2e (issue 16): the rest of the pod spec on real containers, seen through the
 // real kubectl: postStart and preStop hooks (observed through a hostPath file),
 // termination messages from the file and from the log, and a container its
-// liveness probe keeps killing backing off as a crash does; the pod's resolv.conf
+// liveness probe keeps killing backing off as a crash does; native sidecars and
+// readiness gates; the pod's resolv.conf
 // from dnsPolicy, clusterDNS and dnsConfig (issue 15, part).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -52,6 +53,53 @@ describe('pod spec: hooks, termination messages, liveness backoff', { skip, time
     cluster.kubectl(['delete', 'pod', 'hooks', '--wait=true', '--timeout=60s']);
     const lines = fs.readFileSync(path.join(dir, 'log'), 'utf8').trim().split('\n');
     assert.deepEqual(lines.filter((l) => l !== 'main'), ['poststart', 'prestop', 'term'], 'postStart, then preStop, then SIGTERM');
+  });
+
+  test('a native sidecar starts first (its startup probe holds the app back), the pod reaches 2/2 Ready, a crashed sidecar comes back, and the sidecar stops last', async () => {
+    const dir = path.join(cluster.node.dir, 'sidecar');
+    fs.mkdirSync(dir, { recursive: true });
+    const loop = (name: string) => `echo start ${name} >> /out/log; trap "echo stop ${name} >> /out/log; exit 0" TERM; while true; do sleep 1; done`;
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'sidecar' },
+      spec: {
+        terminationGracePeriodSeconds: 10,
+        volumes: [{ name: 'out', hostPath: { path: dir } }],
+        initContainers: [{
+          name: 'proxy',
+          image: APP_IMAGE,
+          restartPolicy: 'Always',
+          command: ['sh', '-c', loop('proxy')],
+          volumeMounts: [{ name: 'out', mountPath: '/out' }],
+          startupProbe: { exec: { command: ['sh', '-c', 'test -e /tmp/up || { touch /tmp/up; false; }'] }, periodSeconds: 1, failureThreshold: 30 },
+          readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
+        }],
+        containers: [{ name: 'app', image: APP_IMAGE, command: ['sh', '-c', loop('app')], volumeMounts: [{ name: 'out', mountPath: '/out' }] }],
+      },
+    });
+    await waitFor(() => cluster.kubectl(['get', 'pod', 'sidecar', '--no-headers']).split(/\s+/)[1] === '2/2', 90_000, 500, 'sidecar pod 2/2');
+    assert.equal(get('sidecar', '{.status.phase} {.status.initContainerStatuses[0].started} {.status.initContainerStatuses[0].ready}'), 'Running true true');
+    const first = fs.readFileSync(path.join(dir, 'log'), 'utf8').trim().split('\n');
+    assert.deepEqual(first.slice(0, 2), ['start proxy', 'start app'], 'the app waits for the sidecar\'s startup probe');
+    // The sidecar exits: restarted in place, the app untouched.
+    const appID = get('sidecar', '{.status.containerStatuses[0].containerID}');
+    cluster.kubectl(['exec', 'sidecar', '-c', 'proxy', '--', 'sh', '-c', 'kill 1']);
+    await waitFor(() => get('sidecar', '{.status.initContainerStatuses[0].restartCount}') === '1' && get('sidecar', '{.status.initContainerStatuses[0].ready}') === 'true', 60_000, 500, 'sidecar restarted');
+    assert.equal(get('sidecar', '{.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount}'), `${appID} 0`);
+    cluster.kubectl(['delete', 'pod', 'sidecar', '--wait=true', '--timeout=60s']);
+    const lines = fs.readFileSync(path.join(dir, 'log'), 'utf8').trim().split('\n');
+    assert.deepEqual(lines.slice(-2), ['stop app', 'stop proxy'], `the sidecar stops after the app:\n${lines.join('\n')}`);
+  });
+
+  test('a readiness gate holds Ready until its condition, patched into the status by someone else, is True', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'gated' }, spec: { terminationGracePeriodSeconds: 1, readinessGates: [{ conditionType: 'example.com/lb-ready' }], containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'] }] } });
+    const ready = () => get('gated', '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason} {.status.conditions[?(@.type=="ContainersReady")].status}');
+    await waitFor(() => ready() === 'False ReadinessGatesNotReady True', 60_000, 500, 'containers ready, gate not');
+    cluster.kubectl(['patch', 'pod', 'gated', '--subresource=status', '--type=strategic', '-p', JSON.stringify({ status: { conditions: [{ type: 'example.com/lb-ready', status: 'True' }] } })]);
+    await waitFor(() => ready() === 'True  True', 30_000, 300, 'Ready once the gate is True');
+    assert.equal(get('gated', '{.status.conditions[?(@.type=="example.com/lb-ready")].status}'), 'True', 'the kubelet kept the gate condition');
+    cluster.kubectl(['delete', 'pod', 'gated', '--wait=false']);
   });
 
   test('a failing postStart hook kills the container with a FailedPostStartHook event', async () => {

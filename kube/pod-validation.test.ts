@@ -87,3 +87,15 @@ test('dnsConfig: None needs nameservers; at most 3 nameserver IPs, 32 search dom
   assert.match(msgs(validatePodSpec(pod({ dnsConfig: { searches: long } }), 'spec')).join('\n'), /must not have more than 2048 characters \(including spaces\) in the search list/);
   assert.deepEqual(validatePodSpec(pod({ dnsPolicy: 'None', dnsConfig: { nameservers: ['10.96.0.10', 'fd00::a'], searches: ['default.svc.cluster.local.'], options: [{ name: 'ndots', value: '2' }] } }), 'spec'), []);
 });
+
+test('container restartPolicy: Always on init containers only (native sidecars); plain init containers take no probes or hooks', () => {
+  const spec = {
+    initContainers: [{ name: 'sc', image: 'i', restartPolicy: 'Always', readinessProbe: { exec: { command: ['true'] } } }, { name: 'i1', image: 'i', restartPolicy: 'OnFailure' }, { name: 'i2', image: 'i', livenessProbe: { exec: { command: ['true'] } } }],
+    containers: [{ name: 'c', image: 'i', restartPolicy: 'Always' }],
+  };
+  assert.deepEqual(msgs(validatePodSpec(spec, 'spec')), [
+    'spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers',
+    'spec.initContainers[1].restartPolicy: Unsupported value: "OnFailure": supported values: "Always"',
+    'spec.initContainers[2].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always',
+  ]);
+});

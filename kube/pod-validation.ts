@@ -157,6 +157,18 @@ export function validatePodSpec(spec: O | undefined, path: string): FieldError[]
   if (!Array.isArray(spec.containers) || spec.containers.length === 0) out.push(required(`${path}.containers`));
   const seen = new Set<string>();
   for (const l of ['initContainers', 'containers']) list(spec[l]).forEach((c, i) => out.push(...validateContainer(c, `${path}.${l}[${i}]`, volumes, seen)));
+  // Container restartPolicy: only init containers may set it, to Always (a native sidecar); other init containers run once, so probes and hooks are not theirs.
+  list(spec.containers).forEach((c, i) => {
+    if (c.restartPolicy !== undefined) out.push({ field: `${path}.containers[${i}].restartPolicy`, reason: 'FieldValueForbidden', message: 'Forbidden: may not be set for non-init containers' });
+  });
+  list(spec.initContainers).forEach((c, i) => {
+    const p = `${path}.initContainers[${i}]`;
+    if (c.restartPolicy !== undefined) out.push(...supported(`${p}.restartPolicy`, c.restartPolicy, ['Always']));
+    if (c.restartPolicy === 'Always') return;
+    for (const f of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe']) {
+      if (c[f] !== undefined && c[f] !== null) out.push({ field: `${p}.${f}`, reason: 'FieldValueForbidden', message: 'Forbidden: may not be set for init containers without restartPolicy=Always' });
+    }
+  });
   out.push(...validatePodPaths(spec, path));
   out.push(...supported(`${path}.restartPolicy`, spec.restartPolicy, ['Always', 'OnFailure', 'Never']));
   out.push(...supported(`${path}.dnsPolicy`, spec.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None']));

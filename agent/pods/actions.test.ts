@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { computePodActions, containerHash, nextInitContainer } from './actions.js';
+import { computePodActions, containerHash, initContainerActions } from './actions.js';
 import type { ContainerInfo, PodRuntimeState, SandboxInfo } from './runtime-state.js';
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
 
@@ -9,7 +9,7 @@ const mkPod = (over: Partial<NonNullable<Pod['spec']>> = {}): Pod =>
   applyPodDefaults({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'a', image: 'i:1' }, { name: 'b', image: 'i:1' }], ...over } });
 
 let t = 1000;
-const sb = (over: Partial<SandboxInfo> = {}): SandboxInfo => ({ id: `sb${t}`, ready: true, attempt: 0, createdAt: t++, ip: '10.0.0.2', hostNetwork: false, podName: 'p', podNamespace: 'default', podUid: 'u', ...over });
+const sb = (over: Partial<SandboxInfo> = {}): SandboxInfo => ({ id: 'sb', ready: true, attempt: 0, createdAt: t++, ip: '10.0.0.2', hostNetwork: false, podName: 'p', podNamespace: 'default', podUid: 'u', ...over });
 const ct = (pod: Pod, name: string, over: Partial<ContainerInfo> = {}): ContainerInfo => {
   const spec = [...(pod.spec!.initContainers ?? []), ...pod.spec!.containers].find((c) => c.name === name)!;
   return { id: `c-${name}-${t}`, sandboxId: 'sb', name, type: 'container', attempt: 0, state: 'running', hash: containerHash(spec), restartCount: 0, exitCode: 0, reason: '', message: '', createdAt: t++, startedAt: t, finishedAt: 0, image: 'i:1', imageRef: 'sha', ...over };
@@ -26,7 +26,7 @@ test('a new pod gets a sandbox (attempt 0) and all containers', () => {
 test('a running pod with unchanged containers needs nothing (adoption after restart)', () => {
   const pod = mkPod();
   const a = computePodActions(pod, state([sb()], [ct(pod, 'a'), ct(pod, 'b')]));
-  assert.deepEqual(a, { killPod: false, createSandbox: false, sandboxId: a.sandboxId, attempt: 0, containersToStart: [], containersToKill: [] });
+  assert.deepEqual(a, { killPod: false, createSandbox: false, sandboxId: a.sandboxId, attempt: 0, initToStart: [], containersToStart: [], containersToKill: [] });
 });
 
 test('a changed container definition is killed and restarted', () => {
@@ -80,27 +80,27 @@ test('init containers run one at a time, in order, before app containers', () =>
   const pod = mkPod({ initContainers: [{ name: 'i1', image: 'i:1' }, { name: 'i2', image: 'i:1' }] });
   const s = sb();
   let a = computePodActions(pod, state([], []));
-  assert.equal(a.nextInit?.name, 'i1');
+  assert.equal(a.initToStart[0]?.name, 'i1');
   assert.deepEqual(a.containersToStart, []);
   a = computePodActions(pod, state([s], [ct(pod, 'i1', { type: 'init' })]));
-  assert.equal(a.nextInit, undefined, 'wait while i1 runs');
+  assert.deepEqual(a.initToStart, [], 'wait while i1 runs');
   assert.deepEqual(a.containersToStart, []);
   a = computePodActions(pod, state([s], [ct(pod, 'i1', { type: 'init', state: 'exited' })]));
-  assert.equal(a.nextInit?.name, 'i2');
+  assert.equal(a.initToStart[0]?.name, 'i2');
   a = computePodActions(pod, state([s], [ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'i2', { type: 'init', state: 'exited' })]));
-  assert.equal(a.nextInit, undefined);
+  assert.deepEqual(a.initToStart, []);
   assert.deepEqual(a.containersToStart.map((c) => c.name), ['a', 'b']);
 });
 
 test('a failed init container is retried, unless the pod is Never, which then fails', () => {
   const pod = mkPod({ initContainers: [{ name: 'i1', image: 'i:1' }] });
   const failed = (p: Pod) => state([sb()], [ct(p, 'i1', { type: 'init', state: 'exited', exitCode: 2 })]);
-  assert.equal(computePodActions(pod, failed(pod)).nextInit?.name, 'i1');
+  assert.equal(computePodActions(pod, failed(pod)).initToStart[0]?.name, 'i1');
   const never = mkPod({ restartPolicy: 'Never', initContainers: [{ name: 'i1', image: 'i:1' }] });
   const a = computePodActions(never, failed(never));
   assert.equal(a.killPod, true);
-  assert.equal(a.nextInit, undefined);
-  assert.equal(nextInitContainer(never, failed(never)).failed?.exitCode, 2);
+  assert.deepEqual(a.initToStart, []);
+  assert.equal(initContainerActions(never, failed(never), 'sb').failed?.exitCode, 2);
 });
 
 test('only the newest instance of a container counts', () => {
@@ -138,4 +138,38 @@ test('a liveness failure kills the container without starting it in the same syn
   // Once it shows as exited, it is started again (through the backoff in the worker).
   const next = computePodActions(pod, state([sb()], [{ ...a1, state: 'exited', exitCode: 137, finishedAt: t }]), probes);
   assert.deepEqual(next.containersToStart.map((c) => c.name), ['a']);
+});
+
+test('native sidecars: started in order before the next init container, past their startup probe; restarted whenever they stop; they do not keep a finished pod alive', () => {
+  const pod = mkPod({ restartPolicy: 'Never', initContainers: [{ name: 'sc', image: 'i:1', restartPolicy: 'Always', startupProbe: { exec: { command: ['true'] } } }, { name: 'i1', image: 'i:1' }], containers: [{ name: 'a', image: 'i:1' }] });
+  const s = sb();
+  assert.deepEqual(computePodActions(pod, state([], [])).initToStart.map((c) => c.name), ['sc'], 'a new sandbox starts with the first');
+  const sc = ct(pod, 'sc', { type: 'init' });
+  let started = false;
+  const probes = { result: (id: string, type: 'Liveness' | 'Startup') => (id === sc.id && type === 'Startup' ? (started ? 'success' : undefined) : undefined) };
+  let a = computePodActions(pod, state([s], [sc]), probes);
+  assert.deepEqual([a.initToStart, a.containersToStart], [[], []], 'i1 waits for the sidecar\'s startup probe');
+  started = true;
+  a = computePodActions(pod, state([s], [sc]), probes);
+  assert.deepEqual(a.initToStart.map((c) => c.name), ['i1']);
+  a = computePodActions(pod, state([s], [sc, ct(pod, 'i1', { type: 'init', state: 'exited' })]), probes);
+  assert.deepEqual([a.initToStart.length, a.containersToStart.map((c) => c.name)], [0, ['a']]);
+  // Running beside the app: a sidecar that exits is started again, even in a Never pod; the app is left alone.
+  const scExited = { ...sc, state: 'exited' as const, exitCode: 1 };
+  a = computePodActions(pod, state([s], [scExited, ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'a')]), probes);
+  assert.deepEqual([a.initToStart.map((c) => c.name), a.containersToStart.length, a.killPod], [['sc'], 0, false]);
+  // The app is done: the pod ends, the running sidecar with it.
+  a = computePodActions(pod, state([s], [sc, ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'a', { state: 'exited' })]), probes);
+  assert.equal(a.killPod, true);
+  // A sidecar failing its liveness probe is killed (and started again once it shows as exited).
+  const live = { result: (id: string, type: 'Liveness' | 'Startup') => (id === sc.id ? (type === 'Liveness' ? 'failure' : 'success') : undefined) };
+  a = computePodActions(pod, state([s], [sc, ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'a')]), live);
+  assert.deepEqual([a.containersToKill.map((k) => k.message), a.killPod], [['Container sc failed liveness probe, will be restarted'], false]);
+});
+
+test('init containers of an older sandbox do not count: a new sandbox runs them all again', () => {
+  const pod = mkPod({ initContainers: [{ name: 'i1', image: 'i:1' }] });
+  const old = ct(pod, 'i1', { type: 'init', state: 'exited', sandboxId: 'old' });
+  const a = computePodActions(pod, state([sb({ id: 'new' })], [old]));
+  assert.deepEqual([a.initToStart.map((c) => c.name), a.containersToStart.length], [['i1'], 0]);
 });

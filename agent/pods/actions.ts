@@ -4,6 +4,7 @@
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { canonicalJson, fnv32aHex } from '../../kube/hash.js';
 import { latestContainer, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
+import { isSidecar } from './sidecars.js';
 
 export interface KillAction {
   container: ContainerInfo;
@@ -26,7 +27,8 @@ export interface PodActions {
   sandboxId: string;
   /** Attempt number for a new sandbox. */
   attempt: number;
-  nextInit?: Container;
+  /** Init containers to start now: the next regular one, and sidecars that are not running. */
+  initToStart: Container[];
   containersToStart: Container[];
   containersToKill: KillAction[];
 }
@@ -43,10 +45,6 @@ export function shouldRestartOnFailure(pod: Pod): boolean {
 
 function succeeded(c: ContainerInfo | undefined): boolean {
   return c !== undefined && c.state === 'exited' && c.exitCode === 0;
-}
-
-function initFailed(c: ContainerInfo): boolean {
-  return (c.state === 'exited' && c.exitCode !== 0) || c.state === 'unknown';
 }
 
 /** Upstream ShouldContainerBeRestarted. */
@@ -73,34 +71,81 @@ function sandboxChanged(pod: Pod, state: PodRuntimeState): { create: boolean; at
   return { create: false, attempt: newest.attempt, id: newest.id };
 }
 
-/** Upstream findNextInitContainerToRun: [last failed status, next container, done]. */
-export function nextInitContainer(pod: Pod, state: PodRuntimeState): { failed?: ContainerInfo; next?: Container; done: boolean } {
-  const inits = pod.spec?.initContainers ?? [];
-  if (inits.length === 0) return { done: true };
-  for (const c of pod.spec!.containers) {
-    if (latestContainer(state, c.name)?.state === 'running') return { done: true };
+/** What the init phase asks for (upstream computeInitContainerActions). */
+export interface InitActions {
+  /** Every regular init container succeeded and every sidecar started: the regular containers may run. */
+  done: boolean;
+  start: Container[];
+  kill: KillAction[];
+  /** The last failed regular init container, when that is what holds the pod. */
+  failed?: ContainerInfo;
+  killPod: boolean;
+}
+
+function probeFailure(c: Container, st: ContainerInfo, probes?: ProbeResults): 'liveness' | 'startup' | undefined {
+  return probes?.result(st.id, 'Liveness') === 'failure' ? 'liveness' : probes?.result(st.id, 'Startup') === 'failure' ? 'startup' : undefined;
+}
+
+function probeKill(c: Container, st: ContainerInfo, failed: 'liveness' | 'startup', restart: boolean): KillAction {
+  const graceSec = (failed === 'liveness' ? c.livenessProbe : c.startupProbe)?.terminationGracePeriodSeconds ?? undefined;
+  return { container: st, reason: 'Killing', message: `Container ${c.name} failed ${failed} probe${restart ? ', will be restarted' : ''}`, ...(graceSec !== undefined ? { graceSec } : {}) };
+}
+
+/**
+ * Init containers in order, within one sandbox (a new sandbox runs them all again): a regular one must exit 0
+ * before the next starts; a sidecar must be running, and past its startup probe, before the next starts, and is
+ * restarted whenever it is not running, also once the regular containers run.
+ */
+export function initContainerActions(pod: Pod, state: PodRuntimeState, sandboxId: string, probes?: ProbeResults): InitActions {
+  const out: InitActions = { done: false, start: [], kill: [], killPod: false };
+  const inSandbox = (name: string): ContainerInfo | undefined => state.containers.find((c) => c.name === name && c.sandboxId === sandboxId);
+  // Once a regular container exists in this sandbox the pod is initialized: only the sidecars are looked after.
+  const initialized = (pod.spec?.containers ?? []).some((c) => inSandbox(c.name));
+  for (const c of pod.spec?.initContainers ?? []) {
+    const st = inSandbox(c.name);
+    if (isSidecar(c)) {
+      if (!st || st.state === 'exited' || st.state === 'unknown') {
+        out.start.push(c);
+        if (!initialized) return out;
+        continue;
+      }
+      if (st.state === 'created') {
+        if (!initialized) return out;
+        continue;
+      }
+      const failed = probeFailure(c, st, probes);
+      if (failed) {
+        out.kill.push(probeKill(c, st, failed, true));
+        if (!initialized) return out;
+        continue;
+      }
+      if (!initialized && c.startupProbe && probes?.result(st.id, 'Startup') !== 'success') return out;
+      continue;
+    }
+    if (initialized) continue;
+    if (!st) {
+      out.start.push(c);
+      return out;
+    }
+    if (st.state === 'running' || st.state === 'created') return out;
+    if (st.state === 'exited' && st.exitCode === 0) continue;
+    out.failed = st;
+    if (shouldRestartOnFailure(pod)) out.start.push(c);
+    else out.killPod = true;
+    return out;
   }
-  for (let i = inits.length - 1; i >= 0; i--) {
-    const st = latestContainer(state, inits[i]!.name);
-    if (st && initFailed(st)) return { failed: st, next: inits[i], done: false };
-  }
-  for (let i = inits.length - 1; i >= 0; i--) {
-    const st = latestContainer(state, inits[i]!.name);
-    if (!st) continue;
-    if (st.state === 'running' || st.state === 'created') return { done: false };
-    if (st.state === 'exited') return i === inits.length - 1 ? { done: true } : { next: inits[i + 1], done: false };
-  }
-  return { next: inits[0], done: false };
+  out.done = true;
+  return out;
 }
 
 export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: ProbeResults): PodActions {
   // A pod the apiserver already records as finished never runs again (upstream: terminal pods are only cleaned up).
   if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
     const live = state.sandboxes.some((s) => s.ready) || state.containers.some((c) => c.state === 'running' || c.state === 'created');
-    return { killPod: live, createSandbox: false, sandboxId: '', attempt: 0, containersToStart: [], containersToKill: [] };
+    return { killPod: live, createSandbox: false, sandboxId: '', attempt: 0, initToStart: [], containersToStart: [], containersToKill: [] };
   }
   const sb = sandboxChanged(pod, state);
-  const a: PodActions = { killPod: sb.create, createSandbox: sb.create, sandboxId: sb.id, attempt: sb.attempt, containersToStart: [], containersToKill: [] };
+  const a: PodActions = { killPod: sb.create, createSandbox: sb.create, sandboxId: sb.id, attempt: sb.attempt, initToStart: [], containersToStart: [], containersToKill: [] };
   const containers = pod.spec?.containers ?? [];
 
   if (sb.create) {
@@ -110,26 +155,23 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
       return a;
     }
     const toStart = containers.filter((c) => !(pod.spec?.restartPolicy === 'OnFailure' && succeeded(latestContainer(state, c.name))));
-    if (toStart.length === 0 && nextInitContainer(pod, state).done) {
+    if (toStart.length === 0 && initContainerActions(pod, state, sb.id).done) {
       a.createSandbox = false;
       return a;
     }
     if ((pod.spec?.initContainers ?? []).length > 0) {
-      a.nextInit = pod.spec!.initContainers![0];
+      a.initToStart = [pod.spec!.initContainers![0]!];
       return a;
     }
     a.containersToStart = toStart;
     return a;
   }
 
-  const init = nextInitContainer(pod, state);
-  if (!init.done) {
-    if (init.next) {
-      if (init.failed && !shouldRestartOnFailure(pod)) a.killPod = true;
-      else a.nextInit = init.next;
-    }
-    return a;
-  }
+  const init = initContainerActions(pod, state, sb.id, probes);
+  a.initToStart = init.start;
+  a.containersToKill.push(...init.kill);
+  if (init.killPod) a.killPod = true;
+  if (!init.done) return a;
 
   let keep = 0;
   for (const c of containers) {
@@ -143,18 +185,18 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
       a.containersToKill.push({ container: st, reason: 'Killing', message: `Container ${c.name} definition changed, will be restarted` });
       continue;
     }
-    const failed = probes?.result(st.id, 'Liveness') === 'failure' ? 'liveness' : probes?.result(st.id, 'Startup') === 'failure' ? 'startup' : undefined;
+    const failed = probeFailure(c, st, probes);
     if (failed) {
       // Killed now, started by a later sync once it shows as exited: that start goes through the crash-loop
       // backoff like any other restart (so a container its liveness probe keeps killing backs off 10 s, 20 s, ...).
       const restart = shouldRestartOnFailure(pod);
       if (restart) keep++;
-      const graceSec = (failed === 'liveness' ? c.livenessProbe : c.startupProbe)?.terminationGracePeriodSeconds ?? undefined;
-      a.containersToKill.push({ container: st, reason: 'Killing', message: `Container ${c.name} failed ${failed} probe${restart ? ', will be restarted' : ''}`, ...(graceSec !== undefined ? { graceSec } : {}) });
+      a.containersToKill.push(probeKill(c, st, failed, restart));
       continue;
     }
     keep++;
   }
+  // Sidecars do not keep a pod alive: once its regular containers are done, they are stopped with it.
   if (keep === 0 && a.containersToStart.length === 0) a.killPod = true;
   return a;
 }

@@ -24,6 +24,7 @@ import { formatPod } from './format.js';
 import { containerEnv, EnvError } from './env.js';
 import { DownwardError, type DownwardContext } from './downward-api.js';
 import type { KObj } from '../../kube/client.js';
+import { containerFieldPath, sidecarsOf } from './sidecars.js';
 
 export const MIN_GRACE_SEC = 2;
 
@@ -196,7 +197,7 @@ export class PodWorker {
       if (!actions.createSandbox) return;
     }
     for (const k of actions.containersToKill) {
-      this.d.events.event({ ...this.ref, fieldPath: `spec.containers{${k.container.name}}` }, 'Normal', k.reason, k.message);
+      this.d.events.event({ ...this.ref, fieldPath: containerFieldPath(this.pod, k.container.name) }, 'Normal', k.reason, k.message);
       await this.stopContainer(k.container, k.graceSec ?? grace);
     }
 
@@ -235,10 +236,10 @@ export class PodWorker {
     const start = async (c: Container, kind: 'init' | 'container'): Promise<void> => {
       await this.startContainer(c, kind, state, sandboxId, sandboxConfig, podIP, volumes);
     };
-    if (actions.nextInit) await start(actions.nextInit, 'init');
+    for (const c of actions.initToStart) await start(c, 'init');
     for (const c of actions.containersToStart) await start(c, 'container');
     // Report what was just started now rather than after the next relist (up to a period later).
-    if (actions.createSandbox || actions.nextInit || actions.containersToStart.length > 0) this.lastState = await readPodState(this.d.cri, this.uid, label);
+    if (actions.createSandbox || actions.initToStart.length > 0 || actions.containersToStart.length > 0) this.lastState = await readPodState(this.d.cri, this.uid, label);
   }
 
   /** activeDeadlineSeconds (upstream's active deadline handler): past it the pod is killed, Failed/DeadlineExceeded. */
@@ -358,7 +359,7 @@ export class PodWorker {
       const t0 = Date.now();
       const podIP = this.lastState?.sandboxes[0]?.ip ?? '';
       const err = await runHook(preStop, { pod: this.pod, container: spec!, containerId: c.id, podIP }, this.d.cri, graceSec);
-      if (err) this.d.events.event({ ...this.ref, fieldPath: `spec.containers{${c.name}}` }, 'Warning', 'FailedPreStopHook', err);
+      if (err) this.d.events.event({ ...this.ref, fieldPath: containerFieldPath(this.pod, c.name) }, 'Warning', 'FailedPreStopHook', err);
       left = graceSec - Math.floor((Date.now() - t0) / 1000);
     }
     await this.d.cri.stopContainer(c.id, Math.max(left, MIN_GRACE_SEC), this.fullName);
@@ -437,16 +438,23 @@ export class PodWorker {
     throw last;
   }
 
-  /** Stop running containers in parallel, then the sandboxes. */
+  /**
+   * Stop running containers in parallel, then the sidecars one by one in reverse order with what is left of the
+   * grace period (upstream: sidecars outlive the containers they serve), then the sandboxes.
+   */
   private async stopAll(state: PodRuntimeState, graceSec: number, announce: boolean): Promise<void> {
     const label = this.fullName;
+    const t0 = Date.now();
+    const sidecars = sidecarsOf(this.pod).map((c) => c.name);
     const live = state.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
-    await Promise.all(
-      live.map(async (c: ContainerInfo) => {
-        if (announce && c.state === 'running') this.d.events.event({ ...this.ref, fieldPath: `spec.containers{${c.name}}` }, 'Normal', 'Killing', `Stopping container ${c.name}`);
-        await this.stopContainer(c, graceSec);
-      }),
-    );
+    const stop = async (c: ContainerInfo, grace: number): Promise<void> => {
+      if (announce && c.state === 'running') this.d.events.event({ ...this.ref, fieldPath: containerFieldPath(this.pod, c.name) }, 'Normal', 'Killing', `Stopping container ${c.name}`);
+      await this.stopContainer(c, grace);
+    };
+    await Promise.all(live.filter((c) => !sidecars.includes(c.name)).map((c) => stop(c, graceSec)));
+    for (const name of [...sidecars].reverse()) {
+      for (const c of live.filter((x) => x.name === name)) await stop(c, Math.max(graceSec - Math.floor((Date.now() - t0) / 1000), 0));
+    }
     for (const s of state.sandboxes) if (s.ready) await this.d.cri.stopPodSandbox(s.id, label);
   }
 

@@ -10,6 +10,7 @@ import type { KubeletMetrics } from '../metrics.js';
 import { runProbe } from './prober.js';
 import { probeOf, withDefaults, type ProbeResult, type ProbeType } from './types.js';
 import { ProbeWorker, type ContainerView } from './worker.js';
+import { containerFieldPath, probedContainers } from '../pods/sidecars.js';
 
 const TYPES: ProbeType[] = ['Startup', 'Liveness', 'Readiness'];
 const METRIC_RESULT: Record<ProbeResult, string> = { success: 'successful', warning: 'successful', failure: 'failed', unknown: 'unknown' };
@@ -39,7 +40,7 @@ interface PodProbes {
   workers: ProbeWorker[];
 }
 
-const probesKey = (pod: Pod): string => JSON.stringify(pod.spec?.containers.map((c) => [c.name, c.livenessProbe, c.readinessProbe, c.startupProbe]));
+const probesKey = (pod: Pod): string => JSON.stringify(probedContainers(pod).map((c) => [c.name, c.livenessProbe, c.readinessProbe, c.startupProbe]));
 
 export class ProberManager {
   private readonly pods = new Map<string, PodProbes>();
@@ -67,7 +68,7 @@ export class ProberManager {
     if (cur) this.remove(uid);
     const entry: PodProbes = { pod, key, view, workers: [] };
     this.pods.set(uid, entry);
-    for (const c of pod.spec?.containers ?? []) {
+    for (const c of probedContainers(pod)) {
       for (const type of TYPES) {
         const p = probeOf(c, type);
         if (!p) continue;
@@ -132,14 +133,14 @@ export class ProberManager {
 
   /** Container `ready`: running, and its readiness probe (if any) last succeeded. */
   ready(pod: Pod, name: string, id: string): boolean {
-    const c = pod.spec?.containers.find((x) => x.name === name);
+    const c = probedContainers(pod).find((x) => x.name === name);
     if (!c?.readinessProbe) return this.started(pod, name, id);
     return this.result(id, 'Readiness') === 'success';
   }
 
   /** Container `started`: its startup probe (if any) succeeded. */
   started(pod: Pod, name: string, id: string): boolean {
-    const c = pod.spec?.containers.find((x) => x.name === name);
+    const c = probedContainers(pod).find((x) => x.name === name);
     if (!c?.startupProbe) return true;
     return this.result(id, 'Startup') === 'success';
   }
@@ -164,7 +165,7 @@ export class ProberManager {
   private pruneResults(): void {
     if (this.results.size < 4 * (this.workerCount + 16)) return;
     const live = new Set<string>();
-    for (const p of this.pods.values()) for (const c of p.pod.spec?.containers ?? []) {
+    for (const p of this.pods.values()) for (const c of probedContainers(p.pod)) {
       const v = p.view(c);
       if (v) live.add(v.id);
     }
@@ -173,7 +174,7 @@ export class ProberManager {
 
   private observe(v: ContainerView, type: ProbeType, o: { result: ProbeResult; output: string; error?: string }, ms: number): void {
     const md = v.pod.metadata!;
-    const ref = { kind: 'Pod', namespace: md.namespace!, name: md.name!, uid: md.uid!, fieldPath: `spec.containers{${v.container.name}}` };
+    const ref = { kind: 'Pod', namespace: md.namespace!, name: md.name!, uid: md.uid!, fieldPath: containerFieldPath(v.pod, v.container.name) };
     if (o.error) this.d.events.event(ref, 'Warning', 'Unhealthy', `${type} probe errored and resulted in unknown state: ${o.error}`);
     else if (o.result === 'failure') this.d.events.event(ref, 'Warning', 'Unhealthy', `${type} probe failed: ${o.output}`);
     else if (o.result === 'warning') this.d.events.event(ref, 'Warning', 'ProbeWarning', `${type} probe warning: ${o.output}`);

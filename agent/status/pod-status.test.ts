@@ -87,3 +87,32 @@ test('probes: a running container is ready only once its readiness probe passed,
   assert.deepEqual([notStarted.containerStatuses[0].ready, notStarted.containerStatuses[0].started], [false, false]);
   assert.equal(input(true, true).conditions.find((x: any) => x.type === 'Ready').status, 'True');
 });
+
+test('sidecars: reported among the init containers with started and ready, part of ContainersReady; a sidecar that is not started keeps the pod Pending and uninitialized', () => {
+  const p = pod({ initContainers: [{ name: 'sc', image: 'img:1', restartPolicy: 'Always' }, { name: 'i1', image: 'img:1' }] });
+  let s = status(p, st([c('sc', { type: 'init' }), c('i1', { type: 'init', state: 'exited' }), c('a')]));
+  assert.equal(s.phase, 'Running');
+  assert.deepEqual(s.initContainerStatuses.map((x: any) => [x.name, x.ready, x.started, Object.keys(x.state)[0]]), [['sc', true, true, 'running'], ['i1', true, false, 'terminated']]);
+  assert.deepEqual(conds(s), { PodReadyToStartContainers: 'True', Initialized: 'True', Ready: 'True', ContainersReady: 'True', PodScheduled: 'True' });
+  // The sidecar crashed and waits to restart: not ready, the pod stays initialized and Running.
+  s = status(p, st([c('sc', { type: 'init', state: 'exited', exitCode: 1 }), c('i1', { type: 'init', state: 'exited' }), c('a')]), { sc: { reason: 'CrashLoopBackOff', message: 'back-off' } });
+  assert.equal(s.phase, 'Running');
+  assert.deepEqual([conds(s).Initialized, conds(s).ContainersReady], ['True', 'False']);
+  assert.match(s.conditions.find((x: any) => x.type === 'Ready').message, /\[sc\]/);
+  // Before the app: the sidecar is created but not started (its startup probe has not passed).
+  const notStarted = computePodStatus({ pod: p, state: st([c('sc', { type: 'init' })]), waiting: new Map(), hostIP: '192.168.1.10', startTime: '2026-12-02T10:00:00Z', probes: { ready: () => false, started: (n) => n !== 'sc' } });
+  assert.equal(notStarted.phase, 'Pending');
+  assert.equal(notStarted.conditions.find((x: any) => x.type === 'Initialized').message, 'containers with incomplete status: [sc i1]');
+});
+
+test('readiness gates: Ready waits for each gate\'s condition to be True, with upstream\'s messages', () => {
+  const p = pod({ readinessGates: [{ conditionType: 'example.com/lb' }, { conditionType: 'example.com/dns' }] });
+  const ready = (x: Pod) => status(x, st([c('a')])).conditions.find((y: any) => y.type === 'Ready');
+  let r = ready(p);
+  assert.deepEqual([r.status, r.reason, r.message], ['False', 'ReadinessGatesNotReady', 'corresponding condition of pod readiness gate "example.com/lb" does not exist., corresponding condition of pod readiness gate "example.com/dns" does not exist.']);
+  r = ready({ ...p, status: { conditions: [{ type: 'example.com/lb', status: 'True' }, { type: 'example.com/dns', status: 'False' }] } });
+  assert.deepEqual([r.status, r.message], ['False', 'the status of pod readiness gate "example.com/dns" is not "True", but False']);
+  r = ready({ ...p, status: { conditions: [{ type: 'example.com/lb', status: 'True' }, { type: 'example.com/dns', status: 'True' }] } });
+  assert.equal(r.status, 'True');
+  assert.equal(status({ ...p, status: {} }, st([c('a')])).conditions.find((y: any) => y.type === 'ContainersReady').status, 'True', 'ContainersReady ignores the gates');
+});

@@ -6,6 +6,7 @@ import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
 import { qosClass } from '../../kube/pod-qos.js';
 import { rfc3339 } from '../../kube/time.js';
+import { isSidecar } from '../pods/sidecars.js';
 
 type Obj = Record<string, any>;
 const iso = (ms: number): string => rfc3339(new Date(ms));
@@ -105,24 +106,48 @@ export interface StatusInput {
   evicted?: { reason: string; message: string };
 }
 
+/**
+ * Upstream's Ready condition: the containers (sidecars included) must be ready, then every readiness gate's
+ * condition, which something else writes into the pod's status, must be True.
+ */
+function readyCondition(pod: Pod, notReady: string[], list: (names: string[]) => string): Obj {
+  if (notReady.length) return cond('Ready', false, 'ContainersNotReady', `containers with unready status: ${list(notReady)}`);
+  const unready: string[] = [];
+  for (const g of pod.spec?.readinessGates ?? []) {
+    const c = pod.status?.conditions?.find((x) => x.type === g.conditionType);
+    if (!c) unready.push(`corresponding condition of pod readiness gate "${g.conditionType}" does not exist.`);
+    else if (c.status !== 'True') unready.push(`the status of pod readiness gate "${g.conditionType}" is not "True", but ${c.status}`);
+  }
+  return unready.length ? cond('Ready', false, 'ReadinessGatesNotReady', unready.join(', ')) : cond('Ready', true);
+}
+
 /** The status without transition times; the status manager adds and keeps those. */
 export function computePodStatus(i: StatusInput): Obj {
   const spec = i.pod.spec!;
-  const init = (spec.initContainers ?? []).map((c) => containerStatus(c, i.state, i.waiting.get(c.name)));
-  for (const s of init) s.ready = !!(s.state.terminated && s.state.terminated.exitCode === 0);
+  const initSpecs = spec.initContainers ?? [];
+  // Sidecars report as running containers do (probes, ready, started); regular init containers are ready once they exit 0.
+  const init = initSpecs.map((c) => (isSidecar(c) ? containerStatus(c, i.state, i.waiting.get(c.name), i.probes) : containerStatus(c, i.state, i.waiting.get(c.name))));
+  init.forEach((s, k) => {
+    if (!isSidecar(initSpecs[k]!)) s.ready = !!(s.state.terminated && s.state.terminated.exitCode === 0);
+  });
   const main = spec.containers.map((c) => containerStatus(c, i.state, i.waiting.get(c.name), i.probes));
-  const phase = i.evicted ? 'Failed' : podPhase(i.pod, init, main);
+  const regularInit = init.filter((_, k) => !isSidecar(initSpecs[k]!));
+  const sidecars = init.filter((_, k) => isSidecar(initSpecs[k]!));
+  // Initialized once a regular container has run (a sidecar restarting later does not undo it), or when every regular
+  // init container succeeded and every sidecar started.
+  const appRan = main.some((s) => !s.state.waiting || s.lastState?.terminated);
+  const phase = i.evicted ? 'Failed' : podPhase(i.pod, appRan ? [] : [...regularInit, ...sidecars.filter((s) => !s.started).map((s) => ({ ...s, state: { waiting: {} } }))], main);
   const sandbox = i.state.sandboxes[0];
   const sandboxUp = !!sandbox?.ready && (spec.hostNetwork === true || !!sandbox.ip);
   const podIP = spec.hostNetwork ? i.hostIP : sandbox?.ready ? sandbox.ip : '';
-  const notInit = init.filter((s) => !s.ready).map((s) => s.name);
-  const notReady = main.filter((s) => !s.ready).map((s) => s.name);
+  const notInit = appRan ? [] : init.filter((s, k) => (isSidecar(initSpecs[k]!) ? !s.started : !s.ready)).map((s) => s.name);
+  const notReady = [...sidecars, ...main].filter((s) => !s.ready).map((s) => s.name);
   const done = phase === 'Succeeded' || phase === 'Failed';
   const list = (names: string[]) => `[${names.join(' ')}]`;
   const conditions = [
     cond('PodReadyToStartContainers', sandboxUp),
     done ? cond('Initialized', true) : cond('Initialized', notInit.length === 0, 'ContainersNotInitialized', `containers with incomplete status: ${list(notInit)}`),
-    done ? { ...cond('Ready', false), reason: 'PodCompleted' } : cond('Ready', notReady.length === 0, 'ContainersNotReady', `containers with unready status: ${list(notReady)}`),
+    done ? { ...cond('Ready', false), reason: 'PodCompleted' } : readyCondition(i.pod, notReady, list),
     done ? { ...cond('ContainersReady', false), reason: 'PodCompleted' } : cond('ContainersReady', notReady.length === 0, 'ContainersNotReady', `containers with unready status: ${list(notReady)}`),
     cond('PodScheduled', true),
   ];

@@ -64,7 +64,8 @@ export class StatusManager {
   }
 
   private withTimes(e: Entry, status: Obj): Obj {
-    const conditions = e.clock.stamp(status.conditions as { type: string; status: string }[]).map((c) => ({ ...c, lastProbeTime: null }));
+    // reason and message are nulled when absent: the patch merges into the stored condition, whose old reason would stay.
+    const conditions = e.clock.stamp(status.conditions as { type: string; status: string }[]).map((c) => ({ reason: null, message: null, ...c, lastProbeTime: null }));
     const cs = (list: Obj[] | undefined) => list?.map((s) => ({ ...s, state: exclusive(s.state), lastState: exclusive(s.lastState), containerID: s.containerID ?? null }));
     return {
       ...status,

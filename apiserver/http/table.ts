@@ -42,6 +42,10 @@ export function podStatus(pod: Obj, now = Date.now()): { ready: string; status: 
   let restarts = 0;
   let ready = 0;
   let lastRestart = 0;
+  // Native sidecars (init containers with restartPolicy Always) count among the containers, as upstream's printer.
+  const sidecars = new Set(((spec.initContainers ?? []) as Obj[]).filter((c) => c.restartPolicy === 'Always').map((c) => c.name as string));
+  let sidecarRestarts = 0;
+  let sidecarLastRestart = 0;
   let reason: string = st.reason || st.phase || '';
   let initializing = false;
   const inits = (st.initContainerStatuses ?? []) as Obj[];
@@ -49,9 +53,18 @@ export function podStatus(pod: Obj, now = Date.now()): { ready: string; status: 
     restarts += c.restartCount ?? 0;
     const fin = c.lastState?.terminated?.finishedAt;
     if (fin) lastRestart = Math.max(lastRestart, Date.parse(fin));
+    const sidecar = sidecars.has(c.name);
+    if (sidecar) {
+      sidecarRestarts += c.restartCount ?? 0;
+      if (fin) sidecarLastRestart = Math.max(sidecarLastRestart, Date.parse(fin));
+    }
     const t = c.state?.terminated;
     const w = c.state?.waiting;
     if (t && t.exitCode === 0) continue;
+    if (sidecar && c.started === true) {
+      if (c.ready) ready++;
+      continue;
+    }
     if (t) reason = t.reason ? `Init:${t.reason}` : t.signal ? `Init:Signal:${t.signal}` : `Init:ExitCode:${t.exitCode}`;
     else if (w?.reason && w.reason !== 'PodInitializing') reason = `Init:${w.reason}`;
     else reason = `Init:${i}/${(spec.initContainers ?? []).length}`;
@@ -60,7 +73,8 @@ export function podStatus(pod: Obj, now = Date.now()): { ready: string; status: 
   }
   const initializedTrue = ((st.conditions ?? []) as Obj[]).some((c) => c.type === 'Initialized' && c.status === 'True');
   if (!initializing || initializedTrue) {
-    restarts = 0;
+    restarts = sidecarRestarts;
+    lastRestart = sidecarLastRestart;
     let hasRunning = false;
     for (const c of [...((st.containerStatuses ?? []) as Obj[])].reverse()) {
       restarts += c.restartCount ?? 0;
@@ -83,7 +97,7 @@ export function podStatus(pod: Obj, now = Date.now()): { ready: string; status: 
   }
   if (pod.metadata?.deletionTimestamp) reason = st.reason === 'NodeLost' ? 'Unknown' : 'Terminating';
   const r = lastRestart ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
-  return { ready: `${ready}/${(spec.containers ?? []).length}`, status: reason, restarts: r };
+  return { ready: `${ready}/${(spec.containers ?? []).length + sidecars.size}`, status: reason, restarts: r };
 }
 
 function servicePorts(svc: Obj): string {
