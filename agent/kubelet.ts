@@ -14,6 +14,7 @@ import { MirrorPods } from './status/mirror-pods.js';
 import { ANN_CONFIG_SOURCE } from './sources/manifest.js';
 import { Backoff } from './pods/backoff.js';
 import { parseResolvConf, podDnsConfig, type DnsConfig } from './pods/dns.js';
+import { admitSysctls } from './pods/sysctls.js';
 import type { NodeContext } from './pods/cri-config.js';
 import { PodWorker } from './pods/worker.js';
 import { Pleg, type RuntimeSnapshot } from './pleg/relist.js';
@@ -53,6 +54,8 @@ export interface KubeletOptions {
   volumeResyncMs?: number;
   /** clusterDNS, clusterDomain and resolvConf ("" for none): the pods' DNS settings. Unset: the runtime's default. */
   dns?: { clusterDNS: string[]; clusterDomain: string; resolvConf: string };
+  /** Sysctls beyond the safe set that pods may set (names, or prefixes ending in *). */
+  allowedUnsafeSysctls?: string[];
 }
 
 export class Kubelet {
@@ -91,6 +94,7 @@ export class Kubelet {
         if (w) this.reportStatus(w);
       },
       onUnhealthy: (uid) => this.workers.get(uid)?.requestSync(),
+      onStarted: (uid) => this.workers.get(uid)?.requestSync(),
     });
     this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP, this.prober) : undefined;
     this.mirror = o.client && o.nodeUid ? new MirrorPods(o.client, o.node.nodeName, o.nodeUid, o.log) : undefined;
@@ -256,6 +260,7 @@ export class Kubelet {
       allocatable: this.allocatable,
       dns: this.o.dns ? (pod: Pod) => this.podDns(pod) : undefined,
       clusterDomain: this.o.dns?.clusterDomain,
+      admit: (pod: Pod) => admitSysctls(pod, this.o.allowedUnsafeSysctls ?? []),
     };
   }
 

@@ -9,6 +9,7 @@ import { parseDuration } from './duration.js';
 import { parseBool, parseFlags } from './flags.js';
 import { parseQuantity } from '../kube/quantity.js';
 import type { KubeletApiConfig } from '../agent/server/start.js';
+import { checkAllowedUnsafe } from '../agent/pods/sysctls.js';
 
 export interface Taint {
   key: string;
@@ -53,6 +54,8 @@ export interface AgentConfig extends KubeletApiConfig {
   clusterDNS: string[];
   clusterDomain: string;
   resolvConf: string;
+  /** Sysctls beyond the safe set pods may set (allowedUnsafeSysctls). */
+  allowedUnsafeSysctls: string[];
 }
 
 export const AGENT_FLAGS: Record<string, string> = {
@@ -100,6 +103,7 @@ export const AGENT_FLAGS: Record<string, string> = {
   'cluster-dns': 'comma-separated DNS server addresses for pods with dnsPolicy ClusterFirst (config: clusterDNS)',
   'cluster-domain': 'the cluster\'s DNS domain, e.g. cluster.local: pods search <ns>.svc.<domain>, svc.<domain>, <domain> (config: clusterDomain)',
   'resolv-conf': 'the resolver file pods with dnsPolicy Default copy, and whose search path ClusterFirst pods append; "" for none (config: resolvConf). Default /etc/resolv.conf',
+  'allowed-unsafe-sysctls': 'comma-separated unsafe sysctls or prefixes (ending in *) pods may set beside the safe ones, e.g. net.core.*,kernel.msg* (config: allowedUnsafeSysctls)',
   v: 'log verbosity (4 and up: debug)',
 };
 
@@ -136,6 +140,7 @@ export const SUPPORTED_CONFIG_FIELDS = new Set([
   'clusterDNS',
   'clusterDomain',
   'resolvConf',
+  'allowedUnsafeSysctls',
   'rotateCertificates',
   'serverTLSBootstrap',
 ]);
@@ -255,6 +260,13 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   const dnsFlag = flags.get('cluster-dns');
   const clusterDNS = dnsFlag !== undefined ? dnsFlag.split(',').map((x) => x.trim()).filter(Boolean) : (fieldOf('clusterDNS', 'a list of IP addresses', (v): v is string[] => Array.isArray(v) && v.every(isString)) ?? []);
   for (const ip of clusterDNS) if (!net.isIP(ip)) throw new Error(`${where('cluster-dns', 'clusterDNS')}: ${JSON.stringify(ip)} is not an IP address`);
+  const unsafeFlag = flags.get('allowed-unsafe-sysctls');
+  const allowedUnsafeSysctls = unsafeFlag !== undefined ? unsafeFlag.split(',').map((x) => x.trim()).filter(Boolean) : (fieldOf('allowedUnsafeSysctls', 'a list of strings', (v): v is string[] => Array.isArray(v) && v.every(isString)) ?? []);
+  try {
+    checkAllowedUnsafe(allowedUnsafeSysctls);
+  } catch (e) {
+    throw new Error(`${where('allowed-unsafe-sysctls', 'allowedUnsafeSysctls')}: ${(e as Error).message.replace(/^allowedUnsafeSysctls: /, '')}`);
+  }
   const podNetwork = (flags.get('pod-network') ?? 'host-gw') as PodNetworkMode;
   if (!POD_NETWORK_MODES.includes(podNetwork)) throw new Error(`--pod-network: must be one of ${POD_NETWORK_MODES.join(', ')}, got "${podNetwork}"`);
   const logMax = str('container-log-max-size', 'containerLogMaxSize', '10Mi');
@@ -314,6 +326,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     clusterDomain: str('cluster-domain', 'clusterDomain', '').replace(/\.$/, ''),
     // Unlike other strings, resolvConf "" is meaningful (no resolver file), so only an absent field means the default.
     resolvConf: flags.get('resolv-conf') ?? fieldOf('resolvConf', 'a string', isString) ?? '/etc/resolv.conf',
+    allowedUnsafeSysctls,
   };
 }
 
@@ -356,5 +369,6 @@ export function kubeletConfigz(c: AgentConfig): object {
     clusterDNS: c.clusterDNS.length ? c.clusterDNS : undefined,
     clusterDomain: c.clusterDomain || undefined,
     resolvConf: c.resolvConf,
+    allowedUnsafeSysctls: c.allowedUnsafeSysctls.length ? c.allowedUnsafeSysctls : undefined,
   };
 }

@@ -65,6 +65,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     httpCheckFrequencyMs: cfg.httpCheckFrequencyMs,
     volumeResyncMs: cfg.syncFrequencyMs,
     dns: { clusterDNS: cfg.clusterDNS, clusterDomain: cfg.clusterDomain, resolvConf },
+    allowedUnsafeSysctls: cfg.allowedUnsafeSysctls,
     gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
   });
   if (client && cfg.registerNode) {

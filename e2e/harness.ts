@@ -208,14 +208,15 @@ export class TestNode {
   }
 
   /** Starts `tskube agent` in the node namespace. */
-  startKubelet(extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Proc {
+  /** `repo`: another checkout of tskube to run the kubelet from (the upgrade test's previous release). */
+  startKubelet(extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}, repo = REPO): Proc {
     if (this.kubelet && alive(this.kubelet.pid)) throw new Error('kubelet already running');
     this.kubeletRuns++;
     this.kubelet = start(
       process.execPath,
-      ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'agent', `--hostname-override=${this.name}`, `--pod-manifest-path=${this.manifests}`, `--container-runtime-endpoint=${this.socket}`, `--root-dir=${this.kubeletRoot}`, `--config=${path.join(this.dir, 'kubelet.yaml')}`, '--pod-network=none', ...extraArgs],
+      ['--import', 'tsx', path.join(repo, 'cli/tskube.ts'), 'agent', `--hostname-override=${this.name}`, `--pod-manifest-path=${this.manifests}`, `--container-runtime-endpoint=${this.socket}`, `--root-dir=${this.kubeletRoot}`, `--config=${path.join(this.dir, 'kubelet.yaml')}`, '--pod-network=none', ...extraArgs],
       path.join(this.dir, 'kubelet.log'),
-      { netns: this.netns, cwd: REPO, env: { ...process.env, ...env } },
+      { netns: this.netns, cwd: repo, env: { ...process.env, ...env } },
     );
     this.save();
     return this.kubelet;

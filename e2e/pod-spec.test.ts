@@ -1,8 +1,8 @@
 // e2e (issue 16): the rest of the pod spec on real containers, seen through the
 // real kubectl: postStart and preStop hooks (observed through a hostPath file),
 // termination messages from the file and from the log, and a container its
-// liveness probe keeps killing backing off as a crash does; native sidecars and
-// readiness gates; the pod's resolv.conf
+// liveness probe keeps killing backing off as a crash does; native sidecars,
+// readiness gates, sysctls and seccomp; the pod's resolv.conf
 // from dnsPolicy, clusterDNS and dnsConfig (issue 15, part).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -100,6 +100,19 @@ describe('pod spec: hooks, termination messages, liveness backoff', { skip, time
     await waitFor(() => ready() === 'True  True', 30_000, 300, 'Ready once the gate is True');
     assert.equal(get('gated', '{.status.conditions[?(@.type=="example.com/lb-ready")].status}'), 'True', 'the kubelet kept the gate condition');
     cluster.kubectl(['delete', 'pod', 'gated', '--wait=false']);
+  });
+
+  test('sysctls reach the pod\'s kernel namespace, an unsafe one fails the pod with SysctlForbidden; seccomp RuntimeDefault filters the container, Unconfined does not', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sysctl-ok' }, spec: { terminationGracePeriodSeconds: 1, securityContext: { sysctls: [{ name: 'net.ipv4.ip_local_port_range', value: '20000 30000' }], seccompProfile: { type: 'RuntimeDefault' } }, containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'] }, { name: 'free', image: APP_IMAGE, command: ['sleep', '3600'], securityContext: { seccompProfile: { type: 'Unconfined' } } }] } });
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sysctl-bad' }, spec: { securityContext: { sysctls: [{ name: 'net.core.somaxconn', value: '1024' }] }, containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'] }] } });
+    cluster.kubectl(['wait', '--for=condition=Ready', 'pod/sysctl-ok', '--timeout=60s']);
+    assert.equal(cluster.kubectl(['exec', 'sysctl-ok', '-c', 'c', '--', 'cat', '/proc/sys/net/ipv4/ip_local_port_range']).trim().split(/\s+/).join(' '), '20000 30000');
+    assert.match(cluster.kubectl(['exec', 'sysctl-ok', '-c', 'c', '--', 'grep', 'Seccomp:', '/proc/self/status']), /Seccomp:\s+2/);
+    assert.match(cluster.kubectl(['exec', 'sysctl-ok', '-c', 'free', '--', 'grep', 'Seccomp:', '/proc/self/status']), /Seccomp:\s+0/);
+    await waitFor(() => get('sysctl-bad', '{.status.phase}') === 'Failed', 60_000, 500, 'the unsafe sysctl pod rejected');
+    assert.equal(get('sysctl-bad', '{.status.reason}|{.status.message}'), 'SysctlForbidden|Pod was rejected: forbidden sysctl: "net.core.somaxconn" not allowlisted');
+    assert.match(cluster.kubectl(['get', 'events', '--field-selector', 'involvedObject.name=sysctl-bad,reason=SysctlForbidden']), /forbidden sysctl/);
+    cluster.kubectl(['delete', 'pod', 'sysctl-ok', 'sysctl-bad', '--wait=false']);
   });
 
   test('a failing postStart hook kills the container with a FailedPostStartHook event', async () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { computePodActions, containerHash, initContainerActions } from './actions.js';
+import { computePodActions, containerHash, initContainerActions, legacyContainerHash } from './actions.js';
 import type { ContainerInfo, PodRuntimeState, SandboxInfo } from './runtime-state.js';
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
 
@@ -111,10 +111,23 @@ test('only the newest instance of a container counts', () => {
   assert.deepEqual(a.containersToStart, []);
 });
 
-test('the container hash ignores resources but not the command', () => {
+test('the container hash covers the name and the image only (upstream 1.31+); containers hashed by the older rule are kept', () => {
   const base = { name: 'a', image: 'i:1', command: ['x'] };
-  assert.equal(containerHash(base), containerHash({ ...base, resources: { limits: { cpu: '1' } } }));
-  assert.notEqual(containerHash(base), containerHash({ ...base, command: ['y'] }));
+  assert.equal(containerHash(base), containerHash({ ...base, resources: { limits: { cpu: '1' } }, terminationMessagePolicy: 'File', command: ['y'] }));
+  assert.notEqual(containerHash(base), containerHash({ ...base, image: 'i:2' }));
+  const pod = mkPod({ containers: [{ ...base, imagePullPolicy: 'IfNotPresent' }] });
+  const c = pod.spec!.containers[0]!;
+  // Started by a previous tskube (whole-spec hash): adopted, not restarted.
+  let a = computePodActions(pod, state([sb()], [ct(pod, 'a', { hash: legacyContainerHash(c) })]));
+  assert.deepEqual([a.containersToKill.length, a.containersToStart.length], [0, 0]);
+  // A new default appearing in the spec (an apiserver upgrade) changes nothing either.
+  const later = mkPod({ containers: [{ ...c, terminationMessagePath: '/dev/termination-log', stdin: false }] });
+  a = computePodActions(later, state([sb()], [ct(pod, 'a')]));
+  assert.equal(a.containersToKill.length, 0);
+  // A new image is a new container.
+  const newer = mkPod({ containers: [{ ...c, image: 'i:2' }] });
+  a = computePodActions(newer, state([sb()], [ct(pod, 'a', { hash: legacyContainerHash(c) })]));
+  assert.deepEqual(a.containersToKill.map((k) => k.message), ['Container a definition changed, will be restarted']);
 });
 
 test('a pod the API records as Succeeded or Failed never runs again, even with its containers gone', () => {

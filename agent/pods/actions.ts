@@ -33,11 +33,23 @@ export interface PodActions {
   containersToKill: KillAction[];
 }
 
-/** Hash of the fields that, when changed, require a new container (upstream HashContainer). */
+/**
+ * Upstream's HashContainer since 1.31: only the name and the image. Every other field of a pod's container is
+ * immutable in the API, and a static pod's new content is a new pod, so hashing more only restarts containers
+ * when a default appears (an apiserver or kubectl upgrade) or another kubelet made them.
+ */
 export function containerHash(c: Container): string {
+  return fnv32aHex(canonicalJson({ image: c.image ?? '', name: c.name }));
+}
+
+/** The rule of tskube releases before it: the whole container but its resources. Containers they started are adopted. */
+export function legacyContainerHash(c: Container): string {
   const { resources: _r, ...rest } = c;
   return fnv32aHex(canonicalJson(rest));
 }
+
+/** Upstream containerChanged: the running container was made from another definition. */
+export const containerChanged = (c: Container, running: ContainerInfo): boolean => running.hash !== containerHash(c) && running.hash !== legacyContainerHash(c);
 
 export function shouldRestartOnFailure(pod: Pod): boolean {
   return pod.spec?.restartPolicy !== 'Never';
@@ -180,7 +192,7 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
       if (shouldContainerBeRestarted(pod, st)) a.containersToStart.push(c);
       continue;
     }
-    if (st.hash !== containerHash(c)) {
+    if (containerChanged(c, st)) {
       a.containersToStart.push(c);
       a.containersToKill.push({ container: st, reason: 'Killing', message: `Container ${c.name} definition changed, will be restarted` });
       continue;

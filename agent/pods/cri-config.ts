@@ -9,6 +9,8 @@ import * as L from './labels.js';
 import { expand } from './env.js';
 import { podHostnameAndDomain } from './etc-hosts.js';
 import type { LinuxContainerSecurityContext } from '../../proto/gen/runtime/v1/LinuxContainerSecurityContext.js';
+import { sandboxSysctls } from './sysctls.js';
+import { appArmorProfile, seccompProfile } from './security-profiles.js';
 
 export interface NodeContext {
   nodeName: string;
@@ -39,6 +41,9 @@ export function buildSandboxConfig(pod: Pod, attempt: number, node: NodeContext)
     }
   }
   const annotations: Record<string, string> = { ...(md.annotations ?? {}) };
+  const seccomp = seccompProfile(pod, undefined, node.rootDir);
+  const apparmor = appArmorProfile(pod, undefined);
+  const sysctls = sandboxSysctls(pod);
   return {
     metadata: { name: md.name!, uid: md.uid!, namespace: md.namespace!, attempt },
     hostname: hostNetwork ? '' : podHostnameAndDomain(pod, '').hostname,
@@ -48,9 +53,13 @@ export function buildSandboxConfig(pod: Pod, attempt: number, node: NodeContext)
     annotations,
     linux: {
       cgroup_parent: '',
+      ...(Object.keys(sysctls).length ? { sysctls } : {}),
       security_context: {
         namespace_options: { network: hostNetwork ? 'NODE' : 'POD', pid: spec.hostPID ? 'NODE' : 'CONTAINER', ipc: spec.hostIPC ? 'NODE' : 'POD' },
-        privileged: spec.containers.some((c) => c.securityContext?.privileged === true),
+        // Upstream: any privileged container, init containers included, makes the sandbox privileged.
+        privileged: [...(spec.initContainers ?? []), ...spec.containers].some((c) => c.securityContext?.privileged === true),
+        ...(seccomp ? { seccomp } : {}),
+        ...(apparmor ? { apparmor } : {}),
       },
     },
   };
@@ -68,8 +77,8 @@ export function linuxResources(c: Container): { cpu_shares: string; cpu_quota: s
   return { cpu_shares: String(shares), cpu_quota: String(quota), cpu_period: String(quota ? period : 0), memory_limit_in_bytes: String(mem) };
 }
 
-/** Container security context over the pod's (runAsUser, runAsGroup, groups), as upstream merges them. */
-function securityContext(pod: Pod, c: Container): LinuxContainerSecurityContext {
+/** Container security context over the pod's (runAsUser, runAsGroup, groups, profiles), as upstream merges them. */
+function securityContext(pod: Pod, c: Container, rootDir: string): LinuxContainerSecurityContext {
   const ps = pod.spec?.securityContext ?? {};
   const cs = c.securityContext ?? {};
   const user = cs.runAsUser ?? ps.runAsUser;
@@ -77,6 +86,8 @@ function securityContext(pod: Pod, c: Container): LinuxContainerSecurityContext 
   const spec = pod.spec!;
   const caps = cs.capabilities;
   const groups = [...(ps.fsGroup !== undefined ? [ps.fsGroup] : []), ...(ps.supplementalGroups ?? [])];
+  const seccomp = seccompProfile(pod, c, rootDir);
+  const apparmor = appArmorProfile(pod, c);
   return {
     privileged: cs.privileged ?? false,
     namespace_options: { network: spec.hostNetwork ? 'NODE' : 'POD', pid: spec.hostPID ? 'NODE' : 'CONTAINER', ipc: spec.hostIPC ? 'NODE' : 'POD' },
@@ -86,6 +97,8 @@ function securityContext(pod: Pod, c: Container): LinuxContainerSecurityContext 
     ...(caps ? { capabilities: { add_capabilities: caps.add ?? [], drop_capabilities: caps.drop ?? [] } } : {}),
     readonly_rootfs: cs.readOnlyRootFilesystem ?? false,
     no_new_privs: cs.allowPrivilegeEscalation === false,
+    ...(seccomp ? { seccomp } : {}),
+    ...(apparmor ? { apparmor } : {}),
   };
 }
 
@@ -98,6 +111,7 @@ export function buildContainerConfig(
   imageRef: string,
   env: Map<string, string>,
   mounts: ContainerConfigIn['mounts'],
+  rootDir = '/var/lib/kubelet',
 ): ContainerConfigIn {
   const spec = pod.spec!;
   return {
@@ -124,7 +138,7 @@ export function buildContainerConfig(
     tty: c.tty ?? false,
     linux: {
       resources: linuxResources(c),
-      security_context: securityContext(pod, c),
+      security_context: securityContext(pod, c, rootDir),
     },
   };
 }

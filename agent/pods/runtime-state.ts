@@ -32,6 +32,8 @@ export interface SandboxInfo {
   attempt: number;
   createdAt: number;
   ip: string;
+  /** Further pod IPs from CRI (the other family of a dual-stack pod network). */
+  additionalIps?: string[];
   hostNetwork: boolean;
   podName: string;
   podNamespace: string;
@@ -80,7 +82,7 @@ export function containerInfo(c: CriContainer, st?: ContainerStatus): ContainerI
   };
 }
 
-export function sandboxInfo(s: PodSandbox, ip = '', hostNetwork = false): SandboxInfo {
+export function sandboxInfo(s: PodSandbox, ip = '', hostNetwork = false, additionalIps: string[] = []): SandboxInfo {
   const grace = s.annotations[A_POD_TERMINATION_GRACE];
   return {
     id: s.id,
@@ -88,6 +90,7 @@ export function sandboxInfo(s: PodSandbox, ip = '', hostNetwork = false): Sandbo
     attempt: s.metadata?.attempt ?? 0,
     createdAt: nsToMs(s.created_at),
     ip,
+    ...(additionalIps.length ? { additionalIps } : {}),
     hostNetwork,
     podName: s.labels[L_POD_NAME] ?? s.metadata?.name ?? '',
     podNamespace: s.labels[L_POD_NAMESPACE] ?? s.metadata?.namespace ?? '',
@@ -111,7 +114,8 @@ export async function readPodState(cri: CriClient, uid: string, podLabel: string
         const st = await goneIsUndefined(cri.podSandboxStatus(s.id, podLabel));
         if (!st) return undefined;
         const mode = st.status?.linux?.namespaces?.options?.network;
-        return sandboxInfo(s, st.status?.network?.ip ?? '', mode === 'NODE');
+        const more = (st.status?.network?.additional_ips ?? []).map((x) => x.ip ?? '').filter(Boolean);
+        return sandboxInfo(s, st.status?.network?.ip ?? '', mode === 'NODE', more);
       }),
     )
   ).filter((x): x is SandboxInfo => x !== undefined);

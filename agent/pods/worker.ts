@@ -29,6 +29,8 @@ import { containerFieldPath, sidecarsOf } from './sidecars.js';
 export const MIN_GRACE_SEC = 2;
 
 export interface WorkerDeps {
+  /** Pod admission (sysctls): a reason and message to reject the pod with, as upstream's admit handlers. */
+  admit?: (pod: Pod) => { reason: string; message: string } | undefined;
   cri: CriClient;
   node: NodeContext;
   log: Logger;
@@ -65,6 +67,7 @@ export class PodWorker {
   syncCount = 0;
   /** Set when the kubelet ended the pod itself (activeDeadlineSeconds): it is killed and never started again. */
   evicted: { reason: string; message: string } | undefined;
+  private admitted = false;
   /** When the pod became active on this node (status.startTime, else when this worker began). */
   private readonly activeSince: number;
   private dirty = false;
@@ -185,6 +188,14 @@ export class PodWorker {
     const label = this.fullName;
     const state = await readPodState(this.d.cri, this.uid, label);
     this.lastState = state;
+    if (!this.evicted && !this.admitted) {
+      const rejected = this.d.admit?.(this.pod);
+      if (rejected) {
+        // Upstream rejectPod: the pod fails for good, nothing of it runs.
+        this.evicted = { reason: rejected.reason, message: `Pod was rejected: ${rejected.message}` };
+        this.d.events.event(this.ref, 'Warning', rejected.reason, rejected.message);
+      } else this.admitted = true;
+    }
     if (await this.enforceActiveDeadline(state)) return;
     const actions = computePodActions(this.pod, state, this.d.probes);
     const grace = this.pod.spec?.terminationGracePeriodSeconds ?? 30;
@@ -313,7 +324,7 @@ export class PodWorker {
       this.wakeIn(10_000);
       return;
     }
-    const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, env, mounts);
+    const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, env, mounts, this.d.node.rootDir);
     await fsp.mkdir(path.join(sandboxConfig.log_directory!, c.name), { recursive: true, mode: 0o755 });
     let id: string;
     try {

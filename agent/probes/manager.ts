@@ -24,6 +24,8 @@ export interface ProberDeps {
   onStatusChange(uid: string): void;
   /** A liveness or startup probe failed past its threshold: the pod worker should restart the container. */
   onUnhealthy(uid: string): void;
+  /** A container passed its startup probe: the pod worker may have a next step (what waits on a sidecar). */
+  onStarted?(uid: string): void;
   /** When the kubelet started (ms); probes started within a period of it get a full-period jitter, as upstream. */
   startedAt?: number;
   /** Every probe run, for benchmarks: worker key and when it ran. */
@@ -153,6 +155,7 @@ export class ProberManager {
     if (type === 'Readiness') this.d.onStatusChange(uid);
     if (type === 'Startup' && r === 'success') {
       this.d.onStatusChange(uid);
+      this.d.onStarted?.(uid);
       this.poke(uid); // liveness and readiness may start now
     }
     if ((type === 'Liveness' || type === 'Startup') && r === 'failure') {

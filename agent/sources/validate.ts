@@ -7,6 +7,7 @@ import { parseQuantity } from '../../kube/quantity.js';
 import { checkUid, validateAnnotations, validateLabels, validatePodPaths } from '../../kube/validation.js';
 import type { Probe } from 'kubernetes-types/core/v1.js';
 import { validateProbe, type ProbeType } from '../probes/types.js';
+import { validatePodSpec } from '../../kube/pod-validation.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -227,6 +228,9 @@ export function validatePod(obj: unknown): string[] {
       });
     }
   }
+  // Then the rules the apiserver applies to every pod (one ValidatePod for both, as upstream): a static pod the
+  // apiserver would refuse as a mirror pod is refused here, with the same words.
+  if (p.list.length === 0) for (const e of validatePodSpec(spec, 'spec')) p.add(e.field, e.message);
   return p.list;
 }
 

@@ -116,3 +116,11 @@ test('readiness gates: Ready waits for each gate\'s condition to be True, with u
   assert.equal(r.status, 'True');
   assert.equal(status({ ...p, status: {} }, st([c('a')])).conditions.find((y: any) => y.type === 'ContainersReady').status, 'True', 'ContainersReady ignores the gates');
 });
+
+test('dual-stack: the runtime\'s additional IPs follow the first in podIPs', () => {
+  const s0 = st([c('a')]);
+  s0.sandboxes[0]!.additionalIps = ['fd00:10:244::5'];
+  const s = status(pod(), s0);
+  assert.equal(s.podIP, '10.244.0.5');
+  assert.deepEqual(s.podIPs, [{ ip: '10.244.0.5' }, { ip: 'fd00:10:244::5' }]);
+});

@@ -157,7 +157,8 @@ export function computePodStatus(i: StatusInput): Obj {
     conditions,
     hostIP: i.hostIP,
     hostIPs: i.hostIP ? [{ ip: i.hostIP }] : [],
-    ...(podIP ? { podIP, podIPs: [{ ip: podIP }] } : {}),
+    // Dual-stack: the runtime's first IP, then its additional ones (upstream keeps one per family, the first first).
+    ...(podIP ? { podIP, podIPs: [podIP, ...(spec.hostNetwork ? [] : (sandbox?.additionalIps ?? []))].map((ip) => ({ ip })) } : {}),
     startTime: i.startTime,
     ...(init.length ? { initContainerStatuses: init } : {}),
     containerStatuses: main,
