@@ -18,7 +18,7 @@ export interface ResourceDef {
 }
 
 /** status, binding and scale are stored; token is issued; the others connect to the kubelet (log is a GET stream, the rest upgrade). */
-export type Subresource = 'status' | 'approval' | 'binding' | 'scale' | 'token' | 'log' | 'exec' | 'attach' | 'portforward';
+export type Subresource = 'status' | 'approval' | 'ephemeralcontainers' | 'binding' | 'scale' | 'token' | 'log' | 'exec' | 'attach' | 'portforward';
 export const CONNECT_SUBRESOURCES = new Set<string>(['exec', 'attach', 'portforward']);
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -30,7 +30,7 @@ function def(group: string, version: string, resource: string, kind: string, nam
 
 export const RESOURCES: ResourceDef[] = [
   def('', 'v1', 'namespaces', 'Namespace', false, ['ns'], { subresources: ['status'], fields: ['status.phase'] }),
-  def('', 'v1', 'pods', 'Pod', true, ['po'], { categories: ['all'], subresources: ['status', 'binding', 'log', 'exec', 'attach', 'portforward'], fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'] }),
+  def('', 'v1', 'pods', 'Pod', true, ['po'], { categories: ['all'], subresources: ['status', 'ephemeralcontainers', 'binding', 'log', 'exec', 'attach', 'portforward'], fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'] }),
   def('', 'v1', 'nodes', 'Node', false, ['no'], { subresources: ['status'], fields: ['spec.unschedulable'] }),
   def('', 'v1', 'services', 'Service', true, ['svc'], { categories: ['all'], subresources: ['status'], fields: ['spec.clusterIP', 'spec.type'] }),
   def('', 'v1', 'endpoints', 'Endpoints', true, ['ep']),

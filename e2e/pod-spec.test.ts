@@ -2,7 +2,7 @@
 // real kubectl: postStart and preStop hooks (observed through a hostPath file),
 // termination messages from the file and from the log, and a container its
 // liveness probe keeps killing backing off as a crash does; native sidecars,
-// readiness gates, sysctls and seccomp; the pod's resolv.conf
+// readiness gates, sysctls and seccomp, kubectl debug; the pod's resolv.conf
 // from dnsPolicy, clusterDNS and dnsConfig (issue 15, part).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -113,6 +113,20 @@ describe('pod spec: hooks, termination messages, liveness backoff', { skip, time
     assert.equal(get('sysctl-bad', '{.status.reason}|{.status.message}'), 'SysctlForbidden|Pod was rejected: forbidden sysctl: "net.core.somaxconn" not allowlisted');
     assert.match(cluster.kubectl(['get', 'events', '--field-selector', 'involvedObject.name=sysctl-bad,reason=SysctlForbidden']), /forbidden sysctl/);
     cluster.kubectl(['delete', 'pod', 'sysctl-ok', 'sysctl-bad', '--wait=false']);
+  });
+
+  test('kubectl debug adds an ephemeral container that shares the target\'s process namespace; its status is reported and the pod is not restarted', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'debugme' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'app', image: APP_IMAGE, command: ['sh', '-c', 'exec sleep 3601'] }] } });
+    cluster.kubectl(['wait', '--for=condition=Ready', 'pod/debugme', '--timeout=60s']);
+    const appID = get('debugme', '{.status.containerStatuses[0].containerID}');
+    assert.match(cluster.kubectl(['debug', 'pod/debugme', `--image=${APP_IMAGE}`, '--target=app', '--container=dbg', '--', 'sh', '-c', 'ps']), /Targeting container "app"/);
+    await waitFor(() => get('debugme', '{.status.ephemeralContainerStatuses[0].name} {.status.ephemeralContainerStatuses[0].state.terminated.reason}') === 'dbg Completed', 30_000, 500, 'ephemeral container status');
+    const out = cluster.kubectl(['logs', 'debugme', '-c', 'dbg']);
+    assert.match(out, /sleep 3601/, `the target's processes are visible:\n${out}`);
+    assert.equal(get('debugme', '{.spec.ephemeralContainers[0].targetContainerName}'), 'app');
+    await new Promise((r) => setTimeout(r, 3000)); // a few syncs: the finished debug container is not started again
+    assert.equal(get('debugme', '{.status.ephemeralContainerStatuses[0].restartCount} {.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount}'), `0 ${appID} 0`);
+    cluster.kubectl(['delete', 'pod', 'debugme', '--wait=false']);
   });
 
   test('a failing postStart hook kills the container with a FailedPostStartHook event', async () => {

@@ -46,5 +46,6 @@ export function applyPodDefaults(pod: Pod): Pod {
   spec.securityContext ??= {};
   for (const c of spec.initContainers ?? []) defaultContainer(c);
   for (const c of spec.containers) defaultContainer(c);
+  for (const c of spec.ephemeralContainers ?? []) defaultContainer(c as Container);
   return pod;
 }

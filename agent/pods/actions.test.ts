@@ -26,7 +26,7 @@ test('a new pod gets a sandbox (attempt 0) and all containers', () => {
 test('a running pod with unchanged containers needs nothing (adoption after restart)', () => {
   const pod = mkPod();
   const a = computePodActions(pod, state([sb()], [ct(pod, 'a'), ct(pod, 'b')]));
-  assert.deepEqual(a, { killPod: false, createSandbox: false, sandboxId: a.sandboxId, attempt: 0, initToStart: [], containersToStart: [], containersToKill: [] });
+  assert.deepEqual(a, { killPod: false, createSandbox: false, sandboxId: a.sandboxId, attempt: 0, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [] });
 });
 
 test('a changed container definition is killed and restarted', () => {
@@ -185,4 +185,13 @@ test('init containers of an older sandbox do not count: a new sandbox runs them 
   const old = ct(pod, 'i1', { type: 'init', state: 'exited', sandboxId: 'old' });
   const a = computePodActions(pod, state([sb({ id: 'new' })], [old]));
   assert.deepEqual([a.initToStart.map((c) => c.name), a.containersToStart.length], [['i1'], 0]);
+});
+
+test('ephemeral containers start once per sandbox, before init containers, and are never restarted', () => {
+  const pod = mkPod({ initContainers: [{ name: 'i1', image: 'i:1' }], ephemeralContainers: [{ name: 'dbg', image: 'i:1', targetContainerName: 'a' }] });
+  let a = computePodActions(pod, state([sb()], [ct(pod, 'i1', { type: 'init' })]));
+  assert.deepEqual([a.ephemeralToStart.map((c) => c.name), a.initToStart.length], [['dbg'], 0], 'while i1 still runs');
+  const done = { name: 'dbg', id: 'c-dbg', sandboxId: 'sb', type: 'container' as const, attempt: 0, state: 'exited' as const, hash: '', restartCount: 0, exitCode: 0, reason: '', message: '', createdAt: t++, startedAt: t, finishedAt: t, image: 'i:1', imageRef: 'sha' };
+  a = computePodActions(pod, state([sb()], [ct(pod, 'i1', { type: 'init', state: 'exited' }), done, ct(pod, 'a'), ct(pod, 'b')]));
+  assert.deepEqual([a.ephemeralToStart, a.containersToStart, a.killPod], [[], [], false]);
 });

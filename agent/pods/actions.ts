@@ -29,6 +29,8 @@ export interface PodActions {
   attempt: number;
   /** Init containers to start now: the next regular one, and sidecars that are not running. */
   initToStart: Container[];
+  /** Ephemeral containers (kubectl debug) not started yet in this sandbox; they are never restarted. */
+  ephemeralToStart: Container[];
   containersToStart: Container[];
   containersToKill: KillAction[];
 }
@@ -154,10 +156,10 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
   // A pod the apiserver already records as finished never runs again (upstream: terminal pods are only cleaned up).
   if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
     const live = state.sandboxes.some((s) => s.ready) || state.containers.some((c) => c.state === 'running' || c.state === 'created');
-    return { killPod: live, createSandbox: false, sandboxId: '', attempt: 0, initToStart: [], containersToStart: [], containersToKill: [] };
+    return { killPod: live, createSandbox: false, sandboxId: '', attempt: 0, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [] };
   }
   const sb = sandboxChanged(pod, state);
-  const a: PodActions = { killPod: sb.create, createSandbox: sb.create, sandboxId: sb.id, attempt: sb.attempt, initToStart: [], containersToStart: [], containersToKill: [] };
+  const a: PodActions = { killPod: sb.create, createSandbox: sb.create, sandboxId: sb.id, attempt: sb.attempt, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [] };
   const containers = pod.spec?.containers ?? [];
 
   if (sb.create) {
@@ -179,6 +181,8 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
     return a;
   }
 
+  // Upstream starts ephemeral containers before the init containers, so a pod stuck in init can be debugged.
+  a.ephemeralToStart = ((pod.spec?.ephemeralContainers ?? []) as Container[]).filter((c) => !state.containers.some((x) => x.name === c.name && x.sandboxId === sb.id));
   const init = initContainerActions(pod, state, sb.id, probes);
   a.initToStart = init.start;
   a.containersToKill.push(...init.kill);

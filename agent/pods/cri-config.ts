@@ -12,6 +12,8 @@ import type { LinuxContainerSecurityContext } from '../../proto/gen/runtime/v1/L
 import { sandboxSysctls } from './sysctls.js';
 import { appArmorProfile, seccompProfile } from './security-profiles.js';
 
+export type ContainerKind = 'init' | 'container' | 'ephemeral';
+
 export interface NodeContext {
   nodeName: string;
   podLogsDir: string;
@@ -102,16 +104,22 @@ function securityContext(pod: Pod, c: Container, rootDir: string): LinuxContaine
   };
 }
 
+function withTarget(sc: LinuxContainerSecurityContext, targetId: string | undefined): LinuxContainerSecurityContext {
+  return targetId ? { ...sc, namespace_options: { ...sc.namespace_options, pid: 'TARGET', target_id: targetId } } : sc;
+}
+
 /** `env`: the container's resolved environment; command and args expand $(VAR) from it, as upstream. */
 export function buildContainerConfig(
   pod: Pod,
   c: Container,
-  kind: 'init' | 'container',
+  kind: ContainerKind,
   restartCount: number,
   imageRef: string,
   env: Map<string, string>,
   mounts: ContainerConfigIn['mounts'],
   rootDir = '/var/lib/kubelet',
+  /** An ephemeral container's target: it shares that container's PID namespace. */
+  targetId?: string,
 ): ContainerConfigIn {
   const spec = pod.spec!;
   return {
@@ -138,7 +146,7 @@ export function buildContainerConfig(
     tty: c.tty ?? false,
     linux: {
       resources: linuxResources(c),
-      security_context: securityContext(pod, c, rootDir),
+      security_context: withTarget(securityContext(pod, c, rootDir), targetId),
     },
   };
 }

@@ -10,7 +10,9 @@ export const sidecarsOf = (pod: Pod): Container[] => (pod.spec?.initContainers ?
 /** The containers that keep running and are probed: the sidecars, then the regular containers. */
 export const probedContainers = (pod: Pod): Container[] => [...sidecarsOf(pod), ...(pod.spec?.containers ?? [])];
 
-/** The field path events about a container name (spec.initContainers{x} for init containers and sidecars). */
+/** The field path events about a container name (spec.initContainers{x} for init containers and sidecars, spec.ephemeralContainers{x}). */
 export function containerFieldPath(pod: Pod, name: string): string {
-  return (pod.spec?.initContainers ?? []).some((c) => c.name === name) ? `spec.initContainers{${name}}` : `spec.containers{${name}}`;
+  if ((pod.spec?.initContainers ?? []).some((c) => c.name === name)) return `spec.initContainers{${name}}`;
+  if ((pod.spec?.ephemeralContainers ?? []).some((c) => c.name === name)) return `spec.ephemeralContainers{${name}}`;
+  return `spec.containers{${name}}`;
 }

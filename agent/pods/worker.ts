@@ -25,6 +25,7 @@ import { containerEnv, EnvError } from './env.js';
 import { DownwardError, type DownwardContext } from './downward-api.js';
 import type { KObj } from '../../kube/client.js';
 import { containerFieldPath, sidecarsOf } from './sidecars.js';
+import type { ContainerKind } from './cri-config.js';
 
 export const MIN_GRACE_SEC = 2;
 
@@ -244,13 +245,14 @@ export class PodWorker {
       podIP = st.status?.network?.ip ?? '';
       this.d.volumes.update(this.pod, this.downwardContext(podIP));
     }
-    const start = async (c: Container, kind: 'init' | 'container'): Promise<void> => {
+    const start = async (c: Container, kind: ContainerKind): Promise<void> => {
       await this.startContainer(c, kind, state, sandboxId, sandboxConfig, podIP, volumes);
     };
+    for (const c of actions.ephemeralToStart) await start(c, 'ephemeral');
     for (const c of actions.initToStart) await start(c, 'init');
     for (const c of actions.containersToStart) await start(c, 'container');
     // Report what was just started now rather than after the next relist (up to a period later).
-    if (actions.createSandbox || actions.initToStart.length > 0 || actions.containersToStart.length > 0) this.lastState = await readPodState(this.d.cri, this.uid, label);
+    if (actions.createSandbox || actions.ephemeralToStart.length > 0 || actions.initToStart.length > 0 || actions.containersToStart.length > 0) this.lastState = await readPodState(this.d.cri, this.uid, label);
   }
 
   /** activeDeadlineSeconds (upstream's active deadline handler): past it the pod is killed, Failed/DeadlineExceeded. */
@@ -281,9 +283,9 @@ export class PodWorker {
     return { podIP, hostIP: this.d.node.hostIP, allocatable: this.d.allocatable };
   }
 
-  private async startContainer(c: Container, kind: 'init' | 'container', state: PodRuntimeState, sandboxId: string, sandboxConfig: PodSandboxConfigIn, podIP: string, volumes: Map<string, SetUpVolume>): Promise<void> {
+  private async startContainer(c: Container, kind: ContainerKind, state: PodRuntimeState, sandboxId: string, sandboxConfig: PodSandboxConfigIn, podIP: string, volumes: Map<string, SetUpVolume>): Promise<void> {
     const label = this.fullName;
-    const ref = { ...this.ref, fieldPath: `spec.${kind === 'init' ? 'initContainers' : 'containers'}{${c.name}}` };
+    const ref = { ...this.ref, fieldPath: containerFieldPath(this.pod, c.name) };
     const prev = latestContainer(state, c.name);
     if (prev && prev.state === 'exited') {
       const key = this.backoffKey(c);
@@ -324,7 +326,10 @@ export class PodWorker {
       this.wakeIn(10_000);
       return;
     }
-    const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, env, mounts, this.d.node.rootDir);
+    // kubectl debug --target: the debug container joins that container's PID namespace.
+    const targetName = kind === 'ephemeral' ? (c as { targetContainerName?: string }).targetContainerName : undefined;
+    const targetId = targetName ? state.containers.find((x) => x.name === targetName && x.state === 'running')?.id : undefined;
+    const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, env, mounts, this.d.node.rootDir, targetId);
     await fsp.mkdir(path.join(sandboxConfig.log_directory!, c.name), { recursive: true, mode: 0o755 });
     let id: string;
     try {

@@ -55,7 +55,7 @@ export async function serveContainerLogs(host: ServerHost, res: ServerResponse, 
   const pod = findPod(host, ns, podName);
   if (!pod) throw new HttpError(404, `pod ${JSON.stringify(podName)} does not exist`);
   const spec = pod.spec!;
-  if (![...spec.containers, ...(spec.initContainers ?? [])].some((c) => c.name === container)) throw new HttpError(404, `container ${JSON.stringify(container)} not found in pod ${JSON.stringify(podName)}`);
+  if (![...spec.containers, ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].some((c) => c.name === container)) throw new HttpError(404, `container ${JSON.stringify(container)} not found in pod ${JSON.stringify(podName)}`);
   const instances = await containerInstances(host, pod, container);
   const pick = o.previous ? instances[1] : instances[0];
   if (!pick) {

@@ -131,6 +131,8 @@ export function computePodStatus(i: StatusInput): Obj {
     if (!isSidecar(initSpecs[k]!)) s.ready = !!(s.state.terminated && s.state.terminated.exitCode === 0);
   });
   const main = spec.containers.map((c) => containerStatus(c, i.state, i.waiting.get(c.name), i.probes));
+  // Ephemeral containers are never ready and not part of the pod's phase or conditions.
+  const ephemeral = (spec.ephemeralContainers ?? []).map((c) => ({ ...containerStatus(c as Container, i.state, i.waiting.get(c.name)), ready: false }));
   const regularInit = init.filter((_, k) => !isSidecar(initSpecs[k]!));
   const sidecars = init.filter((_, k) => isSidecar(initSpecs[k]!));
   // Initialized once a regular container has run (a sidecar restarting later does not undo it), or when every regular
@@ -162,6 +164,7 @@ export function computePodStatus(i: StatusInput): Obj {
     startTime: i.startTime,
     ...(init.length ? { initContainerStatuses: init } : {}),
     containerStatuses: main,
+    ...(ephemeral.length ? { ephemeralContainerStatuses: ephemeral } : {}),
     qosClass: qosClass(i.pod.spec),
   };
 }

@@ -72,6 +72,7 @@ export class StatusManager {
       conditions,
       containerStatuses: cs(status.containerStatuses),
       ...(status.initContainerStatuses ? { initContainerStatuses: cs(status.initContainerStatuses) } : {}),
+      ...(status.ephemeralContainerStatuses ? { ephemeralContainerStatuses: cs(status.ephemeralContainerStatuses) } : {}),
       podIP: status.podIP ?? null,
       podIPs: [...((status.podIPs as Obj[] | undefined) ?? []), { $patch: 'replace' }],
       hostIPs: [...((status.hostIPs as Obj[] | undefined) ?? []), { $patch: 'replace' }],

@@ -198,3 +198,18 @@ test('deleting a namespace deletes what is in it', () => {
   assert.equal(api.list(pods(api), 'demo').items.length, 0);
   assert.equal(api.list(api.res('', 'serviceaccounts'), 'demo').items.length, 0);
 });
+
+test('pods/ephemeralcontainers: a strategic merge patch adds a debug container (defaulted); existing ones cannot change or go; workload fields and unknown targets are refused', () => {
+  const api = newApi();
+  api.create(pods(api), 'default', podBody('a'));
+  const dbg = { name: 'debugger', image: 'busybox:1', targetContainerName: 'c', stdin: true };
+  const p = api.patch(pods(api), 'default', 'a', 'strategic', { spec: { ephemeralContainers: [dbg] } }, 'ephemeralcontainers');
+  assert.deepEqual(p.spec.ephemeralContainers, [{ ...dbg, imagePullPolicy: 'IfNotPresent', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' }]);
+  const invalid = (patch: unknown, re: RegExp) => assert.throws(() => api.patch(pods(api), 'default', 'a', 'merge', patch, 'ephemeralcontainers'), (e: unknown) => e instanceof ApiError && e.code === 422 && re.test(e.message));
+  invalid({ spec: { ephemeralContainers: [] } }, /existing ephemeral containers "debugger" may not be removed/);
+  invalid({ spec: { ephemeralContainers: [{ ...p.spec.ephemeralContainers[0], image: 'busybox:2' }] } }, /existing ephemeral containers "debugger" may not be changed/);
+  invalid({ spec: { ephemeralContainers: [p.spec.ephemeralContainers[0], { name: 'x', image: 'i', resources: {}, ports: [{ containerPort: 80 }], targetContainerName: 'nope' }] } }, /spec\.ephemeralContainers\[1\]\.targetContainerName: Not found: "nope".*spec\.ephemeralContainers\[1\]\.ports: Forbidden: cannot be set for an Ephemeral Container/s);
+  invalid({ spec: { ephemeralContainers: [p.spec.ephemeralContainers[0], { name: 'c', image: 'i' }] } }, /spec\.ephemeralContainers\[1\]\.name: Duplicate value: "c"/);
+  // A plain update cannot touch them.
+  assert.throws(() => api.patch(pods(api), 'default', 'a', 'merge', { spec: { ephemeralContainers: [] } }), (e: unknown) => e instanceof ApiError && e.code === 422);
+});

@@ -19,6 +19,7 @@ import { applyConfig, trackUpdate, type ManagedFieldsEntry } from '../ssa/manage
 import { deepEqual } from '../ssa/typed.js';
 import { VIEWS, type View } from './views.js';
 import { prepareCsr, validateApproval } from '../certificates/csr.js';
+import { applyEphemeralDefaults, validateEphemeralUpdate } from './ephemeral.js';
 
 /** The manager of writes made inside the apiserver (controllers, the scheduler), as upstream's controller manager. */
 export const INTERNAL_MANAGER = 'kube-controller-manager';
@@ -51,6 +52,8 @@ export interface DeleteOptions {
 }
 
 export type PatchType = 'merge' | 'json' | 'strategic';
+/** Subresources written through update, patch and apply: each changes only its part of the object. */
+export type WriteSub = 'status' | 'approval' | 'ephemeralcontainers';
 
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -405,7 +408,7 @@ export class Api {
   }
 
   /** PUT. With sub='status' only status changes are taken; otherwise status changes are ignored. */
-  update(r: ResourceDef, ns: string, name: string, body: Obj, sub?: 'status' | 'approval'): Obj {
+  update(r: ResourceDef, ns: string, name: string, body: Obj, sub?: WriteSub): Obj {
     const vw = this.viewOf(r);
     if (vw && isObject(body)) {
       const o = clone(body);
@@ -428,6 +431,12 @@ export class Api {
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
     } else if (sub === 'status') {
       next = { ...clone(cur), status: clone(body.status) };
+    } else if (sub === 'ephemeralcontainers') {
+      // Only spec.ephemeralContainers changes, and only by additions (upstream's ephemeralcontainers subresource).
+      next = { ...clone(cur), spec: { ...clone(cur.spec), ephemeralContainers: clone(body.spec?.ephemeralContainers ?? []) } };
+      for (const c of (next.spec.ephemeralContainers ?? []) as Obj[]) applyEphemeralDefaults(c);
+      const causes = validateEphemeralUpdate(cur, next);
+      if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
     } else {
       next = body;
       next.apiVersion = apiVersionOf(r);
@@ -486,7 +495,7 @@ export class Api {
     }
   }
 
-  patch(r: ResourceDef, ns: string, name: string, type: PatchType, patch: unknown, sub?: 'status' | 'approval'): Obj {
+  patch(r: ResourceDef, ns: string, name: string, type: PatchType, patch: unknown, sub?: WriteSub): Obj {
     const cur = this.get(r, ns, name);
     let next: Obj;
     try {
@@ -510,7 +519,7 @@ export class Api {
    * Server-side apply (PATCH application/apply-patch+yaml) of `config` by the current manager:
    * creates the object when it does not exist; 409 on fields other managers own unless `force`.
    */
-  apply(r: ResourceDef, ns: string, name: string, config: unknown, force: boolean, sub?: 'status' | 'approval'): { object: Obj; created: boolean } {
+  apply(r: ResourceDef, ns: string, name: string, config: unknown, force: boolean, sub?: WriteSub): { object: Obj; created: boolean } {
     if (!isObject(config)) throw errors.badRequest('the apply configuration must be a YAML or JSON object');
     const cfg = clone(config as Obj);
     if (cfg.apiVersion !== apiVersionOf(r) || cfg.kind !== r.kind) throw errors.badRequest(`the apply configuration's apiVersion and kind (${String(cfg.apiVersion ?? '')}, ${String(cfg.kind ?? '')}) must be set and match the URL's resource (${apiVersionOf(r)}, ${r.kind})`);

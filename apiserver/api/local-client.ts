@@ -45,12 +45,12 @@ export class LocalClient implements KubeApi {
 
   update(path: string, body: unknown): Promise<KObj> {
     const { r, ns, name, sub } = this.route(path);
-    return this.call(() => this.api.update(r, ns, name!, body as Obj, sub === 'status' || sub === 'approval' ? sub : undefined));
+    return this.call(() => this.api.update(r, ns, name!, body as Obj, sub === 'status' || sub === 'approval' || sub === 'ephemeralcontainers' ? sub : undefined));
   }
 
   patch(path: string, body: unknown, type: 'merge' | 'strategic' | 'json' = 'strategic'): Promise<KObj> {
     const { r, ns, name, sub } = this.route(path);
-    return this.call(() => this.api.patch(r, ns, name!, type, body, sub === 'status' || sub === 'approval' ? sub : undefined));
+    return this.call(() => this.api.patch(r, ns, name!, type, body, sub === 'status' || sub === 'approval' || sub === 'ephemeralcontainers' ? sub : undefined));
   }
 
   delete(path: string, body?: unknown, query: Query = {}): Promise<KObj> {

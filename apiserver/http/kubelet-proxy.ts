@@ -40,7 +40,7 @@ export class KubeletProxy {
   private target(ns: string, name: string, container: string | null, needContainer: boolean): Target {
     const pod = this.api.get(this.api.res('', 'pods'), ns, name);
     const names = ((pod.spec?.containers ?? []) as Obj[]).map((c) => c.name as string);
-    const all = [...names, ...((pod.spec?.initContainers ?? []) as Obj[]).map((c) => c.name as string)];
+    const all = [...names, ...[...((pod.spec?.initContainers ?? []) as Obj[]), ...((pod.spec?.ephemeralContainers ?? []) as Obj[])].map((c) => c.name as string)];
     let c = container ?? '';
     if (needContainer && !c) {
       if (names.length !== 1) throw errors.badRequest(`a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`);

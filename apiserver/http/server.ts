@@ -312,7 +312,7 @@ export class ApiServer {
       }
       throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
     }
-    const status = sub === 'status' || sub === 'approval' ? sub : undefined;
+    const status = sub === 'status' || sub === 'approval' || sub === 'ephemeralcontainers' ? sub : undefined;
     switch (method) {
       case 'GET':
         if (wantsTable(req)) return this.send(res, 200, toTable(r, [this.api.get(r, ns, name)], {}, includeObject(q)));
