@@ -45,12 +45,16 @@ spec:
 `,
     );
     cluster.apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'steady' }, spec: { replicas: 29, selector: { matchLabels: { app: 'steady' } }, template: { metadata: { labels: { app: 'steady' } }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '36000'], readinessProbe: { exec: { command: ['true'] }, periodSeconds: 5 } }] } } } });
+    const allReady = (): boolean => {
+      const r = cluster.kubectl(['get', 'pods', '-A', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {end}']).trim().split(/\s+/);
+      return r.length === 30 && r.every((x) => x === 'True');
+    };
     const allPods = (): string[] => cluster.kubectl(['get', 'pods', '-A', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount}{"\\n"}{end}']).trim().split('\n').filter(Boolean);
     await waitFor(() => {
       const p = allPods();
       return p.length === 30 && p.every((l) => / Running containerd:\/\/\S+ 0$/.test(l));
     }, 300_000, 1000, '30 pods running');
-    cluster.kubectl(['wait', '--for=condition=Ready', 'pod', '--all', '-A', '--timeout=120s']);
+    await waitFor(allReady, 120_000, 1000, 'all 30 pods Ready');
     const cri = cluster.node.cri;
     const runtime = async () => ({
       sandboxes: (await cri.listPodSandbox()).map((s) => `${s.id} ${s.state}`).sort(),
@@ -64,10 +68,17 @@ spec:
     const end = Date.now() + SECONDS * 1000;
     const seen = new Set<string>();
     let nextStall = Date.now() + 10_000;
+    let nextTouch = Date.now();
+    let touch = 0;
     while (Date.now() < end) {
       if (Date.now() >= nextStall) {
         proxy.faults.stallUntil = Date.now() + 5000;
         nextStall = Date.now() + 30_000;
+      }
+      if (Date.now() >= nextTouch) {
+        // A label change makes every pod worker sync (and read its sandbox and containers) now, not at the next resync.
+        cluster.kubectl(['label', 'pods', '-l', 'app=steady', `touch=${++touch}`, '--overwrite']);
+        nextTouch = Date.now() + 15_000;
       }
       // Every pod stays Running with its first container throughout.
       for (const l of allPods()) if (!apiBefore.includes(l)) seen.add(l);
@@ -79,7 +90,7 @@ spec:
     for (const m of ['PodSandboxStatus', 'ContainerStatus', 'ListContainers']) assert.ok((proxy.injected[m] ?? 0) > 0, `faults were injected into ${m}: ${JSON.stringify(proxy.injected)}`);
 
     // Status catches up; nothing was recreated or restarted in the runtime.
-    cluster.kubectl(['wait', '--for=condition=Ready', 'pod', '--all', '-A', '--timeout=60s']);
+    await waitFor(allReady, 60_000, 1000, 'all 30 pods Ready again');
     assert.deepEqual(await runtime(), before, 'same sandboxes and containers in containerd');
     assert.deepEqual(allPods().sort(), apiBefore);
     assert.equal(cluster.node.kubelet?.child.exitCode, null, 'the kubelet runs');

@@ -1,0 +1,116 @@
+// Benchmark (issue 16): a soak. Our apiserver and kubelet on real containerd
+// in a throwaway node namespace; waves of 100 pods (readiness and liveness
+// probes, an emptyDir, a configMap and a downward API volume) are created,
+// run until Ready, and deleted, for BENCH_MINUTES (default 60; BENCH_PODS to
+// change the wave). Printed at the start and the end: sandboxes, containers,
+// mounts and pod directories under the kubelet's root, pod log directories,
+// iptables rules, and the kubelet's RSS and open file descriptors. Leaks must
+// be 0 and memory flat. Run as root: npm run bench:churn
+import fs from 'node:fs';
+import path from 'node:path';
+import { APP_IMAGE, e2eSkipReason } from '../e2e/harness.js';
+import { TestCluster } from '../e2e/cluster.js';
+import { waitFor } from '../e2e/proc.js';
+import { rssKiB } from './stats.js';
+
+const MINUTES = Number(process.env.BENCH_MINUTES ?? 60);
+const PODS = Number(process.env.BENCH_PODS ?? 100);
+
+interface Snapshot {
+  sandboxes: number;
+  containers: number;
+  mounts: number;
+  podDirs: number;
+  logDirs: number;
+  iptablesRules: number;
+  rssMiB: number;
+  fds: number;
+}
+
+const count = (dir: string): number => (fs.existsSync(dir) ? fs.readdirSync(dir).length : 0);
+
+async function snapshot(cluster: TestCluster): Promise<Snapshot> {
+  const node = cluster.node;
+  const pid = node.kubelet!.pid;
+  const root = node.kubeletRoot;
+  return {
+    sandboxes: (await node.cri.listPodSandbox()).length,
+    containers: (await node.cri.listContainers()).length,
+    mounts: fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.split(' ')[4]?.startsWith(`${root}/`)).length,
+    podDirs: count(path.join(root, 'pods')),
+    logDirs: count(node.podLogsDir),
+    iptablesRules: node.exec('iptables-save', []).split('\n').filter((l) => l.startsWith('-A')).length,
+    rssMiB: rssKiB(pid) / 1024,
+    fds: fs.readdirSync(`/proc/${pid}/fd`).length,
+  };
+}
+
+function podYaml(wave: number, i: number): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `churn-${wave}-${i}`, labels: { churn: String(wave) } },
+    spec: {
+      terminationGracePeriodSeconds: 1,
+      volumes: [{ name: 'scratch', emptyDir: {} }, { name: 'cfg', configMap: { name: 'churn' } }, { name: 'info', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } }],
+      containers: [{
+        name: 'c',
+        image: APP_IMAGE,
+        command: ['sh', '-c', 'echo up > /scratch/state; exec sleep 36000'],
+        volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }, { name: 'cfg', mountPath: '/cfg' }, { name: 'info', mountPath: '/info' }],
+        readinessProbe: { exec: { command: ['test', '-e', '/scratch/state'] }, periodSeconds: 2 },
+        livenessProbe: { exec: { command: ['true'] }, periodSeconds: 5 },
+      }],
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const skip = e2eSkipReason();
+  if (skip) throw new Error(skip);
+  const cluster = new TestCluster();
+  await cluster.start();
+  try {
+    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'churn' }, data: { key: 'value' } });
+    await waitFor(() => /True/.test(cluster.kubectl(['get', 'node', 'node-a', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'])), 60_000, 500, 'node Ready');
+    const start = await snapshot(cluster);
+    const t0 = Date.now();
+    let wave = 0;
+    const waveMs: number[] = [];
+    while (Date.now() - t0 < MINUTES * 60_000) {
+      const w0 = Date.now();
+      cluster.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Array.from({ length: PODS }, (_, i) => podYaml(wave, i)) }));
+      await waitFor(() => {
+        const r = cluster.kubectl(['get', 'pods', '-l', `churn=${wave}`, '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {end}']).trim().split(/\s+/).filter(Boolean);
+        return r.length === PODS && r.every((x) => x === 'True');
+      }, 600_000, 1000, `wave ${wave} Ready`);
+      cluster.kubectl(['delete', 'pods', '-l', `churn=${wave}`, '--wait=false']);
+      await waitFor(() => cluster.kubectl(['get', 'pods', '-l', `churn=${wave}`, '-o', 'name']).trim() === '', 600_000, 1000, `wave ${wave} gone`);
+      waveMs.push(Date.now() - w0);
+      wave++;
+      process.stdout.write(`wave ${wave}: ${PODS} pods up and gone in ${((Date.now() - w0) / 1000).toFixed(1)} s\n`);
+    }
+    // The kubelet removes what is left of terminated pods within a GC period (1 min).
+    await new Promise((r) => setTimeout(r, 70_000));
+    const end = await snapshot(cluster);
+    process.stdout.write(`\n== churn: ${wave} waves of ${PODS} pods in ${MINUTES} min (probes, emptyDir, configMap, downward API) ==\n`);
+    process.stdout.write('| | start | end | leaked |\n|---|---|---|---|\n');
+    for (const k of Object.keys(start) as (keyof Snapshot)[]) {
+      const d = end[k] - start[k];
+      process.stdout.write(`| ${k} | ${start[k].toFixed(k === 'rssMiB' ? 1 : 0)} | ${end[k].toFixed(k === 'rssMiB' ? 1 : 0)} | ${k === 'rssMiB' ? `${d >= 0 ? '+' : ''}${d.toFixed(1)} MiB` : d} |\n`);
+    }
+    const sorted = [...waveMs].sort((a, b) => a - b);
+    process.stdout.write(`wave time p50 ${((sorted[Math.floor(sorted.length / 2)] ?? 0) / 1000).toFixed(1)} s\n`);
+    process.stdout.write('goal (issue 16): every leak 0 and memory flat over an hour\n');
+  } finally {
+    await cluster.cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    process.stderr.write(`${e.stack ?? e.message}\n`);
+    process.exit(1);
+  },
+);
