@@ -99,3 +99,12 @@ test('container restartPolicy: Always on init containers only (native sidecars);
     'spec.initContainers[2].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always',
   ]);
 });
+
+test('sysctls: names as the kernel spells them, once each, with string values', () => {
+  const spec = { containers: [{ name: 'c', image: 'i' }], securityContext: { sysctls: [{ name: 'net.ipv4.tcp_syncookies', value: '1' }, { name: 'Net.Bad', value: '1' }, { name: 'net.ipv4.tcp_syncookies', value: '0' }, { name: 5, value: 1 }] } };
+  assert.deepEqual(msgs(validatePodSpec(spec, 'spec')), [
+    'spec.securityContext.sysctls[1].name: Invalid value: "Net.Bad": must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\.\\/])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$',
+    'spec.securityContext.sysctls[2].name: Duplicate value: "net.ipv4.tcp_syncookies"',
+    'spec.securityContext.sysctls[3].name: Required value',
+  ]);
+});

@@ -139,6 +139,25 @@ export function validateDnsConfig(spec: O, path: string): FieldError[] {
   return out;
 }
 
+const SYSCTL_NAME = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
+/** The regex as upstream's message prints it. */
+const SYSCTL_NAME_TEXT = '^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\.\\/])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$';
+
+/** validateSysctls: names as the kernel spells them, each once. */
+export function validateSysctls(spec: O, path: string): FieldError[] {
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  list(spec.securityContext?.sysctls).forEach((s, i) => {
+    const p = `${path}.securityContext.sysctls[${i}].name`;
+    if (typeof s?.name !== 'string' || s.name === '') return out.push(required(p));
+    if (s.name.length > 253 || !SYSCTL_NAME.test(s.name)) out.push({ field: p, message: `Invalid value: ${JSON.stringify(s.name)}: must have at most 253 characters and match regex ${SYSCTL_NAME_TEXT}` });
+    else if (seen.has(s.name)) out.push({ field: p, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(s.name)}` });
+    seen.add(s.name);
+    if (typeof s.value !== 'string') out.push({ field: `${path}.securityContext.sysctls[${i}].value`, message: `Invalid value: ${JSON.stringify(s.value ?? null)}: must be a string` });
+  });
+  return out;
+}
+
 /** ValidatePodSpec (the parts the dev apiserver and kubelet act on). */
 export function validatePodSpec(spec: O | undefined, path: string): FieldError[] {
   if (!spec || typeof spec !== 'object') return [required(path)];
@@ -173,6 +192,7 @@ export function validatePodSpec(spec: O | undefined, path: string): FieldError[]
   out.push(...supported(`${path}.restartPolicy`, spec.restartPolicy, ['Always', 'OnFailure', 'Never']));
   out.push(...supported(`${path}.dnsPolicy`, spec.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None']));
   out.push(...validateDnsConfig(spec, path));
+  out.push(...validateSysctls(spec, path));
   if (spec.terminationGracePeriodSeconds !== undefined && (!Number.isInteger(spec.terminationGracePeriodSeconds) || spec.terminationGracePeriodSeconds < 0)) out.push({ field: `${path}.terminationGracePeriodSeconds`, message: `Invalid value: ${JSON.stringify(spec.terminationGracePeriodSeconds)}: must be greater than or equal to 0` });
   if (spec.activeDeadlineSeconds !== undefined && (!Number.isInteger(spec.activeDeadlineSeconds) || spec.activeDeadlineSeconds < 1)) out.push({ field: `${path}.activeDeadlineSeconds`, message: `Invalid value: ${JSON.stringify(spec.activeDeadlineSeconds)}: must be between 1 and 2147483647, inclusive` });
   return out;

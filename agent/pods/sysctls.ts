@@ -50,7 +50,7 @@ export function admitSysctls(pod: Pod, allowedUnsafe: string[]): { reason: strin
   const hostNet = pod.spec?.hostNetwork === true;
   const hostIPC = pod.spec?.hostIPC === true;
   for (const s of pod.spec?.securityContext?.sysctls ?? []) {
-    const name = normalizeSysctl(s.name);
+    const name = normalizeSysctl(String(s.name));
     const safe = SAFE_SYSCTLS.includes(name);
     const allowed = safe || allowedUnsafe.some((p) => (p.endsWith('*') ? name.startsWith(normalizeSysctl(p.slice(0, -1))) : normalizeSysctl(p) === name));
     let err: string | undefined;
@@ -66,5 +66,5 @@ export function admitSysctls(pod: Pod, allowedUnsafe: string[]): { reason: strin
 
 /** What the sandbox gets: every sysctl of the pod, by its dotted name. */
 export function sandboxSysctls(pod: Pod): Record<string, string> {
-  return Object.fromEntries((pod.spec?.securityContext?.sysctls ?? []).map((s) => [normalizeSysctl(s.name), s.value]));
+  return Object.fromEntries((pod.spec?.securityContext?.sysctls ?? []).map((s) => [normalizeSysctl(String(s.name)), String(s.value)]));
 }
