@@ -1,6 +1,6 @@
 // e2e: `tskube up` in a throwaway network namespace with its own data dir:
 // it starts containerd and a registry, builds the images, runs apiserver,
-// kubelet and kube-proxy, and prints the kubeconfig; kubectl works; Ctrl-C
+// cluster DNS, kubelet and kube-proxy, and prints the kubeconfig; kubectl works; Ctrl-C
 // stops everything; a second `up` picks up the same cluster.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,7 +35,7 @@ describe('tskube up', { skip, timeout: 12 * 60_000 }, () => {
 
   test('up starts containerd, a registry and the three components, shows progress, and prints the kubeconfig', async () => {
     await runUp();
-    for (const step of ['[1/7] containerd', '[2/7] image registry on 127.0.0.1:5000', '[3/7] images', '[4/7] apiserver and controllers', '[5/7] kubelet', '[6/7] kube-proxy', '[7/7] waiting for node up-node to be Ready']) assert.ok(text().includes(`${step}`), `progress line "${step}" in:\n${text()}`);
+    for (const step of ['[1/8] containerd', '[2/8] image registry on 127.0.0.1:5000', '[3/8] images', '[4/8] apiserver and controllers', '[5/8] cluster DNS', '[6/8] kubelet', '[7/8] kube-proxy', '[8/8] waiting for node up-node to be Ready']) assert.ok(text().includes(`${step}`), `progress line "${step}" in:\n${text()}`);
     assert.match(text(), /127\.0\.0\.1:5000\/tskube\/app:1: built and pushed \(\d+\.\d+s\)/);
     assert.ok(text().includes(`export KUBECONFIG=${kubeconfig}`));
     assert.match(kubectl(['get', 'nodes']), /up-node\s+Ready/);
@@ -49,7 +49,7 @@ describe('tskube up', { skip, timeout: 12 * 60_000 }, () => {
 
   test('Ctrl-C stops everything it started; a second up brings the same cluster back', async () => {
     assert.equal(await interrupt(), 0);
-    assert.match(text(), /SIGINT: stopping the kube-proxy, the kubelet, the apiserver and containerd, registry/);
+    assert.match(text(), /SIGINT: stopping the cluster DNS, the kube-proxy, the kubelet, the apiserver and containerd, registry/);
     assert.match(text(), /stopped; `tskube up` again picks up where this left off/);
     assert.equal(fs.existsSync(path.join(dir, 'containerd.sock')) && sh('ss', ['-xl'], { netns, allowFail: true }).includes(`${dir}/containerd.sock`), false, 'containerd is gone');
     assert.deepEqual(await mountsUnder(n.rootDir), [], 'no secret or token tmpfs stays mounted');
