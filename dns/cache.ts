@@ -60,8 +60,8 @@ export class ResponseCache {
     return { kind: e.kind, reply: { ...e.reply, answers: age(e.reply.answers, by), authorities: age(e.reply.authorities, by), additionals: age(e.reply.additionals, by) } };
   }
 
-  /** Stores a reply if it may be cached; returns what it was stored as. */
-  put(key: string, reply: Reply): CacheKind | undefined {
+  /** Stores a reply if it may be cached; returns what was stored (TTLs capped) and as what. */
+  put(key: string, reply: Reply): { reply: Reply; kind: CacheKind } | undefined {
     const p = cachePolicy(reply, this.maxTtl);
     if (!p) return undefined;
     const t = this.now();
@@ -71,7 +71,7 @@ export class ResponseCache {
     const cap = (list: Answer[]): Answer[] => list.map((a) => (a.type === 'OPT' || ttlOf(a) <= p.ttl ? a : ({ ...a, ttl: p.ttl } as Answer)));
     const stored = { ...reply, answers: cap(reply.answers), authorities: cap(reply.authorities), additionals: cap(reply.additionals) };
     this.entries.set(key, { reply: stored, kind: p.kind, storedMs: t, expiresMs: t + p.ttl * 1000 });
-    return p.kind;
+    return { reply: stored, kind: p.kind };
   }
 
   count(kind: CacheKind): number {

@@ -80,7 +80,7 @@ export class QueryHandler {
       }
     });
     // What was cached is what is served, TTLs capped, this time too.
-    return { reply: cache.put(key, reply) ? (cache.get(key)?.reply ?? reply) : reply, plugin: 'forward' };
+    return { reply: cache.put(key, reply)?.reply ?? reply, plugin: 'forward' };
   }
 
   /** Label sets resolved once: looking children up by label object on every query costs more than answering it. */

@@ -23,8 +23,9 @@ function defaultProbe(p: Probe | undefined): void {
   if (p.grpc) p.grpc.service ??= '';
 }
 
-function defaultContainer(c: Container): void {
-  c.imagePullPolicy ??= defaultPullPolicy(c.image!);
+/** SetDefaults_Container; also for ephemeral containers. A missing image is left for validation to report. */
+export function defaultContainer(c: Container): void {
+  if (typeof c.image === 'string') c.imagePullPolicy ??= defaultPullPolicy(c.image);
   c.terminationMessagePath ??= '/dev/termination-log';
   c.terminationMessagePolicy ??= 'File';
   for (const p of c.ports ?? []) p.protocol ??= 'TCP';

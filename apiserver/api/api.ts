@@ -19,7 +19,8 @@ import { applyConfig, trackUpdate, type ManagedFieldsEntry } from '../ssa/manage
 import { deepEqual } from '../ssa/typed.js';
 import { VIEWS, type View } from './views.js';
 import { prepareCsr, validateApproval } from '../certificates/csr.js';
-import { applyEphemeralDefaults, validateEphemeralUpdate } from './ephemeral.js';
+import { validateEphemeralUpdate } from './ephemeral.js';
+import { defaultContainer } from '../../kube/pod-defaults.js';
 
 /** The manager of writes made inside the apiserver (controllers, the scheduler), as upstream's controller manager. */
 export const INTERNAL_MANAGER = 'kube-controller-manager';
@@ -434,7 +435,7 @@ export class Api {
     } else if (sub === 'ephemeralcontainers') {
       // Only spec.ephemeralContainers changes, and only by additions (upstream's ephemeralcontainers subresource).
       next = { ...clone(cur), spec: { ...clone(cur.spec), ephemeralContainers: clone(body.spec?.ephemeralContainers ?? []) } };
-      for (const c of (next.spec.ephemeralContainers ?? []) as Obj[]) applyEphemeralDefaults(c);
+      for (const c of (next.spec.ephemeralContainers ?? []) as Obj[]) defaultContainer(c as never);
       const causes = validateEphemeralUpdate(cur, next);
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
     } else {

@@ -10,16 +10,6 @@ import { checkDns1123Label } from '../../kube/names.js';
 /** Fields an ephemeral container may set (upstream allowedEphemeralContainerFields, with true). */
 const ALLOWED = new Set(['name', 'image', 'command', 'args', 'workingDir', 'env', 'envFrom', 'volumeMounts', 'volumeDevices', 'terminationMessagePath', 'terminationMessagePolicy', 'imagePullPolicy', 'securityContext', 'stdin', 'stdinOnce', 'tty', 'targetContainerName']);
 
-export function applyEphemeralDefaults(c: Obj): void {
-  if (typeof c.image === 'string') {
-    const last = c.image.split('/').pop() ?? c.image;
-    const tag = last.includes('@') ? '@' : last.includes(':') ? last.slice(last.lastIndexOf(':') + 1) : '';
-    c.imagePullPolicy ??= tag === '' || tag === 'latest' ? 'Always' : 'IfNotPresent';
-  }
-  c.terminationMessagePath ??= '/dev/termination-log';
-  c.terminationMessagePolicy ??= 'File';
-}
-
 /** Go's reflect IsZero as upstream's allow list applies it: kubectl sends `resources: {}`. */
 const isZero = (v: unknown): boolean =>
   v === undefined || v === null || v === '' || v === false || v === 0 || (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && Object.values(v as Obj).every(isZero));
