@@ -9,6 +9,7 @@ import { KubeApiError, KubeClient } from '../kube/client.js';
 import { CriClient } from './cri/client.js';
 import { FakeRuntime } from './cri/fake-runtime.js';
 import { Kubelet } from './kubelet.js';
+import { RuntimeClasses } from './pods/runtime-class.js';
 import { memoryLogger } from '../kube/log.js';
 import { waitFor as waitUntil } from '../e2e/proc.js';
 import { LogEventRecorder } from '../kube/events.js';
@@ -21,6 +22,7 @@ let nodeClient: KubeClient;
 let rt: FakeRuntime;
 let cri: CriClient;
 let kubelet: Kubelet;
+let log: ReturnType<typeof memoryLogger>;
 
 const waitFor = <T>(fn: () => T | Promise<T>, ms = 8000) => waitUntil(fn, ms, 20);
 
@@ -33,7 +35,7 @@ before(async () => {
   rt = new FakeRuntime();
   rt.pullable.add('reg/app:1');
   cri = new CriClient({ endpoint: await rt.start() });
-  const log = memoryLogger();
+  log = memoryLogger();
   kubelet = new Kubelet({ cri, log, events: new LogEventRecorder(log), client: nodeClient, relistPeriodMs: 50, node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') } });
   await kubelet.start();
 });
@@ -75,6 +77,9 @@ test('status is written back: Running, ready, the pod IP, containerd:// containe
   assert.equal(p.status.containerStatuses[0].state.waiting, undefined, 'no stale state keys');
   const c = Object.fromEntries(p.status.conditions.map((x: any) => [x.type, x.status]));
   assert.deepEqual(c, { PodScheduled: 'True', PodReadyToStartContainers: 'True', Initialized: 'True', Ready: 'True', ContainersReady: 'True' });
+  // The other pod's status settles too, so a patch of its own is not counted below.
+  await waitFor(async () => (await admin.get('/api/v1/namespaces/kube-system/pods/mine-too')).status?.containerStatuses?.[0]?.ready);
+  await new Promise((r) => setTimeout(r, 200));
   const patches = kubelet.status!.patches;
   await new Promise((r) => setTimeout(r, 400));
   assert.equal(kubelet.status!.patches, patches, 'no PATCH while nothing changes');
@@ -109,7 +114,7 @@ test('a kubelet restart restarts no container and keeps the posted status consis
   const creates = rt.calls.filter((c) => c.method === 'CreateContainer').length;
   await new Promise((r) => setTimeout(r, 1100)); // a new clock would now give other transition times
   await kubelet.stop();
-  const log = memoryLogger();
+  log = memoryLogger();
   kubelet = new Kubelet({ cri, log, events: new LogEventRecorder(log), client: nodeClient, relistPeriodMs: 50, node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') } });
   await kubelet.start();
   await waitFor(() => kubelet.workers.size > 0 && [...kubelet.workers.values()].every((w) => w.syncCount > 0));
@@ -137,4 +142,56 @@ test('a finished pod keeps its Succeeded status, and its containers are never st
   assert.equal(p.status.phase, 'Succeeded');
   assert.equal(p.status.containerStatuses[0].state.terminated.exitCode, 0);
   assert.equal(rt.count('StartContainer'), starts);
+});
+
+test('runtimeClassName: the sandbox runs under the RuntimeClass handler; an unconfigured handler is a FailedCreatePodSandBox', async () => {
+  rt.runtimeHandlerNames.add('fast-vm');
+  await admin.create('/apis/node.k8s.io/v1/runtimeclasses', { metadata: { name: 'fast' }, handler: 'fast-vm' });
+  await admin.create('/apis/node.k8s.io/v1/runtimeclasses', { metadata: { name: 'absent' }, handler: 'not-configured' });
+  await admin.create('/api/v1/namespaces/default/pods', { metadata: { name: 'rc-fast' }, spec: { nodeName: 'n1', runtimeClassName: 'fast', containers: [{ name: 'c', image: 'reg/app:1' }] } });
+  await admin.create('/api/v1/namespaces/default/pods', { metadata: { name: 'rc-absent' }, spec: { nodeName: 'n1', runtimeClassName: 'absent', containers: [{ name: 'c', image: 'reg/app:1' }] } });
+  const c = await waitFor(() => running('rc-fast'));
+  assert.equal(rt.sandboxes.get(c.sandboxId)!.runtimeHandler, 'fast-vm');
+  await waitFor(() => log.lines.some((l) => l.includes('FailedCreatePodSandBox pod/default/rc-absent') && l.includes('no runtime for "not-configured" is configured')));
+  assert.equal(running('rc-absent'), undefined);
+  const plain = [...rt.sandboxes.values()].find((s) => s.config.labels['io.kubernetes.pod.name'] === 'mine-too');
+  assert.equal(plain?.runtimeHandler, '', 'pods without a class get the default handler');
+  await admin.delete('/api/v1/namespaces/default/pods/rc-absent', { gracePeriodSeconds: 0 });
+  // A class gone after the pod was admitted: upstream's lister error.
+  const lookup = new RuntimeClasses(nodeClient, log);
+  await assert.rejects(lookup.handlerFor({ spec: { runtimeClassName: 'deleted', containers: [] } }), { message: 'runtimeclass.node.k8s.io "deleted" not found' });
+  assert.equal(await lookup.handlerFor({ spec: { runtimeClassName: 'fast', containers: [] } }), 'fast-vm');
+  await lookup.stop();
+});
+
+test('in-place resize through pods/resize: the running container gets the new limits without a restart; a resize larger than the node is PodResizePending/Infeasible until undone', async () => {
+  const res = { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } };
+  await admin.create('/api/v1/namespaces/default/pods', { metadata: { name: 'rs' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'reg/app:1', resources: res }] } });
+  const pod = () => admin.get('/api/v1/namespaces/default/pods/rs');
+  const first = await waitFor(async () => {
+    const p = await pod();
+    return p.status?.containerStatuses?.[0]?.resources?.limits ? p : undefined;
+  });
+  assert.deepEqual(first.status.containerStatuses[0].resources, res, 'status reports the resources the container holds');
+  const id = first.status.containerStatuses[0].containerID;
+  const resize = (body: object) => admin.patch('/api/v1/namespaces/default/pods/rs/resize', { spec: { containers: [{ name: 'c', resources: body }] } }, 'strategic');
+  await resize({ requests: { cpu: '150m' }, limits: { cpu: '300m', memory: '256Mi' } });
+  const after = await waitFor(async () => {
+    const p = await pod();
+    return p.status.containerStatuses[0].resources.limits.cpu === '300m' && !p.status.conditions.some((c: any) => c.type.startsWith('PodResize')) ? p : undefined;
+  });
+  assert.deepEqual(after.status.containerStatuses[0].resources, { requests: { cpu: '150m', memory: '64Mi' }, limits: { cpu: '300m', memory: '256Mi' } });
+  assert.equal(after.status.containerStatuses[0].containerID, id, 'same container');
+  assert.equal(after.status.containerStatuses[0].restartCount, 0);
+  const upd = rt.calls.filter((c) => c.method === 'UpdateContainerResources');
+  assert.deepEqual(upd.map((c) => [c.req.linux.cpu_quota, c.req.linux.memory_limit_in_bytes]), [['30000', String(256 * 2 ** 20)]]);
+  // Far beyond this node: pending, nothing applied; undoing it clears the condition.
+  await resize({ requests: { cpu: '100000' }, limits: { cpu: '100000' } });
+  const pending = await waitFor(async () => (await pod()).status.conditions.find((c: any) => c.type === 'PodResizePending'));
+  assert.equal(pending.reason, 'Infeasible');
+  assert.match(pending.message, /^Node didn't have enough capacity: cpu, requested: 100000000, capacity: \d+$/);
+  assert.equal(rt.calls.filter((c) => c.method === 'UpdateContainerResources').length, 1);
+  await resize({ requests: { cpu: '150m' }, limits: { cpu: '300m' } });
+  await waitFor(async () => !(await pod()).status.conditions.some((c: any) => c.type === 'PodResizePending'));
+  await admin.delete('/api/v1/namespaces/default/pods/rs', { gracePeriodSeconds: 0 });
 });

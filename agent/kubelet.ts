@@ -26,6 +26,9 @@ import { latestContainer } from './pods/runtime-state.js';
 import { A_POD_TERMINATION_GRACE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './pods/labels.js';
 import fs from 'node:fs';
 import os from 'node:os';
+import { RuntimeClasses } from './pods/runtime-class.js';
+import { podRequests, resizeFit, type ResizePending } from './pods/resize.js';
+import { milliValue, parseQuantity } from '../kube/quantity.js';
 import { Informer } from '../kube/informer.js';
 import { ApiObjects } from './volumes/api-objects.js';
 import { VolumeManager } from './volumes/volume-manager.js';
@@ -79,6 +82,7 @@ export class Kubelet {
   readonly volumes: VolumeManager;
   /** Services, for the pods' environment variables (joined kubelets only). */
   private readonly services: Informer | undefined;
+  private readonly runtimeClasses: RuntimeClasses | undefined;
   private readonly allocatable = { cpu: String(os.cpus().length), memory: String(os.totalmem()) };
 
   constructor(private readonly o: KubeletOptions) {
@@ -101,6 +105,7 @@ export class Kubelet {
     this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
     this.volumes = new VolumeManager({ rootDir: o.node.rootDir, log: o.log, objects: new ApiObjects(o.client), resyncMs: o.volumeResyncMs });
     this.services = o.client ? new Informer(o.client, { path: '/api/v1/services', onError: (e) => o.log.warn(`service watch: ${e.message}`) }) : undefined;
+    this.runtimeClasses = o.client ? new RuntimeClasses(o.client, o.log) : undefined;
     const m = o.metrics;
     if (m) {
       o.cri.observer = (method, sec, ok) => {
@@ -219,6 +224,7 @@ export class Kubelet {
     this.prober.stop();
     this.volumes.stop();
     await this.services?.stop();
+    await this.runtimeClasses?.stop();
     if (this.gcTimer) clearInterval(this.gcTimer);
     await Promise.all([...this.workers.values()].map((w) => w.idle()));
   }
@@ -260,8 +266,22 @@ export class Kubelet {
       allocatable: this.allocatable,
       dns: this.o.dns ? (pod: Pod) => this.podDns(pod) : undefined,
       clusterDomain: this.o.dns?.clusterDomain,
+      resizeFit: (pod: Pod) => this.resizeFit(pod),
+      runtimeHandler: this.runtimeClasses ? (pod: Pod) => this.runtimeClasses!.handlerFor(pod) : undefined,
       admit: (pod: Pod) => admitSysctls(pod, this.o.allowedUnsafeSysctls ?? []),
     };
+  }
+
+  /** A resize fits when the pod's new requests fit the node's allocatable beside every other pod's allocated requests. */
+  private resizeFit(pod: Pod): ResizePending | undefined {
+    const others = { cpu: 0, memory: 0 };
+    for (const w of this.workers.values()) {
+      if (w.uid === pod.metadata?.uid || w.phase === 'terminated') continue;
+      const r = podRequests(w.runningPod);
+      others.cpu += r.cpu;
+      others.memory += r.memory;
+    }
+    return resizeFit(podRequests(pod), others, { cpu: milliValue(this.allocatable.cpu), memory: parseQuantity(this.allocatable.memory) });
   }
 
   /** The pod's DNS settings; the node's resolv.conf is read each time, as upstream (it may change). */
@@ -303,10 +323,10 @@ export class Kubelet {
   private reportStatus(w: PodWorker): void {
     if (!this.status || !w.lastState) return;
     const source = w.pod.metadata?.annotations?.[ANN_CONFIG_SOURCE];
-    if (source === 'api') return this.status.update(w.pod, w.lastState, w.waiting, w.evicted);
+    if (source === 'api') return this.status.update(w.pod, w.lastState, w.waiting, w.statusExtras());
     if (source !== 'file' && source !== 'http') return;
     const m = this.mirrors.find((x) => x.metadata.namespace === w.pod.metadata!.namespace && x.metadata.name === w.pod.metadata!.name && !x.metadata.deletionTimestamp);
-    if (m) this.status.update({ ...w.pod, metadata: { ...w.pod.metadata, uid: m.metadata.uid }, status: m.status }, w.lastState, w.waiting, w.evicted);
+    if (m) this.status.update({ ...w.pod, metadata: { ...w.pod.metadata, uid: m.metadata.uid }, status: m.status }, w.lastState, w.waiting, w.statusExtras());
   }
 
   private spawnWorker(uid: string, pod: Pod): PodWorker {

@@ -77,18 +77,23 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     let wave = 0;
     const waveMs: number[] = [];
+    /** How long kubectl takes to delete a wave: a slower apiserver over time shows here. */
+    const deleteMs: number[] = [];
     while (Date.now() - t0 < MINUTES * 60_000) {
       const w0 = Date.now();
-      cluster.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Array.from({ length: PODS }, (_, i) => podYaml(wave, i)) }));
+      // kubectl writes the 100 pods (and deletes them) one request at a time: on a loaded machine that can take minutes.
+      cluster.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Array.from({ length: PODS }, (_, i) => podYaml(wave, i)) }), 300_000);
       await waitFor(() => {
-        const r = cluster.kubectl(['get', 'pods', '-l', `churn=${wave}`, '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {end}']).trim().split(/\s+/).filter(Boolean);
+        const r = cluster.kubectl(['get', 'pods', '-l', `churn=${wave}`, '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {end}'], undefined, 120_000).trim().split(/\s+/).filter(Boolean);
         return r.length === PODS && r.every((x) => x === 'True');
       }, 600_000, 1000, `wave ${wave} Ready`);
-      cluster.kubectl(['delete', 'pods', '-l', `churn=${wave}`, '--wait=false']);
-      await waitFor(() => cluster.kubectl(['get', 'pods', '-l', `churn=${wave}`, '-o', 'name']).trim() === '', 600_000, 1000, `wave ${wave} gone`);
+      const d0 = Date.now();
+      cluster.kubectl(['delete', 'pods', '-l', `churn=${wave}`, '--wait=false'], undefined, 300_000);
+      deleteMs.push(Date.now() - d0);
+      await waitFor(() => cluster.kubectl(['get', 'pods', '-l', `churn=${wave}`, '-o', 'name'], undefined, 120_000).trim() === '', 600_000, 1000, `wave ${wave} gone`);
       waveMs.push(Date.now() - w0);
       wave++;
-      process.stdout.write(`wave ${wave}: ${PODS} pods up and gone in ${((Date.now() - w0) / 1000).toFixed(1)} s\n`);
+      process.stdout.write(`wave ${wave}: ${PODS} pods up and gone in ${((Date.now() - w0) / 1000).toFixed(1)} s (kubectl delete ${(deleteMs[deleteMs.length - 1]! / 1000).toFixed(1)} s)\n`);
     }
     // The kubelet removes what is left of terminated pods within a GC period (1 min).
     await new Promise((r) => setTimeout(r, 70_000));
@@ -101,6 +106,9 @@ async function main(): Promise<void> {
     }
     const sorted = [...waveMs].sort((a, b) => a - b);
     process.stdout.write(`wave time p50 ${((sorted[Math.floor(sorted.length / 2)] ?? 0) / 1000).toFixed(1)} s\n`);
+    const third = Math.max(1, Math.floor(deleteMs.length / 3));
+    const avg = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length) / 1000;
+    process.stdout.write(`kubectl delete of a wave: first third ${avg(deleteMs.slice(0, third)).toFixed(1)} s, last third ${avg(deleteMs.slice(-third)).toFixed(1)} s (ratio ${(avg(deleteMs.slice(-third)) / avg(deleteMs.slice(0, third))).toFixed(2)})\n`);
     process.stdout.write('goal (issue 16): every leak 0 and memory flat over an hour\n');
   } finally {
     await cluster.cleanup();

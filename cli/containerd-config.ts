@@ -18,6 +18,16 @@ export interface ContainerdLayout {
   certsDir: string;
   /** 127.0.0.1 keeps the exec/attach/port-forward server off the network. */
   streamAddress?: string;
+  /** More runc handlers beside the default "runc", for RuntimeClasses; `root` is that runc's state directory. */
+  runtimes?: Record<string, { root?: string }>;
+}
+
+function extraRuntimes(l: ContainerdLayout): string {
+  return Object.entries(l.runtimes ?? {}).map(([name, r]) => `    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${name}]
+      runtime_type = "io.containerd.runc.v2"
+${r.root ? `      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${name}.options]
+        Root = "${r.root}"
+` : ''}`).join('');
 }
 
 export function containerdConfig(l: ContainerdLayout): string {
@@ -42,7 +52,7 @@ state = "${l.state}"
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-`;
+${extraRuntimes(l)}`;
 }
 
 /**

@@ -41,8 +41,8 @@ export class ApiServerNode {
     return sh('kubectl', [`--kubeconfig=${this.kubeconfig}`, ...args], { netns: this.netns, allowFail: true, timeoutMs: 10_000 }) !== '';
   }
 
-  kubectl(args: string[], input?: string): string {
-    return sh('kubectl', [`--kubeconfig=${this.kubeconfig}`, ...args], { netns: this.netns, timeoutMs: 30_000, input });
+  kubectl(args: string[], input?: string, timeoutMs = 30_000): string {
+    return sh('kubectl', [`--kubeconfig=${this.kubeconfig}`, ...args], { netns: this.netns, timeoutMs, input });
   }
 
   /** For long-running commands such as `get -w`. */

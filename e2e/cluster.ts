@@ -45,8 +45,8 @@ export class TestCluster {
     this.node.startKubelet(this.kubeletFlags(), this.o.kubeletEnv);
   }
 
-  kubectl(args: string[], input?: string): string {
-    return this.as.kubectl(args, input);
+  kubectl(args: string[], input?: string, timeoutMs?: number): string {
+    return this.as.kubectl(args, input, timeoutMs);
   }
 
   /** kubectl apply of one object given as JSON. */

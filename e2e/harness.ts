@@ -19,6 +19,8 @@ export const REGISTRY = '127.0.0.1:5000';
 export const SERVICE_CIDR = '10.96.0.0/12';
 export const PAUSE_IMAGE = `${REGISTRY}/tskube/pause:1`;
 export const APP_IMAGE = `${REGISTRY}/tskube/app:1`;
+/** A second runc handler in every test node's containerd, with its own state root: what a RuntimeClass selects. */
+export const ALT_RUNTIME_HANDLER = 'tskube-alt';
 
 const REQUIRED_BINARIES = ['containerd', 'containerd-shim-runc-v2', 'runc', 'skopeo', 'docker-registry', 'ip', 'nsenter', 'tar'];
 
@@ -136,6 +138,8 @@ export class TestNode {
   readonly manifests: string;
   readonly podLogsDir: string;
   readonly kubeletRoot: string;
+  /** The state root of the ALT_RUNTIME_HANDLER runc: a container it runs has a directory there. */
+  readonly altRuncRoot: string;
   readonly podSubnet: string;
   /** The node's own address, on lo: pods reach it (the apiserver through the kubernetes Service, the kubelet). */
   readonly nodeIP: string;
@@ -153,6 +157,7 @@ export class TestNode {
     this.manifests = path.join(this.dir, 'manifests');
     this.podLogsDir = path.join(this.dir, 'pod-logs');
     this.kubeletRoot = path.join(this.dir, 'kubelet');
+    this.altRuncRoot = path.join(this.dir, 'alt-runc');
     const n = subnetCounter++ % 250;
     this.podSubnet = `10.244.${n}.0/24`;
     this.nodeIP = `10.250.${n}.1`;
@@ -190,7 +195,7 @@ export class TestNode {
   private writeConfigs(): void {
     const d = this.dir;
     writeContainerdFiles(
-      { root: `${d}/root`, state: `${d}/state`, socket: this.socket, sandboxImage: PAUSE_IMAGE, cniConfDir: `${d}/cni`, certsDir: `${d}/certs.d` },
+      { root: `${d}/root`, state: `${d}/state`, socket: this.socket, sandboxImage: PAUSE_IMAGE, cniConfDir: `${d}/cni`, certsDir: `${d}/certs.d`, runtimes: { [ALT_RUNTIME_HANDLER]: { root: this.altRuncRoot } } },
       path.join(d, 'config.toml'),
       { bridge: `tsk${this.id}`, subnet: this.podSubnet, ipamDir: `${d}/ipam`, ipMasq: false },
       REGISTRY,

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { APP_IMAGE, builtImages, e2eSkipReason } from './harness.js';
+import { ALT_RUNTIME_HANDLER, APP_IMAGE, builtImages, e2eSkipReason } from './harness.js';
 import { sh, start, stopPid, waitFor } from './proc.js';
 import { registryConfig } from '../cli/containerd-config.js';
 import { pushImage } from '../images/build.js';
@@ -100,6 +100,60 @@ describe('pod spec: hooks, termination messages, liveness backoff', { skip, time
     await waitFor(() => ready() === 'True  True', 30_000, 300, 'Ready once the gate is True');
     assert.equal(get('gated', '{.status.conditions[?(@.type=="example.com/lb-ready")].status}'), 'True', 'the kubelet kept the gate condition');
     cluster.kubectl(['delete', 'pod', 'gated', '--wait=false']);
+  });
+
+  test('runtimeClassName: the pod runs under its RuntimeClass\'s containerd handler (its own runc root); a missing class is refused at admission', async () => {
+    cluster.apply({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'alt' }, handler: ALT_RUNTIME_HANDLER });
+    assert.match(cluster.kubectl(['get', 'runtimeclass', 'alt']), new RegExp(`^NAME\\s+HANDLER\\s+AGE\\nalt\\s+${ALT_RUNTIME_HANDLER}\\s`));
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'rc-alt' }, spec: { terminationGracePeriodSeconds: 1, runtimeClassName: 'alt', containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'] }] } });
+    await waitFor(() => get('rc-alt', '{.status.containerStatuses[0].ready}') === 'true', 60_000, 500, 'the alt-handler pod ready');
+    const id = get('rc-alt', '{.status.containerStatuses[0].containerID}').replace('containerd://', '');
+    const sandboxes = await cluster.node.cri.listPodSandbox({ label_selector: { 'io.kubernetes.pod.name': 'rc-alt' } });
+    const st = await cluster.node.cri.podSandboxStatus(sandboxes[0]!.id);
+    assert.equal(st.status?.runtime_handler, ALT_RUNTIME_HANDLER, 'containerd ran the sandbox with the class\'s handler');
+    assert.ok(fs.readdirSync(path.join(cluster.node.altRuncRoot, 'k8s.io')).includes(id), 'the container is in the alt runc\'s state root');
+    let refused = '';
+    try {
+      cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'rc-none' }, spec: { runtimeClassName: 'nope', containers: [{ name: 'c', image: APP_IMAGE }] } });
+    } catch (e) {
+      refused = (e as Error).message;
+    }
+    assert.match(refused, /pods "rc-none" is forbidden: pod rejected: RuntimeClass "nope" not found/);
+    cluster.kubectl(['delete', 'pod', 'rc-alt', '--wait=false']);
+  });
+
+  test('in-place resize (kubectl patch --subresource=resize): the running container\'s cgroup limits change without a restart; RestartContainer restarts it once; a memory limit cut without it is refused', async () => {
+    const res = { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } };
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'resize' }, spec: { terminationGracePeriodSeconds: 1, containers: [
+      { name: 'c', image: APP_IMAGE, command: ['sleep', '3600'], resources: res },
+      { name: 'm', image: APP_IMAGE, command: ['sleep', '3600'], resources: res, resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }] },
+    ] } });
+    await waitFor(() => get('resize', '{.status.containerStatuses[*].ready}') === 'true true', 60_000, 500, 'both containers ready');
+    // The container's own CFS quota and period and memory limit, on cgroup v2 (cpu.max, memory.max) or v1.
+    const script = 'if [ -f /sys/fs/cgroup/cgroup.controllers ]; then p=$(sed -n "s/^0:://p" /proc/self/cgroup); cat /sys/fs/cgroup$p/cpu.max /sys/fs/cgroup$p/memory.max; '
+      + 'else echo $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us); cat /sys/fs/cgroup/memory/memory.limit_in_bytes; fi';
+    const cg = (c: string): string => cluster.kubectl(['exec', 'resize', '-c', c, '--', 'sh', '-c', script]).trim().split('\n').join(' ');
+    assert.equal(cg('c'), '20000 100000 134217728');
+    const idC = get('resize', '{.status.containerStatuses[0].containerID}');
+    const patch = (c: string, r: object): string => cluster.kubectl(['patch', 'pod', 'resize', '--subresource=resize', '-p', JSON.stringify({ spec: { containers: [{ name: c, resources: r }] } })]);
+    assert.match(patch('c', { requests: { cpu: '150m' }, limits: { cpu: '300m', memory: '256Mi' } }), /pod\/resize patched/);
+    await waitFor(() => cg('c') === '30000 100000 268435456', 30_000, 500, 'the new limits in the container\'s cgroup');
+    await waitFor(() => get('resize', '{.status.containerStatuses[0].resources.limits.cpu} {.status.containerStatuses[0].resources.limits.memory} {.status.containerStatuses[0].resources.requests.cpu}') === '300m 256Mi 150m', 30_000, 500, 'status.containerStatuses[].resources');
+    assert.equal(get('resize', '{.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount}'), `${idC} 0`, 'the same container, never restarted');
+    // Lowering a memory limit in place is refused (upstream 1.33); with RestartContainer the container restarts with it.
+    let refused = '';
+    try {
+      patch('c', { limits: { memory: '200Mi' } });
+    } catch (e) {
+      refused = (e as Error).message;
+    }
+    assert.match(refused, /The Pod "resize" is invalid: spec\.containers\[0\]\.resources\.limits\[memory\]: Forbidden: memory limits cannot be decreased unless resizePolicy is RestartContainer/);
+    patch('m', { limits: { memory: '96Mi' } });
+    await waitFor(() => get('resize', '{.status.containerStatuses[1].restartCount} {.status.containerStatuses[1].ready}') === '1 true', 60_000, 500, 'm restarted once');
+    assert.equal(cg('m'), '20000 100000 100663296');
+    assert.match(cluster.kubectl(['get', 'events', '--field-selector', 'involvedObject.name=resize,reason=Killing']), /Container m resize requires restart/);
+    assert.equal(get('resize', '{.status.containerStatuses[0].restartCount}'), '0', 'c untouched');
+    cluster.kubectl(['delete', 'pod', 'resize', '--wait=false']);
   });
 
   test('sysctls reach the pod\'s kernel namespace, an unsafe one fails the pod with SysctlForbidden; seccomp RuntimeDefault filters the container, Unconfined does not', async () => {

@@ -237,4 +237,56 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     kubectl(['delete', 'deployment', 'web']);
     await waitFor(() => kubectl(['get', 'rs,pods', '-l', 'app=web', '-o', 'name']).trim() === '', 60_000, 500, 'all gone');
   });
+
+  test('kubectl create job runs to Complete (kubectl wait --for=condition=complete); an Indexed Job gives each pod its JOB_COMPLETION_INDEX; a failing one stops at its backoffLimit', async () => {
+    assert.match(kubectl(['create', 'job', 'hello', `--image=${APP_IMAGE}`, '--', 'sh', '-c', 'echo hello from the job']), /job\.batch\/hello created/);
+    await waitFor(() => kubectl(['get', 'job', 'hello', '-o', 'jsonpath={.status.conditions[?(@.type=="Complete")].status}']) === 'True', 60_000, 500, 'job/hello Complete');
+    assert.match(cluster.kubectl(['wait', '--for=condition=complete', 'job/hello', '--timeout=20s']), /job\.batch\/hello condition met/);
+    assert.match(kubectl(['get', 'job', 'hello']), /^NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE\nhello\s+Complete\s+1\/1\s+\d+s\s+\d+s\n$/);
+    assert.equal(kubectl(['logs', 'job/hello']).trim(), 'hello from the job');
+    assert.equal(kubectl(['get', 'pods', '-l', 'job-name=hello', '-o', 'jsonpath={.items[*].status.phase} {.items[*].metadata.finalizers}']).trim(), 'Succeeded', 'counted: the tracking finalizer is gone');
+    cluster.apply({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'ix' }, spec: { completions: 3, parallelism: 3, completionMode: 'Indexed', template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: APP_IMAGE, command: ['sh', '-c', 'echo index=$JOB_COMPLETION_INDEX host=$(hostname)'] }] } } } });
+    await waitFor(() => kubectl(['get', 'job', 'ix', '-o', 'jsonpath={.status.completedIndexes} {.status.succeeded}']) === '0-2 3', 60_000, 500, 'the indexed job done');
+    const logs = kubectl(['get', 'pods', '-l', 'job-name=ix', '-o', 'name']).trim().split('\n').map((p) => kubectl(['logs', p]).trim()).sort();
+    assert.deepEqual(logs, ['index=0 host=ix-0', 'index=1 host=ix-1', 'index=2 host=ix-2']);
+    cluster.apply({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'fails' }, spec: { backoffLimit: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: APP_IMAGE, command: ['sh', '-c', 'exit 3'] }] } } } });
+    // Two failures (the first, and one retry after the 10 s backoff), then Failed.
+    await waitFor(() => kubectl(['get', 'job', 'fails', '-o', 'jsonpath={.status.conditions[?(@.type=="Failed")].reason} {.status.failed}']) === 'BackoffLimitExceeded 2', 90_000, 1000, 'the failing job failed');
+    assert.match(kubectl(['get', 'events', '--field-selector', 'involvedObject.name=fails,reason=BackoffLimitExceeded']), /Job has reached the specified backoff limit/);
+    kubectl(['delete', 'job', 'hello', 'ix', 'fails']);
+    await waitFor(() => kubectl(['get', 'pods', '-l', 'batch.kubernetes.io/controller-uid', '-o', 'name']).trim() === '', 60_000, 500, 'the jobs\' pods gone with them');
+  });
+
+  test('kubectl create cronjob: a Job within the minute, Complete, listed in lastSuccessfulTime; kubectl create job --from=cronjob runs one now', async () => {
+    assert.match(kubectl(['create', 'cronjob', 'tick', `--image=${APP_IMAGE}`, '--schedule=*/1 * * * *', '--', 'sh', '-c', 'echo tick']), /cronjob\.batch\/tick created/);
+    assert.match(kubectl(['get', 'cronjob', 'tick']), /^NAME\s+SCHEDULE\s+TIMEZONE\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+AGE\ntick\s+\*\/1 \* \* \* \*\s+<none>\s+False\s+0\s+<none>\s+\d+s\n$/);
+    assert.match(kubectl(['create', 'job', 'now', '--from=cronjob/tick']), /job\.batch\/now created/);
+    try {
+      await waitFor(() => kubectl(['get', 'job', 'now', '-o', 'jsonpath={.status.conditions[?(@.type=="Complete")].status}']) === 'True', 60_000, 500, 'job/now Complete');
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\n${kubectl(['describe', 'job', 'now'])}\n${kubectl(['get', 'pods', '-o', 'wide'])}\n${kubectl(['get', 'events'])}`);
+    }
+    assert.equal(kubectl(['logs', 'job/now']).trim(), 'tick');
+    // The scheduled run: at the next minute boundary, then Complete and recorded as the last success.
+    await waitFor(() => kubectl(['get', 'cronjob', 'tick', '-o', 'jsonpath={.status.lastSuccessfulTime}']) !== '', 120_000, 1000, 'a scheduled job completed');
+    const scheduled = kubectl(['get', 'jobs', '-o', 'jsonpath={range .items[?(@.metadata.ownerReferences[0].kind=="CronJob")]}{.metadata.name} {end}']).trim().split(' ');
+    assert.ok(scheduled.some((n) => /^tick-\d+$/.test(n)), `a job named by its minute: ${scheduled.join(',')}`);
+    kubectl(['delete', 'cronjob', 'tick']);
+    kubectl(['delete', 'job', 'now', '--ignore-not-found']);
+    await waitFor(() => kubectl(['get', 'jobs', '-o', 'name']).trim() === '', 60_000, 500, 'the cronjob\'s jobs gone with it');
+  });
+
+  test('kubectl delete namespace: Terminating while its pods stop (no new content meanwhile), then gone with everything in it', async () => {
+    kubectl(['create', 'namespace', 'doomed']);
+    kubectl(['-n', 'doomed', 'create', 'deployment', 'app', `--image=${APP_IMAGE}`, '--', 'sh', '-c', "trap 'sleep 3; exit 0' TERM; sleep 3600 & wait"]);
+    kubectl(['-n', 'doomed', 'create', 'configmap', 'cfg', '--from-literal=a=b']);
+    await waitFor(() => kubectl(['-n', 'doomed', 'get', 'pods', '-o', 'jsonpath={.items[*].status.phase}']) === 'Running', 60_000, 500, 'the pod running');
+    kubectl(['delete', 'namespace', 'doomed', '--wait=false']);
+    assert.match(kubectl(['get', 'namespace', 'doomed']), /doomed\s+Terminating/);
+    const refused = run(['-n', 'doomed', 'create', 'configmap', 'late', '--from-literal=a=b']);
+    assert.match(refused.stderr, /configmaps "late" is forbidden: unable to create new content in namespace doomed because it is being terminated/);
+    await waitFor(() => /NamespaceContentRemaining/.test(kubectl(['get', 'namespace', 'doomed', '-o', 'jsonpath={.status.conditions[*].type}'])), 30_000, 300, 'deletion conditions');
+    await waitFor(() => cluster.gone(['get', 'namespace', 'doomed']), 90_000, 500, 'the namespace gone');
+    assert.match(run(['delete', 'namespace', 'default']).stderr, /namespaces "default" is forbidden: this namespace may not be deleted/);
+  });
 });

@@ -1,15 +1,38 @@
 import type { PodSpec } from 'kubernetes-types/core/v1.js';
+import { parseQuantity } from './quantity.js';
 
-/** status.qosClass: Guaranteed (cpu and memory limits, requests equal), Burstable (some resources), BestEffort (none). */
+const QOS_RESOURCES = ['cpu', 'memory'];
+
+const amount = (q: unknown): number => {
+  try {
+    return parseQuantity(q as string);
+  } catch {
+    return 0;
+  }
+};
+
+/**
+ * status.qosClass as upstream's ComputePodQOS: only cpu and memory count, zero quantities are ignored; Guaranteed
+ * needs every container to limit both and the summed requests to equal the summed limits.
+ */
 export function qosClass(spec: PodSpec | undefined): 'Guaranteed' | 'Burstable' | 'BestEffort' {
   const cs = [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])];
-  let any = false;
+  const requests = new Map<string, number>();
+  const limits = new Map<string, number>();
   let guaranteed = true;
   for (const c of cs) {
     const req = (c.resources?.requests ?? {}) as Record<string, unknown>;
     const lim = (c.resources?.limits ?? {}) as Record<string, unknown>;
-    if (Object.keys(req).length || Object.keys(lim).length) any = true;
-    for (const k of ['cpu', 'memory']) if (lim[k] === undefined || (req[k] !== undefined && String(req[k]) !== String(lim[k]))) guaranteed = false;
+    for (const k of QOS_RESOURCES) {
+      // A request left out is the limit (the defaulting every pod gets before it runs).
+      const r = amount(req[k] ?? lim[k]);
+      if (r > 0) requests.set(k, (requests.get(k) ?? 0) + r);
+      const l = amount(lim[k]);
+      if (l > 0) limits.set(k, (limits.get(k) ?? 0) + l);
+    }
+    if (!QOS_RESOURCES.every((k) => amount(lim[k]) > 0)) guaranteed = false;
   }
-  return !any ? 'BestEffort' : guaranteed ? 'Guaranteed' : 'Burstable';
+  if (requests.size === 0 && limits.size === 0) return 'BestEffort';
+  if (guaranteed) for (const [k, v] of requests) if (Math.abs((limits.get(k) ?? 0) - v) > 1e-9) guaranteed = false;
+  return guaranteed && requests.size === limits.size ? 'Guaranteed' : 'Burstable';
 }

@@ -108,3 +108,11 @@ test('sysctls: names as the kernel spells them, once each, with string values', 
     'spec.securityContext.sysctls[3].name: Required value',
   ]);
 });
+
+test('resizePolicy: cpu and memory once each, NotRequired or RestartContainer, only NotRequired in a Never pod', () => {
+  const spec = (policy: unknown[], restartPolicy = 'Always') => ({ restartPolicy, containers: [{ name: 'c', image: 'i', resizePolicy: policy }] });
+  assert.deepEqual(validatePodSpec(spec([{ resourceName: 'cpu', restartPolicy: 'NotRequired' }, { resourceName: 'memory', restartPolicy: 'RestartContainer' }]), 'spec'), []);
+  assert.deepEqual(validatePodSpec(spec([{ resourceName: 'cpu', restartPolicy: 'NotRequired' }, { resourceName: 'cpu', restartPolicy: 'NotRequired' }]), 'spec').map((e) => e.message), ['Duplicate value: "cpu"']);
+  assert.deepEqual(validatePodSpec(spec([{ resourceName: 'gpu', restartPolicy: 'Later' }]), 'spec').map((e) => e.message), ['Unsupported value: "gpu": supported values: "cpu", "memory"', 'Unsupported value: "Later": supported values: "NotRequired", "RestartContainer"']);
+  assert.deepEqual(validatePodSpec(spec([{ resourceName: 'memory', restartPolicy: 'RestartContainer' }], 'Never'), 'spec').map((e) => `${e.field}: ${e.message}`), ["spec.containers[0].resizePolicy: Invalid value: \"RestartContainer\": must be 'NotRequired' when `restartPolicy` is 'Never'"]);
+});

@@ -53,7 +53,23 @@ export function parseQuantity(q: unknown): number | undefined {
   return Number.isFinite(n) ? n * mult[unit]! : undefined;
 }
 
-function validateContainer(c: O, p: string, volumes: Set<string>, seen: Set<string>): FieldError[] {
+/** validateResizePolicy: cpu and memory once each, NotRequired or RestartContainer (only NotRequired in a Never pod). */
+function validateResizePolicy(policies: unknown, p: string, podRestartPolicy: unknown): FieldError[] {
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  list(policies).forEach((x, i) => {
+    if (seen.has(x.resourceName)) out.push({ field: `${p}[${i}]`, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(x.resourceName)}` });
+    seen.add(x.resourceName);
+    if (!x.resourceName) out.push(required(p));
+    else out.push(...supported(p, x.resourceName, ['cpu', 'memory']));
+    if (!x.restartPolicy) out.push(required(p));
+    else out.push(...supported(p, x.restartPolicy, ['NotRequired', 'RestartContainer']));
+    if (podRestartPolicy === 'Never' && x.restartPolicy !== 'NotRequired') out.push({ field: p, message: `Invalid value: ${JSON.stringify(x.restartPolicy ?? '')}: must be 'NotRequired' when \`restartPolicy\` is 'Never'` });
+  });
+  return out;
+}
+
+function validateContainer(c: O, p: string, volumes: Set<string>, seen: Set<string>, podRestartPolicy: unknown): FieldError[] {
   const out: FieldError[] = [];
   if (typeof c?.name !== 'string' || c.name === '') out.push(required(`${p}.name`));
   else {
@@ -94,6 +110,7 @@ function validateContainer(c: O, p: string, volumes: Set<string>, seen: Set<stri
     const l = parseQuantity(limits[res]);
     if (r !== undefined && l !== undefined && r > l) out.push({ field: `${p}.resources.requests`, message: `Invalid value: ${JSON.stringify(String(req))}: must be less than or equal to ${res} limit of ${String(limits[res])}` });
   }
+  out.push(...validateResizePolicy(c?.resizePolicy, `${p}.resizePolicy`, podRestartPolicy));
   for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
     const pr = c?.[probe] as O | undefined;
     if (!pr) continue;
@@ -175,7 +192,7 @@ export function validatePodSpec(spec: O | undefined, path: string): FieldError[]
   });
   if (!Array.isArray(spec.containers) || spec.containers.length === 0) out.push(required(`${path}.containers`));
   const seen = new Set<string>();
-  for (const l of ['initContainers', 'containers']) list(spec[l]).forEach((c, i) => out.push(...validateContainer(c, `${path}.${l}[${i}]`, volumes, seen)));
+  for (const l of ['initContainers', 'containers']) list(spec[l]).forEach((c, i) => out.push(...validateContainer(c, `${path}.${l}[${i}]`, volumes, seen, spec.restartPolicy)));
   // Container restartPolicy: only init containers may set it, to Always (a native sidecar); other init containers run once, so probes and hooks are not theirs.
   list(spec.containers).forEach((c, i) => {
     if (c.restartPolicy !== undefined) out.push({ field: `${path}.containers[${i}].restartPolicy`, reason: 'FieldValueForbidden', message: 'Forbidden: may not be set for non-init containers' });

@@ -18,3 +18,20 @@ export function parseQuantity(q: string | number): number {
 export function milliValue(q: string | number): number {
   return Math.ceil(parseQuantity(q) * 1000 - 1e-9);
 }
+
+/** A CPU amount in millicores as resource.NewMilliQuantity(DecimalSI) prints it: 250m, 1, 1500m. */
+export function formatMilliCpu(milli: number): string {
+  return milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`;
+}
+
+/** Bytes as resource.NewQuantity(BinarySI) prints them: the largest power-of-1024 suffix that divides exactly (64Mi), else the plain number. */
+export function formatBytes(n: number): string {
+  if (n > -1024 && n < 1024) return String(n);
+  const suffixes = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
+  let i = 0;
+  while (i < suffixes.length - 1 && n % 1024 === 0 && n !== 0) {
+    n /= 1024;
+    i++;
+  }
+  return `${n}${suffixes[i]}`;
+}

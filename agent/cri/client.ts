@@ -144,6 +144,10 @@ export class CriClient {
     if (!r.status) throw new CriError('ContainerStatus', undefined, `runtime returned no status for container ${id}`, pod);
     return r.status;
   }
+  /** In-place resize: new cgroup limits for a running container (idempotent). */
+  async updateContainerResources(id: string, linux: T.LinuxContainerResourcesIn, pod?: string): Promise<void> {
+    await this.call(this.runtime, 'UpdateContainerResources', { container_id: id, linux }, pod);
+  }
   async execSync(id: string, cmd: string[], timeoutSec: number, pod?: string): Promise<T.ExecSyncResponse> {
     return this.call(this.runtime, 'ExecSync', { container_id: id, cmd, timeout: String(timeoutSec) }, pod, (timeoutSec + 10) * 1000);
   }

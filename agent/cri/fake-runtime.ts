@@ -12,6 +12,7 @@ interface FakeSandbox {
   state: 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
   createdAt: bigint;
   ip: string;
+  runtimeHandler: string;
 }
 
 interface FakeContainer {
@@ -33,6 +34,8 @@ const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n + clock++;
 
 export class FakeRuntime {
   readonly sandboxes = new Map<string, FakeSandbox>();
+  /** Runtime handlers besides the default, as containerd's configured runtimes. */
+  readonly runtimeHandlerNames = new Set<string>(['runc']);
   readonly containers = new Map<string, FakeContainer>();
   /** image name -> id; names not here and not in `pullable` fail to pull */
   readonly images = new Map<string, { id: string; size: number }>();
@@ -122,6 +125,8 @@ export class FakeRuntime {
       // containerd reports the full path: the sandbox's log directory joined with the container's log path.
       log_path: path.join(this.sandboxes.get(c.sandboxId)?.config.log_directory ?? '', c.config.log_path ?? ''),
       mounts: c.config.mounts ?? [],
+      // As containerd: the resources of the container's spec, updated by UpdateContainerResources.
+      ...(c.config.linux?.resources ? { resources: { linux: c.config.linux.resources } } : {}),
     };
   }
 
@@ -132,7 +137,8 @@ export class FakeRuntime {
       RunPodSandbox: (req) => {
         const id = `sb${++this.seq}`;
         const host = req.config?.linux?.security_context?.namespace_options?.network === 'NODE';
-        this.sandboxes.set(id, { id, config: req.config, state: 'SANDBOX_READY', createdAt: nowNs(), ip: host ? '' : `10.88.0.${this.ipSeq++}` });
+        if (req.runtime_handler && !this.runtimeHandlerNames.has(req.runtime_handler)) throw Object.assign(new Error(`no runtime for "${req.runtime_handler}" is configured`), { code: grpc.status.UNKNOWN, details: `no runtime for "${req.runtime_handler}" is configured` });
+        this.sandboxes.set(id, { id, config: req.config, state: 'SANDBOX_READY', createdAt: nowNs(), ip: host ? '' : `10.88.0.${this.ipSeq++}`, runtimeHandler: req.runtime_handler ?? '' });
         return { pod_sandbox_id: id };
       },
       StopPodSandbox: (req) => {
@@ -157,6 +163,7 @@ export class FakeRuntime {
             state: s.state,
             created_at: s.createdAt.toString(),
             network: { ip: s.ip },
+            runtime_handler: s.runtimeHandler,
             linux: { namespaces: { options: s.config.linux?.security_context?.namespace_options ?? {} } },
             labels: s.config.labels,
             annotations: s.config.annotations,
@@ -173,6 +180,11 @@ export class FakeRuntime {
         const id = `c${++this.seq}`;
         this.containers.set(id, { id, sandboxId: req.pod_sandbox_id, config: req.config, state: 'CONTAINER_CREATED', createdAt: nowNs(), startedAt: 0n, finishedAt: 0n, exitCode: 0, imageRef: req.config.image.image });
         return { container_id: id };
+      },
+      UpdateContainerResources: (req) => {
+        const c = this.containers.get(req.container_id) ?? this.notFound(`container ${req.container_id}`);
+        c.config.linux = { ...(c.config.linux ?? {}), resources: req.linux };
+        return {};
       },
       StartContainer: (req) => {
         const c = this.containers.get(req.container_id) ?? this.notFound(`container ${req.container_id}`);

@@ -33,3 +33,4 @@ export type { ExecRequest } from '../../proto/gen/runtime/v1/ExecRequest.js';
 export type { AttachRequest } from '../../proto/gen/runtime/v1/AttachRequest.js';
 export type { ContainerStats__Output as ContainerStats } from '../../proto/gen/runtime/v1/ContainerStats.js';
 export type { ContainerStatsFilter as ContainerStatsFilterIn } from '../../proto/gen/runtime/v1/ContainerStatsFilter.js';
+export type { LinuxContainerResources as LinuxContainerResourcesIn } from '../../proto/gen/runtime/v1/LinuxContainerResources.js';

@@ -26,7 +26,7 @@ test('a new pod gets a sandbox (attempt 0) and all containers', () => {
 test('a running pod with unchanged containers needs nothing (adoption after restart)', () => {
   const pod = mkPod();
   const a = computePodActions(pod, state([sb()], [ct(pod, 'a'), ct(pod, 'b')]));
-  assert.deepEqual(a, { killPod: false, createSandbox: false, sandboxId: a.sandboxId, attempt: 0, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [] });
+  assert.deepEqual(a, { killPod: false, createSandbox: false, sandboxId: a.sandboxId, attempt: 0, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [], containersToResize: [] });
 });
 
 test('a changed container definition is killed and restarted', () => {
@@ -194,4 +194,29 @@ test('ephemeral containers start once per sandbox, before init containers, and a
   const done = { name: 'dbg', id: 'c-dbg', sandboxId: 'sb', type: 'container' as const, attempt: 0, state: 'exited' as const, hash: '', restartCount: 0, exitCode: 0, reason: '', message: '', createdAt: t++, startedAt: t, finishedAt: t, image: 'i:1', imageRef: 'sha' };
   a = computePodActions(pod, state([sb()], [ct(pod, 'i1', { type: 'init', state: 'exited' }), done, ct(pod, 'a'), ct(pod, 'b')]));
   assert.deepEqual([a.ephemeralToStart, a.containersToStart, a.killPod], [[], [], false]);
+});
+
+test('in-place resize: a running container whose cgroup differs from its resources is updated (decreases first), or restarted when its resize policy says so', () => {
+  const res = (cpu: string, mem: string) => ({ requests: { cpu, memory: mem }, limits: { cpu, memory: mem } });
+  const pod = mkPod({
+    containers: [
+      { name: 'a', image: 'i:1', resources: res('200m', '128Mi') },
+      { name: 'b', image: 'i:1', resources: res('100m', '64Mi') },
+      { name: 'r', image: 'i:1', resources: res('100m', '64Mi'), resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }] },
+      { name: 's', image: 'i:1', resources: res('100m', '64Mi') },
+    ],
+  });
+  // What containerd reports: a held 100m/128Mi (cpu up), b held 100m/128Mi (memory down), r held 100m/128Mi (memory, restart), s unchanged.
+  const held = (cpuMilli: number, mem: number) => ({ cpuShares: Math.floor((cpuMilli * 1024) / 1000), cpuQuota: cpuMilli * 100, cpuPeriod: 100000, memoryLimit: mem });
+  const a = ct(pod, 'a', { resources: held(100, 128 * 2 ** 20) });
+  const b = ct(pod, 'b', { resources: held(100, 128 * 2 ** 20) });
+  const r = ct(pod, 'r', { resources: held(100, 128 * 2 ** 20) });
+  const s2 = ct(pod, 's', { resources: held(100, 64 * 2 ** 20) });
+  const acts = computePodActions(pod, state([sb()], [a, b, r, s2]));
+  assert.deepEqual(acts.containersToResize.map((x) => [x.container.name, x.id]), [['b', b.id], ['a', a.id]], 'the memory decrease goes first');
+  assert.deepEqual(acts.containersToKill.map((k) => [k.container.id, k.message]), [[r.id, 'Container r resize requires restart']]);
+  assert.deepEqual(acts.containersToStart.map((c) => c.name), ['r']);
+  // A runtime that reports no resources is left alone; an exited container is started with its resources anyway.
+  const quiet = computePodActions(pod, state([sb()], [ct(pod, 'a'), ct(pod, 'b'), ct(pod, 'r'), ct(pod, 's')]));
+  assert.deepEqual(quiet.containersToResize, []);
 });

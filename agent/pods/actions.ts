@@ -5,6 +5,7 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { canonicalJson, fnv32aHex } from '../../kube/hash.js';
 import { latestContainer, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
 import { isSidecar } from './sidecars.js';
+import { isDecrease, resizeChanges, resizeNeedsRestart } from './resize.js';
 
 export interface KillAction {
   container: ContainerInfo;
@@ -33,6 +34,8 @@ export interface PodActions {
   ephemeralToStart: Container[];
   containersToStart: Container[];
   containersToKill: KillAction[];
+  /** Running containers (and sidecars) to give their allocated cpu and memory in place, decreases first. */
+  containersToResize: { container: Container; id: string }[];
 }
 
 /**
@@ -156,10 +159,10 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
   // A pod the apiserver already records as finished never runs again (upstream: terminal pods are only cleaned up).
   if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
     const live = state.sandboxes.some((s) => s.ready) || state.containers.some((c) => c.state === 'running' || c.state === 'created');
-    return { killPod: live, createSandbox: false, sandboxId: '', attempt: 0, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [] };
+    return { killPod: live, createSandbox: false, sandboxId: '', attempt: 0, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [], containersToResize: [] };
   }
   const sb = sandboxChanged(pod, state);
-  const a: PodActions = { killPod: sb.create, createSandbox: sb.create, sandboxId: sb.id, attempt: sb.attempt, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [] };
+  const a: PodActions = { killPod: sb.create, createSandbox: sb.create, sandboxId: sb.id, attempt: sb.attempt, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [], containersToResize: [] };
   const containers = pod.spec?.containers ?? [];
 
   if (sb.create) {
@@ -214,5 +217,24 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
   }
   // Sidecars do not keep a pod alive: once its regular containers are done, they are stopped with it.
   if (keep === 0 && a.containersToStart.length === 0) a.killPod = true;
+  if (!a.killPod) resizeActions(pod, state, sb.id, a);
   return a;
+}
+
+/** Upstream computePodResizeAction: running containers whose cgroups differ from their resources are updated, or restarted when their resize policy says so. */
+function resizeActions(pod: Pod, state: PodRuntimeState, sandboxId: string, a: PodActions): void {
+  const killed = new Set(a.containersToKill.map((k) => k.container.id));
+  const decreases: PodActions['containersToResize'] = [];
+  const increases: PodActions['containersToResize'] = [];
+  for (const c of [...(pod.spec?.initContainers ?? []).filter(isSidecar), ...(pod.spec?.containers ?? [])]) {
+    const st = state.containers.find((x) => x.name === c.name && x.sandboxId === sandboxId);
+    if (!st || st.state !== 'running' || killed.has(st.id)) continue;
+    const changed = resizeChanges(c, st.resources);
+    if (!changed.length) continue;
+    if (resizeNeedsRestart(c, changed)) {
+      a.containersToKill.push({ container: st, reason: 'Killing', message: `Container ${c.name} resize requires restart` });
+      (isSidecar(c) ? a.initToStart : a.containersToStart).push(c);
+    } else (isDecrease(c, st.resources) ? decreases : increases).push({ container: c, id: st.id });
+  }
+  a.containersToResize.push(...decreases, ...increases);
 }

@@ -2,6 +2,7 @@
 // and annotations. This is the kubelet's only memory across restarts.
 import { CriError, type CriClient } from '../cri/client.js';
 import { terminationMessage } from './termination-message.js';
+import type { ActualResources } from './resize.js';
 import type { Container as CriContainer, ContainerStatus, PodSandbox } from '../cri/types.js';
 import { A_CONTAINER_HASH, A_POD_TERMINATION_GRACE, A_RESTART_COUNT, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './labels.js';
 
@@ -24,6 +25,8 @@ export interface ContainerInfo {
   finishedAt: number;
   image: string;
   imageRef: string;
+  /** The cgroup settings the runtime reports (in-place resize compares them with the allocated resources). */
+  resources?: ActualResources;
 }
 
 export interface SandboxInfo {
@@ -60,6 +63,10 @@ function cstate(s: string): CState {
   }
 }
 
+function actualResources(l: { cpu_shares: string; cpu_quota: string; cpu_period: string; memory_limit_in_bytes: string }): ActualResources {
+  return { cpuShares: Number(l.cpu_shares), cpuQuota: Number(l.cpu_quota), cpuPeriod: Number(l.cpu_period), memoryLimit: Number(l.memory_limit_in_bytes) };
+}
+
 export function containerInfo(c: CriContainer, st?: ContainerStatus): ContainerInfo {
   const ann = st?.annotations ?? c.annotations;
   return {
@@ -79,6 +86,7 @@ export function containerInfo(c: CriContainer, st?: ContainerStatus): ContainerI
     finishedAt: nsToMs(st?.finished_at ?? 0),
     image: c.image?.image ?? '',
     imageRef: st?.image_ref ?? c.image_ref,
+    ...(st?.resources?.linux ? { resources: actualResources(st.resources.linux) } : {}),
   };
 }
 

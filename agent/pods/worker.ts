@@ -12,7 +12,8 @@ import { computePodActions, containerHash, type ProbeResults } from './actions.j
 import { Backoff } from './backoff.js';
 import type { DnsConfig, DnsEvent } from './dns.js';
 import { etcHostsContent, mountsEtcHosts } from './etc-hosts.js';
-import { buildContainerConfig, buildSandboxConfig, podLogDir, type NodeContext } from './cri-config.js';
+import { buildContainerConfig, buildSandboxConfig, linuxResources, podLogDir, type NodeContext } from './cri-config.js';
+import { resizableResources, sameResources, withAllocation, type Requirements, type ResizePending } from './resize.js';
 import { latestContainer, readPodState, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
 import { containerMounts, MountError, podDir, type SetUpVolume, type VolumeManager } from '../volumes/volume-manager.js';
 import { SubPathError } from '../volumes/subpath.js';
@@ -51,6 +52,10 @@ export interface WorkerDeps {
   clusterDomain?: string;
   /** The pod's DNS settings for its sandbox, with the events they call for (undefined: the runtime's default). */
   dns?: (pod: Pod) => { config: DnsConfig; events: DnsEvent[] } | undefined;
+  /** In-place resize admission: why the pod's new resources cannot be allocated now (undefined: they fit). */
+  resizeFit?: (pod: Pod) => ResizePending | undefined;
+  /** The CRI runtime handler of the pod's RuntimeClass ('' for none; absent for a standalone kubelet, which ignores runtimeClassName as upstream). */
+  runtimeHandler?: (pod: Pod) => Promise<string>;
 }
 
 export interface Waiting {
@@ -79,6 +84,11 @@ export class PodWorker {
   private readonly terminatedWaiters: (() => void)[] = [];
   /** Retries of a failed volume set-up: 0.5 s doubling to 2 min, as upstream's mount backoff. */
   private readonly mountRetry = new RetryDelay(500, 120_000);
+  /** The resources admitted for the pod's containers (upstream's allocated resources): a resize lands here once it fits. */
+  private allocation: Map<string, Requirements> | undefined;
+  /** A resize that does not fit (PodResizePending), and the last failure to actuate one (PodResizeInProgress, Error). */
+  resizePending: ResizePending | undefined;
+  resizeError: string | undefined;
 
   constructor(
     readonly uid: string,
@@ -198,7 +208,9 @@ export class PodWorker {
       } else this.admitted = true;
     }
     if (await this.enforceActiveDeadline(state)) return;
-    const actions = computePodActions(this.pod, state, this.d.probes);
+    this.admitResize();
+    const pod = this.runningPod;
+    const actions = computePodActions(pod, state, this.d.probes);
     const grace = this.pod.spec?.terminationGracePeriodSeconds ?? 30;
 
     if (actions.killPod) {
@@ -236,7 +248,8 @@ export class PodWorker {
       }
       await fsp.mkdir(sandboxConfig.log_directory!, { recursive: true, mode: 0o755 });
       try {
-        sandboxId = await this.d.cri.runPodSandbox(sandboxConfig, label);
+        const handler = this.d.runtimeHandler ? await this.d.runtimeHandler(this.pod) : '';
+        sandboxId = await this.d.cri.runPodSandbox(sandboxConfig, label, handler);
       } catch (e) {
         this.d.events.event(this.ref, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${(e as Error).message}`);
         throw e;
@@ -250,9 +263,61 @@ export class PodWorker {
     };
     for (const c of actions.ephemeralToStart) await start(c, 'ephemeral');
     for (const c of actions.initToStart) await start(c, 'init');
+    await this.resize(actions.containersToResize, label);
     for (const c of actions.containersToStart) await start(c, 'container');
-    // Report what was just started now rather than after the next relist (up to a period later).
-    if (actions.createSandbox || actions.ephemeralToStart.length > 0 || actions.initToStart.length > 0 || actions.containersToStart.length > 0) this.lastState = await readPodState(this.d.cri, this.uid, label);
+    // Report what was just started or resized now rather than after the next relist (up to a period later).
+    if (actions.createSandbox || actions.ephemeralToStart.length > 0 || actions.initToStart.length > 0 || actions.containersToStart.length > 0 || actions.containersToResize.length > 0) this.lastState = await readPodState(this.d.cri, this.uid, label);
+  }
+
+  /** What pod status reports beside the runtime state: the kubelet's own end of the pod, and in-place resize. */
+  statusExtras(): { evicted?: { reason: string; message: string }; resize: { allocated: Pod; pending?: ResizePending; error?: string } } {
+    return { evicted: this.evicted, resize: { allocated: this.runningPod, pending: this.resizePending, error: this.resizeError } };
+  }
+
+  /** The pod as it runs: containers carry their allocated resources. */
+  get runningPod(): Pod {
+    return this.allocation ? withAllocation(this.pod, this.allocation) : this.pod;
+  }
+
+  /** Admits a resize (new container resources in the spec) when it fits the node, as upstream's allocation manager; the first sync allocates what the pod asks. */
+  private admitResize(): void {
+    const desired = resizableResources(this.pod);
+    if (!this.allocation || sameResources(desired, this.allocation)) {
+      this.allocation = desired;
+      this.resizePending = undefined;
+      return;
+    }
+    const pending = this.d.resizeFit?.(this.pod);
+    if (pending) {
+      if (pending.message !== this.resizePending?.message) this.d.log.info(`pod ${this.fullName}: resize ${pending.reason}: ${pending.message}`);
+      this.resizePending = pending;
+      // A Deferred resize is tried again as other pods go (upstream retries pending resizes on every sync).
+      if (pending.reason === 'Deferred') this.wakeIn(10_000);
+      return;
+    }
+    this.allocation = desired;
+    this.resizePending = undefined;
+  }
+
+  /** UpdateContainerResources for each container to resize; a failure is reported and retried on the next sync. */
+  private async resize(list: { container: Container; id: string }[], label: string): Promise<void> {
+    if (!list.length) {
+      this.resizeError = undefined;
+      return;
+    }
+    const errors: string[] = [];
+    for (const r of list) {
+      try {
+        await this.d.cri.updateContainerResources(r.id, linuxResources(r.container), label);
+      } catch (e) {
+        errors.push(`container ${r.container.name}: ${(e as Error).message}`);
+      }
+    }
+    this.resizeError = errors.length ? `failed to resize: ${errors.join('; ')}` : undefined;
+    if (errors.length) {
+      this.d.log.warn(`pod ${this.fullName}: ${this.resizeError}`);
+      this.wakeIn(5_000);
+    }
   }
 
   /** activeDeadlineSeconds (upstream's active deadline handler): past it the pod is killed, Failed/DeadlineExceeded. */

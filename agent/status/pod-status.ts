@@ -7,6 +7,7 @@ import type { Waiting } from '../pods/worker.js';
 import { qosClass } from '../../kube/pod-qos.js';
 import { rfc3339 } from '../../kube/time.js';
 import { isSidecar } from '../pods/sidecars.js';
+import { resizeChanges, statusResources, type ResizePending } from '../pods/resize.js';
 
 type Obj = Record<string, any>;
 const iso = (ms: number): string => rfc3339(new Date(ms));
@@ -104,7 +105,27 @@ export interface StatusInput {
   probes?: ProbeStatus;
   /** The kubelet ended the pod itself (activeDeadlineSeconds): the phase is Failed with this reason and message. */
   evicted?: { reason: string; message: string };
+  /** In-place resize: the pod with its allocated resources, a resize that does not fit, and a failure to apply one. */
+  resize?: { allocated: Pod; pending?: ResizePending; error?: string };
 }
+
+/** PodResizePending and PodResizeInProgress (upstream 1.33), present only while true. */
+function resizeConditions(i: StatusInput): Obj[] {
+  const r = i.resize;
+  if (!r) return [];
+  const out: Obj[] = [];
+  if (r.pending) out.push({ type: 'PodResizePending', status: 'True', reason: r.pending.reason, message: r.pending.message });
+  const running = [...(r.allocated.spec?.initContainers ?? []).filter(isSidecar), ...(r.allocated.spec?.containers ?? [])].some((c) => {
+    const cur = instances(i.state, c.name)[0];
+    return cur?.state === 'running' && resizeChanges(c, cur.resources).length > 0;
+  });
+  if (r.error) out.push({ type: 'PodResizeInProgress', status: 'True', reason: 'Error', message: r.error });
+  else if (running) out.push({ type: 'PodResizeInProgress', status: 'True' });
+  return out;
+}
+
+/** The condition types the kubelet removes when they no longer hold. */
+export const TRANSIENT_CONDITIONS = ['PodResizePending', 'PodResizeInProgress'];
 
 /**
  * Upstream's Ready condition: the containers (sidecars included) must be ready, then every readiness gate's
@@ -152,7 +173,16 @@ export function computePodStatus(i: StatusInput): Obj {
     done ? { ...cond('Ready', false), reason: 'PodCompleted' } : readyCondition(i.pod, notReady, list),
     done ? { ...cond('ContainersReady', false), reason: 'PodCompleted' } : cond('ContainersReady', notReady.length === 0, 'ContainersNotReady', `containers with unready status: ${list(notReady)}`),
     cond('PodScheduled', true),
+    ...(done ? [] : resizeConditions(i)),
   ];
+  // containerStatuses[].resources: what each container holds (upstream reports it for regular containers and sidecars).
+  if (i.resize) {
+    const alloc = i.resize.allocated.spec!;
+    main.forEach((s, k) => (s.resources = statusResources(alloc.containers[k] ?? spec.containers[k]!, instances(i.state, spec.containers[k]!.name)[0])));
+    init.forEach((s, k) => {
+      if (isSidecar(initSpecs[k]!)) s.resources = statusResources(alloc.initContainers?.[k] ?? initSpecs[k]!, instances(i.state, initSpecs[k]!.name)[0]);
+    });
+  }
   return {
     phase,
     ...(i.evicted ? { reason: i.evicted.reason, message: i.evicted.message } : {}),

@@ -5,7 +5,7 @@ import { KubeApiError, type KubeApi } from '../../kube/client.js';
 import type { Logger } from '../../kube/log.js';
 import type { PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
-import { computePodStatus, type ProbeStatus } from './pod-status.js';
+import { computePodStatus, TRANSIENT_CONDITIONS, type ProbeStatus, type StatusInput } from './pod-status.js';
 import { rfc3339 } from '../../kube/time.js';
 import { ConditionClock } from './condition-clock.js';
 
@@ -39,7 +39,7 @@ export class StatusManager {
   ) {}
 
   /** Compute the status from the latest runtime state; post it if it changed. */
-  update(pod: Pod, state: PodRuntimeState, waiting: Map<string, Waiting>, evicted?: { reason: string; message: string }): void {
+  update(pod: Pod, state: PodRuntimeState, waiting: Map<string, Waiting>, extra: Pick<StatusInput, 'evicted' | 'resize'> = {}): void {
     const uid = pod.metadata!.uid!;
     let e = this.pods.get(uid);
     if (!e) {
@@ -48,7 +48,7 @@ export class StatusManager {
     }
     e.pod = pod;
     const probes: ProbeStatus | undefined = this.probes && { ready: (n, id) => this.probes!.ready(pod, n, id), started: (n, id) => this.probes!.started(pod, n, id) };
-    const status = computePodStatus({ pod, state, waiting, hostIP: this.hostIP, startTime: e.startTime, probes, evicted });
+    const status = computePodStatus({ pod, state, waiting, hostIP: this.hostIP, startTime: e.startTime, probes, ...extra });
     // A terminal phase is final: containers removed later (GC, a kubelet restart) must not turn it back.
     const posted = pod.status?.phase;
     if ((posted === 'Succeeded' || posted === 'Failed') && status.phase !== posted) return;
@@ -65,7 +65,11 @@ export class StatusManager {
 
   private withTimes(e: Entry, status: Obj): Obj {
     // reason and message are nulled when absent: the patch merges into the stored condition, whose old reason would stay.
-    const conditions = e.clock.stamp(status.conditions as { type: string; status: string }[]).map((c) => ({ reason: null, message: null, ...c, lastProbeTime: null }));
+    const conditions: Obj[] = e.clock.stamp(status.conditions as { type: string; status: string }[]).map((c) => ({ reason: null, message: null, ...c, lastProbeTime: null }));
+    // Resize conditions exist only while they hold: one the stored pod still has is deleted from the list.
+    for (const t of TRANSIENT_CONDITIONS) {
+      if (!conditions.some((c) => c.type === t) && (e.pod.status?.conditions ?? []).some((c) => c.type === t)) conditions.push({ type: t, $patch: 'delete' });
+    }
     const cs = (list: Obj[] | undefined) => list?.map((s) => ({ ...s, state: exclusive(s.state), lastState: exclusive(s.lastState), containerID: s.containerID ?? null }));
     return {
       ...status,

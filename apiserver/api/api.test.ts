@@ -189,14 +189,24 @@ test('watch from an RV older than the history is 410 Expired', () => {
   assert.throws(() => api.watch(r, 'default', { resourceVersion: first.metadata.resourceVersion }, () => {}), apiErr(410, 'Expired'));
 });
 
-test('deleting a namespace deletes what is in it', () => {
+test('namespace lifecycle: deleting one makes it Terminating (no new content), namespaces/finalize ends it and what is left goes with it', () => {
   const api = newApi();
   const ns = api.res('', 'namespaces');
-  api.create(ns, '', { metadata: { name: 'demo' } });
+  const created = api.create(ns, '', { metadata: { name: 'demo' } });
+  assert.deepEqual(created.spec.finalizers, ['kubernetes']);
   api.create(pods(api), 'demo', podBody('a'));
-  api.delete(ns, '', 'demo');
+  const marked = api.delete(ns, '', 'demo');
+  assert.equal(marked.deleted, false);
+  assert.equal(api.get(ns, '', 'demo').status.phase, 'Terminating');
+  assert.throws(() => api.create(pods(api), 'demo', podBody('b')), (e: unknown) => e instanceof ApiError && e.code === 403 && e.message === 'pods "b" is forbidden: unable to create new content in namespace demo because it is being terminated');
+  // A plain update keeps the finalizers and the phase.
+  const cur = api.get(ns, '', 'demo');
+  const upd = api.update(ns, '', 'demo', { ...cur, spec: { finalizers: [] }, metadata: { ...cur.metadata, labels: { x: 'y' } } });
+  assert.deepEqual([upd.spec.finalizers, upd.status.phase], [['kubernetes'], 'Terminating']);
+  api.update(ns, '', 'demo', { ...upd, spec: { finalizers: [] } }, 'finalize');
+  assert.throws(() => api.get(ns, '', 'demo'), (e: unknown) => e instanceof ApiError && e.code === 404);
   assert.equal(api.list(pods(api), 'demo').items.length, 0);
-  assert.equal(api.list(api.res('', 'serviceaccounts'), 'demo').items.length, 0);
+  assert.throws(() => api.delete(ns, '', 'kube-system'), (e: unknown) => e instanceof ApiError && e.code === 403 && /this namespace may not be deleted/.test(e.message));
 });
 
 test('pods/ephemeralcontainers: a strategic merge patch adds a debug container (defaulted); existing ones cannot change or go; workload fields and unknown targets are refused', () => {

@@ -13,6 +13,7 @@ import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/pa
 import { rfc3339 } from '../../kube/time.js';
 import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type User } from './admission.js';
 import { admitServiceAccount, validateMirrorPod } from '../admission/service-account.js';
+import { admitRuntimeClass, validateRuntimeClassUpdate } from '../admission/runtime-class.js';
 import { dropUnknownFields, fieldMessages, type FieldValidation } from '../openapi/fields.js';
 import { kindSchema } from '../openapi/schema.js';
 import { applyConfig, trackUpdate, type ManagedFieldsEntry } from '../ssa/managed-fields.js';
@@ -20,6 +21,8 @@ import { deepEqual } from '../ssa/typed.js';
 import { VIEWS, type View } from './views.js';
 import { prepareCsr, validateApproval } from '../certificates/csr.js';
 import { validateEphemeralUpdate } from './ephemeral.js';
+import { applyResize, validatePodResize } from './pod-resize.js';
+import { validateJob, validateJobUpdate } from './jobs.js';
 import { defaultContainer } from '../../kube/pod-defaults.js';
 
 /** The manager of writes made inside the apiserver (controllers, the scheduler), as upstream's controller manager. */
@@ -54,7 +57,12 @@ export interface DeleteOptions {
 
 export type PatchType = 'merge' | 'json' | 'strategic';
 /** Subresources written through update, patch and apply: each changes only its part of the object. */
-export type WriteSub = 'status' | 'approval' | 'ephemeralcontainers';
+export type WriteSub = 'status' | 'approval' | 'ephemeralcontainers' | 'resize' | 'finalize';
+const WRITE_SUBS = new Set<string>(['status', 'approval', 'ephemeralcontainers', 'resize', 'finalize']);
+/** The subresources a PUT or PATCH writes through (each with its own rules of what may change). */
+/** Upstream's NamespaceLifecycle: these are never deleted. */
+const IMMORTAL_NAMESPACES = ['default', 'kube-system', 'kube-public'];
+export const writeSubOf = (sub: string | undefined): WriteSub | undefined => (sub && WRITE_SUBS.has(sub) ? (sub as WriteSub) : undefined);
 
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -311,6 +319,9 @@ export class Api {
     const causes = validateObject(r, o);
     if (causes.length) throw errors.invalid(r.kind, r.group, md.name ?? '', causes);
     this.checkNamespace(r, ns);
+    if (r.namespaced && !r.review && this.store.get(storageKey(this.res('', 'namespaces'), '', ns))?.metadata?.deletionTimestamp) {
+      throw errors.forbiddenObject(r.resource, r.group, md.name ?? '', `unable to create new content in namespace ${ns} because it is being terminated`);
+    }
     if (this.store.get(storageKey(r, ns, md.name))) throw errors.alreadyExists(r.resource, r.group, md.name);
     md.uid = randomUUID();
     md.creationTimestamp = rfc3339();
@@ -321,10 +332,15 @@ export class Api {
     // As upstream PrepareForCreate: status is the server's, except for Nodes, which kubelets register with status.
     if (r.subresources.includes('status') && r.resource !== 'nodes') delete o.status;
     applyDefaults(r, o);
+    if (r.resource === 'jobs') {
+      const again = validateJob(o);
+      if (again.length) throw errors.invalid(r.kind, r.group, md.name, again);
+    }
     if (r.resource === 'certificatesigningrequests') prepareCsr(o, this.user);
     if (r.resource === 'pods') {
       addDefaultTolerations(o);
       admitServiceAccount(o, (ns2, name) => this.store.get(storageKey(this.res('', 'serviceaccounts'), ns2, name)), randomSuffix());
+      admitRuntimeClass(o, (name) => this.store.get(storageKey(this.res('node.k8s.io', 'runtimeclasses'), '', name)));
     }
     this.admit({ operation: 'CREATE', resource: r, subresource: '', namespace: ns, name: md.name, object: o });
     if (r.resource === 'pods') validateMirrorPod(o);
@@ -405,6 +421,8 @@ export class Api {
     const out: Record<string, string> = { 'metadata.name': o.metadata?.name ?? '' };
     if (r.namespaced) out['metadata.namespace'] = o.metadata?.namespace ?? '';
     for (const f of r.fields) out[f] = getPath(o, f);
+    // A Job's selectable status.successful is its status.succeeded (upstream JobToSelectableFields).
+    if (r.resource === 'jobs') out['status.successful'] = String(o.status?.succeeded ?? 0);
     return out;
   }
 
@@ -438,6 +456,13 @@ export class Api {
       for (const c of (next.spec.ephemeralContainers ?? []) as Obj[]) defaultContainer(c as never);
       const causes = validateEphemeralUpdate(cur, next);
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
+    } else if (sub === 'finalize') {
+      // namespaces/finalize: only spec.finalizers changes (the namespace controller's last step).
+      next = { ...clone(cur), spec: { ...clone(cur.spec ?? {}), finalizers: clone(body.spec?.finalizers ?? []) } };
+    } else if (sub === 'resize') {
+      next = applyResize(cur, body);
+      const causes = validatePodResize(cur, next);
+      if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
     } else {
       next = body;
       next.apiVersion = apiVersionOf(r);
@@ -450,10 +475,16 @@ export class Api {
         else md[k] = cur.metadata[k];
       }
       if (r.subresources.includes('status')) next.status = clone(cur.status);
+      // A namespace's finalizers change only through namespaces/finalize.
+      if (r.resource === 'namespaces') next.spec = { ...(next.spec ?? {}), finalizers: clone(cur.spec?.finalizers ?? []) };
       applyDefaults(r, next);
       if (r.resource === 'pods') this.checkPodUpdate(cur, next);
       if ((r.resource === 'deployments' || r.resource === 'replicasets') && JSON.stringify(next.spec?.selector ?? null) !== JSON.stringify(cur.spec?.selector ?? null)) {
         throw errors.invalid(r.kind, r.group, name, [{ field: 'spec.selector', message: `Invalid value: ${JSON.stringify(next.spec?.selector ?? null)}: field is immutable` }]);
+      }
+      if (r.resource === 'runtimeclasses' || r.resource === 'jobs') {
+        const causes = r.resource === 'jobs' ? validateJobUpdate(next, cur) : validateRuntimeClassUpdate(next, cur);
+        if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
       }
       if (r.group === 'rbac.authorization.k8s.io' && r.resource.endsWith('bindings') && JSON.stringify(next.roleRef ?? null) !== JSON.stringify(cur.roleRef ?? null)) {
         const ref = (next.roleRef ?? {}) as Obj;
@@ -474,6 +505,8 @@ export class Api {
     // The last finalizer gone from an object being deleted: it goes away now.
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && (r.resource !== 'pods' || !cur.spec?.nodeName || next.metadata.deletionGracePeriodSeconds === 0)) {
       if (cur.metadata.finalizers?.length) return clone(this.remove(r, ns, name));
+      // A terminating namespace whose last spec finalizer went (namespaces/finalize).
+      if (r.resource === 'namespaces' && !(next.spec?.finalizers ?? []).length && (cur.spec?.finalizers ?? []).length) return clone(this.remove(r, ns, name));
     }
     next.metadata.managedFields = this.managedFieldsFor(r, cur, next, sub ?? '');
     if (!next.metadata.managedFields.length) delete next.metadata.managedFields;
@@ -552,7 +585,7 @@ export class Api {
     }
   }
 
-  /** Stand-in for the namespace controller: deleting a namespace deletes what is in it. */
+  /** What a namespace still holds when it is removed (the namespace controller empties it first; this is the safety net). */
   private purgeNamespace(ns: string): void {
     for (const r of RESOURCES) {
       if (!r.namespaced) continue;
@@ -580,6 +613,18 @@ export class Api {
       next.metadata.deletionTimestamp = rfc3339();
       next.metadata.deletionGracePeriodSeconds = 0;
       return { object: clone(this.write.update(storageKey(r, ns, name), next)), deleted: false };
+    }
+    if (r.resource === 'namespaces') {
+      if (IMMORTAL_NAMESPACES.includes(name)) throw errors.forbiddenObject('namespaces', '', name, 'this namespace may not be deleted');
+      // Terminating until the namespace controller has emptied it and removed its "kubernetes" finalizer.
+      if ((cur.spec?.finalizers ?? []).length) {
+        if (cur.metadata.deletionTimestamp) return { object: clone(cur), deleted: false };
+        const next = clone(cur);
+        next.metadata.deletionTimestamp = rfc3339();
+        next.metadata.deletionGracePeriodSeconds = 0;
+        next.status = { ...(next.status ?? {}), phase: 'Terminating' };
+        return { object: clone(this.write.update(storageKey(r, ns, name), next)), deleted: false };
+      }
     }
     const finalizers = (cur.metadata.finalizers ?? []) as string[];
     let grace = 0;

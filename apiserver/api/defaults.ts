@@ -4,6 +4,7 @@ import { qosClass } from '../../kube/pod-qos.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Obj } from '../storage/store.js';
 import type { ResourceDef } from '../resources.js';
+import { defaultCronJob, defaultJob } from './jobs.js';
 
 function defaultTemplate(t: Obj | undefined): void {
   if (t?.spec) applyPodDefaults(t as Pod);
@@ -28,7 +29,10 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
       break;
     case 'namespaces':
       o.spec ??= {};
-      o.status = { phase: 'Active' };
+      // The namespace controller's finalizer, set on creation (upstream's PrepareForCreate).
+      o.spec.finalizers ??= ['kubernetes'];
+      o.status ??= {};
+      o.status.phase ??= 'Active';
       o.metadata.labels = { ...(o.metadata.labels ?? {}), 'kubernetes.io/metadata.name': o.metadata.name };
       break;
     case 'services': {
@@ -58,6 +62,12 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
       o.spec.replicas ??= 1;
       defaultTemplate(o.spec.template);
       o.status ??= { replicas: 0 };
+      break;
+    case 'jobs':
+      defaultJob(o);
+      break;
+    case 'cronjobs':
+      defaultCronJob(o);
       break;
     case 'secrets':
       o.type ??= 'Opaque';

@@ -2,7 +2,7 @@
 // written against the same interface (and informers) as any out-of-process
 // client, without HTTPS in between. Errors become KubeApiErrors.
 import { KubeApiError, type KObj, type KubeApi, type WatchEvent } from '../../kube/client.js';
-import type { Api } from './api.js';
+import { writeSubOf, type Api } from './api.js';
 import { ApiError } from './errors.js';
 import { parseResourcePath, type Route } from './paths.js';
 import { SYSTEM_USER, type User } from './admission.js';
@@ -45,12 +45,12 @@ export class LocalClient implements KubeApi {
 
   update(path: string, body: unknown): Promise<KObj> {
     const { r, ns, name, sub } = this.route(path);
-    return this.call(() => this.api.update(r, ns, name!, body as Obj, sub === 'status' || sub === 'approval' || sub === 'ephemeralcontainers' ? sub : undefined));
+    return this.call(() => this.api.update(r, ns, name!, body as Obj, writeSubOf(sub)));
   }
 
   patch(path: string, body: unknown, type: 'merge' | 'strategic' | 'json' = 'strategic'): Promise<KObj> {
     const { r, ns, name, sub } = this.route(path);
-    return this.call(() => this.api.patch(r, ns, name!, type, body, sub === 'status' || sub === 'approval' || sub === 'ephemeralcontainers' ? sub : undefined));
+    return this.call(() => this.api.patch(r, ns, name!, type, body, writeSubOf(sub)));
   }
 
   delete(path: string, body?: unknown, query: Query = {}): Promise<KObj> {

@@ -5,6 +5,8 @@ import { validateAnnotations, validateLabels } from '../../kube/validation.js';
 import { PROTOCOLS, validateIntOrPortName, validatePodSpec, validatePortNumber } from '../../kube/pod-validation.js';
 import type { ResourceDef } from '../resources.js';
 import { validateCsr } from '../certificates/csr.js';
+import { validateRuntimeClass } from '../admission/runtime-class.js';
+import { validateCronJob, validateJob } from './jobs.js';
 import type { Obj } from '../storage/store.js';
 
 export const MAX_DATA_SIZE = 1024 * 1024;
@@ -68,6 +70,9 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
   }
   if (r.resource === 'services') causes.push(...validateService(o.spec ?? {}));
   if (r.resource === 'certificatesigningrequests') causes.push(...validateCsr(o));
+  if (r.resource === 'runtimeclasses') causes.push(...validateRuntimeClass(o));
+  if (r.resource === 'jobs') causes.push(...validateJob(o));
+  if (r.resource === 'cronjobs') causes.push(...validateCronJob(o));
   if (r.resource === 'configmaps' || r.resource === 'secrets') {
     for (const f of ['data', 'binaryData', 'stringData']) {
       for (const k of Object.keys((o[f] ?? {}) as Record<string, unknown>)) {
@@ -78,7 +83,7 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
   return causes;
 }
 
-const goMap = (m: Record<string, string>): string => `map[string]string{${Object.entries(m).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(', ')}}`;
+export const goMap = (m: Record<string, string>): string => `map[string]string{${Object.entries(m).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(', ')}}`;
 
 /** apps/v1 Deployment and ReplicaSet: selector required and matching the template, replicas >= 0, the pod template. */
 function validateWorkload(o: Obj): Cause[] {

@@ -17,6 +17,8 @@ export const KUBELET_CLIENT_USER = 'kube-apiserver-kubelet-client';
 const VIEW_CORE = ['configmaps', 'endpoints', 'persistentvolumeclaims', 'pods', 'pods/log', 'pods/status', 'replicationcontrollers', 'services', 'services/status', 'serviceaccounts', 'events', 'limitranges', 'resourcequotas'];
 const VIEW_APPS = ['deployments', 'deployments/status', 'deployments/scale', 'replicasets', 'replicasets/status', 'replicasets/scale', 'statefulsets', 'daemonsets'];
 
+const VIEW_BATCH = ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status'];
+
 export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
   'cluster-admin': [
     { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
@@ -50,6 +52,7 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
     { apiGroups: [''], resources: [...VIEW_CORE, 'namespaces', 'namespaces/status', 'pods/status'], verbs: READ },
     { apiGroups: ['apps'], resources: VIEW_APPS, verbs: READ },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
+    { apiGroups: ['batch'], resources: VIEW_BATCH, verbs: READ },
   ],
   'system:aggregate-to-edit': [
     { apiGroups: [''], resources: ['secrets'], verbs: READ },
@@ -57,6 +60,7 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
     { apiGroups: [''], resources: ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy'], verbs: READ },
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
     { apiGroups: ['apps'], resources: VIEW_APPS, verbs: WRITE },
+    { apiGroups: ['batch'], resources: VIEW_BATCH, verbs: WRITE },
   ],
   'system:aggregate-to-admin': [
     { apiGroups: ['authorization.k8s.io'], resources: ['localsubjectaccessreviews'], verbs: ['create'] },

@@ -22,6 +22,7 @@ const NODE_RULES: PolicyRule[] = [
   { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch', 'delete'] },
   { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
+  { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: READ },
   // Client certificate rotation and serving certificates (upstream's node rules).
   { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', ...READ] },
 ];

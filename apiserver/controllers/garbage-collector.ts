@@ -1,6 +1,6 @@
 // garbage-collector: an object whose owners (metadata.ownerReferences) are
 // all gone is deleted, as upstream's background cascading deletion does: a
-// Deployment's ReplicaSets, their Pods, a Service's EndpointSlices, a Node's
+// Deployment's ReplicaSets, their Pods, a CronJob's Jobs, a Job's Pods, a Service's EndpointSlices, a Node's
 // mirror pods. Owners being deleted in the foreground (foregroundDeletion
 // finalizer) lose their blocking dependents first, then the finalizer.
 import type { KObj, KubeApi } from '../../kube/client.js';
@@ -12,8 +12,8 @@ import { apiVersionOf, findByKind, RESOURCES, type ResourceDef } from '../resour
 export const FOREGROUND = 'foregroundDeletion';
 
 /** Kinds that have dependents in practice, and kinds that are dependents. */
-const OWNERS = ['apps/deployments', 'apps/replicasets', '/services', '/nodes', '/pods'];
-const DEPENDENTS = ['apps/replicasets', '/pods', 'discovery.k8s.io/endpointslices', '/endpoints', '/configmaps', '/secrets', '/services'];
+const OWNERS = ['apps/deployments', 'apps/replicasets', 'batch/cronjobs', 'batch/jobs', '/services', '/nodes', '/pods'];
+const DEPENDENTS = ['apps/replicasets', 'batch/jobs', '/pods', 'discovery.k8s.io/endpointslices', '/endpoints', '/configmaps', '/secrets', '/services'];
 
 export function resourcePath(r: ResourceDef, ns?: string, name?: string): string {
   const base = r.group ? `/apis/${apiVersionOf(r)}` : '/api/v1';

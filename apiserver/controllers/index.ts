@@ -11,6 +11,10 @@ import { EndpointsController, EndpointSliceController } from './endpoint-control
 import { ReplicaSetController } from './replicaset-controller.js';
 import { DeploymentController } from './deployment-controller.js';
 import { GarbageCollector } from './garbage-collector.js';
+import { JobController } from './job-controller.js';
+import { CronJobController } from './cronjob-controller.js';
+import { NamespaceController } from './namespace-controller.js';
+import { TtlAfterFinishedController } from './ttl-after-finished.js';
 import { RootCaPublisher, ServiceAccountController } from './namespace-defaults.js';
 import { ClusterRoleAggregation } from './clusterrole-aggregation.js';
 import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens.js';
@@ -24,7 +28,11 @@ export const CONTROLLER_NAMES = [
   'endpoints-controller',
   'replicaset-controller',
   'deployment-controller',
+  'job-controller',
+  'cronjob-controller',
+  'ttl-after-finished-controller',
   'garbage-collector-controller',
+  'namespace-controller',
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
   'clusterrole-aggregation-controller',
@@ -98,7 +106,17 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups
     user: 'system:serviceaccount:kube-system:deployment-controller',
     make: (c, log) => new DeploymentController(c, log, new ApiEventRecorder(c, { component: 'deployment-controller' }, log)),
   },
+  'job-controller': {
+    user: 'system:serviceaccount:kube-system:job-controller',
+    make: (c, log) => new JobController(c, log, new ApiEventRecorder(c, { component: 'job-controller' }, log)),
+  },
+  'cronjob-controller': {
+    user: 'system:serviceaccount:kube-system:cronjob-controller',
+    make: (c, log) => new CronJobController(c, log, new ApiEventRecorder(c, { component: 'cronjob-controller' }, log)),
+  },
+  'ttl-after-finished-controller': { user: 'system:serviceaccount:kube-system:ttl-after-finished-controller', make: (c, log) => new TtlAfterFinishedController(c, log) },
   'garbage-collector-controller': { user: 'system:serviceaccount:kube-system:generic-garbage-collector', make: (c, log) => new GarbageCollector(c, log) },
+  'namespace-controller': { user: 'system:serviceaccount:kube-system:namespace-controller', make: (c, log) => new NamespaceController(c, log) },
   'serviceaccount-controller': { user: 'system:serviceaccount:kube-system:service-account-controller', make: (c, log) => new ServiceAccountController(c, log) },
   'root-ca-certificate-publisher-controller': { user: 'system:serviceaccount:kube-system:root-ca-cert-publisher', make: (c, log, o) => new RootCaPublisher(c, log, o.caPem ?? '') },
   // Upstream's controller holds escalate on clusterroles; ours writes as the apiserver itself.

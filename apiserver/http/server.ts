@@ -5,7 +5,7 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import fs from 'node:fs';
-import { Api, type DeleteOptions, type FieldCheck, type PatchType } from '../api/api.js';
+import { Api, writeSubOf, type DeleteOptions, type FieldCheck, type PatchType } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
 import { apiVersionOf, CONNECT_SUBRESOURCES, type ResourceDef } from '../resources.js';
 import { parseResourcePath, type Route } from '../api/paths.js';
@@ -312,7 +312,7 @@ export class ApiServer {
       }
       throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
     }
-    const status = sub === 'status' || sub === 'approval' || sub === 'ephemeralcontainers' ? sub : undefined;
+    const status = writeSubOf(sub);
     switch (method) {
       case 'GET':
         if (wantsTable(req)) return this.send(res, 200, toTable(r, [this.api.get(r, ns, name)], {}, includeObject(q)));

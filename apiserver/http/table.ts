@@ -220,6 +220,32 @@ const PRINTERS: Record<string, Printer> = {
       return [o.metadata.name, age(o.metadata.creationTimestamp, now), o.spec?.signerName ?? '', o.spec?.username ?? '', dur, conds.length ? conds.join(',') : 'Pending'];
     },
   },
+  jobs: {
+    columns: [col('Name', 0, 'string', 'name'), col('Status'), col('Completions'), col('Duration'), col('Age'), col('Containers', 1), col('Images', 1), col('Selector', 1)],
+    row: (o, now) => {
+      const [c, i] = containersOf(o.spec?.template);
+      const succeeded = o.status?.succeeded ?? 0;
+      const parallelism = o.spec?.parallelism ?? 0;
+      const completions = o.spec?.completions !== undefined && o.spec?.completions !== null ? `${succeeded}/${o.spec.completions}` : parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
+      const start = o.status?.startTime ? Date.parse(o.status.startTime) : undefined;
+      const duration = start === undefined ? '' : humanDuration((o.status?.completionTime ? Date.parse(o.status.completionTime) : now) - start);
+      const has = (t: string): boolean => ((o.status?.conditions ?? []) as Obj[]).some((x) => x.type === t && x.status === 'True');
+      const status = has('Complete') ? 'Complete' : has('Failed') ? 'Failed' : o.metadata.deletionTimestamp ? 'Terminating' : has('Suspended') ? 'Suspended' : has('FailureTarget') ? 'FailureTarget' : has('SuccessCriteriaMet') ? 'SuccessCriteriaMet' : 'Running';
+      return [o.metadata.name, status, completions, duration, age(o.metadata.creationTimestamp, now), c, i, selectorString(o.spec?.selector)];
+    },
+  },
+  cronjobs: {
+    columns: [col('Name', 0, 'string', 'name'), col('Schedule'), col('Timezone'), col('Suspend', 0, 'boolean'), col('Active', 0, 'integer'), col('Last Schedule'), col('Age'), col('Containers', 1), col('Images', 1), col('Selector', 1)],
+    row: (o, now) => {
+      const [c, i] = containersOf(o.spec?.jobTemplate?.spec?.template);
+      // upstream printBoolPtr: the strings True, False or <unset>.
+      return [o.metadata.name, o.spec?.schedule ?? '', o.spec?.timeZone || '<none>', o.spec?.suspend === undefined ? '<unset>' : o.spec.suspend ? 'True' : 'False', ((o.status?.active ?? []) as Obj[]).length, o.status?.lastScheduleTime ? age(o.status.lastScheduleTime, now) : '<none>', age(o.metadata.creationTimestamp, now), c, i, selectorString(o.spec?.jobTemplate?.spec?.selector)];
+    },
+  },
+  runtimeclasses: {
+    columns: [col('Name', 0, 'string', 'name'), col('Handler'), col('Age')],
+    row: (o, now) => [o.metadata.name, o.handler ?? '', age(o.metadata.creationTimestamp, now)],
+  },
   namespaces: {
     columns: [col('Name', 0, 'string', 'name'), col('Status'), col('Age')],
     row: (o, now) => [o.metadata.name, o.status?.phase ?? '', age(o.metadata.creationTimestamp, now)],

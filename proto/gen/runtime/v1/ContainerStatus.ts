@@ -4,6 +4,7 @@ import type { ContainerMetadata as _runtime_v1_ContainerMetadata, ContainerMetad
 import type { ContainerState as _runtime_v1_ContainerState, ContainerState__Output as _runtime_v1_ContainerState__Output } from '../../runtime/v1/ContainerState.js';
 import type { ImageSpec as _runtime_v1_ImageSpec, ImageSpec__Output as _runtime_v1_ImageSpec__Output } from '../../runtime/v1/ImageSpec.js';
 import type { Mount as _runtime_v1_Mount, Mount__Output as _runtime_v1_Mount__Output } from '../../runtime/v1/Mount.js';
+import type { ContainerResources as _runtime_v1_ContainerResources, ContainerResources__Output as _runtime_v1_ContainerResources__Output } from '../../runtime/v1/ContainerResources.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface ContainerStatus {
@@ -22,6 +23,7 @@ export interface ContainerStatus {
   'annotations'?: ({[key: string]: string});
   'mounts'?: (_runtime_v1_Mount)[];
   'log_path'?: (string);
+  'resources'?: (_runtime_v1_ContainerResources | null);
   'image_id'?: (string);
 }
 
@@ -41,5 +43,6 @@ export interface ContainerStatus__Output {
   'annotations': ({[key: string]: string});
   'mounts': (_runtime_v1_Mount__Output)[];
   'log_path': (string);
+  'resources': (_runtime_v1_ContainerResources__Output | null);
   'image_id': (string);
 }
