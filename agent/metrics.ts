@@ -1,6 +1,6 @@
 // The kubelet's Prometheus metrics (prom-client), with upstream names. Each
 // kubelet has its own registries, so tests can run several.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 const OP = ['operation_type'] as const;
 const HTTP = ['method', 'path', 'server_type', 'long_running'] as const;
@@ -35,6 +35,12 @@ export class KubeletMetrics {
   readonly httpRequests = counter(this.registry, 'kubelet_http_requests_total', 'Number of the http requests received since the server started', HTTP);
   readonly httpDuration = histogram(this.registry, 'kubelet_http_requests_duration_seconds', 'Duration in seconds to serve http requests', HTTP, DEFAULT_BUCKETS);
   readonly httpInflight = new Gauge({ name: 'kubelet_http_inflight_requests', help: 'Number of the inflight http requests', labelNames: HTTP, registers: [this.registry] });
+
+  /** process_* and nodejs_* (RSS, heap, fds, event loop lag) on /metrics, as upstream's kubelet serves process_* and go_memstats_*: a soak reads its memory there. */
+  collectProcessMetrics(): this {
+    collectDefaultMetrics({ register: this.registry });
+    return this;
+  }
 
   /** Gauges read from the kubelet at scrape time. */
   observeKubelet(nodeName: string, read: () => KubeletCounts): void {

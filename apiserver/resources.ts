@@ -18,7 +18,7 @@ export interface ResourceDef {
 }
 
 /** status, binding and scale are stored; token is issued; the others connect to the kubelet (log is a GET stream, the rest upgrade). */
-export type Subresource = 'status' | 'approval' | 'ephemeralcontainers' | 'resize' | 'finalize' | 'binding' | 'scale' | 'token' | 'log' | 'exec' | 'attach' | 'portforward';
+export type Subresource = 'status' | 'approval' | 'ephemeralcontainers' | 'resize' | 'finalize' | 'eviction' | 'binding' | 'scale' | 'token' | 'log' | 'exec' | 'attach' | 'portforward';
 export const CONNECT_SUBRESOURCES = new Set<string>(['exec', 'attach', 'portforward']);
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -30,7 +30,7 @@ function def(group: string, version: string, resource: string, kind: string, nam
 
 export const RESOURCES: ResourceDef[] = [
   def('', 'v1', 'namespaces', 'Namespace', false, ['ns'], { subresources: ['status', 'finalize'], fields: ['status.phase'] }),
-  def('', 'v1', 'pods', 'Pod', true, ['po'], { categories: ['all'], subresources: ['status', 'ephemeralcontainers', 'resize', 'binding', 'log', 'exec', 'attach', 'portforward'], fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'] }),
+  def('', 'v1', 'pods', 'Pod', true, ['po'], { categories: ['all'], subresources: ['status', 'ephemeralcontainers', 'resize', 'eviction', 'binding', 'log', 'exec', 'attach', 'portforward'], fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'] }),
   def('', 'v1', 'nodes', 'Node', false, ['no'], { subresources: ['status'], fields: ['spec.unschedulable'] }),
   def('', 'v1', 'services', 'Service', true, ['svc'], { categories: ['all'], subresources: ['status'], fields: ['spec.clusterIP', 'spec.type'] }),
   def('', 'v1', 'endpoints', 'Endpoints', true, ['ep']),
@@ -46,6 +46,11 @@ export const RESOURCES: ResourceDef[] = [
   def('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], { categories: ['all'], subresources: ['status', 'scale'] }),
   def('batch', 'v1', 'jobs', 'Job', true, [], { categories: ['all'], subresources: ['status'], fields: ['status.successful'] }),
   def('batch', 'v1', 'cronjobs', 'CronJob', true, ['cj'], { categories: ['all'], subresources: ['status'] }),
+  def('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true, ['pdb'], { subresources: ['status'] }),
+  def('networking.k8s.io', 'v1', 'ingresses', 'Ingress', true, ['ing'], { subresources: ['status'] }),
+  def('networking.k8s.io', 'v1', 'ingressclasses', 'IngressClass', false),
+  def('networking.k8s.io', 'v1', 'networkpolicies', 'NetworkPolicy', true, ['netpol']),
+  def('scheduling.k8s.io', 'v1', 'priorityclasses', 'PriorityClass', false, ['pc']),
   def('node.k8s.io', 'v1', 'runtimeclasses', 'RuntimeClass', false),
   def('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', false, ['csr'], { subresources: ['status', 'approval'], fields: ['spec.signerName'] }),
   def('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),

@@ -24,8 +24,12 @@ interface Snapshot {
   logDirs: number;
   iptablesRules: number;
   rssMiB: number;
+  /** V8 heap in use (the kubelet's nodejs_heap_size_used_bytes): what RSS growth is made of, or not. */
+  heapMiB: number;
   fds: number;
 }
+
+const METRICS = '127.0.0.1:10299';
 
 const count = (dir: string): number => (fs.existsSync(dir) ? fs.readdirSync(dir).length : 0);
 
@@ -41,6 +45,7 @@ async function snapshot(cluster: TestCluster): Promise<Snapshot> {
     logDirs: count(node.podLogsDir),
     iptablesRules: node.exec('iptables-save', []).split('\n').filter((l) => l.startsWith('-A')).length,
     rssMiB: rssKiB(pid) / 1024,
+    heapMiB: Number(/^nodejs_heap_size_used_bytes (\d+)/m.exec(node.httpGet(`http://${METRICS}/metrics`))?.[1] ?? NaN) / 2 ** 20,
     fds: fs.readdirSync(`/proc/${pid}/fd`).length,
   };
 }
@@ -68,7 +73,7 @@ function podYaml(wave: number, i: number): object {
 async function main(): Promise<void> {
   const skip = e2eSkipReason();
   if (skip) throw new Error(skip);
-  const cluster = new TestCluster();
+  const cluster = new TestCluster({ kubeletFlags: [`--metrics-bind-address=${METRICS}`] });
   await cluster.start();
   try {
     cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'churn' }, data: { key: 'value' } });
@@ -102,7 +107,7 @@ async function main(): Promise<void> {
     process.stdout.write('| | start | end | leaked |\n|---|---|---|---|\n');
     for (const k of Object.keys(start) as (keyof Snapshot)[]) {
       const d = end[k] - start[k];
-      process.stdout.write(`| ${k} | ${start[k].toFixed(k === 'rssMiB' ? 1 : 0)} | ${end[k].toFixed(k === 'rssMiB' ? 1 : 0)} | ${k === 'rssMiB' ? `${d >= 0 ? '+' : ''}${d.toFixed(1)} MiB` : d} |\n`);
+      process.stdout.write(`| ${k} | ${start[k].toFixed(k.endsWith('MiB') ? 1 : 0)} | ${end[k].toFixed(k.endsWith('MiB') ? 1 : 0)} | ${k.endsWith('MiB') ? `${d >= 0 ? '+' : ''}${d.toFixed(1)} MiB` : d} |\n`);
     }
     const sorted = [...waveMs].sort((a, b) => a - b);
     process.stdout.write(`wave time p50 ${((sorted[Math.floor(sorted.length / 2)] ?? 0) / 1000).toFixed(1)} s\n`);

@@ -49,7 +49,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     rotation = new ClientCertRotation({ kubeconfig: cfg.kubeconfig, nodeName: cfg.nodeName, certDir: cfg.certDir, clients: [client, heartbeat] }, log);
     rotation.start();
   }
-  const metrics = new KubeletMetrics();
+  const metrics = new KubeletMetrics().collectProcessMetrics();
   const kubelet = new Kubelet({
     metrics,
     client,

@@ -289,4 +289,40 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     await waitFor(() => cluster.gone(['get', 'namespace', 'doomed']), 90_000, 500, 'the namespace gone');
     assert.match(run(['delete', 'namespace', 'default']).stderr, /namespaces "default" is forbidden: this namespace may not be deleted/);
   });
+
+  test('kubectl drain: evictions honour a PodDisruptionBudget (blocked at the budget, 429 retried), then go through once it allows; uncordon', async () => {
+    const node = cluster.node.name;
+    kubectl(['create', 'deployment', 'drainme', `--image=${APP_IMAGE}`, '--replicas=3', '--', 'sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"]);
+    await waitFor(() => kubectl(['get', 'deployment', 'drainme', '-o', 'jsonpath={.status.readyReplicas}']) === '3', 90_000, 500, 'three ready replicas');
+    kubectl(['create', 'poddisruptionbudget', 'drainme', '--selector=app=drainme', '--min-available=2']);
+    await waitFor(() => /drainme\s+2\s+N\/A\s+1\s/.test(kubectl(['get', 'pdb', 'drainme'])), 30_000, 300, 'the budget allows one disruption');
+    const blocked = run(['drain', node, '--ignore-daemonsets', '--delete-emptydir-data', '--pod-selector=app=drainme', '--timeout=15s'], 60_000);
+    assert.notEqual(blocked.status, 0, `drain should stop at the budget: ${blocked.stdout}`);
+    assert.match(blocked.stdout, new RegExp(`node/${node} cordoned`));
+    assert.match(blocked.stderr, /Cannot evict pod as it would violate the pod's disruption budget/);
+    assert.match(blocked.stdout, /pod\/drainme-[\w-]+ evicted/, 'one pod went within the budget');
+    assert.match(kubectl(['get', 'node', node]), /SchedulingDisabled/);
+    kubectl(['patch', 'pdb', 'drainme', '--type=merge', '-p', '{"spec":{"minAvailable":0}}']);
+    await waitFor(() => /drainme\s+0\s+N\/A\s+[1-9]/.test(kubectl(['get', 'pdb', 'drainme'])), 30_000, 300, 'the budget allows the rest');
+    const done = run(['drain', node, '--ignore-daemonsets', '--delete-emptydir-data', '--pod-selector=app=drainme', '--timeout=60s'], 90_000);
+    assert.equal(done.status, 0, done.stderr);
+    assert.match(done.stdout, new RegExp(`node/${node} drained`));
+    assert.equal(kubectl(['get', 'pods', '-l', 'app=drainme', '--field-selector=status.phase=Running', '-o', 'name']).trim(), '', 'no drainme pod runs on the cordoned node');
+    kubectl(['uncordon', node]);
+    await waitFor(() => kubectl(['get', 'deployment', 'drainme', '-o', 'jsonpath={.status.readyReplicas}']) === '3', 90_000, 500, 'back to three after uncordon');
+    kubectl(['delete', 'deployment', 'drainme']);
+    kubectl(['delete', 'pdb', 'drainme']);
+  });
+
+  test('what charts install: kubectl create ingress and priorityclass; a pod gets its priority from its class', async () => {
+    assert.match(kubectl(['create', 'ingress', 'web', '--class=nginx', '--rule=a.example/=web:80']), /ingress\.networking\.k8s\.io\/web created/);
+    assert.match(kubectl(['get', 'ingress', 'web']), /^NAME\s+CLASS\s+HOSTS\s+ADDRESS\s+PORTS\s+AGE\nweb\s+nginx\s+a\.example\s+80\s+\d+s\n$/);
+    assert.match(kubectl(['create', 'priorityclass', 'high', '--value=1000', '--description=important']), /priorityclass\.scheduling\.k8s\.io\/high created/);
+    assert.match(kubectl(['get', 'priorityclass']), /system-node-critical\s+2000001000\s+false/);
+    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'prio' }, spec: { priorityClassName: 'high', terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'] }] } });
+    assert.equal(kubectl(['get', 'pod', 'prio', '-o', 'jsonpath={.spec.priority} {.spec.preemptionPolicy}']), '1000 PreemptLowerPriority');
+    kubectl(['delete', 'pod', 'prio', '--wait=false']);
+    kubectl(['delete', 'ingress', 'web']);
+    kubectl(['delete', 'priorityclass', 'high']);
+  });
 });

@@ -16,7 +16,7 @@ import { RESOURCES } from '../apiserver/resources.js';
 type Schema = Record<string, unknown>;
 const KEEP = new Set(['type', 'format', '$ref', 'items', 'additionalProperties', 'properties', 'required', 'default', 'enum']);
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
-const EXTRA_ROOTS = [`${META}DeleteOptions`, `${META}Status`, `${META}Patch`, `${META}WatchEvent`, `${META}APIResourceList`, 'io.k8s.api.core.v1.Binding', 'io.k8s.api.autoscaling.v1.Scale', 'io.k8s.api.authentication.v1.TokenRequest'];
+const EXTRA_ROOTS = [`${META}DeleteOptions`, `${META}Status`, `${META}Patch`, `${META}WatchEvent`, `${META}APIResourceList`, 'io.k8s.api.core.v1.Binding', 'io.k8s.api.autoscaling.v1.Scale', 'io.k8s.api.authentication.v1.TokenRequest', 'io.k8s.api.policy.v1.Eviction'];
 
 function prune(s: unknown): unknown {
   if (Array.isArray(s)) return s.map(prune);

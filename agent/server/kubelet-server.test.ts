@@ -96,7 +96,7 @@ before(async () => {
   rt.streamingBase = `http://127.0.0.1:${(streaming.address() as AddressInfo).port}`;
   rt.pullable.add('reg/app:1');
   cri = new CriClient({ endpoint: await rt.start(), timeoutMs: 5000 });
-  const metrics = new KubeletMetrics();
+  const metrics = new KubeletMetrics().collectProcessMetrics();
   const node = { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') };
   kubelet = new Kubelet({ cri, log: logs, events: new LogEventRecorder(logs), node, relistPeriodMs: 50, metrics });
   await kubelet.start();
@@ -140,6 +140,8 @@ test('a token user without nodes/proxy gets the upstream 403; nodes/metrics is a
   assert.equal(m.code, 200);
   assert.match(m.body, /kubelet_runtime_operations_total\{operation_type="run_podsandbox"\} 1/);
   assert.match(m.body, /kubelet_running_pods 1/);
+  assert.match(m.body, /^process_resident_memory_bytes \d+/m, 'the process figures');
+  assert.match(m.body, /^nodejs_heap_size_used_bytes \d+/m);
   assert.match(m.body, /kubelet_http_requests_total\{method="GET",path="pods",server_type="readwrite",long_running="false"\}/);
   const sarsBefore = reviews.sars.length;
   await get(server, '/metrics', { token: 'good' });

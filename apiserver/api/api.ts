@@ -14,6 +14,7 @@ import { rfc3339 } from '../../kube/time.js';
 import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type User } from './admission.js';
 import { admitServiceAccount, validateMirrorPod } from '../admission/service-account.js';
 import { admitRuntimeClass, validateRuntimeClassUpdate } from '../admission/runtime-class.js';
+import { admitPriority, checkSingleDefault, SYSTEM_PRIORITY_CLASSES, validatePriorityClassUpdate } from '../admission/priority.js';
 import { dropUnknownFields, fieldMessages, type FieldValidation } from '../openapi/fields.js';
 import { kindSchema } from '../openapi/schema.js';
 import { applyConfig, trackUpdate, type ManagedFieldsEntry } from '../ssa/managed-fields.js';
@@ -206,6 +207,8 @@ export class Api {
     for (const ns of SYSTEM_NAMESPACES) {
       if (!this.store.get(storageKey(this.res('', 'namespaces'), '', ns))) this.create(this.res('', 'namespaces'), '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     }
+    const pcs = this.res('scheduling.k8s.io', 'priorityclasses');
+    for (const pc of SYSTEM_PRIORITY_CLASSES) if (!this.store.get(storageKey(pcs, '', pc.metadata.name))) this.create(pcs, '', structuredClone(pc));
     const svc = this.res('', 'services');
     if (!this.store.get(storageKey(svc, 'default', 'kubernetes'))) {
       this.create(svc, 'default', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } }, spec: { clusterIP: this.serviceIPs.first, ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }] } });
@@ -332,6 +335,7 @@ export class Api {
     // As upstream PrepareForCreate: status is the server's, except for Nodes, which kubelets register with status.
     if (r.subresources.includes('status') && r.resource !== 'nodes') delete o.status;
     applyDefaults(r, o);
+    if (r.resource === 'priorityclasses') checkSingleDefault(o, this.store.list(storagePrefix(r)).items);
     if (r.resource === 'jobs') {
       const again = validateJob(o);
       if (again.length) throw errors.invalid(r.kind, r.group, md.name, again);
@@ -340,6 +344,7 @@ export class Api {
     if (r.resource === 'pods') {
       addDefaultTolerations(o);
       admitServiceAccount(o, (ns2, name) => this.store.get(storageKey(this.res('', 'serviceaccounts'), ns2, name)), randomSuffix());
+      admitPriority(o, (n) => this.store.get(storageKey(this.res('scheduling.k8s.io', 'priorityclasses'), '', n)), () => this.store.list(storagePrefix(this.res('scheduling.k8s.io', 'priorityclasses'))).items);
       admitRuntimeClass(o, (name) => this.store.get(storageKey(this.res('node.k8s.io', 'runtimeclasses'), '', name)));
     }
     this.admit({ operation: 'CREATE', resource: r, subresource: '', namespace: ns, name: md.name, object: o });
@@ -482,9 +487,10 @@ export class Api {
       if ((r.resource === 'deployments' || r.resource === 'replicasets') && JSON.stringify(next.spec?.selector ?? null) !== JSON.stringify(cur.spec?.selector ?? null)) {
         throw errors.invalid(r.kind, r.group, name, [{ field: 'spec.selector', message: `Invalid value: ${JSON.stringify(next.spec?.selector ?? null)}: field is immutable` }]);
       }
-      if (r.resource === 'runtimeclasses' || r.resource === 'jobs') {
-        const causes = r.resource === 'jobs' ? validateJobUpdate(next, cur) : validateRuntimeClassUpdate(next, cur);
+      if (r.resource === 'runtimeclasses' || r.resource === 'jobs' || r.resource === 'priorityclasses') {
+        const causes = r.resource === 'jobs' ? validateJobUpdate(next, cur) : r.resource === 'priorityclasses' ? validatePriorityClassUpdate(next, cur) : validateRuntimeClassUpdate(next, cur);
         if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
+        if (r.resource === 'priorityclasses') checkSingleDefault(next, this.store.list(storagePrefix(r)).items);
       }
       if (r.group === 'rbac.authorization.k8s.io' && r.resource.endsWith('bindings') && JSON.stringify(next.roleRef ?? null) !== JSON.stringify(cur.roleRef ?? null)) {
         const ref = (next.roleRef ?? {}) as Obj;

@@ -66,6 +66,9 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
     case 'jobs':
       defaultJob(o);
       break;
+    case 'priorityclasses':
+      o.preemptionPolicy ??= 'PreemptLowerPriority';
+      break;
     case 'cronjobs':
       defaultCronJob(o);
       break;

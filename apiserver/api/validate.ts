@@ -7,6 +7,7 @@ import type { ResourceDef } from '../resources.js';
 import { validateCsr } from '../certificates/csr.js';
 import { validateRuntimeClass } from '../admission/runtime-class.js';
 import { validateCronJob, validateJob } from './jobs.js';
+import { validatePriorityClass } from '../admission/priority.js';
 import type { Obj } from '../storage/store.js';
 
 export const MAX_DATA_SIZE = 1024 * 1024;
@@ -73,6 +74,8 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
   if (r.resource === 'runtimeclasses') causes.push(...validateRuntimeClass(o));
   if (r.resource === 'jobs') causes.push(...validateJob(o));
   if (r.resource === 'cronjobs') causes.push(...validateCronJob(o));
+  if (r.resource === 'poddisruptionbudgets') causes.push(...validatePdb(o.spec ?? {}));
+  if (r.resource === 'priorityclasses') causes.push(...validatePriorityClass(o));
   if (r.resource === 'configmaps' || r.resource === 'secrets') {
     for (const f of ['data', 'binaryData', 'stringData']) {
       for (const k of Object.keys((o[f] ?? {}) as Record<string, unknown>)) {
@@ -86,6 +89,22 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
 export const goMap = (m: Record<string, string>): string => `map[string]string{${Object.entries(m).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(', ')}}`;
 
 /** apps/v1 Deployment and ReplicaSet: selector required and matching the template, replicas >= 0, the pod template. */
+/** ValidatePodDisruptionBudgetSpec: one of minAvailable and maxUnavailable, each a non-negative int or a percent up to 100%. */
+function validatePdb(spec: Obj): Cause[] {
+  const causes: Cause[] = [];
+  if (spec.minAvailable !== undefined && spec.maxUnavailable !== undefined) causes.push({ field: 'spec', message: `Invalid value: ${JSON.stringify(spec)}: minAvailable and maxUnavailable cannot be both set` });
+  for (const f of ['minAvailable', 'maxUnavailable']) {
+    const v = spec[f];
+    if (v === undefined) continue;
+    if (typeof v === 'number') {
+      if (!Number.isInteger(v) || v < 0) causes.push({ field: `spec.${f}`, message: `Invalid value: ${v}: must be greater than or equal to 0` });
+    } else if (!/^\d+%$/.test(String(v))) causes.push({ field: `spec.${f}`, message: `Invalid value: ${JSON.stringify(v)}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')` });
+    else if (parseInt(String(v), 10) > 100) causes.push({ field: `spec.${f}`, message: `Invalid value: ${JSON.stringify(v)}: must not be greater than 100%` });
+  }
+  if (spec.unhealthyPodEvictionPolicy !== undefined && !['IfHealthyBudget', 'AlwaysAllow'].includes(spec.unhealthyPodEvictionPolicy)) causes.push({ field: 'spec.unhealthyPodEvictionPolicy', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(spec.unhealthyPodEvictionPolicy)}: supported values: "AlwaysAllow", "IfHealthyBudget"` });
+  return causes;
+}
+
 function validateWorkload(o: Obj): Cause[] {
   const causes: Cause[] = [];
   const spec = (o.spec ?? {}) as Obj;

@@ -53,6 +53,8 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
     { apiGroups: ['apps'], resources: VIEW_APPS, verbs: READ },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
     { apiGroups: ['batch'], resources: VIEW_BATCH, verbs: READ },
+    { apiGroups: ['policy'], resources: ['poddisruptionbudgets', 'poddisruptionbudgets/status'], verbs: READ },
+    { apiGroups: ['networking.k8s.io'], resources: ['ingresses', 'ingresses/status', 'networkpolicies'], verbs: READ },
   ],
   'system:aggregate-to-edit': [
     { apiGroups: [''], resources: ['secrets'], verbs: READ },
@@ -61,6 +63,9 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
     { apiGroups: ['apps'], resources: VIEW_APPS, verbs: WRITE },
     { apiGroups: ['batch'], resources: VIEW_BATCH, verbs: WRITE },
+    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: WRITE },
+    { apiGroups: ['networking.k8s.io'], resources: ['ingresses', 'networkpolicies'], verbs: WRITE },
+    { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   ],
   'system:aggregate-to-admin': [
     { apiGroups: ['authorization.k8s.io'], resources: ['localsubjectaccessreviews'], verbs: ['create'] },

@@ -14,6 +14,7 @@ import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job-controller.js';
 import { CronJobController } from './cronjob-controller.js';
 import { NamespaceController } from './namespace-controller.js';
+import { DisruptionController } from './disruption-controller.js';
 import { TtlAfterFinishedController } from './ttl-after-finished.js';
 import { RootCaPublisher, ServiceAccountController } from './namespace-defaults.js';
 import { ClusterRoleAggregation } from './clusterrole-aggregation.js';
@@ -30,6 +31,7 @@ export const CONTROLLER_NAMES = [
   'deployment-controller',
   'job-controller',
   'cronjob-controller',
+  'disruption-controller',
   'ttl-after-finished-controller',
   'garbage-collector-controller',
   'namespace-controller',
@@ -114,6 +116,7 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups
     user: 'system:serviceaccount:kube-system:cronjob-controller',
     make: (c, log) => new CronJobController(c, log, new ApiEventRecorder(c, { component: 'cronjob-controller' }, log)),
   },
+  'disruption-controller': { user: 'system:serviceaccount:kube-system:disruption-controller', make: (c, log) => new DisruptionController(c, log) },
   'ttl-after-finished-controller': { user: 'system:serviceaccount:kube-system:ttl-after-finished-controller', make: (c, log) => new TtlAfterFinishedController(c, log) },
   'garbage-collector-controller': { user: 'system:serviceaccount:kube-system:generic-garbage-collector', make: (c, log) => new GarbageCollector(c, log) },
   'namespace-controller': { user: 'system:serviceaccount:kube-system:namespace-controller', make: (c, log) => new NamespaceController(c, log) },

@@ -40,6 +40,8 @@ export function apiResourceList(group: string, version: string): object | undefi
 
 const SUBRESOURCE_KINDS: Record<string, { kind: string; verbs: string[]; group?: string; version?: string }> = {
   binding: { kind: 'Binding', verbs: ['create'] },
+  eviction: { kind: 'Eviction', verbs: ['create'], group: 'policy', version: 'v1' },
+  finalize: { kind: 'Namespace', verbs: ['update'] },
   scale: { kind: 'Scale', verbs: ['get', 'patch', 'update'], group: 'autoscaling', version: 'v1' },
   token: { kind: 'TokenRequest', verbs: ['create'], group: 'authentication.k8s.io', version: 'v1' },
   log: { kind: 'Pod', verbs: ['get'] },
@@ -51,5 +53,6 @@ const SUBRESOURCE_KINDS: Record<string, { kind: string; verbs: string[]; group?:
 function subresource(r: ResourceDef, sub: Subresource): object {
   const k = SUBRESOURCE_KINDS[sub];
   if (k) return { name: `${r.resource}/${sub}`, singularName: '', namespaced: r.namespaced, ...(k.group ? { group: k.group, version: k.version } : {}), kind: k.kind, verbs: k.verbs };
-  return { name: `${r.resource}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] };
+  // status, approval, ephemeralcontainers, resize: the object itself, read and written.
+  return { name: `${r.resource}/${sub}`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] };
 }

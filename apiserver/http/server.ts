@@ -5,6 +5,7 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import fs from 'node:fs';
+import { evict } from '../api/eviction.js';
 import { Api, writeSubOf, type DeleteOptions, type FieldCheck, type PatchType } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
 import { apiVersionOf, CONNECT_SUBRESOURCES, type ResourceDef } from '../resources.js';
@@ -285,6 +286,12 @@ export class ApiServer {
       if (method !== 'POST') throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
       this.api.runAs(user, () => this.api.bind(ns, name, body), { dryRun });
+      return this.send(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+    }
+    if (sub === 'eviction') {
+      if (method !== 'POST') throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+      const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
+      this.api.runAs(user, () => evict(this.api, ns, name, body), { dryRun });
       return this.send(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
     }
     if (sub === 'log') {

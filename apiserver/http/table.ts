@@ -242,6 +242,33 @@ const PRINTERS: Record<string, Printer> = {
       return [o.metadata.name, o.spec?.schedule ?? '', o.spec?.timeZone || '<none>', o.spec?.suspend === undefined ? '<unset>' : o.spec.suspend ? 'True' : 'False', ((o.status?.active ?? []) as Obj[]).length, o.status?.lastScheduleTime ? age(o.status.lastScheduleTime, now) : '<none>', age(o.metadata.creationTimestamp, now), c, i, selectorString(o.spec?.jobTemplate?.spec?.selector)];
     },
   },
+  poddisruptionbudgets: {
+    columns: [col('Name', 0, 'string', 'name'), col('Min Available'), col('Max Unavailable'), col('Allowed Disruptions', 0, 'integer'), col('Age')],
+    row: (o, now) => [o.metadata.name, o.spec?.minAvailable !== undefined ? String(o.spec.minAvailable) : 'N/A', o.spec?.maxUnavailable !== undefined ? String(o.spec.maxUnavailable) : 'N/A', o.status?.disruptionsAllowed ?? 0, age(o.metadata.creationTimestamp, now)],
+  },
+  ingresses: {
+    columns: [col('Name', 0, 'string', 'name'), col('Class'), col('Hosts'), col('Address'), col('Ports'), col('Age')],
+    row: (o, now) => {
+      const hosts = ((o.spec?.rules ?? []) as Obj[]).map((r) => r.host).filter(Boolean) as string[];
+      const lb = ((o.status?.loadBalancer?.ingress ?? []) as Obj[]).map((i) => i.ip ?? i.hostname).filter(Boolean);
+      return [o.metadata.name, o.spec?.ingressClassName ?? '<none>', hosts.length ? hosts.join(',') : '*', lb.join(','), (o.spec?.tls ?? []).length ? '80, 443' : '80', age(o.metadata.creationTimestamp, now)];
+    },
+  },
+  ingressclasses: {
+    columns: [col('Name', 0, 'string', 'name'), col('Controller'), col('Parameters'), col('Age')],
+    row: (o, now) => {
+      const p = o.spec?.parameters as Obj | undefined;
+      return [o.metadata.name, o.spec?.controller ?? '', p ? `${p.kind}/${p.name}` : '<none>', age(o.metadata.creationTimestamp, now)];
+    },
+  },
+  networkpolicies: {
+    columns: [col('Name', 0, 'string', 'name'), col('Pod-Selector'), col('Age')],
+    row: (o, now) => [o.metadata.name, selectorString(o.spec?.podSelector) || '<none>', age(o.metadata.creationTimestamp, now)],
+  },
+  priorityclasses: {
+    columns: [col('Name', 0, 'string', 'name'), col('Value', 0, 'integer'), col('Global-Default', 0, 'boolean'), col('Age'), col('PreemptionPolicy')],
+    row: (o, now) => [o.metadata.name, o.value ?? 0, o.globalDefault === true, age(o.metadata.creationTimestamp, now), o.preemptionPolicy ?? ''],
+  },
   runtimeclasses: {
     columns: [col('Name', 0, 'string', 'name'), col('Handler'), col('Age')],
     row: (o, now) => [o.metadata.name, o.handler ?? '', age(o.metadata.creationTimestamp, now)],
