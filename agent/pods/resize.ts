@@ -3,6 +3,7 @@
 // cpu and memory, whether the resize policy asks for a restart instead,
 // whether a resize fits the node, and what status reports.
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import { canonicalJson } from '../../kube/hash.js';
 import { formatBytes, formatMilliCpu, milliValue, parseQuantity } from '../../kube/quantity.js';
 import { linuxResources } from './cri-config.js';
 import type { ContainerInfo } from './runtime-state.js';
@@ -88,7 +89,7 @@ export function resizableResources(pod: Pod): Map<string, Requirements> {
   return out;
 }
 
-const canon = (v: unknown): string => JSON.stringify(v ?? {}, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : x));
+const canon = (v: unknown): string => canonicalJson(v ?? {});
 export const sameResources = (a: Map<string, Requirements>, b: Map<string, Requirements>): boolean => a.size === b.size && [...a].every(([k, v]) => b.has(k) && canon(v) === canon(b.get(k)));
 
 /** The pod as it runs: its containers' resources are the allocated ones (a resize not admitted yet is not applied). */

@@ -4,6 +4,7 @@
 // container has, targets an existing regular or init container, and sets
 // none of the fields that would make it part of the workload.
 import type { Obj } from '../storage/store.js';
+import { canonicalJson } from '../../kube/hash.js';
 import type { Cause } from './errors.js';
 import { checkDns1123Label } from '../../kube/names.js';
 
@@ -14,7 +15,7 @@ const ALLOWED = new Set(['name', 'image', 'command', 'args', 'workingDir', 'env'
 const isZero = (v: unknown): boolean =>
   v === undefined || v === null || v === '' || v === false || v === 0 || (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && Object.values(v as Obj).every(isZero));
 
-const canon = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Obj).sort(([a], [b]) => a.localeCompare(b))) : x));
+const canon = (v: unknown): string => canonicalJson(v);
 
 export function validateEphemeralUpdate(cur: Obj, next: Obj): Cause[] {
   const causes: Cause[] = [];

@@ -1,6 +1,7 @@
 // batch/v1 Job: server-side defaults, the generated selector and labels, and
 // validation with upstream's field errors (pkg/apis/batch).
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
+import { canonicalJson } from '../../kube/hash.js';
 import { validatePodSpec } from '../../kube/pod-validation.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Obj } from '../storage/store.js';
@@ -76,7 +77,7 @@ export function validateJob(job: Obj): Cause[] {
   return causes;
 }
 
-const canon = (v: unknown): string => JSON.stringify(v ?? null, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Obj).sort(([a], [b]) => a.localeCompare(b))) : x));
+const canon = (v: unknown): string => canonicalJson(v ?? null);
 
 /** ValidateJobUpdate: selector, template, completion mode immutable; completions only with parallelism in an Indexed Job (elastic). */
 export function validateJobUpdate(next: Obj, cur: Obj): Cause[] {

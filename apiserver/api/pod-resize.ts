@@ -5,6 +5,7 @@
 // cannot take: a QoS class change, a request or limit removed, a memory limit
 // lowered without a restart, other resources changed.
 import { parseQuantity } from '../../kube/quantity.js';
+import { canonicalJson } from '../../kube/hash.js';
 import { qosClass } from '../../kube/pod-qos.js';
 import { validatePodSpec } from '../../kube/pod-validation.js';
 import type { Obj } from '../storage/store.js';
@@ -41,7 +42,7 @@ const qty = (v: unknown): number | undefined => {
   }
 };
 const keys = (o: unknown): string[] => Object.keys((o ?? {}) as Obj);
-const canon = (v: unknown): string => JSON.stringify(v ?? null, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Obj).sort(([a], [b]) => a.localeCompare(b))) : x));
+const canon = (v: unknown): string => canonicalJson(v ?? null);
 
 /** validateContainerResize: requests and limits are never removed; a memory limit goes down only with RestartContainer. */
 function validateContainerResize(next: Obj, old: Obj, path: string): Cause[] {
