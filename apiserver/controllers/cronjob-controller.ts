@@ -9,14 +9,10 @@ import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
 import { RetryingQueue } from './key-queue.js';
-import { controllerRef, ownedBy, ownerRefTo } from './workload-model.js';
+import { controllerRef, notFoundOk, ownedBy, ownerRefTo } from './workload-model.js';
 import { jobFinishedAs, jobFor, jobsToClean, mostRecentScheduleTime, nextScheduleTime } from './cronjob-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
-const notFoundOk = (e: unknown): undefined => {
-  if (e instanceof KubeApiError && e.code === 404) return undefined;
-  throw e;
-};
 const jobRef = (j: KObj): KObj => ({ kind: 'Job', namespace: j.metadata.namespace, name: j.metadata.name, uid: j.metadata.uid, apiVersion: 'batch/v1', resourceVersion: j.metadata.resourceVersion });
 
 export class CronJobController {

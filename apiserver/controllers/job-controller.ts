@@ -4,23 +4,18 @@
 // finalizer is removed, then it moves into succeeded/failed (so a restart
 // never counts a pod twice). Decisions are job-model.ts's.
 import type { KObj, KubeApi } from '../../kube/client.js';
-import { KubeApiError } from '../../kube/client.js';
 import type { EventRecorder, ObjectRef } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
 import { RetryingQueue } from './key-queue.js';
-import { controllerRef, isReady, ownedBy, ownerRefTo } from './workload-model.js';
+import { controllerRef, notFoundOk, isReady, ownedBy, ownerRefTo } from './workload-model.js';
 import {
   completionsReached, condition, failureBackoffMs, formatIndexes, hasTrackingFinalizer, indexesToCreate, isFinished, isIndexed, isPodActive,
   isTerminating, JOB_TRACKING_FINALIZER, jobCondition, LABEL_CONTROLLER_UID, newlyFinished, parseIndexes, podFor, podIndex, podsToCreate, setCondition,
 } from './job-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
-const notFoundOk = (e: unknown): undefined => {
-  if (e instanceof KubeApiError && e.code === 404) return undefined;
-  throw e;
-};
 
 export class JobController {
   private readonly jobs: Informer;

@@ -1,7 +1,7 @@
 // Pure helpers of the ReplicaSet and Deployment controllers: pod readiness
 // and availability, controller references, the pod-template-hash, and the
 // rolling-update arithmetic of upstream's deployment controller.
-import type { KObj } from '../../kube/client.js';
+import { KubeApiError, type KObj } from '../../kube/client.js';
 import { canonicalJson } from '../../kube/hash.js';
 
 export const POD_TEMPLATE_HASH = 'pod-template-hash';
@@ -9,6 +9,12 @@ export const ANN_REVISION = 'deployment.kubernetes.io/revision';
 export const ANN_REVISION_HISTORY = 'deployment.kubernetes.io/revision-history';
 export const ANN_DESIRED = 'deployment.kubernetes.io/desired-replicas';
 export const ANN_MAX = 'deployment.kubernetes.io/max-replicas';
+
+/** For .catch on a read or delete: a 404 is undefined (the object is gone), anything else is thrown. */
+export const notFoundOk = (e: unknown): undefined => {
+  if (e instanceof KubeApiError && e.code === 404) return undefined;
+  throw e;
+};
 
 export const controllerRef = (o: KObj): KObj | undefined => ((o.metadata.ownerReferences ?? []) as KObj[]).find((r) => r.controller === true);
 export const ownedBy = (o: KObj, owner: KObj): boolean => controllerRef(o)?.uid === owner.metadata.uid;
