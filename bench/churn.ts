@@ -84,6 +84,8 @@ async function main(): Promise<void> {
     const waveMs: number[] = [];
     /** How long kubectl takes to delete a wave: a slower apiserver over time shows here. */
     const deleteMs: number[] = [];
+    let warm: Snapshot | undefined;
+    const samples: Snapshot[] = [];
     while (Date.now() - t0 < MINUTES * 60_000) {
       const w0 = Date.now();
       // kubectl writes the 100 pods (and deletes them) one request at a time: on a loaded machine that can take minutes.
@@ -98,7 +100,11 @@ async function main(): Promise<void> {
       await waitFor(() => cluster.kubectl(['get', 'pods', '-l', `churn=${wave}`, '-o', 'name'], undefined, 120_000).trim() === '', 600_000, 1000, `wave ${wave} gone`);
       waveMs.push(Date.now() - w0);
       wave++;
-      process.stdout.write(`wave ${wave}: ${PODS} pods up and gone in ${((Date.now() - w0) / 1000).toFixed(1)} s (kubectl delete ${(deleteMs[deleteMs.length - 1]! / 1000).toFixed(1)} s)\n`);
+      const now = await snapshot(cluster);
+      // After the first wave every cache, pool and code path is warm: growth from there on is what "flat" is about.
+      if (wave === 1) warm = now;
+      samples.push(now);
+      process.stdout.write(`wave ${wave}: ${PODS} pods up and gone in ${((Date.now() - w0) / 1000).toFixed(1)} s (kubectl delete ${(deleteMs[deleteMs.length - 1]! / 1000).toFixed(1)} s); kubelet rss ${now.rssMiB.toFixed(1)} MiB heap ${now.heapMiB.toFixed(1)} MiB fds ${now.fds}\n`);
     }
     // The kubelet removes what is left of terminated pods within a GC period (1 min).
     await new Promise((r) => setTimeout(r, 70_000));
@@ -108,6 +114,15 @@ async function main(): Promise<void> {
     for (const k of Object.keys(start) as (keyof Snapshot)[]) {
       const d = end[k] - start[k];
       process.stdout.write(`| ${k} | ${start[k].toFixed(k.endsWith('MiB') ? 1 : 0)} | ${end[k].toFixed(k.endsWith('MiB') ? 1 : 0)} | ${k.endsWith('MiB') ? `${d >= 0 ? '+' : ''}${d.toFixed(1)} MiB` : d} |\n`);
+    }
+    if (warm) {
+      // Flatness: the last third of the waves against the second, both after warm-up, so one slow GC does not decide it.
+      const mean = (xs: Snapshot[], k: 'rssMiB' | 'heapMiB'): number => xs.reduce((a, x) => a + x[k], 0) / Math.max(1, xs.length);
+      const t = Math.max(1, Math.floor(samples.length / 3));
+      const mid = samples.slice(t, 2 * t);
+      const last = samples.slice(-t);
+      process.stdout.write(`after warm-up (wave 1): rss ${warm.rssMiB.toFixed(1)} MiB heap ${warm.heapMiB.toFixed(1)} MiB; end rss ${end.rssMiB.toFixed(1)} (${(end.rssMiB - warm.rssMiB >= 0 ? '+' : '')}${(end.rssMiB - warm.rssMiB).toFixed(1)}) heap ${end.heapMiB.toFixed(1)} (${(end.heapMiB - warm.heapMiB >= 0 ? '+' : '')}${(end.heapMiB - warm.heapMiB).toFixed(1)})\n`);
+      if (mid.length) process.stdout.write(`mean over waves: middle third rss ${mean(mid, 'rssMiB').toFixed(1)} heap ${mean(mid, 'heapMiB').toFixed(1)} MiB; last third rss ${mean(last, 'rssMiB').toFixed(1)} heap ${mean(last, 'heapMiB').toFixed(1)} MiB (rss ratio ${(mean(last, 'rssMiB') / mean(mid, 'rssMiB')).toFixed(3)})\n`);
     }
     const sorted = [...waveMs].sort((a, b) => a - b);
     process.stdout.write(`wave time p50 ${((sorted[Math.floor(sorted.length / 2)] ?? 0) / 1000).toFixed(1)} s\n`);

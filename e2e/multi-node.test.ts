@@ -1,7 +1,7 @@
 // e2e (issue 14): three "VMs" on one LAN bridge. VM 1 runs `tskube up`; VMs 2
 // and 3 run the `tskube join` line it prints. Bad join lines fail cleanly and
 // leave nothing behind; the joined nodes go Ready with distinct podCIDRs; a
-// Deployment spreads over all three; every pod reaches every other by IP over
+// DaemonSet puts one pod on each; a Deployment spreads over all three; every pod reaches every other by IP over
 // the host-gw routes; a Service answers from every node and every pod with
 // backends on all nodes; a NodePort answers on every node's IP; logs, exec and
 // port-forward reach pods on joined nodes; their pods resolve Services by name; a stopped node goes NotReady, its
@@ -80,6 +80,15 @@ describe('three VMs: tskube up, then tskube join', { skip, timeout: 15 * 60_000 
     assert.equal(routes.trim().split('\n').length, 2, routes);
     assert.match(routes, /via 192\.0\.2\.1 dev eth0/);
     assert.match(routes, /via 192\.0\.2\.3 dev eth0/);
+  });
+
+  test('a DaemonSet runs one ready pod on each of the three nodes', async () => {
+    kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'everywhere' }, spec: { selector: { matchLabels: { app: 'everywhere' } }, template: { metadata: { labels: { app: 'everywhere' } }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: '127.0.0.1:5000/tskube/app:1', command: ['sleep', '3600'] }] } } } }));
+    await waitFor(() => kubectl(['get', 'ds', 'everywhere', '-o', 'jsonpath={.status.desiredNumberScheduled} {.status.numberReady}']) === '3 3', 120_000, 1000, 'three ready daemon pods');
+    const nodes = kubectl(['get', 'pods', '-l', 'app=everywhere', '-o', 'jsonpath={.items[*].spec.nodeName}']).split(' ').sort();
+    assert.deepEqual(nodes, ['vm-1', 'vm-2', 'vm-3']);
+    kubectl(['delete', 'ds', 'everywhere']);
+    await waitFor(() => kubectl(['get', 'pods', '-l', 'app=everywhere', '-o', 'name']).trim() === '', 60_000, 1000, 'daemon pods gone');
   });
 
   const podsByNode = (): { name: string; ip: string; node: string }[] =>

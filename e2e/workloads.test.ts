@@ -290,6 +290,68 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     assert.match(run(['delete', 'namespace', 'default']).stderr, /namespaces "default" is forbidden: this namespace may not be deleted/);
   });
 
+  test('a DaemonSet: one pod on the node (node affinity, daemon tolerations), rollout status|history|undo through ControllerRevisions, kubectl drain needs --ignore-daemonsets', async () => {
+    const node = cluster.node.name;
+    const sleeper = ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"];
+    // A node not yet Ready has the not-ready NoSchedule taint, which daemon pods do not tolerate (as upstream).
+    await waitFor(() => kubectl(['get', 'node', node, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.taints}']).trim() === 'True', 60_000, 500, 'node Ready and untainted');
+    cluster.apply({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' }, spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { terminationGracePeriodSeconds: 5, containers: [{ name: 'c', image: APP_IMAGE, command: sleeper }] } } } });
+    assert.match(cluster.kubectl(['rollout', 'status', 'ds/agent', '--timeout=90s'], undefined, 100_000), /daemon set "agent" successfully rolled out/);
+    assert.match(kubectl(['get', 'ds', 'agent']), /^NAME\s+DESIRED\s+CURRENT\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+NODE SELECTOR\s+AGE\nagent\s+1\s+1\s+1\s+1\s+1\s+<none>\s+\d+s\n$/);
+    const pod = JSON.parse(kubectl(['get', 'pods', '-l', 'app=agent', '-o', 'json'])).items[0];
+    assert.equal(pod.spec.nodeName, node);
+    assert.deepEqual(pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }]);
+    assert.ok(pod.spec.tolerations.some((t: { key?: string; effect?: string }) => t.key === 'node.kubernetes.io/unschedulable' && t.effect === 'NoSchedule'));
+    assert.equal(pod.metadata.labels['pod-template-generation'], '1');
+
+    kubectl(['set', 'image', 'ds/agent', `c=${APP2}`]);
+    assert.match(cluster.kubectl(['rollout', 'status', 'ds/agent', '--timeout=90s'], undefined, 100_000), /successfully rolled out/);
+    assert.equal(kubectl(['get', 'pods', '-l', 'app=agent', '--field-selector=status.phase=Running', '-o', 'jsonpath={.items[*].spec.containers[0].image}']), APP2);
+    assert.match(kubectl(['rollout', 'history', 'ds/agent']), /REVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>/);
+    assert.match(kubectl(['rollout', 'undo', 'ds/agent']), /daemonset\.apps\/agent rolled back/);
+    assert.match(cluster.kubectl(['rollout', 'status', 'ds/agent', '--timeout=90s'], undefined, 100_000), /successfully rolled out/);
+    await waitFor(() => kubectl(['get', 'pods', '-l', 'app=agent', '-o', 'jsonpath={.items[*].spec.containers[0].image}']) === APP_IMAGE, 60_000, 500, 'back on the first image');
+    assert.match(kubectl(['get', 'controllerrevisions']), /NAME\s+CONTROLLER\s+REVISION\s+AGE\nagent-\w+\s+daemonset\.apps\/agent\s+\d\s+\d+s\nagent-\w+\s+daemonset\.apps\/agent\s+\d\s+\d+s\n$/);
+    assert.match(kubectl(['rollout', 'history', 'ds/agent']), /\n2\s+<none>\n3\s+<none>/, 'revision 1 came back as 3');
+
+    const refused = run(['drain', node, '--pod-selector=app=agent', '--timeout=20s'], 40_000);
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /cannot delete DaemonSet-managed Pods \(use --ignore-daemonsets to ignore\): default\/agent-\w+/);
+    const drained = run(['drain', node, '--pod-selector=app=agent', '--ignore-daemonsets', '--timeout=20s'], 40_000);
+    assert.equal(drained.status, 0, drained.stderr);
+    assert.match(drained.stderr + drained.stdout, /Warning: ignoring DaemonSet-managed Pods: default\/agent-\w+/);
+    assert.match(drained.stdout, new RegExp(`node/${node} drained`));
+    assert.equal(kubectl(['get', 'pods', '-l', 'app=agent', '-o', 'jsonpath={.items[*].status.phase}']), 'Running', 'the daemon pod stays on the cordoned node');
+    kubectl(['uncordon', node]);
+    kubectl(['delete', 'ds', 'agent']);
+    await waitFor(() => kubectl(['get', 'pods,controllerrevisions', '-l', 'app=agent', '-o', 'name']).trim() === '', 60_000, 500, 'pods and revisions gone with it');
+  });
+
+  test('a StatefulSet of 3 behind a headless Service: web-0, web-1, web-2 in order, each Ready before the next, with stable hostnames; scale down from the top; rolling update', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web-hl' }, spec: { clusterIP: 'None', selector: { app: 'sts' }, ports: [{ name: 'http', port: 80 }] } });
+    cluster.apply({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'web' }, spec: { serviceName: 'web-hl', replicas: 3, selector: { matchLabels: { app: 'sts' } }, template: { metadata: { labels: { app: 'sts' } }, spec: { terminationGracePeriodSeconds: 5, containers: [{ name: 'c', image: APP_IMAGE, command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"], readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 } }] } } } });
+    assert.match(cluster.kubectl(['rollout', 'status', 'sts/web', '--timeout=120s'], undefined, 130_000), /partitioned roll out complete: 3 new pods have been updated/);
+    assert.match(kubectl(['get', 'sts', 'web']), /^NAME\s+READY\s+AGE\nweb\s+3\/3\s+\d+s\n$/);
+    const pods = JSON.parse(kubectl(['get', 'pods', '-l', 'app=sts', '-o', 'json'])).items.sort((a: { metadata: { name: string } }, b: { metadata: { name: string } }) => a.metadata.name.localeCompare(b.metadata.name));
+    assert.deepEqual(pods.map((p: { metadata: { name: string } }) => p.metadata.name), ['web-0', 'web-1', 'web-2']);
+    const readyAt = (p: { status: { conditions: { type: string; lastTransitionTime: string }[] } }) => Date.parse(p.status.conditions.find((c) => c.type === 'Ready')!.lastTransitionTime);
+    for (let i = 1; i < 3; i++) assert.ok(Date.parse(pods[i].metadata.creationTimestamp) >= readyAt(pods[i - 1]) - 1000, `web-${i} made after web-${i - 1} was Ready`);
+    assert.equal(pods[1].metadata.labels['statefulset.kubernetes.io/pod-name'], 'web-1');
+    assert.equal(run(['exec', 'web-1', '--', 'hostname']).stdout.trim(), 'web-1');
+    assert.deepEqual([pods[1].spec.hostname, pods[1].spec.subdomain], ['web-1', 'web-hl']);
+
+    kubectl(['scale', 'sts', 'web', '--replicas=2']);
+    await waitFor(() => kubectl(['get', 'pods', '-l', 'app=sts', '-o', 'jsonpath={.items[*].metadata.name}']) === 'web-0 web-1', 60_000, 500, 'web-2 gone');
+    kubectl(['set', 'image', 'sts/web', `c=${APP2}`]);
+    assert.match(cluster.kubectl(['rollout', 'status', 'sts/web', '--timeout=120s'], undefined, 130_000), /partitioned roll out complete: 2 new pods have been updated/);
+    assert.equal(kubectl(['get', 'pods', '-l', 'app=sts', '-o', 'jsonpath={.items[*].spec.containers[0].image}']), `${APP2} ${APP2}`);
+    const deletes = kubectl(['get', 'events', '--field-selector', 'involvedObject.name=web,reason=SuccessfulDelete', '--sort-by=.lastTimestamp', '-o', 'jsonpath={range .items[*]}{.message}{"\\n"}{end}']).trim().split('\n');
+    assert.deepEqual(deletes, ['delete Pod web-2 in StatefulSet web successful', 'delete Pod web-1 in StatefulSet web successful', 'delete Pod web-0 in StatefulSet web successful'], 'scale down, then the update from the top');
+    kubectl(['delete', 'sts', 'web']);
+    kubectl(['delete', 'svc', 'web-hl']);
+    await waitFor(() => kubectl(['get', 'pods', '-l', 'app=sts', '-o', 'name']).trim() === '', 60_000, 500, 'the pods gone with it');
+  });
+
   test('kubectl drain: evictions honour a PodDisruptionBudget (blocked at the budget, 429 retried), then go through once it allows; uncordon', async () => {
     const node = cluster.node.name;
     kubectl(['create', 'deployment', 'drainme', `--image=${APP_IMAGE}`, '--replicas=3', '--', 'sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"]);

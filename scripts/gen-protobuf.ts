@@ -18,7 +18,7 @@ const dir = process.argv[2];
 if (!dir) throw new Error('usage: gen-protobuf.ts <dir>');
 
 /** API group → package directory under k8s.io/api. */
-const GROUP_DIRS: Record<string, string> = { '': 'core', apps: 'apps', 'discovery.k8s.io': 'discovery', 'coordination.k8s.io': 'coordination', 'rbac.authorization.k8s.io': 'rbac', 'authentication.k8s.io': 'authentication', 'authorization.k8s.io': 'authorization', autoscaling: 'autoscaling', 'events.k8s.io': 'events', policy: 'policy', 'certificates.k8s.io': 'certificates', 'node.k8s.io': 'node', 'networking.k8s.io': 'networking', 'scheduling.k8s.io': 'scheduling' };
+const GROUP_DIRS: Record<string, string> = { '': 'core', apps: 'apps', 'discovery.k8s.io': 'discovery', 'coordination.k8s.io': 'coordination', 'rbac.authorization.k8s.io': 'rbac', 'authentication.k8s.io': 'authentication', 'authorization.k8s.io': 'authorization', autoscaling: 'autoscaling', 'events.k8s.io': 'events', policy: 'policy', 'certificates.k8s.io': 'certificates', 'node.k8s.io': 'node', 'networking.k8s.io': 'networking', 'scheduling.k8s.io': 'scheduling', 'storage.k8s.io': 'storage' };
 const pkgOf = (group: string, version: string): string => `k8s.io.api.${GROUP_DIRS[group] ?? group.split('.')[0]}.${version}`;
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 const EXTRA = [`${META}.DeleteOptions`, `${META}.Status`, `${META}.WatchEvent`, 'k8s.io.apimachinery.pkg.runtime.Unknown', 'k8s.io.api.autoscaling.v1.Scale', 'k8s.io.api.authentication.v1.TokenRequest', 'k8s.io.api.core.v1.Binding', 'k8s.io.api.policy.v1.Eviction'];

@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Store, StoreError, type Obj, type StoreEvent } from '../storage/store.js';
 import { apiVersionOf, RESOURCES, storageKey, storagePrefix, type ResourceDef } from '../resources.js';
-import { ApiError, errors } from './errors.js';
+import { ApiError, errors, type Cause } from './errors.js';
 import { validateObject } from './validate.js';
 import { addDefaultTolerations, applyDefaults } from './defaults.js';
 import { IpAllocator, PortAllocator } from './allocators.js';
@@ -24,6 +24,7 @@ import { prepareCsr, validateApproval } from '../certificates/csr.js';
 import { validateEphemeralUpdate } from './ephemeral.js';
 import { applyResize, validatePodResize } from './pod-resize.js';
 import { validateJob, validateJobUpdate } from './jobs.js';
+import { stampTemplateGeneration, validateControllerRevision, validateStatefulSetUpdate } from './apps.js';
 import { defaultContainer } from '../../kube/pod-defaults.js';
 
 /** The manager of writes made inside the apiserver (controllers, the scheduler), as upstream's controller manager. */
@@ -62,6 +63,17 @@ export type WriteSub = 'status' | 'approval' | 'ephemeralcontainers' | 'resize' 
 const WRITE_SUBS = new Set<string>(['status', 'approval', 'ephemeralcontainers', 'resize', 'finalize']);
 /** The subresources a PUT or PATCH writes through (each with its own rules of what may change). */
 /** Upstream's NamespaceLifecycle: these are never deleted. */
+/** Workload selectors never change (apps/v1 ValidateXUpdate). */
+const SELECTOR_IMMUTABLE = new Set(['deployments', 'replicasets', 'daemonsets', 'statefulsets']);
+/** Per-resource update rules beyond validateObject: upstream's ValidateXUpdate. */
+const UPDATE_RULES: Record<string, (next: Obj, cur: Obj) => Cause[]> = {
+  jobs: validateJobUpdate,
+  priorityclasses: validatePriorityClassUpdate,
+  runtimeclasses: validateRuntimeClassUpdate,
+  statefulsets: validateStatefulSetUpdate,
+  controllerrevisions: validateControllerRevision,
+};
+
 const IMMORTAL_NAMESPACES = ['default', 'kube-system', 'kube-public'];
 export const writeSubOf = (sub: string | undefined): WriteSub | undefined => (sub && WRITE_SUBS.has(sub) ? (sub as WriteSub) : undefined);
 
@@ -340,6 +352,7 @@ export class Api {
       const again = validateJob(o);
       if (again.length) throw errors.invalid(r.kind, r.group, md.name, again);
     }
+    if (r.resource === 'daemonsets') stampTemplateGeneration(o);
     if (r.resource === 'certificatesigningrequests') prepareCsr(o, this.user);
     if (r.resource === 'pods') {
       addDefaultTolerations(o);
@@ -484,11 +497,13 @@ export class Api {
       if (r.resource === 'namespaces') next.spec = { ...(next.spec ?? {}), finalizers: clone(cur.spec?.finalizers ?? []) };
       applyDefaults(r, next);
       if (r.resource === 'pods') this.checkPodUpdate(cur, next);
-      if ((r.resource === 'deployments' || r.resource === 'replicasets') && JSON.stringify(next.spec?.selector ?? null) !== JSON.stringify(cur.spec?.selector ?? null)) {
+      if (SELECTOR_IMMUTABLE.has(r.resource) && JSON.stringify(next.spec?.selector ?? null) !== JSON.stringify(cur.spec?.selector ?? null)) {
         throw errors.invalid(r.kind, r.group, name, [{ field: 'spec.selector', message: `Invalid value: ${JSON.stringify(next.spec?.selector ?? null)}: field is immutable` }]);
       }
-      if (r.resource === 'runtimeclasses' || r.resource === 'jobs' || r.resource === 'priorityclasses') {
-        const causes = r.resource === 'jobs' ? validateJobUpdate(next, cur) : r.resource === 'priorityclasses' ? validatePriorityClassUpdate(next, cur) : validateRuntimeClassUpdate(next, cur);
+      if (r.resource === 'daemonsets') stampTemplateGeneration(next, cur);
+      const updateRule = UPDATE_RULES[r.resource];
+      if (updateRule) {
+        const causes = updateRule(next, cur);
         if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
         if (r.resource === 'priorityclasses') checkSingleDefault(next, this.store.list(storagePrefix(r)).items);
       }

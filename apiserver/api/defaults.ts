@@ -5,6 +5,7 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Obj } from '../storage/store.js';
 import type { ResourceDef } from '../resources.js';
 import { defaultCronJob, defaultJob } from './jobs.js';
+import { defaultDaemonSet, defaultStatefulSet } from './apps.js';
 
 function defaultTemplate(t: Obj | undefined): void {
   if (t?.spec) applyPodDefaults(t as Pod);
@@ -62,6 +63,26 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
       o.spec.replicas ??= 1;
       defaultTemplate(o.spec.template);
       o.status ??= { replicas: 0 };
+      break;
+    case 'persistentvolumeclaims':
+      (o.spec ??= {}).volumeMode ??= 'Filesystem';
+      o.status ??= { phase: 'Pending' };
+      break;
+    case 'persistentvolumes':
+      o.spec ??= {};
+      o.spec.persistentVolumeReclaimPolicy ??= 'Retain';
+      o.spec.volumeMode ??= 'Filesystem';
+      o.status ??= { phase: 'Pending' };
+      break;
+    case 'storageclasses':
+      o.reclaimPolicy ??= 'Delete';
+      o.volumeBindingMode ??= 'Immediate';
+      break;
+    case 'daemonsets':
+      defaultDaemonSet(o);
+      break;
+    case 'statefulsets':
+      defaultStatefulSet(o);
       break;
     case 'jobs':
       defaultJob(o);

@@ -7,6 +7,7 @@ import type { ResourceDef } from '../resources.js';
 import { validateCsr } from '../certificates/csr.js';
 import { validateRuntimeClass } from '../admission/runtime-class.js';
 import { validateCronJob, validateJob } from './jobs.js';
+import { validateControllerRevision, validateDaemonSet, validateStatefulSet } from './apps.js';
 import { validatePriorityClass } from '../admission/priority.js';
 import type { Obj } from '../storage/store.js';
 
@@ -72,6 +73,9 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
   if (r.resource === 'services') causes.push(...validateService(o.spec ?? {}));
   if (r.resource === 'certificatesigningrequests') causes.push(...validateCsr(o));
   if (r.resource === 'runtimeclasses') causes.push(...validateRuntimeClass(o));
+  if (r.resource === 'daemonsets') causes.push(...validateDaemonSet(o));
+  if (r.resource === 'statefulsets') causes.push(...validateStatefulSet(o));
+  if (r.resource === 'controllerrevisions') causes.push(...validateControllerRevision(o));
   if (r.resource === 'jobs') causes.push(...validateJob(o));
   if (r.resource === 'cronjobs') causes.push(...validateCronJob(o));
   if (r.resource === 'poddisruptionbudgets') causes.push(...validatePdb(o.spec ?? {}));
@@ -93,14 +97,7 @@ export const goMap = (m: Record<string, string>): string => `map[string]string{$
 function validatePdb(spec: Obj): Cause[] {
   const causes: Cause[] = [];
   if (spec.minAvailable !== undefined && spec.maxUnavailable !== undefined) causes.push({ field: 'spec', message: `Invalid value: ${JSON.stringify(spec)}: minAvailable and maxUnavailable cannot be both set` });
-  for (const f of ['minAvailable', 'maxUnavailable']) {
-    const v = spec[f];
-    if (v === undefined) continue;
-    if (typeof v === 'number') {
-      if (!Number.isInteger(v) || v < 0) causes.push({ field: `spec.${f}`, message: `Invalid value: ${v}: must be greater than or equal to 0` });
-    } else if (!/^\d+%$/.test(String(v))) causes.push({ field: `spec.${f}`, message: `Invalid value: ${JSON.stringify(v)}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')` });
-    else if (parseInt(String(v), 10) > 100) causes.push({ field: `spec.${f}`, message: `Invalid value: ${JSON.stringify(v)}: must not be greater than 100%` });
-  }
+  for (const f of ['minAvailable', 'maxUnavailable']) causes.push(...validateIntOrPercent(spec[f], `spec.${f}`));
   if (spec.unhealthyPodEvictionPolicy !== undefined && !['IfHealthyBudget', 'AlwaysAllow'].includes(spec.unhealthyPodEvictionPolicy)) causes.push({ field: 'spec.unhealthyPodEvictionPolicy', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(spec.unhealthyPodEvictionPolicy)}: supported values: "AlwaysAllow", "IfHealthyBudget"` });
   return causes;
 }
@@ -109,11 +106,7 @@ function validateWorkload(o: Obj): Cause[] {
   const causes: Cause[] = [];
   const spec = (o.spec ?? {}) as Obj;
   if (spec.replicas !== undefined && (!Number.isInteger(spec.replicas) || spec.replicas < 0)) causes.push({ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(spec.replicas)}: must be greater than or equal to 0` });
-  const sel = spec.selector as Obj | undefined;
-  const empty = !sel || (!Object.keys(sel.matchLabels ?? {}).length && !(sel.matchExpressions ?? []).length);
-  if (empty) causes.push({ field: 'spec.selector', reason: 'FieldValueRequired', message: 'Required value' }, { field: 'spec.selector', message: 'Invalid value: "null": empty selector is invalid for deployment' });
-  const labels = (spec.template?.metadata?.labels ?? {}) as Record<string, string>;
-  if (!empty && !selectorMatches(sel!, labels)) causes.push({ field: 'spec.template.metadata.labels', message: `Invalid value: ${goMap(labels)}: \`selector\` does not match template \`labels\`` });
+  causes.push(...validateSelectorAndTemplate(spec, 'deployment'));
   const strategy = spec.strategy as Obj | undefined;
   if (strategy?.type !== undefined && !['Recreate', 'RollingUpdate'].includes(strategy.type)) causes.push({ field: 'spec.strategy.type', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(strategy.type)}: supported values: "Recreate", "RollingUpdate"` });
   if (strategy?.type === 'Recreate' && strategy.rollingUpdate) causes.push({ field: 'spec.strategy.rollingUpdate', reason: 'FieldValueForbidden', message: 'Forbidden: may not be specified when strategy `type` is \'Recreate\'' });
@@ -122,14 +115,37 @@ function validateWorkload(o: Obj): Cause[] {
   for (const f of ['revisionHistoryLimit', 'minReadySeconds', 'progressDeadlineSeconds'] as const) {
     if (spec[f] !== undefined && (!Number.isInteger(spec[f]) || spec[f] < 0)) causes.push({ field: `spec.${f}`, message: `Invalid value: ${JSON.stringify(spec[f])}: must be greater than or equal to 0` });
   }
-  if (!spec.template) causes.push({ field: 'spec.template.spec.containers', reason: 'FieldValueRequired', message: 'Required value' });
-  else causes.push(...validatePodSpec(spec.template.spec, 'spec.template.spec'));
   return causes;
 }
 
-const isZero = (v: unknown): boolean => v === 0 || v === '0' || v === '0%';
+export const isZero = (v: unknown): boolean => v === 0 || v === '0' || v === '0%';
 /** How Go's %#v prints an IntOrString in upstream's messages. */
-const goIntOrString = (v: unknown): string => (typeof v === 'string' ? `intstr.IntOrString{Type:1, IntVal:0, StrVal:${JSON.stringify(v)}}` : `intstr.IntOrString{Type:0, IntVal:${Number(v)}, StrVal:""}`);
+export const goIntOrString = (v: unknown): string => (typeof v === 'string' ? `intstr.IntOrString{Type:1, IntVal:0, StrVal:${JSON.stringify(v)}}` : `intstr.IntOrString{Type:0, IntVal:${Number(v)}, StrVal:""}`);
+
+/** What Deployments, DaemonSets and StatefulSets share: a non-empty selector matching the template's labels, and the pod template with restartPolicy Always. */
+export function validateSelectorAndTemplate(spec: Obj, kind: string): Cause[] {
+  const causes: Cause[] = [];
+  const sel = spec.selector as Obj | undefined;
+  const empty = !sel || (!Object.keys(sel.matchLabels ?? {}).length && !(sel.matchExpressions ?? []).length);
+  if (empty) causes.push({ field: 'spec.selector', reason: 'FieldValueRequired', message: 'Required value' }, { field: 'spec.selector', message: `Invalid value: "null": empty selector is invalid for ${kind}` });
+  const labels = (spec.template?.metadata?.labels ?? {}) as Record<string, string>;
+  if (!empty && !selectorMatches(sel!, labels)) causes.push({ field: 'spec.template.metadata.labels', message: `Invalid value: ${goMap(labels)}: \`selector\` does not match template \`labels\`` });
+  if (!spec.template) return [...causes, { field: 'spec.template.spec.containers', reason: 'FieldValueRequired', message: 'Required value' }];
+  causes.push(...validatePodSpec(spec.template.spec, 'spec.template.spec'));
+  const rp = spec.template.spec?.restartPolicy;
+  if (rp !== undefined && rp !== 'Always') causes.push({ field: 'spec.template.spec.restartPolicy', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(rp)}: supported values: "Always"` });
+  if (spec.template.spec?.activeDeadlineSeconds !== undefined) causes.push({ field: 'spec.template.spec.activeDeadlineSeconds', reason: 'FieldValueForbidden', message: `Forbidden: activeDeadlineSeconds in ${({ daemonset: 'DaemonSet', statefulset: 'StatefulSet' } as Record<string, string>)[kind] ?? 'ReplicaSet'} is not Supported` });
+  return causes;
+}
+
+/** A non-negative int or a percent up to 100% (ValidatePositiveIntOrPercent and IsNotMoreThan100Percent). */
+export function validateIntOrPercent(v: unknown, field: string): Cause[] {
+  if (v === undefined || v === null) return [];
+  if (typeof v === 'number') return Number.isInteger(v) && v >= 0 ? [] : [{ field, message: `Invalid value: ${v}: must be greater than or equal to 0` }];
+  const s = String(v);
+  if (!/^\d+%$/.test(s)) return [{ field, message: `Invalid value: ${JSON.stringify(s)}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')` }];
+  return parseInt(s, 10) > 100 ? [{ field, message: `Invalid value: ${JSON.stringify(s)}: must not be greater than 100%` }] : [];
+}
 
 /** metav1.LabelSelectorAsSelector(...).Matches(labels). */
 export function selectorMatches(sel: Obj, labels: Record<string, string>): boolean {

@@ -15,7 +15,9 @@ const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 export const KUBELET_CLIENT_USER = 'kube-apiserver-kubelet-client';
 
 const VIEW_CORE = ['configmaps', 'endpoints', 'persistentvolumeclaims', 'pods', 'pods/log', 'pods/status', 'replicationcontrollers', 'services', 'services/status', 'serviceaccounts', 'events', 'limitranges', 'resourcequotas'];
-const VIEW_APPS = ['deployments', 'deployments/status', 'deployments/scale', 'replicasets', 'replicasets/status', 'replicasets/scale', 'statefulsets', 'daemonsets'];
+const VIEW_APPS = ['controllerrevisions', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/status', 'deployments/scale', 'replicasets', 'replicasets/status', 'replicasets/scale', 'statefulsets', 'statefulsets/status', 'statefulsets/scale'];
+/** edit writes workloads, not their status or history (upstream's aggregate-to-edit). */
+const EDIT_APPS = ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale'];
 
 const VIEW_BATCH = ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status'];
 
@@ -61,7 +63,7 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
     { apiGroups: [''], resources: ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'configmaps', 'endpoints', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets', 'serviceaccounts', 'services'], verbs: WRITE },
     { apiGroups: [''], resources: ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy'], verbs: READ },
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
-    { apiGroups: ['apps'], resources: VIEW_APPS, verbs: WRITE },
+    { apiGroups: ['apps'], resources: EDIT_APPS, verbs: WRITE },
     { apiGroups: ['batch'], resources: VIEW_BATCH, verbs: WRITE },
     { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: WRITE },
     { apiGroups: ['networking.k8s.io'], resources: ['ingresses', 'networkpolicies'], verbs: WRITE },

@@ -12,8 +12,8 @@ import { apiVersionOf, findByKind, RESOURCES, type ResourceDef } from '../resour
 export const FOREGROUND = 'foregroundDeletion';
 
 /** Kinds that have dependents in practice, and kinds that are dependents. */
-const OWNERS = ['apps/deployments', 'apps/replicasets', 'batch/cronjobs', 'batch/jobs', '/services', '/nodes', '/pods'];
-const DEPENDENTS = ['apps/replicasets', 'batch/jobs', '/pods', 'discovery.k8s.io/endpointslices', '/endpoints', '/configmaps', '/secrets', '/services'];
+const OWNERS = ['apps/deployments', 'apps/replicasets', 'apps/daemonsets', 'apps/statefulsets', 'batch/cronjobs', 'batch/jobs', '/services', '/nodes', '/pods'];
+const DEPENDENTS = ['apps/replicasets', 'apps/controllerrevisions', '/persistentvolumeclaims', 'batch/jobs', '/pods', 'discovery.k8s.io/endpointslices', '/endpoints', '/configmaps', '/secrets', '/services'];
 
 export function resourcePath(r: ResourceDef, ns?: string, name?: string): string {
   const base = r.group ? `/apis/${apiVersionOf(r)}` : '/api/v1';

@@ -12,6 +12,8 @@ import { ReplicaSetController } from './replicaset-controller.js';
 import { DeploymentController } from './deployment-controller.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job-controller.js';
+import { DaemonSetController } from './daemonset-controller.js';
+import { StatefulSetController } from './statefulset-controller.js';
 import { CronJobController } from './cronjob-controller.js';
 import { NamespaceController } from './namespace-controller.js';
 import { DisruptionController } from './disruption-controller.js';
@@ -29,6 +31,8 @@ export const CONTROLLER_NAMES = [
   'endpoints-controller',
   'replicaset-controller',
   'deployment-controller',
+  'daemonset-controller',
+  'statefulset-controller',
   'job-controller',
   'cronjob-controller',
   'disruption-controller',
@@ -107,6 +111,14 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups
   'deployment-controller': {
     user: 'system:serviceaccount:kube-system:deployment-controller',
     make: (c, log) => new DeploymentController(c, log, new ApiEventRecorder(c, { component: 'deployment-controller' }, log)),
+  },
+  'daemonset-controller': {
+    user: 'system:serviceaccount:kube-system:daemon-set-controller',
+    make: (c, log) => new DaemonSetController(c, log, new ApiEventRecorder(c, { component: 'daemonset-controller' }, log)),
+  },
+  'statefulset-controller': {
+    user: 'system:serviceaccount:kube-system:statefulset-controller',
+    make: (c, log) => new StatefulSetController(c, log, new ApiEventRecorder(c, { component: 'statefulset-controller' }, log)),
   },
   'job-controller': {
     user: 'system:serviceaccount:kube-system:job-controller',

@@ -10,7 +10,8 @@ import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { selectorString } from '../api/scale.js';
 import { RetryingQueue } from './key-queue.js';
-import { controllerRef, deletionOrder, isActive, isAvailable, isReady, ownedBy, ownerRefTo } from './workload-model.js';
+import { controllerRef, deletionOrder, isActive, isAvailable, isReady, ownerRefTo } from './workload-model.js';
+import { ownedPods } from './revision-store.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 /** Pods created per round grow 1, 2, 4, … as upstream's slow start, so a bad template fails cheaply. */
@@ -58,18 +59,8 @@ export class ReplicaSetController {
       throw e;
     });
     if (!rs || rs.metadata.deletionTimestamp) return;
-    const sel = selectorString(rs.spec?.selector);
-    if (!sel) return;
-    const list = (await this.client.get(`/api/v1/namespaces/${ns}/pods`, { labelSelector: sel })).items as KObj[];
-    const mine: KObj[] = [];
-    for (const p of list) {
-      if (ownedBy(p, rs)) mine.push(p);
-      else if (!controllerRef(p) && isActive(p)) {
-        // An orphan that matches the selector is adopted, as upstream's ControllerRefManager does.
-        await this.client.patch(`/api/v1/namespaces/${ns}/pods/${p.metadata.name}`, { metadata: { uid: p.metadata.uid, ownerReferences: [ownerRefTo(rs)] } }, 'strategic');
-        mine.push(p);
-      }
-    }
+    if (!selectorString(rs.spec?.selector)) return;
+    const mine = await ownedPods(this.client, rs);
     const active = mine.filter(isActive);
     const want = rs.spec?.replicas ?? 1;
     const ref = { kind: 'ReplicaSet', apiVersion: 'apps/v1', namespace: ns, name, uid: rs.metadata.uid };

@@ -14,6 +14,12 @@ interface Col {
 const col = (name: string, priority = 0, type = 'string', format = ''): Col => ({ name, type, format, description: name, priority });
 
 /** k8s.io/apimachinery/pkg/util/duration.HumanDuration */
+/** upstream GetAccessModesAsString: RWO, ROX, RWX, RWOP in that order. */
+function accessModes(modes: string[] | undefined): string {
+  const short: [string, string][] = [['ReadWriteOnce', 'RWO'], ['ReadOnlyMany', 'ROX'], ['ReadWriteMany', 'RWX'], ['ReadWriteOncePod', 'RWOP']];
+  return short.filter(([m]) => (modes ?? []).includes(m)).map(([, s]) => s).join(',');
+}
+
 export function humanDuration(ms: number): string {
   const s = Math.floor(ms / 1000);
   if (s < -1) return '<invalid>';
@@ -196,6 +202,54 @@ const PRINTERS: Record<string, Printer> = {
     row: (o, now) => {
       const [c, i] = containersOf(o.spec?.template);
       return [o.metadata.name, o.spec?.replicas ?? 0, o.status?.replicas ?? 0, o.status?.readyReplicas ?? 0, age(o.metadata.creationTimestamp, now), c, i, selectorString(o.spec?.selector)];
+    },
+  },
+  daemonsets: {
+    columns: [col('Name', 0, 'string', 'name'), col('Desired', 0, 'integer'), col('Current', 0, 'integer'), col('Ready', 0, 'integer'), col('Up-to-date', 0, 'integer'), col('Available', 0, 'integer'), col('Node Selector'), col('Age'), col('Containers', 1), col('Images', 1), col('Selector', 1)],
+    row: (o, now) => {
+      const [c, i] = containersOf(o.spec?.template);
+      const ns = Object.entries((o.spec?.template?.spec?.nodeSelector ?? {}) as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join(',');
+      const st = o.status ?? {};
+      return [o.metadata.name, st.desiredNumberScheduled ?? 0, st.currentNumberScheduled ?? 0, st.numberReady ?? 0, st.updatedNumberScheduled ?? 0, st.numberAvailable ?? 0, ns || '<none>', age(o.metadata.creationTimestamp, now), c, i, selectorString(o.spec?.selector)];
+    },
+  },
+  statefulsets: {
+    columns: [col('Name', 0, 'string', 'name'), col('Ready'), col('Age'), col('Containers', 1), col('Images', 1)],
+    row: (o, now) => {
+      const [c, i] = containersOf(o.spec?.template);
+      return [o.metadata.name, `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`, age(o.metadata.creationTimestamp, now), c, i];
+    },
+  },
+  persistentvolumeclaims: {
+    columns: [col('Name', 0, 'string', 'name'), col('Status'), col('Volume'), col('Capacity'), col('Access Modes'), col('StorageClass'), col('VolumeAttributesClass'), col('Age'), col('VolumeMode', 1)],
+    row: (o, now) => {
+      const bound = o.status?.phase === 'Bound';
+      return [o.metadata.name, o.metadata.deletionTimestamp ? 'Terminating' : (o.status?.phase ?? ''), o.spec?.volumeName ?? '', bound ? (o.status?.capacity?.storage ?? '') : '', bound ? accessModes(o.status?.accessModes) : '', o.spec?.storageClassName ?? '<unset>', o.status?.currentVolumeAttributesClassName ?? '<unset>', age(o.metadata.creationTimestamp, now), o.spec?.volumeMode ?? '<unset>'];
+    },
+  },
+  persistentvolumes: {
+    columns: [col('Name', 0, 'string', 'name'), col('Capacity'), col('Access Modes'), col('Reclaim Policy'), col('Status'), col('Claim'), col('StorageClass'), col('VolumeAttributesClass'), col('Reason'), col('Age'), col('VolumeMode', 1)],
+    row: (o, now) => {
+      const ref = o.spec?.claimRef as Obj | undefined;
+      return [o.metadata.name, o.spec?.capacity?.storage ?? '', accessModes(o.spec?.accessModes), o.spec?.persistentVolumeReclaimPolicy ?? '', o.metadata.deletionTimestamp ? 'Terminating' : (o.status?.phase ?? ''), ref ? `${ref.namespace}/${ref.name}` : '', o.spec?.storageClassName ?? '', o.spec?.volumeAttributesClassName ?? '<unset>', o.status?.reason ?? '', age(o.metadata.creationTimestamp, now), o.spec?.volumeMode ?? '<unset>'];
+    },
+  },
+  storageclasses: {
+    columns: [col('Name', 0, 'string', 'name'), col('Provisioner'), col('ReclaimPolicy'), col('VolumeBindingMode'), col('AllowVolumeExpansion', 0, 'boolean'), col('Age')],
+    row: (o, now) => {
+      const ann = (o.metadata.annotations ?? {}) as Record<string, string>;
+      const isDefault = ann['storageclass.kubernetes.io/is-default-class'] === 'true' || ann['storageclass.beta.kubernetes.io/is-default-class'] === 'true';
+      return [`${o.metadata.name}${isDefault ? ' (default)' : ''}`, o.provisioner ?? '', o.reclaimPolicy ?? 'Delete', o.volumeBindingMode ?? 'Immediate', o.allowVolumeExpansion ?? false, age(o.metadata.creationTimestamp, now)];
+    },
+  },
+  controllerrevisions: {
+    columns: [col('Name', 0, 'string', 'name'), col('Controller'), col('Revision', 0, 'integer'), col('Age')],
+    row: (o, now) => {
+      // upstream formatResourceName: lower-cased Kind.group, then the name.
+      const ref = ((o.metadata.ownerReferences ?? []) as Obj[]).find((r) => r.controller === true);
+      const group = String(ref?.apiVersion ?? '').includes('/') ? String(ref!.apiVersion).split('/')[0] : '';
+      const owner = ref ? `${String(ref.kind).toLowerCase()}${group ? `.${group}` : ''}/${ref.name}` : '<none>';
+      return [o.metadata.name, owner, o.revision ?? 0, age(o.metadata.creationTimestamp, now)];
     },
   },
   events: {
