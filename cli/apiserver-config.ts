@@ -14,13 +14,14 @@ export const APISERVER_FLAGS: Record<string, string> = {
   'anonymous-auth': 'true: requests without credentials are system:anonymous (discovery only, else 403) instead of 401. Default false',
   'authorization-mode': 'comma-separated authorizers, in order: AlwaysAllow, Node, RBAC (e.g. Node,RBAC). Default AlwaysAllow',
   'enable-admission-plugins': 'comma-separated admission plugins to turn on: NodeRestriction (nodes may only touch their own Node, Lease, mirror pods and bound pods)',
-  controllers: 'built-in controllers to run, kube-controller-manager style: "*" for all, "-name" to turn one off (scheduler, node-lifecycle-controller, endpointslice-controller, endpoints-controller, replicaset-controller, deployment-controller, garbage-collector-controller, serviceaccount-controller, root-ca-certificate-publisher-controller). Default *',
+  controllers: 'built-in controllers to run, kube-controller-manager style: "*" for all, "-name" to turn one off (see docs/apiserver.md for the names). Default *',
   'node-monitor-grace-period': 'how long a node may go without renewing its Lease before it is marked Unknown. Default 40s',
   'node-monitor-period': 'how often node health is checked. Default 5s',
   'event-ttl': 'how long Events are kept after their last write. Default 1h',
   'allocate-node-cidrs': 'give every Node a spec.podCIDR from --cluster-cidr (node-ipam-controller). Default false',
   'cluster-cidr': 'the pods\' address range, cut into one podCIDR per Node. Default 10.244.0.0/16',
   'node-cidr-mask-size': 'prefix length of each Node\'s podCIDR. Default 24',
+  'default-local-storage-path': 'where the local-path provisioner makes volumes on the chosen node (k3s\'s flag). Default /var/lib/tskube/storage',
   'cluster-signing-duration': 'the longest certificate the CSR signer issues (kube-controller-manager\'s flag). Default 8760h0m0s',
 };
 
@@ -46,6 +47,7 @@ export function loadApiServerConfig(argv: string[]): ApiServerConfig {
     clusterCidr: f.get('cluster-cidr') ?? '10.244.0.0/16',
     nodeCidrMaskSize: Number(f.get('node-cidr-mask-size') ?? 24),
     clusterSigningDurationMs: duration(f, 'cluster-signing-duration', '8760h'),
+    localStoragePath: f.get('default-local-storage-path'),
     nodeNames: (f.get('node-kubeconfigs') ?? os.hostname().toLowerCase()).split(',').map((s) => s.trim()).filter(Boolean),
   };
 }

@@ -104,6 +104,8 @@ export async function runUp(argv: string[]): Promise<void> {
         allocateNodeCidrs: true,
         clusterCidr: clusterCIDR,
         anonymousAuth: true,
+        // The local-path provisioner's volumes, as k3s keeps them under its data dir.
+        localStoragePath: path.join(data, 'storage'),
         log: (l) => fs.appendFileSync(path.join(logs, 'apiserver.log'), `${new Date().toISOString()} ${l}\n`),
       });
       note(`serving on ${a.url} (Node,RBAC authorization, NodeRestriction); podCIDRs from ${clusterCIDR}; data in ${path.join(data, 'apiserver')}`);

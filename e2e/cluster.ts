@@ -20,7 +20,7 @@ export class TestCluster {
 
   apiserverFlags(): string[] {
     // Served on the node's address so that pods reach it through default/kubernetes.
-    return [`--data-dir=${path.join(this.node.dir, 'apiserver-data')}`, '--enable-admission-plugins=NodeRestriction', '--bind-address=0.0.0.0', `--advertise-address=${this.node.nodeIP}`, ...(this.o.apiserverFlags ?? [])];
+    return [`--data-dir=${path.join(this.node.dir, 'apiserver-data')}`, '--enable-admission-plugins=NodeRestriction', '--bind-address=0.0.0.0', `--advertise-address=${this.node.nodeIP}`, `--default-local-storage-path=${path.join(this.node.dir, 'local-path')}`, ...(this.o.apiserverFlags ?? [])];
   }
 
   kubeletFlags(): string[] {

@@ -327,10 +327,25 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     await waitFor(() => kubectl(['get', 'pods,controllerrevisions', '-l', 'app=agent', '-o', 'name']).trim() === '', 60_000, 500, 'pods and revisions gone with it');
   });
 
-  test('a StatefulSet of 3 behind a headless Service: web-0, web-1, web-2 in order, each Ready before the next, with stable hostnames; scale down from the top; rolling update', async () => {
+  test('a StatefulSet of 3 behind a headless Service: web-0, web-1, web-2 in order, each Ready before the next, with stable hostnames and local-path volumes that outlive their pods; scale down from the top; rolling update', async () => {
     cluster.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web-hl' }, spec: { clusterIP: 'None', selector: { app: 'sts' }, ports: [{ name: 'http', port: 80 }] } });
-    cluster.apply({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'web' }, spec: { serviceName: 'web-hl', replicas: 3, selector: { matchLabels: { app: 'sts' } }, template: { metadata: { labels: { app: 'sts' } }, spec: { terminationGracePeriodSeconds: 5, containers: [{ name: 'c', image: APP_IMAGE, command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"], readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 } }] } } } });
-    assert.match(cluster.kubectl(['rollout', 'status', 'sts/web', '--timeout=120s'], undefined, 130_000), /partitioned roll out complete: 3 new pods have been updated/);
+    cluster.apply({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'web' },
+      spec: {
+        serviceName: 'web-hl',
+        replicas: 3,
+        selector: { matchLabels: { app: 'sts' } },
+        template: { metadata: { labels: { app: 'sts' } }, spec: { terminationGracePeriodSeconds: 5, containers: [{ name: 'c', image: APP_IMAGE, command: ['sh', '-c', "hostname >> /data/log; trap 'exit 0' TERM; sleep 3600 & wait"], readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 }, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] } },
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Mi' } } } }],
+      },
+    });
+    try {
+      assert.match(cluster.kubectl(['rollout', 'status', 'sts/web', '--timeout=120s'], undefined, 130_000), /partitioned roll out complete: 3 new pods have been updated/);
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\n${kubectl(['get', 'pods,pvc,pv', '-o', 'wide'])}\n${kubectl(['get', 'events'])}`);
+    }
     assert.match(kubectl(['get', 'sts', 'web']), /^NAME\s+READY\s+AGE\nweb\s+3\/3\s+\d+s\n$/);
     const pods = JSON.parse(kubectl(['get', 'pods', '-l', 'app=sts', '-o', 'json'])).items.sort((a: { metadata: { name: string } }, b: { metadata: { name: string } }) => a.metadata.name.localeCompare(b.metadata.name));
     assert.deepEqual(pods.map((p: { metadata: { name: string } }) => p.metadata.name), ['web-0', 'web-1', 'web-2']);
@@ -339,6 +354,12 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     assert.equal(pods[1].metadata.labels['statefulset.kubernetes.io/pod-name'], 'web-1');
     assert.equal(run(['exec', 'web-1', '--', 'hostname']).stdout.trim(), 'web-1');
     assert.deepEqual([pods[1].spec.hostname, pods[1].spec.subdomain], ['web-1', 'web-hl']);
+    assert.match(kubectl(['get', 'pvc']), /data-web-0\s+Bound\s+pvc-[\w-]+\s+10Mi\s+RWO\s+local-path\s+<unset>\s+\d+s\ndata-web-1\s+Bound/);
+    assert.match(kubectl(['get', 'storageclass']), /local-path \(default\)\s+rancher\.io\/local-path\s+Delete\s+WaitForFirstConsumer\s+false/);
+    // The volume outlives its pod: web-1 made again finds what it wrote.
+    kubectl(['delete', 'pod', 'web-1']);
+    await waitFor(() => kubectl(['get', 'pod', 'web-1', '-o', 'jsonpath={.metadata.uid} {.status.conditions[?(@.type=="Ready")].status}']).startsWith(pods[1].metadata.uid) === false && / True$/.test(kubectl(['get', 'pod', 'web-1', '-o', 'jsonpath={.metadata.uid} {.status.conditions[?(@.type=="Ready")].status}'])), 90_000, 500, 'web-1 back');
+    assert.equal(run(['exec', 'web-1', '--', 'cat', '/data/log']).stdout, 'web-1\nweb-1\n');
 
     kubectl(['scale', 'sts', 'web', '--replicas=2']);
     await waitFor(() => kubectl(['get', 'pods', '-l', 'app=sts', '-o', 'jsonpath={.items[*].metadata.name}']) === 'web-0 web-1', 60_000, 500, 'web-2 gone');
@@ -350,6 +371,36 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     kubectl(['delete', 'sts', 'web']);
     kubectl(['delete', 'svc', 'web-hl']);
     await waitFor(() => kubectl(['get', 'pods', '-l', 'app=sts', '-o', 'name']).trim() === '', 60_000, 500, 'the pods gone with it');
+    assert.equal(kubectl(['get', 'pvc', '-o', 'name']).trim().split('\n').length, 3, 'claims are retained (whenDeleted: Retain)');
+    kubectl(['delete', 'pvc', '-l', 'app=sts']);
+    await waitFor(() => kubectl(['get', 'pv', '-o', 'name']).trim() === '', 60_000, 500, 'their provisioned volumes deleted');
+  });
+
+  test('fsGroup owns an emptyDir (setgid, files inherit the group); subPathExpr mounts the directory named by the pod', async () => {
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'owned' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        securityContext: { fsGroup: 3456 },
+        volumes: [{ name: 'scratch', emptyDir: {} }],
+        containers: [{
+          name: 'c',
+          image: APP_IMAGE,
+          command: ['sh', '-c', 'echo hi > /mine/f; sleep 3600'],
+          env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+          volumeMounts: [{ name: 'scratch', mountPath: '/all' }, { name: 'scratch', mountPath: '/mine', subPathExpr: '$(POD_NAME)' }],
+        }],
+      },
+    });
+    await waitFor(() => kubectl(['get', 'pod', 'owned', '-o', 'jsonpath={.status.phase}']) === 'Running', 60_000, 500, 'owned running');
+    const out = await waitFor(() => {
+      const r = run(['exec', 'owned', '--', 'sh', '-c', 'stat -c "%g %a" /all; cat /all/owned/f; stat -c %g /all/owned/f']);
+      return r.status === 0 && r.stdout.includes('hi') ? r.stdout : undefined;
+    }, 30_000, 500, 'the file written through the subPathExpr mount');
+    assert.equal(out, '3456 2777\nhi\n3456\n');
+    kubectl(['delete', 'pod', 'owned', '--wait=false']);
   });
 
   test('kubectl drain: evictions honour a PodDisruptionBudget (blocked at the budget, 429 retried), then go through once it allows; uncordon', async () => {

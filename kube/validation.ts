@@ -112,6 +112,11 @@ export function validatePodPaths(spec: Record<string, any>, path: string): Field
         const mp = `${path}.${list}[${i}].volumeMounts[${j}]`;
         if (typeof m?.subPath === 'string' && m.subPath) out.push(...validateLocalDescendingPath(m.subPath, `${mp}.subPath`));
         if (m?.subPath && m?.subPathExpr) out.push({ field: `${mp}.subPathExpr`, message: `Invalid value: ${JSON.stringify(m.subPathExpr)}: subPathExpr and subPath are mutually exclusive` });
+        if (typeof m?.subPathExpr === 'string' && m.subPathExpr) out.push(...validateLocalDescendingPath(m.subPathExpr, `${mp}.subPathExpr`));
+        // validateMountPropagation.
+        const prop = m?.mountPropagation;
+        if (prop !== undefined && !['Bidirectional', 'HostToContainer', 'None'].includes(prop)) out.push({ field: `${mp}.mountPropagation`, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(prop)}: supported values: "Bidirectional", "HostToContainer", "None"` });
+        else if (prop === 'Bidirectional' && c?.securityContext?.privileged !== true) out.push({ field: `${mp}.mountPropagation`, reason: 'FieldValueForbidden', message: 'Forbidden: Bidirectional mount propagation is available only to privileged containers' });
       });
     });
   }

@@ -378,7 +378,7 @@ export class PodWorker {
       if (why) throw new NonRootError(why);
       env = await containerEnv(this.pod, c, this.d.volumes.objects, this.downwardContext(podIP), this.d.services());
       const dir = podDir(this.d.volumes.rootDir, this.uid);
-      mounts = await containerMounts(dir, c, volumes);
+      mounts = await containerMounts(dir, c, volumes, env);
       const term = await terminationMessageMount(dir, c.name, c.terminationMessagePath);
       if (term) mounts.push(term);
       const hosts = await this.etcHostsMount(dir, c, podIP);

@@ -49,6 +49,14 @@ export class ApiObjects {
     return this.get(`/api/v1/namespaces/${ns}/secrets/${name}`, `secret "${name}"`);
   }
 
+  claim(ns: string, name: string): Promise<KObj | undefined> {
+    return this.get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/${name}`, `persistentvolumeclaim "${name}"`);
+  }
+
+  volume(name: string): Promise<KObj | undefined> {
+    return this.get(`/api/v1/persistentvolumes/${name}`, `persistentvolume "${name}"`);
+  }
+
   /** A ServiceAccount token bound to the pod (TokenRequest), cached until 80% of its lifetime. */
   async token(pod: KObj, audience: string | undefined, expirationSeconds: number, now = Date.now()): Promise<string> {
     const md = pod.metadata;

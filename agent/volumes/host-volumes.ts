@@ -36,3 +36,25 @@ export async function setUpHostPath(v: Volume): Promise<string> {
   } else if (type !== '') throw new VolumeError(`hostPath type ${type} is not supported`);
   return path.resolve(p);
 }
+
+/**
+ * volume.SetVolumeOwnership: the volume's files get the pod's fsGroup as their group, group read (and write,
+ * unless read-only) permission, and directories setgid so new files inherit it. OnRootMismatch skips the walk
+ * when the volume's root already has that group and mode.
+ */
+export async function setVolumeOwnership(dir: string, fsGroup: number, readOnly: boolean, policy: string | undefined): Promise<void> {
+  const mask = readOnly ? 0o440 : 0o660;
+  const dirMask = mask | 0o110 | 0o2000;
+  if (policy === 'OnRootMismatch') {
+    const st = await fsp.stat(dir);
+    if (st.gid === fsGroup && (st.mode & dirMask) === dirMask) return;
+  }
+  const walk = async (p: string): Promise<void> => {
+    const st = await fsp.lstat(p);
+    await fsp.lchown(p, -1, fsGroup);
+    if (st.isSymbolicLink()) return;
+    await fsp.chmod(p, (st.mode & 0o7777) | (st.isDirectory() ? dirMask : mask));
+    if (st.isDirectory()) for (const e of await fsp.readdir(p)) await walk(path.join(p, e));
+  };
+  await walk(dir);
+}

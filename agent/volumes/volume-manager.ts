@@ -2,6 +2,7 @@
 // secret, downwardAPI and projected contents current (ConfigMap and Secret
 // updates, token rotation) with a periodic resync, and tears everything down
 // (unmounting tmpfs) when the pod is gone.
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod, Volume } from 'kubernetes-types/core/v1.js';
@@ -11,11 +12,12 @@ import type { KObj } from '../../kube/client.js';
 import type { DownwardContext } from '../pods/downward-api.js';
 import { ApiObjects } from './api-objects.js';
 import { writeAtomic } from './atomic-writer.js';
-import { setUpEmptyDir, setUpHostPath } from './host-volumes.js';
+import { setUpEmptyDir, setUpHostPath, setVolumeOwnership } from './host-volumes.js';
 import { mountsUnder, mountTmpfs, unmountAll } from './mounts.js';
 import { volumeFiles, VolumeError } from './projections.js';
 import { mountSubPath, SubPathError, subPathTarget } from './subpath.js';
 import { checkUid } from '../../kube/validation.js';
+import { expand } from '../pods/env.js';
 
 type Mounts = NonNullable<ContainerConfigIn['mounts']>;
 
@@ -33,6 +35,8 @@ export interface SetUpVolume {
   hostPath: string;
   /** configMap, secret, downwardAPI and projected volumes are mounted read-only. */
   readOnly: boolean;
+  /** A claim's volume whose plugin manages ownership (local; not hostPath). */
+  ownershipManaged?: boolean;
 }
 
 const PLUGIN: [keyof Volume, string][] = [
@@ -63,6 +67,9 @@ export interface VolumeManagerOptions {
   /** Resync of API-backed contents; upstream's default syncFrequency is a minute. */
   resyncMs?: number;
 }
+
+/** PersistentVolumeSpec fields that are not the volume source. */
+const PV_FIELDS = new Set(['capacity', 'accessModes', 'claimRef', 'persistentVolumeReclaimPolicy', 'storageClassName', 'mountOptions', 'volumeMode', 'nodeAffinity', 'volumeAttributesClassName']);
 
 export class VolumeManager {
   readonly objects: ApiObjects;
@@ -120,13 +127,43 @@ export class VolumeManager {
             await writeAtomic(dir, await volumeFiles(pod, v as KObj, this.objects, ctx));
           }
           out.set(v.name, { hostPath: dir, readOnly: true });
-        } else throw new VolumeError(`volume type of ${JSON.stringify(Object.keys(v).filter((k) => k !== 'name'))} is not supported by this kubelet`);
+        } else if (v.persistentVolumeClaim) out.set(v.name, await this.claimVolume(pod, v));
+        else throw new VolumeError(`volume type of ${JSON.stringify(Object.keys(v).filter((k) => k !== 'name'))} is not supported by this kubelet`);
       } catch (e) {
         throw new MountError(v.name, (e as Error).message);
       }
     }
+    // fsGroup, for the volume types whose ownership upstream manages (not hostPath), once per pod and kubelet run.
+    const fsGroup = pod.spec?.securityContext?.fsGroup;
+    if (fsGroup !== undefined && !this.live.has(uid)) {
+      for (const v of pod.spec?.volumes ?? []) {
+        const set = out.get(v.name);
+        if (!set || v.hostPath || (v.persistentVolumeClaim && !set.ownershipManaged)) continue;
+        await setVolumeOwnership(set.hostPath, fsGroup, set.readOnly, pod.spec?.securityContext?.fsGroupChangePolicy).catch((e: Error) => {
+          throw new MountError(v.name, `applying fsGroup ${fsGroup}: ${e.message}`);
+        });
+      }
+    }
     this.live.set(uid, { pod, ctx });
     return out;
+  }
+
+  /** A claim's bound PersistentVolume: hostPath (with its type check) or local (which must exist), as upstream's plugins. */
+  private async claimVolume(pod: Pod, v: Volume): Promise<SetUpVolume> {
+    const ns = pod.metadata!.namespace ?? 'default';
+    const name = v.persistentVolumeClaim!.claimName;
+    const claim = await this.objects.claim(ns, name);
+    if (!claim) throw new VolumeError(`error processing PVC ${ns}/${name}: failed to fetch PVC from API server: persistentvolumeclaims "${name}" not found`);
+    if (claim.status?.phase !== 'Bound' || !claim.spec?.volumeName) throw new VolumeError(`PVC ${ns}/${name} has non-bound phase (${JSON.stringify(claim.status?.phase ?? '')}) or empty pvc.Spec.VolumeName (${JSON.stringify(claim.spec?.volumeName ?? '')})`);
+    const pv = await this.objects.volume(claim.spec.volumeName);
+    if (!pv) throw new VolumeError(`error processing PVC ${ns}/${name}: failed to fetch PV ${claim.spec.volumeName} from API server: persistentvolumes "${claim.spec.volumeName}" not found`);
+    const readOnly = v.persistentVolumeClaim!.readOnly === true;
+    if (pv.spec?.hostPath) return { hostPath: await setUpHostPath({ name: v.name, hostPath: pv.spec.hostPath }), readOnly };
+    if (pv.spec?.local?.path) {
+      if (!fs.existsSync(pv.spec.local.path)) throw new VolumeError(`path "${pv.spec.local.path}" does not exist`);
+      return { hostPath: path.resolve(pv.spec.local.path), readOnly, ownershipManaged: true };
+    }
+    throw new VolumeError(`persistentvolume "${pv.metadata.name}": volume type of ${JSON.stringify(Object.keys(pv.spec ?? {}).filter((k) => !PV_FIELDS.has(k)))} is not supported by this kubelet`);
   }
 
   /** Rewrites API-backed volumes whose source changed (ConfigMap edits, token rotation). */
@@ -146,7 +183,11 @@ export class VolumeManager {
       for (const v of pod.spec?.volumes ?? []) {
         if (!(v.configMap || v.secret || v.downwardAPI || v.projected)) continue;
         try {
-          if (await writeAtomic(this.volumeDir(uid, v), await volumeFiles(pod, v as KObj, this.objects, ctx))) this.o.log.info(`volume ${v.name} of pod ${pod.metadata!.namespace!}/${pod.metadata!.name!} updated`, { podUID: uid });
+          if (await writeAtomic(this.volumeDir(uid, v), await volumeFiles(pod, v as KObj, this.objects, ctx))) {
+            this.o.log.info(`volume ${v.name} of pod ${pod.metadata!.namespace!}/${pod.metadata!.name!} updated`, { podUID: uid });
+            const fsGroup = pod.spec?.securityContext?.fsGroup;
+            if (fsGroup !== undefined) await setVolumeOwnership(this.volumeDir(uid, v), fsGroup, true, undefined);
+          }
         } catch (e) {
           this.o.log.warn(`resync of volume ${v.name} of pod ${pod.metadata!.namespace!}/${pod.metadata!.name!} failed: ${(e as Error).message}`, { podUID: uid });
         }
@@ -175,24 +216,34 @@ async function populated(dir: string, tmpfs: boolean): Promise<boolean> {
   return !tmpfs || (await mountsUnder(dir)).includes(path.resolve(dir));
 }
 
+/** Container mount propagation as CRI's enum (Bidirectional only for privileged containers, as upstream). */
+const PROPAGATION: Record<string, 0 | 1 | 2> = { None: 0, HostToContainer: 1, Bidirectional: 2 };
+
 /**
- * CRI mounts of one container, read-only where the volume or the mount says so. A subPath is bind-mounted
- * from inside its volume first (see subpath.ts); one that leaves the volume throws SubPathError.
+ * CRI mounts of one container, read-only where the volume or the mount says so. A subPath (or a subPathExpr
+ * expanded with the container's environment) is bind-mounted from inside its volume first (see subpath.ts);
+ * one that leaves the volume throws SubPathError.
  */
-export async function containerMounts(podDirPath: string, c: Container, volumes: Map<string, SetUpVolume>): Promise<Mounts> {
+export async function containerMounts(podDirPath: string, c: Container, volumes: Map<string, SetUpVolume>, env: Map<string, string> = new Map()): Promise<Mounts> {
   const mounts: Mounts = [];
   for (const [i, m] of (c.volumeMounts ?? []).entries()) {
     const v = volumes.get(m.name);
     if (!v) continue;
     let hostPath = v.hostPath;
-    if (m.subPath) {
+    const sub = m.subPathExpr ? expand(m.subPathExpr, env) : m.subPath;
+    if (m.subPathExpr && (path.isAbsolute(sub!) || sub!.split('/').includes('..'))) {
+      throw new SubPathError(`failed to prepare subPath for volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(c.name)}: subPathExpr ${JSON.stringify(m.subPathExpr)} expands to ${JSON.stringify(sub)}, which must be a relative path without '..'`);
+    }
+    if (sub) {
       try {
-        hostPath = await mountSubPath(v.hostPath, m.subPath, subPathTarget(podDirPath, m.name, c.name, i));
+        hostPath = await mountSubPath(v.hostPath, sub, subPathTarget(podDirPath, m.name, c.name, i));
       } catch (e) {
         throw new SubPathError(`failed to prepare subPath for volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(c.name)}: ${(e as Error).message}`);
       }
     }
-    mounts.push({ container_path: m.mountPath, host_path: hostPath, readonly: (m.readOnly ?? false) || v.readOnly });
+    const propagation = PROPAGATION[m.mountPropagation ?? 'None'] ?? 0;
+    if (propagation === 2 && !c.securityContext?.privileged) throw new SubPathError(`Bidirectional mount propagation is available only to privileged containers (volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(c.name)})`);
+    mounts.push({ container_path: m.mountPath, host_path: hostPath, readonly: (m.readOnly ?? false) || v.readOnly, ...(propagation ? { propagation } : {}) });
   }
   return mounts;
 }

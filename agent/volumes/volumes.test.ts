@@ -112,6 +112,39 @@ test('configMap, secret (on tmpfs), downwardAPI and projected volumes, with item
   assert.equal(fs.existsSync(path.join(root, 'pods', p.metadata!.uid!)), false);
 });
 
+test('persistentVolumeClaim volumes: the bound volume\'s hostPath or local path; unbound or missing claims are MountErrors. fsGroup, subPathExpr and mountPropagation', async () => {
+  const objects = new FakeObjects();
+  const claims = new Map<string, KObj>();
+  const pvs = new Map<string, KObj>();
+  objects.claim = async (ns: string, name: string) => structuredClone(claims.get(`${ns}/${name}`));
+  objects.volume = async (name: string) => structuredClone(pvs.get(name));
+  const vm = new VolumeManager({ rootDir: root, log: memoryLogger(), objects });
+  const data = path.join(root, 'pv-data');
+  claims.set('ns/data', { metadata: { name: 'data' }, spec: { volumeName: 'pv1' }, status: { phase: 'Bound' } });
+  pvs.set('pv1', { metadata: { name: 'pv1' }, spec: { hostPath: { path: data, type: 'DirectoryOrCreate' } } });
+  claims.set('ns/wait', { metadata: { name: 'wait' }, spec: {}, status: { phase: 'Pending' } });
+  const p = pod([{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }, { name: 'scratch', emptyDir: {} }], { securityContext: { fsGroup: 2345 } });
+  const v = await vm.setUp(p, { podIP: '10.0.0.5', hostIP: '10.0.0.1' });
+  assert.deepEqual(v.get('d'), { hostPath: data, readOnly: false });
+  assert.ok(fs.statSync(data).isDirectory(), 'DirectoryOrCreate made it');
+  assert.notEqual(fs.statSync(data).gid, 2345, 'hostPath volumes keep their ownership (as upstream)');
+  const scratch = fs.statSync(v.get('scratch')!.hostPath);
+  assert.equal(scratch.gid, 2345, 'emptyDir gets the fsGroup');
+  assert.ok(scratch.mode & 0o2000, 'setgid, so new files inherit the group');
+  await assert.rejects(vm.setUp(pod([{ name: 'w', persistentVolumeClaim: { claimName: 'wait' } }]), { podIP: '', hostIP: '' }), (e: unknown) => e instanceof MountError && /PVC ns\/wait has non-bound phase \("Pending"\) or empty pvc.Spec.VolumeName \(""\)/.test(e.message));
+  await assert.rejects(vm.setUp(pod([{ name: 'm', persistentVolumeClaim: { claimName: 'nope' } }]), { podIP: '', hostIP: '' }), (e: unknown) => e instanceof MountError && /persistentvolumeclaims "nope" not found/.test(e.message));
+
+  fs.mkdirSync(path.join(data, 'web-0'), { recursive: true });
+  fs.writeFileSync(path.join(data, 'web-0', 'marker'), 'mine');
+  const c = { name: 'c', volumeMounts: [{ name: 'd', mountPath: '/data', subPathExpr: '$(POD_NAME)', mountPropagation: 'HostToContainer' }] };
+  const mounts = await containerMounts(path.join(root, 'pods', p.metadata!.uid!), c, v, new Map([['POD_NAME', 'web-0']]));
+  assert.equal(mounts[0]!.propagation, 1);
+  assert.equal(read(path.join(mounts[0]!.host_path!, 'marker')), 'mine', 'subPathExpr expanded from the env');
+  await assert.rejects(containerMounts(root, { name: 'c', volumeMounts: [{ name: 'd', mountPath: '/x', subPathExpr: '$(UP)' }] }, v, new Map([['UP', '../..']])), /must be a relative path without '\.\.'/);
+  await assert.rejects(containerMounts(root, { name: 'c', volumeMounts: [{ name: 'd', mountPath: '/x', mountPropagation: 'Bidirectional' }] }, v), /Bidirectional mount propagation is available only to privileged containers/);
+  await vm.tearDown(p.metadata!.uid!);
+});
+
 test('a missing ConfigMap, key or Secret, or a failed hostPath check, is a MountError naming the volume', async () => {
   const objects = new FakeObjects();
   objects.cms.set('ns/cfg', { data: { a: '1' } });

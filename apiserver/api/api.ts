@@ -24,6 +24,7 @@ import { prepareCsr, validateApproval } from '../certificates/csr.js';
 import { validateEphemeralUpdate } from './ephemeral.js';
 import { applyResize, validatePodResize } from './pod-resize.js';
 import { validateJob, validateJobUpdate } from './jobs.js';
+import { defaultClass } from '../controllers/volume-binding-model.js';
 import { stampTemplateGeneration, validateControllerRevision, validateStatefulSetUpdate } from './apps.js';
 import { defaultContainer } from '../../kube/pod-defaults.js';
 
@@ -353,6 +354,11 @@ export class Api {
       if (again.length) throw errors.invalid(r.kind, r.group, md.name, again);
     }
     if (r.resource === 'daemonsets') stampTemplateGeneration(o);
+    // DefaultStorageClass admission: a claim that names no class (not even "") gets the default one.
+    if (r.resource === 'persistentvolumeclaims' && o.spec && o.spec.storageClassName === undefined) {
+      const sc = defaultClass(this.store.list(storagePrefix(this.res('storage.k8s.io', 'storageclasses'))).items);
+      if (sc) o.spec.storageClassName = sc.metadata.name;
+    }
     if (r.resource === 'certificatesigningrequests') prepareCsr(o, this.user);
     if (r.resource === 'pods') {
       addDefaultTolerations(o);

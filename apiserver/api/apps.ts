@@ -94,7 +94,10 @@ const RETENTION = ['Retain', 'Delete'];
 /** ValidateStatefulSet (create). */
 export function validateStatefulSet(sts: Obj): Cause[] {
   const spec = (sts.spec ?? {}) as Obj;
-  const causes = validateSelectorAndTemplate(spec, 'statefulset');
+  // The claim templates are volumes of every pod: containers may mount them.
+  const claimVolumes = ((spec.volumeClaimTemplates ?? []) as Obj[]).map((c) => ({ name: c.metadata?.name, persistentVolumeClaim: { claimName: c.metadata?.name } }));
+  const template = spec.template?.spec ? { ...spec.template, spec: { ...spec.template.spec, volumes: [...((spec.template.spec.volumes ?? []) as Obj[]), ...claimVolumes.filter((c) => !((spec.template.spec.volumes ?? []) as Obj[]).some((v) => v.name === c.name))] } } : spec.template;
+  const causes = validateSelectorAndTemplate({ ...spec, template }, 'statefulset');
   for (const f of ['replicas', 'minReadySeconds', 'revisionHistoryLimit']) nonNegative(spec, f, causes);
   if (spec.ordinals) nonNegative(spec.ordinals, 'start', causes, 'spec.ordinals.start');
   if (spec.podManagementPolicy !== undefined && !['OrderedReady', 'Parallel'].includes(spec.podManagementPolicy)) causes.push({ field: 'spec.podManagementPolicy', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(spec.podManagementPolicy)}: supported values: "OrderedReady", "Parallel"` });

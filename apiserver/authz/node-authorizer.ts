@@ -58,7 +58,7 @@ export class NodeAuthorizer implements Authorizer {
   /** node -> pod key -> "ns/resource/name" references */
   private readonly byNode = new Map<string, Map<string, Set<string>>>();
 
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     const index = (o: Obj, remove: boolean): void => {
       const node = o.spec?.nodeName as string | undefined;
       const key = `${o.metadata.namespace}/${o.metadata.name}`;
@@ -78,10 +78,25 @@ export class NodeAuthorizer implements Authorizer {
     return false;
   }
 
+  /** node -> pod -> claim -> volume: a PersistentVolume bound to a claim one of the node's pods uses. */
+  private volumeReferenced(node: string, pv: string): boolean {
+    for (const refs of this.byNode.get(node)?.values() ?? []) {
+      for (const r of refs) {
+        const [ns, resource, name] = r.split('/') as [string, string, string];
+        if (resource === 'persistentvolumeclaims' && this.store.get(`/persistentvolumeclaims/${ns}/${name}`)?.spec?.volumeName === pv) return true;
+      }
+    }
+    return false;
+  }
+
   authorize(a: AuthzAttributes): { decision: 'allow' | 'noopinion'; reason: string } {
     const node = nodeIdentity(a.user);
     if (node === undefined) return { decision: 'noopinion', reason: '' };
     if (!node) return { decision: 'noopinion', reason: 'unknown node for user' };
+    if (a.resourceRequest && a.apiGroup === '' && a.resource === 'persistentvolumes' && !a.subresource) {
+      if (a.verb === 'get' && this.volumeReferenced(node, a.name)) return { decision: 'allow', reason: '' };
+      return { decision: 'noopinion', reason: `no relationship found between node '${node}' and this object` };
+    }
     if (a.resourceRequest && a.apiGroup === '' && ['secrets', 'configmaps', 'persistentvolumeclaims'].includes(a.resource) && !a.subresource) {
       if (a.verb === 'get' && this.referenced(node, a.namespace, a.resource, a.name)) return { decision: 'allow', reason: '' };
       return { decision: 'noopinion', reason: `no relationship found between node '${node}' and this object` };

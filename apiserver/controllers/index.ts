@@ -14,6 +14,8 @@ import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job-controller.js';
 import { DaemonSetController } from './daemonset-controller.js';
 import { StatefulSetController } from './statefulset-controller.js';
+import { PersistentVolumeBinder } from './persistentvolume-binder.js';
+import { LocalPathProvisioner } from './local-path-provisioner.js';
 import { CronJobController } from './cronjob-controller.js';
 import { NamespaceController } from './namespace-controller.js';
 import { DisruptionController } from './disruption-controller.js';
@@ -38,6 +40,9 @@ export const CONTROLLER_NAMES = [
   'disruption-controller',
   'ttl-after-finished-controller',
   'garbage-collector-controller',
+  'persistentvolume-binder-controller',
+  // k3s's bundled provisioner (and its default StorageClass), run in-process here.
+  'local-path-provisioner',
   'namespace-controller',
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
@@ -65,6 +70,8 @@ export interface ControllerOptions extends NodeLifecycleOptions {
   pkiDir?: string;
   /** --cluster-signing-duration, seconds. */
   signingDurationSec?: number;
+  /** --default-local-storage-path. */
+  localStoragePath?: string;
 }
 
 export function enabledControllers(list: string[]): Set<string> {
@@ -130,6 +137,14 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups
   },
   'disruption-controller': { user: 'system:serviceaccount:kube-system:disruption-controller', make: (c, log) => new DisruptionController(c, log) },
   'ttl-after-finished-controller': { user: 'system:serviceaccount:kube-system:ttl-after-finished-controller', make: (c, log) => new TtlAfterFinishedController(c, log) },
+  'persistentvolume-binder-controller': {
+    user: 'system:serviceaccount:kube-system:persistent-volume-binder',
+    make: (c, log) => new PersistentVolumeBinder(c, log, new ApiEventRecorder(c, { component: 'persistentvolume-controller' }, log)),
+  },
+  'local-path-provisioner': {
+    user: 'system:serviceaccount:kube-system:local-path-provisioner-service-account',
+    make: (c, log, o) => new LocalPathProvisioner(c, log, new ApiEventRecorder(c, { component: 'rancher.io/local-path' }, log), o.localStoragePath),
+  },
   'garbage-collector-controller': { user: 'system:serviceaccount:kube-system:generic-garbage-collector', make: (c, log) => new GarbageCollector(c, log) },
   'namespace-controller': { user: 'system:serviceaccount:kube-system:namespace-controller', make: (c, log) => new NamespaceController(c, log) },
   'serviceaccount-controller': { user: 'system:serviceaccount:kube-system:service-account-controller', make: (c, log) => new ServiceAccountController(c, log) },

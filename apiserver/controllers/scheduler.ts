@@ -10,6 +10,8 @@ import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
 import { fitErrorMessage, leastAllocatedScore, unfit } from './scheduling.js';
 import { KeyQueue } from './key-queue.js';
+import { allBound, ANN_SELECTED_NODE, claimNamesOf, claimsAwaitingNode, classOf, type PodVolumes, volumeNodeReason, volumePreFilter } from './volume-binding-model.js';
+import { notFoundOk } from './workload-model.js';
 
 export const SCHEDULER_NAME = 'default-scheduler';
 
@@ -90,14 +92,54 @@ export class Scheduler {
     return this.pods.list().filter((p) => !terminal(p) && (p.spec?.nodeName === node || this.assumed.get(p.metadata.uid) === node));
   }
 
+  /** The pod's claims, their classes and every volume, read fresh (only for pods with claims). */
+  private async podVolumes(pod: KObj): Promise<PodVolumes | undefined> {
+    const names = claimNamesOf(pod);
+    if (!names.length) return undefined;
+    const ns = pod.metadata.namespace;
+    const claims = new Map<string, KObj | undefined>();
+    for (const n of names) claims.set(n, await this.client.get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/${n}`).catch(notFoundOk));
+    const classes = new Map<string, KObj | undefined>();
+    for (const c of claims.values()) if (c && classOf(c) && !classes.has(classOf(c))) classes.set(classOf(c), await this.client.get(`/apis/storage.k8s.io/v1/storageclasses/${classOf(c)}`).catch(notFoundOk));
+    const pvs = (await this.client.get('/api/v1/persistentvolumes')).items as KObj[];
+    return { claims, classes, pvs };
+  }
+
+  /** Look at a pod again shortly: its volumes are being bound or provisioned. */
+  private retrySoon(pod: KObj): void {
+    setTimeout(() => {
+      const p = this.pods.cache.get(key(pod));
+      if (p && this.wants(p)) this.queue.add(key(p), undefined);
+    }, 500).unref();
+  }
+
+  private async unschedulableNow(pod: KObj, message: string): Promise<void> {
+    const ref = { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid };
+    this.unschedulable.add(key(pod));
+    this.events.event(ref, 'Warning', 'FailedScheduling', message);
+    const cur = ((pod.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'PodScheduled');
+    if (cur?.status !== 'False' || cur.message !== message) {
+      const condition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: cur?.status === 'False' ? cur.lastTransitionTime : rfc3339() };
+      await this.client.patch(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, { metadata: { uid: pod.metadata.uid }, status: { conditions: [condition] } }, 'strategic').catch((e: Error) => this.log.debug(`scheduler: status of ${key(pod)}: ${e.message}`));
+    }
+  }
+
   /** One scheduling cycle: filter, score, bind (or report why not). */
   async scheduleOne(pod: KObj): Promise<void> {
     const nodes = this.nodes.list();
     const perNode: string[][] = [];
     let best: { node: string; score: number }[] = [];
+    const volumes = await this.podVolumes(pod);
+    const pre = volumes && volumePreFilter(volumes);
+    if (pre) {
+      // Claims come and go without waking the scheduler: look again within the retry period.
+      await this.unschedulableNow(pod, `0/${nodes.length} nodes are available: ${pre}. preemption: 0/${nodes.length} nodes are available: ${nodes.length} Preemption is not helpful for scheduling.`);
+      return;
+    }
     for (const n of nodes) {
       const on = this.podsOn(n.metadata.name);
-      const why = unfit(pod, n, on);
+      const volumeReason = volumes && volumeNodeReason(volumes, n);
+      const why = volumeReason ? [volumeReason] : unfit(pod, n, on);
       if (why.length) {
         perNode.push(why);
         continue;
@@ -108,18 +150,22 @@ export class Scheduler {
     }
     const ref = { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid };
     if (!best.length) {
-      const message = fitErrorMessage(nodes.length, perNode);
-      this.unschedulable.add(key(pod));
-      this.events.event(ref, 'Warning', 'FailedScheduling', message);
-      const cur = ((pod.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'PodScheduled');
-      if (cur?.status !== 'False' || cur.message !== message) {
-        const condition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: cur?.status === 'False' ? cur.lastTransitionTime : rfc3339() };
-        await this.client.patch(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, { metadata: { uid: pod.metadata.uid }, status: { conditions: [condition] } }, 'strategic').catch((e: Error) => this.log.debug(`scheduler: status of ${key(pod)}: ${e.message}`));
-      }
+      await this.unschedulableNow(pod, fitErrorMessage(nodes.length, perNode));
       return;
     }
     // Ties go to a random node, as upstream's selectHost, so equal nodes share the load.
     const target = best[Math.floor(Math.random() * best.length)]!.node;
+    if (volumes) {
+      // Delayed binding (VolumeBinding's PreBind): the claims learn the node, the binder or provisioner makes their
+      // volumes there, and the pod is bound once every claim is.
+      for (const c of claimsAwaitingNode(volumes)) {
+        await this.client.patch(`/api/v1/namespaces/${c.metadata.namespace}/persistentvolumeclaims/${c.metadata.name}`, { metadata: { annotations: { [ANN_SELECTED_NODE]: target } } }, 'merge');
+      }
+      if (!allBound(volumes)) {
+        this.retrySoon(pod);
+        return;
+      }
+    }
     this.assumed.set(pod.metadata.uid, target);
     try {
       await this.client.create(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/binding`, {
