@@ -37,6 +37,8 @@ export const RESOURCES: ResourceDef[] = [
   def('', 'v1', 'events', 'Event', true, ['ev'], { fields: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'] }),
   def('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true, ['pvc'], { subresources: ['status'] }),
   def('', 'v1', 'persistentvolumes', 'PersistentVolume', false, ['pv'], { subresources: ['status'] }),
+  def('', 'v1', 'resourcequotas', 'ResourceQuota', true, ['quota'], { subresources: ['status'] }),
+  def('', 'v1', 'limitranges', 'LimitRange', true, ['limits']),
   def('', 'v1', 'configmaps', 'ConfigMap', true, ['cm']),
   def('', 'v1', 'secrets', 'Secret', true, [], { fields: ['type'] }),
   def('', 'v1', 'serviceaccounts', 'ServiceAccount', true, ['sa'], { subresources: ['token'] }),

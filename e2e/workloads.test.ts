@@ -403,6 +403,19 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     kubectl(['delete', 'pod', 'owned', '--wait=false']);
   });
 
+  test('kubectl create quota and a LimitRange: defaults set on pods, the pod past the quota refused with upstream\'s message, kubectl get quota shows use', async () => {
+    kubectl(['create', 'namespace', 'quota-ns']);
+    assert.match(kubectl(['-n', 'quota-ns', 'create', 'quota', 'q', '--hard=pods=1,requests.cpu=1']), /resourcequota\/q created/);
+    cluster.apply({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'defaults', namespace: 'quota-ns' }, spec: { limits: [{ type: 'Container', default: { cpu: '200m' }, defaultRequest: { cpu: '100m' } }] } });
+    kubectl(['-n', 'quota-ns', 'run', 'a', `--image=${APP_IMAGE}`, '--restart=Never', '--', 'sleep', '3600']);
+    assert.equal(kubectl(['-n', 'quota-ns', 'get', 'pod', 'a', '-o', 'jsonpath={.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.limits.cpu}']), '100m 200m');
+    const refused = run(['-n', 'quota-ns', 'run', 'b', `--image=${APP_IMAGE}`, '--restart=Never', '--', 'sleep', '3600']);
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /pods "b" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1/);
+    await waitFor(() => /^NAME\s+AGE\s+REQUEST\s+LIMIT\nq\s+\d+s\s+pods: 1\/1, requests.cpu: 100m\/1\s*\n$/.test(kubectl(['-n', 'quota-ns', 'get', 'quota'])), 30_000, 500, 'kubectl get quota shows the use');
+    kubectl(['delete', 'namespace', 'quota-ns', '--wait=false']);
+  });
+
   test('kubectl drain: evictions honour a PodDisruptionBudget (blocked at the budget, 429 retried), then go through once it allows; uncordon', async () => {
     const node = cluster.node.name;
     kubectl(['create', 'deployment', 'drainme', `--image=${APP_IMAGE}`, '--replicas=3', '--', 'sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"]);

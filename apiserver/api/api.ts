@@ -25,6 +25,8 @@ import { validateEphemeralUpdate } from './ephemeral.js';
 import { applyResize, validatePodResize } from './pod-resize.js';
 import { validateJob, validateJobUpdate } from './jobs.js';
 import { defaultClass } from '../controllers/volume-binding-model.js';
+import { admitClaimLimits, admitPodLimits } from '../admission/limit-ranger.js';
+import { admitQuota, kindsTracked, namespaceUsage } from '../admission/resource-quota.js';
 import { stampTemplateGeneration, validateControllerRevision, validateStatefulSetUpdate } from './apps.js';
 import { defaultContainer } from '../../kube/pod-defaults.js';
 
@@ -190,6 +192,23 @@ export class Api {
     }
     const why = `strict decoding error: ${msgs.join(', ')}`;
     throw errors.badRequest(patch ? why : `${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: ${why}`);
+  }
+
+  /** ResourceQuota admission: a create that would pass a hard limit of a quota in its namespace is refused. */
+  private admitQuota(r: ResourceDef, ns: string, o: Obj): void {
+    const quotas = this.store.list(storagePrefix(this.res('', 'resourcequotas'), ns)).items;
+    if (!quotas.length) return;
+    admitQuota(r.resource, r.group, o, quotas, (q) => this.quotaUsage(ns, q));
+  }
+
+  /** What a namespace uses now of each resource a quota limits. */
+  quotaUsage(ns: string, q: Obj): Record<string, string> {
+    const hard = (q.spec?.hard ?? {}) as Record<string, string>;
+    const objects = kindsTracked(hard).flatMap(({ resource, group }) => {
+      const def = RESOURCES.find((x) => x.resource === resource && x.group === group);
+      return def ? [{ resource, group, items: this.store.list(storagePrefix(def, ns)).items }] : [];
+    });
+    return namespaceUsage(hard, objects);
   }
 
   private admit(a: Omit<Attributes, 'user'>): void {
@@ -360,6 +379,8 @@ export class Api {
       if (sc) o.spec.storageClassName = sc.metadata.name;
     }
     if (r.resource === 'certificatesigningrequests') prepareCsr(o, this.user);
+    if (r.resource === 'pods') admitPodLimits(o, this.store.list(storagePrefix(this.res('', 'limitranges'), ns)).items);
+    if (r.resource === 'persistentvolumeclaims') admitClaimLimits(o, this.store.list(storagePrefix(this.res('', 'limitranges'), ns)).items);
     if (r.resource === 'pods') {
       addDefaultTolerations(o);
       admitServiceAccount(o, (ns2, name) => this.store.get(storageKey(this.res('', 'serviceaccounts'), ns2, name)), randomSuffix());
@@ -367,6 +388,7 @@ export class Api {
       admitRuntimeClass(o, (name) => this.store.get(storageKey(this.res('node.k8s.io', 'runtimeclasses'), '', name)));
     }
     this.admit({ operation: 'CREATE', resource: r, subresource: '', namespace: ns, name: md.name, object: o });
+    if (r.namespaced && !r.review) this.admitQuota(r, ns, o);
     if (r.resource === 'pods') validateMirrorPod(o);
     md.managedFields = this.managedFieldsFor(r, undefined, o, '');
     if (!md.managedFields.length) delete md.managedFields;

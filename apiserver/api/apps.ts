@@ -3,7 +3,6 @@
 // with upstream's field errors (pkg/apis/apps/validation).
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
 import { canonicalJson } from '../../kube/hash.js';
-import { validatePodSpec } from '../../kube/pod-validation.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Obj } from '../storage/store.js';
 import type { Cause } from './errors.js';

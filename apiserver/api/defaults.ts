@@ -6,6 +6,7 @@ import type { Obj } from '../storage/store.js';
 import type { ResourceDef } from '../resources.js';
 import { defaultCronJob, defaultJob } from './jobs.js';
 import { defaultDaemonSet, defaultStatefulSet } from './apps.js';
+import { defaultLimitRange } from '../admission/limit-ranger.js';
 
 function defaultTemplate(t: Obj | undefined): void {
   if (t?.spec) applyPodDefaults(t as Pod);
@@ -77,6 +78,9 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
     case 'storageclasses':
       o.reclaimPolicy ??= 'Delete';
       o.volumeBindingMode ??= 'Immediate';
+      break;
+    case 'limitranges':
+      defaultLimitRange(o);
       break;
     case 'daemonsets':
       defaultDaemonSet(o);

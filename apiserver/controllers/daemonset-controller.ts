@@ -9,56 +9,28 @@ import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { LABEL_REVISION_HASH } from './controller-history.js';
 import { daemonPod, planDaemonSet } from './daemonset-model.js';
-import { RetryingQueue } from './key-queue.js';
+import { PodOwnerController } from './pod-owner-controller.js';
 import { currentRevision, ownedPods, pruneRevisions } from './revision-store.js';
-import { controllerRef, isReady, notFoundOk, ownerRefTo } from './workload-model.js';
+import { isReady, notFoundOk, ownerRefTo } from './workload-model.js';
 
-const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 const MAX_BATCH = 500;
 
-export class DaemonSetController {
-  private readonly sets: Informer;
-  private readonly pods: Informer;
+export class DaemonSetController extends PodOwnerController {
   private readonly nodes: Informer;
-  private readonly queue: RetryingQueue;
 
-  constructor(
-    private readonly client: KubeApi,
-    private readonly log: Logger,
-    private readonly events: EventRecorder,
-  ) {
-    this.queue = new RetryingQueue('daemonset-controller', log, (k) => this.sync(k));
-    const onErr = (what: string) => (e: Error) => log.warn(`daemonset-controller: ${what} watch: ${e.message}`);
-    const enq = (o: KObj): void => this.queue.add(keyOf(o));
-    const all = (): void => this.sets.list().forEach(enq);
-    this.sets = new Informer(client, { path: '/apis/apps/v1/daemonsets', onAdd: enq, onUpdate: enq, onDelete: enq, onError: onErr('daemonset') });
-    this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: (p) => this.onPod(p), onUpdate: (p) => this.onPod(p), onDelete: (p) => this.onPod(p), onError: onErr('pod') });
-    this.nodes = new Informer(client, { path: '/api/v1/nodes', onAdd: all, onUpdate: (n, old) => this.onNode(n, old), onDelete: all, onError: onErr('node') });
-  }
-
-  async start(): Promise<void> {
-    await Promise.all([this.sets.start(), this.pods.start(), this.nodes.start()]);
-    for (const ds of this.sets.list()) this.queue.add(keyOf(ds));
-  }
-
-  async stop(): Promise<void> {
-    this.queue.stop();
-    await Promise.all([this.sets.stop(), this.pods.stop(), this.nodes.stop()]);
-  }
-
-  private onPod(p: KObj): void {
-    const ref = controllerRef(p);
-    if (ref?.kind === 'DaemonSet') this.queue.add(`${p.metadata.namespace}/${ref.name}`);
-    else if (!ref) for (const ds of this.sets.list()) if (ds.metadata.namespace === p.metadata.namespace) this.queue.add(keyOf(ds));
+  constructor(client: KubeApi, log: Logger, private readonly events: EventRecorder) {
+    super(client, log, 'daemonset-controller', 'DaemonSet', '/apis/apps/v1/daemonsets');
+    const all = (): void => this.enqueueAll();
+    this.nodes = this.watch({ path: '/api/v1/nodes', onAdd: all, onUpdate: (n, old) => this.onNode(n, old), onDelete: all, onError: this.onError('node') });
   }
 
   /** Only what eligibility reads: labels, taints, unschedulable and Ready (status heartbeats change nothing). */
   private onNode(n: KObj, old?: KObj): void {
     const facts = (x: KObj | undefined): string => JSON.stringify([x?.metadata?.labels, x?.spec?.taints, x?.spec?.unschedulable, isReady(x ?? { metadata: {} })]);
-    if (!old || facts(n) !== facts(old)) for (const ds of this.sets.list()) this.queue.add(keyOf(ds));
+    if (!old || facts(n) !== facts(old)) this.enqueueAll();
   }
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     const base = `/apis/apps/v1/namespaces/${ns}/daemonsets`;
     let ds = await this.client.get(`${base}/${name}`).catch(notFoundOk);

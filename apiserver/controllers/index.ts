@@ -16,6 +16,7 @@ import { DaemonSetController } from './daemonset-controller.js';
 import { StatefulSetController } from './statefulset-controller.js';
 import { PersistentVolumeBinder } from './persistentvolume-binder.js';
 import { LocalPathProvisioner } from './local-path-provisioner.js';
+import { ResourceQuotaController } from './resourcequota-controller.js';
 import { CronJobController } from './cronjob-controller.js';
 import { NamespaceController } from './namespace-controller.js';
 import { DisruptionController } from './disruption-controller.js';
@@ -41,6 +42,7 @@ export const CONTROLLER_NAMES = [
   'ttl-after-finished-controller',
   'garbage-collector-controller',
   'persistentvolume-binder-controller',
+  'resourcequota-controller',
   // k3s's bundled provisioner (and its default StorageClass), run in-process here.
   'local-path-provisioner',
   'namespace-controller',
@@ -141,6 +143,7 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups
     user: 'system:serviceaccount:kube-system:persistent-volume-binder',
     make: (c, log) => new PersistentVolumeBinder(c, log, new ApiEventRecorder(c, { component: 'persistentvolume-controller' }, log)),
   },
+  'resourcequota-controller': { user: 'system:serviceaccount:kube-system:resourcequota-controller', make: (c, log) => new ResourceQuotaController(c, log) },
   'local-path-provisioner': {
     user: 'system:serviceaccount:kube-system:local-path-provisioner-service-account',
     make: (c, log, o) => new LocalPathProvisioner(c, log, new ApiEventRecorder(c, { component: 'rancher.io/local-path' }, log), o.localStoragePath),

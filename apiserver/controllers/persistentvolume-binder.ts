@@ -23,7 +23,7 @@ export class PersistentVolumeBinder {
 
   constructor(
     private readonly client: KubeApi,
-    private readonly log: Logger,
+    log: Logger,
     private readonly events: EventRecorder,
   ) {
     this.queue = new RetryingQueue('persistentvolume-binder-controller', log, (k) => this.sync(k));

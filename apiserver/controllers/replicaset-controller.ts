@@ -6,52 +6,21 @@
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeApiError } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
-import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { selectorString } from '../api/scale.js';
-import { RetryingQueue } from './key-queue.js';
-import { controllerRef, deletionOrder, isActive, isAvailable, isReady, ownerRefTo } from './workload-model.js';
+import { keyOf, PodOwnerController } from './pod-owner-controller.js';
+import { deletionOrder, isActive, isAvailable, isReady, ownerRefTo } from './workload-model.js';
 import { ownedPods } from './revision-store.js';
 
-const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 /** Pods created per round grow 1, 2, 4, … as upstream's slow start, so a bad template fails cheaply. */
 const MAX_BATCH = 500;
 
-export class ReplicaSetController {
-  private readonly sets: Informer;
-  private readonly pods: Informer;
-  private readonly queue: RetryingQueue;
-
-  constructor(
-    private readonly client: KubeApi,
-    private readonly log: Logger,
-    private readonly events: EventRecorder,
-  ) {
-    this.queue = new RetryingQueue('replicaset-controller', log, (k) => this.sync(k));
-    const onErr = (what: string) => (e: Error) => log.warn(`replicaset-controller: ${what} watch: ${e.message}`);
-    const enq = (o: KObj): void => this.queue.add(keyOf(o));
-    this.sets = new Informer(client, { path: '/apis/apps/v1/replicasets', onAdd: enq, onUpdate: enq, onDelete: enq, onError: onErr('replicaset') });
-    this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: (p) => this.onPod(p), onUpdate: (p) => this.onPod(p), onDelete: (p) => this.onPod(p), onError: onErr('pod') });
+export class ReplicaSetController extends PodOwnerController {
+  constructor(client: KubeApi, log: Logger, private readonly events: EventRecorder) {
+    super(client, log, 'replicaset-controller', 'ReplicaSet', '/apis/apps/v1/replicasets');
   }
 
-  async start(): Promise<void> {
-    await Promise.all([this.sets.start(), this.pods.start()]);
-    for (const rs of this.sets.list()) this.queue.add(keyOf(rs));
-  }
-
-  async stop(): Promise<void> {
-    this.queue.stop();
-    await Promise.all([this.sets.stop(), this.pods.stop()]);
-  }
-
-  /** A pod change wakes its owner, or for an orphan every ReplicaSet of its namespace (adoption). */
-  private onPod(p: KObj): void {
-    const ref = controllerRef(p);
-    if (ref?.kind === 'ReplicaSet') this.queue.add(`${p.metadata.namespace}/${ref.name}`);
-    else if (!ref) for (const rs of this.sets.list()) if (rs.metadata.namespace === p.metadata.namespace) this.queue.add(keyOf(rs));
-  }
-
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     const base = `/apis/apps/v1/namespaces/${ns}/replicasets`;
     const rs = await this.client.get(`${base}/${name}`).catch((e: unknown) => {

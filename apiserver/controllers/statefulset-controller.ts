@@ -6,49 +6,18 @@
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeApiError } from '../../kube/client.js';
 import type { EventRecorder, ObjectRef } from '../../kube/events.js';
-import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { RetryingQueue } from './key-queue.js';
+import { PodOwnerController } from './pod-owner-controller.js';
 import { currentRevision, ownedPods, pruneRevisions } from './revision-store.js';
 import { claimsFor, planStatefulSet, podName, podRevision, statefulPod } from './statefulset-model.js';
-import { controllerRef, notFoundOk, ownerRefTo } from './workload-model.js';
+import { notFoundOk, ownerRefTo } from './workload-model.js';
 
-const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
-
-export class StatefulSetController {
-  private readonly sets: Informer;
-  private readonly pods: Informer;
-  private readonly queue: RetryingQueue;
-
-  constructor(
-    private readonly client: KubeApi,
-    private readonly log: Logger,
-    private readonly events: EventRecorder,
-  ) {
-    this.queue = new RetryingQueue('statefulset-controller', log, (k) => this.sync(k));
-    const onErr = (what: string) => (e: Error) => log.warn(`statefulset-controller: ${what} watch: ${e.message}`);
-    const enq = (o: KObj): void => this.queue.add(keyOf(o));
-    this.sets = new Informer(client, { path: '/apis/apps/v1/statefulsets', onAdd: enq, onUpdate: enq, onDelete: enq, onError: onErr('statefulset') });
-    this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: (p) => this.onPod(p), onUpdate: (p) => this.onPod(p), onDelete: (p) => this.onPod(p), onError: onErr('pod') });
+export class StatefulSetController extends PodOwnerController {
+  constructor(client: KubeApi, log: Logger, private readonly events: EventRecorder) {
+    super(client, log, 'statefulset-controller', 'StatefulSet', '/apis/apps/v1/statefulsets');
   }
 
-  async start(): Promise<void> {
-    await Promise.all([this.sets.start(), this.pods.start()]);
-    for (const s of this.sets.list()) this.queue.add(keyOf(s));
-  }
-
-  async stop(): Promise<void> {
-    this.queue.stop();
-    await Promise.all([this.sets.stop(), this.pods.stop()]);
-  }
-
-  private onPod(p: KObj): void {
-    const ref = controllerRef(p);
-    if (ref?.kind === 'StatefulSet') this.queue.add(`${p.metadata.namespace}/${ref.name}`);
-    else if (!ref) for (const s of this.sets.list()) if (s.metadata.namespace === p.metadata.namespace) this.queue.add(keyOf(s));
-  }
-
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     const base = `/apis/apps/v1/namespaces/${ns}/statefulsets`;
     let set = await this.client.get(`${base}/${name}`).catch(notFoundOk);

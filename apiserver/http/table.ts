@@ -242,6 +242,21 @@ const PRINTERS: Record<string, Printer> = {
       return [`${o.metadata.name}${isDefault ? ' (default)' : ''}`, o.provisioner ?? '', o.reclaimPolicy ?? 'Delete', o.volumeBindingMode ?? 'Immediate', o.allowVolumeExpansion ?? false, age(o.metadata.creationTimestamp, now)];
     },
   },
+  resourcequotas: {
+    columns: [col('Name', 0, 'string', 'name'), col('Age'), col('Request'), col('Limit')],
+    row: (o, now) => {
+      // upstream printResourceQuota: "resource: used/hard", limits.* in their own column.
+      const hard = (o.status?.hard ?? {}) as Record<string, string>;
+      const used = (o.status?.used ?? {}) as Record<string, string>;
+      const fmt = (k: string): string => `${k}: ${used[k] ?? '0'}/${hard[k]}`;
+      const keys = Object.keys(o.spec?.hard ?? {}).filter((k) => k in hard).sort();
+      return [o.metadata.name, age(o.metadata.creationTimestamp, now), keys.filter((k) => !k.startsWith('limits.')).map(fmt).join(', '), keys.filter((k) => k.startsWith('limits.')).map(fmt).join(', ')];
+    },
+  },
+  limitranges: {
+    columns: [col('Name', 0, 'string', 'name'), col('Created At')],
+    row: (o) => [o.metadata.name, String(o.metadata.creationTimestamp ?? '')],
+  },
   controllerrevisions: {
     columns: [col('Name', 0, 'string', 'name'), col('Controller'), col('Revision', 0, 'integer'), col('Age')],
     row: (o, now) => {
