@@ -451,4 +451,18 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     kubectl(['delete', 'ingress', 'web']);
     kubectl(['delete', 'priorityclass', 'high']);
   });
+  test('preemption: a high-priority pod that does not fit evicts a lower-priority one (Preempted) and runs in its place', async () => {
+    const cpu = kubectl(['get', 'node', cluster.node.name, '-o', 'jsonpath={.status.allocatable.cpu}']);
+    const milli = cpu.endsWith('m') ? Number(cpu.slice(0, -1)) : Number(cpu) * 1000;
+    kubectl(['create', 'priorityclass', 'bulk', '--value=10']);
+    kubectl(['create', 'priorityclass', 'urgent', '--value=100000']);
+    const sleeper = (name: string, cls: string, m: number) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { priorityClassName: cls, terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'], resources: { requests: { cpu: `${m}m` } } }] } });
+    cluster.apply(sleeper('bulk', 'bulk', Math.floor(milli * 0.7)));
+    await waitFor(() => kubectl(['get', 'pod', 'bulk', '-o', 'jsonpath={.status.phase}']) === 'Running', 60_000, 500, 'bulk running');
+    cluster.apply(sleeper('urgent', 'urgent', Math.floor(milli * 0.5)));
+    await waitFor(() => kubectl(['get', 'pod', 'urgent', '-o', 'jsonpath={.status.phase}']) === 'Running', 90_000, 500, 'urgent running in bulk\'s place');
+    assert.match(kubectl(['get', 'events', '--field-selector', 'involvedObject.name=bulk,reason=Preempted', '-o', 'jsonpath={.items[*].message}']), /^Preempted by pod [\w-]+ on node /);
+    kubectl(['delete', 'pod', 'urgent', '--wait=false']);
+    kubectl(['delete', 'priorityclass', 'bulk', 'urgent']);
+  });
 });

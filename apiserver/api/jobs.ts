@@ -63,6 +63,28 @@ export function validateJob(job: Obj): Cause[] {
     if (!r.onExitCodes === !r.onPodConditions?.length) causes.push({ field: `spec.podFailurePolicy.rules[${i}]`, message: 'Invalid value: specifying one of OnExitCodes and OnPodConditions is required' });
     if (r.onExitCodes && !['In', 'NotIn'].includes(r.onExitCodes.operator)) causes.push({ field: `spec.podFailurePolicy.rules[${i}].onExitCodes.operator`, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(r.onExitCodes.operator ?? '')}: supported values: "In", "NotIn"` });
   });
+  // Indexed-only features (1.32: backoffLimitPerIndex and successPolicy are beta, on by default).
+  const indexed = spec.completionMode === 'Indexed';
+  const set = (v: unknown): boolean => v !== undefined && v !== null;
+  if (set(spec.backoffLimitPerIndex) && !indexed) causes.push({ field: 'spec.backoffLimitPerIndex', message: `Invalid value: ${spec.backoffLimitPerIndex}: requires indexed completion mode` });
+  if (set(spec.maxFailedIndexes)) {
+    if (!set(spec.backoffLimitPerIndex)) causes.push({ field: 'spec.backoffLimitPerIndex', reason: 'FieldValueRequired', message: 'Required value: when maxFailedIndexes is specified' });
+    if (set(spec.completions) && spec.maxFailedIndexes > spec.completions) causes.push({ field: 'spec.maxFailedIndexes', message: `Invalid value: ${spec.maxFailedIndexes}: must be less than or equal to completions` });
+  }
+  ((spec.podFailurePolicy?.rules ?? []) as Obj[]).forEach((r, i) => {
+    if (r.action === 'FailIndex' && !set(spec.backoffLimitPerIndex)) causes.push({ field: `spec.podFailurePolicy.rules[${i}].action`, message: 'Invalid value: "FailIndex": requires the backoffLimitPerIndex to be set' });
+  });
+  if (set(spec.successPolicy)) {
+    const rules = (spec.successPolicy.rules ?? []) as Obj[];
+    if (!indexed) causes.push({ field: 'spec.successPolicy', message: `Invalid value: ${JSON.stringify(spec.successPolicy)}: requires indexed completion mode` });
+    if (!rules.length || rules.length > 20) causes.push({ field: 'spec.successPolicy.rules', reason: rules.length ? 'FieldValueTooMany' : 'FieldValueRequired', message: rules.length ? `Too many: ${rules.length}: must have at most 20 items` : 'Required value' });
+    rules.forEach((r, i) => {
+      if (!set(r.succeededCount) && !set(r.succeededIndexes)) causes.push({ field: `spec.successPolicy.rules[${i}]`, reason: 'FieldValueRequired', message: 'Required value: at least one of succeededCount or succeededIndexes must be specified' });
+      if (set(r.succeededCount) && (r.succeededCount < 0 || (set(spec.completions) && r.succeededCount > spec.completions))) causes.push({ field: `spec.successPolicy.rules[${i}].succeededCount`, message: `Invalid value: ${r.succeededCount}: must be between 0 and completions` });
+      if (set(r.succeededIndexes) && !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(String(r.succeededIndexes))) causes.push({ field: `spec.successPolicy.rules[${i}].succeededIndexes`, message: `Invalid value: ${JSON.stringify(r.succeededIndexes)}: error parsing succeededIndexes` });
+    });
+  }
+  if (set(spec.managedBy) && (String(spec.managedBy).length > 63 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-A-Za-z0-9_.\/]+$/.test(String(spec.managedBy)))) causes.push({ field: 'spec.managedBy', message: `Invalid value: ${JSON.stringify(spec.managedBy)}: must be a domain-prefixed path of at most 63 characters (such as "acme.io/foo")` });
   const sel = spec.selector as Obj | undefined;
   const labels = (spec.template?.metadata?.labels ?? {}) as Record<string, string>;
   // Without manualSelector the selector is generated (after this first validation on create).
@@ -88,6 +110,8 @@ export function validateJobUpdate(next: Obj, cur: Obj): Cause[] {
   if (canon(n.selector) !== canon(o.selector)) causes.push(immutable('selector', n.selector));
   if (canon(n.template) !== canon(o.template)) causes.push(immutable('template', n.template));
   if (n.completionMode !== o.completionMode) causes.push(immutable('completionMode', n.completionMode));
+  if ((n.managedBy ?? null) !== (o.managedBy ?? null)) causes.push(immutable('managedBy', n.managedBy));
+  if (canon(n.successPolicy) !== canon(o.successPolicy)) causes.push(immutable('successPolicy', n.successPolicy));
   if (n.completions !== o.completions && !(n.completionMode === 'Indexed' && n.completions === n.parallelism)) causes.push(immutable('completions', n.completions));
   return causes;
 }

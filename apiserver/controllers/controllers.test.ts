@@ -72,6 +72,38 @@ test('a pod that fits nowhere stays Pending with Unschedulable and FailedSchedul
   }
 });
 
+test('priority: the higher pod is scheduled first, and preempts a lower one (DisruptionTarget, Preempted, nominatedNodeName) to get room', async () => {
+  const { client, log } = setup();
+  await client.create('/api/v1/nodes', readyNode('n1', '1'));
+  for (const [name, value] of [['low', 10], ['high', 1000]] as const) await client.create('/apis/scheduling.k8s.io/v1/priorityclasses', { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value });
+  // Both wait before the scheduler starts; only one fits: the higher goes first though it came second.
+  await client.create('/api/v1/namespaces/default/pods', podBody('first-low', '800m', { priorityClassName: 'low' }));
+  await client.create('/api/v1/namespaces/default/pods', podBody('second-high', '800m', { priorityClassName: 'high' }));
+  const s = new Scheduler(client, log, new ApiEventRecorder(client, { component: 'default-scheduler' }, log), { retryMs: 60_000 });
+  await s.start();
+  try {
+    assert.equal(await waitFor(async () => (await client.get('/api/v1/namespaces/default/pods/second-high')).spec.nodeName, 3000, 20, 'high bound'), 'n1');
+    assert.equal((await client.get('/api/v1/namespaces/default/pods/first-low')).spec.nodeName, undefined);
+    // Now a bound low pod, and a high one that needs its room.
+    await client.delete('/api/v1/namespaces/default/pods/second-high', { gracePeriodSeconds: 0 });
+    await waitFor(async () => (await client.get('/api/v1/namespaces/default/pods/first-low')).spec.nodeName === 'n1', 3000, 20, 'low bound');
+    await client.create('/api/v1/namespaces/default/pods', podBody('vip', '500m', { priorityClassName: 'high' }));
+    const victim = await waitFor(async () => {
+      const p = await client.get('/api/v1/namespaces/default/pods/first-low');
+      return p.metadata.deletionTimestamp ? p : undefined;
+    }, 3000, 20, 'the low pod preempted');
+    assert.deepEqual(victim.status.conditions.find((c: any) => c.type === 'DisruptionTarget')?.reason, 'PreemptionByScheduler');
+    const vip = await client.get('/api/v1/namespaces/default/pods/vip');
+    assert.equal(vip.status.nominatedNodeName, 'n1');
+    assert.match((await events(client, 'first-low')).find((e) => e.reason === 'Preempted')?.message ?? '', new RegExp(`^Preempted by pod ${vip.metadata.uid} on node n1$`));
+    // The kubelet finishes the victim: the preemptor is bound.
+    await client.delete('/api/v1/namespaces/default/pods/first-low', { gracePeriodSeconds: 0 });
+    assert.equal(await waitFor(async () => (await client.get('/api/v1/namespaces/default/pods/vip')).spec.nodeName, 3000, 20, 'vip bound'), 'n1');
+  } finally {
+    await s.stop();
+  }
+});
+
 test('node lifecycle: a silent lease makes the node Unknown and tainted, marks its pods not Ready, evicts the intolerant; a live one recovers', async () => {
   const { client, log } = setup();
   await client.create('/api/v1/nodes', readyNode('n1'));

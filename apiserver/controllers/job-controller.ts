@@ -11,7 +11,7 @@ import { rfc3339 } from '../../kube/time.js';
 import { RetryingQueue } from './key-queue.js';
 import { controllerRef, notFoundOk, isReady, ownedBy, ownerRefTo } from './workload-model.js';
 import {
-  completionsReached, condition, failureBackoffMs, formatIndexes, hasTrackingFinalizer, indexesToCreate, isFinished, isIndexed, isPodActive,
+  completionsReached, condition, exhaustedIndexes, failureBackoffMs, indexFailures, JOB_CONTROLLER_NAME, matchSuccessPolicy, formatIndexes, hasTrackingFinalizer, indexesToCreate, isFinished, isIndexed, isPodActive,
   isTerminating, JOB_TRACKING_FINALIZER, jobCondition, LABEL_CONTROLLER_UID, newlyFinished, parseIndexes, podFor, podIndex, podsToCreate, setCondition,
 } from './job-model.js';
 
@@ -79,6 +79,8 @@ export class JobController {
     const [ns, name] = key.split('/') as [string, string];
     let job = await this.client.get(`/apis/batch/v1/namespaces/${ns}/jobs/${name}`).catch(notFoundOk);
     if (!job || job.metadata.deletionTimestamp) return;
+    // spec.managedBy: another controller (e.g. MultiKueue) runs this Job.
+    if (job.spec?.managedBy && job.spec.managedBy !== JOB_CONTROLLER_NAME) return;
     const ref: ObjectRef = { kind: 'Job', apiVersion: 'batch/v1', namespace: ns, name, uid: job.metadata.uid };
     const uid = job.metadata.uid as string;
     const pods = ((await this.client.get(`/api/v1/namespaces/${ns}/pods`, { labelSelector: `${LABEL_CONTROLLER_UID}=${uid}` })).items as KObj[]).filter((p) => ownedBy(p, job!));
@@ -112,6 +114,12 @@ export class JobController {
       }
     }
     status.uncountedTerminatedPods = {};
+    // backoffLimitPerIndex: indexes past their limit (or failed by a FailIndex rule) are failed for good.
+    if (job!.spec?.backoffLimitPerIndex !== undefined && job!.spec?.backoffLimitPerIndex !== null) {
+      const failedIdx = parseIndexes(status.failedIndexes);
+      for (const i of [...exhaustedIndexes(job!, pods), ...fin.failIndexes]) if (!parseIndexes(status.completedIndexes).has(i)) failedIdx.add(i);
+      status.failedIndexes = formatIndexes(failedIdx);
+    }
     if (isFinished(job!)) {
       for (const p of pods) if (hasTrackingFinalizer(p)) await this.dropFinalizer(p);
       await this.writeStatus(job!, { ...status, active: 0, ready: 0, terminating: pods.filter(isTerminating).length });
@@ -148,7 +156,11 @@ export class JobController {
       const started = Date.parse(status.startTime);
       let reason = '';
       let message = '';
+      const failedIdx = parseIndexes(status.failedIndexes);
+      const maxFailedIndexes = job!.spec?.maxFailedIndexes as number | undefined;
       if (fin.failJob) [reason, message] = ['PodFailurePolicy', fin.failJob];
+      else if (maxFailedIndexes !== undefined && maxFailedIndexes !== null && failedIdx.size > maxFailedIndexes) [reason, message] = ['MaxFailedIndexesExceeded', 'Job has exceeded the specified maximum number of failed indexes'];
+      else if (failedIdx.size && completed.size + failedIdx.size >= (job!.spec?.completions ?? 1) && !active.some((p) => !failedIdx.has(podIndex(p) ?? -1))) [reason, message] = ['FailedIndexes', 'Job has failed indexes'];
       else if (failed > (job!.spec?.backoffLimit ?? 6)) [reason, message] = ['BackoffLimitExceeded', 'Job has reached the specified backoff limit'];
       else if (deadline !== undefined && deadline !== null && now >= started + deadline * 1000) [reason, message] = ['DeadlineExceeded', 'Job was active longer than specified deadline'];
       else if (deadline !== undefined && deadline !== null) this.queue.later(key, started + deadline * 1000 - now + 50);
@@ -167,12 +179,15 @@ export class JobController {
       return;
     }
 
-    // Success: SuccessCriteriaMet first; Complete once no pod runs.
-    if (completionsReached(job!, succeeded, active.length, completed)) {
-      conditions = setCondition(conditions, jobCondition('SuccessCriteriaMet', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', nowStr));
+    // Success: SuccessCriteriaMet first (completions, or a successPolicy rule); Complete once no pod runs.
+    const policy = isIndexed(job!) ? matchSuccessPolicy(job!, completed) : undefined;
+    const met = condition(job!, 'SuccessCriteriaMet');
+    const [why, text] = met ? [met.reason, met.message] : policy ? ['SuccessPolicy', policy] : ['CompletionsReached', 'Reached expected number of succeeded pods'];
+    if (met || policy || completionsReached(job!, succeeded, active.length, completed)) {
+      conditions = setCondition(conditions, jobCondition('SuccessCriteriaMet', 'True', why, text, nowStr));
       if (active.length) await this.deletePods(ref, active);
       if (!terminating.length) {
-        conditions = setCondition(conditions, jobCondition('Complete', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', nowStr));
+        conditions = setCondition(conditions, jobCondition('Complete', 'True', why, text, nowStr));
         status.completionTime = nowStr;
         this.events.event(ref, 'Normal', 'Completed', 'Job completed');
       }
@@ -187,9 +202,10 @@ export class JobController {
     if (waitMs > 0) this.queue.later(key, waitMs + 50);
     else if (!blocked) {
       const room = Math.max(0, (job!.spec?.parallelism ?? 1) - active.length);
-      const indexes: (number | undefined)[] = isIndexed(job!) ? indexesToCreate(job!, active, completed, room) : Array.from({ length: podsToCreate(job!, active.length, succeeded) }, () => undefined);
+      const done = new Set([...completed, ...parseIndexes(status.failedIndexes)]);
+      const indexes: (number | undefined)[] = isIndexed(job!) ? indexesToCreate(job!, active, done, room) : Array.from({ length: podsToCreate(job!, active.length, succeeded) }, () => undefined);
       const owner = ownerRefTo(job!);
-      const results = await Promise.allSettled(indexes.map((i) => this.client.create(`/api/v1/namespaces/${ns}/pods`, podFor(job!, i, owner))));
+      const results = await Promise.allSettled(indexes.map((i) => this.client.create(`/api/v1/namespaces/${ns}/pods`, podFor(job!, i, owner, i === undefined ? 0 : indexFailures(job!, pods, i)))));
       for (const r of results) {
         if (r.status === 'fulfilled') {
           created++;

@@ -100,11 +100,13 @@ export interface Counted {
   ignored: KObj[];
   /** The first FailJob match, which fails the Job. */
   failJob?: string;
+  /** Indexes a FailIndex rule failed at once (backoffLimitPerIndex). */
+  failIndexes: number[];
 }
 
 /** Finished pods that still carry the tracking finalizer and are not recorded yet. (Pods the controller deletes itself lose the finalizer first and are never counted.) */
 export function newlyFinished(job: KObj, pods: KObj[]): Counted {
-  const out: Counted = { succeeded: [], failed: [], ignored: [] };
+  const out: Counted = { succeeded: [], failed: [], ignored: [], failIndexes: [] };
   const un = (job.status?.uncountedTerminatedPods ?? {}) as { succeeded?: string[]; failed?: string[] };
   const seen = new Set([...(un.succeeded ?? []), ...(un.failed ?? [])]);
   for (const p of pods) {
@@ -116,6 +118,7 @@ export function newlyFinished(job: KObj, pods: KObj[]): Counted {
       else {
         out.failed.push(p);
         if (m?.action === 'FailJob' && !out.failJob) out.failJob = m.message;
+        if (m?.action === 'FailIndex' && podIndex(p) !== undefined) out.failIndexes.push(podIndex(p)!);
       }
     }
   }
@@ -156,7 +159,37 @@ export function failureBackoffMs(failures: number): number {
 }
 
 /** A pod of the Job from its template (labels, finalizer, owner; index, env and hostname for Indexed). */
-export function podFor(job: KObj, index: number | undefined, ownerRef: KObj): KObj {
+export const INDEX_FAILURE_COUNT = 'batch.kubernetes.io/job-index-failure-count';
+/** The controller a Job's spec.managedBy names when the built-in one runs it. */
+export const JOB_CONTROLLER_NAME = 'kubernetes.io/job-controller';
+
+/** How often an index has failed: one more than the count its latest failed pod carried (upstream getNewIndexFailureCounts). */
+export function indexFailures(job: KObj, pods: KObj[], index: number): number {
+  let n = 0;
+  for (const p of pods) if (podIndex(p) === index && isPodFailed(job, p)) n = Math.max(n, Number(p.metadata.annotations?.[INDEX_FAILURE_COUNT] ?? 0) + 1);
+  return n;
+}
+
+/** backoffLimitPerIndex: the indexes whose failures passed their limit. */
+export function exhaustedIndexes(job: KObj, pods: KObj[]): number[] {
+  const limit = job.spec?.backoffLimitPerIndex;
+  if (limit === undefined || limit === null || !isIndexed(job)) return [];
+  const idx = new Set(pods.filter((p) => isPodFailed(job, p)).map(podIndex).filter((i): i is number => i !== undefined));
+  return [...idx].filter((i) => indexFailures(job, pods, i) > limit);
+}
+
+/** successPolicy (Indexed Jobs): the first rule the completed indexes satisfy, as "Matched rules at index N". */
+export function matchSuccessPolicy(job: KObj, completed: Set<number>): string | undefined {
+  for (const [i, r] of ((job.spec?.successPolicy?.rules ?? []) as KObj[]).entries()) {
+    const want = r.succeededIndexes !== undefined ? parseIndexes(r.succeededIndexes) : undefined;
+    const have = want ? [...want].filter((x) => completed.has(x)).length : completed.size;
+    const ok = r.succeededCount !== undefined && r.succeededCount !== null ? have >= r.succeededCount : want !== undefined && have === want.size;
+    if (ok) return `Matched rules at index ${i}`;
+  }
+  return undefined;
+}
+
+export function podFor(job: KObj, index: number | undefined, ownerRef: KObj, indexFailureCount = 0): KObj {
   const t = (job.spec?.template ?? {}) as KObj;
   const spec = structuredClone(t.spec ?? {}) as KObj;
   const labels = { ...((t.metadata?.labels ?? {}) as Record<string, string>) };
@@ -165,6 +198,7 @@ export function podFor(job: KObj, index: number | undefined, ownerRef: KObj): KO
   if (index !== undefined) {
     annotations[COMPLETION_INDEX] = String(index);
     labels[COMPLETION_INDEX] = String(index);
+    if (job.spec?.backoffLimitPerIndex !== undefined && job.spec?.backoffLimitPerIndex !== null) annotations[INDEX_FAILURE_COUNT] = String(indexFailureCount);
     spec.hostname ??= `${name}-${index}`;
     const env = { name: 'JOB_COMPLETION_INDEX', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: `metadata.annotations['${COMPLETION_INDEX}']` } } };
     for (const c of [...((spec.initContainers ?? []) as KObj[]), ...((spec.containers ?? []) as KObj[])]) {

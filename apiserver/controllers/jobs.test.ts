@@ -11,7 +11,7 @@ import type { KObj } from '../../kube/client.js';
 import { JobController } from './job-controller.js';
 import { TtlAfterFinishedController } from './ttl-after-finished.js';
 import { GarbageCollector } from './garbage-collector.js';
-import { completionsReached, failureBackoffMs, formatIndexes, indexesToCreate, JOB_TRACKING_FINALIZER, matchPodFailurePolicy, parseIndexes, podFor, podsToCreate } from './job-model.js';
+import { completionsReached, exhaustedIndexes, failureBackoffMs, formatIndexes, indexesToCreate, indexFailures, JOB_TRACKING_FINALIZER, matchPodFailurePolicy, matchSuccessPolicy, parseIndexes, podFor, podsToCreate } from './job-model.js';
 
 const JOBS = '/apis/batch/v1/namespaces/default/jobs';
 const PODS = '/api/v1/namespaces/default/pods';
@@ -165,6 +165,65 @@ test('suspend deletes the running pods without counting them (Suspended), resumi
     await waitFor(async () => (await jobPods(c.client, 's')).length === 2, 5000, 20);
     const r = await c.client.get(`${JOBS}/s`);
     assert.equal(r.status.conditions.find((x: KObj) => x.type === 'Suspended').reason, 'JobResumed');
+  } finally {
+    await c.stop();
+  }
+});
+
+test('backoffLimitPerIndex (failedIndexes, FailedIndexes, MaxFailedIndexesExceeded, FailIndex), successPolicy and managedBy', async () => {
+  const failedPod = (i: number, count: number) => ({ metadata: { annotations: { 'batch.kubernetes.io/job-completion-index': String(i), 'batch.kubernetes.io/job-index-failure-count': String(count) } }, status: { phase: 'Failed' } });
+  const perIndex = { metadata: { name: 'x' }, spec: { completionMode: 'Indexed', completions: 3, backoffLimitPerIndex: 1 } };
+  assert.equal(indexFailures(perIndex, [failedPod(1, 0), failedPod(1, 1), failedPod(2, 0)], 1), 2);
+  assert.deepEqual(exhaustedIndexes(perIndex, [failedPod(1, 0), failedPod(1, 1), failedPod(2, 0)]), [1]);
+  assert.equal(matchSuccessPolicy({ spec: { successPolicy: { rules: [{ succeededIndexes: '0-2', succeededCount: 2 }, { succeededIndexes: '4' }] } } }, new Set([4])), 'Matched rules at index 1');
+  assert.equal(matchSuccessPolicy({ spec: { successPolicy: { rules: [{ succeededIndexes: '0-2', succeededCount: 2 }] } } }, new Set([0, 3])), undefined);
+
+  const c = await cluster();
+  const indexed = (name: string, spec: KObj) => job(name, { completionMode: 'Indexed', completions: 3, parallelism: 3, ...spec });
+  const byIndex = async (name: string) => new Map((await jobPods(c.client, name)).map((p) => [Number(p.metadata.annotations['batch.kubernetes.io/job-completion-index']), p]));
+  const failedWith = async (name: string) => waitFor(async () => {
+    const x = await c.client.get(`${JOBS}/${name}`);
+    return cond(x, 'Failed') ? x : undefined;
+  }, 5000, 20, `${name} Failed`);
+  try {
+    await c.client.create(JOBS, indexed('per', { backoffLimitPerIndex: 0 }));
+    await waitFor(async () => (await byIndex('per')).size === 3, 5000, 20, 'three indexes');
+    let pods = await byIndex('per');
+    assert.equal(pods.get(0)!.metadata.annotations['batch.kubernetes.io/job-index-failure-count'], '0');
+    await finish(c.client, pods.get(1)!, 'Failed');
+    await waitFor(async () => (await c.client.get(`${JOBS}/per`)).status?.failedIndexes === '1', 5000, 20, 'index 1 failed for good');
+    await finish(c.client, pods.get(0)!, 'Succeeded');
+    await finish(c.client, pods.get(2)!, 'Succeeded');
+    let j = await failedWith('per');
+    assert.deepEqual([cond(j, 'Failed')!.reason, cond(j, 'Failed')!.message, j.status.completedIndexes, j.status.failedIndexes], ['FailedIndexes', 'Job has failed indexes', '0,2', '1']);
+    assert.equal((await jobPods(c.client, 'per')).length, 3, 'the failed index was not retried');
+
+    await c.client.create(JOBS, indexed('max', { backoffLimitPerIndex: 0, maxFailedIndexes: 0 }));
+    await waitFor(async () => (await byIndex('max')).size === 3, 5000, 20, 'three indexes');
+    await finish(c.client, (await byIndex('max')).get(2)!, 'Failed');
+    j = await failedWith('max');
+    assert.deepEqual([cond(j, 'Failed')!.reason, cond(j, 'Failed')!.message], ['MaxFailedIndexesExceeded', 'Job has exceeded the specified maximum number of failed indexes']);
+
+    await c.client.create(JOBS, indexed('rule', { backoffLimitPerIndex: 5, podFailurePolicy: { rules: [{ action: 'FailIndex', onExitCodes: { operator: 'In', values: [42] } }] } }));
+    await waitFor(async () => (await byIndex('rule')).size === 3, 5000, 20, 'three indexes');
+    await finish(c.client, (await byIndex('rule')).get(0)!, 'Failed', 42);
+    await waitFor(async () => (await c.client.get(`${JOBS}/rule`)).status?.failedIndexes === '0', 5000, 20, 'FailIndex');
+
+    await c.client.create(JOBS, job('leader', { completionMode: 'Indexed', completions: 5, parallelism: 5, successPolicy: { rules: [{ succeededIndexes: '0' }] } }));
+    await waitFor(async () => (await byIndex('leader')).size === 5, 5000, 20, 'five indexes');
+    pods = await byIndex('leader');
+    await finish(c.client, pods.get(0)!, 'Succeeded');
+    j = await waitFor(async () => {
+      const x = await c.client.get(`${JOBS}/leader`);
+      return cond(x, 'Complete') ? x : undefined;
+    }, 5000, 20, 'complete by its success policy');
+    assert.deepEqual([cond(j, 'SuccessCriteriaMet')!.reason, cond(j, 'Complete')!.message], ['SuccessPolicy', 'Matched rules at index 0']);
+    assert.equal((await jobPods(c.client, 'leader')).filter((p) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded').length, 0, 'the other indexes are stopped');
+
+    await c.client.create(JOBS, job('elsewhere', { managedBy: 'example.com/multikueue' }));
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await jobPods(c.client, 'elsewhere')).length, 0, 'another controller runs it');
+    await assert.rejects(c.client.create(JOBS, job('bad', { backoffLimitPerIndex: 1 })), (e: unknown) => (e as { code?: number }).code === 422 && /spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode/.test((e as Error).message));
   } finally {
     await c.stop();
   }

@@ -5,7 +5,11 @@ export class KeyQueue<V> {
   private readonly items = new Map<string, V>();
   private draining = false;
 
-  constructor(private readonly handle: (key: string, value: V) => Promise<void>) {}
+  /** `before(a, b)`: whether key a should be handled before key b (else arrival order), e.g. by pod priority. */
+  constructor(
+    private readonly handle: (key: string, value: V) => Promise<void>,
+    private readonly before?: (a: string, b: string) => boolean,
+  ) {}
 
   add(key: string, value: V): void {
     if (!this.items.has(key)) this.items.set(key, value);
@@ -21,7 +25,8 @@ export class KeyQueue<V> {
   private async drain(): Promise<void> {
     try {
       while (this.items.size) {
-        const [key, value] = this.items.entries().next().value!;
+        let [key, value] = this.items.entries().next().value!;
+        if (this.before) for (const [k, v] of this.items) if (this.before(k, key)) [key, value] = [k, v];
         this.items.delete(key);
         await this.handle(key, value);
       }

@@ -8,7 +8,7 @@ import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
-import { fitErrorMessage, leastAllocatedScore, unfit } from './scheduling.js';
+import { fitErrorMessage, leastAllocatedScore, pickPreemptionNode, type PreemptionCandidate, unfit, victimsOn } from './scheduling.js';
 import { KeyQueue } from './key-queue.js';
 import { allBound, ANN_SELECTED_NODE, claimNamesOf, claimsAwaitingNode, classOf, type PodVolumes, volumeNodeReason, volumePreFilter } from './volume-binding-model.js';
 import { notFoundOk } from './workload-model.js';
@@ -21,10 +21,14 @@ const terminal = (p: KObj): boolean => p.status?.phase === 'Succeeded' || p.stat
 export class Scheduler {
   private readonly pods: Informer;
   private readonly nodes: Informer;
-  private readonly queue = new KeyQueue<undefined>(async (k) => {
-    const p = this.pods.cache.get(k);
-    if (p && this.wants(p)) await this.scheduleOne(p);
-  });
+  /** The activeQ's order: higher spec.priority first, then arrival (upstream's PrioritySort). */
+  private readonly queue = new KeyQueue<undefined>(
+    async (k) => {
+      const p = this.pods.cache.get(k);
+      if (p && this.wants(p)) await this.scheduleOne(p);
+    },
+    (a, b) => (this.pods.cache.get(a)?.spec?.priority ?? 0) > (this.pods.cache.get(b)?.spec?.priority ?? 0),
+  );
   private readonly unschedulable = new Set<string>();
   /** Bound by us but not yet seen bound in the watch: pod uid -> node. */
   private readonly assumed = new Map<string, string>();
@@ -124,6 +128,36 @@ export class Scheduler {
     }
   }
 
+  /**
+   * DefaultPreemption (PostFilter): for a pod that fits nowhere, the node where
+   * evicting the fewest, least important lower-priority pods makes room; they
+   * are deleted (DisruptionTarget PreemptionByScheduler, a Preempted event)
+   * and the pod is nominated there, to be bound once they are gone.
+   */
+  private async preempt(pod: KObj, nodes: KObj[]): Promise<void> {
+    if ((pod.spec?.preemptionPolicy ?? 'PreemptLowerPriority') === 'Never') return;
+    // Already nominated and its victims still terminating: wait for them rather than preempt again.
+    const nominated = pod.status?.nominatedNodeName;
+    if (nominated && this.podsOn(nominated).some((p) => p.metadata.deletionTimestamp && (p.spec?.priority ?? 0) < (pod.spec?.priority ?? 0))) return;
+    const cands: PreemptionCandidate[] = [];
+    for (const n of nodes) {
+      const victims = victimsOn(pod, n, this.podsOn(n.metadata.name));
+      if (victims) cands.push({ node: n.metadata.name, victims });
+    }
+    const pick = pickPreemptionNode(cands);
+    if (!pick) return;
+    const who = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    for (const v of pick.victims) {
+      const path = `/api/v1/namespaces/${v.metadata.namespace}/pods/${v.metadata.name}`;
+      const condition = { type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler', message: `${SCHEDULER_NAME}: preempting to accommodate a higher priority pod`, lastTransitionTime: rfc3339() };
+      await this.client.patch(`${path}/status`, { metadata: { uid: v.metadata.uid }, status: { conditions: [condition] } }, 'strategic').catch((e: Error) => this.log.debug(`scheduler: condition on victim ${v.metadata.name}: ${e.message}`));
+      await this.client.delete(path).catch(notFoundOk);
+      this.events.event({ kind: 'Pod', namespace: v.metadata.namespace, name: v.metadata.name, uid: v.metadata.uid }, 'Normal', 'Preempted', `Preempted by pod ${pod.metadata.uid} on node ${pick.node}`);
+    }
+    this.log.info(`scheduler: preempted ${pick.victims.length} pod(s) on ${pick.node} for ${who}`);
+    await this.client.patch(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, { metadata: { uid: pod.metadata.uid }, status: { nominatedNodeName: pick.node } }, 'strategic').catch((e: Error) => this.log.debug(`scheduler: nominating ${who}: ${e.message}`));
+  }
+
   /** One scheduling cycle: filter, score, bind (or report why not). */
   async scheduleOne(pod: KObj): Promise<void> {
     const nodes = this.nodes.list();
@@ -151,6 +185,7 @@ export class Scheduler {
     const ref = { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid };
     if (!best.length) {
       await this.unschedulableNow(pod, fitErrorMessage(nodes.length, perNode));
+      await this.preempt(pod, nodes);
       return;
     }
     // Ties go to a random node, as upstream's selectHost, so equal nodes share the load.

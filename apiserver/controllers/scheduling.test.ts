@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { effectiveTaints, fitErrorMessage, leastAllocatedScore, podRequest, tolerates, unfit } from './scheduling.js';
+import { effectiveTaints, fitErrorMessage, leastAllocatedScore, pickPreemptionNode, podRequest, tolerates, unfit, victimsOn } from './scheduling.js';
 
 const node = (name: string, o: { cpu?: string; memory?: string; pods?: string; labels?: Record<string, string>; taints?: object[]; ready?: string; unschedulable?: boolean } = {}) => ({
   metadata: { name, labels: { 'kubernetes.io/hostname': name, ...(o.labels ?? {}) } },
@@ -55,4 +55,20 @@ test('least requested scoring prefers the emptier node; the FitError message is 
     fitErrorMessage(3, [['Insufficient cpu'], ['node(s) had untolerated taint {node.kubernetes.io/unreachable: }'], ['Insufficient cpu', 'Insufficient memory']]),
     '0/3 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 2 Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.',
   );
+});
+
+test('preemption: the fewest, least important lower-priority victims that make room, and the node where they matter least', () => {
+  const n = node('a', { cpu: '1' });
+  const low = (name: string, cpu: string, priority: number, start = '2026-01-01T00:00:00Z') => ({ metadata: { name, namespace: 'default', creationTimestamp: start }, spec: { priority, containers: [{ name: 'c', image: 'i', resources: { requests: { cpu } } }] } });
+  const high = { ...pod({ priority: 1000 }, { cpu: '600m' }) };
+  const victims = victimsOn(high, n, [low('small', '300m', 10), low('big', '500m', 0), low('peer', '100m', 1000)]);
+  assert.deepEqual(victims?.map((p) => p.metadata.name), ['big'], 'the higher of the lower-priority pods is reprieved when it can be');
+  assert.equal(victimsOn(high, n, [low('peer', '900m', 1000)]), undefined, 'equal priority is never a victim');
+  assert.equal(victimsOn(high, node('t', { cpu: '1', taints: [{ key: 'x', effect: 'NoSchedule' }] }), [low('l', '900m', 0)]), undefined, 'evictions cannot cure a taint');
+  const pick = pickPreemptionNode([
+    { node: 'a', victims: [low('a1', '1', 500)] },
+    { node: 'b', victims: [low('b1', '1', 100), low('b2', '1', 100)] },
+    { node: 'c', victims: [low('c1', '1', 100)] },
+  ]);
+  assert.equal(pick?.node, 'c', 'lowest highest-victim priority, then fewer victims');
 });

@@ -148,3 +148,45 @@ export function fitErrorMessage(nodeCount: number, perNode: string[][]): string 
   const preemption = perNode.map((rs) => (rs.every((r) => RESOURCE_REASONS.has(r)) ? 'No preemption victims found for incoming pod' : 'Preemption is not helpful for scheduling'));
   return `0/${nodeCount} nodes are available: ${count(perNode.flat())}. preemption: 0/${nodeCount} nodes are available: ${count(preemption)}.`;
 }
+
+const priorityOf = (p: Obj): number => p.spec?.priority ?? 0;
+const startOf = (p: Obj): number => Date.parse(p.status?.startTime ?? p.metadata?.creationTimestamp ?? '') || 0;
+
+export interface PreemptionCandidate {
+  node: string;
+  victims: Obj[];
+}
+
+/**
+ * DefaultPreemption's selectVictimsOnNode: if removing every lower-priority
+ * pod (not already going) lets the pod fit, the victims are those that cannot
+ * be reprieved, trying the highest priority first; else undefined.
+ */
+export function victimsOn(pod: Obj, node: Obj, podsOnNode: Obj[]): Obj[] | undefined {
+  const lower = podsOnNode.filter((p) => priorityOf(p) < priorityOf(pod) && !p.metadata?.deletionTimestamp);
+  if (!lower.length) return undefined;
+  const kept = podsOnNode.filter((p) => !lower.includes(p));
+  if (unfit(pod, node, kept).length) return undefined;
+  const victims: Obj[] = [];
+  for (const p of [...lower].sort((a, b) => priorityOf(b) - priorityOf(a) || startOf(a) - startOf(b))) {
+    if (unfit(pod, node, [...kept, p]).length === 0) kept.push(p);
+    else victims.push(p);
+  }
+  return victims.length ? victims : undefined;
+}
+
+/** pickOneNodeForPreemption: the lowest highest-victim priority, then the smallest priority sum, the fewest victims, the latest start. */
+export function pickPreemptionNode(cands: PreemptionCandidate[]): PreemptionCandidate | undefined {
+  const key = (c: PreemptionCandidate): number[] => [
+    Math.max(...c.victims.map(priorityOf)),
+    c.victims.reduce((s, p) => s + priorityOf(p) + 2147483648, 0),
+    c.victims.length,
+    -Math.max(...c.victims.filter((p) => priorityOf(p) === Math.max(...c.victims.map(priorityOf))).map(startOf)),
+  ];
+  return [...cands].sort((a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i]! - kb[i]!;
+    return a.node.localeCompare(b.node);
+  })[0];
+}
