@@ -11,8 +11,10 @@ import { VolumeError } from './projections.js';
 export async function setUpEmptyDir(v: Volume, dir: string): Promise<void> {
   if (v.emptyDir?.medium === 'Memory') await mountTmpfs(dir, v.emptyDir.sizeLimit ? parseQuantity(v.emptyDir.sizeLimit) : undefined);
   else await fsp.mkdir(dir, { recursive: true });
-  // World-writable as upstream: any container user may use it.
-  await fsp.chmod(dir, 0o777);
+  // World-writable as upstream: any container user may use it. Set up again on every sync: the setgid bit
+  // fsGroup put there stays.
+  const st = await fsp.stat(dir);
+  if ((st.mode & 0o777) !== 0o777) await fsp.chmod(dir, (st.mode & 0o7000) | 0o777);
 }
 
 const CHECKS: Record<string, [string, (s: fs.Stats) => boolean]> = {

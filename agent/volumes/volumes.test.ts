@@ -131,6 +131,8 @@ test('persistentVolumeClaim volumes: the bound volume\'s hostPath or local path;
   const scratch = fs.statSync(v.get('scratch')!.hostPath);
   assert.equal(scratch.gid, 2345, 'emptyDir gets the fsGroup');
   assert.ok(scratch.mode & 0o2000, 'setgid, so new files inherit the group');
+  await vm.setUp(p, { podIP: '10.0.0.5', hostIP: '10.0.0.1' });
+  assert.ok(fs.statSync(v.get('scratch')!.hostPath).mode & 0o2000, 'still setgid after the next sync sets the volumes up again');
   await assert.rejects(vm.setUp(pod([{ name: 'w', persistentVolumeClaim: { claimName: 'wait' } }]), { podIP: '', hostIP: '' }), (e: unknown) => e instanceof MountError && /PVC ns\/wait has non-bound phase \("Pending"\) or empty pvc.Spec.VolumeName \(""\)/.test(e.message));
   await assert.rejects(vm.setUp(pod([{ name: 'm', persistentVolumeClaim: { claimName: 'nope' } }]), { podIP: '', hostIP: '' }), (e: unknown) => e instanceof MountError && /persistentvolumeclaims "nope" not found/.test(e.message));
 
