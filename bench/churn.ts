@@ -11,7 +11,7 @@ import path from 'node:path';
 import { APP_IMAGE, e2eSkipReason } from '../e2e/harness.js';
 import { TestCluster } from '../e2e/cluster.js';
 import { waitFor } from '../e2e/proc.js';
-import { rssKiB } from './stats.js';
+import { rssKiB, runBench } from './stats.js';
 
 const MINUTES = Number(process.env.BENCH_MINUTES ?? 60);
 const PODS = Number(process.env.BENCH_PODS ?? 100);
@@ -135,10 +135,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    process.stderr.write(`${e.stack ?? e.message}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

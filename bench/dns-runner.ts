@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startTestApiServer } from '../apiserver/testing.js';
 import { REPO } from '../e2e/harness.js';
-import { percentile, rssKiB } from './stats.js';
+import { percentile, rssKiB, runBench } from './stats.js';
 
 const DNS_PORT = 5300;
 const FLOOR_PORT = 5301;
@@ -122,10 +122,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    process.stderr.write(`${e.stack ?? e.message}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -8,7 +8,7 @@
 import { APP_IMAGE, e2eSkipReason } from '../e2e/harness.js';
 import { TestCluster } from '../e2e/cluster.js';
 import { waitFor } from '../e2e/proc.js';
-import { cpuSeconds } from './stats.js';
+import { cpuSeconds, runBench } from './stats.js';
 
 const N = Number(process.env.BENCH_JOBS ?? 1000);
 const spec = { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['true'] }] };
@@ -61,10 +61,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    process.stderr.write(`${e.stack ?? e.message}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { startTestApiServer } from '../apiserver/testing.js';
 import { PodNetwork, execIp, type IpCommand } from '../agent/network/network.js';
 import { createLogger } from '../kube/log.js';
+import { runBench } from './stats.js';
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ip = (args: string[]): string => execFileSync('ip', args, { encoding: 'utf8' });
@@ -83,10 +84,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify({ floorMs: median(floor), results })}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    process.stderr.write(`${e.stack ?? e.message}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -19,3 +19,14 @@ export function cpuSeconds(pid: number): number {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) / 100;
 }
+
+/** Runs a benchmark's main: exit 0 when it resolves, else its stack on stderr and exit 1 (child processes included). */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (e: Error) => {
+      process.stderr.write(`${e.stack ?? e.message}\n`);
+      process.exit(1);
+    },
+  );
+}
