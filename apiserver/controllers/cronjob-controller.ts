@@ -5,33 +5,51 @@
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeApiError } from '../../kube/client.js';
 import type { EventRecorder, ObjectRef } from '../../kube/events.js';
+import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
-import { KeyedController } from './keyed-controller.js';
+import { RetryingQueue } from './key-queue.js';
 import { controllerRef, notFoundOk, ownedBy, ownerRefTo } from './workload-model.js';
 import { jobFinishedAs, jobFor, jobsToClean, mostRecentScheduleTime, nextScheduleTime } from './cronjob-model.js';
 
+const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 const jobRef = (j: KObj): KObj => ({ kind: 'Job', namespace: j.metadata.namespace, name: j.metadata.name, uid: j.metadata.uid, apiVersion: 'batch/v1', resourceVersion: j.metadata.resourceVersion });
 
-export class CronJobController extends KeyedController {
+export class CronJobController {
+  private readonly cronjobs: Informer;
+  private readonly jobs: Informer;
+  private readonly queue: RetryingQueue;
   /** Jobs already reported as UnexpectedJob (once each). */
   private readonly reported = new Set<string>();
 
   constructor(
-    client: KubeApi,
-    log: Logger,
+    private readonly client: KubeApi,
+    private readonly log: Logger,
     private readonly events: EventRecorder,
     private readonly now: () => number = Date.now,
   ) {
-    super(client, log, 'cronjob-controller', 'CronJob', '/apis/batch/v1/cronjobs');
+    this.queue = new RetryingQueue('cronjob-controller', log, (k) => this.sync(k));
+    const onErr = (what: string) => (e: Error) => log.warn(`cronjob-controller: ${what} watch: ${e.message}`);
+    const enq = (o: KObj): void => this.queue.add(keyOf(o));
     const onJob = (j: KObj): void => {
       const ref = controllerRef(j);
       if (ref?.kind === 'CronJob') this.queue.add(`${j.metadata.namespace}/${ref.name}`);
     };
-    this.watch({ path: '/apis/batch/v1/jobs', onAdd: onJob, onUpdate: onJob, onDelete: onJob, onError: this.onError('job') });
+    this.cronjobs = new Informer(client, { path: '/apis/batch/v1/cronjobs', onAdd: enq, onUpdate: enq, onError: onErr('cronjob') });
+    this.jobs = new Informer(client, { path: '/apis/batch/v1/jobs', onAdd: onJob, onUpdate: onJob, onDelete: onJob, onError: onErr('job') });
   }
 
-  protected async sync(key: string): Promise<void> {
+  async start(): Promise<void> {
+    await Promise.all([this.cronjobs.start(), this.jobs.start()]);
+    for (const c of this.cronjobs.list()) this.queue.add(keyOf(c));
+  }
+
+  async stop(): Promise<void> {
+    this.queue.stop();
+    await Promise.all([this.cronjobs.stop(), this.jobs.stop()]);
+  }
+
+  private async sync(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     const base = `/apis/batch/v1/namespaces/${ns}`;
     const cj = await this.client.get(`${base}/cronjobs/${name}`).catch(notFoundOk);

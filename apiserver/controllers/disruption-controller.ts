@@ -4,25 +4,44 @@
 // pods (status.disruptedPods) once they are gone or after 2 minutes.
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeApiError } from '../../kube/client.js';
+import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
 import { selectorString } from '../api/scale.js';
-import { KeyedController, keyOf } from './keyed-controller.js';
+import { RetryingQueue } from './key-queue.js';
 import { controllerRef } from './workload-model.js';
 import { budget, disruptionCondition } from './disruption-model.js';
 
+const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 /** How long an evicted pod may take to go before the budget stops counting it as disrupted (upstream DeletionTimeout). */
 const DELETION_TIMEOUT_MS = 2 * 60_000;
 /** Controllers whose replicas a percentage or maxUnavailable is taken of, by kind. */
 const SCALABLE: Record<string, string> = { ReplicaSet: '/apis/apps/v1/namespaces/%s/replicasets/', StatefulSet: '/apis/apps/v1/namespaces/%s/statefulsets/', ReplicationController: '/api/v1/namespaces/%s/replicationcontrollers/' };
 
-export class DisruptionController extends KeyedController {
-  constructor(client: KubeApi, log: Logger, private readonly now: () => number = Date.now) {
-    super(client, log, 'disruption-controller', 'PDB', '/apis/policy/v1/poddisruptionbudgets');
+export class DisruptionController {
+  private readonly pdbs: Informer;
+  private readonly pods: Informer;
+  private readonly queue: RetryingQueue;
+
+  constructor(private readonly client: KubeApi, log: Logger, private readonly now: () => number = Date.now) {
+    this.queue = new RetryingQueue('disruption-controller', log, (k) => this.sync(k));
+    const onErr = (what: string) => (e: Error) => log.warn(`disruption-controller: ${what} watch: ${e.message}`);
+    const enq = (o: KObj): void => this.queue.add(keyOf(o));
+    this.pdbs = new Informer(client, { path: '/apis/policy/v1/poddisruptionbudgets', onAdd: enq, onUpdate: enq, onError: onErr('pdb') });
     const onPod = (p: KObj): void => {
-      for (const b of this.primary.list()) if (b.metadata.namespace === p.metadata.namespace) this.queue.add(keyOf(b));
+      for (const b of this.pdbs.list()) if (b.metadata.namespace === p.metadata.namespace) this.queue.add(keyOf(b));
     };
-    this.watch({ path: '/api/v1/pods', onAdd: onPod, onUpdate: onPod, onDelete: onPod, onError: this.onError('pod'), transform: (p) => ({ metadata: { name: p.metadata?.name, namespace: p.metadata?.namespace } }) });
+    this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: onPod, onUpdate: onPod, onDelete: onPod, onError: onErr('pod'), transform: (p) => ({ metadata: { name: p.metadata?.name, namespace: p.metadata?.namespace } }) });
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.pdbs.start(), this.pods.start()]);
+    for (const b of this.pdbs.list()) this.queue.add(keyOf(b));
+  }
+
+  async stop(): Promise<void> {
+    this.queue.stop();
+    await Promise.all([this.pdbs.stop(), this.pods.stop()]);
   }
 
   /** The replicas the pods' controllers want, or undefined when a pod has none that scales. */
@@ -40,7 +59,7 @@ export class DisruptionController extends KeyedController {
     return [...seen.values()].reduce((a, b) => a + b, 0);
   }
 
-  protected async sync(key: string): Promise<void> {
+  private async sync(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     const pdb = await this.client.get(`/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets/${name}`).catch((e: unknown) => {
       if (e instanceof KubeApiError && e.code === 404) return undefined;
