@@ -117,8 +117,7 @@ export class JobController {
     // backoffLimitPerIndex: indexes past their limit (or failed by a FailIndex rule) are failed for good.
     if (job!.spec?.backoffLimitPerIndex !== undefined && job!.spec?.backoffLimitPerIndex !== null) {
       const failedIdx = parseIndexes(status.failedIndexes);
-      const done = parseIndexes(status.completedIndexes);
-      for (const i of [...exhaustedIndexes(job!, pods), ...fin.failIndexes]) if (!done.has(i)) failedIdx.add(i);
+      for (const i of [...exhaustedIndexes(job!, pods), ...fin.failIndexes]) if (!parseIndexes(status.completedIndexes).has(i)) failedIdx.add(i);
       status.failedIndexes = formatIndexes(failedIdx);
     }
     if (isFinished(job!)) {

@@ -9,7 +9,7 @@ import type { EventRecorder, ObjectRef } from '../../kube/events.js';
 import type { Logger } from '../../kube/log.js';
 import { PodOwnerController } from './pod-owner-controller.js';
 import { currentRevision, ownedPods, pruneRevisions } from './revision-store.js';
-import { claimsFor, ordinalOf, planStatefulSet, podName, podRevision, statefulPod } from './statefulset-model.js';
+import { claimsFor, planStatefulSet, podName, podRevision, statefulPod } from './statefulset-model.js';
 import { notFoundOk, ownerRefTo } from './workload-model.js';
 
 export class StatefulSetController extends PodOwnerController {
@@ -50,6 +50,8 @@ export class StatefulSetController extends PodOwnerController {
     }
     if (plan.recheckMs) this.queue.later(key, plan.recheckMs);
     await pruneRevisions(this.client, set, rev.revisions, update, pods, podRevision);
+    const keepCurrent = rev.revisions.find((r) => r.metadata.name === plan.status.currentRevision);
+    if (!keepCurrent) plan.status.currentRevision = update.metadata.name;
     if (JSON.stringify(plan.status) !== JSON.stringify(set.status ?? {})) await this.client.update(`${base}/${name}/status`, { ...set, status: plan.status });
   }
 
@@ -73,7 +75,8 @@ export class StatefulSetController extends PodOwnerController {
 
   /** whenScaled: Delete — a condemned pod's claims get it as their owner, so they go with it. */
   private async claimsFollow(set: KObj, pod: KObj): Promise<void> {
-    for (const claim of claimsFor(set, ordinalOf(set, pod))) {
+    const ordinal = Number(/-(\d+)$/.exec(pod.metadata.name)?.[1] ?? -1);
+    for (const claim of claimsFor(set, ordinal)) {
       const path = `/api/v1/namespaces/${set.metadata.namespace}/persistentvolumeclaims/${claim.metadata.name}`;
       const cur = await this.client.get(path).catch(notFoundOk);
       if (!cur) continue;
