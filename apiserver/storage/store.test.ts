@@ -68,27 +68,3 @@ test('compaction keeps objects and the resourceVersion', () => {
   s2.close();
   fs.rmSync(dir, { recursive: true });
 });
-
-test('list by prefix: a resource, a namespace of it, or everything; deletes and a reload keep it right', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-store-'));
-  try {
-    const s = new Store({ dataDir: dir });
-    s.create('/pods/a/p1', obj('p1'));
-    s.create('/pods/b/p2', obj('p2'));
-    s.create('/podtemplates/a/t1', obj('t1'));
-    s.create('apps/deployments/a/d1', obj('d1'));
-    s.delete('/pods/b/p2');
-    s.create('/pods/b/p3', obj('p3'));
-    const names = (st: Store, prefix: string) => st.list(prefix).items.map((o) => o.metadata.name);
-    for (const st of [s, new Store({ dataDir: dir })]) {
-      assert.deepEqual(names(st, '/pods/'), ['p1', 'p3']);
-      assert.deepEqual(names(st, '/pods/a/'), ['p1']);
-      assert.deepEqual(names(st, '/pod'), ['p1', 'p3', 't1'], 'a prefix shorter than a resource still matches by string');
-      assert.deepEqual(names(st, 'apps/deployments/'), ['d1']);
-      assert.deepEqual(names(st, ''), ['d1', 'p1', 'p3', 't1']);
-      assert.deepEqual(names(st, '/nodes/'), []);
-    }
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-});

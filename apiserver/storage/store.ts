@@ -22,12 +22,6 @@ export interface StoreEvent {
 /** etcd's default --max-request-bytes: no stored object may be larger. */
 export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
 
-/** "group/resource/" of a key "group/resource/namespace/name" (core: "/pods/"), or "" when it has no second "/". */
-function resourceOf(key: string): string {
-  const second = key.indexOf('/', key.indexOf('/') + 1);
-  return second < 0 ? '' : key.slice(0, second + 1);
-}
-
 export class StoreError extends Error {
   constructor(
     readonly reason: 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Expired' | 'TooLarge',
@@ -59,8 +53,6 @@ export interface StoreOptions {
 
 export class Store {
   private readonly objects = new Map<string, Obj>();
-  /** The same objects by resource ("group/resource/"), so a list reads its resource alone, not the whole store. */
-  private readonly byResource = new Map<string, Map<string, Obj>>();
   private readonly history: StoreEvent[] = [];
   private readonly watchers = new Set<{ prefix: string; fn: (e: StoreEvent) => void }>();
   private rev = 0;
@@ -104,10 +96,10 @@ export class Store {
           throw new Error(`${file}: line ${i + 1} is corrupt`);
         }
         if (r.t === 'put') {
-          this.put(r.k, r.o!);
+          this.objects.set(r.k, r.o!);
           this.setSize(r.k, line.length);
         } else {
-          this.remove(r.k);
+          this.objects.delete(r.k);
           this.setSize(r.k, 0);
         }
         this.logBytes += line.length + 1;
@@ -198,26 +190,10 @@ export class Store {
     return this.objects.get(key);
   }
 
-  private put(key: string, o: Obj): void {
-    this.objects.set(key, o);
-    const r = resourceOf(key);
-    let bucket = this.byResource.get(r);
-    if (!bucket) this.byResource.set(r, (bucket = new Map()));
-    bucket.set(key, o);
-  }
-
-  private remove(key: string): void {
-    this.objects.delete(key);
-    this.byResource.get(resourceOf(key))?.delete(key);
-  }
-
   /** Objects whose key starts with prefix, in key order, and the RV they are consistent at. */
   list(prefix: string): { items: Obj[]; rv: number } {
     const items: Obj[] = [];
-    // A prefix naming a resource reads only that resource's objects; a shorter one reads them all.
-    const r = resourceOf(prefix);
-    const from = prefix.startsWith(r) && r.length > 0 ? (this.byResource.get(r) ?? new Map<string, Obj>()) : this.objects;
-    for (const [k, o] of from) if (k.startsWith(prefix)) items.push(o);
+    for (const [k, o] of this.objects) if (k.startsWith(prefix)) items.push(o);
     items.sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
     return { items, rv: this.rev };
   }
@@ -228,7 +204,7 @@ export class Store {
     const json = this.encode(o);
     this.rev++;
     this.persist('put', key, this.rev, json);
-    this.put(key, o);
+    this.objects.set(key, o);
     this.setSize(key, json.length);
     this.emit('ADDED', key, o, json.length);
     this.maybeCompact();
@@ -247,7 +223,7 @@ export class Store {
     this.rev++;
     this.persist('put', key, this.rev, json);
     const before = this.sizes.get(key) ?? 0;
-    this.put(key, o);
+    this.objects.set(key, o);
     this.setSize(key, json.length);
     this.emit('MODIFIED', key, o, json.length + before, cur);
     this.maybeCompact();
@@ -261,7 +237,7 @@ export class Store {
     const o = withRv(cur, this.rev);
     this.persist('del', key, this.rev);
     const before = this.sizes.get(key) ?? 0;
-    this.remove(key);
+    this.objects.delete(key);
     this.setSize(key, 0);
     this.emit('DELETED', key, o, before, cur);
     this.maybeCompact();
