@@ -15,6 +15,27 @@ export interface ResourceDef {
   review?: boolean;
   /** Field selector fields beyond metadata.name/metadata.namespace. */
   fields: string[];
+  /** A custom resource: what its CustomResourceDefinition says of this version. */
+  custom?: CustomVersion;
+}
+
+/** One served version of a CustomResourceDefinition, as the apiserver needs it. */
+export interface CustomVersion {
+  /** The CustomResourceDefinition's name (<plural>.<group>). */
+  crd: string;
+  storageVersion: string;
+  /** The kind's structural schema (apiVersion, kind and metadata added), in this apiserver's Schema form. */
+  schema: import('./openapi/schema.js').Schema;
+  /** The version's openAPIV3Schema as the definition gives it (validation and defaulting read it). */
+  openAPIV3Schema: Record<string, unknown>;
+  /** The definition name it is published under in /openapi (com.example.stable.v1.CronTab). */
+  definition: string;
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  columns: { name: string; type: string; format?: string; description?: string; priority?: number; jsonPath: string }[];
+  /** kube-aware version order within the group (discovery's preferred version first). */
+  priority: number;
+  /** The CRD is being deleted: no new objects (405, as upstream). */
+  terminating: boolean;
 }
 
 /** status, binding and scale are stored; token is issued; the others connect to the kubelet (log is a GET stream, the rest upgrade). */
@@ -61,6 +82,7 @@ export const RESOURCES: ResourceDef[] = [
   def('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false, ['sc']),
   def('node.k8s.io', 'v1', 'runtimeclasses', 'RuntimeClass', false),
   def('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', false, ['csr'], { subresources: ['status', 'approval'], fields: ['spec.signerName'] }),
+  def('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], { categories: ['api-extensions'], subresources: ['status'] }),
   def('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
   def('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   def('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),
@@ -80,6 +102,46 @@ export function findResource(group: string, version: string, resource: string): 
 
 export function findByKind(apiVersion: string, kind: string): ResourceDef | undefined {
   return RESOURCES.find((r) => apiVersionOf(r) === apiVersion && r.kind === kind);
+}
+
+/**
+ * What one apiserver serves: the built-in resources and, added and removed as
+ * their CustomResourceDefinitions come and go, the custom ones. `generation`
+ * moves with every change, so what is built from the list (OpenAPI documents) knows when to rebuild.
+ */
+export class Registry {
+  private readonly custom = new Map<string, ResourceDef[]>();
+  private current: ResourceDef[] = RESOURCES;
+  generation = 0;
+
+  all(): ResourceDef[] {
+    return this.current;
+  }
+
+  find(group: string, version: string, resource: string): ResourceDef | undefined {
+    return this.current.find((r) => r.group === group && r.version === version && r.resource === resource);
+  }
+
+  findByKind(apiVersion: string, kind: string): ResourceDef | undefined {
+    return this.current.find((r) => apiVersionOf(r) === apiVersion && r.kind === kind);
+  }
+
+  /** The resource as stored: a built-in, or a custom resource's storage version. */
+  stored(group: string, resource: string): ResourceDef | undefined {
+    return this.current.find((r) => r.group === group && r.resource === resource && (!r.custom || r.custom.storageVersion === r.version));
+  }
+
+  /** Serves (or stops serving, with []) the versions of one CustomResourceDefinition. */
+  setCustom(crd: string, defs: ResourceDef[]): void {
+    if (defs.length) this.custom.set(crd, defs);
+    else if (!this.custom.delete(crd)) return;
+    this.current = [...RESOURCES, ...[...this.custom.values()].flat()];
+    this.generation++;
+  }
+
+  customs(): ResourceDef[] {
+    return [...this.custom.values()].flat();
+  }
 }
 
 export function storageKey(r: ResourceDef, namespace: string, name: string): string {

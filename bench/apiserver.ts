@@ -1,5 +1,6 @@
 // Benchmark: the dev apiserver. Creates 1,000 pods, lists them with the real
-// kubectl, then runs 10 watchers while 1,000 writes happen. The baseline,
+// kubectl, then runs 10 watchers while 1,000 writes happen; installs 100 CRDs
+// and creates and lists 10,000 custom resources against as many ConfigMaps. The baseline,
 // measured in the same run with the same client and concurrency, is a bare
 // node:https server that answers every request with a small JSON object.
 // Run: npm run bench:apiserver   (loopback only; the server is a child process)
@@ -100,6 +101,95 @@ async function boundedLoad(): Promise<void> {
   }
 }
 
+/** A definition for the CRD benchmark: a namespaced kind with a small schema, defaults, printer columns and both subresources. */
+function benchCrd(i: number): object {
+  const group = `g${i % 10}.bench.example.com`;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `widget${i}s.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural: `widget${i}s`, singular: `widget${i}`, kind: `Widget${i}` },
+      versions: [{
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', required: ['size'], properties: { size: { type: 'integer', minimum: 0 }, color: { type: 'string', enum: ['red', 'green'], default: 'red' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } }, status: { type: 'object', properties: { replicas: { type: 'integer' } } } } } },
+        subresources: { status: {}, scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.replicas' } },
+        additionalPrinterColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }, { name: 'Color', type: 'string', jsonPath: '.spec.color' }],
+      }],
+    },
+  };
+}
+
+/**
+ * Issue 17: 100 CRDs installed, then 10,000 custom resources of one of them created and listed,
+ * against 10,000 ConfigMaps of about the same size on the same apiserver.
+ */
+async function customResourceBench(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-crd-'));
+  const { child, kubeconfig } = await startApiserver(dir);
+  const n = Number(process.env.BENCH_CR_N ?? 10_000);
+  const crds = Number(process.env.BENCH_CRDS ?? 100);
+  try {
+    const client = new KubeClient(loadKubeconfig(kubeconfig));
+    const kubectl = (args: string[]): number => {
+      const t = performance.now();
+      execFileSync('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { stdio: 'ignore', maxBuffer: 1 << 28 });
+      return performance.now() - t;
+    };
+    const listMs = async (p: string): Promise<number> => {
+      const t = performance.now();
+      await client.get(p);
+      return performance.now() - t;
+    };
+    const spec = (i: number) => ({ size: i, labels: { tier: 'bench', n: String(i % 10) } });
+    const cms = await pool(n, (i) => client.create('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data: { size: String(i), color: 'red', tier: 'bench', n: String(i % 10) } }));
+    const cmList = [await listMs('/api/v1/namespaces/default/configmaps'), await listMs('/api/v1/namespaces/default/configmaps')];
+    const cmTable = [kubectl(['get', 'configmaps']), kubectl(['get', 'configmaps'])];
+    const rss0 = rssKiB(child.pid!);
+    const t0 = performance.now();
+    const install = await pool(crds, (i) => client.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', benchCrd(i)));
+    // Established means served: the first list of the last definition's objects answers.
+    await client.get(`/apis/g${(crds - 1) % 10}.bench.example.com/v1/namespaces/default/widget${crds - 1}s`);
+    const installedMs = performance.now() - t0;
+    const rssCrds = rssKiB(child.pid!);
+    const discovery = kubectl(['api-resources']);
+    const tOpenapi = performance.now();
+    const docs = await openapiBytes(client, kubeconfig);
+    const openapiMs = performance.now() - tOpenapi;
+    const base = '/apis/g0.bench.example.com/v1/namespaces/default/widget0s';
+    const crs = await pool(n, (i) => client.create(base, { apiVersion: 'g0.bench.example.com/v1', kind: 'Widget0', metadata: { name: `w-${i}` }, spec: spec(i) }));
+    const crList = [await listMs(base), await listMs(base)];
+    const crTable = [kubectl(['get', 'widget0s']), kubectl(['get', 'widget0s'])];
+    const rssEnd = rssKiB(child.pid!);
+    client.close();
+    const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}x`;
+    process.stdout.write(`
+custom resources (issue 17): ${crds} CRDs installed, then ${n} custom resources of one of them, against ${n} ConfigMaps
+`);
+    process.stdout.write(`${line(`create ConfigMap (baseline)`, cms, n)}
+`);
+    process.stdout.write(`${line(`create custom resource`, crs, n)}   (${ratio(crs.ms, cms.ms)} ConfigMap time; schema defaulting, pruning and validation included)
+`);
+    process.stdout.write(`list ${n}: ConfigMaps ${percentile(cmList, 50).toFixed(0)} ms, custom resources ${percentile(crList, 50).toFixed(0)} ms (${ratio(percentile(crList, 50), percentile(cmList, 50))})
+`);
+    process.stdout.write(`kubectl get (Table) ${n}: ConfigMaps ${percentile(cmTable, 50).toFixed(0)} ms, custom resources with printer columns ${percentile(crTable, 50).toFixed(0)} ms (${ratio(percentile(crTable, 50), percentile(cmTable, 50))})
+`);
+    process.stdout.write(`${crds} CRDs created and served in ${installedMs.toFixed(0)} ms (${(installedMs / crds).toFixed(1)} ms each, ${(install.ms / crds).toFixed(1)} ms of creates); apiserver RSS +${((rssCrds - rss0) / 1024).toFixed(1)} MiB
+`);
+    process.stdout.write(`kubectl api-resources with ${crds} CRDs: ${discovery.toFixed(0)} ms; OpenAPI documents rebuilt and served: ${(docs / 1024).toFixed(0)} KiB in ${openapiMs.toFixed(0)} ms
+`);
+    process.stdout.write(`apiserver RSS at the end: ${(rssEnd / 1024).toFixed(1)} MiB   (goal: custom resources within 2x of ConfigMaps for create and list)
+`);
+  } finally {
+    child.kill('SIGTERM');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Milliseconds from sending a watch of a quiet collection to its response headers (n sequential watches). */
 async function watchTimeToFirstByte(kubeconfig: string, n: number): Promise<number[]> {
   const auth = loadKubeconfig(kubeconfig);
@@ -141,6 +231,8 @@ function rawLength(kubeconfig: string, p: string, accept: string): Promise<numbe
 }
 
 async function main(): Promise<void> {
+  // BENCH_ONLY=crd runs the custom resource part alone.
+  if (process.env.BENCH_ONLY === 'crd') return customResourceBench();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-as-'));
   const { child, kubeconfig } = await startApiserver(dir);
   try {
@@ -226,6 +318,7 @@ async function main(): Promise<void> {
     child.kill('SIGTERM');
     fs.rmSync(dir, { recursive: true, force: true });
   }
+  await customResourceBench();
   await boundedLoad();
 }
 

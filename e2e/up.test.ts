@@ -11,6 +11,7 @@ import { sh, waitFor } from './proc.js';
 import { UpNode } from './up-node.js';
 import { mountsUnder } from '../agent/volumes/mounts.js';
 import { clusterSkip } from './cluster.js';
+import { CRD, tab } from './crd-fixture.js';
 
 const skip = clusterSkip(e2eSkipReason());
 
@@ -47,6 +48,14 @@ describe('tskube up', { skip, timeout: 12 * 60_000 }, () => {
     await waitFor(() => /web-up-node\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])) && /hello-\S+\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])), 120_000, 500, 'static pod and deployment running');
   });
 
+  test('a CRD applied, then a custom resource created, listed with its printer columns, and refused when it violates the schema', () => {
+    n.kubectl(['apply', '-f', '-'], { input: CRD });
+    n.kubectl(['wait', '--for=condition=established', '--timeout=30s', 'crd/crontabs.stable.example.com']);
+    assert.match(n.kubectl(['apply', '-f', '-'], { input: tab('nightly', '{cronSpec: "0 3 * * *", replicas: 2}') }), /crontab.stable.example.com\/nightly created/);
+    assert.match(kubectl(['get', 'ct']), /NAME\s+SPEC\s+REPLICAS\s+AGE\nnightly\s+0 3 \* \* \*\s+2\s+\d+s/);
+    assert.match(n.kubectlFails(['apply', '-f', '-'], { input: tab('broken', '{cronSpec: "0 3 * * *", replicas: 0}') }), /The CronTab "broken" is invalid: spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1/);
+  });
+
   test('Ctrl-C stops everything it started; a second up brings the same cluster back', async () => {
     assert.equal(await interrupt(), 0);
     assert.match(text(), /SIGINT: stopping the cluster DNS, the kube-proxy, the kubelet, the apiserver and containerd, registry/);
@@ -58,6 +67,7 @@ describe('tskube up', { skip, timeout: 12 * 60_000 }, () => {
     assert.equal(fs.readFileSync(path.join(dir, 'pki', 'admin.kubeconfig'), 'utf8'), uid, 'same PKI');
     assert.match(text(), /tskube\/app:1: present/);
     assert.match(kubectl(['get', 'deployment', 'hello']), /hello\s+/);
+    assert.match(kubectl(['get', 'ct', 'nightly']), /nightly\s+0 3 \* \* \*\s+2/, 'the definition and its objects survive the restart');
     await waitFor(() => /web-up-node\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])) && /hello-\S+\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])), 120_000, 500, 'pods running again');
     assert.equal(await interrupt(), 0);
     n.proc = undefined;

@@ -3,7 +3,9 @@
 // subresource, pod binding, and watch.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Store, StoreError, type Obj, type StoreEvent } from '../storage/store.js';
-import { apiVersionOf, RESOURCES, storageKey, storagePrefix, type ResourceDef } from '../resources.js';
+import { apiVersionOf, Registry, storageKey, storagePrefix, type ResourceDef } from '../resources.js';
+import { CLEANUP_FINALIZER, crdStatus, defaultCrd, servedResources, validateCrdUpdate } from '../crd/definition.js';
+import { applySchemaDefaults, validateCustom } from '../crd/validation.js';
 import { ApiError, errors, type Cause } from './errors.js';
 import { validateObject } from './validate.js';
 import { addDefaultTolerations, applyDefaults } from './defaults.js';
@@ -19,7 +21,7 @@ import { dropUnknownFields, fieldMessages, type FieldValidation } from '../opena
 import { kindSchema } from '../openapi/schema.js';
 import { applyConfig, trackUpdate, type ManagedFieldsEntry } from '../ssa/managed-fields.js';
 import { deepEqual } from '../ssa/typed.js';
-import { VIEWS, type View } from './views.js';
+import { versionView, VIEWS, type View } from './views.js';
 import { prepareCsr, validateApproval } from '../certificates/csr.js';
 import { validateEphemeralUpdate } from './ephemeral.js';
 import { applyResize, validatePodResize } from './pod-resize.js';
@@ -75,7 +77,11 @@ const UPDATE_RULES: Record<string, (next: Obj, cur: Obj) => Cause[]> = {
   runtimeclasses: validateRuntimeClassUpdate,
   statefulsets: validateStatefulSetUpdate,
   controllerrevisions: validateControllerRevision,
+  customresourcedefinitions: validateCrdUpdate,
 };
+
+/** A built-in resource's plural; custom resources answer none of the built-ins' names (a CRD may call its kind "services"). */
+const builtin = (r: ResourceDef): string => (r.custom ? '' : r.resource);
 
 const IMMORTAL_NAMESPACES = ['default', 'kube-system', 'kube-public'];
 export const writeSubOf = (sub: string | undefined): WriteSub | undefined => (sub && WRITE_SUBS.has(sub) ? (sub as WriteSub) : undefined);
@@ -91,6 +97,13 @@ function sameObject(a: Obj, b: Obj): boolean {
   return norm(a) === norm(b);
 }
 
+/** A custom resource's generation moves with any change but to metadata (and status, which the main resource cannot change). */
+function customChanged(r: ResourceDef, next: Obj, cur: Obj): boolean {
+  const withStatus = !r.subresources.includes('status');
+  const rest = (o: Obj): string => JSON.stringify({ ...o, metadata: undefined, status: withStatus ? o.status : undefined });
+  return rest(next) !== rest(cur);
+}
+
 /** Five characters from upstream's SimpleNameGenerator alphabet (no vowels, no look-alikes). */
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 export const randomSuffix = (n = 5): string => Array.from(randomBytes(n), (b) => NAME_ALPHABET[b % NAME_ALPHABET.length]).join('');
@@ -104,6 +117,8 @@ function getPath(o: Obj, path: string): string {
 
 export class Api {
   readonly store: Store;
+  /** What this apiserver serves: the built-ins and the custom resources of its CustomResourceDefinitions. */
+  readonly resources = new Registry();
   readonly serviceIPs: IpAllocator;
   private readonly nodePorts = new PortAllocator();
   private readonly admission: AdmissionPlugin[];
@@ -147,6 +162,7 @@ export class Api {
     this.admission = admission;
     this.serviceIPs = new IpAllocator(serviceCidr);
     for (const svc of store.list(storagePrefix(this.res('', 'services'))).items) this.reserveService(svc);
+    this.serveDefinitions();
     this.bootstrap();
   }
 
@@ -205,7 +221,7 @@ export class Api {
   quotaUsage(ns: string, q: Obj): Record<string, string> {
     const hard = (q.spec?.hard ?? {}) as Record<string, string>;
     const objects = kindsTracked(hard).flatMap(({ resource, group }) => {
-      const def = RESOURCES.find((x) => x.resource === resource && x.group === group);
+      const def = this.resources.stored(group, resource);
       return def ? [{ resource, group, items: this.store.list(storagePrefix(def, ns)).items }] : [];
     });
     return namespaceUsage(hard, objects);
@@ -219,6 +235,7 @@ export class Api {
 
   /** A resource stored as another (events.k8s.io Events as core Events): its view and the stored resource. */
   private viewOf(r: ResourceDef): { v: View; core: ResourceDef } | undefined {
+    if (r.custom && r.version !== r.custom.storageVersion) return { v: versionView(r), core: this.res(r.group, r.resource) };
     const v = VIEWS[`${r.group}/${r.resource}`];
     return v && { v, core: this.res(v.storage.group, v.storage.resource) };
   }
@@ -230,9 +247,40 @@ export class Api {
   }
 
   res(group: string, resource: string): ResourceDef {
-    const r = RESOURCES.find((x) => x.group === group && x.resource === resource);
+    const r = this.resources.stored(group, resource);
     if (!r) throw new Error(`no resource ${group}/${resource}`);
     return r;
+  }
+
+  /** Every stored resource once (a custom resource in its storage version), e.g. to find all of a namespace's objects. */
+  storedResources(): ResourceDef[] {
+    return this.resources.all().filter((r) => !r.custom || r.version === r.custom.storageVersion);
+  }
+
+  /**
+   * Serves the custom resources of the stored CustomResourceDefinitions, now and as
+   * they change: the registry follows the store's events synchronously, so a
+   * definition's resources are served from the moment its write returns.
+   */
+  private serveDefinitions(): void {
+    const crds = this.res('apiextensions.k8s.io', 'customresourcedefinitions');
+    const prefix = storagePrefix(crds);
+    for (const o of this.store.list(prefix).items) this.resources.setCustom(o.metadata.name, servedResources(o));
+    this.store.watch(prefix, 0, (e) => this.resources.setCustom(e.object.metadata.name, e.type === 'DELETED' ? [] : servedResources(e.object)));
+  }
+
+  /** A definition's status as the apiserver keeps it (names, conditions, stored versions). */
+  private definitionStatus(o: Obj): Obj {
+    const crds = this.res('apiextensions.k8s.io', 'customresourcedefinitions');
+    return crdStatus(o, this.store.list(storagePrefix(crds)).items, rfc3339());
+  }
+
+  /** A custom resource's defaults and schema check (after pruning, as upstream). */
+  private checkCustom(r: ResourceDef, o: Obj): void {
+    const c = r.custom!;
+    applySchemaDefaults(o, c.openAPIV3Schema);
+    const causes = validateCustom(o, c.openAPIV3Schema);
+    if (causes.length) throw errors.invalid(r.kind, r.group, o.metadata?.name ?? '', causes);
   }
 
   private bootstrap(): void {
@@ -351,6 +399,12 @@ export class Api {
       md.namespace = ns;
     } else delete md.namespace;
     if (!md.name && md.generateName) md.name = `${md.generateName}${randomSuffix()}`;
+    if (r.custom?.terminating) throw errors.methodNotAllowed(`create not allowed while custom resource definition is terminating`);
+    if (r.custom) {
+      if (r.subresources.includes('status')) delete o.status;
+      this.checkCustom(r, o);
+    }
+    if (builtin(r) === 'customresourcedefinitions') defaultCrd(o);
     const causes = validateObject(r, o);
     if (causes.length) throw errors.invalid(r.kind, r.group, md.name ?? '', causes);
     this.checkNamespace(r, ns);
@@ -365,23 +419,28 @@ export class Api {
     delete md.deletionTimestamp;
     delete md.deletionGracePeriodSeconds;
     // As upstream PrepareForCreate: status is the server's, except for Nodes, which kubelets register with status.
-    if (r.subresources.includes('status') && r.resource !== 'nodes') delete o.status;
+    if (r.subresources.includes('status') && builtin(r) !== 'nodes') delete o.status;
     applyDefaults(r, o);
-    if (r.resource === 'priorityclasses') checkSingleDefault(o, this.store.list(storagePrefix(r)).items);
-    if (r.resource === 'jobs') {
+    if (builtin(r) === 'priorityclasses') checkSingleDefault(o, this.store.list(storagePrefix(r)).items);
+    if (builtin(r) === 'jobs') {
       const again = validateJob(o);
       if (again.length) throw errors.invalid(r.kind, r.group, md.name, again);
     }
-    if (r.resource === 'daemonsets') stampTemplateGeneration(o);
+    if (builtin(r) === 'daemonsets') stampTemplateGeneration(o);
     // DefaultStorageClass admission: a claim that names no class (not even "") gets the default one.
-    if (r.resource === 'persistentvolumeclaims' && o.spec && o.spec.storageClassName === undefined) {
+    if (builtin(r) === 'persistentvolumeclaims' && o.spec && o.spec.storageClassName === undefined) {
       const sc = defaultClass(this.store.list(storagePrefix(this.res('storage.k8s.io', 'storageclasses'))).items);
       if (sc) o.spec.storageClassName = sc.metadata.name;
     }
-    if (r.resource === 'certificatesigningrequests') prepareCsr(o, this.user);
-    if (r.resource === 'pods') admitPodLimits(o, this.store.list(storagePrefix(this.res('', 'limitranges'), ns)).items);
-    if (r.resource === 'persistentvolumeclaims') admitClaimLimits(o, this.store.list(storagePrefix(this.res('', 'limitranges'), ns)).items);
-    if (r.resource === 'pods') {
+    if (builtin(r) === 'certificatesigningrequests') prepareCsr(o, this.user);
+    if (builtin(r) === 'customresourcedefinitions') {
+      // Deleting a definition first deletes its objects (the crd-cleanup controller removes this finalizer).
+      md.finalizers = [...new Set([...((md.finalizers ?? []) as string[]), CLEANUP_FINALIZER])];
+      o.status = this.definitionStatus(o);
+    }
+    if (builtin(r) === 'pods') admitPodLimits(o, this.store.list(storagePrefix(this.res('', 'limitranges'), ns)).items);
+    if (builtin(r) === 'persistentvolumeclaims') admitClaimLimits(o, this.store.list(storagePrefix(this.res('', 'limitranges'), ns)).items);
+    if (builtin(r) === 'pods') {
       addDefaultTolerations(o);
       admitServiceAccount(o, (ns2, name) => this.store.get(storageKey(this.res('', 'serviceaccounts'), ns2, name)), randomSuffix());
       admitPriority(o, (n) => this.store.get(storageKey(this.res('scheduling.k8s.io', 'priorityclasses'), '', n)), () => this.store.list(storagePrefix(this.res('scheduling.k8s.io', 'priorityclasses'))).items);
@@ -389,17 +448,17 @@ export class Api {
     }
     this.admit({ operation: 'CREATE', resource: r, subresource: '', namespace: ns, name: md.name, object: o });
     if (r.namespaced && !r.review) this.admitQuota(r, ns, o);
-    if (r.resource === 'pods') validateMirrorPod(o);
+    if (builtin(r) === 'pods') validateMirrorPod(o);
     md.managedFields = this.managedFieldsFor(r, undefined, o, '');
     if (!md.managedFields.length) delete md.managedFields;
-    if (r.resource === 'services') this.allocateService(o);
+    if (builtin(r) === 'services') this.allocateService(o);
     if (this.dry) {
       // The response shows what would be allocated; nothing stays allocated.
-      if (r.resource === 'services') this.releaseService(o);
+      if (builtin(r) === 'services') this.releaseService(o);
       return clone(this.write.create(storageKey(r, ns, md.name), o));
     }
     const stored = this.store.create(storageKey(r, ns, md.name), o);
-    if (r.resource === 'namespaces') this.runAs(SYSTEM_USER, () => this.createDefaultServiceAccount(md.name));
+    if (builtin(r) === 'namespaces') this.runAs(SYSTEM_USER, () => this.createDefaultServiceAccount(md.name));
     return clone(stored);
   }
 
@@ -468,7 +527,7 @@ export class Api {
     if (r.namespaced) out['metadata.namespace'] = o.metadata?.namespace ?? '';
     for (const f of r.fields) out[f] = getPath(o, f);
     // A Job's selectable status.successful is its status.succeeded (upstream JobToSelectableFields).
-    if (r.resource === 'jobs') out['status.successful'] = String(o.status?.succeeded ?? 0);
+    if (builtin(r) === 'jobs') out['status.successful'] = String(o.status?.succeeded ?? 0);
     return out;
   }
 
@@ -496,6 +555,7 @@ export class Api {
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
     } else if (sub === 'status') {
       next = { ...clone(cur), status: clone(body.status) };
+      if (r.custom) this.checkCustom(r, next);
     } else if (sub === 'ephemeralcontainers') {
       // Only spec.ephemeralContainers changes, and only by additions (upstream's ephemeralcontainers subresource).
       next = { ...clone(cur), spec: { ...clone(cur.spec), ephemeralContainers: clone(body.spec?.ephemeralContainers ?? []) } };
@@ -522,40 +582,42 @@ export class Api {
       }
       if (r.subresources.includes('status')) next.status = clone(cur.status);
       // A namespace's finalizers change only through namespaces/finalize.
-      if (r.resource === 'namespaces') next.spec = { ...(next.spec ?? {}), finalizers: clone(cur.spec?.finalizers ?? []) };
+      if (builtin(r) === 'namespaces') next.spec = { ...(next.spec ?? {}), finalizers: clone(cur.spec?.finalizers ?? []) };
       applyDefaults(r, next);
-      if (r.resource === 'pods') this.checkPodUpdate(cur, next);
-      if (SELECTOR_IMMUTABLE.has(r.resource) && JSON.stringify(next.spec?.selector ?? null) !== JSON.stringify(cur.spec?.selector ?? null)) {
+      if (builtin(r) === 'pods') this.checkPodUpdate(cur, next);
+      if (SELECTOR_IMMUTABLE.has(builtin(r)) && JSON.stringify(next.spec?.selector ?? null) !== JSON.stringify(cur.spec?.selector ?? null)) {
         throw errors.invalid(r.kind, r.group, name, [{ field: 'spec.selector', message: `Invalid value: ${JSON.stringify(next.spec?.selector ?? null)}: field is immutable` }]);
       }
-      if (r.resource === 'daemonsets') stampTemplateGeneration(next, cur);
-      const updateRule = UPDATE_RULES[r.resource];
+      if (builtin(r) === 'daemonsets') stampTemplateGeneration(next, cur);
+      const updateRule = UPDATE_RULES[builtin(r)];
       if (updateRule) {
         const causes = updateRule(next, cur);
         if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
-        if (r.resource === 'priorityclasses') checkSingleDefault(next, this.store.list(storagePrefix(r)).items);
+        if (builtin(r) === 'priorityclasses') checkSingleDefault(next, this.store.list(storagePrefix(r)).items);
       }
       if (r.group === 'rbac.authorization.k8s.io' && r.resource.endsWith('bindings') && JSON.stringify(next.roleRef ?? null) !== JSON.stringify(cur.roleRef ?? null)) {
         const ref = (next.roleRef ?? {}) as Obj;
         throw errors.invalid(r.kind, r.group, name, [{ field: 'roleRef', message: `Invalid value: rbac.RoleRef{APIGroup:${JSON.stringify(String(ref.apiGroup ?? ''))}, Kind:${JSON.stringify(String(ref.kind ?? ''))}, Name:${JSON.stringify(String(ref.name ?? ''))}}: cannot change roleRef` }]);
       }
+      if (r.custom) this.checkCustom(r, next);
       const causes = validateObject(r, next);
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
-      if (r.resource === 'services') {
+      if (builtin(r) === 'customresourcedefinitions') next.status = this.definitionStatus(next);
+      if (builtin(r) === 'services') {
         this.allocateService(next, cur);
         if (this.dry) {
           this.releaseService(next);
           this.reserveService(cur);
         }
       }
-      if (JSON.stringify(next.spec) !== JSON.stringify(cur.spec)) md.generation = (cur.metadata.generation ?? 1) + 1;
+      if (r.custom ? customChanged(r, next, cur) : JSON.stringify(next.spec) !== JSON.stringify(cur.spec)) md.generation = (cur.metadata.generation ?? 1) + 1;
     }
     this.admit({ operation: 'UPDATE', resource: r, subresource: sub ?? '', namespace: ns, name, object: next, oldObject: cur });
     // The last finalizer gone from an object being deleted: it goes away now.
-    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && (r.resource !== 'pods' || !cur.spec?.nodeName || next.metadata.deletionGracePeriodSeconds === 0)) {
+    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && (builtin(r) !== 'pods' || !cur.spec?.nodeName || next.metadata.deletionGracePeriodSeconds === 0)) {
       if (cur.metadata.finalizers?.length) return clone(this.remove(r, ns, name));
       // A terminating namespace whose last spec finalizer went (namespaces/finalize).
-      if (r.resource === 'namespaces' && !(next.spec?.finalizers ?? []).length && (cur.spec?.finalizers ?? []).length) return clone(this.remove(r, ns, name));
+      if (builtin(r) === 'namespaces' && !(next.spec?.finalizers ?? []).length && (cur.spec?.finalizers ?? []).length) return clone(this.remove(r, ns, name));
     }
     next.metadata.managedFields = this.managedFieldsFor(r, cur, next, sub ?? '');
     if (!next.metadata.managedFields.length) delete next.metadata.managedFields;
@@ -579,6 +641,8 @@ export class Api {
   }
 
   patch(r: ResourceDef, ns: string, name: string, type: PatchType, patch: unknown, sub?: WriteSub): Obj {
+    // No Go struct to merge by: upstream answers 415 for strategic merge patches of custom resources.
+    if (r.custom && type === 'strategic') throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
     const cur = this.get(r, ns, name);
     let next: Obj;
     try {
@@ -625,8 +689,8 @@ export class Api {
     try {
       const o = this.write.delete(storageKey(r, ns, name));
       if (this.dry) return o;
-      if (r.resource === 'services') this.releaseService(o);
-      if (r.resource === 'namespaces') this.purgeNamespace(name);
+      if (builtin(r) === 'services') this.releaseService(o);
+      if (builtin(r) === 'namespaces') this.purgeNamespace(name);
       return o;
     } catch (e) {
       if (e instanceof StoreError && e.reason === 'NotFound') throw this.notFound(r, name);
@@ -636,7 +700,7 @@ export class Api {
 
   /** What a namespace still holds when it is removed (the namespace controller empties it first; this is the safety net). */
   private purgeNamespace(ns: string): void {
-    for (const r of RESOURCES) {
+    for (const r of this.storedResources()) {
       if (!r.namespaced) continue;
       for (const o of this.store.list(storagePrefix(r, ns)).items) this.remove(r, ns, o.metadata.name);
     }
@@ -663,7 +727,7 @@ export class Api {
       next.metadata.deletionGracePeriodSeconds = 0;
       return { object: clone(this.write.update(storageKey(r, ns, name), next)), deleted: false };
     }
-    if (r.resource === 'namespaces') {
+    if (builtin(r) === 'namespaces') {
       if (IMMORTAL_NAMESPACES.includes(name)) throw errors.forbiddenObject('namespaces', '', name, 'this namespace may not be deleted');
       // Terminating until the namespace controller has emptied it and removed its "kubernetes" finalizer.
       if ((cur.spec?.finalizers ?? []).length) {
@@ -677,7 +741,7 @@ export class Api {
     }
     const finalizers = (cur.metadata.finalizers ?? []) as string[];
     let grace = 0;
-    if (r.resource === 'pods') {
+    if (builtin(r) === 'pods') {
       grace = opts.gracePeriodSeconds ?? cur.spec?.terminationGracePeriodSeconds ?? 30;
       // A pod never bound to a node has no kubelet to stop it; one that already finished needs no grace.
       if (!cur.spec?.nodeName || ['Succeeded', 'Failed'].includes(cur.status?.phase)) grace = 0;
@@ -716,7 +780,7 @@ export class Api {
   /** Takes `owner` out of its dependents' ownerReferences (propagationPolicy=Orphan). */
   private orphanDependents(owner: Obj): void {
     const uid = owner.metadata.uid as string;
-    for (const r of RESOURCES) {
+    for (const r of this.storedResources()) {
       if (r.review) continue;
       for (const o of this.store.list(storagePrefix(r, owner.metadata.namespace)).items) {
         const refs = (o.metadata.ownerReferences ?? []) as Obj[];

@@ -17,6 +17,7 @@ function defaultTemplate(t: Obj | undefined): void {
 }
 
 export function applyDefaults(r: ResourceDef, o: Obj): void {
+  if (r.custom) return;
   switch (r.resource) {
     case 'pods': {
       applyPodDefaults(o as Pod);

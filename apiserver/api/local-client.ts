@@ -17,7 +17,7 @@ export class LocalClient implements KubeApi {
   ) {}
 
   private route(path: string): Route & { ns: string } {
-    const r = parseResourcePath(path.split('/').filter(Boolean).map(decodeURIComponent));
+    const r = parseResourcePath(path.split('/').filter(Boolean).map(decodeURIComponent), this.api.resources);
     if (!r) throw new KubeApiError(404, 'NotFound', `${path}: the server could not find the requested resource`);
     return { ...r, ns: r.namespace ?? '' };
   }

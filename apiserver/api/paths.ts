@@ -1,6 +1,6 @@
 // REST paths -> resource, namespace, name and subresource, shared by the
 // HTTPS server and the in-process client the controllers use.
-import { findResource, type ResourceDef } from '../resources.js';
+import type { Registry, ResourceDef } from '../resources.js';
 
 export interface Route {
   r: ResourceDef;
@@ -10,7 +10,8 @@ export interface Route {
 }
 
 /** segs: the path split on '/', decoded. */
-export function parseResourcePath(segs: string[]): Route | undefined {
+export function parseResourcePath(segs: string[], registry: Pick<Registry, 'find'>): Route | undefined {
+  const findResource = registry.find.bind(registry);
   // segs start after the group/version: [namespaces, ns, resource, name?, sub?] | [resource, name?, sub?]
   let group: string;
   let version: string;

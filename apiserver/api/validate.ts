@@ -1,4 +1,5 @@
 // Validation with field paths, for the fields the dev apiserver checks.
+import { validateCrd } from '../crd/definition.js';
 import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
 import type { Cause } from './errors.js';
 import { validateAnnotations, validateLabels } from '../../kube/validation.js';
@@ -62,6 +63,9 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
     if (bad) causes.push({ field: 'metadata.name', message: `Invalid value: "${name}": ${bad}` });
   }
   causes.push(...validateLabels(o.metadata?.labels, 'metadata.labels'), ...validateAnnotations(o.metadata?.annotations, 'metadata.annotations'));
+  // Custom resources: their definition's schema is checked by the Api (crd/validation.ts).
+  if (r.custom) return causes;
+  if (r.group === 'apiextensions.k8s.io' && r.resource === 'customresourcedefinitions') causes.push(...validateCrd(o));
   if (r.resource === 'pods') causes.push(...validatePodSpec(o.spec, 'spec'));
   if (r.resource === 'deployments' || r.resource === 'replicasets') causes.push(...validateWorkload(o));
   // core.MaxSecretSize: ConfigMaps and Secrets hold at most 1 MiB of data.

@@ -8,6 +8,7 @@ import { KubeApiError } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { apiVersionOf, findByKind, RESOURCES, type ResourceDef } from '../resources.js';
+import { servedResources } from '../crd/definition.js';
 
 export const FOREGROUND = 'foregroundDeletion';
 
@@ -28,6 +29,9 @@ const def = (key: string): ResourceDef => {
 export class GarbageCollector {
   private readonly dependents: Informer[];
   private readonly owners: Informer[];
+  /** The CRDs, and an informer on each custom resource they serve (dependents and owners both), made and stopped as they come and go. */
+  private readonly crds: Informer;
+  private readonly custom = new Map<string, { r: ResourceDef; inf: Informer }>();
   private timer: NodeJS.Timeout | undefined;
   private scanning = false;
   private again = false;
@@ -43,10 +47,29 @@ export class GarbageCollector {
     // A new dependent is checked on its own (an owner deleted just before it was made); owner deletions rescan all.
     this.dependents = DEPENDENTS.map((k) => new Informer(client, { path: resourcePath(def(k)), onAdd: (o) => void this.checkOne(def(k), o), onError: onErr }));
     this.owners = OWNERS.map((k) => new Informer(client, { path: resourcePath(def(k)), onDelete: kick, onUpdate: (o) => o.metadata.finalizers?.includes(FOREGROUND) && kick(), onError: onErr }));
+    const follow = (): void => void this.followDefinitions().catch((e: Error) => log.warn(`garbage-collector: custom resources: ${e.message}`));
+    this.crds = new Informer(client, { path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', onAdd: follow, onUpdate: follow, onDelete: follow, onError: onErr });
+  }
+
+  /** One informer per served custom resource: new objects are checked, deletions rescan. */
+  private async followDefinitions(): Promise<void> {
+    const want = new Map(this.crds.list().flatMap((o) => servedResources(o)).map((r) => [`${r.group}/${r.resource}`, r]));
+    for (const [k, c] of this.custom) {
+      if (want.has(k)) continue;
+      this.custom.delete(k);
+      await c.inf.stop();
+    }
+    for (const [k, r] of want) {
+      if (this.custom.has(k)) continue;
+      const inf = new Informer(this.client, { path: resourcePath(r), onAdd: (o) => void this.checkOne(r, o), onDelete: () => void this.scan(), onUpdate: (o) => o.metadata.finalizers?.includes(FOREGROUND) && void this.scan(), onError: (e) => this.log.warn(`garbage-collector: watch ${k}: ${e.message}`) });
+      this.custom.set(k, { r, inf });
+      await inf.start();
+    }
   }
 
   async start(): Promise<void> {
-    await Promise.all([...this.dependents, ...this.owners].map((i) => i.start()));
+    await Promise.all([...this.dependents, ...this.owners, this.crds].map((i) => i.start()));
+    await this.followDefinitions();
     this.timer = setInterval(() => void this.scan(), this.periodMs);
     this.timer.unref();
     void this.scan();
@@ -54,13 +77,13 @@ export class GarbageCollector {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await Promise.all([...this.dependents, ...this.owners].map((i) => i.stop()));
+    await Promise.all([...this.dependents, ...this.owners, this.crds, ...[...this.custom.values()].map((c) => c.inf)].map((i) => i.stop()));
   }
 
   /** The owner object a reference points to, if it still exists with that uid. */
   private async owner(ref: KObj, ns: string): Promise<KObj | undefined> {
-    const r = findByKind(ref.apiVersion, ref.kind);
-    if (!r) return { metadata: {} }; // a kind we do not serve: never collect on its account
+    const r = findByKind(ref.apiVersion, ref.kind) ?? this.crds.list().flatMap((o) => servedResources(o)).find((x) => apiVersionOf(x) === ref.apiVersion && x.kind === ref.kind);
+    if (!r) return { metadata: {} }; // a kind nobody serves: never collect on its account
     try {
       const o = await this.client.get(resourcePath(r, ns, ref.name));
       return o.metadata.uid === ref.uid ? o : undefined;
@@ -80,8 +103,9 @@ export class GarbageCollector {
     try {
       do {
         this.again = false;
-        await this.collectOrphans();
-        await this.finishForeground();
+        const custom = this.customObjects();
+        await this.collectOrphans(custom);
+        await this.finishForeground(custom);
       } while (this.again);
     } catch (e) {
       this.log.warn(`garbage-collector: ${(e as Error).message}`);
@@ -112,34 +136,37 @@ export class GarbageCollector {
     await this.collectIfOrphaned(r, o).catch((e: Error) => this.log.warn(`garbage-collector: ${e.message}`));
   }
 
-  private async collectOrphans(): Promise<void> {
+  /** Custom resources with owners (dependents) or deleted in the foreground (owners). */
+  private customObjects(): { r: ResourceDef; o: KObj }[] {
+    return [...this.custom.values()].flatMap(({ r, inf }) => inf.list().filter((o) => o.metadata.ownerReferences?.length || o.metadata.finalizers?.includes(FOREGROUND)).map((o) => ({ r, o })));
+  }
+
+  private async collectOrphans(custom: { r: ResourceDef; o: KObj }[]): Promise<void> {
     for (const [i, inf] of this.dependents.entries()) {
       const r = def(DEPENDENTS[i]!);
       for (const o of inf.list()) await this.collectIfOrphaned(r, o);
     }
+    for (const { r, o } of custom) await this.collectIfOrphaned(r, o);
   }
 
   /** Owners deleted with propagationPolicy=Foreground: their blocking dependents go first. */
-  private async finishForeground(): Promise<void> {
-    for (const [i, inf] of this.owners.entries()) {
-      const or = def(OWNERS[i]!);
-      for (const owner of inf.list()) {
-        if (!owner.metadata.deletionTimestamp || !owner.metadata.finalizers?.includes(FOREGROUND)) continue;
-        let blocking = 0;
-        for (const [j, dep] of this.dependents.entries()) {
-          for (const o of dep.list()) {
-            const ref = ((o.metadata.ownerReferences ?? []) as KObj[]).find((x) => x.uid === owner.metadata.uid);
-            if (!ref) continue;
-            if (ref.blockOwnerDeletion) blocking++;
-            if (!o.metadata.deletionTimestamp) await this.deleteObject(def(DEPENDENTS[j]!), o, `foreground deletion of ${or.kind} ${owner.metadata.name}`);
-          }
-        }
-        if (blocking) continue;
-        const finalizers = (owner.metadata.finalizers as string[]).filter((f) => f !== FOREGROUND);
-        await this.client.patch(resourcePath(or, owner.metadata.namespace, owner.metadata.name), { metadata: { uid: owner.metadata.uid, finalizers } }, 'merge').catch((e: unknown) => {
-          if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409))) throw e;
-        });
+  private async finishForeground(custom: { r: ResourceDef; o: KObj }[]): Promise<void> {
+    const owners = [...this.owners.entries()].flatMap(([i, inf]) => inf.list().map((o) => ({ r: def(OWNERS[i]!), o })));
+    const dependents = [...[...this.dependents.entries()].flatMap(([j, inf]) => inf.list().map((o) => ({ r: def(DEPENDENTS[j]!), o }))), ...custom.filter((c) => c.o.metadata.ownerReferences?.length)];
+    for (const { r: or, o: owner } of [...owners, ...custom]) {
+      if (!owner.metadata.deletionTimestamp || !owner.metadata.finalizers?.includes(FOREGROUND)) continue;
+      let blocking = 0;
+      for (const { r: dr, o } of dependents) {
+        const ref = ((o.metadata.ownerReferences ?? []) as KObj[]).find((x) => x.uid === owner.metadata.uid);
+        if (!ref) continue;
+        if (ref.blockOwnerDeletion) blocking++;
+        if (!o.metadata.deletionTimestamp) await this.deleteObject(dr, o, `foreground deletion of ${or.kind} ${owner.metadata.name}`);
       }
+      if (blocking) continue;
+      const finalizers = (owner.metadata.finalizers as string[]).filter((f) => f !== FOREGROUND);
+      await this.client.patch(resourcePath(or, owner.metadata.namespace, owner.metadata.name), { metadata: { uid: owner.metadata.uid, finalizers } }, 'merge').catch((e: unknown) => {
+        if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409))) throw e;
+      });
     }
   }
 }

@@ -19,6 +19,7 @@ import { LocalPathProvisioner } from './local-path-provisioner.js';
 import { ResourceQuotaController } from './resourcequota-controller.js';
 import { CronJobController } from './cronjob-controller.js';
 import { NamespaceController } from './namespace-controller.js';
+import { CrdFinalizer } from '../crd/finalizer.js';
 import { DisruptionController } from './disruption-controller.js';
 import { TtlAfterFinishedController } from './ttl-after-finished.js';
 import { RootCaPublisher, ServiceAccountController } from './namespace-defaults.js';
@@ -174,5 +175,9 @@ export async function startControllers(api: Api, o: ControllerOptions, log: Logg
     await c.start();
     byName.set(name, c);
   }
+  // Part of the apiserver itself (apiextensions), not of the controller manager: --controllers does not name it.
+  const crdFinalizer = new CrdFinalizer(new LocalClient(api), log);
+  await crdFinalizer.start();
+  byName.set('crd-finalizer', crdFinalizer);
   return { byName, stop: async () => void (await Promise.all([...byName.values()].map((c) => c.stop()))) };
 }

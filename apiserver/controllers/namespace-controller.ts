@@ -10,6 +10,7 @@ import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
 import { RESOURCES } from '../resources.js';
 import { RetryingQueue } from './key-queue.js';
+import { customResources } from '../crd/custom-resources.js';
 import { resourcePath } from './garbage-collector.js';
 
 export const NAMESPACE_FINALIZER = 'kubernetes';
@@ -59,7 +60,9 @@ export class NamespaceController {
     if (!ns?.metadata.deletionTimestamp || !((ns.spec?.finalizers ?? []) as string[]).includes(NAMESPACE_FINALIZER)) return;
     const remaining = new Map<string, number>();
     const finalizers = new Map<string, number>();
-    for (const r of CONTENT) {
+    // Custom resources too: one served version of each namespaced definition lists all its objects.
+    const custom = [...new Map((await customResources(this.client)).filter((r) => r.namespaced).map((r) => [`${r.group}/${r.resource}`, r])).values()];
+    for (const r of [...CONTENT, ...custom]) {
       const path = resourcePath(r, name);
       const items = ((await this.client.get(path)).items ?? []) as KObj[];
       if (!items.length) continue;

@@ -1,34 +1,40 @@
 // Discovery documents (/api, /apis, /api/v1, /apis/<g>/<v>) and /version.
-import { RESOURCES, verbsOf, type ResourceDef, type Subresource } from '../resources.js';
+import { verbsOf, type ResourceDef, type Subresource } from '../resources.js';
 
 export const SERVER_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-tskube', gitCommit: '', gitTreeState: 'clean', buildDate: '2026-01-01T00:00:00Z', goVersion: 'node', compiler: 'tsc', platform: 'linux/amd64' };
 
-const groups = (): string[] => [...new Set(RESOURCES.filter((r) => r.group).map((r) => r.group))];
+const groups = (all: ResourceDef[]): string[] => [...new Set(all.filter((r) => r.group).map((r) => r.group))];
+
+/** A group's versions, preferred first: a custom group's by upstream's version priority. */
+function versionsOf(all: ResourceDef[], group: string): { groupVersion: string; version: string }[] {
+  const rs = all.filter((r) => r.group === group);
+  const vs = [...new Map(rs.map((r) => [r.version, r.custom?.priority ?? 0])).entries()].sort((a, b) => a[1] - b[1]).map(([v]) => v);
+  return vs.map((v) => ({ groupVersion: `${group}/${v}`, version: v }));
+}
 
 export function apiVersions(serverAddress: string): object {
   return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
 }
 
-export function apiGroupList(): object {
+export function apiGroupList(all: ResourceDef[]): object {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: groups().map((g) => {
-      const v = RESOURCES.find((r) => r.group === g)!.version;
-      return { name: g, versions: [{ groupVersion: `${g}/${v}`, version: v }], preferredVersion: { groupVersion: `${g}/${v}`, version: v } };
+    groups: groups(all).map((g) => {
+      const versions = versionsOf(all, g);
+      return { name: g, versions, preferredVersion: versions[0] };
     }),
   };
 }
 
-export function apiGroup(group: string): object | undefined {
-  const r = RESOURCES.find((x) => x.group === group);
-  if (!r) return undefined;
-  const gv = { groupVersion: `${group}/${r.version}`, version: r.version };
-  return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: [gv], preferredVersion: gv };
+export function apiGroup(all: ResourceDef[], group: string): object | undefined {
+  const versions = versionsOf(all, group);
+  if (!versions.length) return undefined;
+  return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions, preferredVersion: versions[0] };
 }
 
-export function apiResourceList(group: string, version: string): object | undefined {
-  const rs = RESOURCES.filter((r) => r.group === group && r.version === version);
+export function apiResourceList(all: ResourceDef[], group: string, version: string): object | undefined {
+  const rs = all.filter((r) => r.group === group && r.version === version);
   if (!rs.length) return undefined;
   const resources: object[] = [];
   for (const r of rs) {

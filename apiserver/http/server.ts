@@ -204,7 +204,7 @@ export class ApiServer {
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const path = url.pathname.replace(/\/+$/, '');
-    const route = parseResourcePath(path.split('/').filter(Boolean).map(decodeURIComponent));
+    const route = parseResourcePath(path.split('/').filter(Boolean).map(decodeURIComponent), this.api.resources);
     try {
       const authenticated = await this.o.authn.request(req);
       if (!authenticated) throw errors.unauthorized();
@@ -225,7 +225,7 @@ export class ApiServer {
     if (method === 'GET' && segs[at] === 'watch' && (segs[0] === 'api' || segs[0] === 'apis')) {
       segs = [...segs.slice(0, at), ...segs.slice(at + 1)];
       url.searchParams.set('watch', 'true');
-      const legacy = parseResourcePath(segs);
+      const legacy = parseResourcePath(segs, this.api.resources);
       if (legacy?.name && !legacy.sub) {
         const sel = url.searchParams.get('fieldSelector');
         url.searchParams.set('fieldSelector', [`metadata.name=${legacy.name}`, ...(sel ? [sel] : [])].join(','));
@@ -233,24 +233,24 @@ export class ApiServer {
       }
       path = `/${segs.map(encodeURIComponent).join('/')}`;
     }
-    const route = parseResourcePath(segs);
+    const route = parseResourcePath(segs, this.api.resources);
     this.authorize(user, method, path, route, url.searchParams);
     if (method === 'GET') {
       if (path === '/version') return this.send(res, 200, SERVER_VERSION);
       if (path === '/api') return this.send(res, 200, apiVersions(`${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 6443}`));
-      if (path === '/apis') return this.send(res, 200, apiGroupList());
-      if (path === '/openapi/v3') return this.send(res, 200, openapiV3Root());
+      if (path === '/apis') return this.send(res, 200, apiGroupList(this.api.resources.all()));
+      if (path === '/openapi/v3') return this.send(res, 200, openapiV3Root(this.api.resources));
       if (path.startsWith('/openapi/v3/') || path === '/openapi/v2') {
-        const doc = path === '/openapi/v2' ? openapiV2Doc() : openapiV3Doc(path.slice('/openapi/v3/'.length));
+        const doc = path === '/openapi/v2' ? openapiV2Doc(this.api.resources) : openapiV3Doc(this.api.resources, path.slice('/openapi/v3/'.length));
         if (doc) return this.sendDocument(req, res, doc, path === '/openapi/v2');
       }
-      if (path === '/api/v1') return this.send(res, 200, apiResourceList('', 'v1'));
+      if (path === '/api/v1') return this.send(res, 200, apiResourceList(this.api.resources.all(), '', 'v1'));
       if (segs[0] === 'apis' && segs.length === 2) {
-        const g = apiGroup(segs[1]!);
+        const g = apiGroup(this.api.resources.all(), segs[1]!);
         if (g) return this.send(res, 200, g);
       }
       if (segs[0] === 'apis' && segs.length === 3) {
-        const l = apiResourceList(segs[1]!, segs[2]!);
+        const l = apiResourceList(this.api.resources.all(), segs[1]!, segs[2]!);
         if (l) return this.send(res, 200, l);
       }
     }
@@ -351,7 +351,7 @@ export class ApiServer {
         const opts = await this.deleteOptions(req, q);
         const { object, deleted } = this.api.runAs(user, () => this.api.delete(r, ns, name, opts), { dryRun: opts.dryRun });
         // As upstream's registries: pods, services and namespaces answer with the object, others with a Status once gone.
-        if (deleted && !RETURN_DELETED.has(r.resource)) return this.send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, group: r.group, kind: r.resource, uid: object.metadata?.uid } });
+        if (deleted && (r.custom || !RETURN_DELETED.has(r.resource))) return this.send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, group: r.group, kind: r.resource, uid: object.metadata?.uid } });
         return this.send(res, 200, object);
       }
       default:

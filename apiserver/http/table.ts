@@ -2,6 +2,7 @@
 // printers (pkg/printers/internalversion) for the kinds we serve.
 import type { Obj } from '../storage/store.js';
 import type { ResourceDef } from '../resources.js';
+import { customColumns } from '../crd/columns.js';
 
 interface Col {
   name: string;
@@ -342,6 +343,11 @@ const PRINTERS: Record<string, Printer> = {
     columns: [col('Name', 0, 'string', 'name'), col('Handler'), col('Age')],
     row: (o, now) => [o.metadata.name, o.handler ?? '', age(o.metadata.creationTimestamp, now)],
   },
+  // No printer upstream either: the default table convertor's Name and Created At.
+  customresourcedefinitions: {
+    columns: [col('Name', 0, 'string', 'name'), col('Created At', 0, 'date')],
+    row: (o) => [o.metadata.name, o.metadata.creationTimestamp],
+  },
   namespaces: {
     columns: [col('Name', 0, 'string', 'name'), col('Status'), col('Age')],
     row: (o, now) => [o.metadata.name, o.status?.phase ?? '', age(o.metadata.creationTimestamp, now)],
@@ -362,6 +368,10 @@ function rowObject(o: Obj, include: IncludeObject): Obj | undefined {
 }
 
 export function toTable(r: ResourceDef, items: Obj[], listMeta: Obj, include: IncludeObject = 'Metadata', now = Date.now()): Obj {
+  if (r.custom) {
+    const c = customColumns(r.custom);
+    return { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, columnDefinitions: c.columns, rows: items.map((o) => ({ cells: c.row(o, now, age), object: rowObject(o, include) })) };
+  }
   const p = PRINTERS[r.resource] ?? DEFAULT;
   return {
     kind: 'Table',

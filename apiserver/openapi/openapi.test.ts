@@ -71,11 +71,11 @@ test('every v3 document is self-contained and carries kinds, list types and merg
   const root = openapiV3Root() as { paths: Record<string, { serverRelativeURL: string }> };
   assert.ok(root.paths['api/v1'] && root.paths['apis/apps/v1'] && root.paths['apis/rbac.authorization.k8s.io/v1']);
   for (const gv of Object.keys(root.paths)) {
-    const doc = JSON.parse(openapiV3Doc(gv)!.body) as { components: { schemas: Record<string, unknown> } };
+    const doc = JSON.parse(openapiV3Doc(undefined, gv)!.body) as { components: { schemas: Record<string, unknown> } };
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
     for (const r of refs) assert.ok(doc.components.schemas[r], `${gv}: dangling $ref ${r}`);
   }
-  const core = JSON.parse(openapiV3Doc('api/v1')!.body) as { components: { schemas: Record<string, Record<string, unknown>> } };
+  const core = JSON.parse(openapiV3Doc(undefined, 'api/v1')!.body) as { components: { schemas: Record<string, Record<string, unknown>> } };
   assert.deepEqual(core.components.schemas['io.k8s.api.core.v1.Pod']!['x-kubernetes-group-version-kind'], [{ group: '', kind: 'Pod', version: 'v1' }]);
   const containers = (core.components.schemas['io.k8s.api.core.v1.PodSpec']!.properties as Record<string, Record<string, unknown>>).containers!;
   assert.equal(containers['x-kubernetes-patch-merge-key'], 'name');

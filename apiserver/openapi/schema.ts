@@ -48,6 +48,7 @@ export function definitionOf(apiVersion: string, kind: string): string | undefin
 }
 
 export function kindSchema(r: ResourceDef): Schema | undefined {
+  if (r.custom) return r.custom.schema;
   const name = definitionOf(apiVersionOf(r), r.kind);
   return name ? DEFINITIONS[name] : undefined;
 }
