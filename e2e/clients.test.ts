@@ -8,20 +8,10 @@ import path from 'node:path';
 import { e2eSkipReason, REPO } from './harness.js';
 import { ApiServerNode } from './apiserver-node.js';
 import { sh } from './proc.js';
-import { clusterSkip } from './cluster.js';
+import { pythonClientSkip } from './cluster.js';
 
-function pythonSkip(): string | undefined {
-  const base = clusterSkip(e2eSkipReason());
-  if (base) return base;
-  if (sh('/usr/bin/python3', ['-c', 'import kubernetes; print(1)'], { allowFail: true, timeoutMs: 20_000 }).trim() !== '1') {
-    const msg = 'e2e prerequisite missing: python3-kubernetes (scripts/install-deps.sh installs it)';
-    if (process.env.TSKUBE_E2E_SKIP === '1') return msg;
-    throw new Error(msg);
-  }
-  return undefined;
-}
 
-describe('real clients against tskube apiserver', { skip: pythonSkip(), timeout: 5 * 60_000 }, () => {
+describe('real clients against tskube apiserver', { skip: pythonClientSkip(e2eSkipReason()), timeout: 5 * 60_000 }, () => {
   const as = new ApiServerNode();
   before(() => as.start(['--authorization-mode=Node,RBAC']));
   after(() => as.cleanup());

@@ -10,6 +10,18 @@ export function clusterSkip(base: string | undefined): string | undefined {
   return base ?? (sh('sh', ['-c', 'command -v kubectl'], { allowFail: true }).trim() ? undefined : 'kubectl missing');
 }
 
+/** clusterSkip, and the official Python client (Debian python3-kubernetes) must be there too. */
+export function pythonClientSkip(base: string | undefined): string | undefined {
+  const skip = clusterSkip(base);
+  if (skip) return skip;
+  if (sh('/usr/bin/python3', ['-c', 'import kubernetes; print(1)'], { allowFail: true, timeoutMs: 20_000 }).trim() !== '1') {
+    const msg = 'e2e prerequisite missing: python3-kubernetes (scripts/install-deps.sh installs it)';
+    if (process.env.TSKUBE_E2E_SKIP === '1') return msg;
+    throw new Error(msg);
+  }
+  return undefined;
+}
+
 export class TestCluster {
   node!: TestNode;
   as!: ApiServerNode;

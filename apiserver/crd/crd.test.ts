@@ -202,3 +202,19 @@ test('version priority, JSONPath subset and served resources', () => {
   assert.deepEqual(defs.map((d) => [d.version, d.custom!.priority, d.custom!.storageVersion]), [['v1', 0, 'v1'], ['v1beta1', 1, 'v1']]);
   assert.deepEqual(defs[0]!.fields, ['spec.color']);
 });
+
+test('a cluster-scoped definition: objects without a namespace, listed by label', () => {
+  const api = new Api(new Store());
+  const crd = crontabCrd();
+  crd.metadata.name = 'clustertabs.stable.example.com';
+  Object.assign(crd.spec, { scope: 'Cluster', names: { plural: 'clustertabs', kind: 'ClusterTab' }, versions: [crd.spec.versions[0]] });
+  api.create(api.res('apiextensions.k8s.io', 'customresourcedefinitions'), '', crd);
+  const r = api.resources.find('stable.example.com', 'v1', 'clustertabs')!;
+  assert.equal(r.namespaced, false);
+  assert.equal(r.singular, 'clustertab', 'singular defaulted from the kind');
+  const o = api.create(r, '', { apiVersion: 'stable.example.com/v1', kind: 'ClusterTab', metadata: { name: 'x', namespace: 'ignored', labels: { a: 'b' } }, spec: { cronSpec: '* * * * *' } });
+  assert.equal(o.metadata.namespace, undefined);
+  api.create(r, '', { apiVersion: 'stable.example.com/v1', kind: 'ClusterTab', metadata: { name: 'y' }, spec: { cronSpec: '* * * * *' } });
+  assert.deepEqual(api.list(r, undefined, { labelSelector: 'a=b' }).items.map((i: any) => i.metadata.name), ['x']);
+  assert.throws(() => api.create(r, '', { apiVersion: 'stable.example.com/v1', kind: 'Widget', metadata: { name: 'z' }, spec: {} }), apiErr(400, /do not match/));
+});
