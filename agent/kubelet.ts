@@ -32,6 +32,11 @@ import { milliValue, parseQuantity } from '../kube/quantity.js';
 import { Informer } from '../kube/informer.js';
 import { ApiObjects } from './volumes/api-objects.js';
 import { VolumeManager } from './volumes/volume-manager.js';
+import type { ContainerManager } from './cm/container-manager.js';
+import { removeContainerLogLinks } from './pods/log-links.js';
+import { admitUnderPressure, isCriticalPod } from './eviction/admission.js';
+import type { NodeCondition } from './eviction/decide.js';
+import { FatalConfigError } from './cm/errors.js';
 
 export interface KubeletOptions {
   cri: CriClient;
@@ -59,6 +64,12 @@ export interface KubeletOptions {
   dns?: { clusterDNS: string[]; clusterDomain: string; resolvConf: string };
   /** Sysctls beyond the safe set that pods may set (names, or prefixes ending in *). */
   allowedUnsafeSysctls?: string[];
+  /** The QoS and pod cgroups (absent in tests with a fake runtime: the runtime's default cgroups). */
+  cgroups?: ContainerManager;
+  /** Node allocatable (resourceFieldRef defaults, resize admission); absent: the machine's CPUs and memory. */
+  allocatable?: Record<string, string>;
+  /** The eviction manager's pressure conditions, for pod admission. */
+  pressure?: () => Set<NodeCondition>;
 }
 
 export class Kubelet {
@@ -83,9 +94,10 @@ export class Kubelet {
   /** Services, for the pods' environment variables (joined kubelets only). */
   private readonly services: Informer | undefined;
   private readonly runtimeClasses: RuntimeClasses | undefined;
-  private readonly allocatable = { cpu: String(os.cpus().length), memory: String(os.totalmem()) };
+  private readonly allocatable: Record<string, string>;
 
   constructor(private readonly o: KubeletOptions) {
+    this.allocatable = o.allocatable ?? { cpu: String(os.cpus().length), memory: String(os.totalmem()) };
     this.prober = new ProberManager({
       cri: o.cri,
       events: o.events,
@@ -148,6 +160,17 @@ export class Kubelet {
     };
   }
 
+  private isStaticPod(p: Pod): boolean {
+    return p.metadata?.annotations?.[ANN_CONFIG_SOURCE] !== 'api';
+  }
+
+  /** The pods the eviction manager may choose from: running here, not already on their way out. */
+  evictionCandidates(): { pod: Pod; critical: boolean; evict(message: string, graceSec: number): void; cleanedUp(): boolean }[] {
+    return [...this.workers.values()]
+      .filter((w) => w.phase === 'syncing' && !w.evicted && this.desired.has(w.uid))
+      .map((w) => ({ pod: w.pod, critical: isCriticalPod(w.pod, this.isStaticPod(w.pod)), evict: (m: string, g: number) => w.evict(m, g), cleanedUp: () => w.evictionDone || w.phase !== 'syncing' }));
+  }
+
   /** Why a container has not started, as its status would say (for the kubelet API). */
   waitingReason(uid: string, container: string): string | undefined {
     return this.workers.get(uid)?.waiting.get(container)?.reason;
@@ -163,6 +186,11 @@ export class Kubelet {
   async start(): Promise<void> {
     const v = await this.o.cri.version();
     this.o.log.info(`connected to container runtime ${v.runtime_name} ${v.runtime_version} (CRI ${v.runtime_api_version})`);
+    if (this.o.cgroups) {
+      const runtimeDriver = await this.o.cri.cgroupDriver().catch(() => undefined);
+      if (runtimeDriver && runtimeDriver !== this.o.cgroups.o.cgroupDriver) throw new FatalConfigError(`cgroupDriver: "${this.o.cgroups.o.cgroupDriver}" does not match the container runtime's cgroup driver "${runtimeDriver}" (containerd's SystemdCgroup = ${String(runtimeDriver === 'systemd')}); set cgroupDriver: ${runtimeDriver}`);
+      await this.o.cgroups.start();
+    }
     if (this.o.manifestPath) this.expectedSources.add('file');
     if (this.o.manifestURL) this.expectedSources.add('http');
     if (this.o.client) this.expectedSources.add('api');
@@ -268,7 +296,8 @@ export class Kubelet {
       clusterDomain: this.o.dns?.clusterDomain,
       resizeFit: (pod: Pod) => this.resizeFit(pod),
       runtimeHandler: this.runtimeClasses ? (pod: Pod) => this.runtimeClasses!.handlerFor(pod) : undefined,
-      admit: (pod: Pod) => admitSysctls(pod, this.o.allowedUnsafeSysctls ?? []),
+      admit: (pod: Pod) => admitSysctls(pod, this.o.allowedUnsafeSysctls ?? []) ?? admitUnderPressure(pod, this.o.pressure?.() ?? new Set(), isCriticalPod(pod, this.isStaticPod(pod))),
+      cgroups: this.o.cgroups,
     };
   }
 
@@ -281,7 +310,7 @@ export class Kubelet {
       others.cpu += r.cpu;
       others.memory += r.memory;
     }
-    return resizeFit(podRequests(pod), others, { cpu: milliValue(this.allocatable.cpu), memory: parseQuantity(this.allocatable.memory) });
+    return resizeFit(podRequests(pod), others, { cpu: milliValue(this.allocatable.cpu!), memory: parseQuantity(this.allocatable.memory!) });
   }
 
   /** The pod's DNS settings; the node's resolv.conf is read each time, as upstream (it may change). */
@@ -364,6 +393,7 @@ export class Kubelet {
   }
 
   private reconcile(): void {
+    void this.o.cgroups?.updateQos([...this.desired.values()]).catch((e: Error) => this.o.log.warn(`QoS cgroups: ${e.message}`));
     for (const uid of this.deleted) if (!this.desired.has(uid)) this.deleted.delete(uid);
     for (const w of this.workers.values()) {
       const want = this.desired.get(w.uid);
@@ -438,6 +468,7 @@ export class Kubelet {
     const active = new Set(this.workers.keys());
     const g = selectGarbage(snap, active);
     for (const id of g.containers) await this.o.cri.removeContainer(id).catch((e: Error) => this.o.log.warn(`GC: remove container ${id}: ${e.message}`));
+    if (this.o.node.containerLogsDir) await removeContainerLogLinks(this.o.node.containerLogsDir, new Set(g.containers)).catch((e: Error) => this.o.log.warn(`GC: container log links: ${e.message}`));
     for (const id of g.sandboxes) await this.o.cri.removePodSandbox(id).catch((e: Error) => this.o.log.warn(`GC: remove sandbox ${id}: ${e.message}`));
     if (g.containers.length || g.sandboxes.length) this.o.log.info(`GC removed ${g.containers.length} container(s) and ${g.sandboxes.length} sandbox(es)`);
     await this.cleanupOrphanDirs(snap);
@@ -450,5 +481,7 @@ export class Kubelet {
     for (const o of [...snap.sandboxes, ...snap.containers]) if (o.labels[L_POD_UID]) inRuntime.add(o.labels[L_POD_UID]);
     const isLive = (uid: string): boolean => inRuntime.has(uid) || this.workers.has(uid) || this.desired.has(uid);
     await cleanupOrphans(this.o.node.rootDir, this.o.node.podLogsDir, isLive, this.o.log).catch((e: Error) => this.o.log.warn(`orphaned pod directories: ${e.message}`));
+    await this.o.cgroups?.removeOrphans(isLive).catch((e: Error) => this.o.log.warn(`orphaned pod cgroups: ${e.message}`));
+    await this.o.cgroups?.updateQos([...this.desired.values()]).catch((e: Error) => this.o.log.warn(`QoS cgroups: ${e.message}`));
   }
 }

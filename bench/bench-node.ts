@@ -20,13 +20,7 @@ export async function withBenchNode<T>(fn: (node: TestNode, imageRef: string) =>
   }
 }
 
-/** Runs a benchmark's main, printing a failure without a stack. */
-export function runBench(main: () => Promise<void>): void {
-  main().catch((e: unknown) => {
-    process.stderr.write(`bench failed: ${(e as Error).message}\n`);
-    process.exit(1);
-  });
-}
+export { runBench } from './stats.js';
 
 /** A static pod manifest for benchmarks; `containers` is the YAML list under spec.containers. */
 export const podManifest = (name: string, containers: string): string => `apiVersion: v1

@@ -28,14 +28,14 @@ test('upstream defaults', () => {
 test('flags in both --a=b and --a b forms; flags beat the config file; unknown config fields warn', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-cfg-'));
   const f = path.join(dir, 'k.yaml');
-  fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /from/config\nfileCheckFrequency: 5s\npodLogsDir: /logs\nmaxPods: 50\ncgroupDriver: systemd\n');
+  fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /from/config\nfileCheckFrequency: 5s\npodLogsDir: /logs\nmaxPods: 50\ncpuManagerPolicy: static\n');
   const warnings: string[] = [];
   const c = loadAgentConfig(['--config', f, '--pod-manifest-path', '/from/flag'], (w) => warnings.push(w));
   assert.equal(c.staticPodPath, '/from/flag');
   assert.equal(c.fileCheckFrequencyMs, 5000);
   assert.equal(c.podLogsDir, '/logs');
   assert.equal(c.maxPods, 50);
-  assert.deepEqual(warnings, [`${f}: field cgroupDriver is not supported by this kubelet and is ignored`]);
+  assert.deepEqual(warnings, [`${f}: field cpuManagerPolicy is not supported by this kubelet and is ignored`]);
   fs.rmSync(dir, { recursive: true });
 });
 
@@ -107,7 +107,12 @@ test("kubeadm's files: its drop-in flags and the config.yaml it writes (zero val
   assert.deepEqual([c.fileCheckFrequencyMs, c.httpCheckFrequencyMs, c.nodeStatusUpdateFrequencyMs, c.nodeStatusReportFrequencyMs, c.syncFrequencyMs], [20_000, 20_000, 10_000, 300_000, 60_000]);
   assert.ok(warnings.includes('Flag --pod-infra-container-image has been deprecated, will be removed in 1.35. Image garbage collector will get sandbox image information from CRI.'));
   assert.equal(c.rotateCertificates, true);
-  assert.ok(warnings.includes(`${cfgFile}: field cgroupDriver is not supported by this kubelet and is ignored`));
+  assert.ok(warnings.includes(`${cfgFile}: field cpuManagerReconcilePeriod is not supported by this kubelet and is ignored`));
+  // kubeadm's systemd driver is read, not ignored; the rest of the node-resource settings take upstream's defaults.
+  assert.equal(c.cgroupDriver, 'systemd');
+  assert.ok(!warnings.some((w) => /cgroupDriver/.test(w)));
+  assert.deepEqual([c.cgroupsPerQOS, c.cgroupRoot, c.enforceNodeAllocatable, c.podPidsLimit], [true, '/', ['pods'], -1]);
+  assert.deepEqual(Object.keys(c.evictionHard).sort(), ['imagefs.available', 'imagefs.inodesFree', 'memory.available', 'nodefs.available', 'nodefs.inodesFree']);
   assert.equal(new Set(warnings).size, warnings.length, 'each warning once');
   // Pod DNS, as kubeadm sets it: the kube-dns Service's address and the cluster domain; resolvConf defaults.
   assert.deepEqual([c.clusterDNS, c.clusterDomain, c.resolvConf], [['10.96.0.10'], 'cluster.local', '/etc/resolv.conf']);
@@ -124,4 +129,25 @@ test('pod DNS settings: flags win over the file, resolvConf "" means none, a bad
   assert.deepEqual([o.clusterDNS, o.clusterDomain, o.resolvConf], [['10.0.0.10', '10.0.0.11'], 'k8s.test', '/run/systemd/resolve/resolv.conf']);
   fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nclusterDNS: [kube-dns]\n');
   assert.throws(() => loadAgentConfig([`--config=${f}`], () => {}), new RegExp(`${f}: clusterDNS: "kube-dns" is not an IP address`));
+});
+
+test('node-resource settings: reservations, hard eviction thresholds and the cgroup driver, with errors naming the flag or field', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-rescfg-'));
+  const f = path.join(dir, 'k.yaml');
+  fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nkubeReserved: {cpu: 100m, memory: 256Mi}\nevictionHard: {memory.available: 200Mi}\ncgroupRoot: /tskube\nenforceNodeAllocatable: [none]\n');
+  const c = loadAgentConfig([`--config=${f}`, '--system-reserved=memory=1Gi,ephemeral-storage=2Gi'], () => {});
+  assert.deepEqual(c.kubeReserved, { cpu: 100, memory: 256 * 2 ** 20 });
+  assert.deepEqual(c.systemReserved, { memory: 2 ** 30, 'ephemeral-storage': 2 * 2 ** 30 });
+  assert.deepEqual(c.evictionHard, { 'memory.available': { quantity: 200 * 2 ** 20 } }, 'a user-given evictionHard replaces the defaults, as upstream');
+  assert.equal(c.cgroupRoot, '/tskube');
+  assert.deepEqual(c.enforceNodeAllocatable, []);
+  assert.deepEqual(loadAgentConfig(['--eviction-hard=memory.available<1Gi,nodefs.available<5%'], () => {}).evictionHard, { 'memory.available': { quantity: 2 ** 30 }, 'nodefs.available': { percentage: 0.05 } });
+  assert.throws(() => loadAgentConfig(['--cgroup-driver=docker'], () => {}), /--cgroup-driver: must be cgroupfs or systemd, got "docker"/);
+  assert.throws(() => loadAgentConfig(['--kube-reserved=cpu=lots'], () => {}), /--kube-reserved\[cpu\]: quantities must match/);
+  assert.throws(() => loadAgentConfig(['--eviction-hard=memory.free<1Gi'], () => {}), /--eviction-hard: unsupported eviction signal memory.free/);
+  assert.throws(() => loadAgentConfig(['--eviction-hard=nodefs.available<200%'], () => {}), /--eviction-hard\[nodefs.available\]: invalid percentage: 200%/);
+  assert.throws(() => loadAgentConfig(['--enforce-node-allocatable=pods,kube-reserved'], () => {}), /--enforce-node-allocatable: "kube-reserved" is not supported by this kubelet/);
+  fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsystemReserved: {memory: [1]}\n');
+  assert.throws(() => loadAgentConfig([`--config=${f}`], () => {}), /k\.yaml: systemReserved: must be a map of strings/);
+  fs.rmSync(dir, { recursive: true });
 });

@@ -10,6 +10,8 @@ import { parseBool, parseFlags } from './flags.js';
 import { parseQuantity } from '../kube/quantity.js';
 import type { KubeletApiConfig } from '../agent/server/start.js';
 import { checkAllowedUnsafe } from '../agent/pods/sysctls.js';
+import { DEFAULT_EVICTION_HARD, EVICTION_SIGNALS, parseReserved, parseThreshold, type Threshold } from '../agent/cm/node-allocatable.js';
+import { formatMilliCpu, formatBytes } from '../kube/quantity.js';
 
 export interface Taint {
   key: string;
@@ -19,6 +21,19 @@ export interface Taint {
 
 /** KubeletApiConfig holds the kubelet API and log rotation fields. */
 export interface AgentConfig extends KubeletApiConfig {
+  cgroupDriver: 'cgroupfs' | 'systemd';
+  cgroupsPerQOS: boolean;
+  cgroupRoot: string;
+  /** 'pods' or nothing. */
+  enforceNodeAllocatable: string[];
+  /** cpu in millicores, the rest in units. */
+  kubeReserved: Record<string, number>;
+  systemReserved: Record<string, number>;
+  evictionHard: Record<string, Threshold>;
+  evictionSoft: Record<string, { threshold: Threshold; gracePeriodMs: number }>;
+  evictionPressureTransitionPeriodMs: number;
+  evictionMaxPodGracePeriod: number;
+  podPidsLimit: number;
   nodeName: string;
   nodeIP: string;
   staticPodPath: string;
@@ -103,6 +118,18 @@ export const AGENT_FLAGS: Record<string, string> = {
   'cluster-dns': 'comma-separated DNS server addresses for pods with dnsPolicy ClusterFirst (config: clusterDNS)',
   'cluster-domain': 'the cluster\'s DNS domain, e.g. cluster.local: pods search <ns>.svc.<domain>, svc.<domain>, <domain> (config: clusterDomain)',
   'resolv-conf': 'the resolver file pods with dnsPolicy Default copy, and whose search path ClusterFirst pods append; "" for none (config: resolvConf). Default /etc/resolv.conf',
+  'cgroup-driver': 'cgroupfs or systemd: how pod cgroups are named and made; must match the runtime\'s (config: cgroupDriver). Default cgroupfs',
+  'cgroups-per-qos': 'make the QoS cgroup hierarchy (kubepods, burstable, besteffort) and a cgroup per pod (config: cgroupsPerQOS). Default true',
+  'cgroup-root': 'the cgroup under which kubepods is made (config: cgroupRoot). Default /',
+  'enforce-node-allocatable': 'comma-separated: pods (limit kubepods to allocatable) or none (config: enforceNodeAllocatable). Default pods',
+  'kube-reserved': 'resources kept back for the kubelet and runtime, e.g. cpu=100m,memory=256Mi,ephemeral-storage=1Gi (config: kubeReserved)',
+  'system-reserved': 'resources kept back for the system, e.g. cpu=100m,memory=256Mi (config: systemReserved)',
+  'eviction-hard': 'hard eviction thresholds, e.g. memory.available<100Mi,nodefs.available<10% (config: evictionHard)',
+  'eviction-soft': 'soft eviction thresholds, e.g. memory.available<300Mi (config: evictionSoft); each needs a grace period',
+  'eviction-soft-grace-period': 'how long each soft threshold must be met before pods are evicted, e.g. memory.available=1m30s (config: evictionSoftGracePeriod)',
+  'eviction-pressure-transition-period': 'how long a pressure condition stays after its threshold was last met (config: evictionPressureTransitionPeriod). Default 5m',
+  'eviction-max-pod-grace-period': 'the most grace a pod gets when evicted for a soft threshold (config: evictionMaxPodGracePeriod). Default 0',
+  'pod-max-pids': 'the most processes a pod may have; -1 for no limit (config: podPidsLimit). Default -1',
   'allowed-unsafe-sysctls': 'comma-separated unsafe sysctls or prefixes (ending in *) pods may set beside the safe ones, e.g. net.core.*,kernel.msg* (config: allowedUnsafeSysctls)',
   v: 'log verbosity (4 and up: debug)',
 };
@@ -141,6 +168,18 @@ export const SUPPORTED_CONFIG_FIELDS = new Set([
   'clusterDomain',
   'resolvConf',
   'allowedUnsafeSysctls',
+  'cgroupDriver',
+  'cgroupsPerQOS',
+  'cgroupRoot',
+  'enforceNodeAllocatable',
+  'kubeReserved',
+  'systemReserved',
+  'evictionHard',
+  'podPidsLimit',
+  'evictionSoft',
+  'evictionSoftGracePeriod',
+  'evictionPressureTransitionPeriod',
+  'evictionMaxPodGracePeriod',
   'rotateCertificates',
   'serverTLSBootstrap',
 ]);
@@ -276,7 +315,72 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   } catch (e) {
     throw new Error(`${where('container-log-max-size', 'containerLogMaxSize')}: ${(e as Error).message}`);
   }
+  const cgroupDriver = str('cgroup-driver', 'cgroupDriver', 'cgroupfs');
+  if (cgroupDriver !== 'cgroupfs' && cgroupDriver !== 'systemd') throw new Error(`${where('cgroup-driver', 'cgroupDriver')}: must be cgroupfs or systemd, got "${cgroupDriver}"`);
+  const listOf = (flag: string, field: string): string[] | undefined => {
+    const f = flags.get(flag);
+    if (f !== undefined) return f.split(',').map((x) => x.trim()).filter(Boolean);
+    return fieldOf(field, 'a list of strings', (v): v is string[] => Array.isArray(v) && v.every(isString));
+  };
+  const enforceNodeAllocatable = listOf('enforce-node-allocatable', 'enforceNodeAllocatable') ?? ['pods'];
+  for (const e of enforceNodeAllocatable) {
+    // kube-reserved and system-reserved enforcement need their own cgroups (kubeReservedCgroup, systemReservedCgroup), which this kubelet does not manage.
+    if (e !== 'pods' && e !== 'none') throw new Error(`${where('enforce-node-allocatable', 'enforceNodeAllocatable')}: "${e}" is not supported by this kubelet (supported: pods, none)`);
+  }
+  if (enforceNodeAllocatable.includes('none') && enforceNodeAllocatable.length > 1) throw new Error(`${where('enforce-node-allocatable', 'enforceNodeAllocatable')}: none cannot be combined with other values`);
+  const mapOf = (flag: string, field: string, sep: string): Record<string, string> => {
+    const f = flags.get(flag);
+    if (f !== undefined) return parseMapFlag(flag, f, sep);
+    return fieldOf(field, 'a map of strings', (v): v is Record<string, string> => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string')) ?? {};
+  };
+  const reservedOf = (flag: string, field: string): Record<string, number> => {
+    try {
+      return parseReserved(where(flag, field), mapOf(flag, field, '='));
+    } catch (e) {
+      throw new Error((e as Error).message);
+    }
+  };
+  const kubeReserved = reservedOf('kube-reserved', 'kubeReserved');
+  const systemReserved = reservedOf('system-reserved', 'systemReserved');
+  const hardRaw = flags.has('eviction-hard') ? parseMapFlag('eviction-hard', flags.get('eviction-hard')!, '<') : lookup(file, 'evictionHard') === undefined ? DEFAULT_EVICTION_HARD : mapOf('eviction-hard', 'evictionHard', '<');
+  const evictionHard: Record<string, Threshold> = {};
+  for (const [k, v] of Object.entries(hardRaw)) {
+    if (!EVICTION_SIGNALS.includes(k)) throw new Error(`${where('eviction-hard', 'evictionHard')}: unsupported eviction signal ${k}`);
+    try {
+      evictionHard[k] = parseThreshold(v);
+    } catch (e) {
+      throw new Error(`${where('eviction-hard', 'evictionHard')}[${k}]: ${(e as Error).message}`);
+    }
+  }
+  const softRaw = flags.has('eviction-soft') ? parseMapFlag('eviction-soft', flags.get('eviction-soft')!, '<') : mapOf('eviction-soft', 'evictionSoft', '<');
+  const softGraceRaw = mapOf('eviction-soft-grace-period', 'evictionSoftGracePeriod', '=');
+  const evictionSoft: Record<string, { threshold: Threshold; gracePeriodMs: number }> = {};
+  for (const [k, v] of Object.entries(softRaw)) {
+    if (!EVICTION_SIGNALS.includes(k)) throw new Error(`${where('eviction-soft', 'evictionSoft')}: unsupported eviction signal ${k}`);
+    const grace = softGraceRaw[k];
+    if (grace === undefined) throw new Error(`${where('eviction-soft-grace-period', 'evictionSoftGracePeriod')}: grace period must be specified for the soft eviction threshold ${k}`);
+    let threshold: Threshold;
+    let gracePeriodMs: number;
+    try {
+      threshold = parseThreshold(v);
+      gracePeriodMs = parseDuration(grace);
+    } catch (e) {
+      throw new Error(`${where('eviction-soft', 'evictionSoft')}[${k}]: ${(e as Error).message}`);
+    }
+    evictionSoft[k] = { threshold, gracePeriodMs };
+  }
   return {
+    evictionSoft,
+    evictionPressureTransitionPeriodMs: dur('eviction-pressure-transition-period', 'evictionPressureTransitionPeriod', '5m'),
+    evictionMaxPodGracePeriod: int('eviction-max-pod-grace-period', 'evictionMaxPodGracePeriod', 0, 0),
+    cgroupDriver,
+    cgroupsPerQOS: bool('cgroups-per-qos', 'cgroupsPerQOS', true),
+    cgroupRoot: str('cgroup-root', 'cgroupRoot', '/'),
+    enforceNodeAllocatable: enforceNodeAllocatable.filter((e) => e !== 'none'),
+    kubeReserved,
+    systemReserved,
+    evictionHard,
+    podPidsLimit: int('pod-max-pids', 'podPidsLimit', -1, -1),
     nodeName: (flags.get('hostname-override') ?? os.hostname()).toLowerCase(),
     nodeIP: flags.get('node-ip') ?? '',
     staticPodPath: str('pod-manifest-path', 'staticPodPath', '/etc/kubernetes/manifests'),
@@ -370,5 +474,17 @@ export function kubeletConfigz(c: AgentConfig): object {
     clusterDomain: c.clusterDomain || undefined,
     resolvConf: c.resolvConf,
     allowedUnsafeSysctls: c.allowedUnsafeSysctls.length ? c.allowedUnsafeSysctls : undefined,
+    cgroupDriver: c.cgroupDriver,
+    cgroupsPerQOS: c.cgroupsPerQOS,
+    cgroupRoot: c.cgroupRoot,
+    enforceNodeAllocatable: c.enforceNodeAllocatable.length ? c.enforceNodeAllocatable : ['none'],
+    kubeReserved: reservedMap(c.kubeReserved),
+    systemReserved: reservedMap(c.systemReserved),
+    evictionHard: Object.fromEntries(Object.entries(c.evictionHard).map(([k, t]) => [k, 'quantity' in t ? formatBytes(t.quantity) : `${Math.round(t.percentage * 100)}%`])),
+    podPidsLimit: c.podPidsLimit,
+    evictionPressureTransitionPeriod: dur(c.evictionPressureTransitionPeriodMs),
+    evictionMaxPodGracePeriod: c.evictionMaxPodGracePeriod,
   };
 }
+
+const reservedMap = (m: Record<string, number>): Record<string, string> | undefined => (Object.keys(m).length ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k === 'cpu' ? formatMilliCpu(v) : k === 'pid' ? String(v) : formatBytes(v)])) : undefined);

@@ -17,6 +17,13 @@ import { tlsBootstrap } from '../agent/node/tls-bootstrap.js';
 import { ClientCertRotation } from '../agent/node/cert-rotation.js';
 import { PodNetwork } from '../agent/network/network.js';
 import { effectiveResolvConf } from '../agent/pods/dns.js';
+import { checkReservations, nodeResources, readCapacity, reserved } from '../agent/cm/node-allocatable.js';
+import { ContainerManager } from '../agent/cm/container-manager.js';
+import { FatalConfigError } from '../agent/cm/errors.js';
+import { containerLogsDir } from '../agent/pods/log-links.js';
+import { EvictionManager } from '../agent/eviction/eviction-manager.js';
+import { observeNode } from '../agent/eviction/observe.js';
+import type { Signal } from '../agent/eviction/decide.js';
 
 export interface RunningAgent {
   kubelet: Kubelet;
@@ -50,14 +57,29 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     rotation.start();
   }
   const metrics = new KubeletMetrics().collectProcessMetrics();
+  // Node resources: checked against the reservations before anything runs, as upstream's validation.
+  const capacity = readCapacity(cfg.rootDir, cfg.maxPods);
+  const reservations = { kubeReserved: cfg.kubeReserved, systemReserved: cfg.systemReserved, evictionHard: cfg.evictionHard };
+  checkReservations(capacity, reservations);
+  const resources = nodeResources(capacity, reservations);
+  const cgroups = new ContainerManager(
+    { cgroupDriver: cfg.cgroupDriver, cgroupsPerQOS: cfg.cgroupsPerQOS, cgroupRoot: cfg.cgroupRoot, enforceNodeAllocatable: cfg.enforceNodeAllocatable, podPidsLimit: cfg.podPidsLimit },
+    { cpuMilli: capacity.cpuMilli, memory: capacity.memory, reservedCpuMilli: reserved(reservations, 'cpu'), reservedMemory: reserved(reservations, 'memory') },
+    log,
+  );
+  let eviction: EvictionManager | undefined;
+  const events = client ? new ApiEventRecorder(client, { component: 'kubelet', host: cfg.nodeName }, log, new LogEventRecorder(log)) : new LogEventRecorder(log);
   const kubelet = new Kubelet({
+    cgroups,
+    pressure: () => eviction?.conditions() ?? new Set(),
+    allocatable: resources.allocatable,
     metrics,
     client,
     nodeUid: () => nodeSync?.status.uid ?? '',
     cri,
     log,
-    events: client ? new ApiEventRecorder(client, { component: 'kubelet', host: cfg.nodeName }, log, new LogEventRecorder(log)) : new LogEventRecorder(log),
-    node: { nodeName: cfg.nodeName, hostIP, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir },
+    events,
+    node: { nodeName: cfg.nodeName, hostIP, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir, containerLogsDir: containerLogsDir(cfg.podLogsDir) },
     manifestPath: cfg.staticPodPath,
     fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
     manifestURL: cfg.staticPodURL || undefined,
@@ -68,9 +90,37 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     allowedUnsafeSysctls: cfg.allowedUnsafeSysctls,
     gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
   });
+  const allocatableMemory = capacity.memory - reserved(reservations, 'memory');
+  eviction = new EvictionManager(
+    {
+      thresholds: [
+        ...Object.entries(cfg.evictionHard).map(([signal, value]) => ({ signal: signal as Signal, value, gracePeriodMs: 0 })),
+        ...Object.entries(cfg.evictionSoft).map(([signal, s]) => ({ signal: signal as Signal, value: s.threshold, gracePeriodMs: s.gracePeriodMs })),
+      ],
+      transitionPeriodMs: cfg.evictionPressureTransitionPeriodMs,
+      maxPodGracePeriodSec: cfg.evictionMaxPodGracePeriod,
+      monitoringMs: process.env.TSKUBE_EVICTION_PERIOD ? Number(process.env.TSKUBE_EVICTION_PERIOD) : undefined,
+      rootDir: cfg.rootDir,
+      podLogsDir: cfg.podLogsDir,
+    },
+    {
+      observe: () => observeNode({ tree: cgroups.tree, rootDir: cfg.rootDir, memoryCapacity: capacity.memory, kubepods: cfg.cgroupsPerQOS ? { cgroup: cgroups.kubepodsPath(), allocatable: allocatableMemory } : undefined }),
+      cri,
+      activePods: () => kubelet.evictionCandidates(),
+      reclaimDisk: async () => void (await kubelet.gc()),
+      events,
+      nodeName: cfg.nodeName,
+      log,
+    },
+  );
+  // No thresholds at all (evictionHard: {}): nothing to watch.
+  if (eviction && (Object.keys(cfg.evictionHard).length || Object.keys(cfg.evictionSoft).length)) eviction.start();
   if (client && cfg.registerNode) {
     nodeSync = startNodeSync(client, cri, cfg.nodeName, hostIP, log, {
+      pressure: () => eviction!.conditions(),
       maxPods: cfg.maxPods,
+      resources,
+      kubeletPort: cfg.port,
       leaseDurationSec: cfg.nodeLeaseDurationSeconds,
       heartbeatClient: heartbeat,
       updateMs: cfg.nodeStatusUpdateFrequencyMs,
@@ -109,6 +159,11 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
         log.info(`kubelet started on node ${cfg.nodeName}, watching ${cfg.staticPodPath}${cfg.staticPodURL ? ` and ${cfg.staticPodURL}` : ''}`);
         return;
       } catch (e) {
+        // A configuration the runtime contradicts cannot get better: upstream exits.
+        if (e instanceof FatalConfigError) {
+          log.error(`cannot start: ${e.message}`);
+          process.exit(1);
+        }
         // The runtime may start after us (systemd ordering); keep trying rather than exit.
         log.error(`cannot start: ${(e as Error).message}; retrying`);
         await new Promise((r) => setTimeout(r, Math.min(1000 * 2 ** attempt, 10_000)));
@@ -119,6 +174,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     kubelet,
     stop: async () => {
       stopped = true;
+      eviction?.stop();
       nodeSync?.stop();
       rotation?.stop();
       await network?.stop();

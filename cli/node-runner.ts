@@ -182,7 +182,7 @@ export class NodeRunner {
    * the node's name, address and dirs, `auth` (its credential flags) and the pod network, whose CNI config goes to our
    * containerd's conf_dir, else --cni-conf-dir or the usual one.
    */
-  async startKubelet(o: { nodeName: string; nodeIP: string; manifests: string; podLogsDir: string; podNetwork: string; cniConfDir?: string; auth: string[]; clusterDNS: string; clusterDomain: string; configExtra?: string }, note: (s: string) => void): Promise<AgentConfig> {
+  async startKubelet(o: { nodeName: string; nodeIP: string; manifests: string; podLogsDir: string; cgroupRoot?: string; podNetwork: string; cniConfDir?: string; auth: string[]; clusterDNS: string; clusterDomain: string; configExtra?: string }, note: (s: string) => void): Promise<AgentConfig> {
     const cfgFile = path.join(this.o.data, 'kubelet-config.yaml');
     fs.mkdirSync(o.manifests, { recursive: true });
     // As kubeadm writes it: pods resolve through the cluster DNS Service.
@@ -201,6 +201,7 @@ export class NodeRunner {
         `--pod-network=${o.podNetwork}`,
         `--cni-conf-dir=${cniConfDir}`,
         `--cni-ipam-dir=${path.join(this.o.data, 'ipam')}`,
+        ...(o.cgroupRoot ? [`--cgroup-root=${o.cgroupRoot}`] : []),
       ],
       (m) => note(`warning: ${m}`),
     );

@@ -37,6 +37,7 @@ export const UP_FLAGS: Record<string, string> = {
   'cluster-domain': 'the cluster DNS zone (kubelet clusterDomain). Default cluster.local',
   'dns-upstream': 'comma-separated resolvers the cluster DNS forwards other names to (ip or ip:port). Default: the nameservers of /etc/resolv.conf',
   'pod-logs-dir': 'container logs. Default /var/log/pods',
+  'cgroup-root': 'the kubelet\'s --cgroup-root: the cgroup under which kubepods is made. Default /',
 };
 
 export async function runUp(argv: string[]): Promise<void> {
@@ -142,6 +143,7 @@ export async function runUp(argv: string[]): Promise<void> {
           nodeIP,
           manifests,
           podLogsDir: path.resolve(f.get('pod-logs-dir') ?? '/var/log/pods'),
+          cgroupRoot: f.get('cgroup-root'),
           podNetwork,
           cniConfDir: f.get('cni-conf-dir'),
           auth: [`--kubeconfig=${path.join(pki, `node-${nodeName}.kubeconfig`)}`, `--client-ca-file=${path.join(pki, 'pki', 'ca.crt')}`],

@@ -12,6 +12,7 @@ import { buildImage, IMAGES, pushImage, type BuiltImage } from '../images/build.
 import { registryConfig, writeContainerdFiles } from '../cli/containerd-config.js';
 import { mountsUnder } from '../agent/volumes/mounts.js';
 import { alive, sh, start, stopPid, waitFor, type Proc } from './proc.js';
+import { CgroupTree } from '../agent/cm/cgroupfs.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const E2E_ROOT = process.env.TSKUBE_E2E_ROOT ?? '/tmp/tskube-e2e';
@@ -92,7 +93,12 @@ export async function teardown(rec: NodeRecord): Promise<void> {
     sh('ip', ['netns', 'del', `${rec.netns}-svc`], { allowFail: true });
   }
   fs.rmSync(rec.dir, { recursive: true, force: true, maxRetries: 3 });
+  // The node's pod cgroups (its kubelet's --cgroup-root), in every hierarchy.
+  await new CgroupTree().remove(e2eCgroupRoot(rec.dir)).catch(() => undefined);
 }
+
+/** Each e2e node's kubelet makes its kubepods under a cgroup of its own, so nodes on one machine never share QoS cgroups. */
+export const e2eCgroupRoot = (dir: string): string => `/tskube-e2e/${path.basename(dir)}`;
 
 function safeReaddir(d: string): string[] {
   try {
@@ -144,7 +150,7 @@ export class TestNode {
   /** The node's own address, on lo: pods reach it (the apiserver through the kubernetes Service, the kubelet). */
   readonly nodeIP: string;
   cri!: CriClient;
-  private containerd: Proc | undefined;
+  containerd: Proc | undefined;
   private registry: Proc | undefined;
   kubelet: Proc | undefined;
   proxy: Proc | undefined;
@@ -201,7 +207,7 @@ export class TestNode {
       REGISTRY,
     );
     fs.writeFileSync(path.join(d, 'registry.yml'), registryConfig(path.join(E2E_ROOT, 'registry'), REGISTRY));
-    fs.writeFileSync(path.join(d, 'kubelet.yaml'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${this.podLogsDir}\n`);
+    fs.writeFileSync(path.join(d, 'kubelet.yaml'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${this.podLogsDir}\ncgroupRoot: ${e2eCgroupRoot(d)}\n`);
   }
 
   private async startRegistry(): Promise<void> {

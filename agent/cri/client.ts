@@ -104,6 +104,11 @@ export class CriClient {
   status(): Promise<T.StatusResponse> {
     return this.call(this.runtime, 'Status', { verbose: false }, undefined, 10_000);
   }
+  /** The runtime's cgroup driver, from its verbose status (containerd's runc SystemdCgroup option); undefined when it does not say. */
+  async cgroupDriver(): Promise<'systemd' | 'cgroupfs' | undefined> {
+    const st: T.StatusResponse = await this.call(this.runtime, 'Status', { verbose: true }, undefined, 10_000);
+    return runtimeCgroupDriver(st.info ?? {});
+  }
   async runPodSandbox(config: T.PodSandboxConfigIn, pod: string, runtimeHandler = ''): Promise<string> {
     const r = await this.call<T.RunPodSandboxRequest, T.RunPodSandboxResponse>(this.runtime, 'RunPodSandbox', { config, runtime_handler: runtimeHandler }, pod, 4 * 60_000);
     return r.pod_sandbox_id;
@@ -183,5 +188,19 @@ export class CriClient {
   }
   async removeImage(image: string): Promise<void> {
     await this.call(this.image, 'RemoveImage', { image: { image } });
+  }
+}
+
+/** containerd's CRI config (Status info "config"): SystemdCgroup of the default runtime's options. */
+export function runtimeCgroupDriver(info: Record<string, string>): 'systemd' | 'cgroupfs' | undefined {
+  if (!info.config) return undefined;
+  try {
+    const cfg = JSON.parse(info.config) as { containerd?: { defaultRuntimeName?: string; runtimes?: Record<string, { options?: Record<string, unknown> }> } };
+    const c = cfg.containerd;
+    const rt = c?.runtimes?.[c.defaultRuntimeName ?? 'runc'];
+    if (!rt) return undefined;
+    return rt.options?.SystemdCgroup === true ? 'systemd' : 'cgroupfs';
+  } catch {
+    return undefined;
   }
 }

@@ -18,6 +18,12 @@ export interface NodeFacts {
   runtimeMessage?: string;
   /** maxPods (default 110). */
   maxPods?: number;
+  /** capacity and allocatable as the container manager computes them (agent/cm/node-allocatable.ts). */
+  resources?: { capacity: Record<string, string>; allocatable: Record<string, string> };
+  /** The kubelet API's port, for daemonEndpoints. */
+  kubeletPort?: number;
+  /** Pressure conditions the eviction manager holds True. */
+  pressure?: Set<string>;
 }
 
 /** What the Node registers with, beyond what it reports (registerWithTaints, --node-labels). */
@@ -43,9 +49,15 @@ export type Condition = { type: string; status: 'True' | 'False' | 'Unknown'; re
 
 export function nodeConditions(f: NodeFacts): Condition[] {
   return [
-    { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
-    { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
-    { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
+    f.pressure?.has('MemoryPressure')
+      ? { type: 'MemoryPressure', status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'kubelet has insufficient memory available' }
+      : { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
+    f.pressure?.has('DiskPressure')
+      ? { type: 'DiskPressure', status: 'True', reason: 'KubeletHasDiskPressure', message: 'kubelet has disk pressure' }
+      : { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
+    f.pressure?.has('PIDPressure')
+      ? { type: 'PIDPressure', status: 'True', reason: 'KubeletHasInsufficientPID', message: 'kubelet has insufficient PID available' }
+      : { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
     f.runtimeReady
       ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }
       : { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: f.runtimeMessage ?? 'container runtime is down' },
@@ -54,12 +66,12 @@ export function nodeConditions(f: NodeFacts): Condition[] {
 
 /** The status fields (without heartbeat times), for change detection and for the PATCH. */
 export function nodeStatus(f: NodeFacts): Record<string, unknown> {
-  const capacity = { cpu: String(os.cpus().length), memory: `${Math.floor(os.totalmem() / 1024)}Ki`, pods: String(f.maxPods ?? MAX_PODS) };
+  const capacity = f.resources?.capacity ?? { cpu: String(os.cpus().length), memory: `${Math.floor(os.totalmem() / 1024)}Ki`, pods: String(f.maxPods ?? MAX_PODS) };
   return {
     capacity,
-    allocatable: { ...capacity },
+    allocatable: f.resources?.allocatable ?? { ...capacity },
     addresses: [...(f.nodeIP ? [{ type: 'InternalIP', address: f.nodeIP }] : []), { type: 'Hostname', address: f.nodeName }],
-    daemonEndpoints: { kubeletEndpoint: { Port: KUBELET_PORT } },
+    daemonEndpoints: { kubeletEndpoint: { Port: f.kubeletPort || KUBELET_PORT } },
     nodeInfo: {
       machineID: readTrim('/etc/machine-id'),
       systemUUID: readTrim('/sys/class/dmi/id/product_uuid'),

@@ -14,8 +14,9 @@ export interface NodeSync {
 }
 
 /** Node facts from the runtime: version, and the RuntimeReady/NetworkReady conditions. */
-export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, maxPods?: number): () => Promise<NodeFacts> {
+export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, maxPods?: number, extra: Pick<NodeFacts, 'resources' | 'kubeletPort'> & { pressure?: () => Set<string> } = {}): () => Promise<NodeFacts> {
   return async () => {
+    const pressure = extra.pressure?.();
     try {
       const [v, st] = await Promise.all([cri.version(), cri.status()]);
       const bad = (st.status?.conditions ?? []).filter((c) => (c.type === 'RuntimeReady' || c.type === 'NetworkReady') && !c.status);
@@ -23,26 +24,32 @@ export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, m
         nodeName,
         nodeIP,
         maxPods,
+        resources: extra.resources,
+        kubeletPort: extra.kubeletPort,
+        pressure,
         runtimeName: v.runtime_name,
         runtimeVersion: v.runtime_version,
         runtimeReady: bad.length === 0,
         runtimeMessage: bad.length ? `container runtime ${bad.map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`).join(', ')}` : undefined,
       };
     } catch (e) {
-      return { nodeName, nodeIP, maxPods, runtimeName: 'containerd', runtimeVersion: 'unknown', runtimeReady: false, runtimeMessage: `container runtime is down: ${(e as Error).message}` };
+      return { nodeName, nodeIP, maxPods, resources: extra.resources, kubeletPort: extra.kubeletPort, pressure, runtimeName: 'containerd', runtimeVersion: 'unknown', runtimeReady: false, runtimeMessage: `container runtime is down: ${(e as Error).message}` };
     }
   };
 }
 
 export interface NodeSyncOptions extends NodeStatusOptions {
   maxPods?: number;
+  resources?: NodeFacts['resources'];
+  kubeletPort?: number;
+  pressure?: () => Set<string>;
   leaseDurationSec?: number;
   /** A client of its own for the Lease (upstream's heartbeat client), so pod traffic cannot starve it. */
   heartbeatClient?: KubeApi;
 }
 
 export function startNodeSync(client: KubeApi, cri: CriClient, nodeName: string, nodeIP: string, log: Logger, o: NodeSyncOptions = {}): NodeSync {
-  const status = new NodeStatusManager(client, runtimeFacts(cri, nodeName, nodeIP, o.maxPods), log, o);
+  const status = new NodeStatusManager(client, runtimeFacts(cri, nodeName, nodeIP, o.maxPods, { resources: o.resources, kubeletPort: o.kubeletPort, pressure: o.pressure }), log, o);
   const lease = new LeaseHeartbeat(o.heartbeatClient ?? client, nodeName, log, { durationSec: o.leaseDurationSec });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

@@ -17,6 +17,8 @@ export type ContainerKind = 'init' | 'container' | 'ephemeral';
 export interface NodeContext {
   nodeName: string;
   podLogsDir: string;
+  /** Where the <pod>_<ns>_<container>-<id>.log links go (/var/log/containers); unset: none. */
+  containerLogsDir?: string;
   rootDir: string;
   hostIP: string;
 }

@@ -12,6 +12,8 @@ import { computePodActions, containerHash, type ProbeResults } from './actions.j
 import { Backoff } from './backoff.js';
 import type { DnsConfig, DnsEvent } from './dns.js';
 import { etcHostsContent, mountsEtcHosts } from './etc-hosts.js';
+import type { ContainerManager } from '../cm/container-manager.js';
+import { linkContainerLog, removeContainerLogLinks } from './log-links.js';
 import { buildContainerConfig, buildSandboxConfig, linuxResources, podLogDir, type NodeContext } from './cri-config.js';
 import { resizableResources, sameResources, withAllocation, type Requirements, type ResizePending } from './resize.js';
 import { latestContainer, readPodState, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
@@ -56,6 +58,8 @@ export interface WorkerDeps {
   resizeFit?: (pod: Pod) => ResizePending | undefined;
   /** The CRI runtime handler of the pod's RuntimeClass ('' for none; absent for a standalone kubelet, which ignores runtimeClassName as upstream). */
   runtimeHandler?: (pod: Pod) => Promise<string>;
+  /** QoS and pod cgroups: the sandbox's cgroup_parent, pod limits, containers' oom_score_adj (absent: the runtime's defaults). */
+  cgroups?: ContainerManager;
 }
 
 export interface Waiting {
@@ -72,7 +76,7 @@ export class PodWorker {
   lastState: PodRuntimeState | undefined;
   syncCount = 0;
   /** Set when the kubelet ended the pod itself (activeDeadlineSeconds): it is killed and never started again. */
-  evicted: { reason: string; message: string } | undefined;
+  evicted: { reason: string; message: string; disruption?: boolean; graceSec?: number; at?: string } | undefined;
   private admitted = false;
   /** When the pod became active on this node (status.startTime, else when this worker began). */
   private readonly activeSince: number;
@@ -226,6 +230,7 @@ export class PodWorker {
     }
 
     const sandboxConfig = buildSandboxConfig(this.pod, actions.attempt, this.d.node);
+    if (this.d.cgroups) sandboxConfig.linux!.cgroup_parent = this.d.cgroups.parentName(this.pod);
     let sandboxId = actions.sandboxId;
     let podIP = state.sandboxes[0]?.ip ?? '';
     // Volumes come first, as upstream's WaitForAttachAndMount: a missing ConfigMap keeps the pod in ContainerCreating.
@@ -248,8 +253,10 @@ export class PodWorker {
       }
       await fsp.mkdir(sandboxConfig.log_directory!, { recursive: true, mode: 0o755 });
       try {
+        if (this.d.cgroups) sandboxConfig.linux!.cgroup_parent = await this.d.cgroups.podParent(this.pod);
         const handler = this.d.runtimeHandler ? await this.d.runtimeHandler(this.pod) : '';
         sandboxId = await this.d.cri.runPodSandbox(sandboxConfig, label, handler);
+        await this.d.cgroups?.afterSandbox(this.pod);
       } catch (e) {
         this.d.events.event(this.ref, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${(e as Error).message}`);
         throw e;
@@ -306,6 +313,8 @@ export class PodWorker {
       return;
     }
     const errors: string[] = [];
+    // The pod cgroup grows before its containers (a decrease it cannot take yet is retried after them).
+    await this.d.cgroups?.updatePod(this.runningPod).catch(() => undefined);
     for (const r of list) {
       try {
         await this.d.cri.updateContainerResources(r.id, linuxResources(r.container), label);
@@ -313,11 +322,23 @@ export class PodWorker {
         errors.push(`container ${r.container.name}: ${(e as Error).message}`);
       }
     }
+    await this.d.cgroups?.updatePod(this.runningPod).catch((e: Error) => errors.push(`pod cgroup: ${e.message}`));
     this.resizeError = errors.length ? `failed to resize: ${errors.join('; ')}` : undefined;
     if (errors.length) {
       this.d.log.warn(`pod ${this.fullName}: ${this.resizeError}`);
       this.wakeIn(5_000);
     }
+  }
+
+  /** An evicted pod's containers are stopped and its volumes gone (the eviction manager waits for it). */
+  evictionDone = false;
+
+  /** Node-pressure eviction: the pod is killed (within `graceSec`) and ends Failed with reason Evicted. */
+  evict(message: string, graceSec: number): void {
+    if (this.evicted || this.phase !== 'syncing') return;
+    this.evicted = { reason: 'Evicted', message, disruption: true, graceSec, at: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') };
+    this.d.events.event(this.ref, 'Warning', 'Evicted', message);
+    this.requestSync();
   }
 
   /** activeDeadlineSeconds (upstream's active deadline handler): past it the pod is killed, Failed/DeadlineExceeded. */
@@ -334,9 +355,12 @@ export class PodWorker {
       this.d.events.event(this.ref, 'Normal', 'DeadlineExceeded', this.evicted.message);
     }
     if (state.containers.some((c) => c.state === 'running' || c.state === 'created') || state.sandboxes.some((s) => s.ready)) {
-      await this.stopAll(state, this.pod.spec?.terminationGracePeriodSeconds ?? 30, true);
+      await this.stopAll(state, this.evicted.graceSec ?? this.pod.spec?.terminationGracePeriodSeconds ?? 30, true);
       this.lastState = await readPodState(this.d.cri, this.uid, this.fullName);
+      // An evicted pod gives back what it held: its emptyDir volumes go, as upstream tears down a terminated pod's volumes.
+      if (this.evicted.disruption) await this.d.volumes.tearDown(this.uid).catch((e: Error) => this.d.log.warn(`pod ${this.fullName}: tearing down volumes: ${e.message}`));
     }
+    if (this.evicted.disruption) this.evictionDone = true;
     return true;
   }
 
@@ -395,6 +419,7 @@ export class PodWorker {
     const targetName = kind === 'ephemeral' ? (c as { targetContainerName?: string }).targetContainerName : undefined;
     const targetId = targetName ? state.containers.find((x) => x.name === targetName && x.state === 'running')?.id : undefined;
     const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, env, mounts, this.d.node.rootDir, targetId);
+    if (this.d.cgroups && config.linux?.resources) config.linux.resources.oom_score_adj = String(this.d.cgroups.oomScoreAdj(this.pod, c));
     await fsp.mkdir(path.join(sandboxConfig.log_directory!, c.name), { recursive: true, mode: 0o755 });
     let id: string;
     try {
@@ -415,6 +440,10 @@ export class PodWorker {
     }
     this.waiting.delete(c.name);
     this.d.events.event(ref, 'Normal', 'Started', `Started container ${c.name}`);
+    if (this.d.node.containerLogsDir) {
+      const md = this.pod.metadata!;
+      await linkContainerLog(this.d.node.containerLogsDir, md.name!, md.namespace!, c.name, id, path.join(sandboxConfig.log_directory!, config.log_path!)).catch((e: Error) => this.d.log.warn(`pod ${label}: log link for ${c.name}: ${e.message}`));
+    }
     const postStart = c.lifecycle?.postStart;
     if (postStart) {
       // As upstream: the hook runs before the sync goes on; if it fails the container is killed and restarts per policy.
@@ -547,7 +576,9 @@ export class PodWorker {
     const elapsed = Math.floor((Date.now() - this.terminateStarted) / 1000);
     await this.stopAll(state, Math.max(this.terminateGraceSec - elapsed, 0), true);
     for (const c of state.containers) await this.d.cri.removeContainer(c.id, label);
+    if (this.d.node.containerLogsDir) await removeContainerLogLinks(this.d.node.containerLogsDir, new Set(state.containers.map((c) => c.id))).catch(() => 0);
     for (const s of state.sandboxes) await this.d.cri.removePodSandbox(s.id, label);
+    await this.d.cgroups?.removePod(this.uid).catch((e: Error) => this.d.log.warn(`pod ${label}: removing its cgroup: ${e.message}; the kubelet's housekeeping retries`));
     await this.d.volumes.tearDown(this.uid);
     await fsp.rm(podLogDir(this.d.node.podLogsDir, this.pod), { recursive: true, force: true });
   }

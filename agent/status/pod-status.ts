@@ -104,7 +104,7 @@ export interface StatusInput {
   startTime: string;
   probes?: ProbeStatus;
   /** The kubelet ended the pod itself (activeDeadlineSeconds): the phase is Failed with this reason and message. */
-  evicted?: { reason: string; message: string };
+  evicted?: { reason: string; message: string; disruption?: boolean; at?: string };
   /** In-place resize: the pod with its allocated resources, a resize that does not fit, and a failure to apply one. */
   resize?: { allocated: Pod; pending?: ResizePending; error?: string };
 }
@@ -174,6 +174,8 @@ export function computePodStatus(i: StatusInput): Obj {
     done ? { ...cond('ContainersReady', false), reason: 'PodCompleted' } : cond('ContainersReady', notReady.length === 0, 'ContainersNotReady', `containers with unready status: ${list(notReady)}`),
     cond('PodScheduled', true),
     ...(done ? [] : resizeConditions(i)),
+    // Node-pressure eviction (upstream 1.31+): the DisruptionTarget condition says the kubelet ended the pod.
+    ...(i.evicted?.disruption ? [{ type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: i.evicted.at ?? i.startTime, reason: 'TerminationByKubelet', message: i.evicted.message }] : []),
   ];
   // containerStatuses[].resources: what each container holds (upstream reports it for regular containers and sidecars).
   if (i.resize) {

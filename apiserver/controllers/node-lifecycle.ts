@@ -23,7 +23,9 @@ export interface NodeLifecycleOptions {
 }
 
 const CONDITIONS = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'];
-const MANAGED = new Set([TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE]);
+/** TaintNodesByCondition: a True pressure condition is a NoSchedule taint. */
+const PRESSURE_TAINTS: Record<string, string> = { MemoryPressure: 'node.kubernetes.io/memory-pressure', DiskPressure: 'node.kubernetes.io/disk-pressure', PIDPressure: 'node.kubernetes.io/pid-pressure' };
+const MANAGED = new Set([TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE, ...Object.values(PRESSURE_TAINTS)]);
 
 const readyOf = (n: KObj): KObj | undefined => ((n.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Ready');
 
@@ -37,6 +39,9 @@ export function desiredTaints(node: KObj, now: string): Taint[] {
   if (cond) {
     want.push({ key: cond, effect: 'NoSchedule' });
     want.push({ key: cond, effect: 'NoExecute', timeAdded: have.find((t) => t.key === cond && t.effect === 'NoExecute')?.timeAdded ?? now });
+  }
+  if (status === 'True') {
+    for (const c of (node.status?.conditions ?? []) as KObj[]) if (c.status === 'True' && PRESSURE_TAINTS[c.type]) want.push({ key: PRESSURE_TAINTS[c.type]!, effect: 'NoSchedule' });
   }
   if (node.spec?.unschedulable) want.push({ key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' });
   return [...keep, ...want];

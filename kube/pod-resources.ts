@@ -1,0 +1,53 @@
+// A pod's total requests or limits as upstream's resourcehelper computes them:
+// regular containers and restartable init containers (sidecars) run together,
+// each other init container runs alone beside the sidecars started before it,
+// and the pod's overhead is added. CPU in millicores, the rest in units.
+import type { Container, PodSpec } from 'kubernetes-types/core/v1.js';
+import { milliValue, parseQuantity } from './quantity.js';
+
+type Kind = 'requests' | 'limits';
+type Totals = Record<string, number>;
+
+const amount = (name: string, q: string | number): number => (name === 'cpu' ? milliValue(q) : parseQuantity(q));
+
+function of(c: Container, kind: Kind): Totals {
+  const out: Totals = {};
+  // A request left out is the limit, as the apiserver defaults it.
+  const src = { ...(kind === 'requests' ? (c.resources?.limits ?? {}) : {}), ...((c.resources?.[kind] ?? {}) as Record<string, string>) } as Record<string, string>;
+  for (const [k, v] of Object.entries(src)) out[k] = amount(k, v);
+  return out;
+}
+
+const add = (a: Totals, b: Totals): Totals => {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
+  return out;
+};
+const max = (a: Totals, b: Totals): Totals => {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = Math.max(out[k] ?? 0, v);
+  return out;
+};
+
+export function podTotals(spec: PodSpec | undefined, kind: Kind, o: { overhead?: boolean } = {}): Totals {
+  let total: Totals = {};
+  for (const c of spec?.containers ?? []) total = add(total, of(c, kind));
+  let sidecars: Totals = {};
+  let initMax: Totals = {};
+  for (const c of spec?.initContainers ?? []) {
+    const r = of(c, kind);
+    if (c.restartPolicy === 'Always') {
+      sidecars = add(sidecars, r);
+      initMax = max(initMax, sidecars);
+    } else initMax = max(initMax, add(sidecars, r));
+  }
+  total = max(add(total, sidecars), initMax);
+  if (o.overhead !== false) for (const [k, v] of Object.entries((spec?.overhead ?? {}) as Record<string, string>)) total[k] = (total[k] ?? 0) + amount(k, v);
+  return total;
+}
+
+/** Whether every container that runs alongside the others (regular and sidecar) limits `resource`. */
+export function allLimit(spec: PodSpec | undefined, resource: string): boolean {
+  const cs = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
+  return cs.length > 0 && cs.every((c) => (c.resources?.limits as Record<string, string> | undefined)?.[resource] !== undefined);
+}
