@@ -35,6 +35,7 @@ import { VolumeManager } from './volumes/volume-manager.js';
 import type { ContainerManager } from './cm/container-manager.js';
 import { removeContainerLogLinks } from './pods/log-links.js';
 import { admitUnderPressure, isCriticalPod } from './eviction/admission.js';
+import { SHUTDOWN_MESSAGE, SHUTDOWN_NOT_ADMITTED, SHUTDOWN_REASON } from './shutdown/node-shutdown.js';
 import type { NodeCondition } from './eviction/decide.js';
 import { FatalConfigError } from './cm/errors.js';
 
@@ -70,6 +71,8 @@ export interface KubeletOptions {
   allocatable?: Record<string, string>;
   /** The eviction manager's pressure conditions, for pod admission. */
   pressure?: () => Set<NodeCondition>;
+  /** The node is shutting down (graceful node shutdown): new pods are refused. */
+  shuttingDown?: () => boolean;
 }
 
 export class Kubelet {
@@ -169,6 +172,20 @@ export class Kubelet {
     return [...this.workers.values()]
       .filter((w) => w.phase === 'syncing' && !w.evicted && this.desired.has(w.uid))
       .map((w) => ({ pod: w.pod, critical: isCriticalPod(w.pod, this.isStaticPod(w.pod)), evict: (m: string, g: number) => w.evict(m, g), cleanedUp: () => w.evictionDone || w.phase !== 'syncing' }));
+  }
+
+  /** Graceful node shutdown's view: running pods, each ended Failed/Terminated within a grace period. */
+  shutdownCandidates(): { pod: Pod; critical: boolean; terminate(graceSec: number): Promise<void> }[] {
+    return [...this.workers.values()]
+      .filter((w) => w.phase === 'syncing' && !w.evicted)
+      .map((w) => ({
+        pod: w.pod,
+        critical: isCriticalPod(w.pod, this.isStaticPod(w.pod)),
+        terminate: async (g: number) => {
+          w.evict(SHUTDOWN_MESSAGE, g, SHUTDOWN_REASON);
+          while (!w.evictionDone && w.phase === 'syncing') await new Promise((r) => setTimeout(r, 200));
+        },
+      }));
   }
 
   /** Why a container has not started, as its status would say (for the kubelet API). */
@@ -296,7 +313,7 @@ export class Kubelet {
       clusterDomain: this.o.dns?.clusterDomain,
       resizeFit: (pod: Pod) => this.resizeFit(pod),
       runtimeHandler: this.runtimeClasses ? (pod: Pod) => this.runtimeClasses!.handlerFor(pod) : undefined,
-      admit: (pod: Pod) => admitSysctls(pod, this.o.allowedUnsafeSysctls ?? []) ?? admitUnderPressure(pod, this.o.pressure?.() ?? new Set(), isCriticalPod(pod, this.isStaticPod(pod))),
+      admit: (pod: Pod) => (this.o.shuttingDown?.() ? SHUTDOWN_NOT_ADMITTED : undefined) ?? admitSysctls(pod, this.o.allowedUnsafeSysctls ?? []) ?? admitUnderPressure(pod, this.o.pressure?.() ?? new Set(), isCriticalPod(pod, this.isStaticPod(pod))),
       cgroups: this.o.cgroups,
     };
   }

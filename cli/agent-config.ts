@@ -31,6 +31,13 @@ export interface AgentConfig extends KubeletApiConfig {
   systemReserved: Record<string, number>;
   evictionHard: Record<string, Threshold>;
   evictionSoft: Record<string, { threshold: Threshold; gracePeriodMs: number }>;
+  shutdownGracePeriodMs: number;
+  shutdownGracePeriodCriticalPodsMs: number;
+  imageGCHighThresholdPercent: number;
+  imageGCLowThresholdPercent: number;
+  imageMinimumGCAgeMs: number;
+  /** 0: off. */
+  imageMaximumGCAgeMs: number;
   evictionPressureTransitionPeriodMs: number;
   evictionMaxPodGracePeriod: number;
   podPidsLimit: number;
@@ -129,6 +136,9 @@ export const AGENT_FLAGS: Record<string, string> = {
   'eviction-soft-grace-period': 'how long each soft threshold must be met before pods are evicted, e.g. memory.available=1m30s (config: evictionSoftGracePeriod)',
   'eviction-pressure-transition-period': 'how long a pressure condition stays after its threshold was last met (config: evictionPressureTransitionPeriod). Default 5m',
   'eviction-max-pod-grace-period': 'the most grace a pod gets when evicted for a soft threshold (config: evictionMaxPodGracePeriod). Default 0',
+  'image-gc-high-threshold': 'image filesystem usage (percent) at which images are garbage-collected (config: imageGCHighThresholdPercent). Default 85',
+  'image-gc-low-threshold': 'image filesystem usage (percent) image garbage collection frees down to (config: imageGCLowThresholdPercent). Default 80',
+  'minimum-image-ttl-duration': 'the youngest an unused image may be to be garbage-collected (config: imageMinimumGCAge). Default 2m',
   'pod-max-pids': 'the most processes a pod may have; -1 for no limit (config: podPidsLimit). Default -1',
   'allowed-unsafe-sysctls': 'comma-separated unsafe sysctls or prefixes (ending in *) pods may set beside the safe ones, e.g. net.core.*,kernel.msg* (config: allowedUnsafeSysctls)',
   v: 'log verbosity (4 and up: debug)',
@@ -162,6 +172,7 @@ export const SUPPORTED_CONFIG_FIELDS = new Set([
   'containerLogMaxSize',
   'containerLogMaxFiles',
   'containerLogMonitorInterval',
+  'containerLogMaxWorkers',
   'healthzPort',
   'healthzBindAddress',
   'clusterDNS',
@@ -176,6 +187,12 @@ export const SUPPORTED_CONFIG_FIELDS = new Set([
   'systemReserved',
   'evictionHard',
   'podPidsLimit',
+  'shutdownGracePeriod',
+  'shutdownGracePeriodCriticalPods',
+  'imageGCHighThresholdPercent',
+  'imageGCLowThresholdPercent',
+  'imageMinimumGCAge',
+  'imageMaximumGCAge',
   'evictionSoft',
   'evictionSoftGracePeriod',
   'evictionPressureTransitionPeriod',
@@ -369,7 +386,41 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     }
     evictionSoft[k] = { threshold, gracePeriodMs };
   }
+  const imageGCHighThresholdPercent = int('image-gc-high-threshold', 'imageGCHighThresholdPercent', 85, 0);
+  const imageGCLowThresholdPercent = int('image-gc-low-threshold', 'imageGCLowThresholdPercent', 80, 0);
+  if (imageGCHighThresholdPercent > 100) throw new Error(`invalid configuration: imageGCHighThresholdPercent (--image-gc-high-threshold) ${imageGCHighThresholdPercent} must be between 0 and 100, inclusive`);
+  if (imageGCLowThresholdPercent > 100) throw new Error(`invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) ${imageGCLowThresholdPercent} must be between 0 and 100, inclusive`);
+  if (imageGCLowThresholdPercent >= imageGCHighThresholdPercent) throw new Error(`invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) ${imageGCLowThresholdPercent} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${imageGCHighThresholdPercent}`);
+  const imageMinimumGCAgeMs = dur('minimum-image-ttl-duration', 'imageMinimumGCAge', '2m');
+  const imageMaximumGCAgeMs = (() => {
+    const v = fieldOf('imageMaximumGCAge', 'a duration', isString);
+    if (v === undefined || v === '') return 0;
+    try {
+      return parseDuration(v);
+    } catch (e) {
+      throw new Error(`${cfgPath!}: imageMaximumGCAge: ${(e as Error).message}`);
+    }
+  })();
+  if (imageMaximumGCAgeMs && imageMaximumGCAgeMs <= imageMinimumGCAgeMs) throw new Error(`invalid configuration: imageMaximumGCAge ${imageMaximumGCAgeMs / 1000}s must be greater than imageMinimumGCAge ${imageMinimumGCAgeMs / 1000}s`);
+  const durField = (field: string): number => {
+    const v = fieldOf(field, 'a duration', isString);
+    if (v === undefined || v === '') return 0;
+    try {
+      return parseDuration(v);
+    } catch (e) {
+      throw new Error(`${cfgPath!}: ${field}: ${(e as Error).message}`);
+    }
+  };
+  const shutdownGracePeriodMs = durField('shutdownGracePeriod');
+  const shutdownGracePeriodCriticalPodsMs = durField('shutdownGracePeriodCriticalPods');
+  if (shutdownGracePeriodCriticalPodsMs > shutdownGracePeriodMs) throw new Error(`invalid configuration: shutdownGracePeriodCriticalPods (${shutdownGracePeriodCriticalPodsMs / 1000}s) must be <= shutdownGracePeriod (${shutdownGracePeriodMs / 1000}s)`);
   return {
+    shutdownGracePeriodMs,
+    shutdownGracePeriodCriticalPodsMs,
+    imageGCHighThresholdPercent,
+    imageGCLowThresholdPercent,
+    imageMinimumGCAgeMs,
+    imageMaximumGCAgeMs,
     evictionSoft,
     evictionPressureTransitionPeriodMs: dur('eviction-pressure-transition-period', 'evictionPressureTransitionPeriod', '5m'),
     evictionMaxPodGracePeriod: int('eviction-max-pod-grace-period', 'evictionMaxPodGracePeriod', 0, 0),
@@ -424,6 +475,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     containerLogMaxBytes,
     containerLogMaxFiles: int('container-log-max-files', 'containerLogMaxFiles', 5, 2),
     containerLogMonitorIntervalMs: dur(undefined, 'containerLogMonitorInterval', '10s'),
+    containerLogMaxWorkers: int(undefined, 'containerLogMaxWorkers', 1, 1),
     healthzPort: int('healthz-port', 'healthzPort', 10248, 0),
     healthzBindAddress: str('healthz-bind-address', 'healthzBindAddress', '127.0.0.1'),
     clusterDNS,
@@ -468,6 +520,7 @@ export function kubeletConfigz(c: AgentConfig): object {
     containerLogMaxSize: String(c.containerLogMaxBytes),
     containerLogMaxFiles: c.containerLogMaxFiles,
     containerLogMonitorInterval: dur(c.containerLogMonitorIntervalMs),
+    containerLogMaxWorkers: c.containerLogMaxWorkers,
     healthzPort: c.healthzPort,
     healthzBindAddress: c.healthzBindAddress,
     clusterDNS: c.clusterDNS.length ? c.clusterDNS : undefined,
@@ -484,6 +537,12 @@ export function kubeletConfigz(c: AgentConfig): object {
     podPidsLimit: c.podPidsLimit,
     evictionPressureTransitionPeriod: dur(c.evictionPressureTransitionPeriodMs),
     evictionMaxPodGracePeriod: c.evictionMaxPodGracePeriod,
+    imageGCHighThresholdPercent: c.imageGCHighThresholdPercent,
+    imageGCLowThresholdPercent: c.imageGCLowThresholdPercent,
+    imageMinimumGCAge: dur(c.imageMinimumGCAgeMs),
+    imageMaximumGCAge: dur(c.imageMaximumGCAgeMs),
+    shutdownGracePeriod: dur(c.shutdownGracePeriodMs),
+    shutdownGracePeriodCriticalPods: dur(c.shutdownGracePeriodCriticalPodsMs),
   };
 }
 

@@ -22,6 +22,8 @@ import { ContainerManager } from '../agent/cm/container-manager.js';
 import { FatalConfigError } from '../agent/cm/errors.js';
 import { containerLogsDir } from '../agent/pods/log-links.js';
 import { EvictionManager } from '../agent/eviction/eviction-manager.js';
+import { ImageGcManager } from '../agent/images/image-gc.js';
+import { NodeShutdownManager } from '../agent/shutdown/node-shutdown.js';
 import { observeNode } from '../agent/eviction/observe.js';
 import type { Signal } from '../agent/eviction/decide.js';
 
@@ -68,10 +70,12 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     log,
   );
   let eviction: EvictionManager | undefined;
+  let shutdown: NodeShutdownManager | undefined;
   const events = client ? new ApiEventRecorder(client, { component: 'kubelet', host: cfg.nodeName }, log, new LogEventRecorder(log)) : new LogEventRecorder(log);
   const kubelet = new Kubelet({
     cgroups,
     pressure: () => eviction?.conditions() ?? new Set(),
+    shuttingDown: () => shutdown?.shuttingDown ?? false,
     allocatable: resources.allocatable,
     metrics,
     client,
@@ -91,6 +95,23 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     gcPeriodMs: process.env.TSKUBE_GC_PERIOD ? Number(process.env.TSKUBE_GC_PERIOD) : undefined,
   });
   const allocatableMemory = capacity.memory - reserved(reservations, 'memory');
+  // The image filesystem: where the runtime says its images are (ImageFsInfo), else the kubelet's root dir.
+  let imageFsDir: string | undefined;
+  const imageFs = async (): Promise<string> => (imageFsDir ??= (await cri.imageFsInfo().catch(() => []))[0] ?? cfg.rootDir);
+  const statfs = (dir: string): { capacity: number; available: number } | undefined => {
+    try {
+      const s = fs.statfsSync(dir);
+      return { capacity: s.blocks * s.bsize, available: s.bavail * s.bsize };
+    } catch {
+      return undefined;
+    }
+  };
+  const imageGc = new ImageGcManager(
+    { highThresholdPercent: cfg.imageGCHighThresholdPercent, lowThresholdPercent: cfg.imageGCLowThresholdPercent, minAgeMs: cfg.imageMinimumGCAgeMs, maxAgeMs: cfg.imageMaximumGCAgeMs },
+    { cri, imageFs: () => statfs(imageFsDir ?? cfg.rootDir), sandboxImage: () => cri.sandboxImage().catch(() => undefined), events, nodeName: cfg.nodeName, log },
+    process.env.TSKUBE_IMAGE_GC_PERIOD ? Number(process.env.TSKUBE_IMAGE_GC_PERIOD) : undefined,
+  );
+  void imageFs().then(() => imageGc.start());
   eviction = new EvictionManager(
     {
       thresholds: [
@@ -104,20 +125,26 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
       podLogsDir: cfg.podLogsDir,
     },
     {
-      observe: () => observeNode({ tree: cgroups.tree, rootDir: cfg.rootDir, memoryCapacity: capacity.memory, kubepods: cfg.cgroupsPerQOS ? { cgroup: cgroups.kubepodsPath(), allocatable: allocatableMemory } : undefined }),
+      observe: async () => observeNode({ tree: cgroups.tree, rootDir: cfg.rootDir, imageFsDir: await imageFs(), memoryCapacity: capacity.memory, kubepods: cfg.cgroupsPerQOS ? { cgroup: cgroups.kubepodsPath(), allocatable: allocatableMemory } : undefined }),
       cri,
       activePods: () => kubelet.evictionCandidates(),
-      reclaimDisk: async () => void (await kubelet.gc()),
+      reclaimDisk: async () => {
+        await kubelet.gc();
+        await imageGc.deleteUnusedImages().catch((e: Error) => log.warn(`eviction: deleting unused images: ${e.message}`));
+      },
       events,
       nodeName: cfg.nodeName,
       log,
     },
   );
+  shutdown = new NodeShutdownManager(cfg.shutdownGracePeriodMs / 1000, cfg.shutdownGracePeriodCriticalPodsMs / 1000, { pods: () => kubelet.shutdownCandidates(), log });
+  shutdown.start();
   // No thresholds at all (evictionHard: {}): nothing to watch.
   if (eviction && (Object.keys(cfg.evictionHard).length || Object.keys(cfg.evictionSoft).length)) eviction.start();
   if (client && cfg.registerNode) {
     nodeSync = startNodeSync(client, cri, cfg.nodeName, hostIP, log, {
       pressure: () => eviction!.conditions(),
+      shuttingDown: () => shutdown?.shuttingDown ?? false,
       maxPods: cfg.maxPods,
       resources,
       kubeletPort: cfg.port,
@@ -150,7 +177,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
         })
       : undefined;
   await network?.start();
-  const kubeletApi = await startKubeletApi(kubelet, cri, cfg, { client, log, metrics, hostIP, configz: () => kubeletConfigz(cfg) });
+  const kubeletApi = await startKubeletApi(kubelet, cri, cfg, { client, log, metrics, hostIP, configz: () => kubeletConfigz(cfg), cgroups });
   let stopped = false;
   const started = (async () => {
     for (let attempt = 0; !stopped; attempt++) {
@@ -175,6 +202,8 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     stop: async () => {
       stopped = true;
       eviction?.stop();
+      shutdown?.stop();
+      imageGc.stop();
       nodeSync?.stop();
       rotation?.stop();
       await network?.stop();

@@ -94,7 +94,9 @@ export async function teardown(rec: NodeRecord): Promise<void> {
   }
   fs.rmSync(rec.dir, { recursive: true, force: true, maxRetries: 3 });
   // The node's pod cgroups (its kubelet's --cgroup-root), in every hierarchy.
-  await new CgroupTree().remove(e2eCgroupRoot(rec.dir)).catch(() => undefined);
+  const cgroups = new CgroupTree();
+  await cgroups.remove(e2eCgroupRoot(rec.dir)).catch(() => undefined);
+  await cgroups.removeIfEmpty('/tskube-e2e');
 }
 
 /** Each e2e node's kubelet makes its kubepods under a cgroup of its own, so nodes on one machine never share QoS cgroups. */

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { APP_IMAGE, e2eCgroupRoot, e2eSkipReason } from './harness.js';
+import { APP_IMAGE, e2eCgroupRoot, e2eSkipReason, PAUSE_IMAGE, REGISTRY } from './harness.js';
+import { buildImage, pushImage } from '../images/build.js';
 import { sh, waitFor } from './proc.js';
 import { clusterSkip, TestCluster } from './cluster.js';
 import { CgroupTree } from '../agent/cm/cgroupfs.js';
@@ -23,7 +24,7 @@ const podMemoryThreshold = memTotal - 256 * MiB - 150 * MiB;
 describe('node resources', { skip, timeout: 8 * 60_000 }, () => {
   const cluster = new TestCluster({
     kubeletConfig: `kubeReserved: {cpu: 100m, memory: 100Mi}\nsystemReserved: {memory: 156Mi}\nevictionHard: {memory.available: 100Mi, allocatableMemory.available: "${podMemoryThreshold}", nodefs.available: 40%}\nevictionPressureTransitionPeriod: 15s\nnodeStatusUpdateFrequency: 3s\n`,
-    kubeletEnv: { TSKUBE_EVICTION_PERIOD: '2000' },
+    kubeletEnv: { TSKUBE_EVICTION_PERIOD: '2000', TSKUBE_IMAGE_GC_PERIOD: '2000' },
   });
   // A small kubelet root filesystem, so that one pod's emptyDir can bring disk pressure.
   before(() => cluster.start(async (node) => void sh('mount', ['-t', 'tmpfs', '-o', 'size=128m', 'tskube-e2e-root', node.kubeletRoot])));
@@ -77,6 +78,13 @@ describe('node resources', { skip, timeout: 8 * 60_000 }, () => {
     const memTotal = capacity;
     assert.equal(exec('b', 'cat /proc/1/oom_score_adj'), String(1000 - Math.floor((1000 * 32 * 2 ** 20) / memTotal)));
     assert.equal(exec('g', 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes'), String(64 * 2 ** 20));
+    // The kubelet API's stats read the same cgroups: pod memory from the pod cgroup, the cAdvisor series with its path.
+    const api = (p: string) => sh('curl', ['-sk', '--max-time', '5', '-H', `Authorization: Bearer ${cluster.as.token('kubernetes-admin')}`, `https://127.0.0.1:10250${p}`], { netns: cluster.node.netns });
+    const summary = JSON.parse(api('/stats/summary')) as { pods: { podRef: { name: string }; memory: { workingSetBytes: number }; 'ephemeral-storage': { usedBytes: number } }[] };
+    const gStats = summary.pods.find((p) => p.podRef.name === 'g')!;
+    assert.ok(gStats.memory.workingSetBytes > 0, 'the pod cgroup\'s working set');
+    assert.equal(typeof gStats['ephemeral-storage'].usedBytes, 'number');
+    assert.match(api('/metrics/cadvisor'), new RegExp(`container_memory_working_set_bytes\\{container="c",id="${g.replace(/[/.]/g, '\\$&')}/[0-9a-f]{64}",image="${APP_IMAGE.replace(/[/.]/g, '\\$&')}",name="[0-9a-f]{64}",namespace="default",pod="g"\\} \\d+`));
   });
 
   test('/var/log/containers links name each container and go with it; pod cgroups go with their pods', async () => {
@@ -104,7 +112,8 @@ describe('node resources', { skip, timeout: 8 * 60_000 }, () => {
     cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'filler' }, spec: { terminationGracePeriodSeconds: 30, volumes: [{ name: 'scratch', emptyDir: {} }], containers: [{ name: 'c', image: APP_IMAGE, command: ['sh', '-c', 'dd if=/dev/zero of=/data/f bs=1M count=90; sleep 3600'], volumeMounts: [{ name: 'scratch', mountPath: '/data' }] }] } });
     await waitFor(() => phaseOf('filler') === 'Failed Evicted', 90_000, 500, 'filler evicted');
     const filler = JSON.parse(kubectl(['get', 'pod', 'filler', '-o', 'json'])) as { status: { message: string; conditions: { type: string; reason?: string }[] } };
-    assert.match(filler.status.message, /^The node was low on resource: ephemeral-storage\. Threshold quantity: [\d.]+(Ki|Mi)?, available: [\d.]+(Ki|Mi)?\. $/);
+    // The emptyDir is pod-level usage; a container's writable layer, when it wrote any, is named as upstream does.
+    assert.match(filler.status.message, /^The node was low on resource: ephemeral-storage\. Threshold quantity: \d+(Ki|Mi)?, available: \d+(Ki|Mi)?\. (Container c was using \d+(Ki|Mi)?, request is 0, has larger consumption of ephemeral-storage\. )?$/);
     assert.ok(filler.status.conditions.some((c) => c.type === 'DisruptionTarget' && c.reason === 'TerminationByKubelet'));
     assert.match(kubectl(['get', 'events', '--field-selector', 'reason=Evicted,involvedObject.name=filler', '-o', 'jsonpath={.items[*].message}']), /low on resource: ephemeral-storage/);
     assert.match(kubectl(['get', 'events', '--field-selector', 'reason=EvictionThresholdMet', '-o', 'jsonpath={.items[*].message}']), /Attempting to reclaim ephemeral-storage/);
@@ -125,5 +134,23 @@ describe('node resources', { skip, timeout: 8 * 60_000 }, () => {
     assert.equal(phaseOf('guarded'), 'Running ');
     await waitFor(() => condition('MemoryPressure') === 'False' && !taints().some((t) => t.startsWith('node.kubernetes.io/memory-pressure')), 60_000, 500, 'MemoryPressure cleared');
     assert.equal(phaseOf('guarded'), 'Running ');
+  });
+
+  test('image garbage collection past a tiny threshold removes an unused image, keeps the one a pod runs and the sandbox image, and says it could not free enough', async () => {
+    const node = cluster.node;
+    const victim = `${REGISTRY}/tskube/gc-victim:1`;
+    pushImage(buildImage({ name: 'tskube/gc-victim', tag: '1', config: { entrypoint: ['/bin/true'] } }, node.dir), REGISTRY, `/run/netns/${node.netns}`);
+    await node.cri.pullImage(victim, null);
+    cluster.apply(pod('keeper', {}));
+    await waitFor(() => phaseOf('keeper') === 'Running ', 60_000, 300, 'keeper running');
+    // The same kubelet again, collecting images above 2 % of the image filesystem.
+    await node.stopKubelet();
+    fs.appendFileSync(path.join(node.dir, 'kubelet.yaml'), 'imageGCHighThresholdPercent: 2\nimageGCLowThresholdPercent: 1\nimageMinimumGCAge: 1s\n');
+    cluster.startKubelet();
+    await waitFor(async () => (await node.cri.imageStatus(victim)) === null, 60_000, 500, 'the unused image removed');
+    assert.ok(await node.cri.imageStatus(APP_IMAGE), 'the image a running pod uses stays');
+    assert.ok(await node.cri.imageStatus(PAUSE_IMAGE), 'the sandbox image stays');
+    assert.match(kubectl(['get', 'events', '--field-selector', 'reason=FreeDiskSpaceFailed', '-o', 'jsonpath={.items[0].message}']), /^Failed to garbage collect required amount of images\. Attempted to free \d+ bytes, but only found \d+ bytes eligible to free\.$/);
+    assert.equal(phaseOf('keeper'), 'Running ');
   });
 });

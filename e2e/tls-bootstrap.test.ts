@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { APP_IMAGE, e2eSkipReason, REPO } from './harness.js';
+import { APP_IMAGE, e2eCgroupRoot, e2eSkipReason, REPO } from './harness.js';
 import { sh, waitFor } from './proc.js';
 import { clusterSkip, TestCluster } from './cluster.js';
 
@@ -27,7 +27,10 @@ class BootstrapCluster extends TestCluster {
     // kubeadm's config.yaml as kubeadm 1.32 writes it (rotateCertificates: true, zero values meaning defaults), plus
     // podLogsDir so the test's logs stay in its own dir, and serverTLSBootstrap (a kubeadm option).
     const config = path.join(this.node.dir, 'kubeadm-config.yaml');
-    fs.writeFileSync(config, `${fs.readFileSync(path.join(REPO, 'cli/testdata/kubeadm-kubelet-config.yaml'), 'utf8')}podLogsDir: ${this.node.podLogsDir}\nserverTLSBootstrap: true\n`);
+    // kubeadm writes cgroupDriver: systemd; this node's containerd uses cgroupfs, so the file says so, as on such a kubeadm node
+    // (a mismatch is an error at start). Its pods go under this node's own cgroup root.
+    const kubeadm = fs.readFileSync(path.join(REPO, 'cli/testdata/kubeadm-kubelet-config.yaml'), 'utf8').replace('cgroupDriver: systemd', 'cgroupDriver: cgroupfs');
+    fs.writeFileSync(config, `${kubeadm}podLogsDir: ${this.node.podLogsDir}\nserverTLSBootstrap: true\ncgroupRoot: ${e2eCgroupRoot(this.node.dir)}\n`);
     return [`--config=${config}`, `--bootstrap-kubeconfig=${boot}`, `--kubeconfig=${path.join(this.node.dir, 'kubelet.conf')}`, `--cert-dir=${path.join(this.node.dir, 'kubelet-pki')}`, '--pod-infra-container-image=registry.k8s.io/pause:3.10', `--client-ca-file=${this.as.caFile}`, `--node-ip=${this.node.nodeIP}`];
   }
 }

@@ -95,6 +95,11 @@ export class CgroupTree {
     for (const d of this.dirs(cgroup, true)) await rmTree(d);
   }
 
+  /** Removes the cgroup where it is empty (no child cgroups); leaves it elsewhere. */
+  async removeIfEmpty(cgroup: string): Promise<void> {
+    for (const d of this.dirs(cgroup, true)) await fsp.rmdir(d).catch(() => undefined);
+  }
+
   /** A file of the cgroup in one controller (v1) or the unified hierarchy. */
   async read(cgroup: string, controller: string, file: string): Promise<string | undefined> {
     const dir = this.version === 2 ? path.join(this.mount, cgroup) : path.join(this.mount, controller, cgroup);

@@ -8,6 +8,7 @@
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { Logger } from '../../kube/log.js';
 import { CgroupTree } from './cgroupfs.js';
+import { workingSet } from '../eviction/observe.js';
 import { cgroupParent, cgroupPath, kubepods, parseCgroupRoot, podCgroup, podUidOf, qosCgroup, type CgroupDriver, type CgroupName, type QosClass } from './cgroup-names.js';
 import { burstableShares, MIN_SHARES, milliCpuToShares, oomScoreAdj, podCgroupResources, podQos, type CgroupResources } from './pod-cgroup-config.js';
 
@@ -122,6 +123,18 @@ export class ContainerManager {
     if (!this.tree.exists(p)) return;
     await this.tree.set(p, { cpuShares: shares });
     this.lastBurstableShares = shares;
+  }
+
+  /** A pod's cgroup path, wherever its class put it (undefined without one). */
+  async podCgroupPath(uid: string): Promise<string | undefined> {
+    if (!this.o.cgroupsPerQOS) return undefined;
+    return QOS.map((q) => this.path(podCgroup(this.root, q, uid))).find((p) => this.tree.exists(p));
+  }
+
+  /** A pod cgroup's memory working set (undefined without one). */
+  async podWorkingSet(uid: string): Promise<number | undefined> {
+    const p = await this.podCgroupPath(uid);
+    return p === undefined ? undefined : workingSet(this.tree, p);
   }
 
   /** Removes a pod's cgroup, wherever its class put it. */

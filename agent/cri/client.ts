@@ -182,6 +182,20 @@ export class CriClient {
     const r = await this.call<T.PullImageRequest, T.PullImageResponse>(this.image, 'PullImage', { image: { image }, sandbox_config: sandboxConfig, ...(auth ? { auth } : {}) }, pod, 10 * 60_000);
     return r.image_ref;
   }
+  /** The filesystems holding the runtime's images (their mountpoints). */
+  async imageFsInfo(): Promise<string[]> {
+    const r: { image_filesystems: { fs_id: { mountpoint: string } | null }[] } = await this.call(this.image, 'ImageFsInfo', {}, undefined, 10_000);
+    return r.image_filesystems.map((f) => f.fs_id?.mountpoint ?? '').filter(Boolean);
+  }
+  /** The sandbox (pause) image the runtime uses, from its verbose status (containerd's sandboxImage). */
+  async sandboxImage(): Promise<string | undefined> {
+    const st: T.StatusResponse = await this.call(this.runtime, 'Status', { verbose: true }, undefined, 10_000);
+    try {
+      return (JSON.parse(st.info?.config ?? '{}') as { sandboxImage?: string }).sandboxImage || undefined;
+    } catch {
+      return undefined;
+    }
+  }
   async listImages(): Promise<T.Image[]> {
     const r = await this.call<T.ListImagesRequest, T.ListImagesResponse>(this.image, 'ListImages', { filter: null });
     return r.images;

@@ -110,3 +110,57 @@ test('the eviction manager: reclaims disk at node level first, then evicts the t
   fs.writeFileSync(path.join(mount, 'f'), Buffer.alloc(64 * 1024, 1));
   assert.ok((await diskUsage(mount)) >= 64 * 1024);
 });
+
+test('image GC: records, bytes to free between the thresholds, least recently used first, never in use, pinned, sandbox or too young; maximum age', async () => {
+  const { bytesToFree, detectImages, selectImages, ImageGcManager } = await import('../images/image-gc.js');
+  const policy = { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 120_000, maxAgeMs: 0 };
+  assert.equal(bytesToFree(policy, { capacity: 100, available: 20 }), 0, 'at 80 %: below the high threshold');
+  assert.equal(bytesToFree(policy, { capacity: 1000, available: 100 }), 100, 'at 90 %: down to 80 %');
+  let recs = detectImages(new Map(), [{ id: 'old', size: 50 }, { id: 'used', size: 70 }, { id: 'new', size: 10 }, { id: 'older', size: 30 }], new Set(['used']), 0);
+  recs = detectImages(recs, [{ id: 'old', size: 50 }, { id: 'used', size: 70 }, { id: 'older', size: 30 }, { id: 'fresh', size: 5 }], new Set(['used']), 200_000);
+  assert.equal(recs.has('new'), false, 'gone from the runtime: forgotten');
+  assert.equal(recs.get('used')!.lastUsed, 200_000);
+  const eligible = (id: string) => id !== 'used';
+  assert.deepEqual(selectImages(recs, eligible, policy, 60, 200_000), { remove: ['old', 'older'], freed: 80 }, 'fresh is too young; in use never');
+  assert.deepEqual(selectImages(recs, eligible, policy, 40, 200_000).remove, ['old']);
+  assert.deepEqual(selectImages(recs, eligible, { ...policy, maxAgeMs: 100_000 }, 0, 200_000).remove, ['old', 'older'], 'unused longer than the maximum age: removed whatever the usage');
+  const removed: string[] = [];
+  const events: string[] = [];
+  const gc = new ImageGcManager(policy, {
+    cri: {
+      listImages: async () => [
+        { id: 'sha256:pause', repo_tags: ['reg/pause:1'], repo_digests: [], size: '10', pinned: false },
+        { id: 'sha256:app', repo_tags: ['reg/app:1'], repo_digests: [], size: '20', pinned: false },
+        { id: 'sha256:victim', repo_tags: ['reg/victim:1'], repo_digests: [], size: '30', pinned: false },
+        { id: 'sha256:pinned', repo_tags: ['reg/pinned:1'], repo_digests: [], size: '40', pinned: true },
+      ],
+      listContainers: async () => [{ image: { image: 'reg/app:1' }, image_ref: '' }],
+      removeImage: async (id: string) => void removed.push(id),
+    } as never,
+    imageFs: () => ({ capacity: 1000, available: 10 }),
+    sandboxImage: async () => 'reg/pause:1',
+    events: { event: (_r: unknown, _t: string, reason: string, msg: string) => void events.push(`${reason}: ${msg}`) } as never,
+    nodeName: 'n',
+    log: createLogger('test', { sink: () => undefined }),
+  });
+  assert.deepEqual(await gc.garbageCollect(0), [], 'everything is younger than the minimum age');
+  assert.deepEqual(await gc.garbageCollect(300_000), ['sha256:victim']);
+  assert.deepEqual(removed, ['sha256:victim']);
+  assert.match(events.at(-1)!, /^FreeDiskSpaceFailed: Failed to garbage collect required amount of images\. Attempted to free 190 bytes, but only found 30 bytes eligible to free\.$/);
+});
+
+test('graceful node shutdown: regular pods first with what critical pods do not need, then critical ones; the node NotReady; unavailable without logind', async () => {
+  const { shutdownPlan, NodeShutdownManager, SHUTDOWN_NOT_ADMITTED } = await import('../shutdown/node-shutdown.js');
+  const pods = [{ n: 'a', critical: false }, { n: 'dns', critical: true }, { n: 'b', critical: false }];
+  assert.deepEqual(shutdownPlan(pods, 30, 10).map((g) => [g.pods.map((p) => p.n), g.graceSec]), [[['a', 'b'], 20], [['dns'], 10]]);
+  assert.deepEqual(shutdownPlan([{ n: 'a', critical: false }], 30, 0).map((g) => g.graceSec), [30]);
+  const order: string[] = [];
+  const m = new NodeShutdownManager(2, 1, { pods: () => pods.map((p) => ({ pod: { metadata: { name: p.n } }, critical: p.critical, terminate: async (g: number) => void order.push(`${p.n}:${g}`) })), log: createLogger('test', { sink: () => undefined }) });
+  await m.shutdown();
+  assert.deepEqual(order, ['a:1', 'b:1', 'dns:1']);
+  assert.equal(m.shuttingDown, true);
+  assert.equal(SHUTDOWN_NOT_ADMITTED.reason, 'NodeShutdown');
+  assert.deepEqual(nodeConditions({ nodeName: 'n', nodeIP: '', runtimeName: 'x', runtimeVersion: '1', runtimeReady: true, shuttingDown: true }).find((c) => c.type === 'Ready'), { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'node is shutting down' });
+  // This machine (and CI) has no systemd-logind: the kubelet says so and goes on.
+  if (!fs.existsSync('/run/systemd/system')) assert.match(NodeShutdownManager.unavailable() ?? '', /systemd is not the init system/);
+});

@@ -44,12 +44,14 @@ export async function workingSet(tree: CgroupTree, cgroup: string): Promise<numb
 export interface NodeObserverOptions {
   tree: CgroupTree;
   rootDir: string;
+  /** The runtime's image filesystem (ImageFsInfo); the root dir's when unknown. */
+  imageFsDir?: string;
   memoryCapacity: number;
   /** The kubepods cgroup and the memory pods may use (capacity less reservations), for allocatableMemory.available. */
   kubepods?: { cgroup: string; allocatable: number };
 }
 
-/** The node's signals now. imagefs is the nodefs (the runtime's image filesystem is not asked for over this CRI). */
+/** The node's signals now; imagefs is the filesystem the runtime reports for its images (ImageFsInfo), else the root dir's. */
 export async function observeNode(o: NodeObserverOptions): Promise<Observations> {
   const obs: Observations = {};
   const rootWs = o.tree.version === 1 ? await workingSet(o.tree, '/') : undefined;
@@ -63,13 +65,16 @@ export async function observeNode(o: NodeObserverOptions): Promise<Observations>
   try {
     const s = fs.statfsSync(o.rootDir);
     obs['nodefs.available'] = { available: s.bavail * s.bsize, capacity: s.blocks * s.bsize };
-    obs['imagefs.available'] = obs['nodefs.available'];
-    if (s.files > 0) {
-      obs['nodefs.inodesFree'] = { available: s.ffree, capacity: s.files };
-      obs['imagefs.inodesFree'] = obs['nodefs.inodesFree'];
-    }
+    if (s.files > 0) obs['nodefs.inodesFree'] = { available: s.ffree, capacity: s.files };
   } catch {
     /* no root dir */
+  }
+  try {
+    const s = fs.statfsSync(o.imageFsDir ?? o.rootDir);
+    obs['imagefs.available'] = { available: s.bavail * s.bsize, capacity: s.blocks * s.bsize };
+    if (s.files > 0) obs['imagefs.inodesFree'] = { available: s.ffree, capacity: s.files };
+  } catch {
+    /* no image filesystem */
   }
   try {
     const max = Number(fs.readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim());

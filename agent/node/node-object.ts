@@ -24,6 +24,8 @@ export interface NodeFacts {
   kubeletPort?: number;
   /** Pressure conditions the eviction manager holds True. */
   pressure?: Set<string>;
+  /** Graceful node shutdown has begun. */
+  shuttingDown?: boolean;
 }
 
 /** What the Node registers with, beyond what it reports (registerWithTaints, --node-labels). */
@@ -58,7 +60,9 @@ export function nodeConditions(f: NodeFacts): Condition[] {
     f.pressure?.has('PIDPressure')
       ? { type: 'PIDPressure', status: 'True', reason: 'KubeletHasInsufficientPID', message: 'kubelet has insufficient PID available' }
       : { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
-    f.runtimeReady
+    f.shuttingDown
+      ? { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'node is shutting down' }
+      : f.runtimeReady
       ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }
       : { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: f.runtimeMessage ?? 'container runtime is down' },
   ];

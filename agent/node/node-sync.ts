@@ -14,9 +14,10 @@ export interface NodeSync {
 }
 
 /** Node facts from the runtime: version, and the RuntimeReady/NetworkReady conditions. */
-export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, maxPods?: number, extra: Pick<NodeFacts, 'resources' | 'kubeletPort'> & { pressure?: () => Set<string> } = {}): () => Promise<NodeFacts> {
+export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, maxPods?: number, extra: Pick<NodeFacts, 'resources' | 'kubeletPort'> & { pressure?: () => Set<string>; shuttingDown?: () => boolean } = {}): () => Promise<NodeFacts> {
   return async () => {
     const pressure = extra.pressure?.();
+    const shuttingDown = extra.shuttingDown?.();
     try {
       const [v, st] = await Promise.all([cri.version(), cri.status()]);
       const bad = (st.status?.conditions ?? []).filter((c) => (c.type === 'RuntimeReady' || c.type === 'NetworkReady') && !c.status);
@@ -27,13 +28,14 @@ export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, m
         resources: extra.resources,
         kubeletPort: extra.kubeletPort,
         pressure,
+        shuttingDown,
         runtimeName: v.runtime_name,
         runtimeVersion: v.runtime_version,
         runtimeReady: bad.length === 0,
         runtimeMessage: bad.length ? `container runtime ${bad.map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`).join(', ')}` : undefined,
       };
     } catch (e) {
-      return { nodeName, nodeIP, maxPods, resources: extra.resources, kubeletPort: extra.kubeletPort, pressure, runtimeName: 'containerd', runtimeVersion: 'unknown', runtimeReady: false, runtimeMessage: `container runtime is down: ${(e as Error).message}` };
+      return { nodeName, nodeIP, maxPods, resources: extra.resources, kubeletPort: extra.kubeletPort, pressure, shuttingDown, runtimeName: 'containerd', runtimeVersion: 'unknown', runtimeReady: false, runtimeMessage: `container runtime is down: ${(e as Error).message}` };
     }
   };
 }
@@ -43,13 +45,14 @@ export interface NodeSyncOptions extends NodeStatusOptions {
   resources?: NodeFacts['resources'];
   kubeletPort?: number;
   pressure?: () => Set<string>;
+  shuttingDown?: () => boolean;
   leaseDurationSec?: number;
   /** A client of its own for the Lease (upstream's heartbeat client), so pod traffic cannot starve it. */
   heartbeatClient?: KubeApi;
 }
 
 export function startNodeSync(client: KubeApi, cri: CriClient, nodeName: string, nodeIP: string, log: Logger, o: NodeSyncOptions = {}): NodeSync {
-  const status = new NodeStatusManager(client, runtimeFacts(cri, nodeName, nodeIP, o.maxPods, { resources: o.resources, kubeletPort: o.kubeletPort, pressure: o.pressure }), log, o);
+  const status = new NodeStatusManager(client, runtimeFacts(cri, nodeName, nodeIP, o.maxPods, { resources: o.resources, kubeletPort: o.kubeletPort, pressure: o.pressure, shuttingDown: o.shuttingDown }), log, o);
   const lease = new LeaseHeartbeat(o.heartbeatClient ?? client, nodeName, log, { durationSec: o.leaseDurationSec });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

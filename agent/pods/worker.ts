@@ -333,11 +333,11 @@ export class PodWorker {
   /** An evicted pod's containers are stopped and its volumes gone (the eviction manager waits for it). */
   evictionDone = false;
 
-  /** Node-pressure eviction: the pod is killed (within `graceSec`) and ends Failed with reason Evicted. */
-  evict(message: string, graceSec: number): void {
+  /** Node-pressure eviction (reason Evicted) or node shutdown (Terminated): the pod is killed within `graceSec` and ends Failed. */
+  evict(message: string, graceSec: number, reason = 'Evicted'): void {
     if (this.evicted || this.phase !== 'syncing') return;
-    this.evicted = { reason: 'Evicted', message, disruption: true, graceSec, at: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') };
-    this.d.events.event(this.ref, 'Warning', 'Evicted', message);
+    this.evicted = { reason, message, disruption: true, graceSec, at: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') };
+    if (reason === 'Evicted') this.d.events.event(this.ref, 'Warning', 'Evicted', message);
     this.requestSync();
   }
 

@@ -191,6 +191,10 @@ test('stats/summary and metrics/resource come from CRI container stats', async (
   const m = (await get(server, '/metrics/resource', { who: alice })).body;
   assert.match(m, /container_cpu_usage_seconds_total\{container="main",namespace="default",pod="web-n1"\} 1 \d+/);
   assert.match(m, /# TYPE node_memory_working_set_bytes gauge/);
+  const c = (await get(server, '/metrics/cadvisor', { who: alice })).body;
+  assert.match(c, /# TYPE container_cpu_usage_seconds_total counter\ncontainer_cpu_usage_seconds_total\{container="main",id="\/k8s\.io\/[^"]+",image="[^"]*",name="[^"]+",namespace="default",pod="web-n1",cpu="total"\} 1 \d+/);
+  assert.match(c, /container_memory_working_set_bytes\{container="main",[^}]*pod="web-n1"\} 1048576/);
+  assert.match(c, /^machine_cpu_cores \d+$/m);
 });
 
 /** Sends an upgrade request over TLS and returns the socket once the status line is read. */

@@ -104,6 +104,10 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
         res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
         return void res.end(resourceMetrics(await o.stats.summary()));
       }
+      case path === '/metrics/cadvisor' && get: {
+        res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
+        return void res.end(await o.stats.cadvisor());
+      }
       case path === '/stats/summary' && get:
         return json(res, await o.stats.summary());
       case path === '/configz' && get:

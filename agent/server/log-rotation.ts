@@ -15,6 +15,8 @@ export interface LogRotationOptions {
   maxBytes: number;
   maxFiles: number;
   intervalMs: number;
+  /** containerLogMaxWorkers: containers handled at once (default 1). */
+  workers?: number;
 }
 
 const stamp = (d: Date): string => d.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
@@ -47,15 +49,20 @@ export class LogRotator {
     const done: string[] = [];
     try {
       const cs = await this.cri.listContainers({ state: { state: 'CONTAINER_RUNNING' } });
-      for (const c of cs) {
-        try {
-          const st = await this.cri.containerStatus(c.id);
-          if (!path.isAbsolute(st.log_path)) continue;
-          if (await this.rotate(c.id, st.log_path)) done.push(st.log_path);
-        } catch (e) {
-          this.log.warn(`log rotation for container ${c.id} failed: ${(e as Error).message}`);
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < cs.length) {
+          const c = cs[next++]!;
+          try {
+            const st = await this.cri.containerStatus(c.id);
+            if (!path.isAbsolute(st.log_path)) continue;
+            if (await this.rotate(c.id, st.log_path)) done.push(st.log_path);
+          } catch (e) {
+            this.log.warn(`log rotation for container ${c.id} failed: ${(e as Error).message}`);
+          }
         }
-      }
+      };
+      await Promise.all(Array.from({ length: Math.max(1, this.o.workers ?? 1) }, worker));
     } catch (e) {
       this.log.warn(`log rotation: listing containers failed: ${(e as Error).message}`);
     } finally {

@@ -1,5 +1,6 @@
 // Brings up the kubelet API on :10250, the local healthz port and log
 // rotation, from the kubelet's configuration.
+import type { ContainerManager } from '../cm/container-manager.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import type { KubeApi } from '../../kube/client.js';
@@ -40,6 +41,7 @@ export interface KubeletApiConfig {
   containerLogMaxBytes: number;
   containerLogMaxFiles: number;
   containerLogMonitorIntervalMs: number;
+  containerLogMaxWorkers: number;
   healthzPort: number;
   healthzBindAddress: string;
   /** syncFrequency: how often ConfigMap, Secret, downwardAPI and projected volumes are refreshed; also bounds the syncloop health check. */
@@ -54,9 +56,9 @@ export interface KubeletApi {
   stop(): Promise<void>;
 }
 
-export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: KubeletApiConfig, o: { client?: KubeApi; log: Logger; metrics: KubeletMetrics; hostIP: string; configz: () => object }): Promise<KubeletApi> {
+export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: KubeletApiConfig, o: { client?: KubeApi; log: Logger; metrics: KubeletMetrics; hostIP: string; configz: () => object; cgroups?: ContainerManager }): Promise<KubeletApi> {
   const { log } = o;
-  const rotator = new LogRotator(cri, log, { maxBytes: cfg.containerLogMaxBytes, maxFiles: cfg.containerLogMaxFiles, intervalMs: cfg.containerLogMonitorIntervalMs });
+  const rotator = new LogRotator(cri, log, { maxBytes: cfg.containerLogMaxBytes, maxFiles: cfg.containerLogMaxFiles, intervalMs: cfg.containerLogMonitorIntervalMs, workers: cfg.containerLogMaxWorkers });
   rotator.start();
   const closers: (() => Promise<void>)[] = [];
   const healthChecks = [alwaysOk('ping'), alwaysOk('log'), syncLoopCheck(() => kubelet.pleg.enteredAt, cfg.syncFrequencyMs)];
@@ -102,7 +104,7 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
   };
   const listen = async (attempt: number): Promise<void> => {
     try {
-      api.server = await startKubeletServer({ host, auth, stats: new StatsProvider(cri, cfg.nodeName, cfg.rootDir), cert, clientCA, address: cfg.address, port: cfg.port, enableDebuggingHandlers: cfg.enableDebuggingHandlers });
+      api.server = await startKubeletServer({ host, auth, stats: new StatsProvider(cri, cfg.nodeName, cfg.rootDir, { podLogsDir: cfg.podLogsDir, cgroups: o.cgroups }), cert, clientCA, address: cfg.address, port: cfg.port, enableDebuggingHandlers: cfg.enableDebuggingHandlers });
       log.info(`kubelet API serving on https://${cfg.address}:${api.server.port} (authorization ${cfg.authorizationMode}, anonymous ${cfg.anonymousAuth ? 'allowed' : 'refused'})`);
     } catch (e) {
       // Pods keep running without the API; try again rather than exit.

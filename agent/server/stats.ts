@@ -6,6 +6,10 @@ import os from 'node:os';
 import type { CriClient } from '../cri/client.js';
 import type { ContainerStats } from '../cri/types.js';
 import { L_CONTAINER_NAME, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from '../pods/labels.js';
+import path from 'node:path';
+import { diskUsage } from '../eviction/observe.js';
+import type { ContainerManager } from '../cm/container-manager.js';
+import { cadvisorMetrics } from './cadvisor-metrics.js';
 
 type Num = { value: string } | null | undefined;
 const n = (v: Num): number | undefined => (v ? Number(v.value) : undefined);
@@ -37,6 +41,8 @@ export class StatsProvider {
     private readonly cri: CriClient,
     private readonly nodeName: string,
     private readonly rootDir: string,
+    /** The pods' log directory and cgroups: pod memory from the pod cgroup, ephemeral storage with logs and emptyDirs. */
+    private readonly extra: { podLogsDir?: string; cgroups?: ContainerManager } = {},
   ) {}
 
   private nodeStats(): Record<string, unknown> {
@@ -66,6 +72,17 @@ export class StatsProvider {
     };
   }
 
+  /** The /metrics/cadvisor text: container series with their cgroup paths. */
+  async cadvisor(): Promise<string> {
+    const [stats, containers, images] = await Promise.all([this.cri.listContainerStats(), this.cri.listContainers(), this.cri.listImages().catch(() => [])]);
+    // The runtime lists containers by image ID; the image label is its name, as cAdvisor shows it.
+    const names = new Map(images.map((i) => [i.id, i.repo_tags[0] ?? i.id]));
+    const cm = this.extra.cgroups;
+    const parents = new Map<string, string>();
+    if (cm) for (const uid of new Set(stats.map((s) => s.attributes?.labels?.[L_POD_UID] ?? ''))) parents.set(uid, (await cm.podCgroupPath(uid)) ?? '');
+    return cadvisorMetrics(stats, containers, (uid, id) => `${parents.get(uid) || '/k8s.io'}/${id}`, (ref) => names.get(ref) ?? ref);
+  }
+
   async summary(): Promise<Record<string, unknown>> {
     // Three list calls for the whole node; a container's startTime is its CRI created_at, as upstream's CRI stats provider.
     const [stats, sandboxes, containers] = await Promise.all([this.cri.listContainerStats(), this.cri.listPodSandbox({ state: { state: 'SANDBOX_READY' } }), this.cri.listContainers()]);
@@ -76,13 +93,24 @@ export class StatsProvider {
       const mine = stats.filter((s) => s.attributes?.labels?.[L_POD_UID] === uid).map((s) => containerSummary(s, created.get(s.attributes?.id ?? '')));
       const sum = (pick: (c: ReturnType<typeof containerSummary>) => number | undefined) => mine.reduce<number | undefined>((a, c) => add(a, pick(c)), undefined);
       const time = new Date().toISOString();
+      const podRef = { name: sb.labels[L_POD_NAME] ?? sb.metadata?.name ?? '', namespace: sb.labels[L_POD_NAMESPACE] ?? sb.metadata?.namespace ?? '', uid };
+      const logDir = this.extra.podLogsDir ? path.join(this.extra.podLogsDir, `${podRef.namespace}_${podRef.name}_${uid}`) : undefined;
+      for (const c of mine) {
+        const used = logDir ? await diskUsage(path.join(logDir, (c.json as { name: string }).name)) : undefined;
+        if (used !== undefined) Object.assign(c.json, { logs: { time, usedBytes: used } });
+        c.logs = used;
+      }
+      // Local ephemeral storage as upstream counts it: writable layers, logs and emptyDir volumes.
+      const emptyDirs = await diskUsage(path.join(this.rootDir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir'));
+      const logs = logDir ? await diskUsage(logDir) : 0;
+      const podWs = this.extra.cgroups ? await this.extra.cgroups.podWorkingSet(uid) : undefined;
       pods.push({
-        podRef: { name: sb.labels[L_POD_NAME] ?? sb.metadata?.name, namespace: sb.labels[L_POD_NAMESPACE] ?? sb.metadata?.namespace, uid },
+        podRef,
         startTime: iso(sb.created_at),
         containers: mine.map((c) => c.json),
         cpu: { time, usageNanoCores: sum((c) => c.cpuNano), usageCoreNanoSeconds: sum((c) => c.cpuTotal) },
-        memory: { time, usageBytes: sum((c) => c.memUsage), workingSetBytes: sum((c) => c.memWs), rssBytes: sum((c) => c.memRss), pageFaults: sum((c) => c.faults), majorPageFaults: sum((c) => c.majorFaults) },
-        'ephemeral-storage': { time, usedBytes: sum((c) => c.rootfsUsed) ?? 0 },
+        memory: { time, usageBytes: sum((c) => c.memUsage), workingSetBytes: podWs ?? sum((c) => c.memWs), rssBytes: sum((c) => c.memRss), pageFaults: sum((c) => c.faults), majorPageFaults: sum((c) => c.majorFaults) },
+        'ephemeral-storage': { time, usedBytes: (sum((c) => c.rootfsUsed) ?? 0) + logs + emptyDirs },
         volume: [],
       });
     }
@@ -101,6 +129,7 @@ function containerSummary(s: ContainerStats, createdMs: number | undefined) {
   const rootfsUsed = n(s.writable_layer?.used_bytes);
   const name = s.attributes?.labels?.[L_CONTAINER_NAME] ?? s.attributes?.metadata?.name ?? '';
   return {
+    logs: undefined as number | undefined,
     cpuNano,
     cpuTotal,
     memWs,
