@@ -94,10 +94,8 @@ export class ContainerManager {
   /** The sandbox's cgroup_parent, the pod cgroup made and limited first ('' without cgroupsPerQOS: the runtime's default). */
   async podParent(pod: Pod): Promise<string> {
     if (!this.o.cgroupsPerQOS) return '';
-    const name = podCgroup(this.root, podQos(pod), pod.metadata!.uid!);
-    const r = podCgroupResources(pod, { podPidsLimit: this.o.podPidsLimit });
-    if (this.o.cgroupDriver === 'cgroupfs') await this.tree.ensure(this.path(name), r);
-    return cgroupParent(name, this.o.cgroupDriver);
+    if (this.o.cgroupDriver === 'cgroupfs') await this.tree.ensure(this.path(podCgroup(this.root, podQos(pod), pod.metadata!.uid!)), podCgroupResources(pod, { podPidsLimit: this.o.podPidsLimit }));
+    return this.parentName(pod);
   }
 
   /** After the sandbox runs: with systemd, its pod slice now exists and gets its limits. */

@@ -32,6 +32,8 @@ export class GarbageCollector {
   /** The CRDs, and an informer on each custom resource they serve (dependents and owners both), made and stopped as they come and go. */
   private readonly crds: Informer;
   private readonly custom = new Map<string, { r: ResourceDef; inf: Informer }>();
+  /** Every served version of the custom resources, as of the last definition event (owner references name any of them). */
+  private customDefs: ResourceDef[] = [];
   private timer: NodeJS.Timeout | undefined;
   private scanning = false;
   private again = false;
@@ -53,7 +55,8 @@ export class GarbageCollector {
 
   /** One informer per served custom resource: new objects are checked, deletions rescan. */
   private async followDefinitions(): Promise<void> {
-    const want = new Map(this.crds.list().flatMap((o) => servedResources(o)).map((r) => [`${r.group}/${r.resource}`, r]));
+    this.customDefs = this.crds.list().flatMap((o) => servedResources(o));
+    const want = new Map(this.customDefs.map((r) => [`${r.group}/${r.resource}`, r]));
     for (const [k, c] of this.custom) {
       if (want.has(k)) continue;
       this.custom.delete(k);
@@ -82,7 +85,7 @@ export class GarbageCollector {
 
   /** The owner object a reference points to, if it still exists with that uid. */
   private async owner(ref: KObj, ns: string): Promise<KObj | undefined> {
-    const r = findByKind(ref.apiVersion, ref.kind) ?? this.crds.list().flatMap((o) => servedResources(o)).find((x) => apiVersionOf(x) === ref.apiVersion && x.kind === ref.kind);
+    const r = findByKind(ref.apiVersion, ref.kind) ?? this.customDefs.find((x) => apiVersionOf(x) === ref.apiVersion && x.kind === ref.kind);
     if (!r) return { metadata: {} }; // a kind nobody serves: never collect on its account
     try {
       const o = await this.client.get(resourcePath(r, ns, ref.name));
