@@ -220,3 +220,16 @@ test('in-place resize: a running container whose cgroup differs from its resourc
   const quiet = computePodActions(pod, state([sb()], [ct(pod, 'a'), ct(pod, 'b'), ct(pod, 'r'), ct(pod, 's')]));
   assert.deepEqual(quiet.containersToResize, []);
 });
+
+test('podFinished: every container exited under Never, exited 0 under OnFailure; never under Always', async () => {
+  const { podFinished } = await import('./actions.js');
+  const pod = (restartPolicy: string) => ({ metadata: { uid: 'u' }, spec: { restartPolicy, containers: [{ name: 'a', image: 'i' }, { name: 'b', image: 'i' }] } }) as never;
+  const c = (name: string, state: string, exitCode = 0) => ({ id: name, name, state, exitCode, attempt: 0, createdAt: 1, startedAt: 1, finishedAt: 2, hash: '', restartCount: 0, sandboxId: 's' }) as never;
+  const st = (...containers: never[]) => ({ sandboxes: [], containers }) as never;
+  assert.equal(podFinished(pod('Never'), st(c('a', 'exited', 1), c('b', 'exited'))), true);
+  assert.equal(podFinished(pod('Never'), st(c('a', 'exited'), c('b', 'running'))), false);
+  assert.equal(podFinished(pod('Never'), st(c('a', 'exited'))), false, 'b never ran');
+  assert.equal(podFinished(pod('OnFailure'), st(c('a', 'exited'), c('b', 'exited', 2))), false);
+  assert.equal(podFinished(pod('OnFailure'), st(c('a', 'exited'), c('b', 'exited'))), true);
+  assert.equal(podFinished(pod('Always'), st(c('a', 'exited'), c('b', 'exited'))), false);
+});

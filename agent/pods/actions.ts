@@ -155,6 +155,21 @@ export function initContainerActions(pod: Pod, state: PodRuntimeState, sandboxId
   return out;
 }
 
+/**
+ * Whether the runtime shows the pod finished for good: under Never every container has exited, under OnFailure every
+ * one exited 0 (Always never finishes). Once seen, the pod stays finished (upstream's pod worker keeps a terminal pod
+ * terminal), even if the runtime loses the containers before the apiserver's copy of the pod says so.
+ */
+export function podFinished(pod: Pod, state: PodRuntimeState): boolean {
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  const cs = pod.spec?.containers ?? [];
+  if (policy === 'Always' || !cs.length) return false;
+  return cs.every((c) => {
+    const st = latestContainer(state, c.name);
+    return st?.state === 'exited' && (policy === 'Never' || st.exitCode === 0);
+  });
+}
+
 export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: ProbeResults): PodActions {
   // A pod the apiserver already records as finished never runs again (upstream: terminal pods are only cleaned up).
   if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {

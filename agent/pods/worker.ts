@@ -8,7 +8,7 @@ import type { CriClient } from '../cri/client.js';
 import type { PodSandboxConfigIn } from '../cri/types.js';
 import type { Logger } from '../../kube/log.js';
 import type { EventRecorder, ObjectRef } from '../../kube/events.js';
-import { computePodActions, containerHash, type ProbeResults } from './actions.js';
+import { computePodActions, containerHash, podFinished, type ProbeResults } from './actions.js';
 import { Backoff } from './backoff.js';
 import type { DnsConfig, DnsEvent } from './dns.js';
 import { etcHostsContent, mountsEtcHosts } from './etc-hosts.js';
@@ -213,7 +213,9 @@ export class PodWorker {
     }
     if (await this.enforceActiveDeadline(state)) return;
     this.admitResize();
-    const pod = this.runningPod;
+    if (!this.finished && podFinished(this.runningPod, state)) this.finished = true;
+    // Finished here: terminal for the actions even before the apiserver's copy of the pod says so.
+    const pod = this.finished && !['Succeeded', 'Failed'].includes(this.runningPod.status?.phase ?? '') ? { ...this.runningPod, status: { ...(this.runningPod.status ?? {}), phase: 'Succeeded' } } : this.runningPod;
     const actions = computePodActions(pod, state, this.d.probes);
     const grace = this.pod.spec?.terminationGracePeriodSeconds ?? 30;
 
@@ -329,6 +331,9 @@ export class PodWorker {
       this.wakeIn(5_000);
     }
   }
+
+  /** Every container of the pod has finished for good (see podFinished): nothing of it starts again. */
+  private finished = false;
 
   /** An evicted pod's containers are stopped and its volumes gone (the eviction manager waits for it). */
   evictionDone = false;
