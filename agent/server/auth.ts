@@ -4,7 +4,7 @@
 // with upstream's verb and path mapping and its cache TTLs.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { KubeApi } from '../../kube/client.js';
+import { KubeApiError, type KubeApi } from '../../kube/client.js';
 
 export interface User {
   name: string;
@@ -65,6 +65,29 @@ class TtlCache<V> {
   }
 }
 
+/** Upstream's DefaultShouldRetry for webhooks: connection resets, timeouts, 5xx and 429 are transient. */
+export function transientWebhookError(e: unknown): boolean {
+  if (e instanceof KubeApiError) return e.code >= 500 || e.code === 429;
+  const code = (e as NodeJS.ErrnoException | undefined)?.code ?? '';
+  const msg = (e as Error | undefined)?.message ?? '';
+  return ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ERR_SOCKET_CLOSED'].includes(code) || /socket hang up|timed out/.test(msg);
+}
+
+/** Upstream's DefaultAuthWebhookRetryBackoff: 500 ms, ×1.5, jitter 0.2, 5 attempts. A rotated client certificate closes
+ * the connections a review is in flight on, so one transient failure must not become a 500 for the caller. */
+export async function withWebhookRetry<T>(call: () => Promise<T>, sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))): Promise<T> {
+  let delay = 500;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (e) {
+      if (attempt >= 5 || !transientWebhookError(e)) throw e;
+      await sleep(delay * (1 + Math.random() * 0.2));
+      delay *= 1.5;
+    }
+  }
+}
+
 export class KubeletAuth {
   private readonly tokens = new TtlCache<User | null>();
   private readonly decisions = new TtlCache<{ allowed: boolean; reason: string }>();
@@ -96,7 +119,7 @@ export class KubeletAuth {
   private async reviewToken(token: string): Promise<User | undefined> {
     const hit = this.tokens.get(token);
     if (hit !== undefined) return hit ?? undefined;
-    const r = await this.o.client!.create('/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+    const r = await withWebhookRetry(() => this.o.client!.create('/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }));
     const st = r.status ?? {};
     const user: User | null = st.authenticated ? { name: st.user?.username ?? '', uid: st.user?.uid, groups: st.user?.groups ?? [], extra: st.user?.extra } : null;
     this.tokens.set(token, user, this.o.tokenCacheTtlMs);
@@ -110,11 +133,14 @@ export class KubeletAuth {
     const key = JSON.stringify(a);
     const hit = this.decisions.get(key);
     if (hit) return hit;
-    const r = await this.o.client.create('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SubjectAccessReview',
-      spec: { user: a.user.name, uid: a.user.uid, groups: a.user.groups, extra: a.user.extra, resourceAttributes: { verb: a.verb, resource: a.resource, subresource: a.subresource, name: a.name } },
-    });
+    const client = this.o.client;
+    const r = await withWebhookRetry(() =>
+      client.create('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: { user: a.user.name, uid: a.user.uid, groups: a.user.groups, extra: a.user.extra, resourceAttributes: { verb: a.verb, resource: a.resource, subresource: a.subresource, name: a.name } },
+      }),
+    );
     const d = { allowed: r.status?.allowed === true, reason: String(r.status?.reason ?? '') };
     this.decisions.set(key, d, d.allowed ? this.o.authorizedTtlMs : this.o.unauthorizedTtlMs);
     return d;
