@@ -1,148 +1,158 @@
 // bench/proxy-sync, the part that runs inside a throwaway network namespace
-// (its iptables are the namespace's own). Prints one JSON line.
-// 1. Full syncs at 1k, 5k and 10k services x 10 endpoints: render time and
-//    iptables-restore time, separately, on one iptables backend (argv[2]:
-//    "nft", the system default here, or "legacy"). A restore that takes longer
-//    than the budget ends the series for that backend.
-// 2. With a dev apiserver and the real proxier watching the largest size that
-//    fit: the time from one EndpointSlice update to the restore that put it in
-//    the kernel.
-import { execFileSync } from 'node:child_process';
+// (its iptables and nftables are the namespace's own). Prints one JSON line.
+// A dev apiserver (in this process) grows to 1k, 10k and 30k Services × 10
+// endpoints (BENCH_SIZES); at each size a kube-proxy of one mode (argv[2]:
+// nftables, legacy = iptables on iptables-legacy, nft = iptables on
+// iptables-nft) runs in its own process (bench/proxy-sync-proxy.ts):
+// 1. cold start: no rules in the kernel, from the informers' sync to the end
+//    of the first (full) sync;
+// 2. five one-endpoint changes: from the EndpointSlice update request to the
+//    end of the sync that put the new endpoint in the kernel;
+// 3. a restart over its own rules (what a kube-proxy upgrade does);
+// with the proxy process's RSS and CPU (its own, and its nft/iptables
+// children's). A cold start longer than BENCH_COLD_BUDGET_MS ends the series.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { renderIptables } from '../proxy/iptables/render.js';
-import { chainsInSave, ExecIptables } from '../proxy/iptables/apply.js';
-import type { ServicePort } from '../proxy/model/service-port.js';
-import { portKey, type Endpoint } from '../proxy/model/endpoints.js';
+import readline from 'node:readline';
 import { startApiServer } from '../apiserver/main.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
-import { createLogger } from '../kube/log.js';
-import { Proxier } from '../proxy/proxier.js';
-import { ProxyMetrics } from '../proxy/metrics.js';
-import { ProxyHealth } from '../proxy/health.js';
 import { waitFor } from '../e2e/proc.js';
-import { percentile } from './stats.js';
+import { REPO } from '../e2e/harness.js';
+import { servicePortBase } from '../proxy/nftables/names.js';
 
-const SIZES = (process.env.BENCH_SIZES ?? '1000,5000,10000').split(',').map(Number);
+const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,30000').split(',').map(Number);
 const EPS = 10;
-const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
-const BACKEND = process.argv[2] === 'legacy' ? 'legacy' : 'nft';
-const BINS = BACKEND === 'legacy' ? { iptables: 'iptables-legacy', restore: 'iptables-legacy-restore', save: 'iptables-legacy-save' } : { iptables: 'iptables-nft', restore: 'iptables-nft-restore', save: 'iptables-nft-save' };
-/** Larger sizes are skipped once one restore takes longer than this. */
-const BUDGET_MS = Number(process.env.BENCH_RESTORE_BUDGET_MS ?? 180_000);
+const CHANGES = 5;
+const MODE = (process.argv[2] ?? 'nftables') as 'nftables' | 'legacy' | 'nft';
+const BUDGET_MS = Number(process.env.BENCH_COLD_BUDGET_MS ?? 300_000);
 
 const ip = (n: number, base: number): string => `${base}.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 
-function synthetic(n: number): { services: ServicePort[]; endpoints: Map<string, Endpoint[]> } {
-  const services: ServicePort[] = [];
-  const endpoints = new Map<string, Endpoint[]>();
-  for (let i = 0; i < n; i++) {
-    const service = `ns${i % 50}/svc${i}`;
-    services.push({ name: `${service}:http`, service, portName: 'http', protocol: 'TCP', clusterIP: ip(i + 10, 10), port: 80, nodePort: 0, externalIPs: [], loadBalancerIPs: [], loadBalancerSourceRanges: [], stickySeconds: 0, externalPolicyLocal: false, internalPolicyLocal: false, healthCheckNodePort: 0 });
-    const eps: Endpoint[] = [];
-    for (let e = 0; e < EPS; e++) {
-      const a = ip(i * EPS + e + 1, 11);
-      eps.push({ ip: a, port: 8080, addr: `${a}:8080`, ready: true, serving: true, terminating: false, local: false, nodeName: 'n' });
-    }
-    endpoints.set(portKey(service, 'http', 'TCP'), eps.sort((x, y) => (x.addr < y.addr ? -1 : 1)));
-  }
-  return { services, endpoints };
+interface SyncEvent {
+  ev: 'sync';
+  syncs: number;
+  at: number;
+  full: boolean;
+  changed: number;
+  renderMs: number;
+  applyMs: number;
+  rssMiB: number;
+  cpuMs: number;
+  childCpuMs: number;
 }
 
-async function fullSyncs(): Promise<{ rows: object[]; largest: number }> {
-  const ipt = new ExecIptables(BINS, BUDGET_MS);
-  const rows: object[] = [];
-  let largest = 0;
-  for (const n of SIZES) {
-    const { services, endpoints } = synthetic(n);
-    const render: number[] = [];
-    const apply: number[] = [];
-    let lines = 0;
-    let bytes = 0;
-    for (let r = 0; r < REPEAT; r++) {
-      const existing = chainsInSave(execFileSync(BINS.save, ['-t', 'nat'], { encoding: 'utf8', maxBuffer: 1 << 30 }));
-      const t0 = performance.now();
-      const out = renderIptables({ services, endpoints, masqueradeMark: '0x4000', masqueradeAll: false, clusterCIDR: '11.0.0.0/8', localhostNodePorts: true, conntrackTCPLiberal: false, randomFully: true, existingNatChains: existing });
-      const t1 = performance.now();
-      const timedOut = await ipt.restore(out.text).then(
-        () => false,
-        (e: Error) => {
-          if (/did not finish/.test(e.message)) return true;
-          throw e;
-        },
-      );
-      if (timedOut) {
-        rows.push({ services: n, endpoints: n * EPS, lines: out.text.split('\n').length, bytes: out.text.length, renderMs: t1 - t0, applyMs: null, overBudgetMs: BUDGET_MS });
-        return { rows, largest };
-      }
-      const t2 = performance.now();
-      render.push(t1 - t0);
-      apply.push(t2 - t1);
-      lines = out.text.split('\n').length;
-      bytes = out.text.length;
-    }
-    rows.push({ services: n, endpoints: n * EPS, lines, bytes, renderMs: percentile(render, 50), applyMs: percentile(apply, 50) });
-    largest = n;
-  }
-  return { rows, largest };
-}
-
-async function endToEnd(n: number): Promise<object> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-proxy-'));
-  const srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [], controllers: [], historySize: 4 * n + 1000, log: () => {} });
-  const client = new KubeClient(loadKubeconfig(srv.kubeconfigs['kubernetes-admin']!));
-  // Straight into the Api: 2n objects over HTTPS would take longer than the measurement.
-  const api = srv.api;
-  const svcs = api.res('', 'services');
-  const slices = api.res('discovery.k8s.io', 'endpointslices');
-  const t0 = performance.now();
-  for (let i = 0; i < n; i++) {
-    api.create(svcs, 'default', { metadata: { name: `svc${i}` }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
-    api.create(slices, 'default', {
-      metadata: { name: `svc${i}-x`, labels: { 'kubernetes.io/service-name': `svc${i}` } },
-      addressType: 'IPv4',
-      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      endpoints: Array.from({ length: EPS }, (_, e) => ({ addresses: [ip(i * EPS + e + 1, 11)], conditions: { ready: true } })),
+class ProxyProcess {
+  readonly child: ChildProcess;
+  readonly events: SyncEvent[] = [];
+  startedAt = 0;
+  constructor(kubeconfig: string) {
+    const mode = MODE === 'nftables' ? 'nftables' : 'iptables';
+    this.child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/proxy-sync-proxy.ts'), kubeconfig, mode], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'], detached: true, env: { ...process.env, BENCH_IPT: MODE === 'legacy' ? 'legacy' : '' } });
+    readline.createInterface({ input: this.child.stdout! }).on('line', (l) => {
+      const e = JSON.parse(l) as SyncEvent | { ev: 'start'; at: number };
+      if (e.ev === 'start') this.startedAt = e.at;
+      else this.events.push(e);
     });
   }
-  const createMs = performance.now() - t0;
-  const proxier = new Proxier(
-    { nodeName: 'bench', clusterCIDR: '11.0.0.0/8', masqueradeAll: false, masqueradeBit: 14, syncPeriodMs: 600_000, minSyncPeriodMs: 1000, localhostNodePorts: true, conntrackTCPLiberal: false },
-    { client, ipt: new ExecIptables(BINS), log: createLogger('kube-proxy', { sink: () => {} }), metrics: new ProxyMetrics(), health: new ProxyHealth(1_200_000) },
-  );
-  const s0 = performance.now();
-  await proxier.start();
-  const firstSyncMs = performance.now() - s0;
-  const first = { ...proxier.lastSync };
-  const latencies: number[] = [];
-  const splits: { renderMs: number; applyMs: number }[] = [];
-  for (let k = 0; k < 5; k++) {
-    await new Promise((r) => setTimeout(r, 1200)); // outside minSyncPeriod, so the sync is not held back
-    const target = `svc${(k * 997) % n}-x`;
-    const cur = await client.get(`/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${target}`);
-    const newIP = ip(200_000 + k, 12);
-    cur.endpoints[0].addresses = [newIP];
-    const syncsBefore = proxier.syncs;
-    const u0 = Date.now();
-    await client.update(`/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${target}`, cur);
-    await waitFor(() => proxier.syncs > syncsBefore, 60_000, 1, 'partial sync');
-    latencies.push(proxier.lastSync.at - u0);
-    splits.push({ renderMs: proxier.lastSync.renderMs, applyMs: proxier.lastSync.applyMs });
-    if (k === 0 && !execFileSync(BINS.save, ['-t', 'nat'], { encoding: 'utf8', maxBuffer: 1 << 30 }).includes(`--to-destination ${newIP}:8080`)) throw new Error('the new endpoint is not in the kernel');
+  last(): SyncEvent | undefined {
+    return this.events.at(-1);
   }
-  await proxier.stop();
-  client.close();
-  await srv.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
-  return { services: n, createMs, firstSyncMs, firstRenderMs: first.renderMs, firstApplyMs: first.applyMs, updateToKernelMs: latencies, partial: splits };
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const done = new Promise((r) => this.child.once('exit', r));
+    // The whole process group: an nft or iptables-restore it started must not go on in the background.
+    process.kill(-this.child.pid!, 'SIGKILL');
+    await done;
+  }
+}
+
+function clearRules(): void {
+  execFileSync('nft', ['flush', 'ruleset']);
+  for (const t of ['nat', 'filter']) for (const bin of ['iptables-legacy', 'iptables-nft']) execFileSync(bin, ['-t', t, '-F']), execFileSync(bin, ['-t', t, '-X']);
+}
+
+function inKernel(newIP: string, svc: string): boolean {
+  if (MODE === 'nftables') return execFileSync('nft', ['list', 'chain', 'ip', 'kube-proxy', `service-${servicePortBase(`default/${svc}:http`, 'tcp')}`], { encoding: 'utf8' }).includes(`__${newIP}/8080`);
+  const save = MODE === 'legacy' ? 'iptables-legacy-save' : 'iptables-nft-save';
+  return execFileSync(save, ['-t', 'nat'], { encoding: 'utf8', maxBuffer: 1 << 30 }).includes(`--to-destination ${newIP}:8080`);
 }
 
 async function main(): Promise<void> {
-  const { rows, largest } = await fullSyncs();
-  const e2e = largest ? await endToEnd(largest) : null;
-  process.stdout.write(JSON.stringify({ backend: BACKEND, full: rows, e2e }) + '\n');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-proxy-'));
+  const max = Math.max(...SIZES);
+  const srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [], controllers: [], historySize: 2 * max + 1000, log: () => {} });
+  const kubeconfig = srv.kubeconfigs['kubernetes-admin']!;
+  const client = new KubeClient(loadKubeconfig(kubeconfig));
+  const api = srv.api;
+  const svcs = api.res('', 'services');
+  const slices = api.res('discovery.k8s.io', 'endpointslices');
+  const rows: object[] = [];
+  let have = 0;
+  let change = 0;
+  for (const n of SIZES) {
+    // Straight into the Api: tens of thousands of objects over HTTPS would take longer than the measurement.
+    for (; have < n; have++) {
+      api.create(svcs, 'default', { metadata: { name: `svc${have}` }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
+      api.create(slices, 'default', {
+        metadata: { name: `svc${have}-x`, labels: { 'kubernetes.io/service-name': `svc${have}` } },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        endpoints: Array.from({ length: EPS }, (_, e) => ({ addresses: [ip(have * EPS + e + 1, 11)], conditions: { ready: true } })),
+      });
+    }
+    clearRules();
+    const cold = new ProxyProcess(kubeconfig);
+    const first = await waitFor(() => cold.events.find((e) => e.full), BUDGET_MS, 5, `cold sync at ${n}`).catch(() => undefined);
+    if (!first) {
+      await cold.stop();
+      rows.push({ services: n, coldMs: null, overBudgetMs: BUDGET_MS });
+      break;
+    }
+    const changes: number[] = [];
+    const splits: { renderMs: number; applyMs: number }[] = [];
+    const cpu0 = cold.last()!;
+    for (let k = 0; k < CHANGES; k++, change++) {
+      await new Promise((r) => setTimeout(r, 1100)); // outside minSyncPeriod, so the sync is not held back
+      const name = `svc${(change * 997) % n}`;
+      const cur = await client.get(`/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${name}-x`);
+      const newIP = ip(200_000 + change, 12);
+      cur.endpoints[0].addresses = [newIP];
+      const before = cold.events.length;
+      const u0 = Date.now();
+      await client.update(`/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${name}-x`, cur);
+      const ev = await waitFor(() => cold.events.slice(before).find((e) => !e.full && e.changed > 0), 60_000, 1, 'partial sync');
+      changes.push(ev.at - u0);
+      splits.push({ renderMs: ev.renderMs, applyMs: ev.applyMs });
+      if (k === 0 && !inKernel(newIP, name)) throw new Error(`${MODE}: the new endpoint ${newIP} is not in the kernel`);
+    }
+    const steady = cold.last()!;
+    await cold.stop();
+    // A restart over its own rules: list, diff, converge (nftables) or restore everything again (iptables).
+    const warm = new ProxyProcess(kubeconfig);
+    const restart = await waitFor(() => warm.events.find((e) => e.full), BUDGET_MS, 5, `restart sync at ${n}`);
+    await warm.stop();
+    rows.push({
+      services: n,
+      coldMs: first.at - cold.startedAt,
+      coldSyncMs: first.renderMs + first.applyMs,
+      coldCpuMs: first.cpuMs,
+      coldChildCpuMs: first.childCpuMs,
+      changeMs: changes,
+      splits,
+      changeCpuMs: (steady.cpuMs - cpu0.cpuMs) / CHANGES,
+      changeChildCpuMs: (steady.childCpuMs - cpu0.childCpuMs) / CHANGES,
+      rssMiB: steady.rssMiB,
+      restartMs: restart.at - warm.startedAt,
+      restartSyncMs: restart.renderMs + restart.applyMs,
+    });
+  }
+  client.close();
+  await srv.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+  process.stdout.write(JSON.stringify({ mode: MODE, rows }) + '\n');
   process.exit(0);
 }
 

@@ -1,9 +1,11 @@
-// Benchmark: kube-proxy sync cost. Full syncs at 1k, 5k and 10k services x 10
-// endpoints (BENCH_SIZES), with render (our code) and iptables-restore (the
-// kernel apply, the floor) timed separately; then, with the proxier watching
-// a dev apiserver with 10k services, the time from one EndpointSlice update
-// to the restore that put it in the kernel. Runs in a throwaway network
-// namespace, once per iptables backend: nf_tables (Debian's default) and legacy.
+// Benchmark: kube-proxy sync cost, nftables mode against iptables mode, in one
+// run. In a throwaway network namespace per mode, a dev apiserver holds 1k,
+// 10k and 30k Services × 10 endpoints (BENCH_SIZES) and the real proxy runs
+// in its own process: cold start, one-endpoint change from the EndpointSlice
+// update to the rule in the kernel (median of 5), restart over its own rules,
+// RSS and CPU. Modes: BENCH_MODES (default nftables,legacy: iptables mode on
+// iptables-legacy, the fast iptables baseline; "nft" is iptables mode on
+// iptables-nft, which takes minutes from a few thousand Services).
 // Run as root: npm run bench:proxy-sync
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -12,47 +14,82 @@ import { e2eSkipReason, REPO } from '../e2e/harness.js';
 import { sh } from '../e2e/proc.js';
 import { runBench } from './bench-node.js';
 
+interface Row {
+  services: number;
+  coldMs: number | null;
+  overBudgetMs?: number;
+  coldSyncMs: number;
+  coldCpuMs: number;
+  coldChildCpuMs: number;
+  changeMs: number[];
+  splits: { renderMs: number; applyMs: number }[];
+  changeCpuMs: number;
+  changeChildCpuMs: number;
+  rssMiB: number;
+  restartMs: number;
+  restartSyncMs: number;
+}
 interface Result {
-  backend: string;
-  full: { services: number; endpoints: number; lines: number; bytes: number; renderMs: number; applyMs: number | null; overBudgetMs?: number }[];
-  e2e: { services: number; firstSyncMs: number; firstRenderMs: number; firstApplyMs: number; updateToKernelMs: number[]; partial: { renderMs: number; applyMs: number }[] } | null;
+  mode: string;
+  rows: Row[];
 }
 
-function runIn(backend: string): Result {
+function runIn(mode: string): Result {
   const netns = `tskube-bench-${randomBytes(3).toString('hex')}`;
   sh('ip', ['netns', 'add', netns]);
   try {
     sh('ip', ['link', 'set', 'lo', 'up'], { netns });
-    const out = execFileSync('nsenter', [`--net=/run/netns/${netns}`, process.execPath, '--import', 'tsx', path.join(REPO, 'bench/proxy-sync-runner.ts'), backend], { cwd: REPO, encoding: 'utf8', maxBuffer: 16 << 20, timeout: 3_600_000, env: process.env });
+    const out = execFileSync('nsenter', [`--net=/run/netns/${netns}`, process.execPath, '--import', 'tsx', path.join(REPO, 'bench/proxy-sync-runner.ts'), mode], { cwd: REPO, encoding: 'utf8', maxBuffer: 16 << 20, timeout: 3_600_000, env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
     return JSON.parse(out.trim().split('\n').pop()!) as Result;
   } finally {
     sh('ip', ['netns', 'del', netns], { allowFail: true });
   }
 }
 
-const ms = (x: number): string => `${x.toFixed(0)} ms`;
+const ms = (x: number): string => `${x < 10 ? x.toFixed(1) : x.toFixed(0)} ms`;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const LABEL: Record<string, string> = { nftables: 'nftables mode', legacy: 'iptables mode (iptables-legacy)', nft: 'iptables mode (iptables-nft)' };
 
 function print(r: Result): void {
-  process.stdout.write(`\n== iptables ${r.backend} backend ==\n`);
-  process.stdout.write('services | endpoints | restore lines |     bytes | render p50 | iptables-restore p50 | render/apply\n');
-  for (const f of r.full) {
-    const apply = f.applyMs === null ? `> ${ms(f.overBudgetMs!)} (stopped)` : ms(f.applyMs);
-    const ratio = f.applyMs === null ? '-' : (f.renderMs / f.applyMs).toFixed(3);
-    process.stdout.write(`${String(f.services).padStart(8)} | ${String(f.endpoints).padStart(9)} | ${String(f.lines).padStart(13)} | ${String(f.bytes).padStart(9)} | ${ms(f.renderMs).padStart(10)} | ${apply.padStart(20)} | ${ratio.padStart(12)}\n`);
+  process.stdout.write(`\n== ${LABEL[r.mode] ?? r.mode} ==\n`);
+  process.stdout.write('services | cold start (sync) | change median (all 5)            | CPU/change (own+child) | restart (sync)    | cold CPU (own+child) |   RSS\n');
+  for (const f of r.rows) {
+    if (f.coldMs === null) {
+      process.stdout.write(`${String(f.services).padStart(8)} | > ${ms(f.overBudgetMs!)} (stopped)\n`);
+      continue;
+    }
+    const cold = `${ms(f.coldMs)} (${ms(f.coldSyncMs)})`;
+    const change = `${ms(median(f.changeMs))} (${f.changeMs.map((x) => x.toFixed(0)).join(', ')})`;
+    const cpu = `${ms(f.changeCpuMs)}+${ms(f.changeChildCpuMs)}`;
+    process.stdout.write(`${String(f.services).padStart(8)} | ${cold.padStart(16)} | ${change.padEnd(32)} | ${cpu.padStart(22)} | ${`${ms(f.restartMs)} (${ms(f.restartSyncMs)})`.padStart(17)} | ${`${ms(f.coldCpuMs)}+${ms(f.coldChildCpuMs)}`.padStart(20)} | ${f.rssMiB.toFixed(0).padStart(3)} MiB\n`);
   }
-  const e = r.e2e;
-  if (!e) return;
-  const lat = [...e.updateToKernelMs].sort((a, b) => a - b);
-  process.stdout.write(`one-endpoint change at ${e.services} services (${e.services * 10} endpoints), proxier watching a dev apiserver:\n`);
-  process.stdout.write(`  first (full) sync after the informers synced: ${ms(e.firstSyncMs)} (render ${ms(e.firstRenderMs)}, restore ${ms(e.firstApplyMs)})\n`);
-  process.stdout.write(`  EndpointSlice update -> rule in the kernel: ${lat.map(ms).join(', ')} (median ${ms(lat[Math.floor(lat.length / 2)]!)})\n`);
-  process.stdout.write(`  partial sync split: ${e.partial.map((p) => `render ${ms(p.renderMs)} + restore ${ms(p.applyMs)}`).join('; ')}\n`);
 }
 
 runBench(async () => {
   const skip = e2eSkipReason();
   if (skip) throw new Error(skip);
-  process.stdout.write(`kube-proxy sync: ${execFileSync('iptables', ['--version'], { encoding: 'utf8' }).trim()} is the system default\n`);
-  for (const backend of (process.env.BENCH_BACKENDS ?? 'nft,legacy').split(',')) print(runIn(backend));
-  process.stdout.write('\nrender = building the restore text from the snapshot (ours); restore = iptables-restore --noflush into the kernel (the floor).\n');
+  process.stdout.write(`kube-proxy sync: ${execFileSync('nft', ['--version'], { encoding: 'utf8' }).trim()}, ${execFileSync('iptables-legacy', ['--version'], { encoding: 'utf8' }).trim()}\n`);
+  const results = (process.env.BENCH_MODES ?? 'nftables,legacy').split(',').map(runIn);
+  results.forEach(print);
+  const nft = results.find((r) => r.mode === 'nftables');
+  const ipt = results.find((r) => r.mode === 'legacy') ?? results.find((r) => r.mode === 'nft');
+  if (!nft) return;
+  const ok = (r: Row | undefined): r is Row => !!r && r.coldMs !== null;
+  process.stdout.write('\n== nftables mode: goals and ratios ==\n');
+  const first = nft.rows.find(ok);
+  const last = [...nft.rows].reverse().find(ok);
+  for (const row of nft.rows.filter(ok)) {
+    const base = ipt?.rows.find((x) => x.services === row.services);
+    const ratio = (a: number, b: number | undefined): string => (b ? (a / b).toFixed(2) : '-');
+    process.stdout.write(
+      `${String(row.services).padStart(6)} services: change median ${ms(median(row.changeMs))} (goal < 20 ms: ${median(row.changeMs) < 20 ? 'met' : 'NOT met'}); nftables/${ipt ? ipt.mode : '?'} change ${ratio(median(row.changeMs), ok(base) ? median(base.changeMs) : undefined)}, cold ${ratio(row.coldMs!, ok(base) ? base.coldMs! : undefined)}, RSS ${ratio(row.rssMiB, ok(base) ? base.rssMiB : undefined)}\n`,
+    );
+  }
+  if (first && last && first !== last) {
+    const flat = median(last.changeMs) / median(first.changeMs);
+    process.stdout.write(`change-time(${last.services}) / change-time(${first.services}) = ${flat.toFixed(2)} (goal ≤ 1.5: ${flat <= 1.5 ? 'met' : 'NOT met'})\n`);
+  }
+  const at10k = nft.rows.find((r) => r.services === 10_000);
+  if (ok(at10k)) process.stdout.write(`cold start at 10,000 Services: ${ms(at10k.coldMs!)} (goal < 10 s: ${at10k.coldMs! < 10_000 ? 'met' : 'NOT met'})\n`);
+  process.stdout.write('\ncold start = proxy process start to the end of its first full sync, with no rules in the kernel (sync = the sync alone); change = EndpointSlice update request to the end of the sync that wrote it; restart = a new proxy over the rules the last one left.\n');
 });

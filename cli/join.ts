@@ -28,6 +28,7 @@ export const JOIN_FLAGS: Record<string, string> = {
   'root-dir': 'kubelet state. Default /var/lib/kubelet',
   'pod-logs-dir': 'container logs. Default /var/log/pods',
   'cgroup-root': 'the kubelet\'s --cgroup-root: the cgroup under which kubepods is made. Default /',
+  'proxy-mode': 'the kube-proxy\'s mode: iptables or nftables. Default iptables',
   'pod-manifest-path': 'static pod manifests. Default /etc/kubernetes/manifests',
   'pod-network': 'host-gw, vxlan or none, as the first node. Default host-gw',
   'cni-conf-dir': 'where the pod network writes its CNI config. Default <data-dir>/cni when join starts containerd, else /etc/cni/net.d',
@@ -135,8 +136,8 @@ export async function runJoin(argv: string[]): Promise<void> {
       note(`node ${nodeName} (${nodeIP}): client certificate in ${cfg.certDir}/kubelet-client-current.pem, API on :${cfg.port}, pod network ${cfg.podNetwork}`);
     });
 
-    run.proxy = await progress.step('kube-proxy (iptables)', async (note) => {
-      const cfg = loadProxyConfig([`--kubeconfig=${kubeconfig}`, `--hostname-override=${nodeName}`], (m) => note(`warning: ${m}`));
+    run.proxy = await progress.step(`kube-proxy (${f.get('proxy-mode') ?? 'iptables'})`, async (note) => {
+      const cfg = loadProxyConfig([`--kubeconfig=${kubeconfig}`, `--hostname-override=${nodeName}`, `--proxy-mode=${f.get('proxy-mode') ?? 'iptables'}`], (m) => note(`warning: ${m}`));
       const p = await startProxy(cfg, run.fileLog('kube-proxy'));
       note('with the node\'s credentials');
       return p;

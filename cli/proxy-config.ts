@@ -4,13 +4,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
-import { parseBool, parseFlags } from './flags.js';
+import { commaList, parseBool, parseFlags } from './flags.js';
+import { DETECT_LOCAL_MODES, type DetectLocal, type DetectLocalMode } from '../proxy/model/local-detector.js';
 
 export interface ProxyConfig {
   kubeconfig: string;
   nodeName: string;
   clusterCIDR: string;
-  mode: 'iptables';
+  mode: 'iptables' | 'nftables';
+  /** --cleanup: remove both modes' rules and exit. */
+  cleanup: boolean;
+  /** --detect-local-mode and its settings. */
+  detectLocal: DetectLocal;
+  /** --nodeport-addresses: CIDRs, or ["primary"] for the node's IP; [] for every local address. */
+  nodePortAddresses: string[];
   masqueradeAll: boolean;
   masqueradeBit: number;
   syncPeriodMs: number;
@@ -26,21 +33,28 @@ export const PROXY_FLAGS: Record<string, string> = {
   'hostname-override': 'node name, for local endpoints (config: hostnameOverride). Default: the hostname',
   'cluster-cidr': 'pod CIDR; traffic to cluster IPs from outside it is masqueraded (config: clusterCIDR)',
   'masquerade-all': 'SNAT all traffic sent to cluster IPs (config: iptables.masqueradeAll). Default false',
-  'proxy-mode': 'iptables (config: mode). Default iptables',
+  'proxy-mode': 'iptables or nftables (config: mode). Default iptables',
+  cleanup: 'remove the iptables and nftables rules of both proxy modes, then exit (--cleanup=true)',
+  'nodeport-addresses': 'comma-separated CIDRs, or "primary", for the addresses NodePorts accept (config: nodePortAddresses). nftables mode; default primary there',
   config: 'KubeProxyConfiguration YAML file',
-  'iptables-sync-period': 'full resync interval (config: iptables.syncPeriod or syncPeriod). Default 30s',
-  'iptables-min-sync-period': 'minimum time between syncs (config: iptables.minSyncPeriod or minSyncPeriod). Default 1s',
-  'iptables-masquerade-bit': 'fwmark bit for packets to SNAT, 0-31 (config: iptables.masqueradeBit). Default 14',
+  'iptables-sync-period': 'periodic sync interval (config: iptables.syncPeriod, nftables.syncPeriod or syncPeriod). Default 30s',
+  'iptables-min-sync-period': 'minimum time between syncs (config: iptables.minSyncPeriod, nftables.minSyncPeriod or minSyncPeriod). Default 1s',
+  'iptables-masquerade-bit': 'fwmark bit for packets to SNAT, 0-31 (config: iptables.masqueradeBit or nftables.masqueradeBit). Default 14',
   'iptables-localhost-nodeports': 'NodePorts on 127.0.0.1 (sets route_localnet) (config: iptables.localhostNodePorts). Default true',
+  'detect-local-mode': 'how pod traffic is told from other traffic: ClusterCIDR, NodeCIDR (the Node\'s spec.podCIDR), BridgeInterface or InterfaceNamePrefix (config: detectLocalMode). Default ClusterCIDR',
+  'pod-bridge-interface': 'the bridge pods are on, for --detect-local-mode=BridgeInterface (config: detectLocal.bridgeInterface)',
+  'pod-interface-name-prefix': 'the prefix of pod interfaces, for --detect-local-mode=InterfaceNamePrefix (config: detectLocal.interfaceNamePrefix)',
   'healthz-bind-address': '/healthz and /livez (config: healthzBindAddress). Default 0.0.0.0:10256',
   'metrics-bind-address': '/metrics (config: metricsBindAddress). Default 127.0.0.1:10249',
   v: 'log verbosity (4 and up: debug)',
 };
 
 type Obj = Record<string, unknown>;
-const TOP = new Set(['apiVersion', 'kind', 'clientConnection', 'hostnameOverride', 'clusterCIDR', 'mode', 'iptables', 'healthzBindAddress', 'metricsBindAddress', 'syncPeriod', 'minSyncPeriod']);
+const TOP = new Set(['apiVersion', 'kind', 'clientConnection', 'hostnameOverride', 'clusterCIDR', 'mode', 'iptables', 'nftables', 'nodePortAddresses', 'detectLocalMode', 'detectLocal', 'healthzBindAddress', 'metricsBindAddress', 'syncPeriod', 'minSyncPeriod']);
+const NFTABLES = new Set(['masqueradeAll', 'masqueradeBit', 'syncPeriod', 'minSyncPeriod']);
 const IPTABLES = new Set(['masqueradeAll', 'masqueradeBit', 'syncPeriod', 'minSyncPeriod', 'localhostNodePorts']);
 const CLIENT = new Set(['kubeconfig']);
+const DETECT_LOCAL = new Set(['bridgeInterface', 'interfaceNamePrefix']);
 
 function readConfig(file: string, warn: (m: string) => void): Obj {
   let doc: unknown;
@@ -60,15 +74,33 @@ function readConfig(file: string, warn: (m: string) => void): Obj {
   };
   check(o, TOP, '');
   check(o.iptables, IPTABLES, 'iptables.');
+  check(o.nftables, NFTABLES, 'nftables.');
   check(o.clientConnection, CLIENT, 'clientConnection.');
+  check(o.detectLocal, DETECT_LOCAL, 'detectLocal.');
   return o;
+}
+
+const CIDR = /^(\d+\.\d+\.\d+\.\d+\/\d+|[0-9a-fA-F:]+\/\d+)$/;
+
+/** --nodeport-addresses as upstream validates it: "primary", or CIDRs; nftables mode defaults to primary. */
+function nodePortAddresses(raw: unknown, mode: string, where: string): string[] {
+  const list = raw === undefined || raw === null || raw === '' ? [] : Array.isArray(raw) ? raw.map(String) : commaList(String(raw));
+  if (!list.length) return mode === 'nftables' ? ['primary'] : [];
+  if (list.includes('primary') && list.length > 1) throw new Error(`${where}: "primary" cannot be used together with CIDRs`);
+  for (const c of list) if (c !== 'primary' && !CIDR.test(c)) throw new Error(`${where}: must be a valid CIDR or "primary", got "${c}"`);
+  if (mode === 'iptables' && list.length) throw new Error(`${where}: is supported in nftables mode only by this kube-proxy`);
+  return list;
 }
 
 export function loadProxyConfig(argv: string[], warn: (m: string) => void): ProxyConfig {
   const f = parseFlags(argv, PROXY_FLAGS);
   const file = f.get('config');
   const c = file ? readConfig(file, warn) : {};
-  const ipt = (c.iptables ?? {}) as Obj;
+  const mode = f.get('proxy-mode') ?? (typeof c.mode === 'string' && c.mode ? c.mode : 'iptables');
+  if (mode !== 'iptables' && mode !== 'nftables') throw new Error(`${f.has('proxy-mode') ? '--proxy-mode' : `${file!}: mode`}: unsupported proxy mode "${mode}": this kube-proxy has iptables and nftables`);
+  // The mode's own section (iptables.* or nftables.*) holds its masquerade and sync settings.
+  const ipt = ((mode === 'nftables' ? c.nftables : c.iptables) ?? {}) as Obj;
+  const section = mode;
   const where = (flag: string, field: string): string => (f.has(flag) ? `--${flag}` : `${file!}: ${field}`);
   const typed = <T>(v: unknown, field: string, type: string, ok: (x: unknown) => x is T): T | undefined => {
     if (v === undefined || v === null || v === '') return undefined;
@@ -87,21 +119,34 @@ export function loadProxyConfig(argv: string[], warn: (m: string) => void): Prox
       throw new Error(`${where(flag, field)}: ${(e as Error).message}`);
     }
   };
-  const mode = str('proxy-mode', 'mode', c.mode, 'iptables') || 'iptables';
-  if (mode !== 'iptables') throw new Error(`${where('proxy-mode', 'mode')}: unsupported proxy mode "${mode}": this kube-proxy has iptables`);
-  const bitRaw = f.has('iptables-masquerade-bit') ? Number(f.get('iptables-masquerade-bit')) : (typed(ipt.masqueradeBit, 'iptables.masqueradeBit', 'an integer', (x): x is number => typeof x === 'number') ?? 14);
-  if (!Number.isInteger(bitRaw) || bitRaw < 0 || bitRaw > 31) throw new Error(`${where('iptables-masquerade-bit', 'iptables.masqueradeBit')}: must be between 0 and 31, got ${String(bitRaw)}`);
+  const bitRaw = f.has('iptables-masquerade-bit') ? Number(f.get('iptables-masquerade-bit')) : (typed(ipt.masqueradeBit, `${section}.masqueradeBit`, 'an integer', (x): x is number => typeof x === 'number') ?? 14);
+  if (!Number.isInteger(bitRaw) || bitRaw < 0 || bitRaw > 31) throw new Error(`${where('iptables-masquerade-bit', `${section}.masqueradeBit`)}: must be between 0 and 31, got ${String(bitRaw)}`);
   const kubeconfig = str('kubeconfig', 'clientConnection.kubeconfig', (c.clientConnection as Obj | undefined)?.kubeconfig, '');
-  if (!kubeconfig) throw new Error('--kubeconfig is required: kube-proxy reads Services and EndpointSlices from the apiserver');
+  if (!kubeconfig && !f.has('cleanup')) throw new Error('--kubeconfig is required: kube-proxy reads Services and EndpointSlices from the apiserver');
+  const clusterCIDR = str('cluster-cidr', 'clusterCIDR', c.clusterCIDR, '');
+  const detectMode = str('detect-local-mode', 'detectLocalMode', c.detectLocalMode, 'ClusterCIDR');
+  if (!DETECT_LOCAL_MODES.includes(detectMode as DetectLocalMode)) throw new Error(`${where('detect-local-mode', 'detectLocalMode')}: must be one of ${DETECT_LOCAL_MODES.join(', ')}, got "${detectMode}"`);
+  const dl = (c.detectLocal ?? {}) as Obj;
+  const detectLocal: DetectLocal = {
+    mode: detectMode as DetectLocalMode,
+    clusterCIDR: clusterCIDR || undefined,
+    bridgeInterface: str('pod-bridge-interface', 'detectLocal.bridgeInterface', dl.bridgeInterface, '') || undefined,
+    interfaceNamePrefix: str('pod-interface-name-prefix', 'detectLocal.interfaceNamePrefix', dl.interfaceNamePrefix, '') || undefined,
+  };
+  if (detectLocal.mode === 'BridgeInterface' && !detectLocal.bridgeInterface) throw new Error('--pod-bridge-interface (config: detectLocal.bridgeInterface): required with detectLocalMode BridgeInterface');
+  if (detectLocal.mode === 'InterfaceNamePrefix' && !detectLocal.interfaceNamePrefix) throw new Error('--pod-interface-name-prefix (config: detectLocal.interfaceNamePrefix): required with detectLocalMode InterfaceNamePrefix');
   return {
     kubeconfig,
+    detectLocal,
     nodeName: str('hostname-override', 'hostnameOverride', c.hostnameOverride, os.hostname()).toLowerCase(),
-    clusterCIDR: str('cluster-cidr', 'clusterCIDR', c.clusterCIDR, ''),
-    mode: 'iptables',
-    masqueradeAll: bool('masquerade-all', 'iptables.masqueradeAll', ipt.masqueradeAll, false),
+    clusterCIDR,
+    mode,
+    cleanup: f.has('cleanup') ? parseBool(f.get('cleanup')!, 'cleanup') : false,
+    nodePortAddresses: nodePortAddresses(f.get('nodeport-addresses') ?? c.nodePortAddresses, mode, where('nodeport-addresses', 'nodePortAddresses')),
+    masqueradeAll: bool('masquerade-all', `${section}.masqueradeAll`, ipt.masqueradeAll, false),
     masqueradeBit: bitRaw,
-    syncPeriodMs: dur('iptables-sync-period', 'syncPeriod', ipt.syncPeriod ?? c.syncPeriod, '30s'),
-    minSyncPeriodMs: dur('iptables-min-sync-period', 'minSyncPeriod', ipt.minSyncPeriod ?? c.minSyncPeriod, '1s'),
+    syncPeriodMs: dur('iptables-sync-period', `${section}.syncPeriod`, ipt.syncPeriod ?? c.syncPeriod, '30s'),
+    minSyncPeriodMs: dur('iptables-min-sync-period', `${section}.minSyncPeriod`, ipt.minSyncPeriod ?? c.minSyncPeriod, '1s'),
     localhostNodePorts: bool('iptables-localhost-nodeports', 'iptables.localhostNodePorts', ipt.localhostNodePorts, true),
     healthzBindAddress: str('healthz-bind-address', 'healthzBindAddress', c.healthzBindAddress, '0.0.0.0:10256'),
     metricsBindAddress: str('metrics-bind-address', 'metricsBindAddress', c.metricsBindAddress, '127.0.0.1:10249'),

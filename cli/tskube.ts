@@ -3,7 +3,7 @@ import { createLogger } from '../kube/log.js';
 import { AGENT_FLAGS, loadAgentConfig } from './agent-config.js';
 import { APISERVER_FLAGS, loadApiServerConfig } from './apiserver-config.js';
 import { PROXY_FLAGS, loadProxyConfig } from './proxy-config.js';
-import { startProxy } from '../proxy/main.js';
+import { cleanupProxyRules, startProxy } from '../proxy/main.js';
 import { startApiServer } from '../apiserver/main.js';
 import { startAgent } from './agent.js';
 import { runUp, UP_FLAGS } from './up.js';
@@ -37,13 +37,17 @@ async function runProxy(argv: string[]): Promise<void> {
   const boot = createLogger('kube-proxy');
   const cfg = loadProxyConfig(argv, (m) => boot.warn(m));
   const log = createLogger('kube-proxy', { verbosity: cfg.verbosity });
+  if (cfg.cleanup) {
+    const failed = await cleanupProxyRules(log);
+    process.exit(failed ? 1 : 0);
+  }
   log.info(`starting kube-proxy (${cfg.mode} mode) on node ${cfg.nodeName}`);
   const running = await startProxy(cfg, log);
   let stopping = false;
   const shutdown = (sig: string): void => {
     if (stopping) return;
     stopping = true;
-    log.info(`received ${sig}; stopping (iptables rules stay in place)`);
+    log.info(`received ${sig}; stopping (${cfg.mode} rules stay in place)`);
     void running.stop().finally(() => process.exit(0));
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));

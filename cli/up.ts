@@ -38,6 +38,7 @@ export const UP_FLAGS: Record<string, string> = {
   'dns-upstream': 'comma-separated resolvers the cluster DNS forwards other names to (ip or ip:port). Default: the nameservers of /etc/resolv.conf',
   'pod-logs-dir': 'container logs. Default /var/log/pods',
   'cgroup-root': 'the kubelet\'s --cgroup-root: the cgroup under which kubepods is made. Default /',
+  'proxy-mode': 'the kube-proxy\'s mode: iptables or nftables. Default iptables',
 };
 
 export async function runUp(argv: string[]): Promise<void> {
@@ -155,8 +156,8 @@ export async function runUp(argv: string[]): Promise<void> {
       note(`node ${nodeName} (${nodeIP}), static pods from ${manifests}, API on :${cfg.port}, pod network ${cfg.podNetwork} (CNI config in ${cfg.cniConfDir})`);
     });
 
-    run.proxy = await progress.step('kube-proxy (iptables)', async (note) => {
-      const cfg = loadProxyConfig([`--kubeconfig=${path.join(pki, 'kube-proxy.kubeconfig')}`, `--hostname-override=${nodeName}`, `--cluster-cidr=${clusterCIDR}`], (m) => note(`warning: ${m}`));
+    run.proxy = await progress.step(`kube-proxy (${f.get('proxy-mode') ?? 'iptables'})`, async (note) => {
+      const cfg = loadProxyConfig([`--kubeconfig=${path.join(pki, 'kube-proxy.kubeconfig')}`, `--hostname-override=${nodeName}`, `--cluster-cidr=${clusterCIDR}`, `--proxy-mode=${f.get('proxy-mode') ?? 'iptables'}`], (m) => note(`warning: ${m}`));
       const p = await startProxy(cfg, run.fileLog('kube-proxy'));
       note(`Services for cluster CIDR ${clusterCIDR}`);
       return p;

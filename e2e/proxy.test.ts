@@ -1,7 +1,8 @@
-// e2e: kube-proxy in iptables mode in the node namespace, with real pods behind a Service made by
-// the real kubectl: the ClusterIP spreads requests over all ready pods, the NodePort answers on the
-// node, a pod failing readiness drops out and comes back, a Service without endpoints refuses at once,
-// and restarting kube-proxy loses no request.
+// e2e: kube-proxy in iptables and in nftables mode in the node namespace, with real pods behind a
+// Service made by the real kubectl: the ClusterIP spreads requests over all ready pods, the NodePort
+// answers on the node, a pod failing readiness drops out and comes back, a Service without endpoints
+// refuses at once, restarting kube-proxy loses no request, UDP conntrack entries follow endpoints,
+// ClientIP affinity sticks, Local policy keeps to this node; switching modes leaves nothing stale.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -9,11 +10,23 @@ import { APP_IMAGE, e2eSkipReason } from './harness.js';
 import { sh, waitFor } from './proc.js';
 import { clusterSkip, TestCluster } from './cluster.js';
 import { svcChain } from '../proxy/iptables/chains.js';
+import { servicePortBase } from '../proxy/nftables/names.js';
 
 const skip = clusterSkip(e2eSkipReason());
 
-describe('kube-proxy (iptables)', { skip, timeout: 8 * 60_000 }, () => {
+type Mode = 'iptables' | 'nftables';
+
+function proxySuite(mode: Mode): void {
+describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
   const cluster = new TestCluster();
+  const proxyArgs = (m: Mode = mode): string[] => [`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16', '--healthz-bind-address=127.0.0.1:10256', '--metrics-bind-address=127.0.0.1:10249', `--proxy-mode=${m}`];
+  const iptablesNat = (): string => cluster.node.exec('iptables-save', ['-t', 'nat']);
+  const nftTable = (): string => sh('nft', ['list', 'table', 'ip', 'kube-proxy'], { netns: cluster.node.netns, allowFail: true });
+  /** The proxy's rules as text, in the mode's own listing. */
+  const rules = (): string => (mode === 'iptables' ? iptablesNat() : nftTable());
+  // nftables: the service chain's numgen map lists "ip . port".
+  const dnatTo = (addr: string): string => (mode === 'iptables' ? `--to-destination ${addr}` : addr.replace(':', ' . '));
+  const dnatCount = (): number => (rules().match(mode === 'iptables' ? /-j DNAT --to-destination 10\.244\.\d+\.\d+:8080/g : /\b10\.244\.\d+\.\d+ \. 8080\b/g) ?? []).length;
   let clusterIP = '';
   let nodePort = 0;
   let bridgeIP = '';
@@ -31,7 +44,7 @@ describe('kube-proxy (iptables)', { skip, timeout: 8 * 60_000 }, () => {
 
   before(async () => {
     await cluster.start();
-    cluster.node.startProxy([`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16', '--healthz-bind-address=127.0.0.1:10256', '--metrics-bind-address=127.0.0.1:10249']);
+    cluster.node.startProxy(proxyArgs());
     for (const i of [0, 1, 2]) {
       cluster.apply({
         apiVersion: 'v1',
@@ -54,7 +67,7 @@ describe('kube-proxy (iptables)', { skip, timeout: 8 * 60_000 }, () => {
     await waitFor(
       () =>
         (cluster.kubectl(['get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'jsonpath={.items[0].endpoints[*].conditions.ready}']).match(/true/g) ?? []).length === 3 &&
-        (cluster.node.exec('iptables-save', ['-t', 'nat']).match(/-j DNAT --to-destination 10\.244\.\d+\.\d+:8080/g) ?? []).length === 3,
+        dnatCount() === 3,
       30_000,
       500,
       'rules for the three web endpoints',
@@ -62,15 +75,26 @@ describe('kube-proxy (iptables)', { skip, timeout: 8 * 60_000 }, () => {
   });
   after(() => cluster.cleanup());
 
-  test('the EndpointSlice controller lists the three pods, and the rules use upstream chain names', () => {
+  test('the EndpointSlice controller lists the three pods, and the rules use upstream names', () => {
     const slice = JSON.parse(cluster.kubectl(['get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'json'])).items[0];
     assert.deepEqual(slice.ports, [{ name: '', port: 8080, protocol: 'TCP' }]);
     assert.deepEqual(slice.endpoints.map((e: any) => e.targetRef.name).sort(), ['web-0', 'web-1', 'web-2']);
     assert.ok(slice.endpoints.every((e: any) => e.nodeName === 'node-a'));
-    const nat = cluster.node.exec('iptables-save', ['-t', 'nat']);
-    assert.match(nat, new RegExp(`-A KUBE-SERVICES -d ${clusterIP.replace(/\./g, '\\.')}/32 -p tcp -m comment --comment "default/web cluster IP" -m tcp --dport 80 -j ${svcChain('default/web', 'tcp')}`));
-    assert.match(nat, /-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES/);
-    assert.equal((nat.match(/-j DNAT --to-destination 10\.244\.\d+\.\d+:8080/g) ?? []).length, 3);
+    if (mode === 'iptables') {
+      const nat = iptablesNat();
+      assert.match(nat, new RegExp(`-A KUBE-SERVICES -d ${clusterIP.replace(/\./g, '\\.')}/32 -p tcp -m comment --comment "default/web cluster IP" -m tcp --dport 80 -j ${svcChain('default/web', 'tcp')}`));
+      assert.match(nat, /-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES/);
+      assert.doesNotMatch(cluster.node.exec('nft', ['list', 'tables']), /kube-proxy/);
+    } else {
+      const t = nftTable();
+      const chain = `service-${servicePortBase('default/web', 'tcp')}`;
+      assert.match(t, new RegExp(`elements = \\{[^}]*${clusterIP.replace(/\./g, '\\.')} \\. tcp \\. 80 : goto ${chain.replace(/[/.]/g, '\\$&')}`));
+      assert.match(t, /chain nat-prerouting \{\n\s+type nat hook prerouting priority dstnat; policy accept;\n\s+jump services/);
+      assert.match(t, /dnat ip to numgen random mod 3 map \{ 0 : 10\.244\.\d+\.\d+ \. 8080, 1 : /);
+      assert.match(t, /set hairpin-endpoints \{[^}]*\b(10\.244\.\d+\.\d+) \. \1\b/);
+      assert.doesNotMatch(iptablesNat(), /KUBE-SERVICES/, 'no iptables-mode rules');
+    }
+    assert.equal(dnatCount(), 3);
     assert.match(cluster.kubectl(['get', 'endpoints', 'web']), /web\s+10\.244\.\d+\.\d+:8080,10\.244\.\d+\.\d+:8080,10\.244\.\d+\.\d+:8080/);
   });
 
@@ -81,9 +105,22 @@ describe('kube-proxy (iptables)', { skip, timeout: 8 * 60_000 }, () => {
     for (const [pod, n] of Object.entries(c)) assert.ok(n >= 45, `${pod} answered ${n} of 300: ${JSON.stringify(c)}`);
   });
 
-  test('the NodePort answers from the node namespace, on the node IP and on localhost', () => {
-    assert.match(cluster.node.httpGet(`http://${bridgeIP}:${nodePort}/`), /^web-[012]\n$/);
-    assert.match(cluster.node.httpGet(`http://127.0.0.1:${nodePort}/`), /^web-[012]\n$/);
+  test('hairpin: a pod reaching its own Service gets answers from itself too (masqueraded), none lost', async () => {
+    const out = (await inPod('web-0', `for i in $(seq 30); do timeout 2 wget -q -O - http://${clusterIP}/ 2>/dev/null || echo FAIL; done`)).trim().split('\n');
+    const c = counts(out);
+    assert.equal(c.FAIL, undefined, JSON.stringify(c));
+    assert.ok((c['web-0'] ?? 0) > 0, `web-0 reached itself: ${JSON.stringify(c)}`);
+  });
+
+  test(mode === 'iptables' ? 'the NodePort answers from the node namespace, on every local address and on localhost' : 'the NodePort answers on the node IP (nodePortAddresses "primary"), not on other local addresses nor localhost', () => {
+    assert.match(cluster.node.httpGet(`http://${cluster.node.nodeIP}:${nodePort}/`), /^web-[012]\n$/);
+    if (mode === 'iptables') {
+      assert.match(cluster.node.httpGet(`http://${bridgeIP}:${nodePort}/`), /^web-[012]\n$/);
+      assert.match(cluster.node.httpGet(`http://127.0.0.1:${nodePort}/`), /^web-[012]\n$/);
+    } else {
+      assert.equal(cluster.node.httpGet(`http://${bridgeIP}:${nodePort}/`, 2), '');
+      assert.equal(cluster.node.httpGet(`http://127.0.0.1:${nodePort}/`, 2), '');
+    }
   });
 
   test('a pod whose readiness probe fails stops getting traffic within about 2 s, and gets it back when ready', async () => {
@@ -116,19 +153,20 @@ describe('kube-proxy (iptables)', { skip, timeout: 8 * 60_000 }, () => {
     assert.equal(health.nodeEligible, true);
     assert.match(health.lastUpdated, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? \+0000 UTC$/);
     const metrics = cluster.node.httpGet('http://127.0.0.1:10249/metrics');
-    assert.match(metrics, /kubeproxy_sync_proxy_rules_iptables_total\{table="nat"\} \d+/);
+    if (mode === 'iptables') assert.match(metrics, /kubeproxy_sync_proxy_rules_iptables_total\{table="nat"\} \d+/);
+    else assert.match(metrics, /kubeproxy_sync_proxy_rules_nftables_sync_failures_total 0/);
     assert.match(metrics, /kubeproxy_network_programming_duration_seconds_count [1-9]/);
     const loop = requests(150);
     await new Promise((r) => setTimeout(r, 500));
     await cluster.node.stopProxy();
-    assert.ok(cluster.node.exec('iptables-save', ['-t', 'nat']).includes(svcChain('default/web', 'tcp')), 'the rules stay while kube-proxy is down');
+    assert.ok(rules().includes(mode === 'iptables' ? svcChain('default/web', 'tcp') : servicePortBase('default/web', 'tcp')), 'the rules stay while kube-proxy is down');
     await new Promise((r) => setTimeout(r, 1000));
-    cluster.node.startProxy([`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16', '--healthz-bind-address=127.0.0.1:10256', '--metrics-bind-address=127.0.0.1:10249']);
+    cluster.node.startProxy(proxyArgs());
     const c = counts(await loop);
     assert.equal(c.FAIL, undefined, `no request lost across the restart: ${JSON.stringify(c)}`);
     assert.equal(Object.values(c).reduce((a, b) => a + b, 0), 150);
     await waitFor(() => /services and endpoint slices synced/.test(cluster.node.proxyLog().split('starting kube-proxy').pop() ?? ''), 30_000, 200, 'restarted proxy synced');
-    assert.equal(sh('sh', ['-c', `grep -c "failed to execute iptables-restore" ${path.join(cluster.node.dir, 'proxy.log')} || true`]).trim(), '0');
+    assert.equal(sh('sh', ['-c', `grep -c "failed to execute iptables-restore\\|nftables sync failed" ${path.join(cluster.node.dir, 'proxy.log')} || true`]).trim(), '0');
   });
 
   test('UDP: when an endpoint goes away, conntrack entries that still point at it are deleted', async () => {
@@ -137,7 +175,7 @@ describe('kube-proxy (iptables)', { skip, timeout: 8 * 60_000 }, () => {
     await waitFor(() => /dns-a\s+1\/1\s+Running/.test(cluster.kubectl(['get', 'pods'])) && /dns-b\s+1\/1\s+Running/.test(cluster.kubectl(['get', 'pods'])), 60_000, 500, 'udp pods');
     const svcIP = cluster.kubectl(['get', 'svc', 'dns', '-o', 'jsonpath={.spec.clusterIP}']);
     const aIP = cluster.kubectl(['get', 'pod', 'dns-a', '-o', 'jsonpath={.status.podIP}']);
-    await waitFor(() => cluster.node.exec('iptables-save', ['-t', 'nat']).includes(`--to-destination ${aIP}:53`), 20_000, 300, 'UDP rules');
+    await waitFor(() => rules().includes(dnatTo(`${aIP}:53`)), 20_000, 300, 'UDP rules');
     // A UDP "flow" from the node, always from the same source port, as a resolver would keep one.
     const send = (): void => void sh(process.execPath, ['-e', `const s=require('dgram').createSocket('udp4');s.bind(40053,()=>s.send('x',53,'${svcIP}',()=>s.close()))`], { netns: cluster.node.netns });
     const entries = (): string => cluster.node.exec('conntrack', ['-L', '-p', 'udp', '--orig-dst', svcIP]);
@@ -149,8 +187,76 @@ describe('kube-proxy (iptables)', { skip, timeout: 8 * 60_000 }, () => {
     await waitFor(() => !entries().includes(`src=${aIP} `), 20_000, 300, 'stale entry deleted');
     assert.match(cluster.node.proxyLog(), /deleted \d+ stale UDP conntrack entr/);
     const bIP = cluster.kubectl(['get', 'pod', 'dns-b', '-o', 'jsonpath={.status.podIP}']);
-    await waitFor(() => cluster.node.exec('iptables-save', ['-t', 'nat']).includes(`--to-destination ${bIP}:53`), 20_000, 300, 'dns-b in the rules');
+    await waitFor(() => rules().includes(dnatTo(`${bIP}:53`)), 20_000, 300, 'dns-b in the rules');
     send();
     assert.match(entries(), new RegExp(`src=${bIP.replace(/\./g, '\\.')} `), 'the same flow now reaches dns-b');
   });
+
+  test('ClientIP session affinity: every request from one client reaches the same pod', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'sticky' }, spec: { selector: { app: 'web' }, sessionAffinity: 'ClientIP', ports: [{ port: 80, targetPort: 'http' }] } });
+    const ip = cluster.kubectl(['get', 'svc', 'sticky', '-o', 'jsonpath={.spec.clusterIP}']);
+    await waitFor(async () => !(await requests(1, `http://${ip}/`)).includes('FAIL'), 20_000, 300, 'sticky service programmed');
+    const c = counts(await requests(40, `http://${ip}/`));
+    assert.equal(Object.keys(c).length, 1, `one pod answers all: ${JSON.stringify(c)}`);
+    assert.match(Object.keys(c)[0]!, /^web-[012]$/);
+  });
+
+  test('internalTrafficPolicy Local: only this node\'s endpoints get traffic; with none here, traffic is dropped, not sent away', async () => {
+    // A selector-less Service with a hand-made slice: web-0 on this node, web-1's IP claimed by another node.
+    const podIP = (p: string): string => cluster.kubectl(['get', 'pod', p, '-o', 'jsonpath={.status.podIP}']);
+    const local = (name: string, eps: [string, string][]): void => {
+      cluster.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { internalTrafficPolicy: 'Local', ports: [{ port: 80, targetPort: 8080 }] } });
+      cluster.apply({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${name}-1`, labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4', ports: [{ name: '', port: 8080, protocol: 'TCP' }], endpoints: eps.map(([ip, nodeName]) => ({ addresses: [ip], nodeName, conditions: { ready: true } })) });
+    };
+    local('local-one', [[podIP('web-0'), 'node-a'], [podIP('web-1'), 'node-b']]);
+    local('local-none', [[podIP('web-2'), 'node-b']]);
+    const one = cluster.kubectl(['get', 'svc', 'local-one', '-o', 'jsonpath={.spec.clusterIP}']);
+    const none = cluster.kubectl(['get', 'svc', 'local-none', '-o', 'jsonpath={.spec.clusterIP}']);
+    await waitFor(async () => !(await requests(1, `http://${one}/`)).includes('FAIL'), 20_000, 300, 'local service programmed');
+    assert.deepEqual(counts(await requests(20, `http://${one}/`)), { 'web-0': 20 });
+    const t0 = Date.now();
+    const out = await inPod('client', `timeout 3 wget -q -O - http://${none}/ 2>&1; echo rc=$?`);
+    assert.doesNotMatch(out, /web-2/);
+    assert.doesNotMatch(out, /Connection refused/, 'dropped (no local endpoint), not rejected (no endpoint at all)');
+    assert.ok(Date.now() - t0 >= 2500, 'the request hangs until the timeout');
+  });
+
+  if (mode === 'nftables') {
+    test('switching modes: iptables → nftables → iptables leaves no stale rules, traffic flows in each; --cleanup removes both', async () => {
+      const switchTo = async (m: Mode): Promise<void> => {
+        await cluster.node.stopProxy();
+        const runs = cluster.node.proxyLog().split('starting kube-proxy').length;
+        cluster.node.startProxy(proxyArgs(m));
+        const thisRun = (): string => {
+          const parts = cluster.node.proxyLog().split('starting kube-proxy');
+          return parts.length > runs ? parts.at(-1)! : '';
+        };
+        await waitFor(() => /services and endpoint slices synced/.test(thisRun()), 30_000, 200, `${m} proxy synced`);
+        assert.doesNotMatch(thisRun(), /sync failed|failed to execute/);
+        await new Promise((r) => setTimeout(r, 300));
+      };
+      const nftHas = (): boolean => /table ip kube-proxy/.test(cluster.node.exec('nft', ['list', 'tables']));
+      await switchTo('iptables');
+      assert.equal(nftHas(), false, 'the nftables table is gone');
+      assert.match(iptablesNat(), /KUBE-SVC-/);
+      assert.equal(counts(await requests(10)).FAIL, undefined);
+      await switchTo('nftables');
+      assert.equal(nftHas(), true);
+      const nat = iptablesNat();
+      assert.doesNotMatch(nat, /KUBE-(SVC|SEP|SERVICES|NODEPORTS|POSTROUTING)/, 'no iptables-mode chain or jump left');
+      assert.doesNotMatch(cluster.node.exec('iptables-save', ['-t', 'filter']), /KUBE-(SERVICES|EXTERNAL-SERVICES|FORWARD|NODEPORTS|PROXY-FIREWALL)/);
+      assert.equal(counts(await requests(10)).FAIL, undefined);
+      await switchTo('iptables');
+      assert.equal(nftHas(), false);
+      await cluster.node.stopProxy();
+      cluster.node.exec(process.execPath, ['--import', 'tsx', path.resolve('cli/tskube.ts'), 'proxy', '--cleanup=true'], 30_000);
+      assert.equal(nftHas(), false);
+      assert.doesNotMatch(iptablesNat(), /KUBE-(SVC|SEP|SERVICES|NODEPORTS|POSTROUTING)/);
+      cluster.node.startProxy(proxyArgs());
+    });
+  }
 });
+}
+
+proxySuite('iptables');
+proxySuite('nftables');

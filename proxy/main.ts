@@ -1,6 +1,7 @@
-// `tskube proxy`: wires the proxier to the apiserver, the kernel (iptables,
-// conntrack, sysctls) and its health and metrics endpoints.
+// `tskube proxy`: wires the proxier to the apiserver, the kernel (iptables or
+// nftables, conntrack, sysctls) and its health and metrics endpoints.
 import fs from 'node:fs';
+import os from 'node:os';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import type { Logger } from '../kube/log.js';
@@ -9,6 +10,14 @@ import { Proxier } from './proxier.js';
 import { ProxyMetrics } from './metrics.js';
 import { ProxyHealth } from './health.js';
 import { ExecIptables } from './iptables/apply.js';
+import { IptablesBackend } from './iptables/backend.js';
+import { checkNftSupport, deleteNftTables, ExecNft } from './nftables/apply.js';
+import { NftablesBackend } from './nftables/backend.js';
+import type { RenderContext } from './nftables/render.js';
+import { cidrContains } from './iptables/render.js';
+import { localDetector } from './model/local-detector.js';
+import { cleanupIptables } from './cleanup.js';
+import type { ProxyBackend } from './backend.js';
 import { serveHealth, serveMetrics, type Listening } from './server.js';
 
 const ROUTE_LOCALNET = '/proc/sys/net/ipv4/conf/all/route_localnet';
@@ -19,8 +28,58 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
+/** `--cleanup`: both modes' rules go; true if anything failed (upstream's exit status). */
+export async function cleanupProxyRules(log: Logger): Promise<boolean> {
+  let failed = false;
+  try {
+    for (const t of await cleanupIptables(new ExecIptables())) log.info(`removed the iptables mode's rules from the ${t} table`);
+  } catch (e) {
+    failed = true;
+    log.error(`cleaning up iptables rules: ${(e as Error).message}`);
+  }
+  for (const t of await deleteNftTables()) log.info(`removed nftables table ${t}`);
+  return failed;
+}
+
+/** The addresses NodePorts accept in nftables mode: the node's IP ("primary"), or this host's addresses in the CIDRs. */
+export function nodePortIPs(addresses: string[], nodeIP: string, local: string[]): string[] {
+  if (addresses.includes('primary')) return nodeIP ? [nodeIP] : [];
+  return local.filter((ip) => addresses.some((c) => cidrContains(c, ip)));
+}
+
+function localIPv4s(): string[] {
+  return Object.values(os.networkInterfaces()).flatMap((l) => (l ?? []).filter((a) => a.family === 'IPv4' && !a.internal).map((a) => a.address));
+}
+
+/**
+ * The mode's backend, after removing the other mode's rules (they would still catch traffic first).
+ * `ipt` picks iptables binaries (benchmarks compare the legacy backend).
+ */
+export async function proxyBackend(cfg: ProxyConfig, o: { metrics: ProxyMetrics; log: Logger; conntrackTCPLiberal: boolean; ipt?: ExecIptables }): Promise<ProxyBackend> {
+  const { metrics, log } = o;
+  const ipt = o.ipt ?? new ExecIptables();
+  const bit = 1 << cfg.masqueradeBit;
+  if (cfg.mode === 'nftables') {
+    for (const t of await cleanupIptables(ipt).catch((e: Error) => (log.warn(`could not remove the iptables mode's rules: ${e.message}`), []))) log.info(`removed the iptables mode's rules from the ${t} table`);
+    const context = (nodeIP: string, nodeCIDR: string): RenderContext => ({
+      family: 'ip',
+      masqueradeMark: `0x${bit.toString(16).padStart(6, '0')}`, // upstream's %#08x
+      masqueradeAll: cfg.masqueradeAll,
+      localMatch: localDetector(cfg.detectLocal, nodeCIDR)?.nftables.local,
+      notLocalMatch: localDetector(cfg.detectLocal, nodeCIDR)?.nftables.notLocal,
+      nodeIP: nodeIP || undefined,
+      nodePortIPs: cfg.nodePortAddresses.length ? nodePortIPs(cfg.nodePortAddresses, nodeIP, localIPv4s()) : undefined,
+      conntrackTCPLiberal: o.conntrackTCPLiberal,
+    });
+    return new NftablesBackend(new ExecNft('ip'), context, metrics, log);
+  }
+  for (const t of await deleteNftTables()) log.info(`removed the nftables mode's table ${t}`);
+  return new IptablesBackend(ipt, { masqueradeMark: `0x${bit.toString(16).padStart(4, '0')}`, masqueradeAll: cfg.masqueradeAll, detectLocal: cfg.detectLocal, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: o.conntrackTCPLiberal }, metrics);
+}
+
 export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<RunningProxy> {
-  if (cfg.localhostNodePorts) {
+  if (cfg.mode === 'nftables') await checkNftSupport();
+  if (cfg.localhostNodePorts && cfg.mode === 'iptables') {
     // NodePorts on 127.0.0.1 need route_localnet; the KUBE-FIREWALL rule closes the hole it opens (issue 90259).
     log.info('setting route_localnet=1 to allow node-ports on localhost; to change this set --iptables-localhost-nodeports=false');
     fs.writeFileSync(ROUTE_LOCALNET, '1');
@@ -37,11 +96,12 @@ export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<Running
   const servers: Listening[] = [];
   servers.push(await serveHealth(health, metrics, cfg.healthzBindAddress));
   servers.push(await serveMetrics(metrics, cfg.metricsBindAddress, cfg.mode));
+  const backend = await proxyBackend(cfg, { metrics, log, conntrackTCPLiberal: liberal });
   const proxier = new Proxier(
-    { nodeName: cfg.nodeName, clusterCIDR: cfg.clusterCIDR || undefined, masqueradeAll: cfg.masqueradeAll, masqueradeBit: cfg.masqueradeBit, syncPeriodMs: cfg.syncPeriodMs, minSyncPeriodMs: cfg.minSyncPeriodMs, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: liberal },
-    { client, ipt: new ExecIptables(), log, metrics, health },
+    { nodeName: cfg.nodeName, clusterCIDR: cfg.clusterCIDR || undefined, detectLocal: cfg.detectLocal, masqueradeAll: cfg.masqueradeAll, masqueradeBit: cfg.masqueradeBit, syncPeriodMs: cfg.syncPeriodMs, minSyncPeriodMs: cfg.minSyncPeriodMs, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: liberal },
+    { client, backend, log, metrics, health },
   );
-  if (!cfg.clusterCIDR && !cfg.masqueradeAll) log.warn('--cluster-cidr is not set: traffic to cluster IPs from outside the cluster is not masqueraded');
+  if (cfg.detectLocal.mode === 'ClusterCIDR' && !cfg.clusterCIDR && !cfg.masqueradeAll) log.warn('--cluster-cidr is not set: traffic to cluster IPs from outside the cluster is not masqueraded');
   await proxier.start();
   return {
     proxier,

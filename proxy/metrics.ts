@@ -23,6 +23,8 @@ export class ProxyMetrics {
   readonly serviceChangesTotal = new Counter({ name: 'kubeproxy_sync_proxy_rules_service_changes_total', help: 'Cumulative proxy rules Service changes', registers: [this.registry] });
   readonly restoreFailures = new Counter({ name: 'kubeproxy_sync_proxy_rules_iptables_restore_failures_total', help: 'Cumulative proxy iptables restore failures', registers: [this.registry] });
   readonly partialRestoreFailures = new Counter({ name: 'kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total', help: 'Cumulative proxy iptables partial restore failures', registers: [this.registry] });
+  readonly nftSyncFailures = new Counter({ name: 'kubeproxy_sync_proxy_rules_nftables_sync_failures_total', help: 'Cumulative proxy nftables sync failures', registers: [this.registry] });
+  readonly nftCleanupFailures = new Counter({ name: 'kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total', help: 'Cumulative proxy nftables cleanup failures', registers: [this.registry] });
   readonly rulesTotal = new Gauge({ name: 'kubeproxy_sync_proxy_rules_iptables_total', help: 'Total number of iptables rules owned by kube-proxy', labelNames: ['table'] as const, registers: [this.registry] });
   readonly rulesLast = new Gauge({ name: 'kubeproxy_sync_proxy_rules_iptables_last', help: 'Number of iptables rules written by kube-proxy in last sync', labelNames: ['table'] as const, registers: [this.registry] });
   readonly noLocalEndpoints = new Gauge({ name: 'kubeproxy_sync_proxy_rules_no_local_endpoints_total', help: 'Number of services with a Local traffic policy and no endpoints', labelNames: ['traffic_policy'] as const, registers: [this.registry] });

@@ -7,6 +7,7 @@ import { waitFor } from '../e2e/proc.js';
 import { Proxier, type ProxierConfig } from './proxier.js';
 import { ProxyMetrics } from './metrics.js';
 import { ProxyHealth } from './health.js';
+import { serveHealth } from './server.js';
 import { RestoreError, type Iptables, type Table } from './iptables/apply.js';
 import { svcChain } from './iptables/chains.js';
 
@@ -62,7 +63,7 @@ test('waits for both informers, then a full sync with jump rules and stale chain
   const health = new ProxyHealth(120_000);
   const log = memoryLogger();
   const conntrack: string[][] = [];
-  const p = new Proxier(cfg, { client: api.admin, ipt, log, metrics, health, conntrack: async (args) => (conntrack.push(args), 0) });
+  const p = new Proxier(cfg, { client: api.admin, ipt, log, metrics, health, conntrack: async (args) => (conntrack.push(args), 0), conntrackList: async () => '' });
   await p.start();
   try {
     assert.equal(ipt.restores.length, 1, 'one restore after both informers synced');
@@ -104,20 +105,43 @@ test('waits for both informers, then a full sync with jump rules and stale chain
   }
 });
 
-test('UDP: conntrack entries towards a removed endpoint are deleted, and those to a service that just got endpoints', async () => {
+test('UDP: after a sync, conntrack entries to the Service whose reply source is not a serving endpoint are deleted; failures are retried', async () => {
   const api2 = await startTestApiServer('n1');
   try {
     const dns = await api2.admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'dns' }, spec: { ports: [{ port: 53, protocol: 'UDP' }] } });
+    const ip = dns.spec.clusterIP;
     const ipt = new FakeIptables();
-    const conntrack: string[][] = [];
-    const p = new Proxier(cfg, { client: api2.admin, ipt, log: memoryLogger(), metrics: new ProxyMetrics(), health: new ProxyHealth(60_000), conntrack: async (args) => (conntrack.push(args), 1) });
+    const deleted: string[][] = [];
+    // A flow rejected before there were endpoints (its reply would come from the cluster IP), and one to 10.244.0.53.
+    let table = `udp      17 29 src=10.250.0.1 dst=${ip} sport=40053 dport=53 [UNREPLIED] src=${ip} dst=10.250.0.1 sport=53 dport=40053 mark=0 use=1\n`;
+    table += `udp      17 29 src=10.250.0.1 dst=${ip} sport=40054 dport=53 src=10.244.0.53 dst=10.250.0.1 sport=53 dport=40054 mark=0 use=1\n`;
+    let listFails = 1;
+    const p = new Proxier(cfg, {
+      client: api2.admin,
+      ipt,
+      log: memoryLogger(),
+      metrics: new ProxyMetrics(),
+      health: new ProxyHealth(60_000),
+      conntrack: async (args) => (deleted.push(args), 1),
+      conntrackList: async () => {
+        if (listFails-- > 0) throw new Error('conntrack: Operation not permitted');
+        return table;
+      },
+    });
     await p.start();
+    assert.deepEqual(deleted, [], 'no endpoints yet: nothing to clean');
     await api2.admin.create('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', slice('dns', ['10.244.0.53', '10.244.0.54'], 'UDP', 53));
-    await waitFor(() => conntrack.length > 0, 3000, 10, 'conntrack cleanup for new endpoints');
-    assert.deepEqual(conntrack.shift(), ['-p', 'udp', '--orig-dst', dns.spec.clusterIP]);
-    await api2.admin.update('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/dns-x', { ...slice('dns', ['10.244.0.53'], 'UDP', 53), metadata: { ...slice('dns', [], 'UDP', 53).metadata, resourceVersion: undefined } });
-    await waitFor(() => conntrack.length > 0, 3000, 10, 'conntrack cleanup for a removed endpoint');
-    assert.deepEqual(conntrack, [['-p', 'udp', '--orig-dst', dns.spec.clusterIP, '--dst-nat', '10.244.0.54']]);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(deleted, [], 'the listing failed');
+    // The next sync retries the Service whose cleanup failed, without a change to it.
+    await api2.admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'other' }, spec: { ports: [{ port: 80 }] } });
+    await waitFor(() => deleted.length > 0, 3000, 10, 'retried cleanup');
+    assert.deepEqual(deleted, [['-p', 'udp', '--orig-dst', ip, '--orig-port-dst', '53', '--reply-src', ip]], 'the rejected flow goes; the one to a serving endpoint stays');
+    deleted.length = 0;
+    table = table.split('\n')[1]! + '\n';
+    await api2.admin.update('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/dns-x', { ...slice('dns', ['10.244.0.54'], 'UDP', 53), metadata: { ...slice('dns', [], 'UDP', 53).metadata, resourceVersion: undefined } });
+    await waitFor(() => deleted.length > 0, 3000, 10, 'cleanup for a removed endpoint');
+    assert.deepEqual(deleted, [['-p', 'udp', '--orig-dst', ip, '--orig-port-dst', '53', '--reply-src', '10.244.0.53']]);
     await p.stop();
   } finally {
     await api2.stop();
@@ -136,4 +160,26 @@ test('health: healthy while syncs keep up; 503 material once a queued update wai
   h.updated();
   assert.equal(h.state().healthy, true);
   assert.equal(h.state().lastUpdated.getTime(), now);
+});
+
+test('/healthz and /livez bodies: a healthy proxy reports the current time as lastUpdated; an unhealthy one its last sync, with 503', async () => {
+  let now = Date.parse('2026-12-03T10:00:00.000Z');
+  const h = new ProxyHealth(60_000, () => now);
+  h.updated();
+  const metrics = new ProxyMetrics();
+  const srv = await serveHealth(h, metrics, '127.0.0.1:0');
+  const get = async (p: string) => {
+    const r = await fetch(`http://127.0.0.1:${srv.port}${p}`);
+    return { code: r.status, body: await r.text() };
+  };
+  try {
+    now += 5000;
+    assert.deepEqual(await get('/healthz'), { code: 200, body: '{"lastUpdated": "2026-12-03 10:00:05 +0000 UTC","currentTime": "2026-12-03 10:00:05 +0000 UTC", "nodeEligible": true}' });
+    h.queued();
+    now += 61_000;
+    assert.deepEqual(await get('/livez'), { code: 503, body: '{"lastUpdated": "2026-12-03 10:00:00 +0000 UTC","currentTime": "2026-12-03 10:01:06 +0000 UTC"}' });
+    assert.match(await metrics.registry.metrics(), /kubeproxy_proxy_livez_total\{code="503"\} 1/);
+  } finally {
+    await srv.close();
+  }
 });

@@ -1,9 +1,9 @@
-// The iptables proxier: informers on Services and EndpointSlices feed change
-// tracking; syncs are debounced (minSyncPeriod, burst 2) and render the
-// ruleset from a snapshot, applied with one iptables-restore. Full syncs (jump
-// rules, stale chain cleanup, every chain) run at start, after a failure and
-// every syncPeriod; in between only changed services' chains are rewritten.
-// Nothing is flushed on start or stop: old rules keep working meanwhile.
+// The proxier: informers on Services, EndpointSlices and this Node feed change
+// tracking; syncs are debounced (minSyncPeriod, burst 2) and handed to the
+// mode's backend (iptables or nftables). Full syncs run at start, after a
+// failure, when the node's labels or address change, and once an hour as
+// upstream; every other sync, periodic ones included, writes only what
+// changed. Nothing is flushed on start or stop: old rules keep working.
 import type { Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import type { KObj, KubeApi } from '../kube/client.js';
@@ -11,18 +11,21 @@ import { Informer } from '../kube/informer.js';
 import type { Logger } from '../kube/log.js';
 import { endpointsOfSlices, LABEL_SERVICE_NAME, portKey, type Endpoint } from './model/endpoints.js';
 import { servicePorts, type ServicePort } from './model/service-port.js';
-import { categorize } from './model/categorize.js';
-import { renderIptables } from './iptables/render.js';
-import { JUMP_RULES, jumpArgs } from './iptables/chains.js';
-import { chainsInSave, conntrackDelete, RestoreError, type Iptables } from './iptables/apply.js';
+import { conntrackDelete, conntrackListUdp, type Iptables } from './iptables/apply.js';
+import { parseUdpFlows, staleUdpFilters, type UdpServicePort } from './conntrack.js';
+import { IptablesBackend } from './iptables/backend.js';
+import type { ProxyBackend } from './backend.js';
 import type { ProxyMetrics } from './metrics.js';
 import type { ProxyHealth } from './health.js';
 import { SyncRunner } from './sync-runner.js';
+import type { DetectLocal } from './model/local-detector.js';
 
 export interface ProxierConfig {
   nodeName: string;
   /** --cluster-cidr; without it, off-cluster traffic to cluster IPs is not masqueraded. */
   clusterCIDR?: string;
+  /** --detect-local-mode and its settings; ClusterCIDR over clusterCIDR when absent. */
+  detectLocal?: DetectLocal;
   masqueradeAll: boolean;
   masqueradeBit: number;
   syncPeriodMs: number;
@@ -33,17 +36,23 @@ export interface ProxierConfig {
 
 export interface ProxierDeps {
   client: KubeApi;
-  ipt: Iptables;
+  /** The mode's backend; an iptables one over `ipt` when absent. */
+  backend?: ProxyBackend;
+  ipt?: Iptables;
   log: Logger;
   metrics: ProxyMetrics;
   health: ProxyHealth;
   /** conntrack -D (swapped out in unit tests). */
   conntrack?: (args: string[]) => Promise<number>;
+  /** conntrack -L -p udp (swapped out in unit tests). */
+  conntrackList?: () => Promise<string>;
 }
 
 /** Upstream's informer selectors: Services for another proxy, and headless ones, are not ours. */
 const NOT_OURS = '!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless';
 const TRIGGER_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
+/** Upstream proxyutil.FullSyncPeriod: a full resync at least this often, whatever syncPeriod is. */
+export const FULL_SYNC_PERIOD_MS = 60 * 60_000;
 
 export class Proxier {
   private readonly services: Informer;
@@ -59,23 +68,29 @@ export class Proxier {
   private pendingEndpoints = 0;
   private initialized = false;
   private needFullSync = true;
-  private activeChains = new Set<string>();
-  /** UDP service ports' serving endpoint IPs at the last sync, for conntrack cleanup. */
-  private lastUdp = new Map<string, { sp: ServicePort; ips: Set<string> }>();
+  private lastFullSync = 0;
+  private nodeLabels = '';
+  private followUp: NodeJS.Timeout | undefined;
+  readonly backend: ProxyBackend;
+  /** Services whose conntrack cleanup failed: tried again at the next sync. */
+  private readonly conntrackRetry = new Set<string>();
   private nodeIP = '';
+  private nodeCIDR = '';
   private readonly runner: SyncRunner;
-  private fullTimer: NodeJS.Timeout | undefined;
-  private readonly mark: string;
+  private periodic: NodeJS.Timeout | undefined;
   syncs = 0;
   fullSyncs = 0;
   /** Time of the last successful sync and the render/restore split of it, for benchmarks. */
-  lastSync = { at: 0, renderMs: 0, applyMs: 0, full: false, bytes: 0 };
+  lastSync = { at: 0, renderMs: 0, applyMs: 0, full: false, bytes: 0, changed: 0 };
 
   constructor(
     private readonly cfg: ProxierConfig,
     private readonly d: ProxierDeps,
   ) {
-    this.mark = `0x${(1 << cfg.masqueradeBit).toString(16).padStart(4, '0')}`;
+    const mark = `0x${(1 << cfg.masqueradeBit).toString(16).padStart(4, '0')}`;
+    if (d.backend) this.backend = d.backend;
+    else if (d.ipt) this.backend = new IptablesBackend(d.ipt, { masqueradeMark: mark, masqueradeAll: cfg.masqueradeAll, detectLocal: cfg.detectLocal ?? { mode: 'ClusterCIDR', clusterCIDR: cfg.clusterCIDR }, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: cfg.conntrackTCPLiberal }, d.metrics);
+    else throw new Error('proxier: no backend');
     this.runner = new SyncRunner(() => this.sync(), cfg.minSyncPeriodMs, 2);
     const onErr = (what: string) => (e: Error) => d.log.warn(`${what} watch: ${e.message}; retrying`);
     this.services = new Informer(d.client, {
@@ -108,26 +123,27 @@ export class Proxier {
     void this.node.start();
     await Promise.all([this.services.start(), this.slices.start()]);
     this.initialized = true;
-    this.d.log.info(`services and endpoint slices synced (${this.ports.size} services); programming iptables`);
+    this.d.log.info(`services and endpoint slices synced (${this.ports.size} services); programming ${this.backend.mode}`);
     await this.sync();
-    this.fullTimer = setInterval(() => {
-      this.needFullSync = true;
-      this.request();
-    }, this.cfg.syncPeriodMs);
-    this.fullTimer.unref();
+    // Periodic syncs (upstream's BoundedFrequencyRunner maxInterval) are partial unless a full one is due.
+    this.periodic = setInterval(() => this.request(), this.cfg.syncPeriodMs);
+    this.periodic.unref();
   }
 
   /** Stops watching; the rules stay in the kernel. */
   async stop(): Promise<void> {
-    if (this.fullTimer) clearInterval(this.fullTimer);
+    if (this.periodic) clearInterval(this.periodic);
+    if (this.followUp) clearTimeout(this.followUp);
     this.runner.stop();
     await Promise.all([this.services.stop(), this.slices.stop(), this.node.stop()]);
   }
 
+  /** Upstream's Sync(): only once the informers have synced does a change count as a queued update for /healthz. */
   private request(): void {
+    if (!this.initialized) return;
     this.d.health.queued();
     this.d.metrics.lastQueued.setToCurrentTime();
-    if (this.initialized) this.runner.run();
+    this.runner.run();
   }
 
   private markChanged(svc: string, kind: 'service' | 'endpoints'): void {
@@ -178,17 +194,15 @@ export class Proxier {
   private onNode(o: KObj): void {
     const ip = ((o.status?.addresses ?? []) as KObj[]).find((a) => a.type === 'InternalIP')?.address ?? '';
     this.d.health.nodeEligible = !o.metadata.deletionTimestamp && !((o.spec?.taints ?? []) as KObj[]).some((t) => t.key === 'ToBeDeletedByClusterAutoscaler');
-    if (ip !== this.nodeIP) {
+    const labels = JSON.stringify(Object.entries(o.metadata.labels ?? {}).sort());
+    const podCIDR = String(o.spec?.podCIDR ?? '');
+    if (ip !== this.nodeIP || labels !== this.nodeLabels || podCIDR !== this.nodeCIDR) {
+      // Upstream resyncs fully when the node's labels change (topology); its address and pod CIDR are in the rules too.
       this.nodeIP = ip;
+      this.nodeCIDR = podCIDR;
+      this.nodeLabels = labels;
       this.needFullSync = true;
       this.request();
-    }
-  }
-
-  private async ensureJumps(): Promise<void> {
-    for (const j of JUMP_RULES) {
-      await this.d.ipt.ensureChain(j.table, j.dst);
-      await this.d.ipt.ensureRule(j.table, j.src, jumpArgs(j));
     }
   }
 
@@ -196,7 +210,7 @@ export class Proxier {
   async sync(): Promise<void> {
     if (!this.initialized) return;
     const t0 = performance.now();
-    const full = this.needFullSync;
+    const full = this.needFullSync || Date.now() - this.lastFullSync > FULL_SYNC_PERIOD_MS;
     const changed = this.changed;
     const triggers = this.triggers;
     this.changed = new Set();
@@ -204,55 +218,25 @@ export class Proxier {
     this.pendingServices = this.pendingEndpoints = 0;
     this.d.metrics.serviceChangesPending.set(0);
     this.d.metrics.endpointChangesPending.set(0);
-    const services = [...this.ports.values()].flat();
-    let renderMs = 0;
     try {
-      let existing: Iterable<string> = this.activeChains;
-      if (full) {
-        await this.ensureJumps();
-        existing = chainsInSave(await this.d.ipt.save('nat'));
-      }
-      const r0 = performance.now();
-      const out = renderIptables({
-        services,
-        endpoints: this.endpoints,
-        masqueradeMark: this.mark,
-        masqueradeAll: this.cfg.masqueradeAll,
-        clusterCIDR: this.cfg.clusterCIDR,
-        nodeIP: this.nodeIP,
-        localhostNodePorts: this.cfg.localhostNodePorts,
-        conntrackTCPLiberal: this.cfg.conntrackTCPLiberal,
-        randomFully: true,
-        changed: full ? undefined : changed,
-        existingNatChains: existing,
-      });
-      const a0 = performance.now();
-      renderMs = a0 - r0;
-      await this.d.ipt.restore(out.text);
-      const applyMs = performance.now() - a0;
-      this.activeChains = out.activeNatChains;
+      const out = await this.backend.sync({ full, changed, ports: this.ports, endpoints: this.endpoints, nodeIP: this.nodeIP, nodeCIDR: this.nodeCIDR });
       this.needFullSync = false;
       this.syncs++;
       if (full) {
         this.fullSyncs++;
+        this.lastFullSync = Date.now();
       }
-      this.lastSync = { at: Date.now(), renderMs, applyMs, full, bytes: out.text.length };
+      this.lastSync = { at: Date.now(), renderMs: out.renderMs, applyMs: out.applyMs, full, bytes: out.bytes, changed: changed.size };
       const m = this.d.metrics;
-      m.rulesTotal.set({ table: 'filter' }, out.filterRules);
-      m.rulesLast.set({ table: 'filter' }, out.filterRules);
-      m.rulesTotal.set({ table: 'nat' }, out.natRulesTotal);
-      m.rulesLast.set({ table: 'nat' }, out.natRules);
-      m.noLocalEndpoints.set({ traffic_policy: 'internal' }, out.noLocalEndpointsInternal);
-      m.noLocalEndpoints.set({ traffic_policy: 'external' }, out.noLocalEndpointsExternal);
+      m.noLocalEndpoints.set({ traffic_policy: 'internal' }, out.noLocalInternal);
+      m.noLocalEndpoints.set({ traffic_policy: 'external' }, out.noLocalExternal);
       m.lastSync.setToCurrentTime();
       for (const ts of triggers.values()) for (const t of ts) m.networkProgramming.observe(Math.max(0, Date.now() - t) / 1000);
       this.d.health.updated();
-      this.d.log.debug(`synced iptables (${full ? 'full' : `partial, ${changed.size} service(s)`}): ${services.length} service ports, ${out.totalEndpoints} endpoints, render ${renderMs.toFixed(1)} ms, restore ${applyMs.toFixed(1)} ms`);
-      await this.cleanConntrack(services);
+      this.d.log.debug(`synced ${this.backend.mode} (${full ? 'full' : `partial, ${changed.size} service(s)`}): ${out.summary}, render ${out.renderMs.toFixed(1)} ms, apply ${out.applyMs.toFixed(1)} ms`);
+      await this.cleanConntrack(full ? undefined : changed);
     } catch (e) {
-      const err = e as Error;
-      if (err instanceof RestoreError) this.d.log.error(`failed to execute iptables-restore, keeping the previous rules: ${err.message}${err.context ? `\n${err.context}` : ''}`);
-      else this.d.log.error(`sync of proxy rules failed: ${err.message}`);
+      this.d.log.error(this.backend.describe(e as Error));
       this.d.metrics.restoreFailures.inc();
       if (!full) this.d.metrics.partialRestoreFailures.inc();
       // The changes are consumed: only a full sync can catch up.
@@ -262,43 +246,54 @@ export class Proxier {
       const sec = (performance.now() - t0) / 1000;
       this.d.metrics.syncDuration.observe(sec);
       (full ? this.d.metrics.syncFullDuration : this.d.metrics.syncPartialDuration).observe(sec);
+      this.scheduleFollowUp();
     }
   }
 
+  /** The backend asked for a later sync of its own (stale nftables chains to delete a second from now). */
+  private scheduleFollowUp(): void {
+    const ms = this.backend.followUpMs?.();
+    if (ms === undefined || this.followUp) return;
+    this.followUp = setTimeout(() => {
+      this.followUp = undefined;
+      this.runner.run();
+    }, ms + 50);
+    this.followUp.unref();
+  }
+
   /**
-   * UDP has no connection to end: an entry for an endpoint that went away keeps sending replies nowhere.
-   * Delete entries towards removed endpoints, and entries to services that just got endpoints
-   * (packets to them were rejected before).
+   * Stale UDP conntrack entries (upstream's rule, see conntrack.ts) of the changed Services, all of them on a full
+   * sync (so a restart catches up), and of those whose cleanup failed before.
    */
-  private async cleanConntrack(services: ServicePort[]): Promise<void> {
-    const del = this.d.conntrack ?? conntrackDelete;
-    const now = new Map<string, { sp: ServicePort; ips: Set<string> }>();
-    for (const sp of services) {
-      if (sp.protocol !== 'UDP') continue;
-      const key = portKey(sp.service, sp.portName, sp.protocol);
-      const c = categorize(this.endpoints.get(key) ?? [], sp);
-      now.set(key, { sp, ips: new Set(c.reachable.map((e) => e.ip)) });
-    }
-    const jobs: string[][] = [];
-    for (const [key, prev] of this.lastUdp) {
-      const cur = now.get(key);
-      const dsts = [prev.sp.clusterIP, ...prev.sp.externalIPs, ...prev.sp.loadBalancerIPs];
-      for (const ip of prev.ips) {
-        if (cur?.ips.has(ip)) continue;
-        for (const dst of dsts) jobs.push(['-p', 'udp', '--orig-dst', dst, '--dst-nat', ip]);
-        if (prev.sp.nodePort) jobs.push(['-p', 'udp', '--orig-port-dst', String(prev.sp.nodePort), '--dst-nat', ip]);
+  private async cleanConntrack(changed: Set<string> | undefined): Promise<void> {
+    const keys = new Set(changed ?? this.ports.keys());
+    for (const k of this.conntrackRetry) keys.add(k);
+    const ports: UdpServicePort[] = [];
+    for (const svc of keys) {
+      for (const sp of this.ports.get(svc) ?? []) {
+        if (sp.protocol !== 'UDP') continue;
+        const eps = this.endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? [];
+        ports.push({ ips: [sp.clusterIP, ...sp.externalIPs, ...sp.loadBalancerIPs], port: sp.port, nodePort: sp.nodePort, serving: new Set(eps.filter((e) => e.serving).map((e) => e.ip)) });
       }
     }
-    for (const [key, cur] of now) {
-      if (cur.ips.size && !this.lastUdp.get(key)?.ips.size) for (const dst of [cur.sp.clusterIP, ...cur.sp.externalIPs, ...cur.sp.loadBalancerIPs]) jobs.push(['-p', 'udp', '--orig-dst', dst]);
+    this.conntrackRetry.clear();
+    if (!ports.some((p) => p.serving.size)) return;
+    const failed = (e: Error): void => {
+      this.d.log.warn(`conntrack cleanup failed, retrying at the next sync: ${e.message}`);
+      for (const k of keys) this.conntrackRetry.add(k);
+    };
+    let flows;
+    try {
+      flows = parseUdpFlows(await (this.d.conntrackList ?? conntrackListUdp)());
+    } catch (e) {
+      return failed(e as Error);
     }
-    this.lastUdp = now;
-    for (const args of jobs) {
+    for (const args of staleUdpFilters(flows, ports)) {
       try {
-        const n = await del(args);
+        const n = await (this.d.conntrack ?? conntrackDelete)(args);
         if (n) this.d.log.info(`deleted ${n} stale UDP conntrack entr${n === 1 ? 'y' : 'ies'} (${args.join(' ')})`);
       } catch (e) {
-        this.d.log.warn(`conntrack cleanup failed: ${(e as Error).message}`);
+        failed(e as Error);
       }
     }
   }

@@ -38,9 +38,11 @@ export function serveHealth(health: ProxyHealth, metrics: ProxyMetrics, bind: st
     const ok = st.healthy && (!healthz || health.nodeEligible);
     const code = ok ? 200 : 503;
     (healthz ? metrics.healthzTotal : metrics.livezTotal).inc({ code: String(code) });
+    // As upstream: a healthy proxy reports the current time as its last update.
+    const last = goTime(st.healthy ? st.currentTime : st.lastUpdated);
     const body = healthz
-      ? `{"lastUpdated": ${JSON.stringify(goTime(st.lastUpdated))},"currentTime": ${JSON.stringify(goTime(st.currentTime))}, "nodeEligible": ${health.nodeEligible}}`
-      : `{"lastUpdated": ${JSON.stringify(goTime(st.lastUpdated))},"currentTime": ${JSON.stringify(goTime(st.currentTime))}}`;
+      ? `{"lastUpdated": ${JSON.stringify(last)},"currentTime": ${JSON.stringify(goTime(st.currentTime))}, "nodeEligible": ${health.nodeEligible}}`
+      : `{"lastUpdated": ${JSON.stringify(last)},"currentTime": ${JSON.stringify(goTime(st.currentTime))}}`;
     res.writeHead(code, { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' });
     res.end(body);
   });

@@ -8,11 +8,13 @@ import type { Logger } from '../../kube/log.js';
 import { KubeApiError } from '../../kube/client.js';
 import { desiredSlices, desiredSubsets, type SliceContent } from './endpoints-model.js';
 import { KeyQueue } from './key-queue.js';
+import { LabelIndex, SelectorIndex } from './label-index.js';
 
 export const MANAGED_BY = 'endpointslice.kubernetes.io/managed-by';
 export const SLICE_CONTROLLER = 'endpointslice-controller.k8s.io';
 export const SERVICE_NAME = 'kubernetes.io/service-name';
 export const TRIGGER_TIME = 'endpoints.kubernetes.io/last-change-trigger-time';
+export const HEADLESS = 'service.kubernetes.io/headless';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 
@@ -31,6 +33,9 @@ abstract class ServiceEndpointsController {
     }
   });
   syncs = 0;
+  /** Service selectors and pod labels, indexed: a pod change and a reconcile cost what they touch, not the cluster. */
+  private readonly selectors = new SelectorIndex();
+  private readonly podLabels = new LabelIndex();
 
   constructor(
     protected readonly client: KubeApi,
@@ -38,8 +43,20 @@ abstract class ServiceEndpointsController {
     readonly name: string,
   ) {
     const onErr = (what: string) => (e: Error) => log.warn(`${name}: ${what} watch: ${e.message}`);
-    this.services = new Informer(client, { path: '/api/v1/services', onAdd: (s) => this.enqueue(keyOf(s)), onUpdate: (s) => this.enqueue(keyOf(s)), onDelete: (s) => this.enqueue(keyOf(s)), onError: onErr('service') });
-    this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: (p) => this.onPod(p), onUpdate: (p, old) => this.onPod(p, old), onDelete: (p) => this.onPod(p), onError: onErr('pod') });
+    const onService = (s: KObj, deleted = false): void => {
+      if (deleted) this.selectors.delete(keyOf(s));
+      else this.selectors.set(keyOf(s), s.metadata.namespace, s.spec?.selector as Record<string, string> | undefined);
+      this.enqueue(keyOf(s));
+    };
+    this.services = new Informer(client, { path: '/api/v1/services', onAdd: (s) => onService(s), onUpdate: (s) => onService(s), onDelete: (s) => onService(s, true), onError: onErr('service') });
+    this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: (p) => this.onPod(p), onUpdate: (p, old) => this.onPod(p, old), onDelete: (p) => this.onPod(p, undefined, true), onError: onErr('pod') });
+  }
+
+  /** The pods a Service's selector picks, from the index. */
+  protected selectedPods(svc: KObj): KObj[] {
+    const sel = (svc.spec?.selector ?? {}) as Record<string, string>;
+    if (!Object.keys(sel).length) return [];
+    return this.podLabels.select(svc.metadata.namespace, sel).map((k) => this.pods.cache.get(k)).filter((p): p is KObj => !!p);
   }
 
   protected extraInformers(): Informer[] {
@@ -56,13 +73,13 @@ abstract class ServiceEndpointsController {
   }
 
   /** The Services whose selector matches the pod now or before: their endpoints may change. */
-  private onPod(p: KObj, old?: KObj): void {
-    for (const s of this.services.list()) {
-      if (s.metadata.namespace !== p.metadata.namespace || !s.spec?.selector) continue;
-      const sel = Object.entries(s.spec.selector as Record<string, string>);
-      const matches = (o?: KObj): boolean => !!o && sel.length > 0 && sel.every(([k, v]) => o.metadata.labels?.[k] === v);
-      if (matches(p) || matches(old)) this.enqueue(keyOf(s));
-    }
+  private onPod(p: KObj, old?: KObj, deleted = false): void {
+    const ns = p.metadata.namespace;
+    if (deleted) this.podLabels.delete(keyOf(p));
+    else this.podLabels.set(keyOf(p), ns, p.metadata.labels);
+    const keys = new Set(this.selectors.matching(ns, p.metadata.labels));
+    if (old) for (const k of this.selectors.matching(ns, old.metadata.labels)) keys.add(k);
+    for (const k of keys) this.enqueue(k);
   }
 
   protected enqueue(key: string): void {
@@ -76,14 +93,39 @@ const sameContent = (slice: KObj, want: SliceContent): boolean => JSON.stringify
 
 export class EndpointSliceController extends ServiceEndpointsController {
   private readonly slices: Informer;
+  /** Our slices by the Service they belong to ("ns/name"). */
+  private readonly slicesOf = new Map<string, Set<string>>();
+  /** The Service each indexed slice was filed under. */
+  private readonly sliceService = new Map<string, string>();
 
   constructor(client: KubeApi, log: Logger) {
     super(client, log, 'endpointslice-controller');
-    const onSlice = (s: KObj): void => {
+    const index = (s: KObj, deleted = false): string | undefined => {
+      const key = keyOf(s);
+      const was = this.sliceService.get(key);
+      if (was) this.slicesOf.get(was)?.delete(key);
+      this.sliceService.delete(key);
       const svc = s.metadata.labels?.[SERVICE_NAME];
-      if (svc) this.enqueue(`${s.metadata.namespace}/${svc}`);
+      if (!svc || deleted) return svc ? `${s.metadata.namespace}/${svc}` : undefined;
+      const owner = `${s.metadata.namespace}/${svc}`;
+      let set = this.slicesOf.get(owner);
+      if (!set) this.slicesOf.set(owner, (set = new Set()));
+      set.add(key);
+      this.sliceService.set(key, owner);
+      return owner;
     };
-    this.slices = new Informer(client, { path: '/apis/discovery.k8s.io/v1/endpointslices', labelSelector: `${MANAGED_BY}=${SLICE_CONTROLLER}`, onUpdate: onSlice, onDelete: onSlice, onError: (e) => log.warn(`endpointslice-controller: slice watch: ${e.message}`) });
+    const onSlice = (s: KObj, deleted = false): void => {
+      const owner = index(s, deleted);
+      if (owner) this.enqueue(owner);
+    };
+    this.slices = new Informer(client, {
+      path: '/apis/discovery.k8s.io/v1/endpointslices',
+      labelSelector: `${MANAGED_BY}=${SLICE_CONTROLLER}`,
+      onAdd: (s) => void index(s),
+      onUpdate: (s) => onSlice(s),
+      onDelete: (s) => onSlice(s, true),
+      onError: (e) => log.warn(`endpointslice-controller: slice watch: ${e.message}`),
+    });
   }
 
   protected override extraInformers(): Informer[] {
@@ -91,7 +133,7 @@ export class EndpointSliceController extends ServiceEndpointsController {
   }
 
   private owned(ns: string, svcName: string): KObj[] {
-    return this.slices.list().filter((s) => s.metadata.namespace === ns && s.metadata.labels?.[SERVICE_NAME] === svcName);
+    return [...(this.slicesOf.get(`${ns}/${svcName}`) ?? [])].map((k) => this.slices.cache.get(k)).filter((s): s is KObj => !!s);
   }
 
   protected async reconcile(key: string, svc: KObj | undefined, triggeredAt: number): Promise<void> {
@@ -102,11 +144,14 @@ export class EndpointSliceController extends ServiceEndpointsController {
       for (const s of have) await this.client.delete(`${base}/${s.metadata.name}`).catch((e: Error) => this.log.debug(`delete slice ${s.metadata.name}: ${e.message}`));
       return;
     }
-    const want = desiredSlices(svc, this.pods.list());
+    const want = desiredSlices(svc, this.selectedPods(svc));
     const trigger = new Date(triggeredAt).toISOString();
+    // Upstream's slice labels: the Service's own, the service name, managed-by, and headless for clusterIP None.
+    const labels: Record<string, string> = { ...(svc.metadata.labels ?? {}), [SERVICE_NAME]: name, [MANAGED_BY]: SLICE_CONTROLLER, ...(svc.spec.clusterIP === 'None' ? { [HEADLESS]: '' } : {}) };
+    const sameLabels = (s: KObj): boolean => JSON.stringify(Object.entries(s.metadata.labels ?? {}).sort()) === JSON.stringify(Object.entries(labels).sort());
     const meta = (extra: KObj = {}): KObj => ({
       ...extra,
-      labels: { ...(svc.metadata.labels ?? {}), [SERVICE_NAME]: name, [MANAGED_BY]: SLICE_CONTROLLER },
+      labels,
       annotations: { [TRIGGER_TIME]: trigger },
       ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name, uid: svc.metadata.uid, controller: true, blockOwnerDeletion: true }],
     });
@@ -114,7 +159,7 @@ export class EndpointSliceController extends ServiceEndpointsController {
     const unmatched = [...have];
     const todo: SliceContent[] = [];
     for (const w of want) {
-      const i = unmatched.findIndex((s) => sameContent(s, w));
+      const i = unmatched.findIndex((s) => sameContent(s, w) && sameLabels(s));
       if (i >= 0) unmatched.splice(i, 1);
       else todo.push(w);
     }
@@ -145,9 +190,9 @@ export class EndpointsController extends ServiceEndpointsController {
       return;
     }
     if (!svc.spec?.selector) return; // Endpoints of selector-less Services belong to their users
-    const subsets = desiredSubsets(svc, this.pods.list());
+    const subsets = desiredSubsets(svc, this.selectedPods(svc));
     if (cur && JSON.stringify(cur.subsets ?? []) === JSON.stringify(subsets)) return;
-    const labels = { ...(svc.metadata.labels ?? {}), ...(svc.spec.clusterIP === 'None' ? { 'service.kubernetes.io/headless': '' } : {}) };
+    const labels = { ...(svc.metadata.labels ?? {}), ...(svc.spec.clusterIP === 'None' ? { [HEADLESS]: '' } : {}) };
     const metadata = { name, namespace: ns, labels, annotations: { [TRIGGER_TIME]: new Date(triggeredAt).toISOString() } };
     if (cur) await this.client.update(path, { apiVersion: 'v1', kind: 'Endpoints', metadata: { ...metadata, resourceVersion: cur.metadata.resourceVersion }, subsets });
     else await this.client.create(`/api/v1/namespaces/${ns}/endpoints`, { apiVersion: 'v1', kind: 'Endpoints', metadata, subsets });

@@ -73,6 +73,26 @@ test('EndpointSlices and Endpoints follow the selected pods: addresses, conditio
   }
 });
 
+test('a headless Service\'s slice carries service.kubernetes.io/headless; a relabelled pod moves between Services', async () => {
+  const api = new Api(new Store());
+  const client = new LocalClient(api);
+  await client.create('/api/v1/namespaces/default/services', { metadata: { name: 'web' }, spec: { clusterIP: 'None', selector: { app: 'web' }, ports: [{ port: 80 }] } });
+  await client.create('/api/v1/namespaces/default/services', { metadata: { name: 'db' }, spec: { selector: { app: 'db' }, ports: [{ port: 5432 }] } });
+  await createPod(client, pod('a', '10.244.0.2', true));
+  const sc = new EndpointSliceController(client, memoryLogger());
+  await sc.start();
+  const of = async (svc: string) => (await client.get('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', { labelSelector: `kubernetes.io/service-name=${svc}` })).items;
+  try {
+    const [s] = await waitFor(async () => ((await of('web'))[0]?.endpoints?.length === 1 ? of('web') : undefined), 3000, 20, 'headless slice');
+    assert.equal(s.metadata.labels['service.kubernetes.io/headless'], '');
+    assert.equal((await of('db'))[0]?.metadata.labels['service.kubernetes.io/headless'], undefined);
+    await client.patch('/api/v1/namespaces/default/pods/a', { metadata: { labels: { app: 'db' } } }, 'merge');
+    await waitFor(async () => (await of('web'))[0]?.endpoints?.length === 0 && (await of('db'))[0]?.endpoints?.length === 1, 3000, 20, 'pod a moved from web to db');
+  } finally {
+    await sc.stop();
+  }
+});
+
 test('slices hold at most 100 endpoints; pods with different resolved ports get different slices; no endpoints is one empty slice', () => {
   const svc = { metadata: { name: 'web', namespace: 'default' }, spec: { selector: { app: 'web' }, ports: [{ name: '', port: 80, targetPort: 'http', protocol: 'TCP' }] } };
   const pods = Array.from({ length: 250 }, (_, i) => ({ ...pod(`p${String(i).padStart(3, '0')}`, `10.1.${Math.floor(i / 200)}.${(i % 200) + 1}`, true), metadata: { name: `p${String(i).padStart(3, '0')}`, namespace: 'default', uid: `u${i}`, labels: { app: 'web' } } }));

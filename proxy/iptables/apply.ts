@@ -139,3 +139,10 @@ export async function conntrackDelete(args: string[]): Promise<number> {
   if (r.code !== 0 && !n) throw new Error(`conntrack -D ${args.join(' ')}: ${r.stderr.trim()}`);
   return n ? Number(n[1]) : 0;
 }
+
+/** conntrack -L -p udp: the UDP flows, one per line. */
+export async function conntrackListUdp(): Promise<string> {
+  const r = await run('conntrack', ['-L', '-p', 'udp']);
+  if (r.code !== 0) throw new Error(`conntrack -L -p udp: ${r.stderr.trim()}`);
+  return r.stdout;
+}

@@ -190,6 +190,11 @@ test('terminating endpoints: ignored while ready ones exist, used when only serv
   assert.equal([...duplicate.values()][0]![0]!.terminating, false, 'a duplicate ip:port keeps its non-terminating copy');
 });
 
+test('--detect-local-mode BridgeInterface: off-cluster means not from the pod bridge', () => {
+  const out = render([svc('ns1', 'svc1', { clusterIP: '172.30.0.41' })], [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }])], { clusterCIDR: undefined, localDetector: { local: ['-i', 'cni0'], notLocal: ['!', '-i', 'cni0'] } });
+  assert.match(out.text, /-A KUBE-SVC-\S+ -m comment --comment "ns1\/svc1:p80 cluster IP" -m tcp -p tcp -d 172\.30\.0\.41 --dport 80 ! -i cni0 -j KUBE-MARK-MASQ/);
+});
+
 test('--masquerade-all masquerades all service traffic; without a cluster CIDR there is no off-cluster rule', () => {
   const s = svc('ns1', 'svc1', { clusterIP: '172.30.0.41' });
   const c = svcChain('ns1/svc1:p80', 'tcp');
@@ -234,11 +239,23 @@ test('large services drop per-endpoint comments; a partial render writes only ch
   assert.deepEqual(partial.activeNatChains, full.activeNatChains);
   assert.equal(partial.natRulesTotal, full.natRulesTotal);
   assert.ok(partial.natRules < full.natRules);
+  // With the last render's per-service memory, unchanged Services are not built again: same text, same counts.
+  const remembered = render([a, b], slices, { changed: new Set(['ns1/b']), perService: full.perService });
+  assert.equal(remembered.text, partial.text);
+  assert.equal(remembered.natRulesTotal, full.natRulesTotal);
+  assert.deepEqual(remembered.activeNatChains, full.activeNatChains);
+  assert.deepEqual(remembered.perService.get('ns1/a'), full.perService.get('ns1/a'));
+  assert.deepEqual(full.perService.get('ns1/a')!.chains.sort(), [svcChain('ns1/a:p80', 'tcp'), sepChain('ns1/a:p80', 'tcp', '10.0.0.1:80')].sort());
   const gone = render([b], [slices[1]!], { existingNatChains: [...full.activeNatChains, 'KUBE-SERVICES', 'SOMEONE-ELSES'] });
   const staleSvc = svcChain('ns1/a:p80', 'tcp');
   assert.ok(gone.text.includes(`:${staleSvc} - [0:0]\n`) && gone.text.includes(`-X ${staleSvc}\n`));
   assert.ok(!gone.text.includes('-X SOMEONE-ELSES') && !gone.text.includes('-X KUBE-SERVICES'), 'only our service chains are deleted');
   assert.equal(gone.deletedChains, 2);
+});
+
+test('service model: load balancer ingress with ipMode Proxy gets no rules (the load balancer proxies to the node)', () => {
+  const s = svc('ns1', 'lb', { type: 'LoadBalancer', clusterIP: '172.30.0.9', ports: [{ name: 'p80', port: 80, nodePort: 3009, protocol: 'TCP' }] }, { loadBalancer: { ingress: [{ ip: '1.2.3.4', ipMode: 'Proxy' }, { ip: '5.6.7.8', ipMode: 'VIP' }, { ip: '9.10.11.12' }] } });
+  assert.deepEqual(servicePorts(s)[0]!.loadBalancerIPs, ['5.6.7.8', '9.10.11.12']);
 });
 
 test('service model: headless and ExternalName services are ignored; protocols and unnamed ports', () => {

@@ -4,7 +4,7 @@
 // A partial render (`changed` set) writes the top-level chains in full but
 // the per-service chains only of the services that changed.
 import { categorize } from '../model/categorize.js';
-import { externallyAccessible, type ServicePort } from '../model/service-port.js';
+import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints, type ServicePort } from '../model/service-port.js';
 import { portKey, type Endpoint } from '../model/endpoints.js';
 import * as C from './chains.js';
 
@@ -15,8 +15,10 @@ export interface RenderInput {
   /** "0x4000" for masquerade bit 14. */
   masqueradeMark: string;
   masqueradeAll: boolean;
-  /** --cluster-cidr: traffic from outside it is masqueraded (the local traffic detector). */
+  /** --cluster-cidr: traffic from outside it is masqueraded (the local traffic detector, when `localDetector` is not given). */
   clusterCIDR?: string;
+  /** The local traffic detector's matches (--detect-local-mode). */
+  localDetector?: { local: string[]; notLocal: string[] };
   /** The node's IP, for loadBalancerSourceRanges that include it. */
   nodeIP?: string;
   localhostNodePorts: boolean;
@@ -27,6 +29,14 @@ export interface RenderInput {
   changed?: Set<string>;
   /** NAT chains present now; ours that are no longer used are flushed and deleted. */
   existingNatChains?: Iterable<string>;
+  /** A partial render's memory of unchanged Services' chains (from the last render's `perService`): they are not built again. */
+  perService?: ReadonlyMap<string, ServiceChains>;
+}
+
+/** What one Service's per-service chains came to: their names and NAT rule count. */
+export interface ServiceChains {
+  chains: string[];
+  natRules: number;
 }
 
 export interface RenderOutput {
@@ -41,6 +51,8 @@ export interface RenderOutput {
   noLocalEndpointsInternal: number;
   noLocalEndpointsExternal: number;
   totalEndpoints: number;
+  /** Every Service's per-service chains, for the next partial render. */
+  perService: Map<string, ServiceChains>;
 }
 
 /** Upstream switches to "large cluster mode" (no per-endpoint comments) above this many endpoints. */
@@ -80,6 +92,7 @@ export function renderIptables(i: RenderInput): RenderOutput {
   const skippedChains = new Skipped();
   const skippedRules = new Skipped();
   const mark = `${i.masqueradeMark}/${i.masqueradeMark}`;
+  const detector = i.localDetector ?? (i.clusterCIDR ? { local: ['-s', i.clusterCIDR], notLocal: ['!', '-s', i.clusterCIDR] } : undefined);
 
   for (const c of [C.KUBE_SERVICES, C.KUBE_EXTERNAL_SERVICES, C.KUBE_FORWARD, C.KUBE_NODEPORTS, C.KUBE_PROXY_FIREWALL]) filterChains.write(`:${c} - [0:0]`);
   for (const c of [C.KUBE_SERVICES, C.KUBE_NODEPORTS, C.KUBE_POSTROUTING, C.KUBE_MARK_MASQ]) natChains.write(`:${c} - [0:0]`);
@@ -101,6 +114,8 @@ export function renderIptables(i: RenderInput): RenderOutput {
   const comment = (s: string): string[] => (large ? [] : ['-m', 'comment', '--comment', s]);
   let noLocalInternal = 0;
   let noLocalExternal = 0;
+  const perService = new Map<string, ServiceChains>();
+  const reused = new Set<string>();
 
   for (const sp of services) {
     const proto = sp.protocol.toLowerCase();
@@ -117,8 +132,8 @@ export function renderIptables(i: RenderInput): RenderOutput {
       if (c === undefined) sepNames.set(e, (c = C.sepChain(name, proto, e.addr)));
       return c;
     };
-    const usesCluster = cluster.length > 0 && (!sp.internalPolicyLocal || (externallyAccessible(sp) && !sp.externalPolicyLocal));
-    const usesLocal = local.length > 0 && (sp.internalPolicyLocal || (externallyAccessible(sp) && sp.externalPolicyLocal));
+    const usesCluster = cluster.length > 0 && usesClusterEndpoints(sp);
+    const usesLocal = local.length > 0 && usesLocalEndpoints(sp);
     const internalChain = sp.internalPolicyLocal ? svlChain : svcChain;
     const hasInternal = hasAny && (!sp.internalPolicyLocal || local.length > 0);
     const externalPolicyChain = sp.externalPolicyLocal ? svlChain : svcChain;
@@ -170,24 +185,45 @@ export function renderIptables(i: RenderInput): RenderOutput {
 
     // Per-service chains: only for changed services in a partial sync (still counted and kept active).
     const skip = i.changed !== undefined && !i.changed.has(sp.service);
+    const known = skip ? i.perService?.get(sp.service) : undefined;
+    if (known) {
+      // Remembered from an earlier render: counted and kept active without building them again.
+      if (!reused.has(sp.service)) {
+        reused.add(sp.service);
+        perService.set(sp.service, known);
+        for (const c of known.chains) active.add(c);
+        skippedRules.count += known.natRules;
+      }
+      continue;
+    }
+    let mine = perService.get(sp.service);
+    if (!mine) perService.set(sp.service, (mine = { chains: [], natRules: 0 }));
+    const own = mine;
     const chains = skip ? skippedChains : natChains;
-    const rules = skip ? skippedRules : natRules;
+    const sink = skip ? skippedRules : natRules;
+    const rules = {
+      write: (...words: (string | string[])[]): void => {
+        own.natRules++;
+        sink.write(...words);
+      },
+    };
     const declare = (c: string): void => {
       chains.write(`:${c} - [0:0]`);
       active.add(c);
+      own.chains.push(c);
     };
 
     if (hasInternal) {
       const args = ['-m', 'comment', '--comment', quote(`${name} cluster IP`), ...match(sp.clusterIP)];
       if (i.masqueradeAll) rules.write('-A', internalChain, args, '-j', C.KUBE_MARK_MASQ);
-      else if (i.clusterCIDR) rules.write('-A', internalChain, args, '!', '-s', i.clusterCIDR, '-j', C.KUBE_MARK_MASQ);
+      else if (detector) rules.write('-A', internalChain, args, detector.notLocal, '-j', C.KUBE_MARK_MASQ);
     }
     if (usesExt) {
       declare(extChain);
       if (!sp.externalPolicyLocal) {
         rules.write('-A', extChain, '-m', 'comment', '--comment', quote(`masquerade traffic for ${name} external destinations`), '-j', C.KUBE_MARK_MASQ);
       } else {
-        if (i.clusterCIDR) rules.write('-A', extChain, '-m', 'comment', '--comment', quote(`pod traffic for ${name} external destinations`), '-s', i.clusterCIDR, '-j', svcChain);
+        if (detector) rules.write('-A', extChain, '-m', 'comment', '--comment', quote(`pod traffic for ${name} external destinations`), detector.local, '-j', svcChain);
         rules.write('-A', extChain, '-m', 'comment', '--comment', quote(`masquerade LOCAL traffic for ${name} external destinations`), '-m', 'addrtype', '--src-type', 'LOCAL', '-j', C.KUBE_MARK_MASQ);
         rules.write('-A', extChain, '-m', 'comment', '--comment', quote(`route LOCAL traffic for ${name} external destinations`), '-m', 'addrtype', '--src-type', 'LOCAL', '-j', svcChain);
       }
@@ -253,6 +289,7 @@ export function renderIptables(i: RenderInput): RenderOutput {
     noLocalEndpointsInternal: noLocalInternal,
     noLocalEndpointsExternal: noLocalExternal,
     totalEndpoints,
+    perService,
   };
 }
 

@@ -32,9 +32,10 @@ export function externallyAccessible(sp: ServicePort): boolean {
   return sp.nodePort > 0 || sp.loadBalancerIPs.length > 0 || sp.externalIPs.length > 0;
 }
 
-/** Upstream UsesClusterEndpoints / UsesLocalEndpoints. */
+/** Upstream UsesClusterEndpoints / UsesLocalEndpoints: external traffic with Local policy still needs the Cluster
+ * endpoints, for the short-circuit of pod and node traffic. */
 export function usesClusterEndpoints(sp: ServicePort): boolean {
-  return !sp.internalPolicyLocal || (externallyAccessible(sp) && !sp.externalPolicyLocal);
+  return !sp.internalPolicyLocal || externallyAccessible(sp);
 }
 export function usesLocalEndpoints(sp: ServicePort): boolean {
   return sp.internalPolicyLocal || (externallyAccessible(sp) && sp.externalPolicyLocal);
@@ -48,7 +49,8 @@ export function servicePorts(svc: Service): ServicePort[] {
   const clusterIP = spec.clusterIP ?? '';
   if (!clusterIP || clusterIP === 'None' || !isV4(clusterIP)) return [];
   const service = `${md.namespace ?? ''}/${md.name ?? ''}`;
-  const lbIPs = ((svc.status?.loadBalancer?.ingress ?? []) as { ip?: string }[]).map((i) => i.ip ?? '').filter(isV4);
+  // ipMode Proxy: the load balancer delivers to the node itself, so its IP must not be short-circuited here (upstream).
+  const lbIPs = ((svc.status?.loadBalancer?.ingress ?? []) as { ip?: string; ipMode?: string }[]).filter((i) => i.ipMode !== 'Proxy').map((i) => i.ip ?? '').filter(isV4);
   const externalLocal = (spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.externalTrafficPolicy === 'Local';
   const sticky = spec.sessionAffinity === 'ClientIP' ? (spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800) : 0;
   return (spec.ports ?? []).map((p) => {

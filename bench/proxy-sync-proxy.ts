@@ -1,0 +1,54 @@
+// bench/proxy-sync, the kube-proxy under measurement: the real proxier and
+// backend of one mode (argv[3]: nftables, or iptables with BENCH_IPT=legacy
+// for iptables-legacy), watching the apiserver of argv[2]'s kubeconfig. After
+// every sync it prints one JSON line: when it ended, whether it was full, its
+// render/apply split, and the process's RSS and CPU (its own, and that of the
+// nft / iptables-restore children it waited for).
+import fs from 'node:fs';
+import { loadProxyConfig } from '../cli/proxy-config.js';
+import { KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { createLogger } from '../kube/log.js';
+import { Proxier } from '../proxy/proxier.js';
+import { ProxyMetrics } from '../proxy/metrics.js';
+import { ProxyHealth } from '../proxy/health.js';
+import { proxyBackend } from '../proxy/main.js';
+import { ExecIptables } from '../proxy/iptables/apply.js';
+
+const TICK_MS = 10; // USER_HZ 100
+
+/** CPU ms of the children this process waited for (fields 16 and 17 of /proc/self/stat). */
+function childCpuMs(): number {
+  const f = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[13]) + Number(f[14])) * TICK_MS;
+}
+
+async function main(): Promise<void> {
+  const [kubeconfig, mode] = process.argv.slice(2);
+  const cfg = loadProxyConfig([`--kubeconfig=${kubeconfig!}`, `--proxy-mode=${mode!}`, '--hostname-override=bench', '--cluster-cidr=11.0.0.0/8', '--iptables-sync-period=10m', '--iptables-min-sync-period=1s'], () => {});
+  const log = createLogger('kube-proxy', { sink: () => {} });
+  const metrics = new ProxyMetrics();
+  const ipt = process.env.BENCH_IPT === 'legacy' ? new ExecIptables({ iptables: 'iptables-legacy', restore: 'iptables-legacy-restore', save: 'iptables-legacy-save' }) : undefined;
+  const backend = await proxyBackend(cfg, { metrics, log, conntrackTCPLiberal: false, ipt });
+  const client = new KubeClient(loadKubeconfig(cfg.kubeconfig));
+  const proxier = new Proxier(
+    { nodeName: cfg.nodeName, clusterCIDR: cfg.clusterCIDR, masqueradeAll: false, masqueradeBit: 14, syncPeriodMs: cfg.syncPeriodMs, minSyncPeriodMs: cfg.minSyncPeriodMs, localhostNodePorts: false, conntrackTCPLiberal: false },
+    { client, backend, log, metrics, health: new ProxyHealth(1_200_000), conntrack: async () => 0 },
+  );
+  const sync = proxier.sync.bind(proxier);
+  proxier.sync = async () => {
+    const before = proxier.syncs;
+    await sync();
+    if (proxier.syncs === before) return; // not initialized yet, or failed
+    const cpu = process.cpuUsage();
+    const s = proxier.lastSync;
+    process.stdout.write(JSON.stringify({ ev: 'sync', syncs: proxier.syncs, at: s.at, full: s.full, changed: s.changed, renderMs: s.renderMs, applyMs: s.applyMs, rssMiB: process.memoryUsage().rss / 2 ** 20, cpuMs: (cpu.user + cpu.system) / 1000, childCpuMs: childCpuMs() }) + '\n');
+  };
+  process.stdout.write(JSON.stringify({ ev: 'start', at: Date.now() }) + '\n');
+  await proxier.start();
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench proxy failed: ${(e as Error).stack}\n`);
+  process.exit(1);
+});

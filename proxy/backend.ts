@@ -1,0 +1,37 @@
+// What a proxy mode does with a sync: the proxier tracks Services and
+// EndpointSlices and decides when to sync and whether fully; a backend
+// (iptables or nftables) turns that into kernel rules.
+import type { ServicePort } from './model/service-port.js';
+import type { Endpoint } from './model/endpoints.js';
+
+export interface SyncInput {
+  full: boolean;
+  /** Services ("ns/name") changed since the last successful sync. */
+  changed: Set<string>;
+  /** Service ports by Service. */
+  ports: ReadonlyMap<string, ServicePort[]>;
+  /** Endpoints by port key. */
+  endpoints: ReadonlyMap<string, Endpoint[]>;
+  nodeIP: string;
+  /** The Node's spec.podCIDR (for --detect-local-mode=NodeCIDR), or ''. */
+  nodeCIDR: string;
+}
+
+export interface SyncOutcome {
+  renderMs: number;
+  applyMs: number;
+  bytes: number;
+  noLocalInternal: number;
+  noLocalExternal: number;
+  /** For the debug log: what was written. */
+  summary: string;
+}
+
+export interface ProxyBackend {
+  readonly mode: 'iptables' | 'nftables';
+  sync(i: SyncInput): Promise<SyncOutcome>;
+  /** The error log line for a failed sync. */
+  describe(e: Error): string;
+  /** Milliseconds until the backend needs another sync on its own (stale chains to delete), or undefined. */
+  followUpMs?(): number | undefined;
+}

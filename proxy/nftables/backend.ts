@@ -1,0 +1,58 @@
+// The nftables mode: `table ip kube-proxy` kept by an NftSyncer; a full sync
+// lists and converges the table, a partial one sends only the differences.
+import type { ProxyBackend, SyncInput, SyncOutcome } from '../backend.js';
+import type { ProxyMetrics } from '../metrics.js';
+import type { Logger } from '../../kube/log.js';
+import type { Nft } from './apply.js';
+import type { RenderContext } from './render.js';
+import { NftSyncer } from './syncer.js';
+
+export class NftablesBackend implements ProxyBackend {
+  readonly mode = 'nftables' as const;
+  private readonly syncer: NftSyncer;
+  /** Node IP and pod CIDR the render context was made for. */
+  private node: string | undefined;
+
+  constructor(
+    nft: Nft,
+    private readonly context: (nodeIP: string, nodeCIDR: string) => RenderContext,
+    private readonly metrics: ProxyMetrics,
+    log: Logger,
+    chunkOps?: number,
+  ) {
+    this.syncer = new NftSyncer(nft, context('', ''), {
+      chunkOps,
+      onCleanupError: (e) => {
+        metrics.nftCleanupFailures.inc();
+        log.warn(`unable to delete stale nftables chains; will retry: ${e.message}`);
+      },
+    });
+  }
+
+  async sync(i: SyncInput): Promise<SyncOutcome> {
+    if (i.full || this.node !== `${i.nodeIP} ${i.nodeCIDR}`) {
+      // The node's addresses are in the fixed objects (nodeport-ips) and firewall chains: a full sync picks them up.
+      this.node = `${i.nodeIP} ${i.nodeCIDR}`;
+      this.syncer.setContext(this.context(i.nodeIP, i.nodeCIDR));
+    }
+    const st = i.full ? await this.syncer.full(i.ports, i.endpoints) : await this.syncer.partial(i.changed, i.ports, i.endpoints);
+    const t = this.syncer.totals;
+    return {
+      renderMs: st.renderMs,
+      applyMs: st.applyMs,
+      bytes: st.bytes,
+      noLocalInternal: t.noLocalInternal,
+      noLocalExternal: t.noLocalExternal,
+      summary: `${t.services} services, ${t.endpoints} endpoints; ${st.ops} nft operations in ${st.transactions} transaction(s)`,
+    };
+  }
+
+  describe(e: Error): string {
+    this.metrics.nftSyncFailures.inc();
+    return `nftables sync failed, keeping the previous rules: ${e.message}`;
+  }
+
+  followUpMs(): number | undefined {
+    return this.syncer.staleDueInMs();
+  }
+}

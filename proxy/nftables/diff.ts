@@ -1,0 +1,175 @@
+// Pure: the nft commands that turn one Service's objects from what the kernel
+// has into what they should be, and the chunked plan of a full resync against
+// a listing of the table. Commands come in phases so that, across Services,
+// everything a command refers to exists before it and is unused after it.
+import { TABLE } from './names.js';
+import { HAIRPIN, MAPS, type Element, type Fragment, type MapName } from './render.js';
+
+/** A transaction's commands, by phase; a transaction is the phases concatenated in this order. */
+export interface Phased {
+  /** Affinity sets to create, and chains to create (empty), so rules may refer to them. */
+  create: string[];
+  /** Chains to fill: flush and rules. */
+  fill: string[];
+  /** Map elements to remove (gone or changing). */
+  unmap: string[];
+  /** Map elements to add. */
+  map: string[];
+  /** Chains no longer used: flushed now, deleted a second later (kernels before 6.2 release map references late). */
+  retire: string[];
+  /** Affinity sets no longer used (their rules were flushed above). */
+  drop: string[];
+}
+
+export const emptyPhased = (): Phased => ({ create: [], fill: [], unmap: [], map: [], retire: [], drop: [] });
+export const opsOf = (p: Phased): number => p.create.length + p.fill.length + p.unmap.length + p.map.length + p.retire.length + p.drop.length;
+export const phasedText = (p: Phased): string => [...p.create, ...p.fill, ...p.unmap, ...p.map, ...p.retire, ...p.drop].join('\n') + '\n';
+
+export class Commands {
+  constructor(private readonly family: 'ip' | 'ip6') {}
+  private get t(): string {
+    return `${this.family} ${TABLE}`;
+  }
+  addChain = (c: string): string => `add chain ${this.t} ${c}`;
+  flushChain = (c: string): string => `flush chain ${this.t} ${c}`;
+  deleteChain = (c: string): string => `delete chain ${this.t} ${c}`;
+  addRule = (c: string, r: string): string => `add rule ${this.t} ${c} ${r}`;
+  addSet = (s: string, timeout: number): string => `add set ${this.t} ${s} { type ${this.family === 'ip' ? 'ipv4_addr' : 'ipv6_addr'} ; flags dynamic,timeout ; timeout ${timeout}s ; }`;
+  deleteSet = (s: string): string => `delete set ${this.t} ${s}`;
+  addElement = (e: Element): string => `add element ${this.t} ${e.map} { ${e.key}${e.comment ? ` comment ${JSON.stringify(e.comment)}` : ''} : ${e.value} }`;
+  deleteElement = (map: string, key: string): string => `delete element ${this.t} ${map} { ${key} }`;
+  addHairpin = (ip: string): string => `add element ${this.t} ${HAIRPIN} { ${ip} . ${ip} }`;
+  deleteHairpin = (ip: string): string => `delete element ${this.t} ${HAIRPIN} { ${ip} . ${ip} }`;
+}
+
+const sameRules = (a: string[] | undefined, b: string[] | undefined): boolean => !!a && !!b && a.length === b.length && a.every((r, i) => r === b[i]);
+const elementId = (e: { map: string; key: string }): string => `${e.map}\u0000${e.key}`;
+const sameElement = (a: Element, b: Element): boolean => a.value === b.value && (a.comment ?? '') === (b.comment ?? '');
+
+/** The commands that change one Service's objects from `prev` (in the kernel) to `next`. */
+export function diffFragment(cmd: Commands, prev: Fragment, next: Fragment, out: Phased = emptyPhased()): Phased {
+  // A set's timeout cannot change in place: its rules are flushed, the set is made again, and the rules come back.
+  const retimed = [...next.sets].filter(([s, t]) => prev.sets.has(s) && prev.sets.get(s) !== t);
+  for (const [s, timeout] of next.sets) if (!prev.sets.has(s)) out.create.push(cmd.addSet(s, timeout));
+  for (const c of next.chains.keys()) if (!prev.chains.has(c)) out.create.push(cmd.addChain(c));
+  if (retimed.length) {
+    for (const c of next.chains.keys()) if (prev.chains.get(c)?.length) out.fill.push(cmd.flushChain(c));
+    for (const [c, rules] of prev.chains) if (!next.chains.has(c) && rules.length) out.fill.push(cmd.flushChain(c));
+    for (const [s, timeout] of retimed) out.fill.push(cmd.deleteSet(s), cmd.addSet(s, timeout));
+    for (const [c, rules] of next.chains) for (const r of rules) out.fill.push(cmd.addRule(c, r));
+  } else {
+    for (const [c, rules] of next.chains) {
+      if (sameRules(prev.chains.get(c), rules)) continue;
+      if (prev.chains.get(c)?.length) out.fill.push(cmd.flushChain(c));
+      for (const r of rules) out.fill.push(cmd.addRule(c, r));
+    }
+  }
+  const before = new Map(prev.elements.map((e) => [elementId(e), e]));
+  const after = new Map(next.elements.map((e) => [elementId(e), e]));
+  for (const [id, e] of before) {
+    const n = after.get(id);
+    if (!n || !sameElement(e, n)) out.unmap.push(cmd.deleteElement(e.map, e.key));
+  }
+  for (const [id, e] of after) {
+    const p = before.get(id);
+    if (!p || !sameElement(p, e)) out.map.push(cmd.addElement(e));
+  }
+  if (!retimed.length) for (const [c, rules] of prev.chains) if (!next.chains.has(c) && rules.length) out.retire.push(cmd.flushChain(c));
+  for (const s of prev.sets.keys()) if (!next.sets.has(s)) out.drop.push(cmd.deleteSet(s));
+  return out;
+}
+
+/** Service objects found in the kernel: the start of a full resync. */
+export interface Listing {
+  tableExists: boolean;
+  /** Chain names with a "/" (service and endpoint chains). */
+  chains: Set<string>;
+  /** Affinity set name → timeout in seconds. */
+  sets: Map<string, number>;
+  /** Map name → key → value. */
+  elements: Map<string, Map<string, string>>;
+}
+
+export const emptyListing = (): Listing => ({ tableExists: false, chains: new Set(), sets: new Map(), elements: new Map() });
+
+export interface FullPlan {
+  /** Transactions in order: fixed objects; sets and endpoint chains; service chains; map elements; retirement. */
+  chunks: string[][];
+  /** Chains flushed by the plan, to delete later. */
+  retired: string[];
+}
+
+/**
+ * A full resync as bounded transactions, never one giant one: endpoint chains before the service chains that jump to
+ * them, those before the map elements that point at them, and nothing removed before everything new is in. Chains
+ * already present are rewritten in place (flush and refill in one transaction), so traffic keeps flowing throughout.
+ */
+export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragment>, listing: Listing, chunkOps: number): FullPlan {
+  const chunks: string[][] = [base];
+  let cur: string[] = [];
+  const push = (cmds: string[]): void => {
+    if (cur.length && cur.length + cmds.length > chunkOps) {
+      chunks.push(cur);
+      cur = [];
+    }
+    cur.push(...cmds);
+  };
+  const flushChunk = (): void => {
+    if (cur.length) chunks.push(cur);
+    cur = [];
+  };
+  const frags = [...desired];
+  const wantChains = new Set<string>();
+  const wantSets = new Set<string>();
+  for (const f of frags) {
+    const retimed = [...f.sets].filter(([s, t]) => listing.sets.has(s) && listing.sets.get(s) !== t);
+    if (retimed.length) {
+      // Rare (the timeout changed while the proxy was down): that Service's chains are empty until refilled below.
+      push([...[...f.chains.keys()].filter((c) => listing.chains.has(c)).map(cmd.flushChain), ...retimed.flatMap(([s, t]) => [cmd.deleteSet(s), cmd.addSet(s, t)])]);
+    }
+    for (const [s, timeout] of f.sets) {
+      wantSets.add(s);
+      if (!listing.sets.has(s)) push([cmd.addSet(s, timeout)]);
+    }
+  }
+  const fill = (c: string, rules: string[]): string[] => [cmd.addChain(c), ...(listing.chains.has(c) ? [cmd.flushChain(c)] : []), ...rules.map((r) => cmd.addRule(c, r))];
+  for (const f of frags) for (const [c, rules] of f.chains) if (c.startsWith('endpoint-')) {
+    wantChains.add(c);
+    push(fill(c, rules));
+  }
+  flushChunk();
+  for (const f of frags) for (const [c, rules] of f.chains) if (!c.startsWith('endpoint-')) {
+    wantChains.add(c);
+    push(fill(c, rules));
+  }
+  flushChunk();
+  const want = new Map<string, Map<string, Element>>(MAPS.map((m) => [m, new Map()]));
+  for (const f of frags) for (const e of f.elements) want.get(e.map)!.set(e.key, e);
+  for (const m of MAPS) {
+    const have = listing.elements.get(m) ?? new Map<string, string>();
+    for (const [key, value] of have) {
+      const w = want.get(m)!.get(key);
+      if (!w) push([cmd.deleteElement(m, key)]);
+      else if (w.value !== value) push([cmd.deleteElement(m, key), cmd.addElement(w)]);
+    }
+    for (const [key, e] of want.get(m)!) if (!have.has(key)) push([cmd.addElement(e)]);
+  }
+  // Hairpin pairs: one per endpoint IP any Service DNATs to through a map.
+  const wantPins = new Set<string>();
+  for (const f of frags) for (const ip of f.hairpins) wantPins.add(ip);
+  const havePins = new Set([...(listing.elements.get(HAIRPIN)?.keys() ?? [])].map((k) => k.split(' . ')[0]!));
+  for (const ip of wantPins) if (!havePins.has(ip)) push([cmd.addHairpin(ip)]);
+  for (const ip of havePins) if (!wantPins.has(ip)) push([cmd.deleteHairpin(ip)]);
+  flushChunk();
+  const retired: string[] = [];
+  for (const c of listing.chains) if (!wantChains.has(c)) {
+    push([cmd.flushChain(c)]);
+    retired.push(c);
+  }
+  flushChunk();
+  for (const s of listing.sets.keys()) if (!wantSets.has(s)) push([cmd.deleteSet(s)]);
+  flushChunk();
+  return { chunks, retired };
+}
+
+export const isMapName = (m: string): m is MapName => (MAPS as readonly string[]).includes(m);

@@ -1,0 +1,299 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Service } from 'kubernetes-types/core/v1.js';
+import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
+import { servicePorts, type ServicePort } from '../model/service-port.js';
+import { endpointsOfSlices, type Endpoint } from '../model/endpoints.js';
+import { renderBase, renderService, type RenderContext } from './render.js';
+import { endpointBase, servicePortBase } from './names.js';
+import { NftSyncer } from './syncer.js';
+import { KernelModel } from './kernel-model.js';
+import { keyText, verdictText, versionAtLeast } from './apply.js';
+
+// Upstream proxier_test conventions: pods in 10.0.0.0/8, cluster IPs in 172.30.0.0/16, this node "test-node".
+const NODE = 'test-node';
+const ctx: RenderContext = { family: 'ip', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip saddr 10.0.0.0/8', notLocalMatch: 'ip saddr != 10.0.0.0/8', nodeIP: '192.168.0.2', nodePortIPs: ['192.168.0.2'], conntrackTCPLiberal: false };
+
+function svc(ns: string, name: string, spec: Record<string, unknown>, status?: Record<string, unknown>): Service {
+  return { apiVersion: 'v1', kind: 'Service', metadata: { namespace: ns, name }, spec: { type: 'ClusterIP', ports: [{ name: 'p80', port: 80, protocol: 'TCP' }], ...spec }, ...(status ? { status } : {}) } as Service;
+}
+type Ep = { ip: string; node?: string; ready?: boolean; serving?: boolean; terminating?: boolean };
+function slice(ns: string, service: string, eps: Ep[], port = 80, portName = 'p80', protocol = 'TCP'): EndpointSlice {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { namespace: ns, name: `${service}-abc`, labels: { 'kubernetes.io/service-name': service } },
+    addressType: 'IPv4',
+    ports: [{ name: portName, port, protocol }],
+    endpoints: eps.map((e) => ({ addresses: [e.ip], nodeName: e.node, conditions: { ready: e.ready ?? true, serving: e.serving ?? e.ready ?? true, terminating: e.terminating ?? false } })),
+  } as EndpointSlice;
+}
+const one = (s: Service, sl: EndpointSlice[] = [], c: RenderContext = ctx) => renderService(servicePorts(s), endpointsOfSlices(sl, NODE), c);
+
+test('object names are upstream\'s (verified examples from its proxier tests)', () => {
+  assert.equal(servicePortBase('ns1/svc1:p80', 'TCP'), 'ULMVA6XW-ns1/svc1/tcp/p80');
+  assert.equal(endpointBase('ns1/svc1:p80', 'tcp', '10.180.0.1', 80), '5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80');
+});
+
+test('a ClusterIP Service: dispatch element, masquerade of off-cluster traffic, DNAT through a numgen map in the service chain, hairpin pairs', () => {
+  const f = one(svc('ns1', 'svc1', { clusterIP: '172.30.0.41' }), [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }, { ip: '10.180.0.2' }])]);
+  assert.deepEqual(f.elements, [{ map: 'service-ips', key: '172.30.0.41 . tcp . 80', value: 'goto service-ULMVA6XW-ns1/svc1/tcp/p80' }]);
+  assert.deepEqual(f.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80'), [
+    'ip daddr 172.30.0.41 tcp dport 80 ip saddr != 10.0.0.0/8 jump mark-for-masquerade',
+    'meta l4proto tcp dnat ip to numgen random mod 2 map { 0 : 10.180.0.1 . 80, 1 : 10.180.0.2 . 80 }',
+  ]);
+  assert.equal(f.chains.size, 1, 'one chain for the Service, none per endpoint');
+  assert.deepEqual([...f.hairpins], ['10.180.0.1', '10.180.0.2']);
+  // masqueradeAll instead of the detector.
+  const all = one(svc('ns1', 'svc1', { clusterIP: '172.30.0.41' }), [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }])], { ...ctx, masqueradeAll: true });
+  assert.equal(all.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80')![0], 'ip daddr 172.30.0.41 tcp dport 80 jump mark-for-masquerade');
+});
+
+test('no endpoints: REJECT through the no-endpoint maps for the cluster IP, external IPs, LB IPs and the NodePort; no chains', () => {
+  const s = svc('ns1', 'svc1', { type: 'LoadBalancer', clusterIP: '172.30.0.41', externalIPs: ['192.168.99.11'], ports: [{ name: 'p80', port: 80, nodePort: 3001, protocol: 'TCP' }] }, { loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } });
+  const f = one(s);
+  assert.equal(f.chains.size, 0);
+  assert.deepEqual(
+    f.elements.map((e) => `${e.map} ${e.key} ${e.value} ${e.comment ?? ''}`),
+    [
+      'no-endpoint-services 172.30.0.41 . tcp . 80 goto reject-chain ns1/svc1:p80',
+      'no-endpoint-services 192.168.99.11 . tcp . 80 goto reject-chain ns1/svc1:p80',
+      'no-endpoint-services 1.2.3.4 . tcp . 80 goto reject-chain ns1/svc1:p80',
+      'no-endpoint-nodeports tcp . 3001 goto reject-chain ns1/svc1:p80',
+    ],
+  );
+});
+
+test('externalTrafficPolicy Local: only local endpoints for external traffic, pod and node traffic short-circuited to Cluster; no local endpoint → DROP', () => {
+  const s = svc('ns1', 'svc1', { type: 'LoadBalancer', clusterIP: '172.30.0.41', externalTrafficPolicy: 'Local', ports: [{ name: 'p80', port: 80, nodePort: 3001, protocol: 'TCP' }] }, { loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } });
+  const f = one(s, [slice('ns1', 'svc1', [{ ip: '10.180.0.1', node: 'other' }, { ip: '10.180.2.1', node: NODE }])]);
+  const base = 'ULMVA6XW-ns1/svc1/tcp/p80';
+  assert.deepEqual(f.chains.get(`external-${base}`), [
+    `ip saddr 10.0.0.0/8 goto service-${base} comment "short-circuit pod traffic"`,
+    'fib saddr type local jump mark-for-masquerade comment "masquerade local traffic"',
+    `fib saddr type local goto service-${base} comment "short-circuit local traffic"`,
+    `goto local-${base}`,
+  ]);
+  assert.deepEqual(f.chains.get(`local-${base}`), ['meta l4proto tcp dnat ip to numgen random mod 1 map { 0 : 10.180.2.1 . 80 }']);
+  assert.ok(f.elements.some((e) => e.map === 'service-nodeports' && e.key === 'tcp . 3001' && e.value === `goto external-${base}`));
+  const remoteOnly = one(s, [slice('ns1', 'svc1', [{ ip: '10.180.0.1', node: 'other' }])]);
+  assert.deepEqual(remoteOnly.elements.filter((e) => e.value === 'drop').map((e) => `${e.map} ${e.key}`), ['no-endpoint-services 1.2.3.4 . tcp . 80', 'no-endpoint-nodeports tcp . 3001']);
+  assert.equal(remoteOnly.noLocalExternal, 1);
+  assert.deepEqual(remoteOnly.chains.get(`external-${base}`)!.slice(-1), [`fib saddr type local goto service-${base} comment "short-circuit local traffic"`], 'no goto to a missing local chain');
+});
+
+test('internalTrafficPolicy Local without a local endpoint drops cluster IP traffic; terminating endpoints are a fallback', () => {
+  const f = one(svc('ns1', 'svc1', { clusterIP: '172.30.0.41', internalTrafficPolicy: 'Local' }), [slice('ns1', 'svc1', [{ ip: '10.0.0.9', node: 'other' }])]);
+  assert.deepEqual(f.elements, [{ map: 'no-endpoint-services', key: '172.30.0.41 . tcp . 80', value: 'drop', comment: 'ns1/svc1:p80' }]);
+  assert.equal(f.noLocalInternal, 1);
+  const term = one(svc('ns1', 'svc1', { clusterIP: '172.30.0.41' }), [slice('ns1', 'svc1', [{ ip: '10.0.0.9', ready: false, serving: true, terminating: true }])]);
+  assert.equal(term.elements[0]!.map, 'service-ips');
+});
+
+test('loadBalancerSourceRanges: a firewall chain dropping other sources (LB IPs allowed when the node is in range); ClientIP affinity sets', () => {
+  const s = svc(
+    'ns1',
+    'svc1',
+    { type: 'LoadBalancer', clusterIP: '172.30.0.41', loadBalancerSourceRanges: ['192.168.0.0/24', ' 203.0.113.0/25'], sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10800 } }, ports: [{ name: 'p80', port: 80, nodePort: 3001, protocol: 'TCP' }] },
+    { loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } },
+  );
+  const f = one(s, [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }])]);
+  const base = 'ULMVA6XW-ns1/svc1/tcp/p80';
+  assert.deepEqual(f.chains.get(`firewall-${base}`), ['ip saddr != { 192.168.0.0/24, 203.0.113.0/25, 1.2.3.4 } drop']);
+  assert.ok(f.elements.some((e) => e.map === 'firewall-ips' && e.key === '1.2.3.4 . tcp . 80' && e.value === `goto firewall-${base}`));
+  const ep = endpointBase('ns1/svc1:p80', 'tcp', '10.180.0.1', 80);
+  assert.deepEqual([...f.sets], [[`affinity-${ep}`, 10800]]);
+  assert.deepEqual(f.chains.get(`service-${base}`)!.slice(1), [`ip saddr @affinity-${ep} goto endpoint-${ep}`, `numgen random mod 1 vmap { 0 : goto endpoint-${ep} }`]);
+  assert.deepEqual(f.chains.get(`endpoint-${ep}`), ['ip saddr 10.180.0.1 jump mark-for-masquerade', `update @affinity-${ep} { ip saddr }`, 'meta l4proto tcp dnat to 10.180.0.1:80']);
+});
+
+test('the fixed objects: upstream\'s base chains and priorities, jumps, masquerading, dispatch maps; NodePorts on the node IPs or on every local address', () => {
+  const b = renderBase(ctx).join('\n');
+  assert.match(b, /^add chain ip kube-proxy filter-prerouting \{ type filter hook prerouting priority -110 ; \}$/m);
+  assert.match(b, /^add chain ip kube-proxy nat-postrouting \{ type nat hook postrouting priority 100 ; \}$/m);
+  assert.match(b, /^add rule ip kube-proxy filter-input ct state new jump endpoints-check$/m);
+  assert.match(b, /^add rule ip kube-proxy masquerading masquerade fully-random$/m);
+  assert.match(b, /^add rule ip kube-proxy masquerading ct status dnat ip saddr \. ip daddr @hairpin-endpoints mark set mark or 0x00004000$/m);
+  assert.match(b, /^add rule ip kube-proxy services ip daddr \. meta l4proto \. th dport vmap @service-ips$/m);
+  assert.match(b, /^add rule ip kube-proxy services ip daddr @nodeport-ips meta l4proto \. th dport vmap @service-nodeports$/m);
+  assert.match(b, /^add element ip kube-proxy nodeport-ips \{ 192\.168\.0\.2 \}$/m);
+  assert.match(b, /^add rule ip kube-proxy forward ct state invalid drop$/m);
+  const all = renderBase({ ...ctx, nodePortIPs: undefined, conntrackTCPLiberal: true }).join('\n');
+  assert.match(all, /^add rule ip kube-proxy services fib daddr type local ip daddr != 127\.0\.0\.0\/8 meta l4proto \. th dport vmap @service-nodeports$/m);
+  assert.match(all, /^delete set ip kube-proxy nodeport-ips$/m);
+  assert.doesNotMatch(all, /invalid drop/);
+});
+
+test('nft JSON listings read back as the text syntax; version checks', () => {
+  assert.equal(keyText({ concat: ['172.30.0.41', 'tcp', 80] }), '172.30.0.41 . tcp . 80');
+  assert.equal(keyText({ elem: { val: { concat: ['tcp', 3001] }, comment: 'x' } }), 'tcp . 3001');
+  assert.equal(verdictText({ goto: { target: 'reject-chain' } }), 'goto reject-chain');
+  assert.equal(verdictText({ drop: null }), 'drop');
+  assert.ok(versionAtLeast('6.1.0-18-amd64', [5, 13]));
+  assert.ok(!versionAtLeast('5.10.0-28-amd64', [5, 13]));
+  assert.ok(versionAtLeast('1.0.6', [1, 0, 1]) && !versionAtLeast('0.9.8', [1, 0, 1]) && versionAtLeast('1.0.1', [1, 0, 1]));
+});
+
+// ---- incremental syncs against the kernel model ----
+
+/** A small deterministic PRNG (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A cluster as the proxier tracks it: service ports by Service, endpoints by port key. */
+class World {
+  services = new Map<string, Service>();
+  eps = new Map<string, Ep[]>();
+  ports(): Map<string, ServicePort[]> {
+    return new Map([...this.services].map(([k, s]) => [k, servicePorts(s)]));
+  }
+  endpoints(): Map<string, Endpoint[]> {
+    const out = new Map<string, Endpoint[]>();
+    for (const [k, list] of this.eps) {
+      const [ns, name] = k.split('/') as [string, string];
+      for (const [pk, v] of endpointsOfSlices([slice(ns, name, list)], NODE)) out.set(pk, v);
+    }
+    return out;
+  }
+}
+
+function randomService(r: () => number, i: number): Service {
+  const type = ['ClusterIP', 'ClusterIP', 'NodePort', 'LoadBalancer'][Math.floor(r() * 4)]!;
+  const spec: Record<string, unknown> = { clusterIP: `172.30.${i >> 8}.${i & 255}`, type, ports: [{ name: 'p80', port: 80, protocol: r() < 0.8 ? 'TCP' : 'UDP', ...(type !== 'ClusterIP' ? { nodePort: 30000 + i } : {}) }] };
+  if (r() < 0.3) spec.externalIPs = [`192.168.99.${i & 255}`];
+  if (type !== 'ClusterIP' && r() < 0.5) spec.externalTrafficPolicy = 'Local';
+  if (r() < 0.2) spec.internalTrafficPolicy = 'Local';
+  if (r() < 0.3) Object.assign(spec, { sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: r() < 0.5 ? 100 : 200 } } });
+  if (type === 'LoadBalancer' && r() < 0.5) spec.loadBalancerSourceRanges = ['203.0.113.0/25'];
+  return svc('ns', `s${i}`, spec, type === 'LoadBalancer' ? { loadBalancer: { ingress: [{ ip: `1.2.${i >> 8}.${i & 255}` }] } } : undefined);
+}
+
+function randomChange(r: () => number, w: World, n: number): string {
+  const i = Math.floor(r() * n);
+  const key = `ns/s${i}`;
+  const x = r();
+  if (x < 0.15) {
+    if (w.services.has(key)) w.services.delete(key);
+    else w.services.set(key, randomService(r, i));
+  } else if (x < 0.3) {
+    if (w.services.has(key)) w.services.set(key, randomService(r, i));
+  } else {
+    const list = [...(w.eps.get(key) ?? [])];
+    const y = r();
+    // Some endpoint IPs are shared between Services (one pod behind several): hairpin pairs are reference counted.
+    const ip = r() < 0.3 ? `10.0.0.${Math.floor(r() * 6) + 1}` : `10.${i & 255}.${Math.floor(r() * 8)}.${Math.floor(r() * 250) + 1}`;
+    if (y < 0.4 || !list.length) list.push({ ip, node: r() < 0.5 ? NODE : 'other' });
+    else if (y < 0.7) list.splice(Math.floor(r() * list.length), 1);
+    else {
+      const e = list[Math.floor(r() * list.length)]!;
+      Object.assign(e, r() < 0.5 ? { ready: false, serving: true, terminating: true } : { ready: true, serving: true, terminating: false });
+    }
+    if (list.length) w.eps.set(key, list);
+    else w.eps.delete(key);
+  }
+  return key;
+}
+
+test('property: random changes applied incrementally give the same table as a fresh full render, whatever the order and batching', async () => {
+  for (let seed = 1; seed <= 12; seed++) {
+    const r = rng(seed);
+    const n = 25;
+    const w = new World();
+    for (let i = 0; i < n; i++) if (r() < 0.6) w.services.set(`ns/s${i}`, randomService(r, i));
+    let clock = 0;
+    const kernel = new KernelModel();
+    const syncer = new NftSyncer(kernel, ctx, { now: () => clock });
+    await syncer.full(w.ports(), w.endpoints());
+    for (let step = 0; step < 60; step++) {
+      const changed = new Set<string>();
+      const batch = 1 + Math.floor(r() * 4);
+      for (let b = 0; b < batch; b++) changed.add(randomChange(r, w, n));
+      clock += r() < 0.5 ? 300 : 1500;
+      await syncer.partial(changed, w.ports(), w.endpoints());
+    }
+    clock += 5000;
+    await syncer.partial([], w.ports(), w.endpoints()); // deletes the retired chains
+    const fresh = new KernelModel();
+    const s2 = new NftSyncer(fresh, ctx);
+    await s2.full(w.ports(), w.endpoints());
+    assert.deepEqual(kernel.snapshot(), fresh.snapshot(), `seed ${seed}`);
+    assert.deepEqual(syncer.totals, s2.totals, `running counters, seed ${seed}`);
+  }
+});
+
+test('a one-endpoint change is the same handful of operations at 1,000 and at 50,000 Services', async () => {
+  const opsAt = async (n: number): Promise<number[]> => {
+    const w = new World();
+    for (let i = 0; i < n; i++) {
+      w.services.set(`ns/s${i}`, svc('ns', `s${i}`, { clusterIP: `172.30.${i >> 8}.${i & 255}` }));
+      w.eps.set(`ns/s${i}`, Array.from({ length: 10 }, (_, k) => ({ ip: `10.${i >> 8}.${i & 255}.${k + 1}` })));
+    }
+    const kernel = new KernelModel();
+    const syncer = new NftSyncer({ run: async () => undefined, list: () => kernel.list() }, ctx);
+    await syncer.full(w.ports(), w.endpoints());
+    const out: number[] = [];
+    w.eps.get('ns/s7')!.push({ ip: '10.99.99.99' });
+    out.push((await syncer.partial(['ns/s7'], w.ports(), w.endpoints())).ops);
+    w.eps.get('ns/s7')!.shift();
+    out.push((await syncer.partial(['ns/s7'], w.ports(), w.endpoints())).ops);
+    return out;
+  };
+  const small = await opsAt(1000);
+  const large = await opsAt(50_000);
+  assert.deepEqual(small, large);
+  assert.ok(small.every((o) => o > 0 && o <= 8), String(small));
+});
+
+test('cold start: a table left by another run converges in bounded transactions, endpoint chains before service chains before map elements, nothing flushed wholesale', async () => {
+  const r = rng(99);
+  const kernel = new KernelModel();
+  const old = new World();
+  for (let i = 0; i < 40; i++) old.services.set(`ns/s${i}`, randomService(r, i));
+  for (let i = 0; i < 40; i++) for (let k = 0; k < 3; k++) randomChange(r, old, 40);
+  await new NftSyncer(kernel, ctx).full(old.ports(), old.endpoints());
+  const w = new World();
+  for (let i = 20; i < 70; i++) w.services.set(`ns/s${i}`, randomService(r, i));
+  for (let i = 0; i < 200; i++) randomChange(r, w, 70);
+  kernel.transactions = [];
+  const syncer = new NftSyncer(kernel, ctx, { chunkOps: 50 });
+  const st = await syncer.full(w.ports(), w.endpoints());
+  assert.ok(st.transactions > 4, 'several transactions');
+  for (const t of kernel.transactions.slice(1)) assert.ok(t.trim().split('\n').length <= 60, 'each bounded');
+  assert.ok(kernel.transactions.every((t) => !/^flush (table|map)/m.test(t)), 'no table or map flush');
+  const kinds = kernel.transactions.slice(1).map((t) => (/^add rule ip kube-proxy endpoint-/m.test(t) ? 1 : /^add rule ip kube-proxy (service|local|external|firewall)-/m.test(t) ? 2 : /element/.test(t) ? 3 : 4));
+  assert.deepEqual(kinds, [...kinds].sort(), `phases in order: ${kinds.join(',')}`);
+  let clock = Date.now() + 5000;
+  const later = new NftSyncer(kernel, ctx, { now: () => clock });
+  await later.full(w.ports(), w.endpoints());
+  clock += 5000;
+  await later.partial([], w.ports(), w.endpoints());
+  const fresh = new KernelModel();
+  await new NftSyncer(fresh, ctx).full(w.ports(), w.endpoints());
+  assert.deepEqual(kernel.snapshot(), fresh.snapshot());
+});
+
+test('a failed transaction leaves the remembered state as it was: the change is sent again, and a full resync converges', async () => {
+  const w = new World();
+  w.services.set('ns/a', svc('ns', 'a', { clusterIP: '172.30.0.1' }));
+  w.eps.set('ns/a', [{ ip: '10.0.0.1' }]);
+  const kernel = new KernelModel();
+  const syncer = new NftSyncer(kernel, ctx);
+  await syncer.full(w.ports(), w.endpoints());
+  w.eps.get('ns/a')!.push({ ip: '10.0.0.2' });
+  kernel.failWhen = () => true;
+  await assert.rejects(syncer.partial(['ns/a'], w.ports(), w.endpoints()), /injected/);
+  kernel.failWhen = undefined;
+  const again = await syncer.partial(['ns/a'], w.ports(), w.endpoints());
+  assert.ok(again.ops > 0, 'the same change is still pending against the remembered state');
+  const fresh = new KernelModel();
+  await new NftSyncer(fresh, ctx).full(w.ports(), w.endpoints());
+  assert.deepEqual(kernel.snapshot(), fresh.snapshot());
+});

@@ -1,0 +1,258 @@
+// What upstream's nftables proxier puts in `table ip kube-proxy`, split in two
+// pure parts: the fixed objects (base chains, dispatch maps, helper chains),
+// and one Fragment per Service (its chains, map elements and affinity sets).
+// Fragments of different Services never share an object, so a change is
+// rendered from that Service alone, whatever the size of the cluster.
+import { categorize } from '../model/categorize.js';
+import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints, type ServicePort } from '../model/service-port.js';
+import { portKey, type Endpoint } from '../model/endpoints.js';
+import { cidrContains } from '../iptables/render.js';
+import { endpointBase, servicePortBase, TABLE } from './names.js';
+
+export const SERVICES = 'services';
+export const SERVICE_IPS = 'service-ips';
+export const SERVICE_NODEPORTS = 'service-nodeports';
+export const NODEPORT_IPS = 'nodeport-ips';
+export const ENDPOINTS_CHECK = 'endpoints-check';
+export const NO_ENDPOINT_SERVICES = 'no-endpoint-services';
+export const NO_ENDPOINT_NODEPORTS = 'no-endpoint-nodeports';
+export const REJECT_CHAIN = 'reject-chain';
+export const FIREWALL_IPS = 'firewall-ips';
+export const FIREWALL_CHECK = 'firewall-check';
+export const FORWARD = 'forward';
+export const MARK_MASQ = 'mark-for-masquerade';
+export const MASQUERADING = 'masquerading';
+/** Endpoint IPs as "ip . ip" pairs: a DNATed packet from an endpoint to itself is masqueraded (hairpin). */
+export const HAIRPIN = 'hairpin-endpoints';
+
+/** The maps a Fragment's elements go to. */
+export const MAPS = [SERVICE_IPS, SERVICE_NODEPORTS, NO_ENDPOINT_SERVICES, NO_ENDPOINT_NODEPORTS, FIREWALL_IPS] as const;
+export type MapName = (typeof MAPS)[number];
+
+export interface RenderContext {
+  family: 'ip' | 'ip6';
+  /** "0x00004000" for masquerade bit 14 (upstream's %#08x). */
+  masqueradeMark: string;
+  masqueradeAll: boolean;
+  /** The local traffic detector's match ("ip saddr 10.0.0.0/8"), or undefined when none is configured. */
+  localMatch?: string;
+  /** Its negation ("ip saddr != 10.0.0.0/8"). */
+  notLocalMatch?: string;
+  /** The node's IP, for loadBalancerSourceRanges that include it. */
+  nodeIP?: string;
+  /** IPs that accept NodePorts; undefined: every local address (`fib daddr type local`). */
+  nodePortIPs?: string[];
+  conntrackTCPLiberal: boolean;
+}
+
+export interface Element {
+  map: MapName;
+  key: string;
+  value: string;
+  comment?: string;
+}
+
+export interface Fragment {
+  /** Chain name → its rules, in order. */
+  chains: Map<string, string[]>;
+  elements: Element[];
+  /** Affinity set name → timeout in seconds. */
+  sets: Map<string, number>;
+  /** Endpoint IPs this Service DNATs to without an endpoint chain: their hairpin traffic is masqueraded through @hairpin-endpoints. */
+  hairpins: Set<string>;
+  noLocalInternal: number;
+  noLocalExternal: number;
+  endpoints: number;
+}
+
+export const emptyFragment = (): Fragment => ({ chains: new Map(), elements: [], sets: new Map(), hairpins: new Set(), noLocalInternal: 0, noLocalExternal: 0, endpoints: 0 });
+
+const addrType = (f: 'ip' | 'ip6'): string => (f === 'ip' ? 'ipv4_addr' : 'ipv6_addr');
+const q = (s: string): string => JSON.stringify(s);
+
+/** The fixed objects, created and (for chains) flushed and refilled; maps and sets keep their elements. */
+export function renderBase(c: RenderContext): string[] {
+  const T = `${c.family} ${TABLE}`;
+  const ipX = c.family;
+  const addr = addrType(c.family);
+  const noLocalhost = c.family === 'ip' ? 'ip daddr != 127.0.0.0/8' : 'ip6 daddr != ::1';
+  const out: string[] = [`add table ${T} { comment "rules for kube-proxy" ; }`];
+  const base: [string, string, string, string][] = [
+    // Upstream's dstnat - 10, dstnat and srcnat, as numbers: nft 1.0.x takes the names in some hooks only.
+    ['filter-prerouting', 'filter', 'prerouting', '-110'],
+    ['filter-input', 'filter', 'input', '-110'],
+    ['filter-forward', 'filter', 'forward', '-110'],
+    ['filter-output', 'filter', 'output', '-110'],
+    ['nat-prerouting', 'nat', 'prerouting', '-100'],
+    ['nat-output', 'nat', 'output', '-100'],
+    ['nat-postrouting', 'nat', 'postrouting', '100'],
+  ];
+  for (const [name, type, hook, prio] of base) out.push(`add chain ${T} ${name} { type ${type} hook ${hook} priority ${prio} ; }`, `flush chain ${T} ${name}`);
+  const chain = (name: string, comment?: string): void => void out.push(`add chain ${T} ${name}${comment ? ` { comment ${q(comment)} ; }` : ''}`, `flush chain ${T} ${name}`);
+  const rule = (ch: string, r: string): void => void out.push(`add rule ${T} ${ch} ${r}`);
+  for (const ch of [ENDPOINTS_CHECK, FIREWALL_CHECK, FORWARD, SERVICES, MASQUERADING, MARK_MASQ]) chain(ch);
+  chain(REJECT_CHAIN, 'helper for @no-endpoint-services / @no-endpoint-nodeports');
+  const jumps: [string, string, string][] = [
+    [ENDPOINTS_CHECK, 'filter-input', 'ct state new '],
+    [ENDPOINTS_CHECK, 'filter-forward', 'ct state new '],
+    [ENDPOINTS_CHECK, 'filter-output', 'ct state new '],
+    [FIREWALL_CHECK, 'filter-prerouting', 'ct state new '],
+    [FIREWALL_CHECK, 'filter-output', 'ct state new '],
+    [FORWARD, 'filter-forward', ''],
+    [SERVICES, 'nat-output', ''],
+    [SERVICES, 'nat-prerouting', ''],
+    [MASQUERADING, 'nat-postrouting', ''],
+  ];
+  for (const [dst, src, extra] of jumps) rule(src, `${extra}jump ${dst}`);
+  rule(MARK_MASQ, `mark set mark or ${c.masqueradeMark}`);
+  out.push(`add set ${T} ${HAIRPIN} { type ${addr} . ${addr} ; comment "endpoints reached through a service DNAT map: traffic from one to itself is masqueraded" ; }`);
+  rule(MASQUERADING, `ct status dnat ${ipX} saddr . ${ipX} daddr @${HAIRPIN} mark set mark or ${c.masqueradeMark}`);
+  rule(MASQUERADING, `mark and ${c.masqueradeMark} == 0 return`);
+  rule(MASQUERADING, `mark set mark xor ${c.masqueradeMark}`);
+  rule(MASQUERADING, 'masquerade fully-random');
+  rule(REJECT_CHAIN, 'reject');
+  if (!c.conntrackTCPLiberal) rule(FORWARD, 'ct state invalid drop');
+
+  // NodePort addresses: a set of IPs, or every local address.
+  out.push(`add set ${T} ${NODEPORT_IPS} { type ${addr} ; comment "IPs that accept NodePort traffic" ; }`);
+  if (c.nodePortIPs === undefined) out.push(`delete set ${T} ${NODEPORT_IPS}`);
+  else {
+    out.push(`flush set ${T} ${NODEPORT_IPS}`);
+    if (c.nodePortIPs.length) out.push(`add element ${T} ${NODEPORT_IPS} { ${c.nodePortIPs.join(', ')} }`);
+  }
+  const nodePortMatch = c.nodePortIPs === undefined ? `fib daddr type local ${noLocalhost}` : `${ipX} daddr @${NODEPORT_IPS}`;
+  const triple = `${addr} . inet_proto . inet_service : verdict`;
+  out.push(`add map ${T} ${NO_ENDPOINT_SERVICES} { type ${triple} ; comment "vmap to drop or reject packets to services with no endpoints" ; }`);
+  out.push(`add map ${T} ${NO_ENDPOINT_NODEPORTS} { type inet_proto . inet_service : verdict ; comment "vmap to drop or reject packets to service nodeports with no endpoints" ; }`);
+  rule(ENDPOINTS_CHECK, `${ipX} daddr . meta l4proto . th dport vmap @${NO_ENDPOINT_SERVICES}`);
+  rule(ENDPOINTS_CHECK, `${nodePortMatch} meta l4proto . th dport vmap @${NO_ENDPOINT_NODEPORTS}`);
+  out.push(`add map ${T} ${FIREWALL_IPS} { type ${triple} ; comment "destinations that are subject to LoadBalancerSourceRanges" ; }`);
+  rule(FIREWALL_CHECK, `${ipX} daddr . meta l4proto . th dport vmap @${FIREWALL_IPS}`);
+  out.push(`add map ${T} ${SERVICE_IPS} { type ${triple} ; comment "ClusterIP, ExternalIP and LoadBalancer IP traffic" ; }`);
+  out.push(`add map ${T} ${SERVICE_NODEPORTS} { type inet_proto . inet_service : verdict ; comment "NodePort traffic" ; }`);
+  rule(SERVICES, `${ipX} daddr . meta l4proto . th dport vmap @${SERVICE_IPS}`);
+  rule(SERVICES, `${nodePortMatch} meta l4proto . th dport vmap @${SERVICE_NODEPORTS}`);
+  return out;
+}
+
+/** The chains, map elements and affinity sets of one Service's ports. */
+export function renderService(ports: ServicePort[], endpoints: Map<string, Endpoint[]>, c: RenderContext): Fragment {
+  const f = emptyFragment();
+  const ipX = c.family;
+  for (const sp of ports) {
+    const proto = sp.protocol.toLowerCase();
+    const name = sp.name;
+    const eps = endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? [];
+    f.endpoints += eps.length;
+    const { cluster, local, reachable, hasAny } = categorize(eps, sp);
+    const base = servicePortBase(name, proto);
+    const clusterChain = `service-${base}`;
+    const localChain = `local-${base}`;
+    const externalChain = `external-${base}`;
+    const fwChain = `firewall-${base}`;
+    const epNames = new Map<Endpoint, string>();
+    const epBase = (e: Endpoint): string => {
+      let b = epNames.get(e);
+      if (b === undefined) epNames.set(e, (b = endpointBase(name, proto, e.ip, e.port)));
+      return b;
+    };
+    const chain = (ch: string): string[] => {
+      let rules = f.chains.get(ch);
+      if (!rules) f.chains.set(ch, (rules = []));
+      return rules;
+    };
+    const usesCluster = cluster.length > 0 && usesClusterEndpoints(sp);
+    const usesLocal = local.length > 0 && usesLocalEndpoints(sp);
+    const internalChain = sp.internalPolicyLocal ? localChain : clusterChain;
+    const hasInternal = hasAny && (!sp.internalPolicyLocal || local.length > 0);
+    const externalPolicyChain = sp.externalPolicyLocal ? localChain : clusterChain;
+    const hasExternal = hasAny && (!sp.externalPolicyLocal || local.length > 0);
+    const usesExternal = hasAny && externallyAccessible(sp);
+    let intVerdict = '';
+    let extVerdict = '';
+    if (!hasAny) intVerdict = extVerdict = `goto ${REJECT_CHAIN}`;
+    else {
+      if (!hasInternal) {
+        intVerdict = 'drop';
+        f.noLocalInternal++;
+      }
+      if (!hasExternal) {
+        extVerdict = 'drop';
+        f.noLocalExternal++;
+      }
+    }
+    const triple = (ip: string): string => `${ip} . ${proto} . ${sp.port}`;
+    if (sp.stickySeconds) for (const e of reachable) chain(`endpoint-${epBase(e)}`);
+    if (usesCluster) chain(clusterChain);
+    if (usesLocal) chain(localChain);
+    if (usesExternal) chain(externalChain);
+
+    // Dispatch: cluster IP, external IPs, load balancer IPs, NodePort.
+    if (hasInternal) f.elements.push({ map: SERVICE_IPS, key: triple(sp.clusterIP), value: `goto ${internalChain}` });
+    else f.elements.push({ map: NO_ENDPOINT_SERVICES, key: triple(sp.clusterIP), value: intVerdict, comment: name });
+    for (const ip of sp.externalIPs) {
+      if (hasAny) f.elements.push({ map: SERVICE_IPS, key: triple(ip), value: `goto ${externalChain}` });
+      if (!hasExternal) f.elements.push({ map: NO_ENDPOINT_SERVICES, key: triple(ip), value: extVerdict, comment: name });
+    }
+    const usesFW = sp.loadBalancerIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0;
+    if (usesFW) {
+      const sources = [...sp.loadBalancerSourceRanges];
+      if (c.nodeIP && sp.loadBalancerSourceRanges.some((r) => cidrContains(r, c.nodeIP!))) sources.push(...sp.loadBalancerIPs);
+      chain(fwChain).push(`${ipX} saddr != { ${sources.join(', ')} } drop`);
+    }
+    for (const ip of sp.loadBalancerIPs) {
+      if (hasAny) f.elements.push({ map: SERVICE_IPS, key: triple(ip), value: `goto ${externalChain}` });
+      if (usesFW) f.elements.push({ map: FIREWALL_IPS, key: triple(ip), value: `goto ${fwChain}`, comment: name });
+    }
+    if (!hasExternal) for (const ip of sp.loadBalancerIPs) f.elements.push({ map: NO_ENDPOINT_SERVICES, key: triple(ip), value: extVerdict, comment: name });
+    if (sp.nodePort) {
+      // NodePorts are not subject to loadBalancerSourceRanges.
+      if (hasAny) f.elements.push({ map: SERVICE_NODEPORTS, key: `${proto} . ${sp.nodePort}`, value: `goto ${externalChain}` });
+      if (!hasExternal) f.elements.push({ map: NO_ENDPOINT_NODEPORTS, key: `${proto} . ${sp.nodePort}`, value: extVerdict, comment: name });
+    }
+
+    if (hasInternal) {
+      const m = `${ipX} daddr ${sp.clusterIP} ${proto} dport ${sp.port}`;
+      if (c.masqueradeAll) chain(internalChain).push(`${m} jump ${MARK_MASQ}`);
+      else if (c.notLocalMatch) chain(internalChain).push(`${m} ${c.notLocalMatch} jump ${MARK_MASQ}`);
+    }
+    if (usesExternal) {
+      const ext = chain(externalChain);
+      if (!sp.externalPolicyLocal) ext.push(`jump ${MARK_MASQ}`);
+      else {
+        // Pods and the node itself reach an external destination as if through the load balancer: Cluster policy.
+        if (c.localMatch && usesCluster) ext.push(`${c.localMatch} goto ${clusterChain} comment "short-circuit pod traffic"`);
+        ext.push(`fib saddr type local jump ${MARK_MASQ} comment "masquerade local traffic"`);
+        if (usesCluster) ext.push(`fib saddr type local goto ${clusterChain} comment "short-circuit local traffic"`);
+      }
+      if (hasExternal) ext.push(`goto ${externalPolicyChain}`);
+    }
+    // ClientIP affinity needs per-endpoint state: upstream's endpoint chains and affinity sets. Without it, the
+    // service chain DNATs through a numgen map itself: one chain per Service instead of one per endpoint, since every
+    // nft transaction first reads all chains of the ruleset (nft 1.0.x) and endpoint chains outnumber Services 10:1.
+    const sticky = sp.stickySeconds > 0;
+    if (sticky) for (const e of reachable) f.sets.set(`affinity-${epBase(e)}`, sp.stickySeconds);
+    const dest = (e: Endpoint): string => `${c.family === 'ip6' ? `[${e.ip}]` : e.ip} . ${e.port}`;
+    const toEndpoints = (ch: string, list: Endpoint[]): void => {
+      const rules = chain(ch);
+      if (!sticky) {
+        rules.push(`meta l4proto ${proto} dnat ${ipX} to numgen random mod ${list.length} map { ${list.map((e, i) => `${i} : ${dest(e)}`).join(', ')} }`);
+        for (const e of list) f.hairpins.add(e.ip);
+        return;
+      }
+      for (const e of list) rules.push(`${ipX} saddr @affinity-${epBase(e)} goto endpoint-${epBase(e)}`);
+      rules.push(`numgen random mod ${list.length} vmap { ${list.map((e, i) => `${i} : goto endpoint-${epBase(e)}`).join(', ')} }`);
+    };
+    if (usesCluster) toEndpoints(clusterChain, cluster);
+    if (usesLocal) toEndpoints(localChain, local);
+    if (sticky) {
+      for (const e of reachable) {
+        const rules = chain(`endpoint-${epBase(e)}`);
+        rules.push(`${ipX} saddr ${e.ip} jump ${MARK_MASQ}`);
+        rules.push(`update @affinity-${epBase(e)} { ${ipX} saddr }`);
+        rules.push(`meta l4proto ${proto} dnat to ${c.family === 'ip6' ? `[${e.ip}]` : e.ip}:${e.port}`);
+      }
+    }
+  }
+  return f;
+}

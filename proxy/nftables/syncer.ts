@@ -1,0 +1,170 @@
+// The nftables side of a sync. It remembers, per Service, the objects the
+// kernel has (updated only after nft succeeds), so a partial sync renders and
+// sends only the changed Services' differences; a full sync (start, after a
+// failure, new node addresses) lists the table once and converges it in
+// bounded transactions. Counts for the metrics are kept as running sums.
+import type { ServicePort } from '../model/service-port.js';
+import type { Endpoint } from '../model/endpoints.js';
+import { Commands, diffFragment, emptyPhased, opsOf, phasedText, planFull } from './diff.js';
+import { emptyFragment, renderBase, renderService, type Fragment, type RenderContext } from './render.js';
+import type { Nft } from './apply.js';
+
+/** Chains retired by a transaction are deleted this much later (kernels before 6.2 drop map references late). */
+export const STALE_CHAIN_DELAY_MS = 1000;
+
+export interface NftSyncStats {
+  full: boolean;
+  /** nft commands sent. */
+  ops: number;
+  transactions: number;
+  bytes: number;
+  renderMs: number;
+  applyMs: number;
+}
+
+export interface Totals {
+  services: number;
+  endpoints: number;
+  noLocalInternal: number;
+  noLocalExternal: number;
+}
+
+export class NftSyncer {
+  private readonly cmd: Commands;
+  /** Service "ns/name" → its objects in the kernel. */
+  private readonly applied = new Map<string, Fragment>();
+  /** Endpoint IP → how many Services' fragments hold its hairpin pair. */
+  private readonly hairpinRefs = new Map<string, number>();
+  /** Chains flushed and waiting to be deleted → when they were flushed. */
+  private readonly stale = new Map<string, number>();
+  readonly totals: Totals = { services: 0, endpoints: 0, noLocalInternal: 0, noLocalExternal: 0 };
+
+  constructor(
+    private readonly nft: Nft,
+    private ctx: RenderContext,
+    private readonly o: { chunkOps?: number; now?: () => number; onCleanupError?: (e: Error) => void } = {},
+  ) {
+    this.cmd = new Commands(ctx.family);
+  }
+
+  /** New node addresses or detector: takes effect with the next full sync. */
+  setContext(ctx: RenderContext): void {
+    this.ctx = ctx;
+  }
+
+  private now(): number {
+    return this.o.now?.() ?? Date.now();
+  }
+
+  /** Milliseconds until stale chains may be deleted, or undefined if none wait. */
+  staleDueInMs(): number | undefined {
+    if (!this.stale.size) return undefined;
+    const oldest = Math.min(...this.stale.values());
+    return Math.max(0, oldest + STALE_CHAIN_DELAY_MS - this.now());
+  }
+
+  /** Deletes chains retired at least a second ago, in their own transaction; failures are retried at the next sync. */
+  private async deleteStale(): Promise<number> {
+    const due = [...this.stale].filter(([, at]) => at + STALE_CHAIN_DELAY_MS <= this.now()).map(([c]) => c);
+    if (!due.length) return 0;
+    for (const c of due) this.stale.delete(c);
+    try {
+      await this.nft.run(due.map(this.cmd.deleteChain).join('\n') + '\n');
+    } catch (e) {
+      // Still there: tried again at a later sync.
+      const at = this.now();
+      for (const c of due) this.stale.set(c, at);
+      this.o.onCleanupError?.(e as Error);
+    }
+    return due.length;
+  }
+
+  private account(f: Fragment, sign: 1 | -1): void {
+    this.totals.endpoints += sign * f.endpoints;
+    this.totals.noLocalInternal += sign * f.noLocalInternal;
+    this.totals.noLocalExternal += sign * f.noLocalExternal;
+  }
+
+  private commit(svc: string, next: Fragment): void {
+    const prev = this.applied.get(svc);
+    for (const ip of prev?.hairpins ?? []) {
+      const n = (this.hairpinRefs.get(ip) ?? 0) - 1;
+      if (n > 0) this.hairpinRefs.set(ip, n);
+      else this.hairpinRefs.delete(ip);
+    }
+    for (const ip of next.hairpins) this.hairpinRefs.set(ip, (this.hairpinRefs.get(ip) ?? 0) + 1);
+    if (prev) {
+      this.account(prev, -1);
+      for (const c of prev.chains.keys()) if (!next.chains.has(c)) this.stale.set(c, this.now());
+    }
+    for (const c of next.chains.keys()) this.stale.delete(c);
+    if (next.chains.size || next.elements.length) {
+      this.applied.set(svc, next);
+      this.account(next, 1);
+    } else this.applied.delete(svc);
+    this.totals.services = this.applied.size;
+  }
+
+  /** Only the changed Services: their differences in one transaction. */
+  async partial(changed: Iterable<string>, ports: ReadonlyMap<string, ServicePort[]>, endpoints: ReadonlyMap<string, Endpoint[]>): Promise<NftSyncStats> {
+    const r0 = performance.now();
+    await this.deleteStale();
+    const phased = emptyPhased();
+    const next = new Map<string, Fragment>();
+    for (const svc of changed) {
+      const sps = ports.get(svc);
+      const f = sps?.length ? renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx) : emptyFragment();
+      diffFragment(this.cmd, this.applied.get(svc) ?? emptyFragment(), f, phased);
+      next.set(svc, f);
+    }
+    // Hairpin pairs are shared between Services: added on the first reference, removed with the last.
+    const delta = new Map<string, number>();
+    for (const [svc, f] of next) {
+      for (const ip of this.applied.get(svc)?.hairpins ?? []) delta.set(ip, (delta.get(ip) ?? 0) - 1);
+      for (const ip of f.hairpins) delta.set(ip, (delta.get(ip) ?? 0) + 1);
+    }
+    for (const [ip, d] of delta) {
+      const before = this.hairpinRefs.get(ip) ?? 0;
+      if (before === 0 && before + d > 0) phased.map.push(this.cmd.addHairpin(ip));
+      else if (before > 0 && before + d === 0) phased.unmap.push(this.cmd.deleteHairpin(ip));
+    }
+    const ops = opsOf(phased);
+    const text = ops ? phasedText(phased) : '';
+    const a0 = performance.now();
+    if (ops) await this.nft.run(text);
+    const applyMs = performance.now() - a0;
+    for (const [svc, f] of next) this.commit(svc, f);
+    return { full: false, ops, transactions: ops ? 1 : 0, bytes: text.length, renderMs: a0 - r0, applyMs };
+  }
+
+  /** Everything, against one listing of the table, in bounded transactions. */
+  async full(ports: ReadonlyMap<string, ServicePort[]>, endpoints: ReadonlyMap<string, Endpoint[]>): Promise<NftSyncStats> {
+    const r0 = performance.now();
+    const listing = await this.nft.list();
+    const desired = new Map<string, Fragment>();
+    for (const [svc, sps] of ports) if (sps.length) desired.set(svc, renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx));
+    const plan = planFull(this.cmd, renderBase(this.ctx), desired.values(), listing, this.o.chunkOps ?? 20_000);
+    let applyMs = 0;
+    let ops = 0;
+    let bytes = 0;
+    let transactions = 0;
+    for (const chunk of plan.chunks) {
+      if (!chunk.length) continue;
+      const text = chunk.join('\n') + '\n';
+      const a0 = performance.now();
+      await this.nft.run(text);
+      applyMs += performance.now() - a0;
+      ops += chunk.length;
+      bytes += text.length;
+      transactions++;
+    }
+    this.applied.clear();
+    this.stale.clear();
+    this.hairpinRefs.clear();
+    Object.assign(this.totals, { services: 0, endpoints: 0, noLocalInternal: 0, noLocalExternal: 0 });
+    for (const [svc, f] of desired) this.commit(svc, f);
+    const at = this.now();
+    for (const c of plan.retired) this.stale.set(c, at);
+    return { full: true, ops, transactions, bytes, renderMs: performance.now() - r0 - applyMs, applyMs };
+  }
+}
