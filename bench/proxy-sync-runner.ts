@@ -75,7 +75,7 @@ function clearRules(): void {
 }
 
 function inKernel(newIP: string, svc: string): boolean {
-  if (MODE === 'nftables') return execFileSync('nft', ['list', 'chain', 'ip', 'kube-proxy', `service-${servicePortBase(`default/${svc}:http`, 'tcp')}`], { encoding: 'utf8' }).includes(`__${newIP}/8080`);
+  if (MODE === 'nftables') return execFileSync('nft', ['list', 'chain', 'ip', 'kube-proxy', `service-${servicePortBase(`default/${svc}:http`, 'tcp')}`], { encoding: 'utf8' }).includes(`dnat to ${newIP}:8080`);
   const save = MODE === 'legacy' ? 'iptables-legacy-save' : 'iptables-nft-save';
   return execFileSync(save, ['-t', 'nat'], { encoding: 'utf8', maxBuffer: 1 << 30 }).includes(`--to-destination ${newIP}:8080`);
 }

@@ -61,9 +61,18 @@ test('--cleanup needs no kubeconfig; everything else does', () => {
 test('--detect-local-mode and detectLocal: the four upstream modes, each with the setting it needs', () => {
   assert.deepEqual(loadProxyConfig([KC, '--cluster-cidr=10.244.0.0/16'], () => {}).detectLocal, { mode: 'ClusterCIDR', clusterCIDR: '10.244.0.0/16', bridgeInterface: undefined, interfaceNamePrefix: undefined });
   assert.equal(loadProxyConfig([KC, '--detect-local-mode=BridgeInterface', '--pod-bridge-interface=cni0'], () => {}).detectLocal.bridgeInterface, 'cni0');
-  assert.throws(() => loadProxyConfig([KC, '--detect-local-mode=BridgeInterface'], () => {}), /--pod-bridge-interface: required with detectLocalMode BridgeInterface/);
+  assert.throws(() => loadProxyConfig([KC, '--detect-local-mode=BridgeInterface'], () => {}), /--pod-bridge-interface \(config: detectLocal.bridgeInterface\): required with detectLocalMode BridgeInterface/);
   assert.throws(() => loadProxyConfig([KC, '--detect-local-mode=Magic'], () => {}), /--detect-local-mode: must be one of ClusterCIDR, NodeCIDR, BridgeInterface, InterfaceNamePrefix, got "Magic"/);
   withConfig('apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\ndetectLocalMode: InterfaceNamePrefix\ndetectLocal:\n  interfaceNamePrefix: veth\n', (file) => {
     assert.deepEqual(loadProxyConfig([KC, `--config=${file}`], () => {}).detectLocal.interfaceNamePrefix, 'veth');
   });
+});
+
+test('conntrack settings: upstream defaults, flags and config fields as durations, bad values refused', () => {
+  assert.deepEqual(loadProxyConfig([KC], () => {}).conntrack, { maxPerCore: 32768, min: 131072, tcpEstablishedTimeout: 86400, tcpCloseWaitTimeout: 3600, tcpBeLiberal: false, udpTimeout: 0, udpStreamTimeout: 0 });
+  withConfig('apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nconntrack:\n  maxPerCore: 0\n  tcpEstablishedTimeout: 2h\n  udpTimeout: 30s\n  tcpBeLiberal: true\n', (file) => {
+    const c = loadProxyConfig([KC, `--config=${file}`, '--conntrack-udp-timeout-stream=2m'], () => {}).conntrack;
+    assert.deepEqual([c.maxPerCore, c.tcpEstablishedTimeout, c.udpTimeout, c.udpStreamTimeout, c.tcpBeLiberal], [0, 7200, 30, 120, true]);
+  });
+  assert.throws(() => loadProxyConfig([KC, '--conntrack-min=-1'], () => {}), /--conntrack-min: must be a non-negative integer, got -1/);
 });

@@ -5,6 +5,7 @@ import os from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
 import { commaList, parseBool, parseFlags } from './flags.js';
+import { CONNTRACK_DEFAULTS, type ConntrackConfig } from '../proxy/conntrack-sysctls.js';
 import { DETECT_LOCAL_MODES, type DetectLocal, type DetectLocalMode } from '../proxy/model/local-detector.js';
 
 export interface ProxyConfig {
@@ -16,6 +17,8 @@ export interface ProxyConfig {
   cleanup: boolean;
   /** --detect-local-mode and its settings. */
   detectLocal: DetectLocal;
+  /** conntrack sysctls (conntrack.*, --conntrack-*). */
+  conntrack: ConntrackConfig;
   /** --nodeport-addresses: CIDRs, or ["primary"] for the node's IP; [] for every local address. */
   nodePortAddresses: string[];
   masqueradeAll: boolean;
@@ -44,17 +47,25 @@ export const PROXY_FLAGS: Record<string, string> = {
   'detect-local-mode': 'how pod traffic is told from other traffic: ClusterCIDR, NodeCIDR (the Node\'s spec.podCIDR), BridgeInterface or InterfaceNamePrefix (config: detectLocalMode). Default ClusterCIDR',
   'pod-bridge-interface': 'the bridge pods are on, for --detect-local-mode=BridgeInterface (config: detectLocal.bridgeInterface)',
   'pod-interface-name-prefix': 'the prefix of pod interfaces, for --detect-local-mode=InterfaceNamePrefix (config: detectLocal.interfaceNamePrefix)',
+  'conntrack-max-per-core': 'conntrack entries per CPU; 0 leaves nf_conntrack_max alone (config: conntrack.maxPerCore). Default 32768',
+  'conntrack-min': 'the least nf_conntrack_max to set (config: conntrack.min). Default 131072',
+  'conntrack-tcp-timeout-established': 'idle timeout of established TCP entries; 0 leaves it (config: conntrack.tcpEstablishedTimeout). Default 24h',
+  'conntrack-tcp-timeout-close-wait': 'timeout of CLOSE_WAIT TCP entries; 0 leaves it (config: conntrack.tcpCloseWaitTimeout). Default 1h',
+  'conntrack-tcp-be-liberal': 'set nf_conntrack_tcp_be_liberal, so out-of-window packets are not marked INVALID (config: conntrack.tcpBeLiberal). Default false',
+  'conntrack-udp-timeout': 'timeout of unreplied UDP entries; 0 leaves it (config: conntrack.udpTimeout). Default 0',
+  'conntrack-udp-timeout-stream': 'timeout of UDP streams; 0 leaves it (config: conntrack.udpStreamTimeout). Default 0',
   'healthz-bind-address': '/healthz and /livez (config: healthzBindAddress). Default 0.0.0.0:10256',
   'metrics-bind-address': '/metrics (config: metricsBindAddress). Default 127.0.0.1:10249',
   v: 'log verbosity (4 and up: debug)',
 };
 
 type Obj = Record<string, unknown>;
-const TOP = new Set(['apiVersion', 'kind', 'clientConnection', 'hostnameOverride', 'clusterCIDR', 'mode', 'iptables', 'nftables', 'nodePortAddresses', 'detectLocalMode', 'detectLocal', 'healthzBindAddress', 'metricsBindAddress', 'syncPeriod', 'minSyncPeriod']);
+const TOP = new Set(['apiVersion', 'kind', 'clientConnection', 'hostnameOverride', 'clusterCIDR', 'mode', 'iptables', 'nftables', 'nodePortAddresses', 'detectLocalMode', 'detectLocal', 'conntrack', 'healthzBindAddress', 'metricsBindAddress', 'syncPeriod', 'minSyncPeriod']);
 const NFTABLES = new Set(['masqueradeAll', 'masqueradeBit', 'syncPeriod', 'minSyncPeriod']);
 const IPTABLES = new Set(['masqueradeAll', 'masqueradeBit', 'syncPeriod', 'minSyncPeriod', 'localhostNodePorts']);
 const CLIENT = new Set(['kubeconfig']);
 const DETECT_LOCAL = new Set(['bridgeInterface', 'interfaceNamePrefix']);
+const CONNTRACK = new Set(['maxPerCore', 'min', 'tcpEstablishedTimeout', 'tcpCloseWaitTimeout', 'tcpBeLiberal', 'udpTimeout', 'udpStreamTimeout']);
 
 function readConfig(file: string, warn: (m: string) => void): Obj {
   let doc: unknown;
@@ -77,6 +88,7 @@ function readConfig(file: string, warn: (m: string) => void): Obj {
   check(o.nftables, NFTABLES, 'nftables.');
   check(o.clientConnection, CLIENT, 'clientConnection.');
   check(o.detectLocal, DETECT_LOCAL, 'detectLocal.');
+  check(o.conntrack, CONNTRACK, 'conntrack.');
   return o;
 }
 
@@ -135,9 +147,26 @@ export function loadProxyConfig(argv: string[], warn: (m: string) => void): Prox
   };
   if (detectLocal.mode === 'BridgeInterface' && !detectLocal.bridgeInterface) throw new Error('--pod-bridge-interface (config: detectLocal.bridgeInterface): required with detectLocalMode BridgeInterface');
   if (detectLocal.mode === 'InterfaceNamePrefix' && !detectLocal.interfaceNamePrefix) throw new Error('--pod-interface-name-prefix (config: detectLocal.interfaceNamePrefix): required with detectLocalMode InterfaceNamePrefix');
+  const ct = (c.conntrack ?? {}) as Obj;
+  const count = (flag: string, field: string, v: unknown, dflt: number): number => {
+    const raw = f.has(flag) ? Number(f.get(flag)) : (typed(v, field, 'an integer', (x): x is number => typeof x === 'number') ?? dflt);
+    if (!Number.isInteger(raw) || raw < 0) throw new Error(`${where(flag, field)}: must be a non-negative integer, got ${String(f.get(flag) ?? v)}`);
+    return raw;
+  };
+  const seconds = (flag: string, field: string, v: unknown, dflt: string): number => Math.round(dur(flag, field, v, dflt) / 1000);
+  const conntrack: ConntrackConfig = {
+    maxPerCore: count('conntrack-max-per-core', 'conntrack.maxPerCore', ct.maxPerCore, CONNTRACK_DEFAULTS.maxPerCore),
+    min: count('conntrack-min', 'conntrack.min', ct.min, CONNTRACK_DEFAULTS.min),
+    tcpEstablishedTimeout: seconds('conntrack-tcp-timeout-established', 'conntrack.tcpEstablishedTimeout', ct.tcpEstablishedTimeout, '24h'),
+    tcpCloseWaitTimeout: seconds('conntrack-tcp-timeout-close-wait', 'conntrack.tcpCloseWaitTimeout', ct.tcpCloseWaitTimeout, '1h'),
+    tcpBeLiberal: bool('conntrack-tcp-be-liberal', 'conntrack.tcpBeLiberal', ct.tcpBeLiberal, false),
+    udpTimeout: seconds('conntrack-udp-timeout', 'conntrack.udpTimeout', ct.udpTimeout, '0s'),
+    udpStreamTimeout: seconds('conntrack-udp-timeout-stream', 'conntrack.udpStreamTimeout', ct.udpStreamTimeout, '0s'),
+  };
   return {
     kubeconfig,
     detectLocal,
+    conntrack,
     nodeName: str('hostname-override', 'hostnameOverride', c.hostnameOverride, os.hostname()).toLowerCase(),
     clusterCIDR,
     mode,

@@ -24,9 +24,8 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
   const nftTable = (): string => sh('nft', ['list', 'table', 'ip', 'kube-proxy'], { netns: cluster.node.netns, allowFail: true });
   /** The proxy's rules as text, in the mode's own listing. */
   const rules = (): string => (mode === 'iptables' ? iptablesNat() : nftTable());
-  // nftables: the service chain's numgen map lists "ip . port".
-  const dnatTo = (addr: string): string => (mode === 'iptables' ? `--to-destination ${addr}` : addr.replace(':', ' . '));
-  const dnatCount = (): number => (rules().match(mode === 'iptables' ? /-j DNAT --to-destination 10\.244\.\d+\.\d+:8080/g : /\b10\.244\.\d+\.\d+ \. 8080\b/g) ?? []).length;
+  const dnatTo = (addr: string): string => (mode === 'iptables' ? `--to-destination ${addr}` : `dnat to ${addr}`);
+  const dnatCount = (): number => (rules().match(mode === 'iptables' ? /-j DNAT --to-destination 10\.244\.\d+\.\d+:8080/g : /dnat to 10\.244\.\d+\.\d+:8080/g) ?? []).length;
   let clusterIP = '';
   let nodePort = 0;
   let bridgeIP = '';
@@ -90,7 +89,7 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
       const chain = `service-${servicePortBase('default/web', 'tcp')}`;
       assert.match(t, new RegExp(`elements = \\{[^}]*${clusterIP.replace(/\./g, '\\.')} \\. tcp \\. 80 : goto ${chain.replace(/[/.]/g, '\\$&')}`));
       assert.match(t, /chain nat-prerouting \{\n\s+type nat hook prerouting priority dstnat; policy accept;\n\s+jump services/);
-      assert.match(t, /dnat ip to numgen random mod 3 map \{ 0 : 10\.244\.\d+\.\d+ \. 8080, 1 : /);
+      assert.match(t, /numgen random mod 3 0 meta l4proto tcp dnat to 10\.244\.\d+\.\d+:8080\n\s+numgen random mod 2 0 meta l4proto tcp dnat to 10\.244\.\d+\.\d+:8080\n\s+meta l4proto tcp dnat to 10\.244\.\d+\.\d+:8080\n/);
       assert.match(t, /set hairpin-endpoints \{[^}]*\b(10\.244\.\d+\.\d+) \. \1\b/);
       assert.doesNotMatch(iptablesNat(), /KUBE-SERVICES/, 'no iptables-mode rules');
     }
@@ -190,6 +189,18 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
     await waitFor(() => rules().includes(dnatTo(`${bIP}:53`)), 20_000, 300, 'dns-b in the rules');
     send();
     assert.match(entries(), new RegExp(`src=${bIP.replace(/\./g, '\\.')} `), 'the same flow now reaches dns-b');
+  });
+
+  test('externalTrafficPolicy Local LoadBalancer: a health check node port is allocated and answers 200 with this node\'s endpoints, 503 without', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'lb-local' }, spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Local', selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] } });
+    cluster.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'lb-empty' }, spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Local', selector: { app: 'nothing' }, ports: [{ port: 80, targetPort: 8080 }] } });
+    const hc = (svc: string): number => Number(cluster.kubectl(['get', 'svc', svc, '-o', 'jsonpath={.spec.healthCheckNodePort}']));
+    assert.ok(hc('lb-local') >= 30000 && hc('lb-local') <= 32767 && hc('lb-local') !== hc('lb-empty'));
+    const get = (port: number): string => sh(process.execPath, ['-e', `fetch('http://${cluster.node.nodeIP}:${port}/').then(async (r) => console.log(r.status, JSON.stringify(JSON.parse(await r.text()))))`], { netns: cluster.node.netns, allowFail: true });
+    await waitFor(() => /^200 /.test(get(hc('lb-local'))), 20_000, 300, 'health check port serving');
+    assert.equal(get(hc('lb-local')).trim(), '200 {"service":{"namespace":"default","name":"lb-local"},"localEndpoints":3,"serviceProxyHealthy":true}');
+    await waitFor(() => /^503 /.test(get(hc('lb-empty'))), 20_000, 300, 'health check port of the Service without endpoints');
+    assert.equal(get(hc('lb-empty')).trim(), '503 {"service":{"namespace":"default","name":"lb-empty"},"localEndpoints":0,"serviceProxyHealthy":true}');
   });
 
   test('ClientIP session affinity: every request from one client reaches the same pod', async () => {

@@ -32,6 +32,4 @@ export interface ProxyBackend {
   sync(i: SyncInput): Promise<SyncOutcome>;
   /** The error log line for a failed sync. */
   describe(e: Error): string;
-  /** Milliseconds until the backend needs another sync on its own (stale chains to delete), or undefined. */
-  followUpMs?(): number | undefined;
 }

@@ -17,6 +17,8 @@ import type { RenderContext } from './nftables/render.js';
 import { cidrContains } from './iptables/render.js';
 import { localDetector } from './model/local-detector.js';
 import { cleanupIptables } from './cleanup.js';
+import { ServiceHealthServer } from './service-health.js';
+import { applyConntrackSysctls, conntrackSysctls } from './conntrack-sysctls.js';
 import type { ProxyBackend } from './backend.js';
 import { serveHealth, serveMetrics, type Listening } from './server.js';
 
@@ -84,6 +86,7 @@ export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<Running
     log.info('setting route_localnet=1 to allow node-ports on localhost; to change this set --iptables-localhost-nodeports=false');
     fs.writeFileSync(ROUTE_LOCALNET, '1');
   }
+  applyConntrackSysctls(conntrackSysctls(cfg.conntrack, os.cpus().length), log);
   let liberal = false;
   try {
     liberal = fs.readFileSync(TCP_BE_LIBERAL, 'utf8').trim() !== '0';
@@ -97,9 +100,11 @@ export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<Running
   servers.push(await serveHealth(health, metrics, cfg.healthzBindAddress));
   servers.push(await serveMetrics(metrics, cfg.metricsBindAddress, cfg.mode));
   const backend = await proxyBackend(cfg, { metrics, log, conntrackTCPLiberal: liberal });
+  // Health check node ports listen where NodePorts are open: the configured addresses, else everywhere.
+  const serviceHealth = new ServiceHealthServer(() => (cfg.nodePortAddresses.length && !cfg.nodePortAddresses.includes('primary') ? nodePortIPs(cfg.nodePortAddresses, '', localIPv4s()) : ['0.0.0.0']), () => health.state().healthy, log);
   const proxier = new Proxier(
     { nodeName: cfg.nodeName, clusterCIDR: cfg.clusterCIDR || undefined, detectLocal: cfg.detectLocal, masqueradeAll: cfg.masqueradeAll, masqueradeBit: cfg.masqueradeBit, syncPeriodMs: cfg.syncPeriodMs, minSyncPeriodMs: cfg.minSyncPeriodMs, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: liberal },
-    { client, backend, log, metrics, health },
+    { client, backend, log, metrics, health, serviceHealth },
   );
   if (cfg.detectLocal.mode === 'ClusterCIDR' && !cfg.clusterCIDR && !cfg.masqueradeAll) log.warn('--cluster-cidr is not set: traffic to cluster IPs from outside the cluster is not masqueraded');
   await proxier.start();
@@ -108,6 +113,7 @@ export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<Running
     stop: async () => {
       // Rules stay: traffic keeps flowing while kube-proxy restarts.
       await proxier.stop();
+      await serviceHealth.close();
       await Promise.all(servers.map((s) => s.close()));
       client.close();
     },

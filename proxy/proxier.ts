@@ -13,6 +13,7 @@ import { endpointsOfSlices, LABEL_SERVICE_NAME, portKey, type Endpoint } from '.
 import { servicePorts, type ServicePort } from './model/service-port.js';
 import { conntrackDelete, conntrackListUdp, type Iptables } from './iptables/apply.js';
 import { parseUdpFlows, staleUdpFilters, type UdpServicePort } from './conntrack.js';
+import type { ServiceHealthServer } from './service-health.js';
 import { IptablesBackend } from './iptables/backend.js';
 import type { ProxyBackend } from './backend.js';
 import type { ProxyMetrics } from './metrics.js';
@@ -46,6 +47,8 @@ export interface ProxierDeps {
   conntrack?: (args: string[]) => Promise<number>;
   /** conntrack -L -p udp (swapped out in unit tests). */
   conntrackList?: () => Promise<string>;
+  /** Health check node ports of externalTrafficPolicy Local Services. */
+  serviceHealth?: ServiceHealthServer;
 }
 
 /** Upstream's informer selectors: Services for another proxy, and headless ones, are not ours. */
@@ -70,7 +73,6 @@ export class Proxier {
   private needFullSync = true;
   private lastFullSync = 0;
   private nodeLabels = '';
-  private followUp: NodeJS.Timeout | undefined;
   readonly backend: ProxyBackend;
   /** Services whose conntrack cleanup failed: tried again at the next sync. */
   private readonly conntrackRetry = new Set<string>();
@@ -133,7 +135,6 @@ export class Proxier {
   /** Stops watching; the rules stay in the kernel. */
   async stop(): Promise<void> {
     if (this.periodic) clearInterval(this.periodic);
-    if (this.followUp) clearTimeout(this.followUp);
     this.runner.stop();
     await Promise.all([this.services.stop(), this.slices.stop(), this.node.stop()]);
   }
@@ -234,6 +235,7 @@ export class Proxier {
       for (const ts of triggers.values()) for (const t of ts) m.networkProgramming.observe(Math.max(0, Date.now() - t) / 1000);
       this.d.health.updated();
       this.d.log.debug(`synced ${this.backend.mode} (${full ? 'full' : `partial, ${changed.size} service(s)`}): ${out.summary}, render ${out.renderMs.toFixed(1)} ms, apply ${out.applyMs.toFixed(1)} ms`);
+      await this.syncServiceHealth(full ? undefined : changed);
       await this.cleanConntrack(full ? undefined : changed);
     } catch (e) {
       this.d.log.error(this.backend.describe(e as Error));
@@ -246,19 +248,22 @@ export class Proxier {
       const sec = (performance.now() - t0) / 1000;
       this.d.metrics.syncDuration.observe(sec);
       (full ? this.d.metrics.syncFullDuration : this.d.metrics.syncPartialDuration).observe(sec);
-      this.scheduleFollowUp();
     }
   }
 
-  /** The backend asked for a later sync of its own (stale nftables chains to delete a second from now). */
-  private scheduleFollowUp(): void {
-    const ms = this.backend.followUpMs?.();
-    if (ms === undefined || this.followUp) return;
-    this.followUp = setTimeout(() => {
-      this.followUp = undefined;
-      this.runner.run();
-    }, ms + 50);
-    this.followUp.unref();
+  /** The health check node ports of the changed Services (all on a full sync), with their local ready endpoints. */
+  private async syncServiceHealth(changed: Set<string> | undefined): Promise<void> {
+    const hs = this.d.serviceHealth;
+    if (!hs) return;
+    const keys = new Set(changed ?? this.ports.keys());
+    if (!changed) for (const k of hs.ports().keys()) keys.add(k);
+    for (const svc of keys) {
+      const sps = this.ports.get(svc) ?? [];
+      const port = sps.find((sp) => sp.healthCheckNodePort)?.healthCheckNodePort ?? 0;
+      const ready = new Set<string>();
+      for (const sp of sps) for (const e of this.endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? []) if (e.local && e.ready) ready.add(e.ip);
+      await hs.set(svc, port, ready.size);
+    }
   }
 
   /**

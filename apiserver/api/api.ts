@@ -298,11 +298,13 @@ export class Api {
   private reserveService(svc: Obj): void {
     for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[]) if (ip && ip !== 'None') this.serviceIPs.reserve(ip);
     for (const p of (svc.spec?.ports ?? []) as Obj[]) if (p.nodePort) this.nodePorts.reserve(p.nodePort);
+    if (svc.spec?.healthCheckNodePort) this.nodePorts.reserve(svc.spec.healthCheckNodePort);
   }
 
   private releaseService(svc: Obj): void {
     for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[]) if (ip && ip !== 'None') this.serviceIPs.release(ip);
     for (const p of (svc.spec?.ports ?? []) as Obj[]) if (p.nodePort) this.nodePorts.release(p.nodePort);
+    if (svc.spec?.healthCheckNodePort) this.nodePorts.release(svc.spec.healthCheckNodePort);
   }
 
   private allocateService(svc: Obj, old?: Obj): void {
@@ -335,6 +337,18 @@ export class Api {
       else if (p.nodePort !== prev?.nodePort && !this.nodePorts.reserve(p.nodePort)) {
         throw errors.invalid('Service', '', svc.metadata.name, [{ field: `spec.ports[${i}].nodePort`, message: `Invalid value: ${p.nodePort}: provided port is already allocated or out of range` }]);
       }
+    }
+    // A LoadBalancer with externalTrafficPolicy Local gets a health check node port for the load balancer to probe.
+    const needsHealthCheck = spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local';
+    const prevHc = old?.spec?.healthCheckNodePort as number | undefined;
+    if (!needsHealthCheck) {
+      if (prevHc) this.nodePorts.release(prevHc);
+      delete spec.healthCheckNodePort;
+    } else if (!spec.healthCheckNodePort && prevHc) spec.healthCheckNodePort = prevHc;
+    else if (!spec.healthCheckNodePort) spec.healthCheckNodePort = this.nodePorts.allocate();
+    else if (spec.healthCheckNodePort !== prevHc) {
+      if (!this.nodePorts.reserve(spec.healthCheckNodePort)) throw errors.invalid('Service', '', svc.metadata.name, [{ field: 'spec.healthCheckNodePort', message: `Invalid value: ${spec.healthCheckNodePort}: provided port is already allocated or out of range` }]);
+      if (prevHc) this.nodePorts.release(prevHc);
     }
   }
 

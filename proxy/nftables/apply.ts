@@ -73,11 +73,13 @@ export class ExecNft implements Nft {
   async list(): Promise<Listing> {
     const tables = (await this.json(['tables', this.family])) ?? [];
     const tableExists = tables.some((t) => (t.table as Json | undefined)?.name === TABLE);
-    const listing: Listing = { tableExists, chains: new Set(), sets: new Map(), elements: new Map() };
+    const listing: Listing = { tableExists, chains: new Set(), sets: new Map(), elements: new Map(), baseChains: new Map() };
     if (!tableExists) return listing;
     for (const o of (await this.json(['chains', this.family])) ?? []) {
       const c = o.chain as Json | undefined;
-      if (c?.table === TABLE && typeof c.name === 'string' && isServiceObject(c.name)) listing.chains.add(c.name);
+      if (c?.table !== TABLE || typeof c.name !== 'string') continue;
+      if (isServiceObject(c.name)) listing.chains.add(c.name);
+      else if (typeof c.hook === 'string') listing.baseChains!.set(c.name, `${String(c.type)} ${c.hook} ${String(c.prio)}`);
     }
     for (const o of (await this.json(['sets', this.family])) ?? []) {
       const s = o.set as Json | undefined;

@@ -51,8 +51,4 @@ export class NftablesBackend implements ProxyBackend {
     this.metrics.nftSyncFailures.inc();
     return `nftables sync failed, keeping the previous rules: ${e.message}`;
   }
-
-  followUpMs(): number | undefined {
-    return this.syncer.staleDueInMs();
-  }
 }

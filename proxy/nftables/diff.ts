@@ -88,6 +88,8 @@ export interface Listing {
   sets: Map<string, number>;
   /** Map name → key → value. */
   elements: Map<string, Map<string, string>>;
+  /** Base chains found: name → "type hook priority" (e.g. "nat prerouting -100"). */
+  baseChains?: Map<string, string>;
 }
 
 export const emptyListing = (): Listing => ({ tableExists: false, chains: new Set(), sets: new Map(), elements: new Map() });
@@ -105,7 +107,15 @@ export interface FullPlan {
  * already present are rewritten in place (flush and refill in one transaction), so traffic keeps flowing throughout.
  */
 export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragment>, listing: Listing, chunkOps: number): FullPlan {
-  const chunks: string[][] = [base];
+  // A base chain whose hook or priority changed (another version's layout) cannot be altered in place: it is
+  // flushed, deleted and made again in the same transaction as the rest of the fixed objects.
+  const remake: string[] = [];
+  for (const line of base) {
+    const m = /^add chain \S+ \S+ (\S+) \{ type (\S+) hook (\S+) priority (\S+) ; \}$/.exec(line);
+    const have = m ? listing.baseChains?.get(m[1]!) : undefined;
+    if (m && have !== undefined && have !== `${m[2]} ${m[3]} ${m[4]}`) remake.push(cmd.flushChain(m[1]!), cmd.deleteChain(m[1]!));
+  }
+  const chunks: string[][] = [[...remake, ...base]];
   let cur: string[] = [];
   const push = (cmds: string[]): void => {
     if (cur.length && cur.length + cmds.length > chunkOps) {

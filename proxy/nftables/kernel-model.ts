@@ -11,11 +11,13 @@ import { isServiceObject } from './names.js';
 interface State {
   table: boolean;
   chains: Map<string, string[]>;
+  /** Base chains: name → "type hook priority". */
+  base: Map<string, string>;
   sets: Map<string, number>;
   maps: Map<string, Map<string, string>>;
 }
 
-const clone = (s: State): State => ({ table: s.table, chains: new Map([...s.chains].map(([k, v]) => [k, [...v]])), sets: new Map(s.sets), maps: new Map([...s.maps].map(([k, v]) => [k, new Map(v)])) });
+const clone = (s: State): State => ({ table: s.table, chains: new Map([...s.chains].map(([k, v]) => [k, [...v]])), base: new Map(s.base), sets: new Map(s.sets), maps: new Map([...s.maps].map(([k, v]) => [k, new Map(v)])) });
 
 /** Chains and sets a rule or verdict refers to. */
 function refs(text: string): { chains: string[]; sets: string[] } {
@@ -25,7 +27,7 @@ function refs(text: string): { chains: string[]; sets: string[] } {
 }
 
 export class KernelModel implements Nft {
-  state: State = { table: false, chains: new Map(), sets: new Map(), maps: new Map() };
+  state: State = { table: false, chains: new Map(), base: new Map(), sets: new Map(), maps: new Map() };
   transactions: string[] = [];
   /** Fail the transaction whose text matches. */
   failWhen: ((text: string) => boolean) | undefined;
@@ -61,9 +63,14 @@ export class KernelModel implements Nft {
       case 'add table':
         s.table = true;
         return;
-      case 'add chain':
+      case 'add chain': {
+        const b = /^\{ type (\S+) hook (\S+) priority (\S+) ; \}$/.exec(rest);
+        const spec = b ? `${b[1]} ${b[2]} ${b[3]}` : undefined;
+        if (s.chains.has(name) && s.base.get(name) !== spec) fail('Operation not supported (hook or priority of an existing chain)');
         if (!s.chains.has(name)) s.chains.set(name, []);
+        if (spec) s.base.set(name, spec);
         return;
+      }
       case 'flush chain':
         if (!s.chains.has(name)) fail('no such chain');
         s.chains.set(name, []);
@@ -73,6 +80,7 @@ export class KernelModel implements Nft {
         if (s.chains.get(name)!.length) fail('chain not empty');
         if (used().chains.has(name)) fail('chain in use');
         s.chains.delete(name);
+        s.base.delete(name);
         return;
       case 'add rule': {
         if (!s.chains.has(name)) fail('no such chain');
@@ -138,6 +146,7 @@ export class KernelModel implements Nft {
       chains: new Set([...s.chains.keys()].filter(isServiceObject)),
       sets: new Map([...s.sets].filter(([k]) => isServiceObject(k))),
       elements: new Map([...MAPS, HAIRPIN].map((m) => [m, new Map(s.maps.get(m) ?? [])])),
+      baseChains: new Map(s.base),
     };
   }
 

@@ -9,7 +9,8 @@ import { Commands, diffFragment, emptyPhased, opsOf, phasedText, planFull } from
 import { emptyFragment, renderBase, renderService, type Fragment, type RenderContext } from './render.js';
 import type { Nft } from './apply.js';
 
-/** Chains retired by a transaction are deleted this much later (kernels before 6.2 drop map references late). */
+/** Chains retired by a transaction are deleted at the first sync this much later (kernels before 6.2 drop map
+ * references late); with no change coming, the periodic sync (syncPeriod) does it, as upstream. */
 export const STALE_CHAIN_DELAY_MS = 1000;
 
 export interface NftSyncStats {
@@ -54,13 +55,6 @@ export class NftSyncer {
 
   private now(): number {
     return this.o.now?.() ?? Date.now();
-  }
-
-  /** Milliseconds until stale chains may be deleted, or undefined if none wait. */
-  staleDueInMs(): number | undefined {
-    if (!this.stale.size) return undefined;
-    const oldest = Math.min(...this.stale.values());
-    return Math.max(0, oldest + STALE_CHAIN_DELAY_MS - this.now());
   }
 
   /** Deletes chains retired at least a second ago, in their own transaction; failures are retried at the next sync. */
