@@ -7,25 +7,9 @@ import { renderIptables, probability, cidrContains, type RenderInput } from './r
 import { base32, sepChain, svcChain } from './chains.js';
 import { servicePorts } from '../model/service-port.js';
 import { endpointsOfSlices } from '../model/endpoints.js';
+import { NODE, slice, svc, type Ep } from '../model/fixtures.js';
 
-// Upstream proxier_test conventions: pods in 10.0.0.0/8, cluster IPs in 172.30.0.0/16, this node "test-node".
-const NODE = 'test-node';
 
-function svc(ns: string, name: string, spec: Record<string, unknown>, status?: Record<string, unknown>): Service {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { namespace: ns, name }, spec: { type: 'ClusterIP', ports: [{ name: 'p80', port: 80, protocol: 'TCP' }], ...spec }, ...(status ? { status } : {}) } as Service;
-}
-
-type Ep = { ip: string; node?: string; ready?: boolean; serving?: boolean; terminating?: boolean };
-function slice(ns: string, service: string, eps: Ep[], port = 80, portName = 'p80', protocol = 'TCP'): EndpointSlice {
-  return {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: { namespace: ns, name: `${service}-abc`, labels: { 'kubernetes.io/service-name': service } },
-    addressType: 'IPv4',
-    ports: [{ name: portName, port, protocol }],
-    endpoints: eps.map((e) => ({ addresses: [e.ip], nodeName: e.node, conditions: { ready: e.ready ?? true, serving: e.serving ?? e.ready ?? true, terminating: e.terminating ?? false } })),
-  } as EndpointSlice;
-}
 
 function render(services: Service[], slices: EndpointSlice[], over: Partial<RenderInput> = {}) {
   return renderIptables({

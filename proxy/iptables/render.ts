@@ -3,8 +3,8 @@
 // for one `iptables-restore --noflush`. Pure: same input, same text.
 // A partial render (`changed` set) writes the top-level chains in full but
 // the per-service chains only of the services that changed.
-import { categorize } from '../model/categorize.js';
-import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints, type ServicePort } from '../model/service-port.js';
+import { categorize, trafficPlan } from '../model/categorize.js';
+import type { ServicePort } from '../model/service-port.js';
 import { portKey, type Endpoint } from '../model/endpoints.js';
 import * as C from './chains.js';
 
@@ -120,7 +120,8 @@ export function renderIptables(i: RenderInput): RenderOutput {
   for (const sp of services) {
     const proto = sp.protocol.toLowerCase();
     const name = sp.name;
-    const { cluster, local, reachable, hasAny } = categorize(eps(sp), sp);
+    const cat = categorize(eps(sp), sp);
+    const { cluster, local, reachable, hasAny } = cat;
     const hash = C.portProtoHash(name, proto);
     const svcChain = `KUBE-SVC-${hash}`;
     const svlChain = `KUBE-SVL-${hash}`;
@@ -132,13 +133,9 @@ export function renderIptables(i: RenderInput): RenderOutput {
       if (c === undefined) sepNames.set(e, (c = C.sepChain(name, proto, e.addr)));
       return c;
     };
-    const usesCluster = cluster.length > 0 && usesClusterEndpoints(sp);
-    const usesLocal = local.length > 0 && usesLocalEndpoints(sp);
+    const { usesCluster, usesLocal, hasInternal, hasExternal, usesExternal: usesExt } = trafficPlan(sp, cat);
     const internalChain = sp.internalPolicyLocal ? svlChain : svcChain;
-    const hasInternal = hasAny && (!sp.internalPolicyLocal || local.length > 0);
     const externalPolicyChain = sp.externalPolicyLocal ? svlChain : svcChain;
-    const hasExternal = hasAny && (!sp.externalPolicyLocal || local.length > 0);
-    const usesExt = hasAny && externallyAccessible(sp);
     const usesFW = hasAny && sp.loadBalancerIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0;
     const lbChain = usesFW ? fwChain : extChain;
     let intTarget = '';

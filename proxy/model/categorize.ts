@@ -3,7 +3,7 @@
 // for Cluster policy; local ready, else local serving-and-terminating, for
 // Local policy. Topology hints are not used.
 import type { Endpoint } from './endpoints.js';
-import { usesClusterEndpoints, usesLocalEndpoints, type ServicePort } from './service-port.js';
+import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints, type ServicePort } from './service-port.js';
 
 export interface Categorized {
   cluster: Endpoint[];
@@ -41,4 +41,28 @@ export function categorize(endpoints: Endpoint[], sp: ServicePort): Categorized 
   const merged = new Map<string, Endpoint>();
   for (const e of [...cluster, ...local]) merged.set(e.addr, e);
   return { cluster, local, reachable: [...merged.values()], hasAny };
+}
+
+/** Which of a service port's chains carry traffic, for either mode's renderer (upstream syncProxyRules' booleans). */
+export interface TrafficPlan {
+  /** The Cluster-policy endpoint chain is written. */
+  usesCluster: boolean;
+  /** The Local-policy endpoint chain is written. */
+  usesLocal: boolean;
+  /** Cluster IP traffic has somewhere to go (else REJECT, or DROP for Local with no local endpoint). */
+  hasInternal: boolean;
+  /** External traffic has somewhere to go. */
+  hasExternal: boolean;
+  /** The external chain is written (it short-circuits pod and node traffic even without external endpoints). */
+  usesExternal: boolean;
+}
+
+export function trafficPlan(sp: ServicePort, c: Categorized): TrafficPlan {
+  return {
+    usesCluster: c.cluster.length > 0 && usesClusterEndpoints(sp),
+    usesLocal: c.local.length > 0 && usesLocalEndpoints(sp),
+    hasInternal: c.hasAny && (!sp.internalPolicyLocal || c.local.length > 0),
+    hasExternal: c.hasAny && (!sp.externalPolicyLocal || c.local.length > 0),
+    usesExternal: c.hasAny && externallyAccessible(sp),
+  };
 }

@@ -9,25 +9,11 @@ import { endpointBase, servicePortBase } from './names.js';
 import { NftSyncer } from './syncer.js';
 import { KernelModel } from './kernel-model.js';
 import { keyText, verdictText, versionAtLeast } from './apply.js';
+import { NODE, slice, svc, type Ep } from '../model/fixtures.js';
 
 // Upstream proxier_test conventions: pods in 10.0.0.0/8, cluster IPs in 172.30.0.0/16, this node "test-node".
-const NODE = 'test-node';
 const ctx: RenderContext = { family: 'ip', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip saddr 10.0.0.0/8', notLocalMatch: 'ip saddr != 10.0.0.0/8', nodeIP: '192.168.0.2', nodePortIPs: ['192.168.0.2'], conntrackTCPLiberal: false };
 
-function svc(ns: string, name: string, spec: Record<string, unknown>, status?: Record<string, unknown>): Service {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { namespace: ns, name }, spec: { type: 'ClusterIP', ports: [{ name: 'p80', port: 80, protocol: 'TCP' }], ...spec }, ...(status ? { status } : {}) } as Service;
-}
-type Ep = { ip: string; node?: string; ready?: boolean; serving?: boolean; terminating?: boolean };
-function slice(ns: string, service: string, eps: Ep[], port = 80, portName = 'p80', protocol = 'TCP'): EndpointSlice {
-  return {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: { namespace: ns, name: `${service}-abc`, labels: { 'kubernetes.io/service-name': service } },
-    addressType: 'IPv4',
-    ports: [{ name: portName, port, protocol }],
-    endpoints: eps.map((e) => ({ addresses: [e.ip], nodeName: e.node, conditions: { ready: e.ready ?? true, serving: e.serving ?? e.ready ?? true, terminating: e.terminating ?? false } })),
-  } as EndpointSlice;
-}
 const one = (s: Service, sl: EndpointSlice[] = [], c: RenderContext = ctx) => renderService(servicePorts(s), endpointsOfSlices(sl, NODE), c);
 
 test('object names are upstream\'s (verified examples from its proxier tests)', () => {

@@ -3,8 +3,8 @@
 // and one Fragment per Service (its chains, map elements and affinity sets).
 // Fragments of different Services never share an object, so a change is
 // rendered from that Service alone, whatever the size of the cluster.
-import { categorize } from '../model/categorize.js';
-import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints, type ServicePort } from '../model/service-port.js';
+import { categorize, trafficPlan } from '../model/categorize.js';
+import type { ServicePort } from '../model/service-port.js';
 import { portKey, type Endpoint } from '../model/endpoints.js';
 import { cidrContains } from '../iptables/render.js';
 import { endpointBase, servicePortBase, TABLE } from './names.js';
@@ -144,7 +144,8 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
     const name = sp.name;
     const eps = endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? [];
     f.endpoints += eps.length;
-    const { cluster, local, reachable, hasAny } = categorize(eps, sp);
+    const cat = categorize(eps, sp);
+    const { cluster, local, reachable, hasAny } = cat;
     const base = servicePortBase(name, proto);
     const clusterChain = `service-${base}`;
     const localChain = `local-${base}`;
@@ -161,13 +162,9 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
       if (!rules) f.chains.set(ch, (rules = []));
       return rules;
     };
-    const usesCluster = cluster.length > 0 && usesClusterEndpoints(sp);
-    const usesLocal = local.length > 0 && usesLocalEndpoints(sp);
+    const { usesCluster, usesLocal, hasInternal, hasExternal, usesExternal } = trafficPlan(sp, cat);
     const internalChain = sp.internalPolicyLocal ? localChain : clusterChain;
-    const hasInternal = hasAny && (!sp.internalPolicyLocal || local.length > 0);
     const externalPolicyChain = sp.externalPolicyLocal ? localChain : clusterChain;
-    const hasExternal = hasAny && (!sp.externalPolicyLocal || local.length > 0);
-    const usesExternal = hasAny && externallyAccessible(sp);
     let intVerdict = '';
     let extVerdict = '';
     if (!hasAny) intVerdict = extVerdict = `goto ${REJECT_CHAIN}`;
