@@ -9,6 +9,12 @@ import { Commands, diffFragment, emptyPhased, opsOf, phasedText, planFull } from
 import { emptyFragment, renderBase, renderService, type Fragment, type RenderContext } from './render.js';
 import type { Nft } from './apply.js';
 
+/**
+ * Commands per full-sync transaction. Every nft run first reads the whole ruleset (nft 1.0.x), so fewer, larger
+ * transactions converge faster; this bound keeps each to a few seconds of nft (TSKUBE_NFT_CHUNK_OPS to tune).
+ */
+export const FULL_SYNC_CHUNK_OPS = Number(process.env.TSKUBE_NFT_CHUNK_OPS) || 100_000;
+
 /** Chains retired by a transaction are deleted at the first sync this much later (kernels before 6.2 drop map
  * references late); with no change coming, the periodic sync (syncPeriod) does it, as upstream. */
 export const STALE_CHAIN_DELAY_MS = 1000;
@@ -137,7 +143,7 @@ export class NftSyncer {
     const listing = await this.nft.list();
     const desired = new Map<string, Fragment>();
     for (const [svc, sps] of ports) if (sps.length) desired.set(svc, renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx));
-    const plan = planFull(this.cmd, renderBase(this.ctx), desired.values(), listing, this.o.chunkOps ?? 20_000);
+    const plan = planFull(this.cmd, renderBase(this.ctx), desired.values(), listing, this.o.chunkOps ?? FULL_SYNC_CHUNK_OPS);
     let applyMs = 0;
     let ops = 0;
     let bytes = 0;
