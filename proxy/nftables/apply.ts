@@ -36,7 +36,7 @@ function run(args: string[], input = ''): Promise<{ code: number | null; stdout:
   });
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 /** A JSON map value as nft's text syntax: {"goto": {"target": "x"}} → "goto x", {"drop": null} → "drop". */
 export function verdictText(v: unknown): string {
@@ -51,6 +51,34 @@ export function keyText(k: unknown): string {
   if (k && typeof k === 'object' && 'elem' in (k as Json)) return keyText(((k as Json).elem as Json).val);
   if (k && typeof k === 'object' && 'concat' in (k as Json)) return ((k as Json).concat as unknown[]).map(keyText).join(' . ');
   return String(k);
+}
+
+/** What `nft -j list chains|sets|maps <family>` say about our table, as a Listing. */
+export function listingOf(chains: Json[], sets: Json[], maps: Json[], tableExists: boolean): Listing {
+  const listing: Listing = { tableExists, chains: new Set(), sets: new Map(), elements: new Map(), baseChains: new Map() };
+  if (!tableExists) return listing;
+  for (const o of chains) {
+    const c = o.chain as Json | undefined;
+    if (c?.table !== TABLE || typeof c.name !== 'string') continue;
+    if (isServiceObject(c.name)) listing.chains.add(c.name);
+    else if (typeof c.hook === 'string') listing.baseChains!.set(c.name, `${String(c.type)} ${c.hook} ${String(c.prio)}`);
+  }
+  const pins = new Map<string, string>();
+  for (const o of sets) {
+    const st = o.set as Json | undefined;
+    if (st?.table !== TABLE || typeof st.name !== 'string') continue;
+    if (isServiceObject(st.name)) listing.sets.set(st.name, Number(st.timeout ?? 0));
+    else if (st.name === HAIRPIN) for (const e of (st.elem ?? []) as unknown[]) pins.set(keyText(e), '');
+  }
+  listing.elements.set(HAIRPIN, pins);
+  for (const m of MAPS) listing.elements.set(m, new Map());
+  for (const o of maps) {
+    const mp = o.map as Json | undefined;
+    const els = mp?.table === TABLE && typeof mp.name === 'string' && mp.name !== HAIRPIN ? listing.elements.get(mp.name) : undefined;
+    if (!els) continue;
+    for (const pair of (mp!.elem ?? []) as unknown[][]) els.set(keyText(pair[0]), verdictText(pair[1]));
+  }
+  return listing;
 }
 
 export class ExecNft implements Nft {
@@ -72,32 +100,9 @@ export class ExecNft implements Nft {
 
   async list(): Promise<Listing> {
     const tables = (await this.json(['tables', this.family])) ?? [];
-    const tableExists = tables.some((t) => (t.table as Json | undefined)?.name === TABLE);
-    const listing: Listing = { tableExists, chains: new Set(), sets: new Map(), elements: new Map(), baseChains: new Map() };
-    if (!tableExists) return listing;
-    for (const o of (await this.json(['chains', this.family])) ?? []) {
-      const c = o.chain as Json | undefined;
-      if (c?.table !== TABLE || typeof c.name !== 'string') continue;
-      if (isServiceObject(c.name)) listing.chains.add(c.name);
-      else if (typeof c.hook === 'string') listing.baseChains!.set(c.name, `${String(c.type)} ${c.hook} ${String(c.prio)}`);
-    }
-    for (const o of (await this.json(['sets', this.family])) ?? []) {
-      const s = o.set as Json | undefined;
-      if (s?.table === TABLE && typeof s.name === 'string' && isServiceObject(s.name)) listing.sets.set(s.name, Number(s.timeout ?? 0));
-    }
-    for (const m of MAPS) {
-      const els = new Map<string, string>();
-      for (const o of (await this.json(['map', this.family, TABLE, m])) ?? []) {
-        for (const pair of (((o.map as Json | undefined)?.elem ?? []) as unknown[][])) els.set(keyText(pair[0]), verdictText(pair[1]));
-      }
-      listing.elements.set(m, els);
-    }
-    const pins = new Map<string, string>();
-    for (const o of (await this.json(['set', this.family, TABLE, HAIRPIN])) ?? []) {
-      for (const e of (((o.set as Json | undefined)?.elem ?? []) as unknown[])) pins.set(keyText(e), '');
-    }
-    listing.elements.set(HAIRPIN, pins);
-    return listing;
+    if (!tables.some((t) => (t.table as Json | undefined)?.name === TABLE)) return listingOf([], [], [], false);
+    // `list sets` and `list maps` carry the elements: three nft runs in all, each reading the ruleset once (nft 1.0.x).
+    return listingOf((await this.json(['chains', this.family])) ?? [], (await this.json(['sets', this.family])) ?? [], (await this.json(['maps', this.family])) ?? [], true);
   }
 }
 

@@ -8,7 +8,7 @@ import { renderBase, renderService, type RenderContext } from './render.js';
 import { endpointBase, servicePortBase } from './names.js';
 import { NftSyncer } from './syncer.js';
 import { KernelModel } from './kernel-model.js';
-import { keyText, verdictText, versionAtLeast } from './apply.js';
+import { keyText, listingOf, verdictText, versionAtLeast } from './apply.js';
 import { NODE, slice, svc, type Ep } from '../model/fixtures.js';
 
 // Upstream proxier_test conventions: pods in 10.0.0.0/8, cluster IPs in 172.30.0.0/16, this node "test-node".
@@ -299,4 +299,32 @@ test('a base chain left with another priority by an earlier version is remade (f
   const fresh = new KernelModel();
   await new NftSyncer(fresh, ctx).full(w.ports(), w.endpoints());
   assert.deepEqual(kernel.snapshot(), fresh.snapshot());
+});
+
+test('a full sync starts from nft\'s JSON listings: service chains, base chains\' hooks, affinity sets, hairpin pairs and map elements of our table only', () => {
+  const chains = [
+    { chain: { family: 'ip', table: 'kube-proxy', name: 'nat-prerouting', type: 'nat', hook: 'prerouting', prio: -100 } },
+    { chain: { family: 'ip', table: 'kube-proxy', name: 'services' } },
+    { chain: { family: 'ip', table: 'kube-proxy', name: 'service-ULMVA6XW-ns1/svc1/tcp/p80' } },
+    { chain: { family: 'ip', table: 'other', name: 'service-X/y' } },
+  ];
+  const sets = [
+    { set: { family: 'ip', table: 'kube-proxy', name: 'affinity-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80', type: 'ipv4_addr', flags: ['timeout'], timeout: 10800 } },
+    { set: { family: 'ip', table: 'kube-proxy', name: 'hairpin-endpoints', type: ['ipv4_addr', 'ipv4_addr'], elem: [{ concat: ['10.1.0.1', '10.1.0.1'] }] } },
+    { set: { family: 'ip', table: 'kube-proxy', name: 'nodeport-ips', type: 'ipv4_addr', elem: ['192.168.0.2'] } },
+  ];
+  const maps = [
+    { map: { family: 'ip', table: 'kube-proxy', name: 'service-ips', map: 'verdict', elem: [[{ concat: ['172.30.0.41', 'tcp', 80] }, { goto: { target: 'service-ULMVA6XW-ns1/svc1/tcp/p80' } }]] } },
+    { map: { family: 'ip', table: 'kube-proxy', name: 'no-endpoint-services', map: 'verdict', elem: [[{ elem: { val: { concat: ['172.30.0.42', 'udp', 53] }, comment: 'ns1/dns' } }, { goto: { target: 'reject-chain' } }], [{ concat: ['1.2.3.4', 'tcp', 80] }, { drop: null }]] } },
+    { map: { family: 'ip', table: 'other', name: 'service-ips', map: 'verdict', elem: [[{ concat: ['9.9.9.9', 'tcp', 1] }, { accept: null }]] } },
+  ];
+  const l = listingOf(chains, sets, maps, true);
+  assert.deepEqual([...l.chains], ['service-ULMVA6XW-ns1/svc1/tcp/p80']);
+  assert.deepEqual([...l.baseChains!], [['nat-prerouting', 'nat prerouting -100']]);
+  assert.deepEqual([...l.sets], [['affinity-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80', 10800]]);
+  assert.deepEqual([...l.elements.get('hairpin-endpoints')!.keys()], ['10.1.0.1 . 10.1.0.1']);
+  assert.deepEqual([...l.elements.get('service-ips')!], [['172.30.0.41 . tcp . 80', 'goto service-ULMVA6XW-ns1/svc1/tcp/p80']]);
+  assert.deepEqual([...l.elements.get('no-endpoint-services')!], [['172.30.0.42 . udp . 53', 'goto reject-chain'], ['1.2.3.4 . tcp . 80', 'drop']]);
+  assert.deepEqual([...l.elements.get('service-nodeports')!], []);
+  assert.equal(listingOf(chains, sets, maps, false).chains.size, 0, 'no table: nothing');
 });
