@@ -46,11 +46,12 @@ test('the nftables section of KubeProxyConfiguration holds that mode\'s sync and
   });
 });
 
-test('--nodeport-addresses: "primary" or CIDRs, not both; iptables mode refuses it rather than ignoring it', () => {
+test('--nodeport-addresses: "primary" or CIDRs, not both; iptables mode defaults to every local address', () => {
   assert.deepEqual(loadProxyConfig([KC, '--proxy-mode=nftables', '--nodeport-addresses=10.0.0.0/8, 192.168.1.0/24'], () => {}).nodePortAddresses, ['10.0.0.0/8', '192.168.1.0/24']);
   assert.throws(() => loadProxyConfig([KC, '--proxy-mode=nftables', '--nodeport-addresses=primary,10.0.0.0/8'], () => {}), /--nodeport-addresses: "primary" cannot be used together with CIDRs/);
   assert.throws(() => loadProxyConfig([KC, '--proxy-mode=nftables', '--nodeport-addresses=eth0'], () => {}), /--nodeport-addresses: must be a valid CIDR or "primary", got "eth0"/);
-  assert.throws(() => loadProxyConfig([KC, '--nodeport-addresses=10.0.0.0/8'], () => {}), /--nodeport-addresses: is supported in nftables mode only/);
+  assert.deepEqual(loadProxyConfig([KC], () => {}).nodePortAddresses, []);
+  assert.deepEqual(loadProxyConfig([KC, '--nodeport-addresses=10.0.0.0/8'], () => {}).nodePortAddresses, ['10.0.0.0/8']);
 });
 
 test('--cleanup needs no kubeconfig; everything else does', () => {

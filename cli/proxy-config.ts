@@ -38,7 +38,7 @@ export const PROXY_FLAGS: Record<string, string> = {
   'masquerade-all': 'SNAT all traffic sent to cluster IPs (config: iptables.masqueradeAll). Default false',
   'proxy-mode': 'iptables or nftables (config: mode). Default iptables',
   cleanup: 'remove the iptables and nftables rules of both proxy modes, then exit (--cleanup=true)',
-  'nodeport-addresses': 'comma-separated CIDRs, or "primary", for the addresses NodePorts accept (config: nodePortAddresses). nftables mode; default primary there',
+  'nodeport-addresses': 'comma-separated CIDRs, or "primary", for the addresses NodePorts accept (config: nodePortAddresses). Default: every local address in iptables mode, primary in nftables mode',
   config: 'KubeProxyConfiguration YAML file',
   'iptables-sync-period': 'periodic sync interval (config: iptables.syncPeriod, nftables.syncPeriod or syncPeriod). Default 30s',
   'iptables-min-sync-period': 'minimum time between syncs (config: iptables.minSyncPeriod, nftables.minSyncPeriod or minSyncPeriod). Default 1s',
@@ -100,7 +100,6 @@ function nodePortAddresses(raw: unknown, mode: string, where: string): string[] 
   if (!list.length) return mode === 'nftables' ? ['primary'] : [];
   if (list.includes('primary') && list.length > 1) throw new Error(`${where}: "primary" cannot be used together with CIDRs`);
   for (const c of list) if (c !== 'primary' && !CIDR.test(c)) throw new Error(`${where}: must be a valid CIDR or "primary", got "${c}"`);
-  if (mode === 'iptables' && list.length) throw new Error(`${where}: is supported in nftables mode only by this kube-proxy`);
   return list;
 }
 

@@ -76,7 +76,7 @@ export async function proxyBackend(cfg: ProxyConfig, o: { metrics: ProxyMetrics;
     return new NftablesBackend(new ExecNft('ip'), context, metrics, log);
   }
   for (const t of await deleteNftTables()) log.info(`removed the nftables mode's table ${t}`);
-  return new IptablesBackend(ipt, { masqueradeMark: `0x${bit.toString(16).padStart(4, '0')}`, masqueradeAll: cfg.masqueradeAll, detectLocal: cfg.detectLocal, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: o.conntrackTCPLiberal }, metrics);
+  return new IptablesBackend(ipt, { masqueradeMark: `0x${bit.toString(16).padStart(4, '0')}`, masqueradeAll: cfg.masqueradeAll, detectLocal: cfg.detectLocal, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: o.conntrackTCPLiberal, nodePortIPs: (nodeIP) => (cfg.nodePortAddresses.length ? nodePortIPs(cfg.nodePortAddresses, nodeIP, localIPv4s()) : undefined) }, metrics);
 }
 
 export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<RunningProxy> {

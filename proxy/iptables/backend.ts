@@ -14,6 +14,8 @@ export interface IptablesOptions {
   detectLocal: DetectLocal;
   localhostNodePorts: boolean;
   conntrackTCPLiberal: boolean;
+  /** --nodeport-addresses resolved for a node IP; undefined: every local address. */
+  nodePortIPs?: (nodeIP: string) => string[] | undefined;
 }
 
 export class IptablesBackend implements ProxyBackend {
@@ -50,6 +52,7 @@ export class IptablesBackend implements ProxyBackend {
       masqueradeAll: this.o.masqueradeAll,
       localDetector: localDetector(this.o.detectLocal, i.nodeCIDR)?.iptables,
       nodeIP: i.nodeIP,
+      nodePortIPs: this.o.nodePortIPs?.(i.nodeIP),
       localhostNodePorts: this.o.localhostNodePorts,
       conntrackTCPLiberal: this.o.conntrackTCPLiberal,
       randomFully: true,

@@ -174,6 +174,12 @@ test('terminating endpoints: ignored while ready ones exist, used when only serv
   assert.equal([...duplicate.values()][0]![0]!.terminating, false, 'a duplicate ip:port keeps its non-terminating copy');
 });
 
+test('--nodeport-addresses: KUBE-SERVICES ends with a jump to KUBE-NODEPORTS per selected node address, loopback left out', () => {
+  const out = render([svc('ns1', 'svc1', { type: 'NodePort', clusterIP: '172.30.0.41', ports: [{ name: 'p80', port: 80, nodePort: 3001, protocol: 'TCP' }] })], [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }])], { nodePortIPs: ['192.168.0.2', '127.0.0.1'] });
+  const last = chain(out.text, 'KUBE-SERVICES').filter((l) => l.includes('KUBE-NODEPORTS'));
+  assert.deepEqual(last, ['-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -d 192.168.0.2 -j KUBE-NODEPORTS']);
+});
+
 test('--detect-local-mode BridgeInterface: off-cluster means not from the pod bridge', () => {
   const out = render([svc('ns1', 'svc1', { clusterIP: '172.30.0.41' })], [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }])], { clusterCIDR: undefined, localDetector: { local: ['-i', 'cni0'], notLocal: ['!', '-i', 'cni0'] } });
   assert.match(out.text, /-A KUBE-SVC-\S+ -m comment --comment "ns1\/svc1:p80 cluster IP" -m tcp -p tcp -d 172\.30\.0\.41 --dport 80 ! -i cni0 -j KUBE-MARK-MASQ/);

@@ -21,6 +21,8 @@ export interface RenderInput {
   localDetector?: { local: string[]; notLocal: string[] };
   /** The node's IP, for loadBalancerSourceRanges that include it. */
   nodeIP?: string;
+  /** --nodeport-addresses resolved to this node's IPs; undefined: every local address. */
+  nodePortIPs?: string[];
   localhostNodePorts: boolean;
   /** nf_conntrack_tcp_be_liberal is set: no DROP of INVALID packets. */
   conntrackTCPLiberal: boolean;
@@ -270,7 +272,10 @@ export function renderIptables(i: RenderInput): RenderOutput {
   }
 
   // Last in KUBE-SERVICES: NodePorts on any local address (not 127/8 unless localhost NodePorts are on).
-  natRules.write('-A', C.KUBE_SERVICES, '-m', 'comment', '--comment', quote('kubernetes service nodeports; NOTE: this must be the last rule in this chain'), '-m', 'addrtype', '--dst-type', 'LOCAL', i.localhostNodePorts ? [] : ['!', '-d', '127.0.0.0/8'], '-j', C.KUBE_NODEPORTS);
+  const lastComment = ['-m', 'comment', '--comment', quote('kubernetes service nodeports; NOTE: this must be the last rule in this chain')];
+  if (i.nodePortIPs === undefined) natRules.write('-A', C.KUBE_SERVICES, lastComment, '-m', 'addrtype', '--dst-type', 'LOCAL', i.localhostNodePorts ? [] : ['!', '-d', '127.0.0.0/8'], '-j', C.KUBE_NODEPORTS);
+  // --nodeport-addresses: one rule per address of this node it selects (loopback ones never, as upstream).
+  else for (const ip of i.nodePortIPs) if (!ip.startsWith('127.')) natRules.write('-A', C.KUBE_SERVICES, lastComment, '-d', ip, '-j', C.KUBE_NODEPORTS);
   if (!i.conntrackTCPLiberal) filterRules.write('-A', C.KUBE_FORWARD, '-m', 'conntrack', '--ctstate', 'INVALID', '-j', 'DROP');
   filterRules.write('-A', C.KUBE_FORWARD, '-m', 'comment', '--comment', quote('kubernetes forwarding rules'), '-m', 'mark', '--mark', mark, '-j', 'ACCEPT');
   filterRules.write('-A', C.KUBE_FORWARD, '-m', 'comment', '--comment', quote('kubernetes forwarding conntrack rule'), '-m', 'conntrack', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'ACCEPT');
