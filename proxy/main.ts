@@ -63,16 +63,19 @@ export async function proxyBackend(cfg: ProxyConfig, o: { metrics: ProxyMetrics;
   const bit = 1 << cfg.masqueradeBit;
   if (cfg.mode === 'nftables') {
     for (const t of await cleanupIptables(ipt).catch((e: Error) => (log.warn(`could not remove the iptables mode's rules: ${e.message}`), []))) log.info(`removed the iptables mode's rules from the ${t} table`);
-    const context = (nodeIP: string, nodeCIDR: string): RenderContext => ({
-      family: 'ip',
-      masqueradeMark: `0x${bit.toString(16).padStart(6, '0')}`, // upstream's %#08x
-      masqueradeAll: cfg.masqueradeAll,
-      localMatch: localDetector(cfg.detectLocal, nodeCIDR)?.nftables.local,
-      notLocalMatch: localDetector(cfg.detectLocal, nodeCIDR)?.nftables.notLocal,
-      nodeIP: nodeIP || undefined,
-      nodePortIPs: cfg.nodePortAddresses.length ? nodePortIPs(cfg.nodePortAddresses, nodeIP, localIPv4s()) : undefined,
-      conntrackTCPLiberal: o.conntrackTCPLiberal,
-    });
+    const context = (nodeIP: string, nodeCIDR: string): RenderContext => {
+      const detector = localDetector(cfg.detectLocal, nodeCIDR)?.nftables;
+      return {
+        family: 'ip',
+        masqueradeMark: `0x${bit.toString(16).padStart(6, '0')}`, // upstream's %#08x
+        masqueradeAll: cfg.masqueradeAll,
+        localMatch: detector?.local,
+        notLocalMatch: detector?.notLocal,
+        nodeIP: nodeIP || undefined,
+        nodePortIPs: cfg.nodePortAddresses.length ? nodePortIPs(cfg.nodePortAddresses, nodeIP, localIPv4s()) : undefined,
+        conntrackTCPLiberal: o.conntrackTCPLiberal,
+      };
+    };
     return new NftablesBackend(new ExecNft('ip'), context, metrics, log);
   }
   for (const t of await deleteNftTables()) log.info(`removed the nftables mode's table ${t}`);

@@ -35,7 +35,13 @@ export class NftablesBackend implements ProxyBackend {
       this.node = `${i.nodeIP} ${i.nodeCIDR}`;
       this.syncer.setContext(this.context(i.nodeIP, i.nodeCIDR));
     }
-    const st = i.full ? await this.syncer.full(i.ports, i.endpoints) : await this.syncer.partial(i.changed, i.ports, i.endpoints);
+    let st;
+    try {
+      st = i.full ? await this.syncer.full(i.ports, i.endpoints) : await this.syncer.partial(i.changed, i.ports, i.endpoints);
+    } catch (e) {
+      this.metrics.nftSyncFailures.inc();
+      throw e;
+    }
     const t = this.syncer.totals;
     return {
       renderMs: st.renderMs,
@@ -48,7 +54,6 @@ export class NftablesBackend implements ProxyBackend {
   }
 
   describe(e: Error): string {
-    this.metrics.nftSyncFailures.inc();
     return `nftables sync failed, keeping the previous rules: ${e.message}`;
   }
 }
