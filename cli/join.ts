@@ -12,7 +12,7 @@ import { firstIPv4 } from '../kube/platform.js';
 import { startProxy } from '../proxy/main.js';
 import { clientConfigValid } from '../agent/node/tls-bootstrap.js';
 import { bootstrapKubeconfig, fetchClusterInfo, parsePins, verifyClusterInfo, type DiscoveredCluster } from './discovery.js';
-import { commaList, parseBool, parseFlags, splitArgs } from './flags.js';
+import { commaList, durationFlag, parseBool, parseFlags, splitArgs } from './flags.js';
 import { NodeRunner, REGISTRY_PORT } from './node-runner.js';
 import { Progress } from './progress.js';
 import { loadProxyConfig } from './proxy-config.js';
@@ -27,6 +27,7 @@ export const JOIN_FLAGS: Record<string, string> = {
   'node-ip': 'node address (the kubelet, host-gw routes to this node). Default: the first non-loopback IPv4',
   'root-dir': 'kubelet state. Default /var/lib/kubelet',
   'pod-logs-dir': 'container logs. Default /var/log/pods',
+  'pod-stop-timeout': 'on Ctrl-C or SIGTERM, how long pods may take to stop: each gets its terminationGracePeriodSeconds, at most this. Default 30s',
   'cgroup-root': 'the kubelet\'s --cgroup-root: the cgroup under which kubepods is made. Default /',
   'proxy-mode': 'the kube-proxy\'s mode: iptables or nftables. Default iptables',
   'pod-manifest-path': 'static pod manifests. Default /etc/kubernetes/manifests',
@@ -111,7 +112,7 @@ export async function runJoin(argv: string[]): Promise<void> {
     note(`signature by token ${token!.split('.')[0]} verified${skipCA ? ' (CA not pinned: --discovery-token-unsafe-skip-ca-verification)' : ', CA pinned by its hash'}; apiserver ${cluster.server}`);
   });
 
-  const run = new NodeRunner('join', { data, endpoint, rootDir });
+  const run = new NodeRunner('join', { data, endpoint, rootDir, podStopTimeoutSec: durationFlag(f, 'pod-stop-timeout', '30s') / 1000 });
   run.handleSignals();
   try {
     await progress.step('containerd', (note) => run.ensureContainerd(note, mirror));
@@ -155,7 +156,8 @@ Ctrl-C stops what join started; \`tskube join\` again reuses ${data}.
 `);
   } catch (e) {
     process.stderr.write(`tskube join failed: ${(e as Error).message}\n`);
-    await run.stopAll();
+    const problems = await run.stopAll();
+    if (problems.length) process.stderr.write(`and could not stop:\n${problems.map((p) => `  ${p}\n`).join('')}`);
     process.exit(1);
   }
 }

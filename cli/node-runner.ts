@@ -16,6 +16,8 @@ import { startAgent, type RunningAgent } from './agent.js';
 import { loadAgentConfig, type AgentConfig } from './agent-config.js';
 import { writeContainerdFiles } from './containerd-config.js';
 import { unmountAll } from '../agent/volumes/mounts.js';
+import { stopPods } from './stop-pods.js';
+import { recordNodeState } from './node-state.js';
 
 /** The name every node pulls the demo images by; `up` serves it, joined nodes mirror it. */
 export const REGISTRY = '127.0.0.1:5000';
@@ -23,7 +25,9 @@ export const REGISTRY_PORT = 5000;
 
 function spawnLogged(cmd: string, args: string[], logFile: string): ChildProcess {
   const fd = fs.openSync(logFile, 'a');
-  const p = spawn(cmd, args, { stdio: ['ignore', fd, fd] });
+  // In a process group of its own: Ctrl-C in the terminal signals the whole foreground group, and containerd must
+  // outlive this process long enough to stop the pods.
+  const p = spawn(cmd, args, { stdio: ['ignore', fd, fd], detached: true });
   fs.closeSync(fd);
   return p;
 }
@@ -40,6 +44,19 @@ export async function until<T>(what: string, ms: number, fn: () => Promise<T | u
       tick(Date.now() - t0);
     }
     await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
+
+/** Whether a CRI runtime answers on the endpoint. */
+export async function criAnswers(endpoint: string): Promise<boolean> {
+  if (!fs.existsSync(endpoint.replace(/^unix:\/\//, ''))) return false;
+  const probe = new CriClient({ endpoint, timeoutMs: 3000 });
+  try {
+    return await probe.version().then(() => true, () => false);
+  } finally {
+    probe.close();
   }
 }
 
@@ -69,9 +86,10 @@ export class NodeRunner {
 
   constructor(
     private readonly command: 'up' | 'join',
-    readonly o: { data: string; endpoint: string; rootDir: string },
+    readonly o: { data: string; endpoint: string; rootDir: string; podStopTimeoutSec?: number },
   ) {
     fs.mkdirSync(this.logs, { recursive: true });
+    recordNodeState(o.data, { command, pid: process.pid, endpoint: o.endpoint, rootDir: o.rootDir });
   }
 
   get logs(): string {
@@ -101,38 +119,68 @@ export class NodeRunner {
     return createLogger(component, { sink: (l) => fs.appendFileSync(path.join(this.logs, `${component}.log`), `${l}\n`) });
   }
 
-  async stopAll(): Promise<void> {
-    // DNS first: it marks its endpoints not ready while the apiserver still listens.
-    await this.dns?.stop().catch(() => undefined);
-    await this.proxy?.stop().catch(() => undefined);
-    await this.agent?.stop().catch(() => undefined);
-    await this.apiserver?.stop().catch(() => undefined);
-    if (this.owned.some((o) => o.name === 'containerd')) {
-      // Our containerd: stop the pods too, so nothing outlives us (the next run starts them again).
-      const cri = new CriClient({ endpoint: this.o.endpoint, timeoutMs: 30_000 });
-      for (const sb of await cri.listPodSandbox().catch(() => [])) {
-        await cri.stopPodSandbox(sb.id).catch(() => undefined);
-        await cri.removePodSandbox(sb.id).catch(() => undefined);
+  /**
+   * Stops everything in order: the cluster DNS (it marks its endpoints not ready while the apiserver listens), the
+   * kubelet's loops, then the pods within their grace periods (at most podStopTimeoutSec), the kube-proxy, the
+   * apiserver, and the daemons this command started. Returns what could not be stopped.
+   */
+  async stopAll(note: (s: string) => void = () => undefined): Promise<string[]> {
+    const problems: string[] = [];
+    const step = async (what: string, fn: () => Promise<unknown>): Promise<void> => {
+      try {
+        await fn();
+      } catch (e) {
+        problems.push(`${what}: ${(e as Error).message}`);
       }
-      cri.close();
-      // Their secret and token tmpfs mounts go with them (the next run sets the volumes up again).
-      await unmountAll(path.join(this.o.rootDir, 'pods')).catch(() => undefined);
+    };
+    await step('the cluster DNS', async () => this.dns?.stop());
+    const ranKubelet = this.agent !== undefined;
+    await step('the kubelet', async () => this.agent?.stop());
+    if (ranKubelet) {
+      // The pods this node ran stop with it; their volumes stay, and the next run starts them again.
+      await step('the pods', async () => {
+        const cri = new CriClient({ endpoint: this.o.endpoint, timeoutMs: 30_000 });
+        try {
+          const r = await stopPods(cri, { capSec: this.o.podStopTimeoutSec ?? 30, note, force: this.forced });
+          problems.push(...r.problems);
+          if (r.pods) note(`stopped ${r.pods} pod(s)`);
+        } finally {
+          cri.close();
+        }
+        // Their secret and token tmpfs mounts go with them (the next run sets the volumes up again).
+        await unmountAll(path.join(this.o.rootDir, 'pods'));
+      });
     }
-    for (const o of this.owned.reverse()) {
-      await stopChild(o.proc);
+    await step('the kube-proxy', async () => this.proxy?.stop());
+    await step('the apiserver', async () => this.apiserver?.stop());
+    for (const o of [...this.owned].reverse()) {
+      await step(o.name, () => stopChild(o.proc));
       fs.rmSync(this.pidFile(o.name), { force: true });
     }
+    return problems;
   }
 
-  /** Ctrl-C and SIGTERM stop everything this command started, in reverse order. */
+  /** Resolves at the second Ctrl-C: pods still stopping are killed. */
+  private force: () => void = () => undefined;
+  private readonly forced = new Promise<void>((r) => (this.force = r));
+
+  /** Ctrl-C and SIGTERM stop everything this command started (see stopAll); a second one stops waiting for pods. */
   handleSignals(): void {
     const on = (sig: string): void => {
-      if (this.stopping) return;
+      if (this.stopping) {
+        process.stdout.write(`${sig} again: not waiting for the pods' grace periods\n`);
+        this.force();
+        return;
+      }
       this.stopping = true;
-      const parts = [this.dns && 'the cluster DNS', this.proxy && 'the kube-proxy', this.agent && 'the kubelet', this.apiserver && 'the apiserver'].filter(Boolean).join(', ');
-      process.stdout.write(`\n${sig}: stopping ${parts || 'what was started'}${this.owned.length ? ` and ${this.ownedNames().join(', ')}` : ''} ...\n`);
-      void this.stopAll().then(
-        () => {
+      const parts = [this.dns && 'the cluster DNS', this.agent && 'the kubelet and its pods', this.proxy && 'the kube-proxy', this.apiserver && 'the apiserver'].filter(Boolean).join(', ');
+      process.stdout.write(`\n${sig}: stopping ${parts || 'what was started'}${this.owned.length ? ` and ${this.ownedNames().reverse().join(', ')}` : ''} ...\n`);
+      void this.stopAll((s) => process.stdout.write(`  ${s}\n`)).then(
+        (problems) => {
+          if (problems.length) {
+            process.stderr.write(`stopped, but not all of it:\n${problems.map((p) => `  ${p}\n`).join('')}`);
+            process.exit(1);
+          }
           process.stdout.write(`stopped; \`tskube ${this.command}\` again picks up where this left off.\n`);
           process.exit(0);
         },
@@ -162,6 +210,7 @@ export class NodeRunner {
       mirror,
     );
     fs.mkdirSync(path.dirname(this.socket), { recursive: true });
+    recordNodeState(this.o.data, { containerdConfig: config });
     this.spawn('containerd', 'containerd', ['--config', config]);
     const cri = new CriClient({ endpoint: this.o.endpoint, timeoutMs: 2000 });
     try {
@@ -189,6 +238,7 @@ export class NodeRunner {
     const dns = `clusterDNS:\n- ${o.clusterDNS}\nclusterDomain: ${o.clusterDomain}\n`;
     fs.writeFileSync(cfgFile, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${o.podLogsDir}\n${dns}${o.configExtra ?? ''}`);
     const cniConfDir = o.cniConfDir ?? (this.owned.some((x) => x.name === 'containerd') ? this.cniConfDir : '/etc/cni/net.d');
+    recordNodeState(this.o.data, { podLogsDir: o.podLogsDir, cniConfDir, ipamDir: path.join(this.o.data, 'ipam'), podNetwork: o.podNetwork });
     const cfg = loadAgentConfig(
       [
         `--config=${cfgFile}`,
@@ -205,6 +255,7 @@ export class NodeRunner {
       ],
       (m) => note(`warning: ${m}`),
     );
+    recordNodeState(this.o.data, { cgroupRoot: cfg.cgroupRoot, cgroupDriver: cfg.cgroupDriver });
     this.agent = await startAgent(cfg, this.fileLog('kubelet'));
     return cfg;
   }

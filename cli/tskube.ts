@@ -1,23 +1,105 @@
-// The tskube command: one subcommand per daemon.
+// The tskube command: one subcommand per daemon. Each subcommand's code is
+// imported only when it runs, so the kubelet never loads the apiserver and
+// the proxy never loads the kubelet.
 import { createLogger } from '../kube/log.js';
-import { AGENT_FLAGS, loadAgentConfig } from './agent-config.js';
-import { APISERVER_FLAGS, loadApiServerConfig } from './apiserver-config.js';
-import { PROXY_FLAGS, loadProxyConfig } from './proxy-config.js';
-import { cleanupProxyRules, startProxy } from '../proxy/main.js';
-import { startApiServer } from '../apiserver/main.js';
-import { startAgent } from './agent.js';
-import { runUp, UP_FLAGS } from './up.js';
-import { runToken, TOKEN_FLAGS } from './token.js';
-import { JOIN_FLAGS, runJoin } from './join.js';
-import { DNS_FLAGS, loadDnsConfig } from './dns-config.js';
-import { startDns } from '../dns/main.js';
+
+interface Command {
+  /** How the command line looks after `tskube`. */
+  synopsis: string;
+  summary: string;
+  flags: () => Promise<Record<string, string>>;
+  run: (argv: string[]) => Promise<void>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  up: {
+    synopsis: 'up [flags]',
+    summary: 'containerd, a registry, the dev apiserver and controllers, the cluster DNS, the kubelet and the kube-proxy on this machine',
+    flags: async () => (await import('./up.js')).UP_FLAGS,
+    run: async (argv) => (await import('./up.js')).runUp(argv),
+  },
+  join: {
+    synopsis: 'join https://<server>:<port> --token <token> --discovery-token-ca-cert-hash sha256:<hash> [flags]',
+    summary: 'joins this machine to a cluster as a node (kubelet and kube-proxy), as kubeadm join does',
+    flags: async () => (await import('./join.js')).JOIN_FLAGS,
+    run: async (argv) => (await import('./join.js')).runJoin(argv),
+  },
+  reset: {
+    synopsis: 'reset [--force] [flags]',
+    summary: 'undoes what up or join did on this machine: pods, mounts, KUBE-* rules, the pod network, the data dirs',
+    flags: async () => (await import('./reset.js')).RESET_FLAGS,
+    run: async (argv) => (await import('./reset.js')).runReset(argv),
+  },
+  agent: {
+    synopsis: 'agent [flags]',
+    summary: 'the kubelet alone (kubelet flags and KubeletConfiguration)',
+    flags: async () => (await import('./agent-config.js')).AGENT_FLAGS,
+    run: runAgent,
+  },
+  proxy: {
+    synopsis: 'proxy [flags]',
+    summary: 'the kube-proxy alone (kube-proxy flags and KubeProxyConfiguration)',
+    flags: async () => (await import('./proxy-config.js')).PROXY_FLAGS,
+    run: runProxy,
+  },
+  apiserver: {
+    synopsis: 'apiserver [flags]',
+    summary: 'the dev apiserver and its controllers alone',
+    flags: async () => (await import('./apiserver-config.js')).APISERVER_FLAGS,
+    run: async (argv) => {
+      const { loadApiServerConfig } = await import('./apiserver-config.js');
+      const { startApiServer } = await import('../apiserver/main.js');
+      const running = await startApiServer(loadApiServerConfig(argv));
+      stopOnSignals(() => running.stop());
+    },
+  },
+  dns: {
+    synopsis: 'dns [flags]',
+    summary: 'the cluster DNS server alone',
+    flags: async () => (await import('./dns-config.js')).DNS_FLAGS,
+    run: async (argv) => {
+      const { loadDnsConfig } = await import('./dns-config.js');
+      const { startDns } = await import('../dns/main.js');
+      const cfg = loadDnsConfig(argv);
+      const running = await startDns(cfg, createLogger('dns', { verbosity: cfg.verbosity }));
+      stopOnSignals(() => running.stop());
+    },
+  },
+  token: {
+    synopsis: 'token create|list|delete [token] [flags]',
+    summary: 'bootstrap tokens for joining nodes, as kubeadm token does',
+    flags: async () => (await import('./token.js')).TOKEN_FLAGS,
+    run: async (argv) => (await import('./token.js')).runToken(argv),
+  },
+};
+
+const NAMES = Object.keys(COMMANDS);
 
 function usage(): string {
-  const list = (f: Record<string, string>) => Object.entries(f).map(([k, v]) => `  --${k}  ${v}`).join('\n');
-  return `usage: tskube up|join|agent|proxy|apiserver|dns|token [flags]\n\nup flags:\n${list(UP_FLAGS)}\n\njoin https://<server>:<port> flags:\n${list(JOIN_FLAGS)}\n\nagent flags:\n${list(AGENT_FLAGS)}\n\nproxy flags:\n${list(PROXY_FLAGS)}\n\napiserver flags:\n${list(APISERVER_FLAGS)}\n\ndns flags:\n${list(DNS_FLAGS)}\n\ntoken create|list|delete flags:\n${list(TOKEN_FLAGS)}\n`;
+  const width = Math.max(...NAMES.map((n) => n.length));
+  const lines = NAMES.map((n) => `  ${n.padEnd(width)}  ${COMMANDS[n]!.summary}`);
+  return `usage: tskube ${NAMES.join('|')} [flags]\n\n${lines.join('\n')}\n\n\`tskube <command> --help\` lists a command's flags and their defaults.\n`;
+}
+
+/** One subcommand's help: its synopsis and every flag with its description (which names the default). */
+function commandHelp(name: string, synopsis: string, summary: string, flags: Record<string, string>): string {
+  const list = Object.entries(flags).map(([k, v]) => `  --${k}\n      ${v}`).join('\n');
+  return `usage: tskube ${synopsis}\n\n${summary}.\n\nflags:\n${list}\n  -h, --help\n      this help\n`;
+}
+
+function wantsHelp(argv: string[]): boolean {
+  return argv.some((a) => a === '-h' || a === '--help' || a === '--help=true');
+}
+
+function stopOnSignals(stop: () => Promise<unknown>): void {
+  const on = (): void => void stop().finally(() => process.exit(0));
+  process.on('SIGTERM', on);
+  process.on('SIGINT', on);
 }
 
 async function runAgent(argv: string[]): Promise<void> {
+  const { loadAgentConfig } = await import('./agent-config.js');
+  const { startAgent } = await import('./agent.js');
   const boot = createLogger('kubelet');
   const cfg = loadAgentConfig(argv, (m) => boot.warn(m));
   const log = createLogger('kubelet', { verbosity: cfg.verbosity });
@@ -34,6 +116,8 @@ async function runAgent(argv: string[]): Promise<void> {
 }
 
 async function runProxy(argv: string[]): Promise<void> {
+  const { loadProxyConfig } = await import('./proxy-config.js');
+  const { cleanupProxyRules, startProxy } = await import('../proxy/main.js');
   const boot = createLogger('kube-proxy');
   const cfg = loadProxyConfig(argv, (m) => boot.warn(m));
   const log = createLogger('kube-proxy', { verbosity: cfg.verbosity });
@@ -55,49 +139,23 @@ async function runProxy(argv: string[]): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const [cmd, ...rest] = process.argv.slice(2);
-  switch (cmd) {
-    case 'agent':
-      await runAgent(rest);
-      return;
-    case 'proxy':
-      await runProxy(rest);
-      return;
-    case 'up':
-      await runUp(rest);
-      return;
-    case 'join':
-      await runJoin(rest);
-      return;
-    case 'token':
-      await runToken(rest);
-      return;
-    case 'dns': {
-      const cfg = loadDnsConfig(rest);
-      const log = createLogger('dns', { verbosity: cfg.verbosity });
-      const running = await startDns(cfg, log);
-      const stop = (): void => void running.stop().finally(() => process.exit(0));
-      process.on('SIGTERM', stop);
-      process.on('SIGINT', stop);
-      return;
-    }
-    case 'apiserver': {
-      const running = await startApiServer(loadApiServerConfig(rest));
-      const stop = (): void => void running.stop().finally(() => process.exit(0));
-      process.on('SIGTERM', stop);
-      process.on('SIGINT', stop);
-      return;
-    }
-    case '-h':
-    case '--help':
-    case 'help':
-    case undefined:
-      process.stdout.write(usage());
-      return;
-    default:
-      process.stderr.write(`tskube: unknown command "${cmd}"\n${usage()}`);
-      process.exit(2);
+  const [name, ...rest] = process.argv.slice(2);
+  if (name === undefined || name === 'help' || name === '-h' || name === '--help') {
+    const topic = name === 'help' ? rest[0] : undefined;
+    const cmd = topic ? COMMANDS[topic] : undefined;
+    process.stdout.write(cmd ? commandHelp(topic!, cmd.synopsis, cmd.summary, await cmd.flags()) : usage());
+    return;
   }
+  const cmd = COMMANDS[name];
+  if (!cmd) {
+    process.stderr.write(`tskube: unknown command "${name}"\n${usage()}`);
+    process.exit(2);
+  }
+  if (wantsHelp(rest)) {
+    process.stdout.write(commandHelp(name, cmd.synopsis, cmd.summary, await cmd.flags()));
+    return;
+  }
+  await cmd.run(rest);
 }
 
 main().catch((e: unknown) => {

@@ -11,10 +11,10 @@ import { buildImage, IMAGES, pushImage } from '../images/build.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { startProxy } from '../proxy/main.js';
 import { registryConfig } from './containerd-config.js';
-import { parseFlags } from './flags.js';
+import { durationFlag, parseFlags } from './flags.js';
 import { Progress } from './progress.js';
 import { loadProxyConfig } from './proxy-config.js';
-import { httpOk, NodeRunner, REGISTRY, REGISTRY_PORT, until } from './node-runner.js';
+import { criAnswers, DEFAULT_CRI_ENDPOINT, httpOk, NodeRunner, REGISTRY, REGISTRY_PORT, until } from './node-runner.js';
 import { runToken } from './token.js';
 import { validateClusterCidr } from '../apiserver/controllers/node-ipam.js';
 import { startDns } from '../dns/main.js';
@@ -26,17 +26,18 @@ const SERVICE_CIDR = '10.96.0.0/12';
 export const UP_FLAGS: Record<string, string> = {
   'data-dir': 'everything up keeps: apiserver data and PKI, kubeconfigs, logs, images, the registry, and containerd\'s state when up starts it. Default /var/lib/tskube',
   'pod-manifest-path': 'static pod manifests. Default ./static-manifests if it exists, else /etc/kubernetes/manifests',
-  'container-runtime-endpoint': 'CRI socket; when nothing answers there, up starts containerd on it. Default unix:///run/containerd/containerd.sock',
+  'container-runtime-endpoint': 'CRI socket; when nothing answers there, up starts containerd on it. Default: unix:///run/containerd/containerd.sock when a containerd answers there, else up starts one on unix://<data-dir>/containerd/containerd.sock',
   'hostname-override': 'node name. Default: the hostname',
   'node-ip': 'node address (apiserver, kubelet). Default: the first non-loopback IPv4',
   'secure-port': 'apiserver port. Default 6443',
   'cluster-cidr': 'pod network: every node gets a /24 of it as spec.podCIDR (node IPAM). Default 10.244.0.0/16',
   'pod-network': 'host-gw (routes between nodes on one LAN), vxlan, or none (an installed CNI). Default host-gw',
   'cni-conf-dir': 'where the pod network writes its CNI config. Default <data-dir>/cni when up starts containerd, else /etc/cni/net.d',
-  'root-dir': 'kubelet state. Default /var/lib/kubelet',
+  'root-dir': 'kubelet state. Default <data-dir>/kubelet',
   'cluster-domain': 'the cluster DNS zone (kubelet clusterDomain). Default cluster.local',
   'dns-upstream': 'comma-separated resolvers the cluster DNS forwards other names to (ip or ip:port). Default: the nameservers of /etc/resolv.conf',
-  'pod-logs-dir': 'container logs. Default /var/log/pods',
+  'pod-logs-dir': 'container logs. Default <data-dir>/pod-logs',
+  'pod-stop-timeout': 'on Ctrl-C or SIGTERM, how long pods may take to stop: each gets its terminationGracePeriodSeconds, at most this. Default 30s',
   'cgroup-root': 'the kubelet\'s --cgroup-root: the cgroup under which kubepods is made. Default /',
   'proxy-mode': 'the kube-proxy\'s mode: iptables or nftables. Default iptables',
 };
@@ -46,7 +47,8 @@ export async function runUp(argv: string[]): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('tskube up must run as root: it starts containerd, mounts volumes and programs iptables');
   const data = path.resolve(f.get('data-dir') ?? '/var/lib/tskube');
   const manifests = path.resolve(f.get('pod-manifest-path') ?? (fs.existsSync('static-manifests') ? 'static-manifests' : '/etc/kubernetes/manifests'));
-  const endpoint = f.get('container-runtime-endpoint') ?? 'unix:///run/containerd/containerd.sock';
+  // A containerd already running on the usual socket is used; otherwise ours keeps its socket in the data dir.
+  const endpoint = f.get('container-runtime-endpoint') ?? ((await criAnswers(DEFAULT_CRI_ENDPOINT)) ? DEFAULT_CRI_ENDPOINT : `unix://${path.join(data, 'containerd', 'containerd.sock')}`);
   const nodeName = (f.get('hostname-override') ?? os.hostname()).toLowerCase();
   const nodeIP = f.get('node-ip') ?? firstIPv4();
   const port = Number(f.get('secure-port') ?? 6443);
@@ -55,8 +57,8 @@ export async function runUp(argv: string[]): Promise<void> {
   // A bad pod range is refused before anything starts.
   validateClusterCidr(clusterCIDR, 24, SERVICE_CIDR, [nodeIP]);
   for (const d of [data, manifests]) fs.mkdirSync(d, { recursive: true });
-  const rootDir = path.resolve(f.get('root-dir') ?? '/var/lib/kubelet');
-  const run = new NodeRunner('up', { data, endpoint, rootDir });
+  const rootDir = path.resolve(f.get('root-dir') ?? path.join(data, 'kubelet'));
+  const run = new NodeRunner('up', { data, endpoint, rootDir, podStopTimeoutSec: durationFlag(f, 'pod-stop-timeout', '30s') / 1000 });
   const logs = run.logs;
   const progress = new Progress(8);
   run.handleSignals();
@@ -143,7 +145,7 @@ export async function runUp(argv: string[]): Promise<void> {
           nodeName,
           nodeIP,
           manifests,
-          podLogsDir: path.resolve(f.get('pod-logs-dir') ?? '/var/log/pods'),
+          podLogsDir: path.resolve(f.get('pod-logs-dir') ?? path.join(data, 'pod-logs')),
           cgroupRoot: f.get('cgroup-root'),
           podNetwork,
           cniConfDir: f.get('cni-conf-dir'),
@@ -184,7 +186,8 @@ To add a node, run this on it (the token is valid for 24 h; \`tskube token creat
 `);
   } catch (e) {
     process.stderr.write(`tskube up failed: ${(e as Error).message}\n`);
-    await run.stopAll();
+    const problems = await run.stopAll();
+    if (problems.length) process.stderr.write(`and could not stop:\n${problems.map((p) => `  ${p}\n`).join('')}`);
     process.exit(1);
   }
 }

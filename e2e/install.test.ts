@@ -34,7 +34,8 @@ describe('install', { skip, timeout: 10 * 60_000 }, () => {
     assert.equal(fs.existsSync(path.join(dirs.prefix, 'node_modules', 'typescript')), false, 'no dev dependencies');
     const help = spawnSync(path.join(dirs.bin, 'tskube'), ['--help'], { encoding: 'utf8' });
     assert.equal(help.status, 0, help.stderr);
-    assert.match(help.stdout, /^usage: tskube up\|join\|agent\|proxy\|apiserver/);
+    assert.match(help.stdout, /^usage: tskube up\|join\|reset\|agent\|proxy\|apiserver/);
+    assert.equal(fs.existsSync(path.join(dirs.prefix, 'node_modules', 'tsx')), false, 'the runtime never loads tsx');
     // The compiled kubelet loads the CRI schema from its own install.
     const cri = spawnSync(process.execPath, ['-e', `import(${JSON.stringify(path.join(dirs.prefix, 'dist/agent/cri/client.js'))}).then((m) => { m.loadCri(); console.log('ok'); })`], { encoding: 'utf8' });
     assert.equal(cri.stdout.trim(), 'ok', cri.stderr);

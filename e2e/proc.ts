@@ -21,10 +21,11 @@ export interface Proc {
   exited: Promise<number | null>;
 }
 
-export function start(cmd: string, args: string[], logFile: string, opts: { netns?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Proc {
+/** `group`: the process leads a process group of its own, as a command started from a shell does (signal it with kill(-pid)). */
+export function start(cmd: string, args: string[], logFile: string, opts: { netns?: string; env?: NodeJS.ProcessEnv; cwd?: string; group?: boolean } = {}): Proc {
   const out = fs.openSync(logFile, 'a');
   const [c, a] = opts.netns ? ['nsenter', [`--net=/run/netns/${opts.netns}`, cmd, ...args]] : [cmd, args];
-  const child = spawn(c, a, { stdio: ['ignore', out, out], env: opts.env ?? process.env, cwd: opts.cwd, detached: false });
+  const child = spawn(c, a, { stdio: ['ignore', out, out], env: opts.env ?? process.env, cwd: opts.cwd, detached: opts.group === true });
   fs.closeSync(out);
   if (!child.pid) throw new Error(`could not start ${cmd}`);
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));

@@ -5,11 +5,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { e2eSkipReason, REPO } from './harness.js';
+import { e2eCgroupRoot, e2eSkipReason, REPO } from './harness.js';
 import { sh, waitFor } from './proc.js';
 import { UpNode } from './up-node.js';
 import { mountsUnder } from '../agent/volumes/mounts.js';
+import { CgroupTree } from '../agent/cm/cgroupfs.js';
 import { clusterSkip } from './cluster.js';
 import { CRD, tab } from './crd-fixture.js';
 
@@ -24,12 +26,30 @@ describe('tskube up', { skip, timeout: 12 * 60_000 }, () => {
   const runUp = () => n.run();
   const text = () => n.log();
 
+  /** Ctrl-C in the terminal: SIGINT to up's whole process group. */
   async function interrupt(): Promise<number | null> {
-    n.proc!.child.kill('SIGINT');
+    process.kill(-n.proc!.pid, 'SIGINT');
     const code = await Promise.race([n.proc!.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 90_000).unref())]);
     if (code === 'timeout') throw new Error('tskube up did not stop within 90 s of SIGINT');
     return code;
   }
+
+  /** Shims of this node's containerd (their command line names its socket). */
+  const shims = (): string[] => sh('ps', ['-eo', 'pid,args']).split('\n').filter((l) => l.includes('containerd-shim') && l.includes(`${dir}/`));
+
+  // Counts its starts in an emptyDir and says goodbye there on SIGTERM: a graceful stop and the data's survival both show.
+  const KEEPER = `apiVersion: v1
+kind: Pod
+metadata: {name: keeper}
+spec:
+  terminationGracePeriodSeconds: 8
+  containers:
+  - name: c
+    image: 127.0.0.1:5000/tskube/app:1
+    command: ['/bin/sh', '-c', 'echo start >> /data/log; trap "echo term >> /data/log; exit 0" TERM; while true; do sleep 1; done']
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes: [{name: data, emptyDir: {}}]
+`;
 
   before(() => n.create());
   after(() => n.stop());
@@ -56,10 +76,17 @@ describe('tskube up', { skip, timeout: 12 * 60_000 }, () => {
     assert.match(n.kubectlFails(['apply', '-f', '-'], { input: tab('broken', '{cronSpec: "0 3 * * *", replicas: 0}') }), /The CronTab "broken" is invalid: spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1/);
   });
 
-  test('Ctrl-C stops everything it started; a second up brings the same cluster back', async () => {
+  test('Ctrl-C to the process group stops the pods within their grace periods, then everything up started; a second up brings the same cluster and data back', async () => {
+    n.kubectl(['apply', '-f', '-'], { input: KEEPER });
+    await waitFor(() => /keeper\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])), 60_000, 500, 'keeper running');
+    await waitFor(() => kubectl(['exec', 'keeper', '--', 'cat', '/data/log']) === 'start\n', 20_000, 500, 'keeper started');
+    assert.ok(shims().length >= 3, `three pods' shims: ${shims().join('; ')}`);
     assert.equal(await interrupt(), 0);
-    assert.match(text(), /SIGINT: stopping the cluster DNS, the kube-proxy, the kubelet, the apiserver and containerd, registry/);
+    assert.match(text(), /SIGINT: stopping the cluster DNS, the kubelet and its pods, the kube-proxy, the apiserver and registry, containerd/);
+    assert.match(text(), /stopping \d+ container\(s\) of 3 pod\(s\), each within its grace period \(at most 10s/);
+    assert.match(text(), /stopped 3 pod\(s\)/);
     assert.match(text(), /stopped; `tskube up` again picks up where this left off/);
+    assert.deepEqual(shims(), [], 'no shim outlives up');
     assert.equal(fs.existsSync(path.join(dir, 'containerd.sock')) && sh('ss', ['-xl'], { netns, allowFail: true }).includes(`${dir}/containerd.sock`), false, 'containerd is gone');
     assert.deepEqual(await mountsUnder(n.rootDir), [], 'no secret or token tmpfs stays mounted');
     const uid = fs.readFileSync(path.join(dir, 'pki', 'admin.kubeconfig'), 'utf8');
@@ -68,8 +95,32 @@ describe('tskube up', { skip, timeout: 12 * 60_000 }, () => {
     assert.match(text(), /tskube\/app:1: present/);
     assert.match(kubectl(['get', 'deployment', 'hello']), /hello\s+/);
     assert.match(kubectl(['get', 'ct', 'nightly']), /nightly\s+0 3 \* \* \*\s+2/, 'the definition and its objects survive the restart');
-    await waitFor(() => /web-up-node\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])) && /hello-\S+\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])), 120_000, 500, 'pods running again');
+    await waitFor(() => /web-up-node\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])) && /hello-\S+\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])) && /keeper\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])), 120_000, 500, 'pods running again');
+    // Stopped with SIGTERM (its trap ran), started again with the same emptyDir.
+    await waitFor(() => kubectl(['exec', 'keeper', '--', 'cat', '/data/log']) === 'start\nterm\nstart\n', 20_000, 500, 'keeper log');
     assert.equal(await interrupt(), 0);
     n.proc = undefined;
+  });
+
+  test('tskube reset leaves no pod, mount, KUBE-* or pod network rule, bridge, route, cgroup or data dir behind', async () => {
+    const asked = spawnSync('nsenter', [`--net=/run/netns/${netns}`, process.execPath, path.join(REPO, 'dist/cli/tskube.js'), 'reset', `--data-dir=${dir}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    assert.equal(asked.status, 1);
+    assert.match(asked.stderr, /stdin is not a terminal; use --force/, 'without a terminal it asks for --force');
+    assert.ok(fs.existsSync(dir), 'and changes nothing');
+    const out = sh(process.execPath, [path.join(REPO, 'dist/cli/tskube.js'), 'reset', '--force', `--data-dir=${dir}`], { netns, timeoutMs: 120_000 });
+    assert.match(out, /removed:/);
+    assert.match(out, /the tskube0 device/);
+    assert.match(out, /kube-proxy: the iptables mode's rules/);
+    assert.deepEqual(shims(), []);
+    assert.deepEqual(await mountsUnder(dir), [], 'no mount under the node dirs');
+    for (const table of ['nat', 'filter']) assert.doesNotMatch(sh('iptables-save', ['-t', table], { netns }), /KUBE-|TSKUBE-/, `no KUBE-* or TSKUBE-* rule in ${table}`);
+    assert.equal(sh('ip', ['link', 'show', 'tskube0'], { netns, allowFail: true }).includes('tskube0:'), false, 'no bridge');
+    assert.equal(sh('ip', ['route', 'show', 'proto', '77'], { netns }).trim(), '', 'no pod network route');
+    assert.equal(fs.existsSync(dir), false, 'the data dir is gone');
+    assert.equal(fs.existsSync(path.join('/sys/fs/cgroup/memory', e2eCgroupRoot(dir), 'kubepods')) || fs.existsSync(path.join('/sys/fs/cgroup', e2eCgroupRoot(dir), 'kubepods')), false, 'no kubepods cgroup');
+    assert.match(sh(process.execPath, [path.join(REPO, 'dist/cli/tskube.js'), 'reset', '--force', `--data-dir=${dir}`], { netns }), /nothing to remove/, 'a second reset finds nothing');
+    // The data dir held the harness's record too: the namespace and the e2e cgroup root (made for this node) go here.
+    sh('ip', ['netns', 'del', netns], { allowFail: true });
+    await new CgroupTree().remove(e2eCgroupRoot(dir));
   });
 });

@@ -96,7 +96,7 @@ export class Vm {
 
   /** The flags `up` and `join` share: everything under this VM's dir. */
   private common(): string[] {
-    return [`--data-dir=${this.dir}`, `--container-runtime-endpoint=unix://${this.dir}/containerd.sock`, `--pod-manifest-path=${this.dir}/manifests`, `--hostname-override=${this.name}`, `--node-ip=${this.ip}`, `--root-dir=${this.rootDir}`, `--pod-logs-dir=${this.dir}/pod-logs`, `--cgroup-root=${e2eCgroupRoot(this.dir)}`];
+    return [`--data-dir=${this.dir}`, '--pod-stop-timeout=5s', `--container-runtime-endpoint=unix://${this.dir}/containerd.sock`, `--pod-manifest-path=${this.dir}/manifests`, `--hostname-override=${this.name}`, `--node-ip=${this.ip}`, `--root-dir=${this.rootDir}`, `--pod-logs-dir=${this.dir}/pod-logs`, `--cgroup-root=${e2eCgroupRoot(this.dir)}`];
   }
 
   /** Starts `tskube <cmd>` and resolves with its output once `done` matches it (or throws when it exits first). */

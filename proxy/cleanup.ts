@@ -12,7 +12,11 @@ const BUILTIN = new Set(['INPUT', 'OUTPUT', 'FORWARD', 'PREROUTING', 'POSTROUTIN
 
 /** The iptables-restore text that removes the iptables mode's chains and the jumps to them from one table's save; '' when none. */
 export function iptablesLeftovers(table: 'filter' | 'nat', save: string): string {
-  const ours = (c: string): boolean => OURS[table].has(c) || (table === 'nat' && isServiceChain(c));
+  return chainRemoval(table, save, (c) => OURS[table].has(c) || (table === 'nat' && isServiceChain(c)));
+}
+
+/** The iptables-restore text that removes the chains `ours` picks and the built-in chains' jumps to them; '' when none. */
+export function chainRemoval(table: 'filter' | 'nat', save: string, ours: (chain: string) => boolean): string {
   const chains: string[] = [];
   const jumps: string[] = [];
   for (const l of save.split('\n')) {

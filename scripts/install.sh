@@ -24,14 +24,12 @@ cd "$(dirname "$0")/.."
 echo "install: compiling to $PREFIX/dist"
 rm -rf "$PREFIX/dist"
 mkdir -p "$PREFIX"
-npx tsc -p tsconfig.dist.json --outDir "$PREFIX/dist"
-# The CRI and gRPC health schemas are loaded at run time, next to the compiled code.
-(cd proto && find . -name '*.proto' -exec install -D -m 0644 {} "$PREFIX/dist/proto/{}" \;)
-install -D -m 0644 apiserver/openapi/schemas.json "$PREFIX/dist/apiserver/openapi/schemas.json"
-install -D -m 0644 apiserver/protobuf/schema.json "$PREFIX/dist/apiserver/protobuf/schema.json"
+# The same build as `npm ci` makes in the checkout: compiled modules plus the schemas they load at run time.
+node scripts/build.mjs "$PREFIX/dist"
 cp package.json package-lock.json "$PREFIX/"
 echo "install: runtime dependencies (npm ci --omit=dev)"
-(cd "$PREFIX" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
+# No scripts: the build is already there (prepare needs the dev dependencies), and no dependency needs its own.
+(cd "$PREFIX" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
 mkdir -p "$BIN"
 cat > "$BIN/tskube" <<SH
 #!/bin/sh

@@ -1,0 +1,122 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { stopPlan, type CriObject } from './stop-pods.js';
+import { ourLogLinks, resetTargets } from './reset.js';
+import { chainRemoval } from '../proxy/cleanup.js';
+
+const container = (id: string, state: string, grace?: string, pod = 'web'): CriObject => ({
+  id,
+  state,
+  labels: { 'io.kubernetes.pod.name': pod, 'io.kubernetes.pod.namespace': 'default', 'io.kubernetes.container.name': `c-${id}` },
+  annotations: grace === undefined ? {} : ({ 'io.kubernetes.pod.terminationGracePeriod': grace } as Record<string, string>),
+});
+
+test('stopPlan: running containers get their pod grace period, capped; exited ones are left alone', () => {
+  const plan = stopPlan([container('a', 'CONTAINER_RUNNING', '5'), container('b', 'CONTAINER_RUNNING', '120'), container('c', 'CONTAINER_EXITED', '5'), container('d', 'CONTAINER_CREATED'), container('e', 'CONTAINER_RUNNING', 'junk')], 30);
+  assert.deepEqual(
+    plan.map((p) => [p.id, p.graceSec, p.pod, p.container]),
+    [
+      ['a', 5, 'default/web', 'c-a'],
+      ['b', 30, 'default/web', 'c-b'],
+      ['d', 30, 'default/web', 'c-d'],
+      ['e', 30, 'default/web', 'c-e'],
+    ],
+  );
+  assert.deepEqual(stopPlan([container('a', 'CONTAINER_RUNNING', '5')], 0).map((p) => p.graceSec), [0]);
+  const bare = stopPlan([{ id: '0123456789abcdef', state: 'CONTAINER_RUNNING', labels: {}, annotations: {} }], 10)[0]!;
+  assert.equal(bare.pod, '0123456789abc');
+});
+
+test('resetTargets: the dirs and sockets up recorded; flags win; no record means the defaults', () => {
+  const t = resetTargets('/d', { command: 'up', pid: 1, endpoint: 'unix:///d/containerd/containerd.sock', containerdConfig: '/d/containerd/config.toml', rootDir: '/d/kubelet', podLogsDir: '/d/pod-logs', cniConfDir: '/d/cni', podNetwork: 'host-gw' }, {});
+  assert.equal(t.rootDir, '/d/kubelet');
+  assert.equal(t.linksDir, '/d/containers');
+  assert.equal(t.conflist, '/d/cni/10-tskube.conflist');
+  assert.equal(t.podNetwork, true);
+  assert.equal(t.kubepodsCgroup, undefined);
+  assert.equal(resetTargets('/d', { command: 'up', pid: 1, endpoint: 'x', rootDir: '/r', cgroupRoot: '/tskube-e2e/n1', cgroupDriver: 'cgroupfs' }, {}).kubepodsCgroup, '/tskube-e2e/n1/kubepods');
+  assert.equal(resetTargets('/d', { command: 'up', pid: 1, endpoint: 'x', rootDir: '/r', cgroupRoot: '/', cgroupDriver: 'systemd' }, {}).kubepodsCgroup, '/kubepods.slice');
+  assert.equal(resetTargets('/d', undefined, { rootDir: '/k' }).rootDir, '/k');
+  const none = resetTargets('/nonexistent', undefined, {});
+  assert.equal(none.rootDir, '/var/lib/kubelet');
+  assert.equal(none.endpoint, 'unix:///run/containerd/containerd.sock');
+  assert.equal(none.containerdConfig, undefined);
+  assert.equal(resetTargets('/d', { command: 'join', pid: 1, endpoint: 'x', rootDir: '/r', cniConfDir: '/etc/cni/net.d', podNetwork: 'none' }, {}).conflist, undefined);
+});
+
+test('ourLogLinks: only links into the pod logs dir (another agent\'s links in /var/log/containers stay)', () => {
+  const entries = [
+    { name: 'a_default_c-1.log', target: '/var/log/pods/default_a_1/c/0.log' },
+    { name: 'b_default_c-2.log', target: '/var/log/pods-other/x.log' },
+    { name: 'c.log', target: undefined },
+  ];
+  assert.deepEqual(ourLogLinks(entries, '/var/log/pods'), ['a_default_c-1.log']);
+});
+
+test('chainRemoval: the pod network chains and the jumps to them go; other rules stay', () => {
+  const save = [
+    '*nat',
+    ':POSTROUTING ACCEPT [0:0]',
+    ':TSKUBE-POSTRTG - [0:0]',
+    ':OTHER - [0:0]',
+    '-A POSTROUTING -m comment --comment "tskube pod network masquerade" -j TSKUBE-POSTRTG',
+    '-A POSTROUTING -j OTHER',
+    '-A TSKUBE-POSTRTG -s 10.244.0.0/24 -j MASQUERADE',
+    'COMMIT',
+  ].join('\n');
+  assert.equal(
+    chainRemoval('nat', save, (c) => c === 'TSKUBE-POSTRTG'),
+    ['*nat', ':TSKUBE-POSTRTG - [0:0]', '-D POSTROUTING -m comment --comment "tskube pod network masquerade" -j TSKUBE-POSTRTG', '-X TSKUBE-POSTRTG', 'COMMIT', ''].join('\n'),
+  );
+  assert.equal(chainRemoval('nat', save, (c) => c === 'NONE'), '');
+});
+
+/** Relative modules a module loads when it is imported (type-only imports and dynamic imports do not load anything). */
+function staticGraph(entries: string[]): Set<string> {
+  const seen = new Set<string>();
+  const queue = entries.map((e) => path.resolve(e));
+  while (queue.length) {
+    const f = queue.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    for (const m of fs.readFileSync(f, 'utf8').matchAll(/^import\s+(?!type\b)([^;]*?)\s+from\s+'(\.[^']+)'/gms)) {
+      const names = m[1]!.trim();
+      if (/^\{[^}]*\}$/.test(names) && names.replace(/[{}\s]/g, '').split(',').filter(Boolean).every((n) => n.startsWith('type'))) continue;
+      queue.push(path.resolve(path.dirname(f), m[2]!.replace(/\.js$/, '.ts')));
+    }
+  }
+  return new Set([...seen].map((f) => path.relative(process.cwd(), f)));
+}
+
+test('lazy loading: the CLI entry loads no subcommand; the kubelet never loads the apiserver, the proxy never loads the kubelet', () => {
+  const entry = staticGraph(['cli/tskube.ts']);
+  assert.deepEqual([...entry].filter((f) => /^(agent|apiserver|proxy|dns)\//.test(f)), []);
+  const kubelet = staticGraph(['cli/agent-config.ts', 'cli/agent.ts']);
+  assert.ok(kubelet.has('agent/kubelet.ts'), 'the walk follows imports');
+  assert.deepEqual([...kubelet].filter((f) => f.startsWith('apiserver/') || f.startsWith('dns/')), []);
+  const proxy = staticGraph(['cli/proxy-config.ts', 'proxy/main.ts']);
+  assert.ok(proxy.has('proxy/nftables/backend.ts'));
+  assert.deepEqual([...proxy].filter((f) => f.startsWith('agent/') || f.startsWith('apiserver/')), []);
+});
+
+test('every subcommand answers --help and -h with its flags and defaults, and exits 0', () => {
+  const tskube = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'cli/tskube.ts', ...args], { encoding: 'utf8' });
+  const top = tskube(['--help']);
+  assert.equal(top.status, 0, top.stderr);
+  const names = /^usage: tskube (\S+) \[flags\]/.exec(top.stdout)![1]!.split('|');
+  assert.deepEqual(names, ['up', 'join', 'reset', 'agent', 'proxy', 'apiserver', 'dns', 'token']);
+  for (const name of names) {
+    const r = tskube([name, name === 'token' ? '-h' : '--help']);
+    assert.equal(r.status, 0, `${name}: ${r.stderr}`);
+    assert.match(r.stdout, new RegExp(`^usage: tskube ${name}`), name);
+    assert.match(r.stdout, /\n {2}--[a-z-]+\n {6}\S/, `${name} lists flags`);
+  }
+  assert.match(tskube(['up', '--help']).stdout, /--pod-stop-timeout\n.*Default 30s/);
+  assert.match(tskube(['help', 'reset']).stdout, /--force\n/);
+  const bad = tskube(['nope']);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /unknown command "nope"/);
+});

@@ -1,0 +1,231 @@
+// `tskube reset` (kubeadm's word): returns the machine to before `up` or
+// `join`. Pods and sandboxes, mounts under the node's dirs, the kube-proxy's
+// KUBE-* iptables rules and nftables table, the pod network's bridge, vxlan
+// device, routes and chains, CNI state and the data dirs go, as recorded in
+// <data-dir>/node.json; nothing the node did not make is touched.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline/promises';
+import { CriClient } from '../agent/cri/client.js';
+import { cgroupPath, kubepods, parseCgroupRoot } from '../agent/cm/cgroup-names.js';
+import { CgroupTree } from '../agent/cm/cgroupfs.js';
+import { BRIDGE, CONFLIST_NAME, FORWARD_CHAIN, NAT_CHAIN, ROUTE_PROTO, VXLAN_DEV } from '../agent/network/plan.js';
+import { containerLogsDir } from '../agent/pods/log-links.js';
+import { mountsUnder, unmountAll } from '../agent/volumes/mounts.js';
+import { createLogger } from '../kube/log.js';
+import { chainRemoval } from '../proxy/cleanup.js';
+import { ExecIptables } from '../proxy/iptables/apply.js';
+import { cleanupProxyRules } from '../proxy/main.js';
+import { parseBool, parseFlags } from './flags.js';
+import { DEFAULT_CRI_ENDPOINT, until } from './node-runner.js';
+import { processRuns, readNodeState, type NodeState } from './node-state.js';
+import { stopPods } from './stop-pods.js';
+
+export const RESET_FLAGS: Record<string, string> = {
+  force: 'reset without asking for confirmation (needed when stdin is not a terminal). Default false',
+  'data-dir': 'the data dir up or join used; its node.json says what else they used. Default /var/lib/tskube',
+  'root-dir': 'the kubelet dir to remove. Default: the one node.json records, else /var/lib/kubelet',
+  'container-runtime-endpoint': 'where the pods run. Default: the one node.json records',
+};
+
+/** Daemons up/join start, by the name of their PID file and a word of their command line. */
+const DAEMONS: [string, string][] = [
+  ['registry', 'docker-registry'],
+  ['containerd', 'containerd'],
+];
+
+/** What reset removes, resolved from the record and the flags: pure, so it can be checked without a node. */
+export function resetTargets(data: string, st: NodeState | undefined, flags: { rootDir?: string; endpoint?: string }) {
+  const podLogsDir = st?.podLogsDir;
+  const linksDir = podLogsDir ? containerLogsDir(podLogsDir) : undefined;
+  return {
+    data,
+    rootDir: path.resolve(flags.rootDir ?? st?.rootDir ?? '/var/lib/kubelet'),
+    endpoint: flags.endpoint ?? st?.endpoint ?? DEFAULT_CRI_ENDPOINT,
+    containerdConfig: st?.containerdConfig ?? (fs.existsSync(path.join(data, 'containerd', 'config.toml')) ? path.join(data, 'containerd', 'config.toml') : undefined),
+    podLogsDir,
+    // A links dir of its own (beside a pod logs dir in the data dir) goes whole; /var/log/containers keeps others' links.
+    linksDir,
+    conflist: st?.cniConfDir && st.podNetwork !== 'none' ? path.join(st.cniConfDir, CONFLIST_NAME) : undefined,
+    podNetwork: st?.podNetwork !== 'none',
+    kubepodsCgroup: st?.cgroupRoot !== undefined ? cgroupPath(kubepods(parseCgroupRoot(st.cgroupRoot, st.cgroupDriver ?? 'cgroupfs')), st.cgroupDriver ?? 'cgroupfs') : undefined,
+  };
+}
+
+/** The links in a logs dir that point into podLogsDir (the kubelet made them), by name. */
+export function ourLogLinks(entries: { name: string; target: string | undefined }[], podLogsDir: string): string[] {
+  const base = `${path.resolve(podLogsDir)}/`;
+  return entries.filter((e) => e.target !== undefined && path.resolve(e.target).startsWith(base)).map((e) => e.name);
+}
+
+async function confirm(): Promise<boolean> {
+  if (!process.stdin.isTTY) throw new Error('reset: stdin is not a terminal; use --force to reset without confirmation');
+  const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    const a = await rl.question('[reset] The node will be reset: its pods stopped, its rules, pod network and data dirs removed.\n[reset] Are you sure you want to proceed? [y/N]: ');
+    return /^y(es)?$/i.test(a.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+function run(cmd: string, args: string[]): { ok: boolean; out: string; err: string } {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 30_000 });
+  return { ok: r.status === 0, out: r.stdout ?? '', err: (r.stderr ?? r.error?.message ?? '').trim() };
+}
+
+export async function runReset(argv: string[]): Promise<void> {
+  const f = parseFlags(argv.map((a) => (a === '--force' || a === '-f' ? '--force=true' : a)), RESET_FLAGS);
+  if (process.getuid?.() !== 0) throw new Error('tskube reset must run as root: it unmounts volumes and removes kernel rules');
+  const data = path.resolve(f.get('data-dir') ?? '/var/lib/tskube');
+  const st = readNodeState(data);
+  if (st && processRuns(st.pid, 'tskube') && st.pid !== process.pid) throw new Error(`tskube ${st.command} is still running (pid ${st.pid}); stop it first (Ctrl-C)`);
+  const t = resetTargets(data, st, { rootDir: f.get('root-dir'), endpoint: f.get('container-runtime-endpoint') });
+  if (!parseBool(f.get('force') ?? 'false', 'force') && !(await confirm())) {
+    process.stdout.write('[reset] aborted; nothing was changed\n');
+    return;
+  }
+  const removed: string[] = [];
+  const problems: string[] = [];
+  const attempt = async (what: string, fn: () => unknown): Promise<void> => {
+    try {
+      await fn();
+    } catch (e) {
+      problems.push(`${what}: ${(e as Error).message}`);
+    }
+  };
+  const say = (s: string): void => void process.stdout.write(`[reset] ${s}\n`);
+
+  // Pods first, while a containerd can still stop them: the running one, or ours started once more for this.
+  await attempt('pods', async () => {
+    const socket = t.endpoint.replace(/^unix:\/\//, '');
+    let started: ReturnType<typeof spawn> | undefined;
+    const cri = new CriClient({ endpoint: t.endpoint, timeoutMs: 30_000 });
+    try {
+      let answers = fs.existsSync(socket) && (await cri.version().then(() => true, () => false));
+      if (!answers && t.containerdConfig && fs.existsSync(t.containerdConfig)) {
+        say(`starting containerd (${t.containerdConfig}) to stop the pods it ran`);
+        started = spawn('containerd', ['--config', t.containerdConfig], { stdio: 'ignore', detached: true });
+        answers = await until('containerd', 30_000, async () => (fs.existsSync(socket) ? cri.version().then(() => true) : undefined)).catch(() => false);
+      }
+      if (!answers) return say(`no container runtime answers on ${t.endpoint}; no pods to stop`);
+      const r = await stopPods(cri, { capSec: 0, note: say });
+      problems.push(...r.problems);
+      if (r.pods) removed.push(`${r.pods} pod sandbox(es) and their containers`);
+    } finally {
+      cri.close();
+      if (started) {
+        started.kill('SIGTERM');
+        await new Promise((r) => started!.once('exit', r));
+      }
+    }
+  });
+
+  for (const [name, word] of DAEMONS) {
+    const pidFile = path.join(data, `${name}.pid`);
+    const pid = Number(fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8').trim() : NaN) || undefined;
+    if (pid && processRuns(pid, word)) {
+      await attempt(`stopping ${name} (pid ${pid})`, async () => {
+        process.kill(pid, 'SIGTERM');
+        await until(`${name} to exit`, 15_000, async () => !processRuns(pid, word) || undefined).catch(() => process.kill(pid, 'SIGKILL'));
+        removed.push(`${name} (pid ${pid}, left running by an earlier run)`);
+      });
+    }
+    fs.rmSync(pidFile, { force: true });
+  }
+
+  for (const dir of [t.rootDir, data, t.podLogsDir].filter((d): d is string => !!d)) {
+    const mounts = await mountsUnder(dir);
+    if (!mounts.length) continue;
+    await attempt(`unmounting under ${dir}`, async () => {
+      await unmountAll(dir);
+      removed.push(`${mounts.length} mount(s) under ${dir}`);
+    });
+  }
+
+  await attempt('kube-proxy rules', async () => {
+    const lines: string[] = [];
+    const failed = await cleanupProxyRules(createLogger('reset', { sink: (l) => lines.push(l) }));
+    for (const l of lines) if (/ removed /.test(l)) removed.push(`kube-proxy: ${l.replace(/^.*? removed /, '')}`);
+    if (failed) throw new Error(lines.join('; '));
+  });
+
+  // What is left of KUBE-* after the proxy's own cleanup (KUBE-MARK-MASQ, KUBE-FIREWALL), and the pod network's chains.
+  await attempt('iptables chains', async () => {
+    const ipt = new ExecIptables();
+    const ours = (c: string): boolean => c.startsWith('KUBE-') || (t.podNetwork && (c === NAT_CHAIN || c === FORWARD_CHAIN));
+    for (const table of ['nat', 'filter'] as const) {
+      const save = await ipt.save(table);
+      const text = chainRemoval(table, save, ours);
+      if (!text) continue;
+      await ipt.restore(text);
+      removed.push(`iptables ${table} chains ${[...text.matchAll(/^-X (\S+)/gm)].map((m) => m[1]).join(', ')}`);
+    }
+  });
+
+  if (t.podNetwork) {
+    const routes = run('ip', ['route', 'show', 'proto', String(ROUTE_PROTO)]).out.trim();
+    if (routes) {
+      const flushed = run('ip', ['route', 'flush', 'proto', String(ROUTE_PROTO)]);
+      if (flushed.ok) removed.push(`${routes.split('\n').length} pod network route(s)`);
+      else problems.push(`pod network routes: ${flushed.err}`);
+    }
+    for (const dev of [VXLAN_DEV, BRIDGE]) {
+      if (!run('ip', ['link', 'show', dev]).ok) continue;
+      const del = run('ip', ['link', 'del', dev]);
+      if (del.ok) removed.push(`the ${dev} device`);
+      else problems.push(`${dev}: ${del.err}`);
+    }
+    if (t.conflist && fs.existsSync(t.conflist)) {
+      fs.rmSync(t.conflist, { force: true });
+      removed.push(t.conflist);
+    }
+  }
+
+  // Log links the kubelet made outside the dirs removed below.
+  if (t.linksDir && t.podLogsDir && !t.linksDir.startsWith(`${data}/`)) {
+    const entries = fs.readdirSync(t.linksDir, { withFileTypes: true }).filter((e) => e.isSymbolicLink()).map((e) => ({ name: e.name, target: fs.readlinkSync(path.join(t.linksDir!, e.name)) }));
+    const ours = ourLogLinks(entries, t.podLogsDir);
+    for (const n of ours) fs.rmSync(path.join(t.linksDir, n), { force: true });
+    if (ours.length) removed.push(`${ours.length} log link(s) in ${t.linksDir}`);
+  }
+
+  // A socket left by our containerd outside the data dir (the old default, /run/containerd).
+  if (t.containerdConfig) {
+    const socket = t.endpoint.replace(/^unix:\/\//, '');
+    for (const s of [socket, `${socket}.ttrpc`]) {
+      if (!s.startsWith(`${data}/`) && fs.existsSync(s)) {
+        fs.rmSync(s, { force: true });
+        removed.push(s);
+      }
+    }
+  }
+
+  // The kubelet's QoS cgroups, empty once the pods are gone.
+  if (t.kubepodsCgroup) {
+    const tree = new CgroupTree();
+    if (tree.exists(t.kubepodsCgroup)) {
+      await attempt(`cgroup ${t.kubepodsCgroup}`, async () => {
+        await tree.remove(t.kubepodsCgroup!);
+        removed.push(`cgroup ${t.kubepodsCgroup}`);
+      });
+    }
+  }
+
+  for (const dir of [t.rootDir, t.podLogsDir, data].filter((d): d is string => !!d)) {
+    if (!fs.existsSync(dir)) continue;
+    await attempt(`removing ${dir}`, async () => {
+      // Never through a mount that would not come off: rm would delete what is behind it.
+      if ((await mountsUnder(dir)).length) throw new Error('a mount under it would not come off');
+      fs.rmSync(dir, { recursive: true, force: true });
+      removed.push(dir);
+    });
+  }
+
+  say(removed.length ? `removed:\n${removed.map((r) => `  ${r}\n`).join('')}`.trimEnd() : 'nothing to remove');
+  if (problems.length) {
+    process.stderr.write(`[reset] could not remove:\n${problems.map((p) => `  ${p}\n`).join('')}`);
+    process.exit(1);
+  }
+}
