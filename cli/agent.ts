@@ -1,6 +1,7 @@
 // `tskube agent`: the kubelet with its node registration, kubelet API and
 // local ports, from an AgentConfig. `tskube up` runs the same in-process.
 import fs from 'node:fs';
+import { ensureManifestDir } from '../agent/sources/file.js';
 import { CriClient } from '../agent/cri/client.js';
 import { Kubelet } from '../agent/kubelet.js';
 import type { Logger } from '../kube/log.js';
@@ -45,6 +46,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
   });
   if (resolv.warning) log.warn(resolv.warning);
   const resolvConf = resolv.file;
+  if (cfg.staticPodPath && ensureManifestDir(cfg.staticPodPath)) log.info(`created the static pod directory ${cfg.staticPodPath}`);
   if (cfg.bootstrapKubeconfig) {
     if (!cfg.kubeconfig) throw new Error('--bootstrap-kubeconfig needs --kubeconfig: the file the bootstrapped credentials are written to');
     await tlsBootstrap({ nodeName: cfg.nodeName, kubeconfig: cfg.kubeconfig, bootstrapKubeconfig: cfg.bootstrapKubeconfig, certDir: cfg.certDir }, log);

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { FileSource } from './file.js';
+import { ensureManifestDir, FileSource } from './file.js';
 import { memoryLogger } from '../../kube/log.js';
 import { ANN_CONFIG_SEEN } from './manifest.js';
 
@@ -179,5 +179,18 @@ test('two files defining one pod: the one already running keeps it, whatever the
     assert.ok(log.lines.some((l) => l.includes('a.yaml: Pod "default/web-n1": metadata.name: Duplicate value: already defined in') && l.includes('b.yaml')));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('ensureManifestDir makes a missing manifest directory, never a path naming a file, and leaves an existing one', () => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-fs-'));
+  try {
+    assert.equal(ensureManifestDir(path.join(base, 'etc/kubernetes/manifests')), true);
+    assert.ok(fs.statSync(path.join(base, 'etc/kubernetes/manifests')).isDirectory());
+    assert.equal(ensureManifestDir(path.join(base, 'etc/kubernetes/manifests')), false);
+    assert.equal(ensureManifestDir(path.join(base, 'one/pod.yaml')), false);
+    assert.equal(fs.existsSync(path.join(base, 'one')), false);
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true });
   }
 });

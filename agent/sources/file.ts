@@ -172,3 +172,10 @@ export class FileSource {
     this.o.onSet(this.firstSeen.stamp(pods));
   }
 }
+
+/** Makes a manifest directory that is not there yet, so that dropping a file into it just works; a path naming one file is left alone. True if it made it. */
+export function ensureManifestDir(p: string): boolean {
+  if (fs.existsSync(p) || /\.(ya?ml|json)$/.test(p)) return false;
+  fs.mkdirSync(p, { recursive: true, mode: 0o755 });
+  return true;
+}
