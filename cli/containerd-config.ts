@@ -18,6 +18,8 @@ export interface ContainerdLayout {
   certsDir: string;
   /** 127.0.0.1 keeps the exec/attach/port-forward server off the network. */
   streamAddress?: string;
+  /** runc puts containers in systemd slices (the kubelet's cgroupDriver: systemd). */
+  systemdCgroup?: boolean;
   /** More runc handlers beside the default "runc", for RuntimeClasses; `root` is that runc's state directory. */
   runtimes?: Record<string, { root?: string }>;
 }
@@ -52,7 +54,9 @@ state = "${l.state}"
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-${extraRuntimes(l)}`;
+${l.systemdCgroup ? `      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = true
+` : ''}${extraRuntimes(l)}`;
 }
 
 /**

@@ -42,6 +42,11 @@ test('resetTargets: the dirs and sockets up recorded; flags win; no record means
   assert.equal(resetTargets('/d', undefined, { rootDir: '/k' }).rootDir, '/k');
   const none = resetTargets('/nonexistent', undefined, {});
   assert.equal(none.rootDir, '/var/lib/kubelet');
+  // No record: a node the systemd units ran, with the kubelet's defaults.
+  assert.equal(none.podLogsDir, '/var/log/pods');
+  assert.equal(none.linksDir, '/var/log/containers');
+  assert.equal(none.conflist, '/etc/cni/net.d/10-tskube.conflist');
+  assert.equal(none.ipamDir, '/var/lib/cni/networks/tskube');
   assert.equal(none.endpoint, 'unix:///run/containerd/containerd.sock');
   assert.equal(none.containerdConfig, undefined);
   assert.equal(resetTargets('/d', { command: 'join', pid: 1, endpoint: 'x', rootDir: '/r', cniConfDir: '/etc/cni/net.d', podNetwork: 'none' }, {}).conflist, undefined);
@@ -107,7 +112,7 @@ test('every subcommand answers --help and -h with its flags and defaults, and ex
   const top = tskube(['--help']);
   assert.equal(top.status, 0, top.stderr);
   const names = /^usage: tskube (\S+) \[flags\]/.exec(top.stdout)![1]!.split('|');
-  assert.deepEqual(names, ['up', 'join', 'reset', 'agent', 'proxy', 'apiserver', 'dns', 'token']);
+  assert.deepEqual(names, ['up', 'join', 'reset', 'agent', 'proxy', 'apiserver', 'dns', 'images', 'install', 'token']);
   for (const name of names) {
     const r = tskube([name, name === 'token' ? '-h' : '--help']);
     assert.equal(r.status, 0, `${name}: ${r.stderr}`);

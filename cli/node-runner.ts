@@ -136,8 +136,10 @@ export class NodeRunner {
     await step('the cluster DNS', async () => this.dns?.stop());
     const ranKubelet = this.agent !== undefined;
     await step('the kubelet', async () => this.agent?.stop());
-    if (ranKubelet) {
-      // The pods this node ran stop with it; their volumes stay, and the next run starts them again.
+    // With our containerd the pods would die with it: they stop first, gracefully; their volumes stay, and the next run
+    // starts them again. With a containerd this command did not start (a systemd unit), they keep running, as after a
+    // kubelet restart.
+    if (ranKubelet && this.owned.some((o) => o.name === 'containerd')) {
       await step('the pods', async () => {
         const cri = new CriClient({ endpoint: this.o.endpoint, timeoutMs: 30_000 });
         try {
@@ -173,7 +175,7 @@ export class NodeRunner {
         return;
       }
       this.stopping = true;
-      const parts = [this.dns && 'the cluster DNS', this.agent && 'the kubelet and its pods', this.proxy && 'the kube-proxy', this.apiserver && 'the apiserver'].filter(Boolean).join(', ');
+      const parts = [this.dns && 'the cluster DNS', this.agent && (this.owned.some((o) => o.name === 'containerd') ? 'the kubelet and its pods' : 'the kubelet'), this.proxy && 'the kube-proxy', this.apiserver && 'the apiserver'].filter(Boolean).join(', ');
       process.stdout.write(`\n${sig}: stopping ${parts || 'what was started'}${this.owned.length ? ` and ${this.ownedNames().reverse().join(', ')}` : ''} ...\n`);
       void this.stopAll((s) => process.stdout.write(`  ${s}\n`)).then(
         (problems) => {

@@ -7,10 +7,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline/promises';
+import { parse as parseYaml } from 'yaml';
 import { CriClient } from '../agent/cri/client.js';
 import { cgroupPath, kubepods, parseCgroupRoot } from '../agent/cm/cgroup-names.js';
 import { CgroupTree } from '../agent/cm/cgroupfs.js';
-import { BRIDGE, CONFLIST_NAME, FORWARD_CHAIN, NAT_CHAIN, ROUTE_PROTO, VXLAN_DEV } from '../agent/network/plan.js';
+import { BRIDGE, CNI_NETWORK, CONFLIST_NAME, FORWARD_CHAIN, NAT_CHAIN, ROUTE_PROTO, VXLAN_DEV } from '../agent/network/plan.js';
 import { containerLogsDir } from '../agent/pods/log-links.js';
 import { mountsUnder, unmountAll } from '../agent/volumes/mounts.js';
 import { createLogger } from '../kube/log.js';
@@ -23,11 +24,14 @@ import { processRuns, readNodeState, type NodeState } from './node-state.js';
 import { stopPods } from './stop-pods.js';
 
 export const RESET_FLAGS: Record<string, string> = {
+  config: 'where there is no node.json (a node the systemd units ran): the KubeletConfiguration that names its cgroupRoot, cgroupDriver and podLogsDir. Default /etc/tskube/kubelet-config.yaml',
   force: 'reset without asking for confirmation (needed when stdin is not a terminal). Default false',
   'data-dir': 'the data dir up or join used; its node.json says what else they used. Default /var/lib/tskube',
   'root-dir': 'the kubelet dir to remove. Default: the one node.json records, else /var/lib/kubelet',
   'container-runtime-endpoint': 'where the pods run. Default: the one node.json records',
 };
+
+const UNITS = ['tskube-join', 'tskube-agent', 'tskube-proxy', 'tskube-apiserver', 'tskube-images', 'tskube-registry'];
 
 /** Daemons up/join start, by the name of their PID file and a word of their command line. */
 const DAEMONS: [string, string][] = [
@@ -35,10 +39,16 @@ const DAEMONS: [string, string][] = [
   ['containerd', 'containerd'],
 ];
 
-/** What reset removes, resolved from the record and the flags: pure, so it can be checked without a node. */
+/**
+ * What reset removes, resolved from the record and the flags: pure, so it can be checked without a node. Without a
+ * record (a node the systemd units ran) the kubelet's defaults stand: /var/lib/kubelet, /var/log/pods, the host-gw
+ * pod network's conflist in /etc/cni/net.d and its IPAM state in /var/lib/cni/networks.
+ */
 export function resetTargets(data: string, st: NodeState | undefined, flags: { rootDir?: string; endpoint?: string }) {
-  const podLogsDir = st?.podLogsDir;
+  const podLogsDir = st ? st.podLogsDir : '/var/log/pods';
   const linksDir = podLogsDir ? containerLogsDir(podLogsDir) : undefined;
+  const cniConfDir = st ? st.cniConfDir : '/etc/cni/net.d';
+  const podNetwork = (st?.podNetwork ?? 'host-gw') !== 'none';
   return {
     data,
     rootDir: path.resolve(flags.rootDir ?? st?.rootDir ?? '/var/lib/kubelet'),
@@ -47,9 +57,27 @@ export function resetTargets(data: string, st: NodeState | undefined, flags: { r
     podLogsDir,
     // A links dir of its own (beside a pod logs dir in the data dir) goes whole; /var/log/containers keeps others' links.
     linksDir,
-    conflist: st?.cniConfDir && st.podNetwork !== 'none' ? path.join(st.cniConfDir, CONFLIST_NAME) : undefined,
-    podNetwork: st?.podNetwork !== 'none',
+    conflist: cniConfDir && podNetwork ? path.join(cniConfDir, CONFLIST_NAME) : undefined,
+    ipamDir: podNetwork ? (st?.ipamDir ?? `/var/lib/cni/networks/${CNI_NETWORK}`) : undefined,
+    podNetwork,
     kubepodsCgroup: st?.cgroupRoot !== undefined ? cgroupPath(kubepods(parseCgroupRoot(st.cgroupRoot, st.cgroupDriver ?? 'cgroupfs')), st.cgroupDriver ?? 'cgroupfs') : undefined,
+  };
+}
+
+/** A node without node.json: what its kubelet config says, over the kubelet's defaults; undefined without a config either. */
+function kubeletDefaults(file: string, endpoint: string | undefined): NodeState | undefined {
+  if (!fs.existsSync(file)) return undefined;
+  const c = (parseYaml(fs.readFileSync(file, 'utf8')) ?? {}) as { cgroupRoot?: string; cgroupDriver?: 'cgroupfs' | 'systemd'; podLogsDir?: string; containerRuntimeEndpoint?: string };
+  return {
+    command: 'join',
+    pid: 0,
+    endpoint: endpoint ?? c.containerRuntimeEndpoint ?? DEFAULT_CRI_ENDPOINT,
+    rootDir: '/var/lib/kubelet',
+    podLogsDir: c.podLogsDir ?? '/var/log/pods',
+    cniConfDir: '/etc/cni/net.d',
+    podNetwork: 'host-gw',
+    cgroupRoot: c.cgroupRoot ?? '/',
+    cgroupDriver: c.cgroupDriver ?? 'cgroupfs',
   };
 }
 
@@ -79,8 +107,8 @@ export async function runReset(argv: string[]): Promise<void> {
   const f = parseFlags(argv.map((a) => (a === '--force' || a === '-f' ? '--force=true' : a)), RESET_FLAGS);
   if (process.getuid?.() !== 0) throw new Error('tskube reset must run as root: it unmounts volumes and removes kernel rules');
   const data = path.resolve(f.get('data-dir') ?? '/var/lib/tskube');
-  const st = readNodeState(data);
-  if (st && processRuns(st.pid, 'tskube') && st.pid !== process.pid) throw new Error(`tskube ${st.command} is still running (pid ${st.pid}); stop it first (Ctrl-C)`);
+  const st = readNodeState(data) ?? kubeletDefaults(f.get('config') ?? '/etc/tskube/kubelet-config.yaml', f.get('container-runtime-endpoint'));
+  if (st && st.pid && processRuns(st.pid, 'tskube') && st.pid !== process.pid) throw new Error(`tskube ${st.command} is still running (pid ${st.pid}); stop it first (Ctrl-C)`);
   const t = resetTargets(data, st, { rootDir: f.get('root-dir'), endpoint: f.get('container-runtime-endpoint') });
   if (!parseBool(f.get('force') ?? 'false', 'force') && !(await confirm())) {
     process.stdout.write('[reset] aborted; nothing was changed\n');
@@ -88,6 +116,15 @@ export async function runReset(argv: string[]): Promise<void> {
   }
   const removed: string[] = [];
   const problems: string[] = [];
+  // As kubeadm reset stops the kubelet: the units that would start the pods again stop first.
+  if (fs.existsSync('/run/systemd/system')) {
+    const active = UNITS.filter((u) => run('systemctl', ['is-active', '--quiet', u]).ok);
+    if (active.length) {
+      const r = run('systemctl', ['stop', ...active]);
+      if (r.ok) removed.push(`stopped ${active.join(', ')}`);
+      else problems.push(`systemctl stop ${active.join(' ')}: ${r.err}`);
+    }
+  }
   const attempt = async (what: string, fn: () => unknown): Promise<void> => {
     try {
       await fn();
@@ -177,9 +214,10 @@ export async function runReset(argv: string[]): Promise<void> {
       if (del.ok) removed.push(`the ${dev} device`);
       else problems.push(`${dev}: ${del.err}`);
     }
-    if (t.conflist && fs.existsSync(t.conflist)) {
-      fs.rmSync(t.conflist, { force: true });
-      removed.push(t.conflist);
+    for (const f of [t.conflist, t.ipamDir]) {
+      if (!f || !fs.existsSync(f) || f.startsWith(`${data}/`)) continue;
+      fs.rmSync(f, { recursive: true, force: true });
+      removed.push(f);
     }
   }
 

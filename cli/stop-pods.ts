@@ -49,7 +49,7 @@ export async function stopPods(cri: CriClient, o: { capSec: number; note: (s: st
   const [sandboxes, containers] = await Promise.all([cri.listPodSandbox(), cri.listContainers()]);
   const plan = stopPlan(containers as CriObject[], o.capSec);
   const pending = new Set(plan.map((p) => p.id));
-  if (plan.length) o.note(`stopping ${plan.length} container(s) of ${new Set(plan.map((p) => p.pod)).size} pod(s), each within its grace period (at most ${o.capSec}s; Ctrl-C again to kill them now)`);
+  if (plan.length) o.note(`stopping ${plan.length} container(s) of ${new Set(plan.map((p) => p.pod)).size} pod(s), each within its grace period (at most ${o.capSec}s${o.force ? '; Ctrl-C again to kill them now' : ''})`);
   const t0 = Date.now();
   const ticker = setInterval(() => o.note(`still stopping ${pending.size} container(s) after ${Math.round((Date.now() - t0) / 1000)}s: ${[...new Set(plan.filter((p) => pending.has(p.id)).map((p) => p.pod))].join(', ')}`), 5000);
   void o.force?.then(() => {

@@ -65,6 +65,18 @@ const COMMANDS: Record<string, Command> = {
       stopOnSignals(() => running.stop());
     },
   },
+  images: {
+    synopsis: 'images [flags]',
+    summary: 'builds the demo images (tskube/pause, tskube/app) from the local busybox and pushes them to the node\'s registry',
+    flags: async () => (await import('./demo-images.js')).IMAGES_FLAGS,
+    run: async (argv) => (await import('./demo-images.js')).runImages(argv),
+  },
+  install: {
+    synopsis: 'install [--role=control-plane|worker] [flags]',
+    summary: 'configures this machine\'s containerd (Debian\'s) and writes the node\'s tskube configs for the systemd units (scripts/install.sh runs it)',
+    flags: async () => (await import('./install.js')).INSTALL_FLAGS,
+    run: async (argv) => (await import('./install.js')).runInstall(argv),
+  },
   token: {
     synopsis: 'token create|list|delete [token] [flags]',
     summary: 'bootstrap tokens for joining nodes, as kubeadm token does',

@@ -7,7 +7,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startApiServer } from '../apiserver/main.js';
-import { buildImage, IMAGES, pushImage } from '../images/build.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { startProxy } from '../proxy/main.js';
 import { registryConfig } from './containerd-config.js';
@@ -16,6 +15,7 @@ import { Progress } from './progress.js';
 import { loadProxyConfig } from './proxy-config.js';
 import { criAnswers, DEFAULT_CRI_ENDPOINT, httpOk, NodeRunner, REGISTRY, REGISTRY_PORT, until } from './node-runner.js';
 import { runToken } from './token.js';
+import { ensureDemoImages } from './demo-images.js';
 import { validateClusterCidr } from '../apiserver/controllers/node-ipam.js';
 import { startDns } from '../dns/main.js';
 import { loadDnsConfig } from './dns-config.js';
@@ -77,20 +77,7 @@ export async function runUp(argv: string[]): Promise<void> {
       note(`started docker-registry on port ${REGISTRY_PORT} (joined nodes mirror ${REGISTRY} from ${nodeIP}:${REGISTRY_PORT}), storage in ${path.join(dir, 'data')}`);
     });
 
-    await progress.step('images (built locally from busybox, never pulled from the internet)', async (note) => {
-      for (const spec of IMAGES) {
-        const ref = `${REGISTRY}/${spec.name}:${spec.tag}`;
-        const have = await fetch(`http://${REGISTRY}/v2/${spec.name}/manifests/${spec.tag}`, { method: 'HEAD', headers: { Accept: 'application/vnd.oci.image.manifest.v1+json' }, signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
-        if (have) {
-          note(`${ref}: present`);
-          continue;
-        }
-        const t0 = Date.now();
-        const img = buildImage(spec, path.join(data, 'images'));
-        pushImage(img, REGISTRY);
-        note(`${ref}: built and pushed (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
-      }
-    });
+    await progress.step('images (built locally from busybox, never pulled from the internet)', (note) => ensureDemoImages(REGISTRY, path.join(data, 'images'), note));
 
     const apiserver = await progress.step('apiserver and controllers', async (note) => {
       const a = await startApiServer({

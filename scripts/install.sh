@@ -2,25 +2,37 @@
 # Installs tskube on this machine: compiles the CLI into /opt/tskube (with its
 # runtime npm dependencies, the .proto files and OpenAPI schemas it loads), puts a `tskube`
 # command at /usr/local/bin/tskube, and installs the systemd units and default
-# configs under /etc/tskube (existing configs are kept). Run from a checkout
-# after `npm ci`, as root:  sudo bash scripts/install.sh [--prefix=/opt/tskube] [--bin=/usr/local/bin]
-# [--units=/etc/systemd/system] [--etc=/etc/tskube]
+# configs under /etc/tskube (existing configs are kept), then runs `tskube install`, which gives Debian's
+# containerd tskube's config (CNI dirs, SystemdCgroup, the offline pause image, the registry). Run from a
+# checkout after `npm ci`, as root:  bash scripts/install.sh [--prefix=/opt/tskube] [--bin=/usr/local/bin]
+# [--units=/etc/systemd/system] [--etc=/etc/tskube] [tskube install flags: --role=control-plane|worker,
+# --node-ip=IP, --registry-mirror=HOST:5000 (workers), --cgroup-driver=..., --containerd-config=FILE, ...]
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then echo "install: run as root" >&2; exit 1; fi
 PREFIX=/opt/tskube
 BIN=/usr/local/bin
 UNITS=/etc/systemd/system
 ETC=/etc/tskube
+NODE_ARGS=()
 for a in "$@"; do
   case "$a" in
     --prefix=*) PREFIX="${a#*=}" ;;
     --etc=*) ETC="${a#*=}" ;;
     --bin=*) BIN="${a#*=}" ;;
     --units=*) UNITS="${a#*=}" ;;
+    --role=*|--node-ip=*|--registry-mirror=*|--cgroup-driver=*|--cluster-cidr=*|--containerd-config=*|--cni-conf-dir=*|--data-dir=*) NODE_ARGS+=("$a") ;;
     *) echo "install: unknown argument $a" >&2; exit 2 ;;
   esac
 done
 cd "$(dirname "$0")/.."
+# What the units run: Debian's packages (scripts/install-deps.sh installs these and more).
+missing=()
+for c in containerd runc iptables nft ip docker-registry skopeo busybox node; do command -v "$c" >/dev/null || missing+=("$c"); done
+[ -x /usr/lib/cni/bridge ] || missing+=("/usr/lib/cni/bridge")
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install: missing ${missing[*]}; install them with: apt-get install -y containerd runc containernetworking-plugins iptables nftables iproute2 docker-registry skopeo busybox-static (and Node.js >= 20.18, see README)" >&2
+  exit 1
+fi
 echo "install: compiling to $PREFIX/dist"
 rm -rf "$PREFIX/dist"
 mkdir -p "$PREFIX"
@@ -38,11 +50,13 @@ SH
 chmod 0755 "$BIN/tskube"
 echo "install: units to $UNITS, configs to $ETC"
 mkdir -p "$UNITS" "$ETC"
-for u in systemd/tskube-agent.service systemd/tskube-proxy.service systemd/tskube-apiserver.service systemd/tskube-join.service; do
+for u in systemd/tskube-*.service; do
   sed -e "s#/usr/local/bin/tskube#$BIN/tskube#g" -e "s#/etc/tskube#$ETC#g" "$u" > "$UNITS/$(basename "$u")"
 done
 for c in systemd/etc/*; do
   [ -e "$ETC/$(basename "$c")" ] || sed "s#/etc/tskube#$ETC#g" "$c" > "$ETC/$(basename "$c")"
 done
 if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
-echo "install: done. $BIN/tskube --help; enable with: systemctl enable --now tskube-apiserver tskube-agent tskube-proxy"
+"$BIN/tskube" install --etc="$ETC" "${NODE_ARGS[@]}"
+echo "install: done. $BIN/tskube --help"
+

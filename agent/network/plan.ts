@@ -10,6 +10,8 @@ export const POD_NETWORK_MODES: PodNetworkMode[] = ['host-gw', 'vxlan', 'none'];
 /** Routes we own carry this protocol number (ip route … proto 77), so nothing else in the table is touched. */
 export const ROUTE_PROTO = 77;
 export const CONFLIST_NAME = '10-tskube.conflist';
+/** The conflist's network name (host-local keeps its leases in /var/lib/cni/networks/<name>). */
+export const CNI_NETWORK = 'tskube';
 export const BRIDGE = 'tskube0';
 export const NAT_CHAIN = 'TSKUBE-POSTRTG';
 export const FORWARD_CHAIN = 'TSKUBE-FWD';
@@ -185,7 +187,7 @@ export function podConflist(o: { podCIDR: string; ipamDir?: string; bridge?: str
   return `${JSON.stringify(
     {
       cniVersion: '0.4.0',
-      name: 'tskube',
+      name: CNI_NETWORK,
       plugins: [
         { type: 'bridge', bridge: o.bridge ?? BRIDGE, isGateway: true, ipMasq: o.ipMasq ?? false, hairpinMode: true, ipam },
         { type: 'portmap', capabilities: { portMappings: true } },
