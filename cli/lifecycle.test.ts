@@ -5,6 +5,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { stopPlan, type CriObject } from './stop-pods.js';
 import { ourLogLinks, resetTargets } from './reset.js';
+import { installFiles, installPlan, OURS_MARK } from './install.js';
 import { chainRemoval } from '../proxy/cleanup.js';
 
 const container = (id: string, state: string, grace?: string, pod = 'web'): CriObject => ({
@@ -124,4 +125,33 @@ test('every subcommand answers --help and -h with its flags and defaults, and ex
   const bad = tskube(['nope']);
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /unknown command "nope"/);
+});
+
+test('install: a control plane gets containerd\'s config for its cgroup driver, the registry and the apiserver\'s address; a worker mirrors the first node\'s registry', () => {
+  const cp = installPlan(['--node-ip=192.0.2.10'], { hasSystemd: true, firstIP: () => '10.0.0.1' });
+  assert.equal(cp.cgroupDriver, 'systemd');
+  const files = new Map(installFiles(cp).map((f) => [f.path, f]));
+  const containerd = files.get('/etc/containerd/config.toml')!;
+  assert.ok(containerd.content.startsWith(OURS_MARK));
+  assert.match(containerd.content, /SystemdCgroup = true/);
+  assert.match(containerd.content, /sandbox_image = "127\.0\.0\.1:5000\/tskube\/pause:1"/);
+  assert.match(containerd.content, /config_path = "\/etc\/containerd\/certs\.d"/);
+  assert.equal(containerd.keep, false);
+  assert.match(files.get('/etc/tskube/kubelet-config.yaml')!.content, /cgroupDriver: systemd/);
+  assert.equal(files.get('/etc/tskube/kubelet-config.yaml')!.keep, true);
+  assert.match(files.get('/etc/tskube/apiserver.env')!.content, /--advertise-address=192\.0\.2\.10 /);
+  assert.match(files.get('/etc/tskube/registry.yml')!.content, /rootdirectory: \/var\/lib\/tskube\/registry/);
+  assert.match(files.get('/etc/containerd/certs.d/127.0.0.1:5000/hosts.toml')!.content, /\[host\."http:\/\/127\.0\.0\.1:5000"\]/);
+
+  const worker = installPlan(['--role=worker', '--registry-mirror=192.0.2.10:5000'], { hasSystemd: false, firstIP: () => '10.0.0.2' });
+  assert.equal(worker.nodeIP, '10.0.0.2');
+  const wf = new Map(installFiles(worker).map((f) => [f.path, f]));
+  assert.equal(wf.has('/etc/tskube/apiserver.env'), false);
+  assert.equal(wf.has('/etc/tskube/registry.yml'), false);
+  assert.doesNotMatch(wf.get('/etc/containerd/config.toml')!.content, /SystemdCgroup/);
+  assert.match(wf.get('/etc/containerd/certs.d/127.0.0.1:5000/hosts.toml')!.content, /\[host\."http:\/\/192\.0\.2\.10:5000"\]/);
+
+  assert.throws(() => installPlan(['--role=worker'], { hasSystemd: false, firstIP: () => 'x' }), /--registry-mirror is required with --role=worker/);
+  assert.throws(() => installPlan(['--role=boss'], { hasSystemd: false, firstIP: () => 'x' }), /--role: must be control-plane or worker, got "boss"/);
+  assert.throws(() => installPlan(['--cgroup-driver=none'], { hasSystemd: false, firstIP: () => 'x' }), /--cgroup-driver: must be cgroupfs or systemd/);
 });
