@@ -147,7 +147,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   for (const id of ids) kubeconfigs[id.cn] = writeKubeconfig(c.certDir, pki, id, url);
   const authorizeCsr = (u: { name: string; groups: string[] }, subresource: string): boolean =>
     authz.authorize({ user: u, verb: 'create', resourceRequest: true, apiGroup: 'certificates.k8s.io', resource: 'certificatesigningrequests', subresource, namespace: '', name: '', path: '' }).allowed;
-  const controllers = await startControllers(api, { nodeIpam, authorizeCsr, pkiDir: path.dirname(pki.caCert), signingDurationSec: c.clusterSigningDurationMs ? Math.round(c.clusterSigningDurationMs / 1000) : undefined, localStoragePath: c.localStoragePath, controllers: c.controllers ?? ['*'], gracePeriodMs: c.nodeMonitorGracePeriodMs, monitorPeriodMs: c.nodeMonitorPeriodMs, caPem: fs.readFileSync(pki.caCert, 'utf8') }, createLogger('apiserver', c.log ? { sink: c.log } : {}));
+  const controllers = await startControllers(api, { nodeIpam, authorizeCsr, pkiDir: path.dirname(pki.caCert), signingDurationSec: c.clusterSigningDurationMs ? Math.round(c.clusterSigningDurationMs / 1000) : undefined, localStoragePath: c.localStoragePath, controllers: c.controllers ?? ['*'], gracePeriodMs: c.nodeMonitorGracePeriodMs, monitorPeriodMs: c.nodeMonitorPeriodMs, caPem: fs.readFileSync(pki.caCert, 'utf8') }, createLogger('apiserver', c.log ? { sink: (line) => c.log!(line.replace(/^\S+ /, '')) } : {}));
   // default/kubernetes points at this apiserver, re-checked as upstream's endpoint reconciler does.
   const selfIP = c.advertiseAddress || (c.bindAddress === '0.0.0.0' ? firstIPv4() : c.bindAddress);
   const reconcileSelf = (): void => {

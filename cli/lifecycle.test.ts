@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { stopPlan, type CriObject } from './stop-pods.js';
-import { ourLogLinks, resetTargets } from './reset.js';
+import { kubeletDefaults, ourLogLinks, resetTargets } from './reset.js';
 import { installFiles, installPlan, OURS_MARK } from './install.js';
 import { chainRemoval } from '../proxy/cleanup.js';
 
@@ -41,15 +42,31 @@ test('resetTargets: the dirs and sockets up recorded; flags win; no record means
   assert.equal(resetTargets('/d', { command: 'up', pid: 1, endpoint: 'x', rootDir: '/r', cgroupRoot: '/tskube-e2e/n1', cgroupDriver: 'cgroupfs' }, {}).kubepodsCgroup, '/tskube-e2e/n1/kubepods');
   assert.equal(resetTargets('/d', { command: 'up', pid: 1, endpoint: 'x', rootDir: '/r', cgroupRoot: '/', cgroupDriver: 'systemd' }, {}).kubepodsCgroup, '/kubepods.slice');
   assert.equal(resetTargets('/d', undefined, { rootDir: '/k' }).rootDir, '/k');
+  // No record: nothing but the data dir and what the flags name (reset cannot know the rest is the node's).
   const none = resetTargets('/nonexistent', undefined, {});
-  assert.equal(none.rootDir, '/var/lib/kubelet');
-  // No record: a node the systemd units ran, with the kubelet's defaults.
-  assert.equal(none.podLogsDir, '/var/log/pods');
-  assert.equal(none.linksDir, '/var/log/containers');
-  assert.equal(none.conflist, '/etc/cni/net.d/10-tskube.conflist');
-  assert.equal(none.ipamDir, '/var/lib/cni/networks/tskube');
+  assert.equal(none.rootDir, undefined);
+  assert.equal(none.podLogsDir, undefined);
+  assert.equal(none.linksDir, undefined);
+  assert.equal(none.conflist, undefined);
+  assert.equal(none.ipamDir, undefined);
+  assert.equal(none.podNetwork, false);
   assert.equal(none.endpoint, 'unix:///run/containerd/containerd.sock');
   assert.equal(none.containerdConfig, undefined);
+  // A node the systemd units ran: its kubelet config over the kubelet's defaults.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-reset-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'kubelet-config.yaml'), 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: systemd\n');
+    const unit = resetTargets('/var/lib/tskube', kubeletDefaults(path.join(dir, 'kubelet-config.yaml'), undefined), {});
+    assert.equal(unit.rootDir, '/var/lib/kubelet');
+    assert.equal(unit.podLogsDir, '/var/log/pods');
+    assert.equal(unit.linksDir, '/var/log/containers');
+    assert.equal(unit.conflist, '/etc/cni/net.d/10-tskube.conflist');
+    assert.equal(unit.ipamDir, '/var/lib/cni/networks/tskube');
+    assert.equal(unit.kubepodsCgroup, '/kubepods.slice');
+    assert.equal(kubeletDefaults(path.join(dir, 'missing.yaml'), undefined), undefined);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
   assert.equal(resetTargets('/d', { command: 'join', pid: 1, endpoint: 'x', rootDir: '/r', cniConfDir: '/etc/cni/net.d', podNetwork: 'none' }, {}).conflist, undefined);
 });
 

@@ -41,31 +41,30 @@ const DAEMONS: [string, string][] = [
 
 /**
  * What reset removes, resolved from the record and the flags: pure, so it can be checked without a node. Without a
- * record (a node the systemd units ran) the kubelet's defaults stand: /var/lib/kubelet, /var/log/pods, the host-gw
- * pod network's conflist in /etc/cni/net.d and its IPAM state in /var/lib/cni/networks.
+ * record (neither node.json nor a tskube kubelet config) only the data dir and what the flags name are touched: reset
+ * cannot know that anything else is the node's.
  */
 export function resetTargets(data: string, st: NodeState | undefined, flags: { rootDir?: string; endpoint?: string }) {
-  const podLogsDir = st ? st.podLogsDir : '/var/log/pods';
-  const linksDir = podLogsDir ? containerLogsDir(podLogsDir) : undefined;
-  const cniConfDir = st ? st.cniConfDir : '/etc/cni/net.d';
-  const podNetwork = (st?.podNetwork ?? 'host-gw') !== 'none';
+  const podLogsDir = st?.podLogsDir;
+  const podNetwork = st !== undefined && (st.podNetwork ?? 'host-gw') !== 'none';
+  const rootDir = flags.rootDir ?? st?.rootDir;
   return {
     data,
-    rootDir: path.resolve(flags.rootDir ?? st?.rootDir ?? '/var/lib/kubelet'),
+    rootDir: rootDir ? path.resolve(rootDir) : undefined,
     endpoint: flags.endpoint ?? st?.endpoint ?? DEFAULT_CRI_ENDPOINT,
     containerdConfig: st?.containerdConfig ?? (fs.existsSync(path.join(data, 'containerd', 'config.toml')) ? path.join(data, 'containerd', 'config.toml') : undefined),
     podLogsDir,
     // A links dir of its own (beside a pod logs dir in the data dir) goes whole; /var/log/containers keeps others' links.
-    linksDir,
-    conflist: cniConfDir && podNetwork ? path.join(cniConfDir, CONFLIST_NAME) : undefined,
+    linksDir: podLogsDir ? containerLogsDir(podLogsDir) : undefined,
+    conflist: st?.cniConfDir && podNetwork ? path.join(st.cniConfDir, CONFLIST_NAME) : undefined,
     ipamDir: podNetwork ? (st?.ipamDir ?? `/var/lib/cni/networks/${CNI_NETWORK}`) : undefined,
     podNetwork,
     kubepodsCgroup: st?.cgroupRoot !== undefined ? cgroupPath(kubepods(parseCgroupRoot(st.cgroupRoot, st.cgroupDriver ?? 'cgroupfs')), st.cgroupDriver ?? 'cgroupfs') : undefined,
   };
 }
 
-/** A node without node.json: what its kubelet config says, over the kubelet's defaults; undefined without a config either. */
-function kubeletDefaults(file: string, endpoint: string | undefined): NodeState | undefined {
+/** A node without node.json (the systemd units ran it): what its kubelet config says, over the kubelet's defaults; undefined without a config either. */
+export function kubeletDefaults(file: string, endpoint: string | undefined): NodeState | undefined {
   if (!fs.existsSync(file)) return undefined;
   const c = (parseYaml(fs.readFileSync(file, 'utf8')) ?? {}) as { cgroupRoot?: string; cgroupDriver?: 'cgroupfs' | 'systemd'; podLogsDir?: string; containerRuntimeEndpoint?: string };
   return {
@@ -173,6 +172,7 @@ export async function runReset(argv: string[]): Promise<void> {
   }
 
   for (const dir of [t.rootDir, data, t.podLogsDir].filter((d): d is string => !!d)) {
+    if (!fs.existsSync(dir)) continue;
     const mounts = await mountsUnder(dir);
     if (!mounts.length) continue;
     await attempt(`unmounting under ${dir}`, async () => {
@@ -222,7 +222,7 @@ export async function runReset(argv: string[]): Promise<void> {
   }
 
   // Log links the kubelet made outside the dirs removed below.
-  if (t.linksDir && t.podLogsDir && !t.linksDir.startsWith(`${data}/`)) {
+  if (t.linksDir && t.podLogsDir && !t.linksDir.startsWith(`${data}/`) && fs.existsSync(t.linksDir)) {
     const entries = fs.readdirSync(t.linksDir, { withFileTypes: true }).filter((e) => e.isSymbolicLink()).map((e) => ({ name: e.name, target: fs.readlinkSync(path.join(t.linksDir!, e.name)) }));
     const ours = ourLogLinks(entries, t.podLogsDir);
     for (const n of ours) fs.rmSync(path.join(t.linksDir, n), { force: true });

@@ -52,7 +52,12 @@ spec:
 `;
 
   before(() => n.create());
-  after(() => n.stop());
+  after(async () => {
+    await n.stop();
+    // The reset test removes the data dir, and with it the harness's record of the namespace and cgroup root.
+    sh('ip', ['netns', 'del', netns], { allowFail: true });
+    await new CgroupTree().remove(e2eCgroupRoot(dir)).catch(() => undefined);
+  });
 
   test('up starts containerd, a registry and the three components, shows progress, and prints the kubeconfig', async () => {
     await runUp();
@@ -60,12 +65,14 @@ spec:
     assert.match(text(), /127\.0\.0\.1:5000\/tskube\/app:1: built and pushed \(\d+\.\d+s\)/);
     assert.ok(text().includes(`export KUBECONFIG=${kubeconfig}`));
     assert.match(kubectl(['get', 'nodes']), /up-node\s+Ready/);
+    assert.equal(kubectl(['get', 'node', 'up-node', '-o', 'jsonpath={.spec.podCIDR}']), '10.247.0.0/24', '--cluster-cidr is honoured');
   });
 
   test('a static pod and a deployment run', async () => {
     fs.copyFileSync(path.join(REPO, 'static-manifests/web.yaml'), path.join(n.manifests, 'web.yaml'));
     kubectl(['create', 'deployment', 'hello', '--image=127.0.0.1:5000/tskube/app:1']);
     await waitFor(() => /web-up-node\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])) && /hello-\S+\s+1\/1\s+Running/.test(kubectl(['get', 'pods'])), 120_000, 500, 'static pod and deployment running');
+    assert.match(kubectl(['get', 'pods', '-l', 'app=hello', '-o', 'jsonpath={.items[0].status.podIP}']), /^10\.247\.0\.\d+$/, 'pods get addresses from the node\'s podCIDR');
   });
 
   test('a CRD applied, then a custom resource created, listed with its printer columns, and refused when it violates the schema', () => {
@@ -119,8 +126,5 @@ spec:
     assert.equal(fs.existsSync(dir), false, 'the data dir is gone');
     assert.equal(fs.existsSync(path.join('/sys/fs/cgroup/memory', e2eCgroupRoot(dir), 'kubepods')) || fs.existsSync(path.join('/sys/fs/cgroup', e2eCgroupRoot(dir), 'kubepods')), false, 'no kubepods cgroup');
     assert.match(sh(process.execPath, [path.join(REPO, 'dist/cli/tskube.js'), 'reset', '--force', `--data-dir=${dir}`], { netns }), /nothing to remove/, 'a second reset finds nothing');
-    // The data dir held the harness's record too: the namespace and the e2e cgroup root (made for this node) go here.
-    sh('ip', ['netns', 'del', netns], { allowFail: true });
-    await new CgroupTree().remove(e2eCgroupRoot(dir));
   });
 });
