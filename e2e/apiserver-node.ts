@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { E2E_ROOT, REPO } from './harness.js';
+import { cliArgs, E2E_ROOT, REPO } from './harness.js';
 import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
 
 export class ApiServerNode {
@@ -33,7 +33,7 @@ export class ApiServerNode {
       sh('ip', ['netns', 'add', this.netns]);
       sh('ip', ['link', 'set', 'lo', 'up'], { netns: this.netns });
     }
-    this.proc = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'apiserver', '--bind-address=127.0.0.1', '--secure-port=6443', `--cert-dir=${path.join(this.dir, 'pki')}`, '--node-kubeconfigs=node-a', ...extra], path.join(this.dir, 'apiserver.log'), { netns: this.netns, cwd: REPO });
+    this.proc = start(process.execPath, [...cliArgs(REPO), 'apiserver', '--bind-address=127.0.0.1', '--secure-port=6443', `--cert-dir=${path.join(this.dir, 'pki')}`, '--node-kubeconfigs=node-a', ...extra], path.join(this.dir, 'apiserver.log'), { netns: this.netns, cwd: REPO });
     await waitFor(() => fs.existsSync(this.kubeconfig) && this.kubectlOk(['get', '--raw', '/healthz']), 30_000, 200, 'apiserver up');
   }
 

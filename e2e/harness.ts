@@ -16,6 +16,17 @@ import { CgroupTree } from '../agent/cm/cgroupfs.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const E2E_ROOT = process.env.TSKUBE_E2E_ROOT ?? '/tmp/tskube-e2e';
+
+/**
+ * How the harness runs the tskube CLI: through tsx (the sources, the default) or the compiled build in dist/
+ * (what users run). TSKUBE_CLI=compiled|tsx overrides a starter's default; bench:footprint sets it to compare them.
+ */
+export function cliArgs(repo: string, dflt: 'tsx' | 'compiled' = 'tsx'): string[] {
+  const mode = process.env.TSKUBE_CLI ?? dflt;
+  // Node flags NODE_OPTIONS refuses (--cpu-prof), for profiling a run.
+  const nodeArgs = (process.env.TSKUBE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return [...nodeArgs, ...(mode === 'compiled' ? [path.join(repo, 'dist/cli/tskube.js')] : ['--import', 'tsx', path.join(repo, 'cli/tskube.ts')])];
+}
 export const REGISTRY = '127.0.0.1:5000';
 export const SERVICE_CIDR = '10.96.0.0/12';
 export const PAUSE_IMAGE = `${REGISTRY}/tskube/pause:1`;
@@ -227,7 +238,7 @@ export class TestNode {
     this.kubeletRuns++;
     this.kubelet = start(
       process.execPath,
-      ['--import', 'tsx', path.join(repo, 'cli/tskube.ts'), 'agent', `--hostname-override=${this.name}`, `--pod-manifest-path=${this.manifests}`, `--container-runtime-endpoint=${this.socket}`, `--root-dir=${this.kubeletRoot}`, `--config=${path.join(this.dir, 'kubelet.yaml')}`, '--pod-network=none', ...extraArgs],
+      [...cliArgs(repo), 'agent', `--hostname-override=${this.name}`, `--pod-manifest-path=${this.manifests}`, `--container-runtime-endpoint=${this.socket}`, `--root-dir=${this.kubeletRoot}`, `--config=${path.join(this.dir, 'kubelet.yaml')}`, '--pod-network=none', ...extraArgs],
       path.join(this.dir, 'kubelet.log'),
       { netns: this.netns, cwd: repo, env: { ...process.env, ...env } },
     );
@@ -243,7 +254,7 @@ export class TestNode {
   /** Starts `tskube proxy` in the node namespace: its iptables rules live and die with the namespace. */
   startProxy(args: string[]): Proc {
     if (this.proxy && alive(this.proxy.pid)) throw new Error('proxy already running');
-    this.proxy = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'proxy', `--hostname-override=${this.name}`, ...args], path.join(this.dir, 'proxy.log'), { netns: this.netns, cwd: REPO });
+    this.proxy = start(process.execPath, [...cliArgs(REPO), 'proxy', `--hostname-override=${this.name}`, ...args], path.join(this.dir, 'proxy.log'), { netns: this.netns, cwd: REPO });
     this.save();
     return this.proxy;
   }

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { e2eCgroupRoot, E2E_ROOT, recordPath, REPO, sweepStale } from './harness.js';
+import { cliArgs, e2eCgroupRoot, E2E_ROOT, recordPath, REPO, sweepStale } from './harness.js';
 import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
 
 export class UpNode {
@@ -37,7 +37,7 @@ export class UpNode {
   /** Starts `tskube up` (the compiled CLI, as `npm start` runs it, leading its own process group) and waits for "tskube is up". */
   async run(): Promise<void> {
     this.out = path.join(this.dir, `up-${Date.now()}.out`);
-    this.proc = start(process.execPath, [path.join(REPO, 'dist/cli/tskube.js'), 'up', '--pod-stop-timeout=10s', '--cluster-cidr=10.247.0.0/16', `--data-dir=${this.dir}`, `--container-runtime-endpoint=unix://${this.dir}/containerd.sock`, `--pod-manifest-path=${this.manifests}`, `--hostname-override=${this.name}`, `--node-ip=${this.nodeIP}`, `--root-dir=${this.rootDir}`, `--pod-logs-dir=${this.dir}/pod-logs`, `--cgroup-root=${e2eCgroupRoot(this.dir)}`], this.out, { netns: this.netns, cwd: REPO, group: true });
+    this.proc = start(process.execPath, [...cliArgs(REPO, 'compiled'), 'up', '--pod-stop-timeout=10s', '--cluster-cidr=10.247.0.0/16', `--data-dir=${this.dir}`, `--container-runtime-endpoint=unix://${this.dir}/containerd.sock`, `--pod-manifest-path=${this.manifests}`, `--hostname-override=${this.name}`, `--node-ip=${this.nodeIP}`, `--root-dir=${this.rootDir}`, `--pod-logs-dir=${this.dir}/pod-logs`, `--cgroup-root=${e2eCgroupRoot(this.dir)}`], this.out, { netns: this.netns, cwd: REPO, group: true });
     this.record();
     const r = await waitFor(() => /tskube is up/.test(fs.readFileSync(this.out, 'utf8')) || (this.proc!.child.exitCode !== null && 'exited'), 300_000, 500, '"tskube is up"');
     if (r === 'exited') throw new Error(`tskube up exited: ${fs.readFileSync(this.out, 'utf8')}`);

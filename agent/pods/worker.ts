@@ -130,7 +130,7 @@ export class PodWorker {
 
   /** A new copy of the pod from its source; only a change other than status (or resourceVersion) needs a sync, as upstream's config mux. */
   update(pod: Pod): void {
-    if (this.phase !== 'syncing') return;
+    if (this.phase !== 'syncing' || pod === this.pod) return;
     const changed = desiredKey(this.pod) !== desiredKey(pod);
     this.pod = pod;
     if (changed) this.requestSync();

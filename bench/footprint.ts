@@ -1,0 +1,169 @@
+// Benchmark (issue 20): memory and start time of the tskube processes, run
+// as users run them (the compiled build in dist/) against the same through
+// the tsx loader (the baseline, same run, same machine), with the issue's
+// goals beside each figure:
+// - `tskube agent` alone (static pods, no apiserver): RSS idle, and the time
+//   from its start to its first static pod's sandbox and running container;
+// - the kubelet of a node joined to the dev apiserver at 0, 30 and 110 API
+//   pods: RSS, and its CPU per pod started;
+// - `tskube proxy` and `tskube apiserver` idle RSS (the apiserver: start to serving);
+// - `tskube up` (everything in one process) with 3 pods: RSS, start to "tskube is up".
+// Run as root after `npm run build`: npm run bench:footprint   (BENCH_SIZES=0,30,110, BENCH_RUNTIMES=tsx,compiled)
+import fs from 'node:fs';
+import path from 'node:path';
+import { APP_IMAGE, e2eSkipReason, REPO, TestNode } from '../e2e/harness.js';
+import { TestCluster } from '../e2e/cluster.js';
+import { UpNode } from '../e2e/up-node.js';
+import { waitFor } from '../e2e/proc.js';
+import { podManifest, IDLE_CMD, runBench } from './bench-node.js';
+import { cpuSeconds, rssKiB } from './stats.js';
+
+const SIZES = (process.env.BENCH_SIZES ?? '0,30,110').split(',').map(Number);
+const RUNTIMES = (process.env.BENCH_RUNTIMES ?? 'tsx,compiled').split(',') as ('tsx' | 'compiled')[];
+const SETTLE_MS = 5000;
+const MiB = (kib: number): number => kib / 1024;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Figures {
+  kubeletIdleMiB: number;
+  firstSeenMs: number;
+  firstSandboxMs: number;
+  firstRunningMs: number;
+  kubeletMiB: Record<number, number>;
+  cpuPerPodMs: Record<number, number>;
+  proxyMiB: number;
+  apiserverMiB: number;
+  apiserverStartMs: number;
+  upMiB: number;
+  upStartMs: number;
+}
+
+/** `tskube agent` alone: one static pod in the manifest dir at start, timed to its sandbox and running container; then idle without pods. */
+async function standaloneKubelet(f: Partial<Figures>): Promise<void> {
+  const node = new TestNode('fp');
+  try {
+    await node.start();
+    await node.cri.pullImage(APP_IMAGE, null);
+    fs.writeFileSync(path.join(node.manifests, 'first.yaml'), podManifest('first', `  - name: main\n    image: ${APP_IMAGE}\n    command: ['/bin/sh', '-c', "${IDLE_CMD}"]\n`));
+    const t0 = Date.now();
+    const k = node.startKubelet();
+    await waitFor(async () => (await node.cri.listPodSandbox()).length > 0, 60_000, 10, 'first sandbox');
+    f.firstSandboxMs = Date.now() - t0;
+    await waitFor(async () => (await node.cri.listContainers()).some((c) => c.state === 'CONTAINER_RUNNING'), 60_000, 10, 'first container running');
+    f.firstRunningMs = Date.now() - t0;
+    // When the kubelet had the pod and its worker started the first sync (the log line's own timestamp).
+    const seen = /^(\S+) INFO kubelet: pod source file reports 1 pod\(s\)/m.exec(node.kubeletLog());
+    f.firstSeenMs = seen ? Date.parse(seen[1]!) - t0 : NaN;
+    fs.rmSync(path.join(node.manifests, 'first.yaml'));
+    await waitFor(async () => (await node.cri.listPodSandbox()).length === 0, 60_000, 200, 'the static pod gone');
+    await sleep(SETTLE_MS);
+    f.kubeletIdleMiB = MiB(rssKiB(k.pid));
+  } finally {
+    await node.cleanup();
+  }
+}
+
+/** A node joined to the dev apiserver: the kubelet at each size of a deployment, the proxy and the apiserver idle beside it. */
+async function joinedNode(f: Partial<Figures>): Promise<void> {
+  const cluster = new TestCluster({ kubeletConfig: 'maxPods: 120\n' });
+  f.kubeletMiB = {};
+  f.cpuPerPodMs = {};
+  try {
+    await cluster.start(async (node) => void (await node.cri.pullImage(APP_IMAGE, null)));
+    const kubelet = cluster.node.kubelet!.pid;
+    await waitFor(() => /\sReady/.test(cluster.kubectl(['get', 'nodes'])), 120_000, 500, 'node Ready');
+    const proxy = cluster.node.startProxy([`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16']);
+    cluster.kubectl(['create', 'deployment', 'load', `--image=${APP_IMAGE}`, '--replicas=0', '--', 'sleep', '36000']);
+    let prev = 0;
+    for (const n of SIZES) {
+      const c0 = cpuSeconds(kubelet);
+      cluster.kubectl(['scale', 'deployment', 'load', `--replicas=${n}`]);
+      await waitFor(() => (cluster.kubectl(['get', 'pods', '--no-headers']).match(/1\/1\s+Running/g) ?? []).length === n, 15 * 60_000, 500, `${n} pods running`);
+      if (n > prev) f.cpuPerPodMs[n] = ((cpuSeconds(kubelet) - c0) * 1000) / (n - prev);
+      prev = n;
+      await sleep(SETTLE_MS);
+      f.kubeletMiB[n] = MiB(rssKiB(kubelet));
+    }
+    f.proxyMiB = MiB(rssKiB(proxy.pid));
+    f.apiserverMiB = MiB(rssKiB(cluster.as.proc!.pid));
+  } finally {
+    await cluster.cleanup();
+  }
+}
+
+/** `tskube apiserver` alone: spawn to "serving on". */
+async function apiserverStart(f: Partial<Figures>): Promise<void> {
+  const { ApiServerNode } = await import('../e2e/apiserver-node.js');
+  const as = new ApiServerNode(`tskube-fp-${process.pid}`);
+  try {
+    const t0 = Date.now();
+    const started = as.start();
+    await waitFor(() => fs.existsSync(path.join(as.dir, 'apiserver.log')) && /serving on/.test(fs.readFileSync(path.join(as.dir, 'apiserver.log'), 'utf8')), 60_000, 10, 'serving on');
+    f.apiserverStartMs = Date.now() - t0;
+    await started;
+  } finally {
+    await as.cleanup();
+  }
+}
+
+/** `tskube up` with its static pod and a deployment of 2: everything in one process. */
+async function up(f: Partial<Figures>): Promise<void> {
+  const n = new UpNode();
+  try {
+    await n.create();
+    fs.copyFileSync(path.join(REPO, 'static-manifests/web.yaml'), path.join(n.manifests, 'web.yaml'));
+    const t0 = Date.now();
+    await n.run();
+    f.upStartMs = Date.now() - t0;
+    n.kubectl(['create', 'deployment', 'hello', `--image=${APP_IMAGE}`, '--replicas=2']);
+    await waitFor(() => (n.kubectl(['get', 'pods', '--no-headers']).match(/1\/1\s+Running/g) ?? []).length === 3, 120_000, 500, '3 pods running');
+    await sleep(SETTLE_MS);
+    f.upMiB = MiB(rssKiB(n.proc!.pid));
+  } finally {
+    await n.stop();
+  }
+}
+
+function table(rows: [string, (f: Figures) => number, string, string][], by: Record<string, Figures>): string {
+  const [a, b] = [by.tsx, by.compiled];
+  const head = `${'measure'.padEnd(44)} | ${'tsx'.padStart(10)} | ${'compiled'.padStart(10)} | ratio | goal`;
+  const lines = rows.map(([name, get, unit, goal]) => {
+    const x = a ? get(a) : NaN;
+    const y = b ? get(b) : NaN;
+    return `${name.padEnd(44)} | ${`${x.toFixed(1)} ${unit}`.padStart(10)} | ${`${y.toFixed(1)} ${unit}`.padStart(10)} | ${(y / x).toFixed(2).padStart(5)} | ${goal}`;
+  });
+  return [head, '-'.repeat(head.length), ...lines].join('\n');
+}
+
+runBench(async () => {
+  const skip = e2eSkipReason();
+  if (skip) throw new Error(skip);
+  if (!fs.existsSync(path.join(REPO, 'dist/cli/tskube.js'))) throw new Error('no compiled build: run `npm run build` first');
+  const by: Record<string, Figures> = {};
+  for (const rt of RUNTIMES) {
+    process.env.TSKUBE_CLI = rt;
+    const f: Partial<Figures> = {};
+    await standaloneKubelet(f);
+    await joinedNode(f);
+    await apiserverStart(f);
+    await up(f);
+    by[rt] = f as Figures;
+    process.stderr.write(`${rt}: ${JSON.stringify(f)}\n`);
+  }
+  const big = SIZES[SIZES.length - 1]!;
+  const rows: [string, (f: Figures) => number, string, string][] = [
+    ['kubelet alone, idle: RSS', (f) => f.kubeletIdleMiB, 'MiB', '≤ 60 MiB'],
+    ['kubelet start → first static pod sync begins', (f) => f.firstSeenMs, 'ms', '≤ 300 ms'],
+    ['kubelet start → first static pod sandbox', (f) => f.firstSandboxMs, 'ms', ''],
+    ['kubelet start → first static pod running', (f) => f.firstRunningMs, 'ms', ''],
+    ...SIZES.map((n): [string, (f: Figures) => number, string, string] => [`kubelet with ${n} API pods: RSS`, (f) => f.kubeletMiB[n]!, 'MiB', n === big ? '≤ 90 MiB (110 pods)' : n === 0 ? '≤ 60 MiB' : '']),
+    ...SIZES.filter((n) => n > 0).map((n): [string, (f: Figures) => number, string, string] => [`kubelet CPU per API pod started (→${n})`, (f) => f.cpuPerPodMs[n]!, 'ms', '≤ 10 ms']),
+    ['kube-proxy idle: RSS', (f) => f.proxyMiB, 'MiB', ''],
+    ['apiserver (with a node): RSS', (f) => f.apiserverMiB, 'MiB', ''],
+    ['apiserver start → serving', (f) => f.apiserverStartMs, 'ms', ''],
+    ['tskube up, 3 pods: RSS', (f) => f.upMiB, 'MiB', '≤ 100 MiB'],
+    ['tskube up start → "tskube is up"', (f) => f.upStartMs, 'ms', ''],
+  ];
+  process.stdout.write(`tskube footprint: compiled (dist/, as users run it) vs through tsx (baseline), same run\n\n${table(rows, by)}\n`);
+  process.stdout.write('\nprobe CPU goal (≤ 1.1× the bare-script floor at 110 pods × 2 probes/s): npm run bench:probes\n');
+});
