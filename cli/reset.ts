@@ -132,9 +132,13 @@ export async function runReset(argv: string[]): Promise<void> {
     }
   };
   const say = (s: string): void => void process.stdout.write(`[reset] ${s}\n`);
+  // Without node.json, a tskube kubelet config or our containerd's config, nothing says this machine's pods and rules
+  // are a tskube node's (kubeadm's kubelet may run them): then only the data dir goes.
+  const known = st !== undefined || t.containerdConfig !== undefined;
+  if (!known) say(`no tskube node recorded in ${data} (node.json) and no kubelet config: only ${data} is removed`);
 
   // Pods first, while a containerd can still stop them: the running one, or ours started once more for this.
-  await attempt('pods', async () => {
+  if (known) await attempt('pods', async () => {
     const socket = t.endpoint.replace(/^unix:\/\//, '');
     let started: ReturnType<typeof spawn> | undefined;
     const cri = new CriClient({ endpoint: t.endpoint, timeoutMs: 30_000 });
@@ -181,7 +185,7 @@ export async function runReset(argv: string[]): Promise<void> {
     });
   }
 
-  await attempt('kube-proxy rules', async () => {
+  if (known) await attempt('kube-proxy rules', async () => {
     const lines: string[] = [];
     const failed = await cleanupProxyRules(createLogger('reset', { sink: (l) => lines.push(l) }));
     for (const l of lines) if (/ removed /.test(l)) removed.push(`kube-proxy: ${l.replace(/^.*? removed /, '')}`);
@@ -189,7 +193,7 @@ export async function runReset(argv: string[]): Promise<void> {
   });
 
   // What is left of KUBE-* after the proxy's own cleanup (KUBE-MARK-MASQ, KUBE-FIREWALL), and the pod network's chains.
-  await attempt('iptables chains', async () => {
+  if (known) await attempt('iptables chains', async () => {
     const ipt = new ExecIptables();
     const ours = (c: string): boolean => c.startsWith('KUBE-') || (t.podNetwork && (c === NAT_CHAIN || c === FORWARD_CHAIN));
     for (const table of ['nat', 'filter'] as const) {
