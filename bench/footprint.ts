@@ -94,7 +94,8 @@ async function joinedNode(f: Partial<Figures>): Promise<void> {
 /** `tskube apiserver` alone: spawn to "serving on". */
 async function apiserverStart(f: Partial<Figures>): Promise<void> {
   const { ApiServerNode } = await import('../e2e/apiserver-node.js');
-  const as = new ApiServerNode(`tskube-fp-${process.pid}`);
+  // Its own namespace (made and deleted by it).
+  const as = new ApiServerNode();
   try {
     const t0 = Date.now();
     const started = as.start();

@@ -243,8 +243,9 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
           return parts.length > runs ? parts.at(-1)! : '';
         };
         await waitFor(() => /services and endpoint slices synced/.test(thisRun()), 30_000, 200, `${m} proxy synced`);
+        // That line comes before the first sync: wait for its rules (bounded), as a loaded machine may take a while.
+        await waitFor(() => (m === 'iptables' ? /KUBE-SVC-/.test(iptablesNat()) : /chain service-/.test(sh('nft', ['list', 'table', 'ip', 'kube-proxy'], { netns: cluster.node.netns, allowFail: true }))), 30_000, 100, `${m} rules`);
         assert.doesNotMatch(thisRun(), /sync failed|failed to execute/);
-        await new Promise((r) => setTimeout(r, 300));
       };
       const nftHas = (): boolean => /table ip kube-proxy/.test(cluster.node.exec('nft', ['list', 'tables']));
       await switchTo('iptables');

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,8 +23,14 @@ const burstable = pod([{ requests: { cpu: '100m', memory: '100Mi' }, limits: { m
 const bestEffort = pod([{}]);
 const log = createLogger('test', { sink: () => undefined });
 
+const made: string[] = [];
+after(() => {
+  for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+});
+
 function fakeTree(version: 1 | 2): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cgroups-'));
+  made.push(dir);
   if (version === 2) fs.writeFileSync(path.join(dir, 'cgroup.controllers'), 'cpuset cpu io memory pids');
   else for (const c of ['cpu', 'cpuacct', 'memory', 'pids', 'devices']) fs.mkdirSync(path.join(dir, c));
   return dir;
