@@ -57,6 +57,7 @@ spec:
     // The reset test removes the data dir, and with it the harness's record of the namespace and cgroup root.
     sh('ip', ['netns', 'del', netns], { allowFail: true });
     await new CgroupTree().remove(e2eCgroupRoot(dir)).catch(() => undefined);
+    await new CgroupTree().removeIfEmpty('/tskube-e2e');
   });
 
   test('up starts containerd, a registry and the three components, shows progress, and prints the kubeconfig', async () => {
