@@ -19,7 +19,7 @@ import { chainRemoval } from '../proxy/cleanup.js';
 import { ExecIptables } from '../proxy/iptables/apply.js';
 import { cleanupProxyRules } from '../proxy/main.js';
 import { parseBool, parseFlags } from './flags.js';
-import { DEFAULT_CRI_ENDPOINT, until } from './node-runner.js';
+import { criAnswers, DEFAULT_CRI_ENDPOINT, until } from './node-runner.js';
 import { processRuns, readNodeState, type NodeState } from './node-state.js';
 import { stopPods } from './stop-pods.js';
 
@@ -147,6 +147,7 @@ export async function runReset(argv: string[]): Promise<void> {
       if (!answers && t.containerdConfig && fs.existsSync(t.containerdConfig)) {
         say(`starting containerd (${t.containerdConfig}) to stop the pods it ran`);
         started = spawn('containerd', ['--config', t.containerdConfig], { stdio: 'ignore', detached: true });
+        started.on('error', (e) => say(`containerd: ${e.message}`));
         answers = await until('containerd', 30_000, async () => (fs.existsSync(socket) ? cri.version().then(() => true) : undefined)).catch(() => false);
       }
       if (!answers) return say(`no container runtime answers on ${t.endpoint}; no pods to stop`);
@@ -155,9 +156,11 @@ export async function runReset(argv: string[]): Promise<void> {
       if (r.pods) removed.push(`${r.pods} pod sandbox(es) and their containers`);
     } finally {
       cri.close();
-      if (started) {
+      if (started && started.exitCode === null) {
+        const exited = new Promise((r) => started!.once('exit', r));
         started.kill('SIGTERM');
-        await new Promise((r) => started!.once('exit', r));
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+        if (started.exitCode === null) started.kill('SIGKILL');
       }
     }
   });
@@ -233,8 +236,8 @@ export async function runReset(argv: string[]): Promise<void> {
     if (ours.length) removed.push(`${ours.length} log link(s) in ${t.linksDir}`);
   }
 
-  // A socket left by our containerd outside the data dir (the old default, /run/containerd).
-  if (t.containerdConfig) {
+  // A socket left by our containerd outside the data dir (the old default, /run/containerd), unless a runtime answers on it now.
+  if (t.containerdConfig && !(await criAnswers(t.endpoint))) {
     const socket = t.endpoint.replace(/^unix:\/\//, '');
     for (const s of [socket, `${socket}.ttrpc`]) {
       if (!s.startsWith(`${data}/`) && fs.existsSync(s)) {
