@@ -4,6 +4,7 @@
 // tskube-images unit) on a node installed with systemd. Nothing is pulled.
 import { buildImage, IMAGES, pushImage } from '../images/build.js';
 import { parseFlags } from './flags.js';
+import { httpOk, until } from './node-runner.js';
 
 export async function ensureDemoImages(registry: string, workDir: string, note: (s: string) => void): Promise<void> {
   for (const spec of IMAGES) {
@@ -28,10 +29,6 @@ export const IMAGES_FLAGS: Record<string, string> = {
 export async function runImages(argv: string[]): Promise<void> {
   const f = parseFlags(argv, IMAGES_FLAGS);
   const registry = f.get('registry') ?? '127.0.0.1:5000';
-  const deadline = Date.now() + 60_000;
-  while (!(await fetch(`http://${registry}/v2/`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false))) {
-    if (Date.now() > deadline) throw new Error(`no registry answers on http://${registry}/v2/ (is tskube-registry running?)`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  await until(`the registry on http://${registry}/v2/ (is tskube-registry running?)`, 60_000, () => httpOk(`http://${registry}/v2/`));
   await ensureDemoImages(registry, f.get('work-dir') ?? '/var/lib/tskube/images', (s) => process.stdout.write(`${s}\n`));
 }

@@ -65,9 +65,10 @@ export async function httpOk(url: string): Promise<boolean> {
   return r.ok;
 }
 
-const stopChild = (p: ChildProcess, ms = 10_000): Promise<void> =>
+/** SIGTERM, then SIGKILL after `ms`; resolves once the child has exited (at once if it never started). */
+export const stopChild = (p: ChildProcess, ms = 10_000): Promise<void> =>
   new Promise((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) return resolve();
+    if (p.pid === undefined || p.exitCode !== null || p.signalCode !== null) return resolve();
     const t = setTimeout(() => p.kill('SIGKILL'), ms);
     p.once('exit', () => {
       clearTimeout(t);

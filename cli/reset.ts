@@ -19,7 +19,7 @@ import { chainRemoval } from '../proxy/cleanup.js';
 import { ExecIptables } from '../proxy/iptables/apply.js';
 import { cleanupProxyRules } from '../proxy/main.js';
 import { parseBool, parseFlags } from './flags.js';
-import { criAnswers, DEFAULT_CRI_ENDPOINT, until } from './node-runner.js';
+import { criAnswers, DEFAULT_CRI_ENDPOINT, stopChild, until } from './node-runner.js';
 import { processRuns, readNodeState, type NodeState } from './node-state.js';
 import { stopPods } from './stop-pods.js';
 
@@ -143,7 +143,7 @@ export async function runReset(argv: string[]): Promise<void> {
     let started: ReturnType<typeof spawn> | undefined;
     const cri = new CriClient({ endpoint: t.endpoint, timeoutMs: 30_000 });
     try {
-      let answers = fs.existsSync(socket) && (await cri.version().then(() => true, () => false));
+      let answers = await criAnswers(t.endpoint);
       if (!answers && t.containerdConfig && fs.existsSync(t.containerdConfig)) {
         say(`starting containerd (${t.containerdConfig}) to stop the pods it ran`);
         started = spawn('containerd', ['--config', t.containerdConfig], { stdio: 'ignore', detached: true });
@@ -156,12 +156,7 @@ export async function runReset(argv: string[]): Promise<void> {
       if (r.pods) removed.push(`${r.pods} pod sandbox(es) and their containers`);
     } finally {
       cri.close();
-      if (started && started.exitCode === null) {
-        const exited = new Promise((r) => started!.once('exit', r));
-        started.kill('SIGTERM');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-        if (started.exitCode === null) started.kill('SIGKILL');
-      }
+      if (started) await stopChild(started, 15_000);
     }
   });
 

@@ -37,7 +37,7 @@ exec sleep infinity
 `;
 
 /** A unit's ExecStart as argv, with $VARS from its EnvironmentFile(s) (read inside the VM). Pure but for `read`. */
-export function execStart(unit: string, read: (file: string) => string): string[] {
+function execStart(unit: string, read: (file: string) => string): string[] {
   const env: Record<string, string> = {};
   for (const m of unit.matchAll(/^EnvironmentFile=-?(\S+)$/gm)) {
     let text = '';
