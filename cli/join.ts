@@ -155,9 +155,6 @@ Logs: ${run.logs}/{kubelet,kube-proxy${run.ownedNames().map((n) => `,${n}`).join
 Ctrl-C stops what join started; \`tskube join\` again reuses ${data}.
 `);
   } catch (e) {
-    process.stderr.write(`tskube join failed: ${(e as Error).message}\n`);
-    const problems = await run.stopAll();
-    if (problems.length) process.stderr.write(`and could not stop:\n${problems.map((p) => `  ${p}\n`).join('')}`);
-    process.exit(1);
+    await run.fail(e as Error);
   }
 }

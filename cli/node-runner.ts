@@ -163,6 +163,14 @@ export class NodeRunner {
     return problems;
   }
 
+  /** A step of up/join failed: say so, stop what was started (listing what would not stop), and exit 1. */
+  async fail(e: Error): Promise<never> {
+    process.stderr.write(`tskube ${this.command} failed: ${e.message}\n`);
+    const problems = await this.stopAll();
+    if (problems.length) process.stderr.write(`and could not stop:\n${problems.map((p) => `  ${p}\n`).join('')}`);
+    process.exit(1);
+  }
+
   /** Resolves at the second Ctrl-C: pods still stopping are killed. */
   private force: () => void = () => undefined;
   private readonly forced = new Promise<void>((r) => (this.force = r));

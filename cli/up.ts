@@ -172,9 +172,6 @@ To add a node, run this on it (the token is valid for 24 h; \`tskube token creat
   ${join.trim()}
 `);
   } catch (e) {
-    process.stderr.write(`tskube up failed: ${(e as Error).message}\n`);
-    const problems = await run.stopAll();
-    if (problems.length) process.stderr.write(`and could not stop:\n${problems.map((p) => `  ${p}\n`).join('')}`);
-    process.exit(1);
+    await run.fail(e as Error);
   }
 }
