@@ -52,7 +52,7 @@ const LABEL: Record<string, string> = { nftables: 'nftables mode', legacy: 'ipta
 
 function print(r: Result): void {
   process.stdout.write(`\n== ${LABEL[r.mode] ?? r.mode} ==\n`);
-  process.stdout.write('services | cold start (sync) | change median (all 5)            | CPU/change (own+child) | restart (sync)    | cold CPU (own+child) |   RSS\n');
+  process.stdout.write('services | cold start (sync) | change median (all 5)            | CPU/change (own+child) | restart (sync)    | cold CPU (own+child) |   RSS   | change inside the proxy (median)\n');
   for (const f of r.rows) {
     if (f.coldMs === null) {
       process.stdout.write(`${String(f.services).padStart(8)} | > ${ms(f.overBudgetMs!)} (stopped)\n`);
@@ -60,8 +60,9 @@ function print(r: Result): void {
     }
     const cold = `${ms(f.coldMs)} (${ms(f.coldSyncMs)})`;
     const change = `${ms(median(f.changeMs))} (${f.changeMs.map((x) => x.toFixed(0)).join(', ')})`;
+    const inSync = `render ${ms(median(f.splits.map((s) => s.renderMs)))} + apply ${ms(median(f.splits.map((s) => s.applyMs)))}`;
     const cpu = `${ms(f.changeCpuMs)}+${ms(f.changeChildCpuMs)}`;
-    process.stdout.write(`${String(f.services).padStart(8)} | ${cold.padStart(16)} | ${change.padEnd(32)} | ${cpu.padStart(22)} | ${`${ms(f.restartMs)} (${ms(f.restartSyncMs)})`.padStart(17)} | ${`${ms(f.coldCpuMs)}+${ms(f.coldChildCpuMs)}`.padStart(20)} | ${f.rssMiB.toFixed(0).padStart(3)} MiB\n`);
+    process.stdout.write(`${String(f.services).padStart(8)} | ${cold.padStart(16)} | ${change.padEnd(32)} | ${cpu.padStart(22)} | ${`${ms(f.restartMs)} (${ms(f.restartSyncMs)})`.padStart(17)} | ${`${ms(f.coldCpuMs)}+${ms(f.coldChildCpuMs)}`.padStart(20)} | ${f.rssMiB.toFixed(0).padStart(3)} MiB | ${inSync}\n`);
   }
 }
 

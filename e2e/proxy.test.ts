@@ -19,7 +19,7 @@ type Mode = 'iptables' | 'nftables';
 function proxySuite(mode: Mode): void {
 describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
   const cluster = new TestCluster();
-  const proxyArgs = (m: Mode = mode): string[] => [`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16', '--healthz-bind-address=127.0.0.1:10256', '--metrics-bind-address=127.0.0.1:10249', `--proxy-mode=${m}`];
+  const proxyArgs = (m: Mode = mode): string[] => [`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16', '--healthz-bind-address=127.0.0.1:10256', '--metrics-bind-address=127.0.0.1:10249', `--proxy-mode=${m}`, '--v=4'];
   const iptablesNat = (): string => cluster.node.exec('iptables-save', ['-t', 'nat']);
   const nftTable = (): string => sh('nft', ['list', 'table', 'ip', 'kube-proxy'], { netns: cluster.node.netns, allowFail: true });
   /** The proxy's rules as text, in the mode's own listing. */
@@ -135,6 +135,8 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
     await inPod('web-1', 'rm /tmp/unready');
     await waitFor(async () => (await requests(30)).includes('web-1'), 15_000, 200, 'web-1 back in rotation');
     process.stdout.write(`# readiness failure to out of rotation: ${took} ms\n`);
+    // In nftables mode these partial syncs went straight to the kernel over netlink, not through nft.
+    if (mode === 'nftables') assert.match(cluster.node.proxyLog(), /synced nftables \(partial, \d+ service\(s\)\): .* [1-9]\d* over netlink/);
   });
 
   test('a Service with no endpoints refuses connections at once instead of hanging', async () => {

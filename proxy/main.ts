@@ -13,6 +13,7 @@ import { ExecIptables } from './iptables/apply.js';
 import { IptablesBackend } from './iptables/backend.js';
 import { checkNftSupport, deleteNftTables, ExecNft } from './nftables/apply.js';
 import { NftablesBackend } from './nftables/backend.js';
+import { NetlinkNft } from './nftables/netlink-nft.js';
 import type { RenderContext } from './nftables/render.js';
 import { cidrContains } from './iptables/render.js';
 import { localDetector } from './model/local-detector.js';
@@ -76,7 +77,11 @@ export async function proxyBackend(cfg: ProxyConfig, o: { metrics: ProxyMetrics;
         conntrackTCPLiberal: o.conntrackTCPLiberal,
       };
     };
-    return new NftablesBackend(new ExecNft('ip'), context, metrics, log);
+    // Partial syncs go straight to the kernel over netlink (nft 1.0.x reads the whole ruleset on every run); full
+    // syncs, and anything the encoder does not know, through nft.
+    const { nft, unavailable } = process.env.TSKUBE_NFT_NETLINK === '0' ? { nft: new ExecNft('ip'), unavailable: 'TSKUBE_NFT_NETLINK=0' } : await NetlinkNft.open(new ExecNft('ip'));
+    if (unavailable) log.warn(`nftables: netlink socket unavailable (${unavailable}); every sync runs nft`);
+    return new NftablesBackend(nft, context, metrics, log);
   }
   for (const t of await deleteNftTables()) log.info(`removed the nftables mode's table ${t}`);
   return new IptablesBackend(ipt, { masqueradeMark: `0x${bit.toString(16).padStart(4, '0')}`, masqueradeAll: cfg.masqueradeAll, detectLocal: cfg.detectLocal, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: o.conntrackTCPLiberal, nodePortIPs: (nodeIP) => (cfg.nodePortAddresses.length ? nodePortIPs(cfg.nodePortAddresses, nodeIP, localIPv4s()) : undefined) }, metrics);

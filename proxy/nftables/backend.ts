@@ -12,14 +12,17 @@ export class NftablesBackend implements ProxyBackend {
   private readonly syncer: NftSyncer;
   /** Node IP and pod CIDR the render context was made for. */
   private node: string | undefined;
+  /** Transactions sent over netlink so far, when the Nft counts them (NetlinkNft). */
+  private readonly viaNetlink: () => number;
 
   constructor(
-    nft: Nft,
+    nft: Nft & { counts?: { netlink: number } },
     private readonly context: (nodeIP: string, nodeCIDR: string) => RenderContext,
     private readonly metrics: ProxyMetrics,
     log: Logger,
     chunkOps?: number,
   ) {
+    this.viaNetlink = () => nft.counts?.netlink ?? 0;
     this.syncer = new NftSyncer(nft, context('', ''), {
       chunkOps,
       onCleanupError: (e) => {
@@ -36,6 +39,7 @@ export class NftablesBackend implements ProxyBackend {
       this.syncer.setContext(this.context(i.nodeIP, i.nodeCIDR));
     }
     let st;
+    const netlink0 = this.viaNetlink();
     try {
       st = i.full ? await this.syncer.full(i.ports, i.endpoints) : await this.syncer.partial(i.changed, i.ports, i.endpoints);
     } catch (e) {
@@ -49,7 +53,7 @@ export class NftablesBackend implements ProxyBackend {
       bytes: st.bytes,
       noLocalInternal: t.noLocalInternal,
       noLocalExternal: t.noLocalExternal,
-      summary: `${t.services} services, ${t.endpoints} endpoints; ${st.ops} nft operations in ${st.transactions} transaction(s)`,
+      summary: `${t.services} services, ${t.endpoints} endpoints; ${st.ops} nft operations in ${st.transactions} transaction(s)${st.transactions ? `, ${this.viaNetlink() - netlink0} over netlink` : ''}`,
     };
   }
 

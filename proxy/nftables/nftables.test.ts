@@ -9,7 +9,8 @@ import { endpointBase, servicePortBase } from './names.js';
 import { NftSyncer } from './syncer.js';
 import { KernelModel } from './kernel-model.js';
 import { keyText, listingOf, verdictText, versionAtLeast } from './apply.js';
-import { NODE, slice, svc, type Ep } from '../model/fixtures.js';
+import { NODE, slice, svc } from '../model/fixtures.js';
+import { randomChange, randomService, rng, World } from './random-world.js';
 
 // Upstream proxier_test conventions: pods in 10.0.0.0/8, cluster IPs in 172.30.0.0/16, this node "test-node".
 const ctx: RenderContext = { family: 'ip', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip saddr 10.0.0.0/8', notLocalMatch: 'ip saddr != 10.0.0.0/8', nodeIP: '192.168.0.2', nodePortIPs: ['192.168.0.2'], conntrackTCPLiberal: false };
@@ -122,72 +123,6 @@ test('nft JSON listings read back as the text syntax; version checks', () => {
 });
 
 // ---- incremental syncs against the kernel model ----
-
-/** A small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** A cluster as the proxier tracks it: service ports by Service, endpoints by port key. */
-class World {
-  services = new Map<string, Service>();
-  eps = new Map<string, Ep[]>();
-  ports(): Map<string, ServicePort[]> {
-    return new Map([...this.services].map(([k, s]) => [k, servicePorts(s)]));
-  }
-  endpoints(): Map<string, Endpoint[]> {
-    const out = new Map<string, Endpoint[]>();
-    for (const [k, list] of this.eps) {
-      const [ns, name] = k.split('/') as [string, string];
-      for (const [pk, v] of endpointsOfSlices([slice(ns, name, list)], NODE)) out.set(pk, v);
-    }
-    return out;
-  }
-}
-
-function randomService(r: () => number, i: number): Service {
-  const type = ['ClusterIP', 'ClusterIP', 'NodePort', 'LoadBalancer'][Math.floor(r() * 4)]!;
-  const spec: Record<string, unknown> = { clusterIP: `172.30.${i >> 8}.${i & 255}`, type, ports: [{ name: 'p80', port: 80, protocol: r() < 0.8 ? 'TCP' : 'UDP', ...(type !== 'ClusterIP' ? { nodePort: 30000 + i } : {}) }] };
-  if (r() < 0.3) spec.externalIPs = [`192.168.99.${i & 255}`];
-  if (type !== 'ClusterIP' && r() < 0.5) spec.externalTrafficPolicy = 'Local';
-  if (r() < 0.2) spec.internalTrafficPolicy = 'Local';
-  if (r() < 0.3) Object.assign(spec, { sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: r() < 0.5 ? 100 : 200 } } });
-  if (type === 'LoadBalancer' && r() < 0.5) spec.loadBalancerSourceRanges = ['203.0.113.0/25'];
-  return svc('ns', `s${i}`, spec, type === 'LoadBalancer' ? { loadBalancer: { ingress: [{ ip: `1.2.${i >> 8}.${i & 255}` }] } } : undefined);
-}
-
-function randomChange(r: () => number, w: World, n: number): string {
-  const i = Math.floor(r() * n);
-  const key = `ns/s${i}`;
-  const x = r();
-  if (x < 0.15) {
-    if (w.services.has(key)) w.services.delete(key);
-    else w.services.set(key, randomService(r, i));
-  } else if (x < 0.3) {
-    if (w.services.has(key)) w.services.set(key, randomService(r, i));
-  } else {
-    const list = [...(w.eps.get(key) ?? [])];
-    const y = r();
-    // Some endpoint IPs are shared between Services (one pod behind several): hairpin pairs are reference counted.
-    const ip = r() < 0.3 ? `10.0.0.${Math.floor(r() * 6) + 1}` : `10.${i & 255}.${Math.floor(r() * 8)}.${Math.floor(r() * 250) + 1}`;
-    if (y < 0.4 || !list.length) list.push({ ip, node: r() < 0.5 ? NODE : 'other' });
-    else if (y < 0.7) list.splice(Math.floor(r() * list.length), 1);
-    else {
-      const e = list[Math.floor(r() * list.length)]!;
-      Object.assign(e, r() < 0.5 ? { ready: false, serving: true, terminating: true } : { ready: true, serving: true, terminating: false });
-    }
-    if (list.length) w.eps.set(key, list);
-    else w.eps.delete(key);
-  }
-  return key;
-}
 
 test('property: random changes applied incrementally give the same table as a fresh full render, whatever the order and batching', async () => {
   for (let seed = 1; seed <= 12; seed++) {

@@ -1,0 +1,271 @@
+// Pure: the nft commands a partial sync sends, as nf_tables netlink messages,
+// so that a one-endpoint change does not pay for `nft` reading the whole
+// ruleset first (nft 1.0.x does, on every run). Only the shapes our renderer
+// and diff produce for `table ip kube-proxy` are known here, encoded exactly as
+// nft 1.0.6 encodes them (`nft --debug=netlink`); any other line makes the
+// whole transaction go through `nft -f -` instead.
+import { TABLE } from './names.js';
+import { HAIRPIN, FIREWALL_IPS, NO_ENDPOINT_NODEPORTS, NO_ENDPOINT_SERVICES, SERVICE_IPS, SERVICE_NODEPORTS } from './render.js';
+
+// linux/netlink.h, linux/netfilter/nfnetlink.h, linux/netfilter/nf_tables.h
+const NLM_F_REQUEST = 0x1;
+const NLM_F_ACK = 0x4;
+const NLM_F_CREATE = 0x400;
+const NLM_F_APPEND = 0x800;
+const NLA_F_NESTED = 0x8000;
+const NFNL_MSG_BATCH_BEGIN = 0x10;
+const NFNL_MSG_BATCH_END = 0x11;
+const NFNL_SUBSYS_NFTABLES = 10;
+const NFPROTO_IPV4 = 2;
+const MSG = { NEWCHAIN: 3, DELCHAIN: 5, NEWRULE: 6, DELRULE: 8, NEWSETELEM: 12, DELSETELEM: 14 } as const;
+const VERDICT = { drop: 0, accept: 1, return: -5, jump: -3, goto: -4 } as const;
+const PROTO: Record<string, number> = { tcp: 6, udp: 17, sctp: 132 };
+const REG_VERDICT = 0;
+const REG_1 = 1;
+const REG_2 = 2;
+
+/** One attribute: type and payload (bytes, or nested attributes). */
+type Attr = [type: number, value: Buffer | Attr[]];
+
+const u32 = (n: number): Buffer => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n >>> 0);
+  return b;
+};
+const i32 = (n: number): Buffer => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+};
+const str = (s: string): Buffer => Buffer.from(`${s}\0`, 'utf8');
+
+function encodeAttrs(attrs: Attr[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const [type, value] of attrs) {
+    const nested = Array.isArray(value);
+    const body = nested ? encodeAttrs(value) : value;
+    const hdr = Buffer.alloc(4);
+    hdr.writeUInt16LE(4 + body.length, 0);
+    hdr.writeUInt16LE(type | (nested ? NLA_F_NESTED : 0), 2);
+    parts.push(hdr, body, Buffer.alloc((4 - (body.length % 4)) % 4));
+  }
+  return Buffer.concat(parts);
+}
+
+/** nlmsghdr + nfgenmsg + attributes; the sequence number is set when the batch is numbered. */
+function message(type: number, flags: number, family: number, resId: number, attrs: Attr[]): Buffer {
+  const body = encodeAttrs(attrs);
+  const b = Buffer.alloc(20 + body.length);
+  b.writeUInt32LE(b.length, 0);
+  b.writeUInt16LE(type, 4);
+  b.writeUInt16LE(flags, 6);
+  b.writeUInt8(family, 16);
+  b.writeUInt8(0, 17); // NFNETLINK_V0
+  b.writeUInt16BE(resId, 18);
+  body.copy(b, 20);
+  return b;
+}
+
+const nftMsg = (cmd: number, flags: number, attrs: Attr[]): Buffer => message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | NLM_F_ACK | flags, NFPROTO_IPV4, 0, attrs);
+
+// Expressions: [NFTA_LIST_ELEM, [NFTA_EXPR_NAME, NFTA_EXPR_DATA]].
+const expr = (name: string, data: Attr[]): Attr => [1, [[1, str(name)], [2, data]]];
+const value = (b: Buffer): Attr[] => [[1, b]]; // NFTA_DATA_VALUE
+const verdictData = (code: number, chain?: string): Attr[] => [[2, [[1, i32(code)], ...(chain ? [[2, str(chain)] as Attr] : [])]]]; // NFTA_DATA_VERDICT
+const payload = (base: number, offset: number, len: number): Attr => expr('payload', [[1, u32(REG_1)], [2, u32(base)], [3, u32(offset)], [4, u32(len)]]);
+const cmp = (op: 0 | 1, data: Buffer): Attr => expr('cmp', [[1, u32(REG_1)], [2, u32(op)], [3, value(data)]]);
+const metaL4proto = (): Attr => expr('meta', [[2, u32(16)], [1, u32(REG_1)]]);
+const immediate = (reg: number, data: Attr[]): Attr => expr('immediate', [[1, u32(reg)], [2, data]]);
+
+function ipv4(s: string): Buffer | undefined {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
+  if (!m) return undefined;
+  const octets = m.slice(1).map(Number);
+  return octets.every((o) => o <= 255) ? Buffer.from(octets) : undefined;
+}
+
+const port = (s: string): number | undefined => (/^\d{1,5}$/.test(s) && Number(s) <= 65535 ? Number(s) : undefined);
+const be16 = (n: number): Buffer => Buffer.from([n >> 8, n & 255]);
+
+/** `ip saddr|daddr [!=] A[/p]` as nft encodes it: a shorter load on byte boundaries, else a mask. */
+function addressMatch(offset: number, negate: boolean, cidr: string): Attr[] | undefined {
+  const [ip, bitsText] = cidr.split('/');
+  const addr = ipv4(ip!);
+  const bits = bitsText === undefined ? 32 : Number(bitsText);
+  if (!addr || !Number.isInteger(bits) || bits < 0 || bits > 32) return undefined;
+  const op = negate ? 1 : 0;
+  if (bits > 0 && bits % 8 === 0) return [payload(1, offset, bits / 8), cmp(op, addr.subarray(0, bits / 8))];
+  const mask = u32(bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0);
+  const masked = Buffer.from(addr.map((o, i) => o & mask[i]!));
+  return [payload(1, offset, 4), expr('bitwise', [[1, u32(REG_1)], [2, u32(REG_1)], [3, u32(4)], [4, value(mask)], [5, value(Buffer.alloc(4))]]), cmp(op, masked)];
+}
+
+/** A rule's expressions, or undefined for a shape not known here. */
+export function ruleExpressions(rule: string): Attr[] | undefined {
+  const t = rule.split(' ');
+  const out: Attr[] = [];
+  let l4: string | undefined;
+  let i = 0;
+  while (i < t.length) {
+    const w = t[i]!;
+    if (w === 'ip' && (t[i + 1] === 'saddr' || t[i + 1] === 'daddr')) {
+      const negate = t[i + 2] === '!=';
+      const m = addressMatch(t[i + 1] === 'saddr' ? 12 : 16, negate, t[i + (negate ? 3 : 2)] ?? '');
+      if (!m) return undefined;
+      out.push(...m);
+      i += negate ? 4 : 3;
+    } else if (PROTO[w] !== undefined && t[i + 1] === 'dport') {
+      const p = port(t[i + 2] ?? '');
+      if (p === undefined || l4 !== undefined) return undefined;
+      out.push(metaL4proto(), cmp(0, Buffer.from([PROTO[w]!])), payload(2, 2, 2), cmp(0, be16(p)));
+      l4 = w;
+      i += 3;
+    } else if (w === 'meta' && t[i + 1] === 'l4proto' && PROTO[t[i + 2] ?? ''] !== undefined) {
+      if (l4 !== undefined) return undefined;
+      out.push(metaL4proto(), cmp(0, Buffer.from([PROTO[t[i + 2]!]!])));
+      l4 = t[i + 2];
+      i += 3;
+    } else if (w === 'numgen' && t[i + 1] === 'random' && t[i + 2] === 'mod' && t[i + 4] === '==' && t[i + 5] === '0') {
+      const mod = Number(t[i + 3]);
+      if (!Number.isInteger(mod) || mod < 1) return undefined;
+      out.push(expr('numgen', [[1, u32(REG_1)], [2, u32(mod)], [3, u32(1)], [4, u32(0)]]), cmp(0, Buffer.alloc(4)));
+      i += 6;
+    } else break;
+  }
+  const rest = t.slice(i);
+  if (rest.length === 1 && (rest[0] === 'drop' || rest[0] === 'return' || rest[0] === 'accept')) out.push(immediate(REG_VERDICT, verdictData(VERDICT[rest[0]])));
+  else if (rest.length === 2 && (rest[0] === 'jump' || rest[0] === 'goto') && /^[\w./:-]+$/.test(rest[1]!)) out.push(immediate(REG_VERDICT, verdictData(VERDICT[rest[0]], rest[1])));
+  else if (rest.length === 4 && rest[0] === 'dnat' && rest[1] === 'ip' && rest[2] === 'to' && l4 !== undefined) {
+    const [ip, p] = rest[3]!.split(':');
+    const addr = ipv4(ip ?? '');
+    const pn = port(p ?? '');
+    if (!addr || pn === undefined) return undefined;
+    out.push(immediate(REG_1, value(addr)), immediate(REG_2, value(be16(pn))));
+    // NFT_NAT_DNAT, NFPROTO_IPV4, addr_min reg 1, proto_min reg 2, NF_NAT_RANGE_PROTO_SPECIFIED.
+    out.push(expr('nat', [[1, u32(1)], [2, u32(NFPROTO_IPV4)], [3, u32(REG_1)], [5, u32(REG_2)], [7, u32(2)]]));
+  } else return undefined;
+  return out;
+}
+
+/** Key layouts of the maps and sets a partial sync changes: each field padded to 4 bytes. */
+const KEYS: Record<string, ('ip' | 'proto' | 'port')[]> = {
+  [SERVICE_IPS]: ['ip', 'proto', 'port'],
+  [NO_ENDPOINT_SERVICES]: ['ip', 'proto', 'port'],
+  [FIREWALL_IPS]: ['ip', 'proto', 'port'],
+  [SERVICE_NODEPORTS]: ['proto', 'port'],
+  [NO_ENDPOINT_NODEPORTS]: ['proto', 'port'],
+  [HAIRPIN]: ['ip', 'ip'],
+};
+
+function elementKey(set: string, key: string): Buffer | undefined {
+  const layout = KEYS[set];
+  const parts = key.split(' . ');
+  if (!layout || parts.length !== layout.length) return undefined;
+  const out = Buffer.alloc(4 * layout.length);
+  for (let i = 0; i < layout.length; i++) {
+    const p = parts[i]!;
+    if (layout[i] === 'ip') {
+      const a = ipv4(p);
+      if (!a) return undefined;
+      a.copy(out, 4 * i);
+    } else if (layout[i] === 'proto') {
+      if (PROTO[p] === undefined) return undefined;
+      out[4 * i] = PROTO[p]!;
+    } else {
+      const n = port(p);
+      if (n === undefined) return undefined;
+      be16(n).copy(out, 4 * i);
+    }
+  }
+  return out;
+}
+
+const NAME = '([\\w./:-]+)';
+const T = `ip ${TABLE}`;
+const RE = {
+  addChain: new RegExp(`^add chain ${T} ${NAME}$`),
+  flushChain: new RegExp(`^flush chain ${T} ${NAME}$`),
+  deleteChain: new RegExp(`^delete chain ${T} ${NAME}$`),
+  addRule: new RegExp(`^add rule ${T} ${NAME} (.+)$`),
+  addElement: new RegExp(`^add element ${T} ${NAME} \\{ ([^{}"]+?)(?: comment ("(?:[^"\\\\]|\\\\.)*"))?(?: : (drop|(?:goto|jump) [\\w./:-]+))? \\}$`),
+  deleteElement: new RegExp(`^delete element ${T} ${NAME} \\{ ([^{}"]+) \\}$`),
+};
+
+/** An element's attributes: key, verdict, comment (userdata TLV NFTNL_UDATA_SET_ELEM_COMMENT). */
+function element(set: string, key: string, verdict?: string, comment?: string): Attr[] | undefined {
+  const k = elementKey(set, key);
+  if (!k) return undefined;
+  const isMap = set !== HAIRPIN;
+  if (isMap !== (verdict !== undefined)) return undefined;
+  const attrs: Attr[] = [[1, value(k)]];
+  if (verdict) {
+    const [v, chain] = verdict.split(' ') as ['drop' | 'goto' | 'jump', string | undefined];
+    attrs.push([2, verdictData(VERDICT[v], chain)]);
+  }
+  if (comment !== undefined) {
+    const c = Buffer.from(`${comment}\0`, 'utf8');
+    if (c.length > 255) return undefined;
+    attrs.push([6, Buffer.concat([Buffer.from([0, c.length]), c])]);
+  }
+  return [[1, attrs]];
+}
+
+const setElems = (set: string, elems: Attr[]): Attr[] => [[1, str(TABLE)], [2, str(set)], [3, elems]];
+
+/** One command line as a message, or undefined when it is not one of the known shapes. */
+export function commandMessage(line: string): Buffer | undefined {
+  let m: RegExpExecArray | null;
+  if ((m = RE.addChain.exec(line))) return nftMsg(MSG.NEWCHAIN, NLM_F_CREATE, [[1, str(TABLE)], [3, str(m[1]!)]]);
+  if ((m = RE.flushChain.exec(line))) return nftMsg(MSG.DELRULE, 0, [[1, str(TABLE)], [2, str(m[1]!)]]);
+  if ((m = RE.deleteChain.exec(line))) return nftMsg(MSG.DELCHAIN, 0, [[1, str(TABLE)], [3, str(m[1]!)]]);
+  if ((m = RE.addRule.exec(line))) {
+    const exprs = ruleExpressions(m[2]!);
+    return exprs && nftMsg(MSG.NEWRULE, NLM_F_CREATE | NLM_F_APPEND, [[1, str(TABLE)], [2, str(m[1]!)], [4, exprs]]);
+  }
+  if ((m = RE.addElement.exec(line))) {
+    const comment = m[3] === undefined ? undefined : (JSON.parse(m[3]) as string);
+    const el = element(m[1]!, m[2]!, m[4], comment);
+    return el && nftMsg(MSG.NEWSETELEM, NLM_F_CREATE, setElems(m[1]!, el));
+  }
+  if ((m = RE.deleteElement.exec(line))) {
+    const k = elementKey(m[1]!, m[2]!);
+    return k && nftMsg(MSG.DELSETELEM, 0, setElems(m[1]!, [[1, [[1, value(k)]]]]));
+  }
+  return undefined;
+}
+
+/** A whole transaction as one batch (begin, commands, end), or undefined if any line is not known here. */
+export function encodeTransaction(text: string): Buffer[] | undefined {
+  const lines = text.split('\n').filter((l) => l !== '');
+  const msgs: Buffer[] = [];
+  for (const l of lines) {
+    const b = commandMessage(l);
+    if (!b) return undefined;
+    msgs.push(b);
+  }
+  const batch = (type: number): Buffer => message(type, NLM_F_REQUEST, 0, NFNL_SUBSYS_NFTABLES, []);
+  return [batch(NFNL_MSG_BATCH_BEGIN), ...msgs, batch(NFNL_MSG_BATCH_END)];
+}
+
+/** Numbers a batch's messages from `seq` on (in place); the command messages are all but the first and last. */
+export function numberBatch(batch: Buffer[], seq: number, pid: number): number[] {
+  return batch.map((b, i) => {
+    b.writeUInt32LE((seq + i) >>> 0, 8);
+    b.writeUInt32LE(pid >>> 0, 12);
+    return (seq + i) >>> 0;
+  });
+}
+
+/** The (seq, errno) pairs of the NLMSG_ERROR messages in a datagram; errno 0 is an ack. */
+export function parseAcks(buf: Buffer): { seq: number; errno: number }[] {
+  const out: { seq: number; errno: number }[] = [];
+  let off = 0;
+  while (off + 16 <= buf.length) {
+    const len = buf.readUInt32LE(off);
+    if (len < 16 || off + len > buf.length) break;
+    const type = buf.readUInt16LE(off + 4);
+    if (type === 2 && len >= 20) out.push({ seq: buf.readUInt32LE(off + 8), errno: -buf.readInt32LE(off + 16) | 0 });
+    off += (len + 3) & ~3;
+  }
+  return out;
+}
