@@ -3,6 +3,7 @@
 // table. Prints both tables (normalized JSON listing, nft's netlink dump of the elements, and every rule's expressions as the kernel dumps them) and how each transaction went.
 import { execFileSync } from 'node:child_process';
 import { ExecNft, type Json, type Nft } from '../proxy/nftables/apply.js';
+import type { Listing } from '../proxy/nftables/diff.js';
 import { NetlinkNft } from '../proxy/nftables/netlink-nft.js';
 import { NftSyncer } from '../proxy/nftables/syncer.js';
 import type { RenderContext } from '../proxy/nftables/render.js';
@@ -88,13 +89,25 @@ async function main(): Promise<void> {
   }
   clock += 5000;
   await syncer.partial([], w.ports(), w.endpoints());
+  // The listing a full sync starts from, read from the kernel's dumps and from nft's JSON.
+  const plainListing = (l: Listing): string => JSON.stringify({ ...l, digests: undefined, chains: [...l.chains].sort(), sets: [...l.sets].sort(), elements: [...l.elements].map(([m, e]) => [m, [...e].sort()]).sort(), baseChains: [...(l.baseChains ?? [])].sort() });
+  const listings = { netlink: plainListing(await netlink.list()), nft: plainListing(await exec.list()), digests: (await netlink.list()).digests?.size ?? 0 };
+  // A restart over this table: the rules read back over netlink leave every chain the encoder knows untouched.
+  const before = transactions.length;
+  const restarted = new NftSyncer(recording, ctx, { now: () => clock });
+  const restart = await restarted.full(w.ports(), w.endpoints());
+  const rewrites = transactions.slice(before).join('').match(/^add rule ip kube-proxy (?:service|external|local|firewall|endpoint)-[A-Z2-7]{8}-.*$/gm) ?? [];
+  const unknown = /@affinity|fib |comment |update @/;
+  const chainOf = (l: string): string => l.split(' ')[4]!;
+  const opaque = new Set(rewrites.filter((l) => unknown.test(l)).map(chainOf));
+  const restartRewrites = rewrites.filter((l) => !opaque.has(chainOf(l)));
   const viaNetlink = await snapshot();
   execFileSync('nft', ['delete', 'table', 'ip', 'kube-proxy']);
   for (const t of transactions) await exec.run(t);
   const viaNft = await snapshot();
   netlink.close();
   const partial = { netlink: netlink.counts.netlink - full.netlink, nft: netlink.counts.nft - full.nft };
-  process.stdout.write(JSON.stringify({ full, partial, transactions: transactions.length, viaNetlink, viaNft }) + '\n');
+  process.stdout.write(JSON.stringify({ full, partial, transactions: transactions.length, restart: { ops: restart.ops, rewrites: rewrites.length, restartRewrites }, listings, viaNetlink, viaNft }) + '\n');
 }
 
 main().catch((e: unknown) => {

@@ -1,7 +1,8 @@
 // e2e: the nftables mode's netlink path against the real kernel. In a throwaway network namespace, random Service
 // and endpoint changes are synced with partial syncs going over netlink (anything else through nft); the same
 // transactions replayed through `nft -f -` on a fresh table must give the same table, rule for rule and byte for
-// byte (the kernel's own dump of each rule's expressions), so the encoder writes exactly what nft would.
+// byte (the kernel's own dump of each rule's expressions), so the encoder writes exactly what nft would; and a
+// restart over that table, listing it and reading the rules back over netlink, leaves the chains it has alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -14,6 +15,8 @@ const skip = e2eSkipReason();
 
 interface Outcome {
   partial: { netlink: number; nft: number };
+  restart: { ops: number; rewrites: number; restartRewrites: string[] };
+  listings: { netlink: string; nft: string; digests: number };
   viaNetlink: { json: string; debug: string; rules: string };
   viaNft: { json: string; debug: string; rules: string };
 }
@@ -34,6 +37,12 @@ for (const seed of [7, 11]) {
       assert.match(r.viaNetlink.debug, /userdata/); // element comments
       assert.ok(r.viaNetlink.rules.split('\n').length > 40, 'rules dumped');
       assert.equal(r.viaNetlink.rules, r.viaNft.rules);
+      // The listing read from the kernel's dumps is nft's, with a digest of every chain's rules.
+      assert.equal(r.listings.netlink, r.listings.nft);
+      assert.ok(r.listings.digests >= 10, `digests: ${r.listings.digests}`);
+      // A restart read every chain's rules back over netlink and rewrote only chains with rules it cannot encode.
+      assert.deepEqual(r.restart.restartRewrites, []);
+      assert.ok(r.restart.rewrites < 40, `restart rewrote ${r.restart.rewrites} service rules`);
       assert.equal(r.viaNetlink.json, r.viaNft.json);
       assert.equal(r.viaNetlink.debug, r.viaNft.debug);
     } finally {

@@ -4,6 +4,7 @@
 // everything a command refers to exists before it and is unused after it.
 import { TABLE } from './names.js';
 import { HAIRPIN, MAPS, type Element, type Fragment, type MapName } from './render.js';
+import { chainDigest, EMPTY_CHAIN_DIGEST } from './netlink-encode.js';
 
 /** A transaction's commands, by phase; a transaction is the phases concatenated in this order. */
 export interface Phased {
@@ -90,6 +91,8 @@ export interface Listing {
   elements: Map<string, Map<string, string>>;
   /** Base chains found: name → "type hook priority" (e.g. "nat prerouting -100"). */
   baseChains?: Map<string, string>;
+  /** Digest of each chain's rules as the kernel dumps them (chains with rules only), when the rules were read. */
+  digests?: Map<string, string>;
 }
 
 export const emptyListing = (): Listing => ({ tableExists: false, chains: new Set(), sets: new Map(), elements: new Map() });
@@ -104,7 +107,8 @@ export interface FullPlan {
 /**
  * A full resync as bounded transactions, never one giant one: endpoint chains before the service chains that jump to
  * them, those before the map elements that point at them, and nothing removed before everything new is in. Chains
- * already present are rewritten in place (flush and refill in one transaction), so traffic keeps flowing throughout.
+ * already present are rewritten in place (flush and refill in one transaction), so traffic keeps flowing throughout,
+ * unless the listing's digests show the kernel has their rules already.
  */
 export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragment>, listing: Listing, chunkOps: number): FullPlan {
   // A base chain whose hook or priority changed (another version's layout) cannot be altered in place: it is
@@ -129,20 +133,26 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
     cur = [];
   };
   const frags = [...desired];
+  /** Chains emptied above (an affinity timeout changed): refilled whatever the digests say. */
+  const flushed = new Set<string>();
   const wantChains = new Set<string>();
   const wantSets = new Set<string>();
   for (const f of frags) {
     const retimed = [...f.sets].filter(([s, t]) => listing.sets.has(s) && listing.sets.get(s) !== t);
     if (retimed.length) {
       // Rare (the timeout changed while the proxy was down): that Service's chains are empty until refilled below.
-      push([...[...f.chains.keys()].filter((c) => listing.chains.has(c)).map(cmd.flushChain), ...retimed.flatMap(([s, t]) => [cmd.deleteSet(s), cmd.addSet(s, t)])]);
+      const flush = [...f.chains.keys()].filter((c) => listing.chains.has(c));
+      flush.forEach((c) => flushed.add(c));
+      push([...flush.map(cmd.flushChain), ...retimed.flatMap(([s, t]) => [cmd.deleteSet(s), cmd.addSet(s, t)])]);
     }
     for (const [s, timeout] of f.sets) {
       wantSets.add(s);
       if (!listing.sets.has(s)) push([cmd.addSet(s, timeout)]);
     }
   }
-  const fill = (c: string, rules: string[]): string[] => [cmd.addChain(c), ...(listing.chains.has(c) ? [cmd.flushChain(c)] : []), ...rules.map((r) => cmd.addRule(c, r))];
+  // A chain whose rules the kernel already has, byte for byte (a restart over our own table), is left alone.
+  const unchanged = (c: string, rules: string[]): boolean => !!listing.digests && listing.chains.has(c) && !flushed.has(c) && (listing.digests.get(c) ?? EMPTY_CHAIN_DIGEST) === chainDigest(rules);
+  const fill = (c: string, rules: string[]): string[] => (unchanged(c, rules) ? [] : [cmd.addChain(c), ...(listing.chains.has(c) ? [cmd.flushChain(c)] : []), ...rules.map((r) => cmd.addRule(c, r))]);
   for (const f of frags) for (const [c, rules] of f.chains) if (c.startsWith('endpoint-')) {
     wantChains.add(c);
     push(fill(c, rules));

@@ -7,6 +7,7 @@ import type { Nft } from './apply.js';
 import type { Listing } from './diff.js';
 import { HAIRPIN, MAPS } from './render.js';
 import { isServiceObject } from './names.js';
+import { chainDigest } from './netlink-encode.js';
 
 interface State {
   table: boolean;
@@ -31,6 +32,8 @@ export class KernelModel implements Nft {
   transactions: string[] = [];
   /** Fail the transaction whose text matches. */
   failWhen: ((text: string) => boolean) | undefined;
+  /** List with the digests of the chains' rules, as NetlinkNft does (a rule the encoder does not know: no match). */
+  withDigests = false;
 
   async run(text: string): Promise<void> {
     if (this.failWhen?.(text)) throw new Error('nft -f - failed (exit 1): injected failure');
@@ -147,6 +150,7 @@ export class KernelModel implements Nft {
       sets: new Map([...s.sets].filter(([k]) => isServiceObject(k))),
       elements: new Map([...MAPS, HAIRPIN].map((m) => [m, new Map(s.maps.get(m) ?? [])])),
       baseChains: new Map(s.base),
+      ...(this.withDigests ? { digests: new Map([...s.chains].filter(([, r]) => r.length).map(([c, r]) => [c, chainDigest(r) ?? `unknown rules of ${c}`])) } : {}),
     };
   }
 

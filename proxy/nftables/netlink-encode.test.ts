@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { commandMessage, encodeTransaction, numberBatch, parseAcks, ruleExpressions } from './netlink-encode.js';
+import { chainDigest, commandMessage, EMPTY_CHAIN_DIGEST, encodeTransaction, numberBatch, parseAcks, ruleExpressions } from './netlink-encode.js';
+import { keyText, listingOfDumps } from './netlink-listing.js';
 
 const T = 'ip kube-proxy';
 
@@ -79,4 +80,28 @@ test('acks and errors from the kernel', () => {
   };
   assert.deepEqual(parseAcks(Buffer.concat([err(5, 0), err(6, 2)])), [{ seq: 5, errno: 0 }, { seq: 6, errno: 2 }]);
   assert.deepEqual(parseAcks(Buffer.alloc(3)), []);
+});
+
+test('element keys and verdicts read back from a dump as the text syntax the listing uses', () => {
+  assert.equal(keyText('service-ips', Buffer.from([172, 30, 0, 41, 6, 0, 0, 0, 0, 80, 0, 0])), '172.30.0.41 . tcp . 80');
+  assert.equal(keyText('service-nodeports', Buffer.from([17, 0, 0, 0, 0x75, 0x30, 0, 0])), 'udp . 30000');
+  assert.equal(keyText('hairpin-endpoints', Buffer.from([10, 0, 0, 1, 10, 0, 0, 1])), '10.0.0.1 . 10.0.0.1');
+  assert.equal(keyText('service-ips', Buffer.alloc(8)), undefined, 'wrong length');
+  assert.equal(keyText('nodeport-ips', Buffer.alloc(4)), undefined, 'not a listed map');
+  // Round trip through the encoder's key layout.
+  const add = commandMessage(`add element ${T} no-endpoint-services { 10.96.0.10 . sctp . 5000 comment "ns/s:p" : drop }`)!;
+  const key = add.subarray(add.indexOf(Buffer.from([10, 96, 0, 10])), add.indexOf(Buffer.from([10, 96, 0, 10])) + 12);
+  assert.equal(keyText('no-endpoint-services', key), '10.96.0.10 . sctp . 5000');
+  // An empty table, as the dumps give it.
+  assert.deepEqual(listingOfDumps(false, [], [], new Map()), { tableExists: false, chains: new Set(), sets: new Map(), elements: new Map() });
+});
+
+test('a chain digest: the same rules give the same digest, any change another; rules not known here give none', () => {
+  const rules = ['ip daddr 172.30.0.41 tcp dport 80 ip saddr != 10.0.0.0/8 jump mark-for-masquerade', 'numgen random mod 2 == 0 meta l4proto tcp dnat ip to 10.0.0.1:80', 'meta l4proto tcp dnat ip to 10.0.0.2:80'];
+  assert.equal(chainDigest(rules), chainDigest([...rules]));
+  assert.notEqual(chainDigest(rules), chainDigest([rules[0]!, rules[2]!, rules[1]!]));
+  assert.notEqual(chainDigest(rules), chainDigest(rules.slice(0, 2)));
+  assert.notEqual(chainDigest(rules), EMPTY_CHAIN_DIGEST);
+  assert.equal(chainDigest([]), EMPTY_CHAIN_DIGEST);
+  assert.equal(chainDigest([...rules, 'fib saddr type local jump mark-for-masquerade']), undefined);
 });

@@ -4,22 +4,23 @@
 // and diff produce for `table ip kube-proxy` are known here, encoded exactly as
 // nft 1.0.6 encodes them (`nft --debug=netlink`); any other line makes the
 // whole transaction go through `nft -f -` instead.
+import { createHash } from 'node:crypto';
 import { TABLE } from './names.js';
 import { HAIRPIN, FIREWALL_IPS, NO_ENDPOINT_NODEPORTS, NO_ENDPOINT_SERVICES, SERVICE_IPS, SERVICE_NODEPORTS } from './render.js';
 
 // linux/netlink.h, linux/netfilter/nfnetlink.h, linux/netfilter/nf_tables.h
-const NLM_F_REQUEST = 0x1;
+export const NLM_F_REQUEST = 0x1;
 const NLM_F_ACK = 0x4;
 const NLM_F_CREATE = 0x400;
 const NLM_F_APPEND = 0x800;
 const NLA_F_NESTED = 0x8000;
 const NFNL_MSG_BATCH_BEGIN = 0x10;
 const NFNL_MSG_BATCH_END = 0x11;
-const NFNL_SUBSYS_NFTABLES = 10;
-const NFPROTO_IPV4 = 2;
+export const NFNL_SUBSYS_NFTABLES = 10;
+export const NFPROTO_IPV4 = 2;
 const MSG = { NEWCHAIN: 3, DELCHAIN: 5, NEWRULE: 6, DELRULE: 8, NEWSETELEM: 12, DELSETELEM: 14 } as const;
 const VERDICT = { drop: 0, accept: 1, return: -5, jump: -3, goto: -4 } as const;
-const PROTO: Record<string, number> = { tcp: 6, udp: 17, sctp: 132 };
+export const PROTO: Record<string, number> = { tcp: 6, udp: 17, sctp: 132 };
 const REG_VERDICT = 0;
 const REG_1 = 1;
 const REG_2 = 2;
@@ -27,33 +28,52 @@ const REG_2 = 2;
 /** One attribute: type and payload (bytes, or nested attributes). */
 type Attr = [type: number, value: Buffer | Attr[]];
 
+// Small values (registers, lengths, types) are shared, read-only buffers: a restart encodes every rule of the table.
+const SMALL = Array.from({ length: 256 }, (_, n) => Buffer.from([0, 0, 0, n]));
 const u32 = (n: number): Buffer => {
-  const b = Buffer.alloc(4);
+  if (n >= 0 && n < 256) return SMALL[n]!;
+  const b = Buffer.allocUnsafe(4);
   b.writeUInt32BE(n >>> 0);
   return b;
 };
 const i32 = (n: number): Buffer => {
-  const b = Buffer.alloc(4);
+  if (n >= 0) return u32(n);
+  const b = Buffer.allocUnsafe(4);
   b.writeInt32BE(n);
   return b;
 };
-const str = (s: string): Buffer => Buffer.from(`${s}\0`, 'utf8');
+export const str = (s: string): Buffer => Buffer.from(`${s}\0`, 'utf8');
 
-function encodeAttrs(attrs: Attr[]): Buffer {
-  const parts: Buffer[] = [];
+const attrsSize = (attrs: Attr[]): number => {
+  let n = 0;
+  for (const [, v] of attrs) n += 4 + ((Array.isArray(v) ? attrsSize(v) : v.length) + 3 & ~3);
+  return n;
+};
+
+function writeAttrs(attrs: Attr[], out: Buffer, at: number, dump: boolean): number {
   for (const [type, value] of attrs) {
-    const nested = Array.isArray(value);
-    const body = nested ? encodeAttrs(value) : value;
-    const hdr = Buffer.alloc(4);
-    hdr.writeUInt16LE(4 + body.length, 0);
-    hdr.writeUInt16LE(type | (nested ? NLA_F_NESTED : 0), 2);
-    parts.push(hdr, body, Buffer.alloc((4 - (body.length % 4)) % 4));
+    const start = at;
+    at += 4;
+    if (Array.isArray(value)) at = writeAttrs(value, out, at, dump);
+    else at += value.copy(out, at);
+    out.writeUInt16LE(at - start, start);
+    out.writeUInt16LE(type | (Array.isArray(value) && !dump ? NLA_F_NESTED : 0), start + 2);
+    const pad = (4 - ((at - start) % 4)) % 4;
+    out.fill(0, at, at + pad);
+    at += pad;
   }
-  return Buffer.concat(parts);
+  return at;
+}
+
+/** `dump`: as the kernel dumps them, without the NLA_F_NESTED flag nft sets. */
+function encodeAttrs(attrs: Attr[], dump = false): Buffer {
+  const out = Buffer.allocUnsafe(attrsSize(attrs));
+  writeAttrs(attrs, out, 0, dump);
+  return out;
 }
 
 /** nlmsghdr + nfgenmsg + attributes; the sequence number is set when the batch is numbered. */
-function message(type: number, flags: number, family: number, resId: number, attrs: Attr[]): Buffer {
+export function message(type: number, flags: number, family: number, resId: number, attrs: Attr[]): Buffer {
   const body = encodeAttrs(attrs);
   const b = Buffer.alloc(20 + body.length);
   b.writeUInt32LE(b.length, 0);
@@ -69,7 +89,9 @@ function message(type: number, flags: number, family: number, resId: number, att
 const nftMsg = (cmd: number, flags: number, attrs: Attr[]): Buffer => message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | NLM_F_ACK | flags, NFPROTO_IPV4, 0, attrs);
 
 // Expressions: [NFTA_LIST_ELEM, [NFTA_EXPR_NAME, NFTA_EXPR_DATA]].
-const expr = (name: string, data: Attr[]): Attr => [1, [[1, str(name)], [2, data]]];
+const EXPR_NAMES = new Map<string, Buffer>();
+const exprName = (name: string): Buffer => EXPR_NAMES.get(name) ?? (EXPR_NAMES.set(name, str(name)), EXPR_NAMES.get(name)!);
+const expr = (name: string, data: Attr[]): Attr => [1, [[1, exprName(name)], [2, data]]];
 const value = (b: Buffer): Attr[] => [[1, b]]; // NFTA_DATA_VALUE
 const verdictData = (code: number, chain?: string): Attr[] => [[2, [[1, i32(code)], ...(chain ? [[2, str(chain)] as Attr] : [])]]]; // NFTA_DATA_VERDICT
 const payload = (base: number, offset: number, len: number): Attr => expr('payload', [[1, u32(REG_1)], [2, u32(base)], [3, u32(offset)], [4, u32(len)]]);
@@ -87,8 +109,14 @@ function ipv4(s: string): Buffer | undefined {
 const port = (s: string): number | undefined => (/^\d{1,5}$/.test(s) && Number(s) <= 65535 ? Number(s) : undefined);
 const be16 = (n: number): Buffer => Buffer.from([n >> 8, n & 255]);
 
+/**
+ * How a rule is encoded: as nft sends it, or as the kernel dumps it back (which a restart compares with, to leave
+ * unchanged chains alone): the kernel adds the bitwise operation, the nat range maxima and the map-IPs flag.
+ */
+export type Form = 'send' | 'dump';
+
 /** `ip saddr|daddr [!=] A[/p]` as nft encodes it: a shorter load on byte boundaries, else a mask. */
-function addressMatch(offset: number, negate: boolean, cidr: string): Attr[] | undefined {
+function addressMatch(offset: number, negate: boolean, cidr: string, form: Form): Attr[] | undefined {
   const [ip, bitsText] = cidr.split('/');
   const addr = ipv4(ip!);
   const bits = bitsText === undefined ? 32 : Number(bitsText);
@@ -97,11 +125,12 @@ function addressMatch(offset: number, negate: boolean, cidr: string): Attr[] | u
   if (bits > 0 && bits % 8 === 0) return [payload(1, offset, bits / 8), cmp(op, addr.subarray(0, bits / 8))];
   const mask = u32(bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0);
   const masked = Buffer.from(addr.map((o, i) => o & mask[i]!));
-  return [payload(1, offset, 4), expr('bitwise', [[1, u32(REG_1)], [2, u32(REG_1)], [3, u32(4)], [4, value(mask)], [5, value(Buffer.alloc(4))]]), cmp(op, masked)];
+  const bool: Attr[] = form === 'dump' ? [[6, u32(0)]] : []; // NFTA_BITWISE_OP: NFT_BITWISE_BOOL
+  return [payload(1, offset, 4), expr('bitwise', [[1, u32(REG_1)], [2, u32(REG_1)], [3, u32(4)], ...bool, [4, value(mask)], [5, value(Buffer.alloc(4))]]), cmp(op, masked)];
 }
 
 /** A rule's expressions, or undefined for a shape not known here. */
-export function ruleExpressions(rule: string): Attr[] | undefined {
+export function ruleExpressions(rule: string, form: Form = 'send'): Attr[] | undefined {
   const t = rule.split(' ');
   const out: Attr[] = [];
   let l4: string | undefined;
@@ -110,7 +139,7 @@ export function ruleExpressions(rule: string): Attr[] | undefined {
     const w = t[i]!;
     if (w === 'ip' && (t[i + 1] === 'saddr' || t[i + 1] === 'daddr')) {
       const negate = t[i + 2] === '!=';
-      const m = addressMatch(t[i + 1] === 'saddr' ? 12 : 16, negate, t[i + (negate ? 3 : 2)] ?? '');
+      const m = addressMatch(t[i + 1] === 'saddr' ? 12 : 16, negate, t[i + (negate ? 3 : 2)] ?? '', form);
       if (!m) return undefined;
       out.push(...m);
       i += negate ? 4 : 3;
@@ -141,14 +170,16 @@ export function ruleExpressions(rule: string): Attr[] | undefined {
     const pn = port(p ?? '');
     if (!addr || pn === undefined) return undefined;
     out.push(immediate(REG_1, value(addr)), immediate(REG_2, value(be16(pn))));
-    // NFT_NAT_DNAT, NFPROTO_IPV4, addr_min reg 1, proto_min reg 2, NF_NAT_RANGE_PROTO_SPECIFIED.
-    out.push(expr('nat', [[1, u32(1)], [2, u32(NFPROTO_IPV4)], [3, u32(REG_1)], [5, u32(REG_2)], [7, u32(2)]]));
+    // NFT_NAT_DNAT, NFPROTO_IPV4, addr_min reg 1, proto_min reg 2, NF_NAT_RANGE_PROTO_SPECIFIED (the kernel keeps
+    // max = min and adds NF_NAT_RANGE_MAP_IPS).
+    if (form === 'send') out.push(expr('nat', [[1, u32(1)], [2, u32(NFPROTO_IPV4)], [3, u32(REG_1)], [5, u32(REG_2)], [7, u32(2)]]));
+    else out.push(expr('nat', [[1, u32(1)], [2, u32(NFPROTO_IPV4)], [3, u32(REG_1)], [4, u32(REG_1)], [5, u32(REG_2)], [6, u32(REG_2)], [7, u32(3)]]));
   } else return undefined;
   return out;
 }
 
 /** Key layouts of the maps and sets a partial sync changes: each field padded to 4 bytes. */
-const KEYS: Record<string, ('ip' | 'proto' | 'port')[]> = {
+export const KEYS: Record<string, ('ip' | 'proto' | 'port')[]> = {
   [SERVICE_IPS]: ['ip', 'proto', 'port'],
   [NO_ENDPOINT_SERVICES]: ['ip', 'proto', 'port'],
   [FIREWALL_IPS]: ['ip', 'proto', 'port'],
@@ -269,3 +300,80 @@ export function parseAcks(buf: Buffer): { seq: number; errno: number }[] {
   }
   return out;
 }
+
+/** Hashes rules in order, each as (expressions, userdata) the way the kernel dumps them. */
+class RuleHasher {
+  private readonly h = createHash('sha1');
+  add(expressions: Buffer, userdata: Buffer = Buffer.alloc(0)): void {
+    const len = Buffer.alloc(8);
+    len.writeUInt32LE(expressions.length, 0);
+    len.writeUInt32LE(userdata.length, 4);
+    this.h.update(len).update(expressions).update(userdata);
+  }
+  digest(): string {
+    return this.h.digest('base64');
+  }
+}
+
+/** What the kernel holds for a chain with no rules. */
+export const EMPTY_CHAIN_DIGEST = new RuleHasher().digest();
+
+/** The digest a chain with these rules dumps as, or undefined when a rule is not one known here (rewrite it). */
+export function chainDigest(rules: readonly string[]): string | undefined {
+  const h = new RuleHasher();
+  for (const r of rules) {
+    const e = ruleExpressions(r, 'dump');
+    if (!e) return undefined;
+    h.add(encodeAttrs(e, true));
+  }
+  return h.digest();
+}
+
+/**
+ * The request for the rules of one chain of our table (NFT_MSG_GETRULE, NLM_F_DUMP). One chain at a time: the kernel
+ * resumes a dump of the whole table by walking it from the start for every datagram, quadratic at 100k rules.
+ */
+export function ruleDumpRequest(seq: number, chain: string): Buffer {
+  const b = message((NFNL_SUBSYS_NFTABLES << 8) | 7, NLM_F_REQUEST | 0x300, NFPROTO_IPV4, 0, [[1, str(TABLE)], [2, str(chain)]]);
+  b.writeUInt32LE(seq >>> 0, 8);
+  return b;
+}
+
+/** Folds one NEWRULE message of a dump into its chain's hasher. */
+export function foldRule(m: Buffer, chains: Map<string, RuleHasher>): void {
+  let chain = '';
+  let exprs: Buffer = Buffer.alloc(0);
+  let userdata: Buffer = Buffer.alloc(0);
+  const end = m.readUInt32LE(0);
+  for (let a = 20; a + 4 <= end; ) {
+    const alen = m.readUInt16LE(a);
+    if (alen < 4) break;
+    const t = m.readUInt16LE(a + 2) & 0x3fff;
+    const v = m.subarray(a + 4, a + alen);
+    if (t === 2) chain = v.toString('utf8').replace(/\0$/, '');
+    else if (t === 4) exprs = v;
+    else if (t === 7) userdata = v;
+    a += (alen + 3) & ~3;
+  }
+  let h = chains.get(chain);
+  if (!h) chains.set(chain, (h = new RuleHasher()));
+  h.add(exprs, userdata);
+}
+
+/** The whole messages of a datagram. */
+export function messagesOf(buf: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let off = 0; off + 16 <= buf.length; ) {
+    const len = buf.readUInt32LE(off);
+    if (len < 16 || off + len > buf.length) break;
+    out.push(buf.subarray(off, off + len));
+    off += (len + 3) & ~3;
+  }
+  return out;
+}
+
+export function digests(chains: Map<string, RuleHasher>): Map<string, string> {
+  return new Map([...chains].map(([c, h]) => [c, h.digest()]));
+}
+
+export type { RuleHasher };

@@ -2,10 +2,13 @@
 // encoder knows (what partial syncs send), else through `nft -f -`. One batch
 // is one atomic transaction, as with nft; it succeeds when the kernel has
 // acknowledged every command, and fails with the first error it reports.
+// A full sync's listing comes from the kernel's dumps too, with a digest of
+// each chain's rules, so a restart leaves the chains the kernel has alone.
 import os from 'node:os';
 import { ExecNft, NftError, type Nft } from './apply.js';
 import type { Listing } from './diff.js';
-import { encodeTransaction, numberBatch, parseAcks } from './netlink-encode.js';
+import { digests, encodeTransaction, foldRule, messagesOf, numberBatch, parseAcks, ruleDumpRequest, type RuleHasher } from './netlink-encode.js';
+import { LISTED_SETS, listingOfDumps, listingRequests } from './netlink-listing.js';
 
 const NETLINK_NETFILTER = 12;
 /** Larger transactions (full syncs) go through nft, which splits its batches itself. */
@@ -24,6 +27,14 @@ interface RawSocket {
   setSendBufferSize(size: number): void;
 }
 
+/** A request in flight: the messages answering it, until NLMSG_DONE (dump) or the ack or error. */
+interface Exchange {
+  seq: number;
+  msgs: Buffer[];
+  /** The messages, or the errno the kernel answered with (-1: no answer, or a dump interrupted by a change). */
+  done: (r: Buffer[] | number) => void;
+}
+
 interface Pending {
   waiting: Set<number>;
   error?: { seq: number; errno: number };
@@ -38,6 +49,7 @@ export class NetlinkNft implements Nft {
   readonly counts = { netlink: 0, nft: 0 };
   private seq = Math.floor(Math.random() * 0x7fffffff);
   private pending?: Pending;
+  private exchange?: Exchange;
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -45,14 +57,19 @@ export class NetlinkNft implements Nft {
     private readonly fallback: Nft,
   ) {
     sock?.on('message', (m) => this.onMessage(m));
-    sock?.on('error', (e) => this.pending?.done(new NftError(`netlink: ${e.message}`)));
+    sock?.on('error', (e) => {
+      this.pending?.done(new NftError(`netlink: ${e.message}`));
+      this.exchange?.done(-1);
+    });
   }
 
   /** Opens the socket; without the native module or the socket, every transaction goes to nft (reason given). */
   static async open(fallback: Nft = new ExecNft('ip')): Promise<{ nft: NetlinkNft; unavailable?: string }> {
     try {
-      const { RawNetlinkSocket } = (await import('netlink')) as unknown as { RawNetlinkSocket: new (protocol: number) => RawSocket };
-      const sock = new RawNetlinkSocket(NETLINK_NETFILTER);
+      const { RawNetlinkSocket } = (await import('netlink')) as unknown as { RawNetlinkSocket: new (protocol: number, o: object) => RawSocket };
+      // Receives into a 64 KiB buffer, not a peeked exact size: the kernel sizes dump datagrams by the largest read
+      // (up to 32 KiB), and resumes a dump by walking the set from the start for each one.
+      const sock = new RawNetlinkSocket(NETLINK_NETFILTER, { messagePeeking: false, msgBufferSize: 64 << 10 });
       sock.setRecvBufferSize(1 << 20);
       sock.setSendBufferSize(1 << 20);
       sock.unref();
@@ -62,8 +79,65 @@ export class NetlinkNft implements Nft {
     }
   }
 
-  list(): Promise<Listing> {
-    return this.fallback.list();
+  /**
+   * The table as the kernel's dumps give it, with the digest of every service chain's rules; nft's listing (which
+   * reads every rule of the ruleset first) only without the socket or when a dump fails.
+   */
+  async list(): Promise<Listing> {
+    const p = this.queue.then(() => this.dumpListing());
+    this.queue = p.catch(() => {});
+    return (await p) ?? this.fallback.list();
+  }
+
+  private async dumpListing(): Promise<Listing | undefined> {
+    if (!this.sock) return undefined;
+    const table = await this.ask(listingRequests.table());
+    if (table === 2 /* ENOENT */) return listingOfDumps(false, [], [], new Map());
+    if (typeof table === 'number') return undefined;
+    const chains = await this.ask(listingRequests.chains());
+    const sets = await this.ask(listingRequests.sets());
+    if (typeof chains === 'number' || typeof sets === 'number') return undefined;
+    const elements = new Map<string, Buffer[]>();
+    for (const set of LISTED_SETS) {
+      const els = await this.ask(listingRequests.elements(set));
+      if (els === 2) continue; // not made yet (an older layout): no elements
+      if (typeof els === 'number') return undefined;
+      elements.set(set, els);
+    }
+    const listing = listingOfDumps(true, chains, sets, elements);
+    if (!listing) return undefined;
+    // One chain at a time: the kernel resumes a whole-table rule dump by walking the table from the start for every
+    // datagram (quadratic at 100k rules); one chain's rules fit in one.
+    const acc = new Map<string, RuleHasher>();
+    for (const c of listing.chains) {
+      const rules = await this.ask(ruleDumpRequest(0, c));
+      if (typeof rules === 'number') return listing; // no digests: every chain is rewritten
+      for (const m of rules) foldRule(m, acc);
+    }
+    listing.digests = digests(acc);
+    return listing;
+  }
+
+  /** Sends one request and collects its answer. */
+  private ask(req: Buffer): Promise<Buffer[] | number> {
+    const sock = this.sock;
+    if (!sock) return Promise.resolve(-1);
+    return new Promise((resolve) => {
+      const seq = this.seq;
+      this.seq = (this.seq + 1) & 0x7fffffff;
+      req.writeUInt32LE(seq, 8);
+      const timer = setTimeout(() => this.exchange?.done(-1), REPLY_TIMEOUT_MS);
+      this.exchange = {
+        seq,
+        msgs: [],
+        done: (r) => {
+          clearTimeout(timer);
+          this.exchange = undefined;
+          resolve(r);
+        },
+      };
+      sock.send([req], {}, (e) => e && this.exchange?.done(-1));
+    });
   }
 
   run(text: string): Promise<void> {
@@ -117,6 +191,20 @@ export class NetlinkNft implements Nft {
   }
 
   private onMessage(m: Buffer): void {
+    const x = this.exchange;
+    if (x && m.length >= 16 && m.readUInt32LE(8) === x.seq) {
+      for (const msg of messagesOf(m)) {
+        const type = msg.readUInt16LE(4);
+        if (msg.readUInt16LE(6) & 0x10) return x.done(-1); // NLM_F_DUMP_INTR: the ruleset changed meanwhile
+        if (type === 3) return x.done(x.msgs); // NLMSG_DONE
+        if (type === 2) {
+          const errno = -msg.readInt32LE(16) | 0;
+          return x.done(errno === 0 ? x.msgs : errno);
+        }
+        x.msgs.push(Buffer.from(msg));
+      }
+      return;
+    }
     const p = this.pending;
     if (!p) return;
     for (const { seq, errno } of parseAcks(m)) {

@@ -1,0 +1,124 @@
+// Pure: a full sync's listing of `table ip kube-proxy` read from the kernel's
+// netlink dumps (chains, sets, the elements of the dispatch maps and the
+// hairpin set) instead of three `nft -j list` runs, each of which reads every
+// rule of the ruleset first (seconds at 10k Services). Gives what listingOf
+// gives from nft's JSON; e2e/nft-netlink.test.ts compares the two.
+import type { Listing } from './diff.js';
+import { KEYS, message, NFNL_SUBSYS_NFTABLES, NFPROTO_IPV4, NLM_F_REQUEST, str } from './netlink-encode.js';
+import { isServiceObject, TABLE } from './names.js';
+import { HAIRPIN, MAPS } from './render.js';
+
+const NLM_F_DUMP = 0x300;
+const MSG = { GETTABLE: 1, GETCHAIN: 4, GETSET: 10, GETSETELEM: 13 } as const;
+const HOOKS = ['prerouting', 'input', 'forward', 'output', 'postrouting'];
+const PROTO_NAMES: Record<number, string> = { 6: 'tcp', 17: 'udp', 132: 'sctp' };
+const VERDICTS: Record<number, string> = { 0: 'drop', 1: 'accept', [-3]: 'jump', [-4]: 'goto', [-5]: 'return' };
+
+const request = (cmd: number, dump: boolean, attrs: Parameters<typeof message>[4]): Buffer => message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0x4), NFPROTO_IPV4, 0, attrs);
+
+/** The requests a listing needs, in order: the table, its chains, its sets, then each map's elements. */
+export const listingRequests = {
+  table: (): Buffer => request(MSG.GETTABLE, false, [[1, str(TABLE)]]),
+  chains: (): Buffer => request(MSG.GETCHAIN, true, [[1, str(TABLE)]]),
+  sets: (): Buffer => request(MSG.GETSET, true, [[1, str(TABLE)]]),
+  elements: (set: string): Buffer => request(MSG.GETSETELEM, true, [[1, str(TABLE)], [2, str(set)]]),
+};
+
+/** The maps and sets whose elements a listing holds. */
+export const LISTED_SETS = [...MAPS, HAIRPIN];
+
+/** Attribute type (flags masked) → payload, of the attributes in buf[start, end). */
+export function attrs(buf: Buffer, start = 0, end = buf.length): Map<number, Buffer> {
+  const out = new Map<number, Buffer>();
+  for (let a = start; a + 4 <= end; ) {
+    const len = buf.readUInt16LE(a);
+    if (len < 4 || a + len > end) break;
+    out.set(buf.readUInt16LE(a + 2) & 0x3fff, buf.subarray(a + 4, a + len));
+    a += (len + 3) & ~3;
+  }
+  return out;
+}
+
+/** The list entries (NFTA_LIST_ELEM) of a nested list attribute. */
+function listEntries(buf: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let a = 0; a + 4 <= buf.length; ) {
+    const len = buf.readUInt16LE(a);
+    if (len < 4) break;
+    out.push(buf.subarray(a + 4, a + len));
+    a += (len + 3) & ~3;
+  }
+  return out;
+}
+
+const cstr = (b: Buffer | undefined): string => (b ? b.toString('utf8').replace(/\0+$/, '') : '');
+/** A message's attributes: after the 16-byte header and 4-byte nfgenmsg. */
+const body = (m: Buffer): Map<number, Buffer> => attrs(m, 20, m.readUInt32LE(0));
+
+/** An element key as the text syntax: "172.30.0.41 . tcp . 80". */
+export function keyText(set: string, key: Buffer): string | undefined {
+  const layout = KEYS[set];
+  if (!layout || key.length !== 4 * layout.length) return undefined;
+  return layout
+    .map((f, i) => {
+      const o = 4 * i;
+      if (f === 'ip') return `${key[o]}.${key[o + 1]}.${key[o + 2]}.${key[o + 3]}`;
+      if (f === 'proto') return PROTO_NAMES[key[o]!] ?? String(key[o]);
+      return String(key.readUInt16BE(o));
+    })
+    .join(' . ');
+}
+
+/** A verdict (NFTA_DATA_VERDICT payload) as text: "goto service-…", "drop". */
+function verdictText(v: Buffer): string {
+  const a = attrs(v);
+  const code = a.get(1)?.readInt32BE(0) ?? 0;
+  const chain = cstr(a.get(2));
+  const name = VERDICTS[code] ?? `verdict ${code}`;
+  return chain ? `${name} ${chain}` : name;
+}
+
+/**
+ * The listing from the dumps' messages (each a whole netlink message): tableFound from the GETTABLE answer, then the
+ * chain, set and element messages. Undefined when an element cannot be read back (then nft's listing is used).
+ */
+export function listingOfDumps(tableFound: boolean, chainMsgs: Buffer[], setMsgs: Buffer[], elementMsgs: Map<string, Buffer[]>): Listing | undefined {
+  const listing: Listing = { tableExists: tableFound, chains: new Set(), sets: new Map(), elements: new Map(), baseChains: new Map() };
+  if (!tableFound) return { tableExists: false, chains: new Set(), sets: new Map(), elements: new Map() };
+  for (const m of chainMsgs) {
+    const a = body(m);
+    if (cstr(a.get(1)) !== TABLE) continue;
+    const name = cstr(a.get(3));
+    const hook = a.get(4);
+    if (isServiceObject(name)) listing.chains.add(name);
+    else if (hook) {
+      const h = attrs(hook);
+      const num = h.get(1)?.readUInt32BE(0) ?? -1;
+      listing.baseChains!.set(name, `${cstr(a.get(7))} ${HOOKS[num] ?? String(num)} ${h.get(2)?.readInt32BE(0) ?? 0}`);
+    }
+  }
+  for (const m of setMsgs) {
+    const a = body(m);
+    if (cstr(a.get(1)) !== TABLE) continue;
+    const name = cstr(a.get(2));
+    // NFTA_SET_TIMEOUT, in milliseconds.
+    if (isServiceObject(name)) listing.sets.set(name, Number((a.get(11)?.readBigUInt64BE(0) ?? 0n) / 1000n));
+  }
+  for (const set of LISTED_SETS) {
+    const els = new Map<string, string>();
+    for (const m of elementMsgs.get(set) ?? []) {
+      const list = body(m).get(3);
+      if (!list) continue;
+      for (const e of listEntries(list)) {
+        const ea = attrs(e);
+        const keyData = ea.get(1) && attrs(ea.get(1)!).get(1);
+        const key = keyData && keyText(set, keyData);
+        if (key === undefined) return undefined;
+        const data = ea.get(2) && attrs(ea.get(2)!).get(2);
+        els.set(key, set === HAIRPIN ? '' : data ? verdictText(data) : '');
+      }
+    }
+    listing.elements.set(set, els);
+  }
+  return listing;
+}
