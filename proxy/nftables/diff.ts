@@ -4,7 +4,7 @@
 // everything a command refers to exists before it and is unused after it.
 import { TABLE } from './names.js';
 import { HAIRPIN, MAPS, type Element, type Fragment, type MapName } from './render.js';
-import { chainDigest, EMPTY_CHAIN_DIGEST } from './netlink-encode.js';
+import { chainDigest, EMPTY_CHAIN_DIGEST } from './netlink-digest.js';
 
 /** A transaction's commands, by phase; a transaction is the phases concatenated in this order. */
 export interface Phased {

@@ -7,7 +7,7 @@ import type { Nft } from './apply.js';
 import type { Listing } from './diff.js';
 import { HAIRPIN, MAPS } from './render.js';
 import { isServiceObject } from './names.js';
-import { chainDigest } from './netlink-encode.js';
+import { chainDigest } from './netlink-digest.js';
 
 interface State {
   table: boolean;

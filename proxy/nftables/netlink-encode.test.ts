@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chainDigest, commandMessage, EMPTY_CHAIN_DIGEST, encodeTransaction, numberBatch, parseAcks, ruleExpressions } from './netlink-encode.js';
+import { commandMessage, encodeTransaction, numberBatch, parseAcks, ruleExpressions } from './netlink-encode.js';
+import { chainDigest, EMPTY_CHAIN_DIGEST } from './netlink-digest.js';
 import { keyText, listingOfDumps } from './netlink-listing.js';
 
 const T = 'ip kube-proxy';

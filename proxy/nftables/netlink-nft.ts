@@ -7,7 +7,8 @@
 import os from 'node:os';
 import { ExecNft, NftError, type Nft } from './apply.js';
 import type { Listing } from './diff.js';
-import { digests, encodeTransaction, foldRule, messagesOf, numberBatch, parseAcks, ruleDumpRequest, type RuleHasher } from './netlink-encode.js';
+import { encodeTransaction, messagesOf, numberBatch, parseAcks } from './netlink-encode.js';
+import { digests, foldRule, ruleDumpRequest, type RuleHasher } from './netlink-digest.js';
 import { LISTED_SETS, listingOfDumps, listingRequests } from './netlink-listing.js';
 
 const NETLINK_NETFILTER = 12;
