@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { ExecNft, type Json, type Nft } from '../proxy/nftables/apply.js';
 import type { Listing } from '../proxy/nftables/diff.js';
 import { NetlinkNft } from '../proxy/nftables/netlink-nft.js';
+import { cstr, messageAttrs, messagesOf } from '../proxy/nftables/netlink-encode.js';
 import { NftSyncer } from '../proxy/nftables/syncer.js';
 import type { RenderContext } from '../proxy/nftables/render.js';
 import { randomChange, randomService, rng, World } from '../proxy/nftables/random-world.js';
@@ -23,21 +24,13 @@ async function kernelRules(): Promise<string> {
   req.writeUInt8(2, 16); // NFPROTO_IPV4
   const rules: string[] = [];
   await new Promise<void>((resolve, reject) => {
-    sock.on('message', (m) => {
-      for (let off = 0; off + 16 <= m.length; ) {
-        const len = m.readUInt32LE(off);
-        const type = m.readUInt16LE(off + 4);
+    sock.on('message', (datagram) => {
+      for (const m of messagesOf(datagram)) {
+        const type = m.readUInt16LE(4);
         if (type === 3) return resolve(); // NLMSG_DONE
-        if (type === 2) return reject(new Error(`rule dump failed: errno ${-m.readInt32LE(off + 16)}`));
-        const attrs = new Map<number, Buffer>();
-        for (let a = off + 20; a + 4 <= off + len; ) {
-          const alen = m.readUInt16LE(a);
-          attrs.set(m.readUInt16LE(a + 2) & 0x3fff, m.subarray(a + 4, a + alen));
-          a += (alen + 3) & ~3;
-        }
-        const chain = attrs.get(2)?.toString('utf8').replace(/\0$/, '') ?? '?';
-        rules.push(`${chain} ${attrs.get(4)?.toString('hex') ?? ''} ${attrs.get(7)?.toString('hex') ?? ''}`);
-        off += (len + 3) & ~3;
+        if (type === 2) return reject(new Error(`rule dump failed: errno ${-m.readInt32LE(16)}`));
+        const a = messageAttrs(m);
+        rules.push(`${cstr(a.get(2)) || '?'} ${a.get(4)?.toString('hex') ?? ''} ${a.get(7)?.toString('hex') ?? ''}`);
       }
     });
     sock.send([req]);

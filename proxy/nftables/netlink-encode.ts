@@ -286,20 +286,6 @@ export function numberBatch(batch: Buffer[], seq: number, pid: number): number[]
   });
 }
 
-/** The (seq, errno) pairs of the NLMSG_ERROR messages in a datagram; errno 0 is an ack. */
-export function parseAcks(buf: Buffer): { seq: number; errno: number }[] {
-  const out: { seq: number; errno: number }[] = [];
-  let off = 0;
-  while (off + 16 <= buf.length) {
-    const len = buf.readUInt32LE(off);
-    if (len < 16 || off + len > buf.length) break;
-    const type = buf.readUInt16LE(off + 4);
-    if (type === 2 && len >= 20) out.push({ seq: buf.readUInt32LE(off + 8), errno: -buf.readInt32LE(off + 16) | 0 });
-    off += (len + 3) & ~3;
-  }
-  return out;
-}
-
 /** The whole messages of a datagram. */
 export function messagesOf(buf: Buffer): Buffer[] {
   const out: Buffer[] = [];
@@ -311,3 +297,31 @@ export function messagesOf(buf: Buffer): Buffer[] {
   }
   return out;
 }
+
+/** The (seq, errno) pairs of the NLMSG_ERROR messages in a datagram; errno 0 is an ack. */
+export function parseAcks(buf: Buffer): { seq: number; errno: number }[] {
+  return messagesOf(buf)
+    .filter((m) => m.readUInt16LE(4) === 2 && m.length >= 20)
+    .map((m) => ({ seq: m.readUInt32LE(8), errno: -m.readInt32LE(16) | 0 }));
+}
+
+/** The attributes in buf[start, end), in order: type (flags masked) and payload. */
+export function attrList(buf: Buffer, start = 0, end = buf.length): [number, Buffer][] {
+  const out: [number, Buffer][] = [];
+  for (let a = start; a + 4 <= end; ) {
+    const len = buf.readUInt16LE(a);
+    if (len < 4 || a + len > end) break;
+    out.push([buf.readUInt16LE(a + 2) & 0x3fff, buf.subarray(a + 4, a + len)]);
+    a += (len + 3) & ~3;
+  }
+  return out;
+}
+
+/** Attribute type → payload, of the attributes in buf[start, end). */
+export const attrs = (buf: Buffer, start = 0, end = buf.length): Map<number, Buffer> => new Map(attrList(buf, start, end));
+
+/** A message's attributes: after the 16-byte header and the 4-byte nfgenmsg. */
+export const messageAttrs = (m: Buffer): Map<number, Buffer> => attrs(m, 20, m.readUInt32LE(0));
+
+/** A NUL-terminated string attribute. */
+export const cstr = (b: Buffer | undefined): string => (b ? b.toString('utf8').replace(/\0+$/, '') : '');

@@ -4,56 +4,33 @@
 // rule of the ruleset first (seconds at 10k Services). Gives what listingOf
 // gives from nft's JSON; e2e/nft-netlink.test.ts compares the two.
 import type { Listing } from './diff.js';
-import { KEYS, message, NFNL_SUBSYS_NFTABLES, NFPROTO_IPV4, NLM_F_REQUEST, str } from './netlink-encode.js';
+import { attrList, attrs, cstr, KEYS, message, messageAttrs, NFNL_SUBSYS_NFTABLES, NFPROTO_IPV4, NLM_F_REQUEST, str } from './netlink-encode.js';
 import { isServiceObject, TABLE } from './names.js';
 import { HAIRPIN, MAPS } from './render.js';
 
 const NLM_F_DUMP = 0x300;
-const MSG = { GETTABLE: 1, GETCHAIN: 4, GETSET: 10, GETSETELEM: 13 } as const;
+const MSG = { GETTABLE: 1, GETCHAIN: 4, GETRULE: 7, GETSET: 10, GETSETELEM: 13 } as const;
 const HOOKS = ['prerouting', 'input', 'forward', 'output', 'postrouting'];
 const PROTO_NAMES: Record<number, string> = { 6: 'tcp', 17: 'udp', 132: 'sctp' };
 const VERDICTS: Record<number, string> = { 0: 'drop', 1: 'accept', [-3]: 'jump', [-4]: 'goto', [-5]: 'return' };
 
 const request = (cmd: number, dump: boolean, attrs: Parameters<typeof message>[4]): Buffer => message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0x4), NFPROTO_IPV4, 0, attrs);
 
-/** The requests a listing needs, in order: the table, its chains, its sets, then each map's elements. */
+/**
+ * The requests a listing needs, in order: the table, its chains, its sets, each map's elements, then each service
+ * chain's rules: one chain at a time, as the kernel resumes a dump of the whole table by walking it from the start
+ * for every datagram (quadratic at 100k rules), and one chain's rules fit in one.
+ */
 export const listingRequests = {
   table: (): Buffer => request(MSG.GETTABLE, false, [[1, str(TABLE)]]),
   chains: (): Buffer => request(MSG.GETCHAIN, true, [[1, str(TABLE)]]),
   sets: (): Buffer => request(MSG.GETSET, true, [[1, str(TABLE)]]),
   elements: (set: string): Buffer => request(MSG.GETSETELEM, true, [[1, str(TABLE)], [2, str(set)]]),
+  rules: (chain: string): Buffer => request(MSG.GETRULE, true, [[1, str(TABLE)], [2, str(chain)]]),
 };
 
 /** The maps and sets whose elements a listing holds. */
 export const LISTED_SETS = [...MAPS, HAIRPIN];
-
-/** Attribute type (flags masked) → payload, of the attributes in buf[start, end). */
-export function attrs(buf: Buffer, start = 0, end = buf.length): Map<number, Buffer> {
-  const out = new Map<number, Buffer>();
-  for (let a = start; a + 4 <= end; ) {
-    const len = buf.readUInt16LE(a);
-    if (len < 4 || a + len > end) break;
-    out.set(buf.readUInt16LE(a + 2) & 0x3fff, buf.subarray(a + 4, a + len));
-    a += (len + 3) & ~3;
-  }
-  return out;
-}
-
-/** The list entries (NFTA_LIST_ELEM) of a nested list attribute. */
-function listEntries(buf: Buffer): Buffer[] {
-  const out: Buffer[] = [];
-  for (let a = 0; a + 4 <= buf.length; ) {
-    const len = buf.readUInt16LE(a);
-    if (len < 4) break;
-    out.push(buf.subarray(a + 4, a + len));
-    a += (len + 3) & ~3;
-  }
-  return out;
-}
-
-const cstr = (b: Buffer | undefined): string => (b ? b.toString('utf8').replace(/\0+$/, '') : '');
-/** A message's attributes: after the 16-byte header and 4-byte nfgenmsg. */
-const body = (m: Buffer): Map<number, Buffer> => attrs(m, 20, m.readUInt32LE(0));
 
 /** An element key as the text syntax: "172.30.0.41 . tcp . 80". */
 export function keyText(set: string, key: Buffer): string | undefined {
@@ -86,7 +63,7 @@ export function listingOfDumps(tableFound: boolean, chainMsgs: Buffer[], setMsgs
   const listing: Listing = { tableExists: tableFound, chains: new Set(), sets: new Map(), elements: new Map(), baseChains: new Map() };
   if (!tableFound) return { tableExists: false, chains: new Set(), sets: new Map(), elements: new Map() };
   for (const m of chainMsgs) {
-    const a = body(m);
+    const a = messageAttrs(m);
     if (cstr(a.get(1)) !== TABLE) continue;
     const name = cstr(a.get(3));
     const hook = a.get(4);
@@ -98,7 +75,7 @@ export function listingOfDumps(tableFound: boolean, chainMsgs: Buffer[], setMsgs
     }
   }
   for (const m of setMsgs) {
-    const a = body(m);
+    const a = messageAttrs(m);
     if (cstr(a.get(1)) !== TABLE) continue;
     const name = cstr(a.get(2));
     // NFTA_SET_TIMEOUT, in milliseconds.
@@ -107,9 +84,9 @@ export function listingOfDumps(tableFound: boolean, chainMsgs: Buffer[], setMsgs
   for (const set of LISTED_SETS) {
     const els = new Map<string, string>();
     for (const m of elementMsgs.get(set) ?? []) {
-      const list = body(m).get(3);
+      const list = messageAttrs(m).get(3);
       if (!list) continue;
-      for (const e of listEntries(list)) {
+      for (const [, e] of attrList(list)) {
         const ea = attrs(e);
         const keyData = ea.get(1) && attrs(ea.get(1)!).get(1);
         const key = keyData && keyText(set, keyData);

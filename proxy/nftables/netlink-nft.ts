@@ -8,7 +8,7 @@ import os from 'node:os';
 import { ExecNft, NftError, type Nft } from './apply.js';
 import type { Listing } from './diff.js';
 import { encodeTransaction, messagesOf, numberBatch, parseAcks } from './netlink-encode.js';
-import { digests, foldRule, ruleDumpRequest, type RuleHasher } from './netlink-digest.js';
+import { digests, foldRule, type RuleHasher } from './netlink-digest.js';
 import { LISTED_SETS, listingOfDumps, listingRequests } from './netlink-listing.js';
 
 const NETLINK_NETFILTER = 12;
@@ -107,11 +107,9 @@ export class NetlinkNft implements Nft {
     }
     const listing = listingOfDumps(true, chains, sets, elements);
     if (!listing) return undefined;
-    // One chain at a time: the kernel resumes a whole-table rule dump by walking the table from the start for every
-    // datagram (quadratic at 100k rules); one chain's rules fit in one.
     const acc = new Map<string, RuleHasher>();
     for (const c of listing.chains) {
-      const rules = await this.ask(ruleDumpRequest(0, c));
+      const rules = await this.ask(listingRequests.rules(c));
       if (typeof rules === 'number') return listing; // no digests: every chain is rewritten
       for (const m of rules) foldRule(m, acc);
     }
