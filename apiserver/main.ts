@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ensureClientCert, ensureServiceAccountKey, type Identity } from './pki.js';
 import { ServiceAccountTokens } from './serviceaccount/tokens.js';
-import { IpAllocator } from './api/allocators.js';
+import { IpAllocator, serviceCidrs } from './api/allocators.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { reconcileKubernetesEndpoints } from './api/kubernetes-endpoints.js';
 import { adminIdentity, ensurePki, ensureTokens, dnsIdentity, nodeIdentity, proxyIdentity, writeKubeconfig } from './pki.js';
@@ -103,13 +103,15 @@ export interface RunningApiServer {
 export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServer> {
   const log = c.log ?? ((l: string) => process.stderr.write(`${new Date().toISOString()} apiserver: ${l}\n`));
   // Bad ranges stop the start before anything is created.
+  const serviceRanges = serviceCidrs(c.serviceClusterIpRange).map((r) => new IpAllocator(r));
   let nodeIpam: { clusterCidr: string; nodeCidrMaskSize: number } | undefined;
   if (c.allocateNodeCidrs) {
     nodeIpam = { clusterCidr: c.clusterCidr ?? '10.244.0.0/16', nodeCidrMaskSize: c.nodeCidrMaskSize ?? 24 };
-    validateClusterCidr(nodeIpam.clusterCidr, nodeIpam.nodeCidrMaskSize, c.serviceClusterIpRange, c.advertiseAddress ? [c.advertiseAddress] : []);
+    const v4Services = serviceRanges.find((r) => r.family === 'IPv4')?.cidr;
+    validateClusterCidr(nodeIpam.clusterCidr, nodeIpam.nodeCidrMaskSize, v4Services ?? '', c.advertiseAddress ? [c.advertiseAddress] : []);
   }
-  // As upstream: in-cluster clients verify the apiserver at the kubernetes Service's ClusterIP and names.
-  const ips = [...new Set(['127.0.0.1', new IpAllocator(c.serviceClusterIpRange).first, c.advertiseAddress].filter(Boolean))];
+  // As upstream: in-cluster clients verify the apiserver at the kubernetes Service's ClusterIP (the primary range's) and names.
+  const ips = [...new Set(['127.0.0.1', serviceRanges[0]!.first, c.advertiseAddress].filter(Boolean))];
   const pki = ensurePki(c.certDir, { ips, dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', os.hostname()] });
   const ids = [adminIdentity, proxyIdentity, dnsIdentity, ...c.nodeNames.map(nodeIdentity)];
   const tokens = ensureTokens(c.certDir, ids);

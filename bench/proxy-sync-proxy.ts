@@ -12,7 +12,7 @@ import { createLogger } from '../kube/log.js';
 import { Proxier } from '../proxy/proxier.js';
 import { ProxyMetrics } from '../proxy/metrics.js';
 import { ProxyHealth } from '../proxy/health.js';
-import { proxyBackend } from '../proxy/main.js';
+import { proxyBackends } from '../proxy/main.js';
 import { ExecIptables } from '../proxy/iptables/apply.js';
 
 const TICK_MS = 10; // USER_HZ 100
@@ -29,11 +29,11 @@ async function main(): Promise<void> {
   const log = createLogger('kube-proxy', { sink: () => {} });
   const metrics = new ProxyMetrics();
   const ipt = process.env.BENCH_IPT === 'legacy' ? new ExecIptables({ iptables: 'iptables-legacy', restore: 'iptables-legacy-restore', save: 'iptables-legacy-save' }) : undefined;
-  const backend = await proxyBackend(cfg, { metrics, log, conntrackTCPLiberal: false, ipt });
+  const backends = await proxyBackends(cfg, { metrics, log, conntrackTCPLiberal: false, ipt });
   const client = new KubeClient(loadKubeconfig(cfg.kubeconfig));
   const proxier = new Proxier(
     { nodeName: cfg.nodeName, clusterCIDR: cfg.clusterCIDR, masqueradeAll: false, masqueradeBit: 14, syncPeriodMs: cfg.syncPeriodMs, minSyncPeriodMs: cfg.minSyncPeriodMs, localhostNodePorts: false, conntrackTCPLiberal: false },
-    { client, backend, log, metrics, health: new ProxyHealth(1_200_000), conntrack: async () => 0 },
+    { client, backends, log, metrics, health: new ProxyHealth(1_200_000), conntrack: async () => 0 },
   );
   const sync = proxier.sync.bind(proxier);
   proxier.sync = async () => {

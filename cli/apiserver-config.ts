@@ -9,7 +9,7 @@ export const APISERVER_FLAGS: Record<string, string> = {
   'bind-address': 'address to listen on. Default 0.0.0.0',
   'secure-port': 'HTTPS port. Default 6443',
   'advertise-address': 'node IP put in the serving certificate and kubeconfigs',
-  'service-cluster-ip-range': 'ClusterIP range. Default 10.96.0.0/12',
+  'service-cluster-ip-range': 'ClusterIP range; two comma-separated CIDRs, one per IP family, for dual-stack Services (the first is primary). Default 10.96.0.0/12',
   'node-kubeconfigs': 'comma-separated node names to write kubeconfigs for. Default: this hostname',
   'anonymous-auth': 'true: requests without credentials are system:anonymous (discovery only, else 403) instead of 401. Default false',
   'authorization-mode': 'comma-separated authorizers, in order: AlwaysAllow, Node, RBAC (e.g. Node,RBAC). Default AlwaysAllow',

@@ -16,8 +16,9 @@ import { containerLogsDir } from '../agent/pods/log-links.js';
 import { mountsUnder, unmountAll } from '../agent/volumes/mounts.js';
 import { createLogger } from '../kube/log.js';
 import { chainRemoval } from '../proxy/cleanup.js';
-import { ExecIptables } from '../proxy/iptables/apply.js';
-import { cleanupProxyRules } from '../proxy/main.js';
+import { ExecIptables, IPTABLES_BINARIES } from '../proxy/iptables/apply.js';
+import { IP_FAMILIES } from '../proxy/model/family.js';
+import { cleanupProxyRules, ipv6Usable } from '../proxy/main.js';
 import { parseBool, parseFlags } from './flags.js';
 import { criAnswers, DEFAULT_CRI_ENDPOINT, stopChild, until } from './node-runner.js';
 import { processRuns, readNodeState, type NodeState } from './node-state.js';
@@ -192,14 +193,18 @@ export async function runReset(argv: string[]): Promise<void> {
 
   // What is left of KUBE-* after the proxy's own cleanup (KUBE-MARK-MASQ, KUBE-FIREWALL), and the pod network's chains.
   if (known) await attempt('iptables chains', async () => {
-    const ipt = new ExecIptables();
     const ours = (c: string): boolean => c.startsWith('KUBE-') || (t.podNetwork && (c === NAT_CHAIN || c === FORWARD_CHAIN));
-    for (const table of ['nat', 'filter'] as const) {
-      const save = await ipt.save(table);
-      const text = chainRemoval(table, save, ours);
-      if (!text) continue;
-      await ipt.restore(text);
-      removed.push(`iptables ${table} chains ${[...text.matchAll(/^-X (\S+)/gm)].map((m) => m[1]).join(', ')}`);
+    for (const family of IP_FAMILIES) {
+      if (family === 'IPv6' && !(await ipv6Usable('iptables'))) continue;
+      const bin = IPTABLES_BINARIES[family];
+      const ipt = new ExecIptables(bin);
+      for (const table of ['nat', 'filter'] as const) {
+        const save = await ipt.save(table);
+        const text = chainRemoval(table, save, ours);
+        if (!text) continue;
+        await ipt.restore(text);
+        removed.push(`${bin.iptables} ${table} chains ${[...text.matchAll(/^-X (\S+)/gm)].map((m) => m[1]).join(', ')}`);
+      }
     }
   });
 

@@ -188,7 +188,7 @@ describe('install on a plain Debian machine', { skip, timeout: 10 * 60_000 }, ()
     assert.match(out, /log link\(s\) in \/var\/log\/containers/);
     assert.match(out, new RegExp(`cgroup ${cgroupRoot}/kubepods`));
     assert.deepEqual(shims(), [], 'no shim is left');
-    for (const table of ['nat', 'filter']) assert.doesNotMatch(vm('iptables-save', ['-t', table]), /KUBE-|TSKUBE-/);
+    for (const save of ['iptables-save', 'ip6tables-save']) for (const table of ['nat', 'filter']) assert.doesNotMatch(vm(save, ['-t', table]), /KUBE-|TSKUBE-/, `${save} ${table}`);
     for (const gone of ['/var/lib/kubelet', '/var/lib/tskube', '/var/log/pods']) assert.equal(spawnSync('nsenter', [...enter(), 'test', '-e', gone]).status, 1, `${gone} removed`);
     assert.match(readInVm('/etc/containerd/config.toml'), /sandbox_image/, 'the install stays; reset undoes the node, not the install');
   });

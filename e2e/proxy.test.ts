@@ -18,8 +18,9 @@ type Mode = 'iptables' | 'nftables';
 
 function proxySuite(mode: Mode): void {
 describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
-  const cluster = new TestCluster();
-  const proxyArgs = (m: Mode = mode): string[] => [`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16', '--healthz-bind-address=127.0.0.1:10256', '--metrics-bind-address=127.0.0.1:10249', `--proxy-mode=${m}`, '--v=4'];
+  // Dual-stack Service ranges: the same proxy programs IPv4 and IPv6 rules.
+  const cluster = new TestCluster({ apiserverFlags: ['--service-cluster-ip-range=10.96.0.0/12,fd00:10:96::/108'] });
+  const proxyArgs = (m: Mode = mode): string[] => [`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16,fd00:10:244::/64', '--healthz-bind-address=127.0.0.1:10256', '--metrics-bind-address=127.0.0.1:10249', `--proxy-mode=${m}`, '--v=4'];
   const iptablesNat = (): string => cluster.node.exec('iptables-save', ['-t', 'nat']);
   const nftTable = (): string => sh('nft', ['list', 'table', 'ip', 'kube-proxy'], { netns: cluster.node.netns, allowFail: true });
   /** The proxy's rules as text, in the mode's own listing. */
@@ -136,7 +137,7 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
     await waitFor(async () => (await requests(30)).includes('web-1'), 15_000, 200, 'web-1 back in rotation');
     process.stdout.write(`# readiness failure to out of rotation: ${took} ms\n`);
     // In nftables mode these partial syncs went straight to the kernel over netlink, not through nft.
-    if (mode === 'nftables') assert.match(cluster.node.proxyLog(), /synced nftables \(partial, \d+ service\(s\)\): .* [1-9]\d* over netlink/);
+    if (mode === 'nftables') assert.match(cluster.node.proxyLog(), /synced nftables IPv4 \(partial, \d+ service\(s\)\): .* [1-9]\d* over netlink/);
   });
 
   test('a Service with no endpoints refuses connections at once instead of hanging', async () => {
@@ -234,6 +235,63 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
     assert.ok(Date.now() - t0 >= 2500, 'the request hangs until the timeout');
   });
 
+  test('dual stack: a RequireDualStack Service answers on its IPv6 cluster IP and NodePort, balanced over its IPv6 endpoints, and on its IPv4 one', async () => {
+    // The pod network hands out IPv4 only: these pods give themselves IPv6 addresses (NET_ADMIN) on the node's bridge,
+    // which gets the router address, and the Service's slices are written by hand (no selector).
+    const bridge = cluster.node.exec('ip', ['-o', '-4', 'addr', 'show']).split('\n').find((l) => l.includes(` ${bridgeIP}/`))!.split(/\s+/)[1]!;
+    cluster.node.exec('ip', ['-6', 'addr', 'replace', 'fd00:10:244::1/64', 'dev', bridge, 'nodad']);
+    cluster.node.exec('sysctl', ['-qw', 'net.ipv6.conf.all.forwarding=1']);
+    const v6pod = (name: string, addr: string, main: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, securityContext: { capabilities: { add: ['NET_ADMIN'] } }, command: ['/bin/sh', '-c', `ip -6 addr add ${addr}/64 dev eth0 && ip -6 route add default via fd00:10:244::1 && ${main}`] }] },
+    });
+    for (const i of [1, 2]) cluster.apply(v6pod(`six-${i}`, `fd00:10:244::1${i}`, `echo six-${i} > /www/index.html; exec httpd -f -p 8080 -h /www`));
+    cluster.apply(v6pod('client6', 'fd00:10:244::20', 'exec sleep 3600'));
+    await waitFor(() => ['six-1', 'six-2', 'client6'].every((p) => /Running/.test(cluster.kubectl(['get', 'pod', p, '--no-headers']))), 60_000, 500, 'IPv6 pods running');
+    cluster.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'six' }, spec: { type: 'NodePort', ipFamilyPolicy: 'RequireDualStack', ports: [{ port: 80, targetPort: 8080 }] } });
+    const svc = JSON.parse(cluster.kubectl(['get', 'svc', 'six', '-o', 'json']));
+    assert.deepEqual(svc.spec.ipFamilies, ['IPv4', 'IPv6']);
+    const [ip4, ip6] = svc.spec.clusterIPs as [string, string];
+    assert.match(ip6, /^fd00:10:96::/);
+    const sixNodePort = svc.spec.ports[0].nodePort as number;
+    const podIP = (p: string): string => cluster.kubectl(['get', 'pod', p, '-o', 'jsonpath={.status.podIP}']);
+    const endpointSlice = (family: 'IPv4' | 'IPv6', addrs: string[]) => ({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: `six-${family.toLowerCase()}`, labels: { 'kubernetes.io/service-name': 'six', 'endpointslice.kubernetes.io/managed-by': 'e2e.tskube.dev' } },
+      addressType: family,
+      ports: [{ name: '', port: 8080, protocol: 'TCP' }],
+      endpoints: addrs.map((a) => ({ addresses: [a], conditions: { ready: true }, nodeName: cluster.node.name })),
+    });
+    cluster.apply(endpointSlice('IPv6', ['fd00:10:244::11', 'fd00:10:244::12']));
+    cluster.apply(endpointSlice('IPv4', [podIP('six-1'), podIP('six-2')]));
+    const v6rules = (): string => (mode === 'iptables' ? cluster.node.exec('ip6tables-save', ['-t', 'nat']) : sh('nft', ['list', 'table', 'ip6', 'kube-proxy'], { netns: cluster.node.netns, allowFail: true }));
+    const dnat6 = `${dnatTo('[fd00:10:244::1')}`;
+    await waitFor(() => v6rules().split(dnat6).length - 1 === 2 && rules().includes(ip4), 30_000, 200, 'IPv6 rules for both endpoints, and the IPv4 cluster IP');
+    assert.ok(v6rules().includes(ip6), 'the IPv6 cluster IP is in the IPv6 rules');
+    assert.ok(!rules().includes(ip6) && rules().includes(ip4), 'the IPv4 rules have only the IPv4 cluster IP');
+    // From a pod: the IPv6 cluster IP spreads over both endpoints (DAD may hold the new addresses for a second: retried).
+    const fetch6 = (url: string, n: number): Promise<string[]> => inPod('client6', `for i in $(seq ${n}); do timeout 2 wget -q -O - '${url}' 2>/dev/null || echo FAIL; done`).then((o) => o.trim().split('\n'));
+    await waitFor(async () => !(await fetch6(`http://[${ip6}]/`, 1)).includes('FAIL'), 30_000, 500, 'IPv6 cluster IP answers');
+    const answers = counts(await fetch6(`http://[${ip6}]/`, 30));
+    assert.equal(answers.FAIL, undefined, JSON.stringify(answers));
+    assert.ok(answers['six-1']! > 0 && answers['six-2']! > 0, `both IPv6 endpoints answer: ${JSON.stringify(answers)}`);
+    // The NodePort on a local IPv6 address: iptables mode takes every local address; nftables mode only the node's
+    // primary IPs (upstream's default --nodeport-addresses=primary), and this Node has no IPv6 InternalIP.
+    const nodePort6 = (await fetch6(`http://[fd00:10:244::1]:${sixNodePort}/`, 1))[0]!;
+    if (mode === 'iptables') assert.match(nodePort6, /^six-[12]$/);
+    else assert.equal(nodePort6, 'FAIL');
+    // The IPv4 cluster IP of the same Service.
+    assert.match((await requests(1, `http://${ip4}/`))[0]!, /^six-[12]$/);
+    // An endpoint removed from the IPv6 slice stops getting traffic; the IPv4 side is untouched.
+    cluster.apply(endpointSlice('IPv6', ['fd00:10:244::12']));
+    await waitFor(() => v6rules().split(dnat6).length - 1 === 1, 30_000, 200, 'IPv6 rules for one endpoint');
+    assert.deepEqual(Object.keys(counts(await fetch6(`http://[${ip6}]/`, 10))), ['six-2']);
+    for (const o of ['svc/six', 'endpointslice/six-ipv4', 'endpointslice/six-ipv6', 'pod/six-1', 'pod/six-2', 'pod/client6']) cluster.kubectl(['delete', o, '--wait=false']);
+  });
+
   if (mode === 'nftables') {
     test('switching modes: iptables → nftables → iptables leaves no stale rules, traffic flows in each; --cleanup removes both', async () => {
       const switchTo = async (m: Mode): Promise<void> => {
@@ -247,9 +305,20 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
         await waitFor(() => /services and endpoint slices synced/.test(thisRun()), 30_000, 200, `${m} proxy synced`);
         // That line comes before the first sync: wait for its rules (bounded), as a loaded machine may take a while.
         await waitFor(() => (m === 'iptables' ? /KUBE-SVC-/.test(iptablesNat()) : /chain service-/.test(sh('nft', ['list', 'table', 'ip', 'kube-proxy'], { netns: cluster.node.netns, allowFail: true }))), 30_000, 100, `${m} rules`);
+        // The IPv6 side syncs after the IPv4 one.
+        await waitFor(() => (m === 'iptables' ? /-A KUBE-SERVICES/.test(cluster.node.exec('ip6tables-save', ['-t', 'nat'])) : /table ip6 kube-proxy/.test(cluster.node.exec('nft', ['list', 'tables']))), 30_000, 100, `${m} IPv6 rules`);
         assert.doesNotMatch(thisRun(), /sync failed|failed to execute/);
       };
-      const nftHas = (): boolean => /table ip kube-proxy/.test(cluster.node.exec('nft', ['list', 'tables']));
+      const nftHas = (): boolean => {
+        const tables = cluster.node.exec('nft', ['list', 'tables']);
+        // Both families' tables come and go together.
+        assert.equal(/table ip6 kube-proxy/.test(tables), /table ip kube-proxy/.test(tables), tables);
+        return /table ip kube-proxy/.test(tables);
+      };
+      const ip6Stale = (): void => {
+        assert.doesNotMatch(cluster.node.exec('ip6tables-save', ['-t', 'nat']), /KUBE-(SVC|SEP|SERVICES|NODEPORTS|POSTROUTING)/, 'no ip6tables-mode chain or jump left');
+        assert.doesNotMatch(cluster.node.exec('ip6tables-save', ['-t', 'filter']), /KUBE-(SERVICES|EXTERNAL-SERVICES|FORWARD|NODEPORTS|PROXY-FIREWALL)/);
+      };
       await switchTo('iptables');
       assert.equal(nftHas(), false, 'the nftables table is gone');
       assert.match(iptablesNat(), /KUBE-SVC-/);
@@ -259,6 +328,7 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
       const nat = iptablesNat();
       assert.doesNotMatch(nat, /KUBE-(SVC|SEP|SERVICES|NODEPORTS|POSTROUTING)/, 'no iptables-mode chain or jump left');
       assert.doesNotMatch(cluster.node.exec('iptables-save', ['-t', 'filter']), /KUBE-(SERVICES|EXTERNAL-SERVICES|FORWARD|NODEPORTS|PROXY-FIREWALL)/);
+      ip6Stale();
       assert.equal(counts(await requests(10)).FAIL, undefined);
       await switchTo('iptables');
       assert.equal(nftHas(), false);
@@ -266,6 +336,7 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
       cluster.node.exec(process.execPath, ['--import', 'tsx', path.resolve('cli/tskube.ts'), 'proxy', '--cleanup=true'], 30_000);
       assert.equal(nftHas(), false);
       assert.doesNotMatch(iptablesNat(), /KUBE-(SVC|SEP|SERVICES|NODEPORTS|POSTROUTING)/);
+      ip6Stale();
       cluster.node.startProxy(proxyArgs());
     });
   }

@@ -121,7 +121,8 @@ spec:
     assert.match(out, /kube-proxy: the iptables mode's rules/);
     assert.deepEqual(shims(), []);
     assert.deepEqual(await mountsUnder(dir), [], 'no mount under the node dirs');
-    for (const table of ['nat', 'filter']) assert.doesNotMatch(sh('iptables-save', ['-t', table], { netns }), /KUBE-|TSKUBE-/, `no KUBE-* or TSKUBE-* rule in ${table}`);
+    for (const save of ['iptables-save', 'ip6tables-save']) for (const table of ['nat', 'filter']) assert.doesNotMatch(sh(save, ['-t', table], { netns }), /KUBE-|TSKUBE-/, `no KUBE-* or TSKUBE-* rule in ${save} ${table}`);
+    assert.doesNotMatch(sh('nft', ['list', 'tables'], { netns }), /kube-proxy/, 'no nftables table of the proxy in either family');
     assert.equal(sh('ip', ['link', 'show', 'tskube0'], { netns, allowFail: true }).includes('tskube0:'), false, 'no bridge');
     assert.equal(sh('ip', ['route', 'show', 'proto', '77'], { netns }).trim(), '', 'no pod network route');
     assert.equal(fs.existsSync(dir), false, 'the data dir is gone');

@@ -34,3 +34,43 @@ export function ipInCidr(ip: string, cidr: string): boolean {
   const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
   return ((ipToNumber(ip) & mask) >>> 0) === ((ipToNumber(addr) & mask) >>> 0);
 }
+
+/** An IPv4 or IPv6 address as a number (bigint), and back; IPv6 printed in RFC 5952 form ("fd00::a"). */
+export function ipToBigInt(ip: string): bigint {
+  if (!ip.includes(':')) return BigInt(ipToNumber(ip));
+  const [head, tail] = ip.split('::') as [string, string | undefined];
+  const parts = (s: string | undefined): string[] => (s ? s.split(':') : []);
+  const h = parts(head);
+  const t = parts(tail);
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  if (groups.length !== 8 || groups.some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g))) throw new Error(`invalid IPv6 address "${ip}"`);
+  return groups.reduce((n, g) => (n << 16n) | BigInt(parseInt(g, 16)), 0n);
+}
+
+export function bigIntToIp(n: bigint, v6: boolean): string {
+  if (!v6) return ipToString(Number(n));
+  const groups = Array.from({ length: 8 }, (_, i) => Number((n >> BigInt(112 - 16 * i)) & 0xffffn));
+  // The longest run of two or more zero groups becomes "::" (the first one on a tie).
+  let best = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) [best, bestLen] = [i, j - i];
+    i = j === i ? i + 1 : j;
+  }
+  const hex = (g: number[]): string => g.map((x) => x.toString(16)).join(':');
+  return best < 0 ? hex(groups) : `${hex(groups.slice(0, best))}::${hex(groups.slice(best + bestLen))}`;
+}
+
+/** A CIDR of either family: its first address and size as bigints. IPv6 ranges of Services stop at /108 as upstream. */
+export function parseAnyCidr(cidr: string): { v6: boolean; base: bigint; size: bigint; bits: number } {
+  const [addr, bitsText] = cidr.trim().split('/');
+  const v6 = (addr ?? '').includes(':');
+  const max = v6 ? 128 : 32;
+  const bits = Number(bitsText);
+  if (!addr || !Number.isInteger(bits) || bits < 0 || bits > max || (!v6 && !/^\d+\.\d+\.\d+\.\d+$/.test(addr))) throw new Error(`invalid CIDR "${cidr}"`);
+  const n = ipToBigInt(addr);
+  const size = 1n << BigInt(max - bits);
+  return { v6, base: n - (n % size), size, bits };
+}

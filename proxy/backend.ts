@@ -3,6 +3,7 @@
 // (iptables or nftables) turns that into kernel rules.
 import type { ServicePort } from './model/service-port.js';
 import type { Endpoint } from './model/endpoints.js';
+import type { IPFamily } from './model/family.js';
 
 export interface SyncInput {
   full: boolean;
@@ -12,8 +13,9 @@ export interface SyncInput {
   ports: ReadonlyMap<string, ServicePort[]>;
   /** Endpoints by port key. */
   endpoints: ReadonlyMap<string, Endpoint[]>;
+  /** The Node's InternalIP of the backend's family, or ''. */
   nodeIP: string;
-  /** The Node's spec.podCIDR (for --detect-local-mode=NodeCIDR), or ''. */
+  /** The Node's pod CIDR of that family (for --detect-local-mode=NodeCIDR), or ''. */
   nodeCIDR: string;
 }
 
@@ -29,6 +31,8 @@ export interface SyncOutcome {
 
 export interface ProxyBackend {
   readonly mode: 'iptables' | 'nftables';
+  /** The family of every address it is given (a dual-stack proxy has one backend per family). */
+  readonly family: IPFamily;
   sync(i: SyncInput): Promise<SyncOutcome>;
   /** The error log line for a failed sync. */
   describe(e: Error): string;

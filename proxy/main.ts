@@ -9,13 +9,13 @@ import type { ProxyConfig } from '../cli/proxy-config.js';
 import { Proxier } from './proxier.js';
 import { ProxyMetrics } from './metrics.js';
 import { ProxyHealth } from './health.js';
-import { ExecIptables } from './iptables/apply.js';
+import { ExecIptables, IPTABLES_BINARIES } from './iptables/apply.js';
 import { IptablesBackend } from './iptables/backend.js';
 import { checkNftSupport, deleteNftTables, ExecNft } from './nftables/apply.js';
 import { NftablesBackend } from './nftables/backend.js';
 import { NetlinkNft } from './nftables/netlink-nft.js';
 import type { RenderContext } from './nftables/render.js';
-import { cidrContains } from './iptables/render.js';
+import { cidrContains, IP_FAMILIES, type IPFamily } from './model/family.js';
 import { localDetector } from './model/local-detector.js';
 import { cleanupIptables } from './cleanup.js';
 import { ServiceHealthServer } from './service-health.js';
@@ -31,14 +31,19 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
-/** `--cleanup`: both modes' rules go; true if anything failed (upstream's exit status). */
+/** `--cleanup`: both modes' rules of both families go; true if anything failed (upstream's exit status). */
 export async function cleanupProxyRules(log: Logger): Promise<boolean> {
   let failed = false;
-  try {
-    for (const t of await cleanupIptables(new ExecIptables())) log.info(`removed the iptables mode's rules from the ${t} table`);
-  } catch (e) {
-    failed = true;
-    log.error(`cleaning up iptables rules: ${(e as Error).message}`);
+  for (const family of IP_FAMILIES) {
+    const bin = IPTABLES_BINARIES[family];
+    // A host without IPv6 (or without ip6tables) has no IPv6 rules to remove.
+    if (family === 'IPv6' && !(await ipv6Usable('iptables'))) continue;
+    try {
+      for (const t of await cleanupIptables(new ExecIptables(bin))) log.info(`removed the iptables mode's rules from the ${bin.iptables} ${t} table`);
+    } catch (e) {
+      failed = true;
+      log.error(`cleaning up ${bin.iptables} rules: ${(e as Error).message}`);
+    }
   }
   for (const t of await deleteNftTables()) log.info(`removed nftables table ${t}`);
   return failed;
@@ -50,41 +55,77 @@ export function nodePortIPs(addresses: string[], nodeIP: string, local: string[]
   return local.filter((ip) => addresses.some((c) => cidrContains(c, ip)));
 }
 
-function localIPv4s(): string[] {
-  return Object.values(os.networkInterfaces()).flatMap((l) => (l ?? []).filter((a) => a.family === 'IPv4' && !a.internal).map((a) => a.address));
+function localIPs(family: IPFamily): string[] {
+  return Object.values(os.networkInterfaces()).flatMap((l) => (l ?? []).filter((a) => a.family === family && !a.internal).map((a) => a.address));
 }
 
 /**
- * The mode's backend, after removing the other mode's rules (they would still catch traffic first).
- * `ipt` picks iptables binaries (benchmarks compare the legacy backend).
+ * Whether this host can carry the IPv6 side of a dual-stack proxy (upstream's platform check): the kernel has IPv6,
+ * and the mode's tool can read the ip6 tables.
  */
-export async function proxyBackend(cfg: ProxyConfig, o: { metrics: ProxyMetrics; log: Logger; conntrackTCPLiberal: boolean; ipt?: ExecIptables }): Promise<ProxyBackend> {
+export async function ipv6Usable(mode: 'iptables' | 'nftables'): Promise<boolean> {
+  if (!fs.existsSync('/proc/net/if_inet6')) return false;
+  if (mode === 'nftables') return true;
+  return new ExecIptables(IPTABLES_BINARIES.IPv6).save('nat').then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * The mode's backend for each family this host can carry (IPv4 first: the primary), after removing the other mode's
+ * rules (they would still catch traffic first). `ipt` picks the IPv4 iptables binaries (benchmarks compare the legacy
+ * backend).
+ */
+export async function proxyBackends(cfg: ProxyConfig, o: { metrics: ProxyMetrics; log: Logger; conntrackTCPLiberal: boolean; ipt?: ExecIptables }): Promise<ProxyBackend[]> {
   const { metrics, log } = o;
-  const ipt = o.ipt ?? new ExecIptables();
+  const families: IPFamily[] = (await ipv6Usable(cfg.mode)) ? ['IPv4', 'IPv6'] : ['IPv4'];
+  if (families.length > 1) log.info('kube-proxy running in dual-stack mode (primary ipFamily IPv4)');
+  else log.info('kube-proxy running in single-stack mode (ipFamily IPv4)');
+  const ipt = (f: IPFamily): ExecIptables => (f === 'IPv4' && o.ipt ? o.ipt : new ExecIptables(IPTABLES_BINARIES[f]));
   const bit = 1 << cfg.masqueradeBit;
+  const nodePorts = (f: IPFamily, nodeIP: string): string[] | undefined => (cfg.nodePortAddresses.length ? nodePortIPs(cfg.nodePortAddresses, nodeIP, localIPs(f)) : undefined);
   if (cfg.mode === 'nftables') {
-    for (const t of await cleanupIptables(ipt).catch((e: Error) => (log.warn(`could not remove the iptables mode's rules: ${e.message}`), []))) log.info(`removed the iptables mode's rules from the ${t} table`);
-    const context = (nodeIP: string, nodeCIDR: string): RenderContext => {
-      const detector = localDetector(cfg.detectLocal, nodeCIDR)?.nftables;
-      return {
-        family: 'ip',
-        masqueradeMark: `0x${bit.toString(16).padStart(6, '0')}`, // upstream's %#08x
-        masqueradeAll: cfg.masqueradeAll,
-        localMatch: detector?.local,
-        notLocalMatch: detector?.notLocal,
-        nodeIP: nodeIP || undefined,
-        nodePortIPs: cfg.nodePortAddresses.length ? nodePortIPs(cfg.nodePortAddresses, nodeIP, localIPv4s()) : undefined,
-        conntrackTCPLiberal: o.conntrackTCPLiberal,
+    for (const f of families) {
+      for (const t of await cleanupIptables(ipt(f)).catch((e: Error) => (log.warn(`could not remove the iptables mode's rules: ${e.message}`), []))) log.info(`removed the iptables mode's rules from the ${IPTABLES_BINARIES[f].iptables} ${t} table`);
+    }
+    const backends: ProxyBackend[] = [];
+    for (const f of families) {
+      const nftFamily = f === 'IPv4' ? 'ip' : 'ip6';
+      const context = (nodeIP: string, nodeCIDR: string): RenderContext => {
+        const detector = localDetector(cfg.detectLocal, nodeCIDR, f)?.nftables;
+        return {
+          family: nftFamily,
+          masqueradeMark: `0x${bit.toString(16).padStart(6, '0')}`, // upstream's %#08x
+          masqueradeAll: cfg.masqueradeAll,
+          localMatch: detector?.local,
+          notLocalMatch: detector?.notLocal,
+          nodeIP: nodeIP || undefined,
+          nodePortIPs: nodePorts(f, nodeIP),
+          conntrackTCPLiberal: o.conntrackTCPLiberal,
+        };
       };
-    };
-    // Partial syncs go straight to the kernel over netlink (nft 1.0.x reads the whole ruleset on every run); full
-    // syncs, and anything the encoder does not know, through nft.
-    const { nft, unavailable } = process.env.TSKUBE_NFT_NETLINK === '0' ? { nft: new ExecNft('ip'), unavailable: 'TSKUBE_NFT_NETLINK=0' } : await NetlinkNft.open(new ExecNft('ip'));
-    if (unavailable) log.warn(`nftables: netlink socket unavailable (${unavailable}); every sync runs nft`);
-    return new NftablesBackend(nft, context, metrics, log);
+      // IPv4 partial syncs go straight to the kernel over netlink (nft 1.0.x reads the whole ruleset on every run);
+      // full syncs, anything the encoder does not know, and the IPv6 table, through nft.
+      let nft: ExecNft | NetlinkNft = new ExecNft(nftFamily);
+      if (f === 'IPv4' && process.env.TSKUBE_NFT_NETLINK !== '0') {
+        const opened = await NetlinkNft.open(nft);
+        if (opened.unavailable) log.warn(`nftables: netlink socket unavailable (${opened.unavailable}); every sync runs nft`);
+        nft = opened.nft;
+      }
+      backends.push(new NftablesBackend(nft, context, metrics, log));
+    }
+    return backends;
   }
   for (const t of await deleteNftTables()) log.info(`removed the nftables mode's table ${t}`);
-  return new IptablesBackend(ipt, { masqueradeMark: `0x${bit.toString(16).padStart(4, '0')}`, masqueradeAll: cfg.masqueradeAll, detectLocal: cfg.detectLocal, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: o.conntrackTCPLiberal, nodePortIPs: (nodeIP) => (cfg.nodePortAddresses.length ? nodePortIPs(cfg.nodePortAddresses, nodeIP, localIPv4s()) : undefined) }, metrics);
+  return families.map(
+    (f) =>
+      new IptablesBackend(
+        ipt(f),
+        { family: f, masqueradeMark: `0x${bit.toString(16).padStart(4, '0')}`, masqueradeAll: cfg.masqueradeAll, detectLocal: cfg.detectLocal, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: o.conntrackTCPLiberal, nodePortIPs: (nodeIP) => nodePorts(f, nodeIP) },
+        metrics,
+      ),
+  );
 }
 
 export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<RunningProxy> {
@@ -107,12 +148,18 @@ export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<Running
   const servers: Listening[] = [];
   servers.push(await serveHealth(health, metrics, cfg.healthzBindAddress));
   servers.push(await serveMetrics(metrics, cfg.metricsBindAddress, cfg.mode));
-  const backend = await proxyBackend(cfg, { metrics, log, conntrackTCPLiberal: liberal });
-  // Health check node ports listen where NodePorts are open: the configured addresses, else everywhere.
-  const serviceHealth = new ServiceHealthServer(() => (cfg.nodePortAddresses.length && !cfg.nodePortAddresses.includes('primary') ? nodePortIPs(cfg.nodePortAddresses, '', localIPv4s()) : ['0.0.0.0']), () => health.state().healthy, log);
+  const backends = await proxyBackends(cfg, { metrics, log, conntrackTCPLiberal: liberal });
+  const families = backends.map((b) => b.family);
+  // Health check node ports listen where NodePorts are open: the configured addresses, else everywhere ("::" takes
+  // both families on a dual-stack host).
+  const serviceHealth = new ServiceHealthServer(
+    () => (cfg.nodePortAddresses.length && !cfg.nodePortAddresses.includes('primary') ? families.flatMap((f) => nodePortIPs(cfg.nodePortAddresses, '', localIPs(f))) : [families.includes('IPv6') ? '::' : '0.0.0.0']),
+    () => health.state().healthy,
+    log,
+  );
   const proxier = new Proxier(
     { nodeName: cfg.nodeName, clusterCIDR: cfg.clusterCIDR || undefined, detectLocal: cfg.detectLocal, masqueradeAll: cfg.masqueradeAll, masqueradeBit: cfg.masqueradeBit, syncPeriodMs: cfg.syncPeriodMs, minSyncPeriodMs: cfg.minSyncPeriodMs, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: liberal },
-    { client, backend, log, metrics, health, serviceHealth },
+    { client, backends, log, metrics, health, serviceHealth },
   );
   if (cfg.detectLocal.mode === 'ClusterCIDR' && !cfg.clusterCIDR && !cfg.masqueradeAll) log.warn('--cluster-cidr is not set: traffic to cluster IPs from outside the cluster is not masqueraded');
   await proxier.start();

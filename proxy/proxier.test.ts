@@ -10,6 +10,8 @@ import { ProxyHealth } from './health.js';
 import { serveHealth } from './server.js';
 import { RestoreError, type Iptables, type Table } from './iptables/apply.js';
 import { svcChain } from './iptables/chains.js';
+import type { ProxyBackend, SyncInput, SyncOutcome } from './backend.js';
+import type { IPFamily } from './model/family.js';
 
 class FakeIptables implements Iptables {
   restores: string[] = [];
@@ -181,5 +183,86 @@ test('/healthz and /livez bodies: a healthy proxy reports the current time as la
     assert.match(await metrics.registry.metrics(), /kubeproxy_proxy_livez_total\{code="503"\} 1/);
   } finally {
     await srv.close();
+  }
+});
+
+/** A backend that records what it is asked to sync. */
+class RecordingBackend implements ProxyBackend {
+  readonly mode = 'nftables' as const;
+  calls: SyncInput[] = [];
+  failNext = false;
+  constructor(readonly family: IPFamily) {}
+  async sync(i: SyncInput): Promise<SyncOutcome> {
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error('nft -f - failed (exit 1): boom');
+    }
+    this.calls.push({ ...i, changed: new Set(i.changed), ports: new Map(i.ports), endpoints: new Map(i.endpoints) });
+    return { renderMs: 0, applyMs: 0, bytes: 0, noLocalInternal: 0, noLocalExternal: 0, summary: `${i.ports.size} services` };
+  }
+  describe(e: Error): string {
+    return `nftables sync failed, keeping the previous rules: ${e.message}`;
+  }
+}
+
+test('dual stack: each family\'s backend gets its own cluster IPs, slices and node address; a partial sync touches only the families that changed', async () => {
+  const api3 = await startTestApiServer('n1', { serviceClusterIpRange: '10.96.0.0/12,fd00:10:96::/108' });
+  try {
+    const dual = await api3.admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'dual' }, spec: { ipFamilyPolicy: 'RequireDualStack', ports: [{ port: 53, protocol: 'UDP' }] } });
+    const [ip4, ip6] = dual.spec.clusterIPs as [string, string];
+    await api3.admin.create('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', slice('dual', ['10.244.0.5'], 'UDP', 53));
+    await api3.admin.create('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', { ...slice('dual', ['fd00:10:244::5'], 'UDP', 53), metadata: { ...slice('dual', []).metadata, name: 'dual-v6' }, addressType: 'IPv6' });
+    await api3.admin.create('/api/v1/nodes', { metadata: { name: 'n1' }, spec: { podCIDRs: ['10.244.0.0/24', 'fd00:10:244::/64'] }, status: { addresses: [{ type: 'InternalIP', address: '192.168.0.2' }, { type: 'InternalIP', address: 'fd00::2' }] } });
+    const v4 = new RecordingBackend('IPv4');
+    const v6 = new RecordingBackend('IPv6');
+    const deleted: string[][] = [];
+    const listed: IPFamily[] = [];
+    const log = memoryLogger();
+    const p = new Proxier(cfg, {
+      client: api3.admin,
+      backends: [v4, v6],
+      log,
+      metrics: new ProxyMetrics(),
+      health: new ProxyHealth(60_000),
+      conntrack: async (args) => (deleted.push(args), 1),
+      conntrackList: async (family) => {
+        listed.push(family);
+        return family === 'IPv6' ? `udp      17 29 src=fd00::9 dst=${ip6} sport=40053 dport=53 [UNREPLIED] src=${ip6} dst=fd00::9 sport=53 dport=40053 mark=0 use=1\n` : '';
+      },
+    });
+    await p.start();
+    try {
+      await waitFor(() => v6.calls.some((c) => c.nodeIP === 'fd00::2'), 3000, 10, 'the node address reaches the IPv6 side');
+      const last4 = v4.calls.at(-1)!;
+      const last6 = v6.calls.at(-1)!;
+      assert.equal(last4.ports.get('default/dual')![0]!.clusterIP, ip4);
+      assert.equal(last6.ports.get('default/dual')![0]!.clusterIP, ip6);
+      assert.deepEqual(last4.endpoints.get('default/dual:/UDP')!.map((e) => e.addr), ['10.244.0.5:53']);
+      assert.deepEqual(last6.endpoints.get('default/dual:/UDP')!.map((e) => e.addr), ['[fd00:10:244::5]:53']);
+      assert.deepEqual([last4.nodeIP, last4.nodeCIDR, last6.nodeIP, last6.nodeCIDR], ['192.168.0.2', '10.244.0.0/24', 'fd00::2', 'fd00:10:244::/64']);
+      assert.equal(v4.calls.find((c) => c.full)!.ports.has('default/kubernetes'), true);
+      assert.equal(v6.calls.at(-1)!.ports.has('default/kubernetes'), false, 'the kubernetes Service is single-stack IPv4');
+      // Conntrack cleanup per family: the IPv6 flow rejected before the endpoint existed goes, with -f ipv6.
+      assert.ok(listed.includes('IPv4') && listed.includes('IPv6'));
+      assert.deepEqual(deleted, [['-p', 'udp', '--orig-dst', ip6, '--orig-port-dst', '53', '--reply-src', ip6, '-f', 'ipv6']]);
+      // An IPv6-only endpoint change: a partial sync of the IPv6 side with that Service; the IPv4 side sees no change.
+      const n4 = v4.calls.length;
+      const n6 = v6.calls.length;
+      await api3.admin.update('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/dual-v6', { ...slice('dual', ['fd00:10:244::6'], 'UDP', 53), metadata: { ...slice('dual', []).metadata, name: 'dual-v6' }, addressType: 'IPv6' });
+      await waitFor(() => v6.calls.length > n6, 3000, 10, 'IPv6 partial sync');
+      assert.deepEqual([...v6.calls.at(-1)!.changed], ['default/dual']);
+      assert.equal(v6.calls.at(-1)!.full, false);
+      assert.ok(v4.calls.slice(n4).every((c) => c.changed.size === 0), 'the IPv4 side had nothing to write');
+      // A failure on one side makes the next sync full on both, and names the family.
+      v6.failNext = true;
+      await api3.admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'six' }, spec: { ipFamilies: ['IPv6'], ports: [{ port: 80 }] } });
+      await waitFor(() => log.lines.some((l) => l.includes('IPv6: nftables sync failed, keeping the previous rules: nft -f - failed (exit 1): boom')), 3000, 10, 'failure logged');
+      await api3.admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'four' }, spec: { ports: [{ port: 80 }] } });
+      await waitFor(() => v4.calls.at(-1)!.full && v6.calls.at(-1)!.full && v6.calls.at(-1)!.ports.has('default/six'), 3000, 10, 'full syncs on both sides');
+    } finally {
+      await p.stop();
+    }
+  } finally {
+    await api3.stop();
   }
 });

@@ -4,6 +4,9 @@
 // failure, when the node's labels or address change, and once an hour as
 // upstream; every other sync, periodic ones included, writes only what
 // changed. Nothing is flushed on start or stop: old rules keep working.
+// Dual stack as upstream's meta-proxier: one backend per IP family, each fed
+// the Service addresses and EndpointSlices of its family; a family whose
+// Services did not change is left alone by a partial sync.
 import type { Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import type { KObj, KubeApi } from '../kube/client.js';
@@ -11,7 +14,8 @@ import { Informer } from '../kube/informer.js';
 import type { Logger } from '../kube/log.js';
 import { endpointsOfSlices, LABEL_SERVICE_NAME, portKey, type Endpoint } from './model/endpoints.js';
 import { servicePorts, type ServicePort } from './model/service-port.js';
-import { conntrackDelete, conntrackListUdp, type Iptables } from './iptables/apply.js';
+import { conntrackDelete, conntrackFamily, conntrackListUdp, type Iptables } from './iptables/apply.js';
+import { familyOf, ofFamily, type IPFamily } from './model/family.js';
 import { parseUdpFlows, staleUdpFilters, type UdpServicePort } from './conntrack.js';
 import type { ServiceHealthServer } from './service-health.js';
 import { IptablesBackend } from './iptables/backend.js';
@@ -39,14 +43,16 @@ export interface ProxierDeps {
   client: KubeApi;
   /** The mode's backend; an iptables one over `ipt` when absent. */
   backend?: ProxyBackend;
+  /** Dual stack: one backend per family, the primary first (instead of `backend`). */
+  backends?: ProxyBackend[];
   ipt?: Iptables;
   log: Logger;
   metrics: ProxyMetrics;
   health: ProxyHealth;
   /** conntrack -D (swapped out in unit tests). */
   conntrack?: (args: string[]) => Promise<number>;
-  /** conntrack -L -p udp (swapped out in unit tests). */
-  conntrackList?: () => Promise<string>;
+  /** conntrack -L -p udp [-f ipv6] (swapped out in unit tests). */
+  conntrackList?: (family: IPFamily) => Promise<string>;
   /** Health check node ports of externalTrafficPolicy Local Services. */
   serviceHealth?: ServiceHealthServer;
 }
@@ -57,15 +63,26 @@ const TRIGGER_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
 /** Upstream proxyutil.FullSyncPeriod: a full resync at least this often, whatever syncPeriod is. */
 export const FULL_SYNC_PERIOD_MS = 60 * 60_000;
 
+/** What the proxier knows of one IP family, and the backend that programs it. */
+class FamilyState {
+  readonly ports = new Map<string, ServicePort[]>();
+  readonly endpointsBySvc = new Map<string, Map<string, Endpoint[]>>();
+  readonly endpoints = new Map<string, Endpoint[]>();
+  changed = new Set<string>();
+  nodeIP = '';
+  nodeCIDR = '';
+  constructor(readonly backend: ProxyBackend) {}
+  get family(): IPFamily {
+    return this.backend.family;
+  }
+}
+
 export class Proxier {
   private readonly services: Informer;
   private readonly slices: Informer;
   private readonly node: Informer;
-  private readonly ports = new Map<string, ServicePort[]>();
+  private readonly families: FamilyState[];
   private readonly slicesBySvc = new Map<string, Map<string, EndpointSlice>>();
-  private readonly endpointsBySvc = new Map<string, Map<string, Endpoint[]>>();
-  private readonly endpoints = new Map<string, Endpoint[]>();
-  private changed = new Set<string>();
   private triggers = new Map<string, number[]>();
   private pendingServices = 0;
   private pendingEndpoints = 0;
@@ -73,13 +90,14 @@ export class Proxier {
   private needFullSync = true;
   private lastFullSync = 0;
   private nodeLabels = '';
+  private nodeAddrs = '';
+  /** The primary family's backend. */
   readonly backend: ProxyBackend;
-  /** Services whose conntrack cleanup failed: tried again at the next sync. */
-  private readonly conntrackRetry = new Set<string>();
-  private nodeIP = '';
-  private nodeCIDR = '';
+  /** Services whose conntrack cleanup failed, by family: tried again at the next sync. */
+  private readonly conntrackRetry = new Map<IPFamily, Set<string>>();
   private readonly runner: SyncRunner;
   private periodic: NodeJS.Timeout | undefined;
+  private syncing: Promise<void> = Promise.resolve();
   syncs = 0;
   fullSyncs = 0;
   /** Time of the last successful sync and the render/restore split of it, for benchmarks. */
@@ -90,9 +108,10 @@ export class Proxier {
     private readonly d: ProxierDeps,
   ) {
     const mark = `0x${(1 << cfg.masqueradeBit).toString(16).padStart(4, '0')}`;
-    if (d.backend) this.backend = d.backend;
-    else if (d.ipt) this.backend = new IptablesBackend(d.ipt, { masqueradeMark: mark, masqueradeAll: cfg.masqueradeAll, detectLocal: cfg.detectLocal ?? { mode: 'ClusterCIDR', clusterCIDR: cfg.clusterCIDR }, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: cfg.conntrackTCPLiberal }, d.metrics);
-    else throw new Error('proxier: no backend');
+    const backends = d.backends ?? (d.backend ? [d.backend] : d.ipt ? [new IptablesBackend(d.ipt, { masqueradeMark: mark, masqueradeAll: cfg.masqueradeAll, detectLocal: cfg.detectLocal ?? { mode: 'ClusterCIDR', clusterCIDR: cfg.clusterCIDR }, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: cfg.conntrackTCPLiberal }, d.metrics)] : []);
+    if (!backends.length) throw new Error('proxier: no backend');
+    this.families = backends.map((b) => new FamilyState(b));
+    this.backend = backends[0]!;
     this.runner = new SyncRunner(() => this.sync(), cfg.minSyncPeriodMs, 2);
     const onErr = (what: string) => (e: Error) => d.log.warn(`${what} watch: ${e.message}; retrying`);
     this.services = new Informer(d.client, {
@@ -125,7 +144,8 @@ export class Proxier {
     void this.node.start();
     await Promise.all([this.services.start(), this.slices.start()]);
     this.initialized = true;
-    this.d.log.info(`services and endpoint slices synced (${this.ports.size} services); programming ${this.backend.mode}`);
+    const families = this.families.map((f) => f.family).join(' and ');
+    this.d.log.info(`services and endpoint slices synced (${this.families[0]!.ports.size} services); programming ${this.backend.mode} (${families})`);
     await this.sync();
     // Periodic syncs (upstream's BoundedFrequencyRunner maxInterval) are partial unless a full one is due.
     this.periodic = setInterval(() => this.request(), this.cfg.syncPeriodMs);
@@ -147,8 +167,7 @@ export class Proxier {
     this.runner.run();
   }
 
-  private markChanged(svc: string, kind: 'service' | 'endpoints'): void {
-    this.changed.add(svc);
+  private markChanged(kind: 'service' | 'endpoints'): void {
     if (kind === 'service') {
       this.pendingServices++;
       this.d.metrics.serviceChangesTotal.inc();
@@ -163,12 +182,17 @@ export class Proxier {
 
   private onService(o: KObj, deleted = false): void {
     const key = `${o.metadata.namespace}/${o.metadata.name}`;
-    const next = deleted ? [] : servicePorts(o as Service);
-    const prev = this.ports.get(key) ?? [];
-    if (JSON.stringify(prev) === JSON.stringify(next)) return;
-    if (next.length) this.ports.set(key, next);
-    else this.ports.delete(key);
-    this.markChanged(key, 'service');
+    let changed = false;
+    for (const f of this.families) {
+      const next = deleted ? [] : servicePorts(o as Service, f.family);
+      const prev = f.ports.get(key) ?? [];
+      if (JSON.stringify(prev) === JSON.stringify(next)) continue;
+      if (next.length) f.ports.set(key, next);
+      else f.ports.delete(key);
+      f.changed.add(key);
+      changed = true;
+    }
+    if (changed) this.markChanged('service');
   }
 
   private onSlice(o: KObj, deleted = false): void {
@@ -180,70 +204,105 @@ export class Proxier {
     if (deleted) m.delete(o.metadata.name);
     else m.set(o.metadata.name, o as EndpointSlice);
     if (m.size === 0) this.slicesBySvc.delete(svc);
-    const next = endpointsOfSlices([...m.values()], this.cfg.nodeName);
-    const prev = this.endpointsBySvc.get(svc) ?? new Map<string, Endpoint[]>();
-    if (JSON.stringify([...prev]) === JSON.stringify([...next])) return;
-    for (const k of prev.keys()) this.endpoints.delete(k);
-    for (const [k, v] of next) this.endpoints.set(k, v);
-    if (next.size) this.endpointsBySvc.set(svc, next);
-    else this.endpointsBySvc.delete(svc);
+    let changed = false;
+    for (const f of this.families) {
+      if (o.addressType !== f.family) continue;
+      const next = endpointsOfSlices([...m.values()], this.cfg.nodeName, f.family);
+      const prev = f.endpointsBySvc.get(svc) ?? new Map<string, Endpoint[]>();
+      if (JSON.stringify([...prev]) === JSON.stringify([...next])) continue;
+      for (const k of prev.keys()) f.endpoints.delete(k);
+      for (const [k, v] of next) f.endpoints.set(k, v);
+      if (next.size) f.endpointsBySvc.set(svc, next);
+      else f.endpointsBySvc.delete(svc);
+      f.changed.add(svc);
+      changed = true;
+    }
+    if (!changed) return;
     const trigger = Date.parse(o.metadata.annotations?.[TRIGGER_ANNOTATION] ?? '');
     if (Number.isFinite(trigger)) (this.triggers.get(svc) ?? this.triggers.set(svc, []).get(svc)!).push(trigger);
-    this.markChanged(svc, 'endpoints');
+    this.markChanged('endpoints');
   }
 
   private onNode(o: KObj): void {
-    const ip = ((o.status?.addresses ?? []) as KObj[]).find((a) => a.type === 'InternalIP')?.address ?? '';
+    const internal = ((o.status?.addresses ?? []) as KObj[]).filter((a) => a.type === 'InternalIP').map((a) => String(a.address ?? ''));
     this.d.health.nodeEligible = !o.metadata.deletionTimestamp && !((o.spec?.taints ?? []) as KObj[]).some((t) => t.key === 'ToBeDeletedByClusterAutoscaler');
     const labels = JSON.stringify(Object.entries(o.metadata.labels ?? {}).sort());
-    const podCIDR = String(o.spec?.podCIDR ?? '');
-    if (ip !== this.nodeIP || labels !== this.nodeLabels || podCIDR !== this.nodeCIDR) {
+    const podCIDRs = ((o.spec?.podCIDRs as string[] | undefined)?.length ? (o.spec!.podCIDRs as string[]) : [String(o.spec?.podCIDR ?? '')]).filter(Boolean);
+    const addrs = JSON.stringify([internal, podCIDRs]);
+    if (addrs !== this.nodeAddrs || labels !== this.nodeLabels) {
       // Upstream resyncs fully when the node's labels change (topology); its address and pod CIDR are in the rules too.
-      this.nodeIP = ip;
-      this.nodeCIDR = podCIDR;
+      for (const f of this.families) {
+        f.nodeIP = internal.find((ip) => familyOf(ip) === f.family) ?? '';
+        f.nodeCIDR = ofFamily(podCIDRs, f.family)[0] ?? '';
+      }
+      this.nodeAddrs = addrs;
       this.nodeLabels = labels;
       this.needFullSync = true;
       this.request();
     }
   }
 
-  /** One syncProxyRules. */
-  async sync(): Promise<void> {
+  /** One syncProxyRules, after any running one: the first sync at start and the runner's never overlap. */
+  sync(): Promise<void> {
+    const next = this.syncing.then(() => this.syncOnce());
+    this.syncing = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Each family's backend in turn (upstream's meta-proxier). */
+  private async syncOnce(): Promise<void> {
     if (!this.initialized) return;
     const t0 = performance.now();
     const full = this.needFullSync || Date.now() - this.lastFullSync > FULL_SYNC_PERIOD_MS;
-    const changed = this.changed;
     const triggers = this.triggers;
-    this.changed = new Set();
     this.triggers = new Map();
     this.pendingServices = this.pendingEndpoints = 0;
     this.d.metrics.serviceChangesPending.set(0);
     this.d.metrics.endpointChangesPending.set(0);
+    const dual = this.families.length > 1;
+    const changedAll = new Set<string>();
+    const total = { renderMs: 0, applyMs: 0, bytes: 0, noLocalInternal: 0, noLocalExternal: 0 };
+    let failed = false;
+    for (const f of this.families) {
+      const changed = f.changed;
+      f.changed = new Set();
+      for (const k of changed) changedAll.add(k);
+      // A family without Services and without changes has nothing to write (an idle IPv6 side costs nothing).
+      if (!full && !changed.size && !f.ports.size) continue;
+      const what = `${f.backend.mode}${dual ? ` ${f.family}` : ''}`;
+      try {
+        const out = await f.backend.sync({ full, changed, ports: f.ports, endpoints: f.endpoints, nodeIP: f.nodeIP, nodeCIDR: f.nodeCIDR });
+        for (const k of ['renderMs', 'applyMs', 'bytes', 'noLocalInternal', 'noLocalExternal'] as const) total[k] += out[k];
+        this.d.log.debug(`synced ${what} (${full ? 'full' : `partial, ${changed.size} service(s)`}): ${out.summary}, render ${out.renderMs.toFixed(1)} ms, apply ${out.applyMs.toFixed(1)} ms`);
+        await this.syncServiceHealth(full ? undefined : changed);
+        await this.cleanConntrack(f, full ? undefined : changed);
+      } catch (e) {
+        failed = true;
+        this.d.log.error(`${dual ? `${f.family}: ` : ''}${f.backend.describe(e as Error)}`);
+      }
+    }
     try {
-      const out = await this.backend.sync({ full, changed, ports: this.ports, endpoints: this.endpoints, nodeIP: this.nodeIP, nodeCIDR: this.nodeCIDR });
+      if (failed) {
+        this.d.metrics.restoreFailures.inc();
+        if (!full) this.d.metrics.partialRestoreFailures.inc();
+        // The changes are consumed: only a full sync can catch up.
+        this.needFullSync = true;
+        this.runner.retryAfter(this.cfg.syncPeriodMs);
+        return;
+      }
       this.needFullSync = false;
       this.syncs++;
       if (full) {
         this.fullSyncs++;
         this.lastFullSync = Date.now();
       }
-      this.lastSync = { at: Date.now(), renderMs: out.renderMs, applyMs: out.applyMs, full, bytes: out.bytes, changed: changed.size };
+      this.lastSync = { at: Date.now(), renderMs: total.renderMs, applyMs: total.applyMs, full, bytes: total.bytes, changed: changedAll.size };
       const m = this.d.metrics;
-      m.noLocalEndpoints.set({ traffic_policy: 'internal' }, out.noLocalInternal);
-      m.noLocalEndpoints.set({ traffic_policy: 'external' }, out.noLocalExternal);
+      m.noLocalEndpoints.set({ traffic_policy: 'internal' }, total.noLocalInternal);
+      m.noLocalEndpoints.set({ traffic_policy: 'external' }, total.noLocalExternal);
       m.lastSync.setToCurrentTime();
       for (const ts of triggers.values()) for (const t of ts) m.networkProgramming.observe(Math.max(0, Date.now() - t) / 1000);
       this.d.health.updated();
-      this.d.log.debug(`synced ${this.backend.mode} (${full ? 'full' : `partial, ${changed.size} service(s)`}): ${out.summary}, render ${out.renderMs.toFixed(1)} ms, apply ${out.applyMs.toFixed(1)} ms`);
-      await this.syncServiceHealth(full ? undefined : changed);
-      await this.cleanConntrack(full ? undefined : changed);
-    } catch (e) {
-      this.d.log.error(this.backend.describe(e as Error));
-      this.d.metrics.restoreFailures.inc();
-      if (!full) this.d.metrics.partialRestoreFailures.inc();
-      // The changes are consumed: only a full sync can catch up.
-      this.needFullSync = true;
-      this.runner.retryAfter(this.cfg.syncPeriodMs);
     } finally {
       const sec = (performance.now() - t0) / 1000;
       this.d.metrics.syncDuration.observe(sec);
@@ -251,49 +310,55 @@ export class Proxier {
     }
   }
 
-  /** The health check node ports of the changed Services (all on a full sync), with their local ready endpoints. */
+  /** The health check node ports of the changed Services (all on a full sync), with their local ready endpoints of any family. */
   private async syncServiceHealth(changed: Set<string> | undefined): Promise<void> {
     const hs = this.d.serviceHealth;
     if (!hs) return;
-    const keys = new Set(changed ?? this.ports.keys());
+    const keys = new Set(changed ?? this.families.flatMap((f) => [...f.ports.keys()]));
     if (!changed) for (const k of hs.ports().keys()) keys.add(k);
     for (const svc of keys) {
-      const sps = this.ports.get(svc) ?? [];
-      const port = sps.find((sp) => sp.healthCheckNodePort)?.healthCheckNodePort ?? 0;
+      let port = 0;
       const ready = new Set<string>();
-      for (const sp of sps) for (const e of this.endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? []) if (e.local && e.ready) ready.add(e.ip);
+      for (const f of this.families) {
+        const sps = f.ports.get(svc) ?? [];
+        port ||= sps.find((sp) => sp.healthCheckNodePort)?.healthCheckNodePort ?? 0;
+        for (const sp of sps) for (const e of f.endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? []) if (e.local && e.ready) ready.add(e.ip);
+      }
       await hs.set(svc, port, ready.size);
     }
   }
 
   /**
-   * Stale UDP conntrack entries (upstream's rule, see conntrack.ts) of the changed Services, all of them on a full
-   * sync (so a restart catches up), and of those whose cleanup failed before.
+   * Stale UDP conntrack entries (upstream's rule, see conntrack.ts) of one family's changed Services, all of them on
+   * a full sync (so a restart catches up), and of those whose cleanup failed before.
    */
-  private async cleanConntrack(changed: Set<string> | undefined): Promise<void> {
-    const keys = new Set(changed ?? this.ports.keys());
-    for (const k of this.conntrackRetry) keys.add(k);
+  private async cleanConntrack(f: FamilyState, changed: Set<string> | undefined): Promise<void> {
+    const keys = new Set(changed ?? f.ports.keys());
+    const retry = this.conntrackRetry.get(f.family) ?? new Set<string>();
+    for (const k of retry) keys.add(k);
     const ports: UdpServicePort[] = [];
     for (const svc of keys) {
-      for (const sp of this.ports.get(svc) ?? []) {
+      for (const sp of f.ports.get(svc) ?? []) {
         if (sp.protocol !== 'UDP') continue;
-        const eps = this.endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? [];
+        const eps = f.endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? [];
         ports.push({ ips: [sp.clusterIP, ...sp.externalIPs, ...sp.loadBalancerIPs], port: sp.port, nodePort: sp.nodePort, serving: new Set(eps.filter((e) => e.serving).map((e) => e.ip)) });
       }
     }
-    this.conntrackRetry.clear();
+    retry.clear();
     if (!ports.some((p) => p.serving.size)) return;
     const failed = (e: Error): void => {
       this.d.log.warn(`conntrack cleanup failed, retrying at the next sync: ${e.message}`);
-      for (const k of keys) this.conntrackRetry.add(k);
+      for (const k of keys) retry.add(k);
+      this.conntrackRetry.set(f.family, retry);
     };
     let flows;
     try {
-      flows = parseUdpFlows(await (this.d.conntrackList ?? conntrackListUdp)());
+      flows = parseUdpFlows(await (this.d.conntrackList ?? conntrackListUdp)(f.family));
     } catch (e) {
       return failed(e as Error);
     }
-    for (const args of staleUdpFilters(flows, ports)) {
+    for (const filter of staleUdpFilters(flows, ports)) {
+      const args = [...filter, ...conntrackFamily(f.family)];
       try {
         const n = await (this.d.conntrack ?? conntrackDelete)(args);
         if (n) this.d.log.info(`deleted ${n} stale UDP conntrack entr${n === 1 ? 'y' : 'ies'} (${args.join(' ')})`);

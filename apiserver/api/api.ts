@@ -9,7 +9,8 @@ import { applySchemaDefaults, validateCustom } from '../crd/validation.js';
 import { ApiError, errors, type Cause } from './errors.js';
 import { validateObject } from './validate.js';
 import { addDefaultTolerations, applyDefaults } from './defaults.js';
-import { IpAllocator, PortAllocator } from './allocators.js';
+import { IpAllocator, PortAllocator, serviceCidrs } from './allocators.js';
+import { planServiceIPs } from './service-ips.js';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../kube/selectors.js';
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 import { rfc3339 } from '../../kube/time.js';
@@ -119,7 +120,10 @@ export class Api {
   readonly store: Store;
   /** What this apiserver serves: the built-ins and the custom resources of its CustomResourceDefinitions. */
   readonly resources = new Registry();
+  /** The primary family's ClusterIP range (the `kubernetes` Service's). */
   readonly serviceIPs: IpAllocator;
+  /** One range per family, primary first (a dual-stack --service-cluster-ip-range). */
+  readonly serviceIPsByFamily: IpAllocator[];
   private readonly nodePorts = new PortAllocator();
   private readonly admission: AdmissionPlugin[];
   /** Who the current (synchronous) call is for; see runAs. */
@@ -160,7 +164,8 @@ export class Api {
   constructor(store: Store, serviceCidr = '10.96.0.0/12', admission: AdmissionPlugin[] = []) {
     this.store = store;
     this.admission = admission;
-    this.serviceIPs = new IpAllocator(serviceCidr);
+    this.serviceIPsByFamily = serviceCidrs(serviceCidr).map((c) => new IpAllocator(c));
+    this.serviceIPs = this.serviceIPsByFamily[0]!;
     for (const svc of store.list(storagePrefix(this.res('', 'services'))).items) this.reserveService(svc);
     this.serveDefinitions();
     this.bootstrap();
@@ -296,33 +301,47 @@ export class Api {
   }
 
   private reserveService(svc: Obj): void {
-    for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[]) if (ip && ip !== 'None') this.serviceIPs.reserve(ip);
+    for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[]) if (ip && ip !== 'None') this.ipsFor(ip)?.reserve(ip);
     for (const p of (svc.spec?.ports ?? []) as Obj[]) if (p.nodePort) this.nodePorts.reserve(p.nodePort);
     if (svc.spec?.healthCheckNodePort) this.nodePorts.reserve(svc.spec.healthCheckNodePort);
   }
 
   private releaseService(svc: Obj): void {
-    for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[]) if (ip && ip !== 'None') this.serviceIPs.release(ip);
+    for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[]) if (ip && ip !== 'None') this.ipsFor(ip)?.release(ip);
     for (const p of (svc.spec?.ports ?? []) as Obj[]) if (p.nodePort) this.nodePorts.release(p.nodePort);
     if (svc.spec?.healthCheckNodePort) this.nodePorts.release(svc.spec.healthCheckNodePort);
   }
 
+  /** The ClusterIP allocator of an address's family, if the cluster has that family. */
+  private ipsFor(ip: string): IpAllocator | undefined {
+    return this.serviceIPsByFamily.find((a) => a.family === (ip.includes(':') ? 'IPv6' : 'IPv4'));
+  }
+
   private allocateService(svc: Obj, old?: Obj): void {
     const spec = svc.spec;
-    if (old) {
-      spec.clusterIP ??= old.spec.clusterIP;
-      spec.clusterIPs ??= old.spec.clusterIPs;
-      if (spec.clusterIP !== old.spec.clusterIP) throw errors.invalid('Service', '', svc.metadata.name, [{ field: 'spec.clusterIPs[0]', message: 'Invalid value: field is immutable' }]);
-    } else if (spec.clusterIP === undefined || spec.clusterIP === '') {
-      spec.clusterIP = this.serviceIPs.allocate();
-    } else if (spec.clusterIP !== 'None' && !this.serviceIPs.reserve(spec.clusterIP)) {
-      const why = this.serviceIPs.contains(spec.clusterIP) ? 'provided IP is already allocated' : `provided IP is not in the valid range. The range of valid IPs is ${this.serviceIPs.cidr}`;
-      throw errors.invalid('Service', '', svc.metadata.name, [{ field: 'spec.clusterIPs', message: `Invalid value: ["${spec.clusterIP}"]: failed to allocate IP ${spec.clusterIP}: ${why}` }]);
+    const plan = planServiceIPs(spec, old?.spec, this.serviceIPsByFamily.map((a) => a.family));
+    if (Array.isArray(plan)) throw errors.invalid('Service', '', svc.metadata.name, plan);
+    const reserved: string[] = [];
+    for (const ip of plan.reserve) {
+      const a = this.ipsFor(ip);
+      if (a?.reserve(ip)) {
+        reserved.push(ip);
+        continue;
+      }
+      for (const r of reserved) this.ipsFor(r)?.release(r);
+      const why = a?.contains(ip) ? 'provided IP is already allocated' : `provided IP is not in the valid range. The range of valid IPs is ${a?.cidr ?? this.serviceIPsByFamily.map((x) => x.cidr).join(',')}`;
+      throw errors.invalid('Service', '', svc.metadata.name, [{ field: 'spec.clusterIPs', message: `Invalid value: ${JSON.stringify(plan.clusterIPs.filter(Boolean))}: failed to allocate IP ${ip}: ${why}` }]);
     }
-    spec.clusterIPs = [spec.clusterIP];
-    if (spec.clusterIP !== 'None') {
-      spec.ipFamilies ??= ['IPv4'];
-      spec.ipFamilyPolicy ??= 'SingleStack';
+    for (const ip of plan.release) this.ipsFor(ip)?.release(ip);
+    const clusterIPs = plan.clusterIPs.map((ip, i) => ip || this.serviceIPsByFamily.find((a) => a.family === plan.ipFamilies[i])!.allocate());
+    if (spec.type === 'ExternalName') {
+      // ExternalName Services have no cluster IP and no families (upstream clears them).
+      for (const k of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy']) delete spec[k];
+    } else {
+      spec.clusterIP = clusterIPs[0];
+      spec.clusterIPs = clusterIPs;
+      spec.ipFamilies = plan.ipFamilies;
+      spec.ipFamilyPolicy = plan.ipFamilyPolicy;
     }
     const wantsNodePort = spec.type === 'NodePort' || spec.type === 'LoadBalancer';
     for (const [i, p] of ((spec.ports ?? []) as Obj[]).entries()) {

@@ -6,7 +6,7 @@ import type { KObj, KubeApi } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { KubeApiError } from '../../kube/client.js';
-import { desiredSlices, desiredSubsets, type SliceContent } from './endpoints-model.js';
+import { desiredSlices, desiredSubsets, MAX_ENDPOINTS_PER_SLICE, serviceAddressTypes, type SliceContent } from './endpoints-model.js';
 import { KeyQueue } from './key-queue.js';
 import { LabelIndex, SelectorIndex } from './label-index.js';
 
@@ -89,7 +89,8 @@ abstract class ServiceEndpointsController {
   protected abstract reconcile(key: string, svc: KObj | undefined, triggeredAt: number): Promise<void>;
 }
 
-const sameContent = (slice: KObj, want: SliceContent): boolean => JSON.stringify(slice.ports ?? []) === JSON.stringify(want.ports) && JSON.stringify(slice.endpoints ?? []) === JSON.stringify(want.endpoints);
+const sameContent = (slice: KObj, want: SliceContent): boolean =>
+  slice.addressType === want.addressType && JSON.stringify(slice.ports ?? []) === JSON.stringify(want.ports) && JSON.stringify(slice.endpoints ?? []) === JSON.stringify(want.endpoints);
 
 export class EndpointSliceController extends ServiceEndpointsController {
   private readonly slices: Informer;
@@ -144,7 +145,9 @@ export class EndpointSliceController extends ServiceEndpointsController {
       for (const s of have) await this.client.delete(`${base}/${s.metadata.name}`).catch((e: Error) => this.log.debug(`delete slice ${s.metadata.name}: ${e.message}`));
       return;
     }
-    const want = desiredSlices(svc, this.selectedPods(svc));
+    const pods = this.selectedPods(svc);
+    // One set of slices per IP family of the Service (a dual-stack one has IPv4 and IPv6 slices).
+    const want = serviceAddressTypes(svc).flatMap((t) => desiredSlices(svc, pods, MAX_ENDPOINTS_PER_SLICE, t));
     const trigger = new Date(triggeredAt).toISOString();
     // Upstream's slice labels: the Service's own, the service name, managed-by, and headless for clusterIP None.
     const labels: Record<string, string> = { ...(svc.metadata.labels ?? {}), [SERVICE_NAME]: name, [MANAGED_BY]: SLICE_CONTROLLER, ...(svc.spec.clusterIP === 'None' ? { [HEADLESS]: '' } : {}) };
@@ -164,8 +167,10 @@ export class EndpointSliceController extends ServiceEndpointsController {
       else todo.push(w);
     }
     for (const w of todo) {
-      const reuse = unmatched.shift();
-      const body = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4', ports: w.ports, endpoints: w.endpoints };
+      // addressType is immutable: only a slice of the same type is reused.
+      const at = unmatched.findIndex((s) => s.addressType === w.addressType);
+      const reuse = at >= 0 ? unmatched.splice(at, 1)[0] : undefined;
+      const body = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: w.addressType, ports: w.ports, endpoints: w.endpoints };
       if (reuse) await this.client.update(`${base}/${reuse.metadata.name}`, { ...body, metadata: meta({ name: reuse.metadata.name, namespace: ns, resourceVersion: reuse.metadata.resourceVersion }) });
       else await this.client.create(base, { ...body, metadata: meta({ generateName: `${name}-`, namespace: ns }) });
     }

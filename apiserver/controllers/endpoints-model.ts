@@ -32,9 +32,24 @@ export function resolveTargetPort(sp: Obj, pod: Obj): number | undefined {
 }
 
 export interface SliceContent {
+  addressType: AddressType;
   ports: Obj[];
   endpoints: Obj[];
 }
+
+export type AddressType = 'IPv4' | 'IPv6';
+
+/** A pod's IP of one family (status.podIPs, or status.podIP), or undefined. */
+export function podIPOf(pod: Obj, family: AddressType): string | undefined {
+  const ips = ((pod.status?.podIPs ?? []) as Obj[]).map((p) => String(p.ip ?? '')).concat(pod.status?.podIP ? [String(pod.status.podIP)] : []);
+  return ips.find((ip) => ip && ip.includes(':') === (family === 'IPv6'));
+}
+
+/** The address types a Service's slices have: one per IP family (upstream getAddressTypesForService). */
+export const serviceAddressTypes = (svc: Obj): AddressType[] => {
+  const fams = ((svc.spec?.ipFamilies ?? []) as string[]).filter((f): f is AddressType => f === 'IPv4' || f === 'IPv6');
+  return fams.length ? fams : ['IPv4'];
+};
 
 /** Endpoint conditions as upstream: serving = Ready (or publishNotReadyAddresses); ready also needs not terminating. */
 function conditions(svc: Obj, pod: Obj): { ready: boolean; serving: boolean; terminating: boolean } {
@@ -43,10 +58,15 @@ function conditions(svc: Obj, pod: Obj): { ready: boolean; serving: boolean; ter
   return { ready: serving && !terminating, serving, terminating };
 }
 
-/** The slices a Service should have: pods grouped by their resolved ports, then chunked. One empty slice if there are no endpoints. */
-export function desiredSlices(svc: Obj, pods: Obj[], max = MAX_ENDPOINTS_PER_SLICE): SliceContent[] {
+/**
+ * The slices of one address type a Service should have: its pods with an IP of that family, grouped by their
+ * resolved ports, then chunked. One empty slice if there are no endpoints.
+ */
+export function desiredSlices(svc: Obj, pods: Obj[], max = MAX_ENDPOINTS_PER_SLICE, addressType: AddressType = 'IPv4'): SliceContent[] {
   const groups = new Map<string, { ports: Obj[]; endpoints: Obj[] }>();
   for (const pod of servicePods(svc, pods).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))) {
+    const ip = podIPOf(pod, addressType);
+    if (!ip) continue;
     const ports: Obj[] = [];
     for (const sp of (svc.spec?.ports ?? []) as Obj[]) {
       const port = resolveTargetPort(sp, pod);
@@ -58,7 +78,7 @@ export function desiredSlices(svc: Obj, pods: Obj[], max = MAX_ENDPOINTS_PER_SLI
     if (!g) groups.set(key, (g = { ports, endpoints: [] }));
     const hostname = pod.spec?.hostname && pod.spec?.subdomain === svc.metadata.name ? { hostname: pod.spec.hostname } : {};
     g.endpoints.push({
-      addresses: [pod.status.podIP],
+      addresses: [ip],
       conditions: conditions(svc, pod),
       ...hostname,
       ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}),
@@ -66,14 +86,19 @@ export function desiredSlices(svc: Obj, pods: Obj[], max = MAX_ENDPOINTS_PER_SLI
     });
   }
   const out: SliceContent[] = [];
-  for (const g of groups.values()) for (let i = 0; i < g.endpoints.length; i += max) out.push({ ports: g.ports, endpoints: g.endpoints.slice(i, i + max) });
-  return out.length ? out : [{ ports: [], endpoints: [] }];
+  for (const g of groups.values()) for (let i = 0; i < g.endpoints.length; i += max) out.push({ addressType, ports: g.ports, endpoints: g.endpoints.slice(i, i + max) });
+  return out.length ? out : [{ addressType, ports: [], endpoints: [] }];
 }
 
-/** Legacy Endpoints subsets: ready pods in addresses, not-ready (and not terminating) ones in notReadyAddresses. */
+/** Legacy Endpoints subsets (the Service's primary family): ready pods in addresses, not-ready (and not terminating) ones in notReadyAddresses. */
 export function desiredSubsets(svc: Obj, pods: Obj[]): Obj[] {
   const bySig = new Map<string, { addresses: Obj[]; notReadyAddresses: Obj[]; ports: Obj[] }>();
-  for (const pod of servicePods(svc, pods).sort((a, b) => (a.status.podIP < b.status.podIP ? -1 : 1))) {
+  const family = serviceAddressTypes(svc)[0]!;
+  const withIP = servicePods(svc, pods)
+    .map((pod) => ({ pod, ip: podIPOf(pod, family) }))
+    .filter((x): x is { pod: Obj; ip: string } => !!x.ip)
+    .sort((a, b) => (a.ip < b.ip ? -1 : 1));
+  for (const { pod, ip } of withIP) {
     const c = conditions(svc, pod);
     if (c.terminating && svc.spec?.publishNotReadyAddresses !== true) continue;
     const ports: Obj[] = [];
@@ -85,7 +110,7 @@ export function desiredSubsets(svc: Obj, pods: Obj[]): Obj[] {
     const key = JSON.stringify(ports);
     let s = bySig.get(key);
     if (!s) bySig.set(key, (s = { addresses: [], notReadyAddresses: [], ports }));
-    const addr = { ip: pod.status.podIP, ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}), targetRef: { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid } };
+    const addr = { ip, ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}), targetRef: { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid } };
     (c.ready || svc.spec?.publishNotReadyAddresses === true ? s.addresses : s.notReadyAddresses).push(addr);
   }
   return [...bySig.values()].map((s) => ({ ...(s.addresses.length ? { addresses: s.addresses } : {}), ...(s.notReadyAddresses.length ? { notReadyAddresses: s.notReadyAddresses } : {}), ports: s.ports }));

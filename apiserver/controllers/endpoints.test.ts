@@ -6,7 +6,7 @@ import { LocalClient } from '../api/local-client.js';
 import { memoryLogger } from '../../kube/log.js';
 import { waitFor } from '../../e2e/proc.js';
 import { EndpointsController, EndpointSliceController } from './endpoint-controllers.js';
-import { desiredSlices } from './endpoints-model.js';
+import { desiredSlices, desiredSubsets } from './endpoints-model.js';
 
 const pod = (name: string, ip: string | undefined, ready: boolean, extra: Record<string, any> = {}) => ({
   metadata: { name, labels: { app: 'web' }, ...(extra.metadata ?? {}) },
@@ -101,5 +101,32 @@ test('slices hold at most 100 endpoints; pods with different resolved ports get 
   const odd = { ...pods[0]!, metadata: { ...pods[0]!.metadata, name: 'zz' }, spec: { ...pods[0]!.spec, containers: [{ name: 'c', image: 'i', ports: [{ name: 'http', containerPort: 9090 }] }] } };
   const mixed = desiredSlices(svc, [pods[1]!, odd]);
   assert.deepEqual(mixed.map((s) => s.ports[0]!.port), [8080, 9090]);
-  assert.deepEqual(desiredSlices(svc, []), [{ ports: [], endpoints: [] }]);
+  assert.deepEqual(desiredSlices(svc, []), [{ addressType: 'IPv4', ports: [], endpoints: [] }]);
+});
+
+test('a dual-stack Service gets IPv4 and IPv6 slices from the pods\' podIPs; a pod without an IPv6 address is only in the IPv4 one; Endpoints follow the primary family', async () => {
+  const api = new Api(new Store(), '10.96.0.0/12,fd00:10:96::/108');
+  const client = new LocalClient(api);
+  await client.create('/api/v1/namespaces/default/services', { metadata: { name: 'web' }, spec: { ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv6', 'IPv4'], selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] } });
+  const dual = pod('a', '10.244.0.2', true);
+  (dual.status as Record<string, unknown>).podIPs = [{ ip: '10.244.0.2' }, { ip: 'fd00:10:244::2' }];
+  await createPod(client, dual);
+  await createPod(client, pod('b', '10.244.0.3', true));
+  const sc = new EndpointSliceController(client, memoryLogger());
+  await sc.start();
+  try {
+    const byType = async () => Object.fromEntries((await slices(client)).map((s: any) => [s.addressType, s.endpoints.map((e: any) => `${e.targetRef.name} ${e.addresses[0]}`)]));
+    await waitFor(async () => Object.keys(await byType()).length === 2, 3000, 20, 'two slices');
+    assert.deepEqual(await byType(), { IPv4: ['a 10.244.0.2', 'b 10.244.0.3'], IPv6: ['a fd00:10:244::2'] });
+    // Back to single stack: the IPv6 slice goes; the IPv4 one is kept as it is.
+    const v4 = (await slices(client)).find((s: any) => s.addressType === 'IPv4');
+    await client.patch('/api/v1/namespaces/default/services/web', { spec: { ipFamilyPolicy: 'SingleStack', ipFamilies: ['IPv6'] } }, 'merge');
+    await waitFor(async () => JSON.stringify(Object.keys(await byType())) === '["IPv6"]', 3000, 20, 'only the IPv6 slice left');
+    assert.ok(!(await slices(client)).some((s: any) => s.metadata.name === v4.metadata.name));
+  } finally {
+    await sc.stop();
+  }
+  const svc = { metadata: { name: 'web', namespace: 'default' }, spec: { ipFamilies: ['IPv6', 'IPv4'], selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] } };
+  const both = { ...dual, metadata: { ...dual.metadata, namespace: 'default', uid: 'u1' } };
+  assert.deepEqual(desiredSubsets(svc, [both]).map((s: any) => s.addresses.map((a: any) => a.ip)), [['fd00:10:244::2']], 'Endpoints carry the primary family');
 });

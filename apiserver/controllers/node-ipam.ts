@@ -80,7 +80,7 @@ export class CidrSet {
  */
 export function validateClusterCidr(clusterCidr: string, nodeCidrMaskSize: number, serviceCidr: string, nodeIPs: string[] = []): void {
   new CidrSet(clusterCidr, nodeCidrMaskSize);
-  if (cidrsOverlap(clusterCidr, serviceCidr)) throw new Error(`--cluster-cidr ${clusterCidr} overlaps --service-cluster-ip-range ${serviceCidr}`);
+  if (serviceCidr && cidrsOverlap(clusterCidr, serviceCidr)) throw new Error(`--cluster-cidr ${clusterCidr} overlaps --service-cluster-ip-range ${serviceCidr}`);
   const inside = nodeIPs.find((ip) => ipInCidr(ip, clusterCidr));
   if (inside) throw new Error(`--cluster-cidr ${clusterCidr} covers the node address ${inside}: pick a pod range outside the nodes' network`);
 }

@@ -85,9 +85,15 @@ function serial<T>(fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
+/** The iptables binaries of a family. */
+export const IPTABLES_BINARIES = {
+  IPv4: { iptables: 'iptables', restore: 'iptables-restore', save: 'iptables-save' },
+  IPv6: { iptables: 'ip6tables', restore: 'ip6tables-restore', save: 'ip6tables-save' },
+};
+
 export class ExecIptables implements Iptables {
   constructor(
-    private readonly bin = { iptables: 'iptables', restore: 'iptables-restore', save: 'iptables-save' },
+    private readonly bin = IPTABLES_BINARIES.IPv4,
     /** A restore still running after this is killed (and fails). */
     private readonly restoreTimeoutMs = RUN_TIMEOUT_MS,
   ) {}
@@ -99,15 +105,15 @@ export class ExecIptables implements Iptables {
   private async restoreNow(text: string): Promise<void> {
     const r = await run(this.bin.restore, ['--noflush', '--wait'], text, this.restoreTimeoutMs);
     if (r.code === 0) return;
-    if (r.code === null) throw new RestoreError(`iptables-restore did not finish within ${Math.round(this.restoreTimeoutMs / 1000)} s and was killed`, undefined, '');
+    if (r.code === null) throw new RestoreError(`${this.bin.restore} did not finish within ${Math.round(this.restoreTimeoutMs / 1000)} s and was killed`, undefined, '');
     const m = /line:? (\d+)/i.exec(r.stderr);
     const line = m ? Number(m[1]) : undefined;
-    throw new RestoreError(`iptables-restore failed (exit ${String(r.code)}): ${r.stderr.trim().split('\n')[0]}`, line, line ? linesAround(text, line) : '');
+    throw new RestoreError(`${this.bin.restore} failed (exit ${String(r.code)}): ${r.stderr.trim().split('\n')[0]}`, line, line ? linesAround(text, line) : '');
   }
 
   async save(table: Table): Promise<string> {
     const r = await run(this.bin.save, ['-t', table]);
-    if (r.code !== 0) throw new Error(`iptables-save -t ${table} failed: ${r.stderr.trim()}`);
+    if (r.code !== 0) throw new Error(`${this.bin.save} -t ${table} failed: ${r.stderr.trim()}`);
     return r.stdout;
   }
 
@@ -117,7 +123,7 @@ export class ExecIptables implements Iptables {
 
   private async ensureChainNow(table: Table, chain: string): Promise<void> {
     const r = await run(this.bin.iptables, ['-w', '-t', table, '-N', chain]);
-    if (r.code !== 0 && !/exists/i.test(r.stderr)) throw new Error(`iptables -t ${table} -N ${chain}: ${r.stderr.trim()}`);
+    if (r.code !== 0 && !/exists/i.test(r.stderr)) throw new Error(`${this.bin.iptables} -t ${table} -N ${chain}: ${r.stderr.trim()}`);
   }
 
   ensureRule(table: Table, chain: string, args: string[]): Promise<boolean> {
@@ -127,7 +133,7 @@ export class ExecIptables implements Iptables {
   private async ensureRuleNow(table: Table, chain: string, args: string[]): Promise<boolean> {
     if ((await run(this.bin.iptables, ['-w', '-t', table, '-C', chain, ...args])).code === 0) return false;
     const r = await run(this.bin.iptables, ['-w', '-t', table, '-I', chain, '1', ...args]);
-    if (r.code !== 0) throw new Error(`iptables -t ${table} -I ${chain} ${args.join(' ')}: ${r.stderr.trim()}`);
+    if (r.code !== 0) throw new Error(`${this.bin.iptables} -t ${table} -I ${chain} ${args.join(' ')}: ${r.stderr.trim()}`);
     return true;
   }
 }
@@ -140,9 +146,14 @@ export async function conntrackDelete(args: string[]): Promise<number> {
   return n ? Number(n[1]) : 0;
 }
 
-/** conntrack -L -p udp: the UDP flows, one per line. */
-export async function conntrackListUdp(): Promise<string> {
-  const r = await run('conntrack', ['-L', '-p', 'udp']);
-  if (r.code !== 0) throw new Error(`conntrack -L -p udp: ${r.stderr.trim()}`);
+/** conntrack -L -p udp [-f ipv6]: the UDP flows of one family, one per line. */
+export async function conntrackListUdp(family: 'IPv4' | 'IPv6' = 'IPv4'): Promise<string> {
+  const args = ['-L', '-p', 'udp', ...conntrackFamily(family)];
+  const r = await run('conntrack', args);
+  if (r.code !== 0) throw new Error(`conntrack ${args.join(' ')}: ${r.stderr.trim()}`);
   return r.stdout;
 }
+
+/** conntrack's family option: IPv4 is its default. */
+export const conntrackFamily = (family: 'IPv4' | 'IPv6'): string[] => (family === 'IPv6' ? ['-f', 'ipv6'] : []);
+

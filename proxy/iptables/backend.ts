@@ -5,10 +5,13 @@ import type { ProxyBackend, SyncInput, SyncOutcome } from '../backend.js';
 import type { ProxyMetrics } from '../metrics.js';
 import { renderIptables, type ServiceChains } from './render.js';
 import { localDetector, type DetectLocal } from '../model/local-detector.js';
-import { JUMP_RULES, jumpArgs } from './chains.js';
+import { JUMP_RULES, jumpArgs, KUBE_FIREWALL } from './chains.js';
+import type { IPFamily } from '../model/family.js';
 import { chainsInSave, RestoreError, type Iptables } from './apply.js';
 
 export interface IptablesOptions {
+  /** IPv6: ip6tables rules (the Iptables runs the ip6tables binaries). Default IPv4. */
+  family?: IPFamily;
   masqueradeMark: string;
   masqueradeAll: boolean;
   detectLocal: DetectLocal;
@@ -20,6 +23,7 @@ export interface IptablesOptions {
 
 export class IptablesBackend implements ProxyBackend {
   readonly mode = 'iptables' as const;
+  readonly family: IPFamily;
   private activeChains = new Set<string>();
   /** Unchanged Services' chains from the last render: a partial sync does not build them again. */
   private perService: ReadonlyMap<string, ServiceChains> | undefined;
@@ -28,10 +32,14 @@ export class IptablesBackend implements ProxyBackend {
     private readonly ipt: Iptables,
     private readonly o: IptablesOptions,
     private readonly metrics: ProxyMetrics,
-  ) {}
+  ) {
+    this.family = o.family ?? 'IPv4';
+  }
 
   private async ensureJumps(): Promise<void> {
     for (const j of JUMP_RULES) {
+      // kubelet's KUBE-FIREWALL guards route_localnet, an IPv4-only sysctl.
+      if (j.dst === KUBE_FIREWALL && this.family === 'IPv6') continue;
       await this.ipt.ensureChain(j.table, j.dst);
       await this.ipt.ensureRule(j.table, j.src, jumpArgs(j));
     }
@@ -46,11 +54,12 @@ export class IptablesBackend implements ProxyBackend {
     const r0 = performance.now();
     const services = [...i.ports.values()].flat();
     const out = renderIptables({
+      family: this.family,
       services,
       endpoints: i.endpoints as Map<string, never>,
       masqueradeMark: this.o.masqueradeMark,
       masqueradeAll: this.o.masqueradeAll,
-      localDetector: localDetector(this.o.detectLocal, i.nodeCIDR)?.iptables,
+      localDetector: localDetector(this.o.detectLocal, i.nodeCIDR, this.family)?.iptables,
       nodeIP: i.nodeIP,
       nodePortIPs: this.o.nodePortIPs?.(i.nodeIP),
       localhostNodePorts: this.o.localhostNodePorts,

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
-import { renderIptables, probability, cidrContains, type RenderInput } from './render.js';
+import { renderIptables, probability, type RenderInput } from './render.js';
+import { cidrContains } from '../model/family.js';
 import { base32, sepChain, svcChain } from './chains.js';
 import { servicePorts } from '../model/service-port.js';
 import { endpointsOfSlices } from '../model/endpoints.js';
@@ -13,7 +14,7 @@ import { NODE, slice, svc, type Ep } from '../model/fixtures.js';
 
 function render(services: Service[], slices: EndpointSlice[], over: Partial<RenderInput> = {}) {
   return renderIptables({
-    services: services.flatMap(servicePorts),
+    services: services.flatMap((s) => servicePorts(s)),
     endpoints: endpointsOfSlices(slices, NODE),
     masqueradeMark: '0x4000',
     masqueradeAll: false,
@@ -255,4 +256,35 @@ test('service model: headless and ExternalName services are ignored; protocols a
   assert.equal(u!.name, 'ns/dns');
   const out = render([svc('ns', 'dns', { clusterIP: '172.30.0.10', ports: [{ port: 53, protocol: 'UDP' }] })], [slice('ns', 'dns', [{ ip: '10.0.0.53' }], 53, '', 'UDP')]);
   assert.match(out.text, /-A KUBE-SERVICES -m comment --comment "ns\/dns cluster IP" -m udp -p udp -d 172\.30\.0\.10 --dport 53 -j KUBE-SVC-/);
+});
+
+test('IPv6 (ip6tables-restore input): v6 addresses, [ip]:port endpoints hashed as upstream, ::1 left out of NodePorts, no localhost NodePorts', () => {
+  const s = svc('ns1', 'svc1', { type: 'NodePort', clusterIP: 'fd00:30::41', clusterIPs: ['fd00:30::41'], ports: [{ name: 'p80', port: 80, protocol: 'TCP', nodePort: 3001 }] });
+  const out = renderIptables({
+    family: 'IPv6',
+    services: servicePorts(s, 'IPv6'),
+    endpoints: endpointsOfSlices([slice('ns1', 'svc1', [{ ip: 'fd00:10::1' }])], NODE, 'IPv6'),
+    masqueradeMark: '0x4000',
+    masqueradeAll: false,
+    clusterCIDR: 'fd00:10::/64',
+    localhostNodePorts: true,
+    conntrackTCPLiberal: false,
+    randomFully: true,
+  });
+  const sep = sepChain('ns1/svc1:p80', 'tcp', '[fd00:10::1]:80');
+  const svcC = svcChain('ns1/svc1:p80', 'tcp');
+  assert.doesNotMatch(out.text, /KUBE-FIREWALL|127\.0\.0\.0/, 'localhost NodePorts are IPv4 only');
+  for (const line of [
+    `-A KUBE-SERVICES -m comment --comment "ns1/svc1:p80 cluster IP" -m tcp -p tcp -d fd00:30::41 --dport 80 -j ${svcC}`,
+    `-A ${svcC} -m comment --comment "ns1/svc1:p80 cluster IP" -m tcp -p tcp -d fd00:30::41 --dport 80 ! -s fd00:10::/64 -j KUBE-MARK-MASQ`,
+    `-A ${svcC} -m comment --comment "ns1/svc1:p80 -> [fd00:10::1]:80" -j ${sep}`,
+    `-A ${sep} -m comment --comment ns1/svc1:p80 -s fd00:10::1 -j KUBE-MARK-MASQ`,
+    `-A ${sep} -m comment --comment ns1/svc1:p80 -m tcp -p tcp -j DNAT --to-destination [fd00:10::1]:80`,
+    '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS',
+  ]) {
+    assert.ok(out.text.split('\n').includes(line), `missing: ${line}\n${out.text}`);
+  }
+  const picked = renderIptables({ family: 'IPv6', services: [], endpoints: new Map(), masqueradeMark: '0x4000', masqueradeAll: false, nodePortIPs: ['::1', 'fd00::2'], localhostNodePorts: false, conntrackTCPLiberal: false, randomFully: true });
+  assert.match(picked.text, /-d fd00::2 -j KUBE-NODEPORTS/);
+  assert.doesNotMatch(picked.text, /-d ::1 /, 'loopback never accepts NodePorts');
 });

@@ -7,8 +7,11 @@ import { categorize, trafficPlan } from '../model/categorize.js';
 import type { ServicePort } from '../model/service-port.js';
 import { portKey, type Endpoint } from '../model/endpoints.js';
 import * as C from './chains.js';
+import { cidrContains, loopback, type IPFamily } from '../model/family.js';
 
 export interface RenderInput {
+  /** The family of every address here: ip6tables-restore input for IPv6. Default IPv4. */
+  family?: IPFamily;
   services: ServicePort[];
   /** Endpoints by portKey(service, portName, protocol). */
   endpoints: Map<string, Endpoint[]>;
@@ -102,7 +105,10 @@ export function renderIptables(i: RenderInput): RenderOutput {
   natRules.write('-A', C.KUBE_POSTROUTING, '-j', 'MARK', '--xor-mark', i.masqueradeMark);
   natRules.write('-A', C.KUBE_POSTROUTING, '-m', 'comment', '--comment', quote('kubernetes service traffic requiring SNAT'), '-j', 'MASQUERADE', ...(i.randomFully ? ['--random-fully'] : []));
   natRules.write('-A', C.KUBE_MARK_MASQ, '-j', 'MARK', '--or-mark', i.masqueradeMark);
-  if (i.localhostNodePorts) {
+  const family = i.family ?? 'IPv4';
+  // NodePorts on localhost need route_localnet, which only IPv4 has (upstream: IPv4 only).
+  const localhostNodePorts = i.localhostNodePorts && family === 'IPv4';
+  if (localhostNodePorts) {
     // kubelet's anti-martian rule for route_localnet (issue 90259); written identically by both.
     filterChains.write(`:${C.KUBE_FIREWALL} - [0:0]`);
     filterRules.write('-A', C.KUBE_FIREWALL, '-m', 'comment', '--comment', quote('block incoming localnet connections'), '-d', '127.0.0.0/8', '!', '-s', '127.0.0.0/8', '-m', 'conntrack', '!', '--ctstate', 'RELATED,ESTABLISHED,DNAT', '-j', 'DROP');
@@ -271,11 +277,11 @@ export function renderIptables(i: RenderInput): RenderOutput {
     deletedChains++;
   }
 
-  // Last in KUBE-SERVICES: NodePorts on any local address (not 127/8 unless localhost NodePorts are on).
+  // Last in KUBE-SERVICES: NodePorts on any local address (not loopback unless localhost NodePorts are on).
   const lastComment = ['-m', 'comment', '--comment', quote('kubernetes service nodeports; NOTE: this must be the last rule in this chain')];
-  if (i.nodePortIPs === undefined) natRules.write('-A', C.KUBE_SERVICES, lastComment, '-m', 'addrtype', '--dst-type', 'LOCAL', i.localhostNodePorts ? [] : ['!', '-d', '127.0.0.0/8'], '-j', C.KUBE_NODEPORTS);
+  if (i.nodePortIPs === undefined) natRules.write('-A', C.KUBE_SERVICES, lastComment, '-m', 'addrtype', '--dst-type', 'LOCAL', localhostNodePorts ? [] : ['!', '-d', loopback(family)], '-j', C.KUBE_NODEPORTS);
   // --nodeport-addresses: one rule per address of this node it selects (loopback ones never, as upstream).
-  else for (const ip of i.nodePortIPs) if (!ip.startsWith('127.')) natRules.write('-A', C.KUBE_SERVICES, lastComment, '-d', ip, '-j', C.KUBE_NODEPORTS);
+  else for (const ip of i.nodePortIPs) if (!cidrContains(loopback(family), ip)) natRules.write('-A', C.KUBE_SERVICES, lastComment, '-d', ip, '-j', C.KUBE_NODEPORTS);
   if (!i.conntrackTCPLiberal) filterRules.write('-A', C.KUBE_FORWARD, '-m', 'conntrack', '--ctstate', 'INVALID', '-j', 'DROP');
   filterRules.write('-A', C.KUBE_FORWARD, '-m', 'comment', '--comment', quote('kubernetes forwarding rules'), '-m', 'mark', '--mark', mark, '-j', 'ACCEPT');
   filterRules.write('-A', C.KUBE_FORWARD, '-m', 'comment', '--comment', quote('kubernetes forwarding conntrack rule'), '-m', 'conntrack', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'ACCEPT');
@@ -293,14 +299,4 @@ export function renderIptables(i: RenderInput): RenderOutput {
     totalEndpoints,
     perService,
   };
-}
-
-/** Whether an IPv4 CIDR contains an address. */
-export function cidrContains(cidr: string, ip: string): boolean {
-  const [base, bitsStr] = cidr.split('/');
-  const bits = bitsStr === undefined ? 32 : Number(bitsStr);
-  const toInt = (a: string): number => a.split('.').reduce((n, o) => (n << 8) + Number(o), 0) >>> 0;
-  if (!/^\d+\.\d+\.\d+\.\d+$/.test(base ?? '') || !/^\d+\.\d+\.\d+\.\d+$/.test(ip) || !(bits >= 0 && bits <= 32)) return false;
-  const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-  return ((toInt(base!) & mask) >>> 0) === ((toInt(ip) & mask) >>> 0);
 }

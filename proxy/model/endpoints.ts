@@ -1,15 +1,17 @@
 // EndpointSlices -> the endpoints of each service port (upstream
 // endpointslicecache): slices are merged per Service, keyed by the port's
-// name and protocol; only IPv4 slices with a service-name label count; a
+// name and protocol; only slices of the proxier's address family with a
+// service-name label count; a
 // duplicate ip:port keeps its non-terminating copy; endpoints sort by ip:port.
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
+import { joinHostPort, type IPFamily } from './family.js';
 
 export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 
 export interface Endpoint {
   ip: string;
   port: number;
-  /** "ip:port" */
+  /** "ip:port", "[ip6]:port" */
   addr: string;
   ready: boolean;
   serving: boolean;
@@ -19,11 +21,11 @@ export interface Endpoint {
   nodeName: string;
 }
 
-/** Endpoints per service port key (see portKey), built from all slices of one Service. */
-export function endpointsOfSlices(slices: EndpointSlice[], nodeName: string): Map<string, Endpoint[]> {
+/** Endpoints per service port key (see portKey), built from the slices of one family of one Service. */
+export function endpointsOfSlices(slices: EndpointSlice[], nodeName: string, family: IPFamily = 'IPv4'): Map<string, Endpoint[]> {
   const out = new Map<string, Map<string, Endpoint>>();
   for (const s of slices) {
-    if (s.addressType !== 'IPv4' || !s.metadata?.labels?.[LABEL_SERVICE_NAME]) continue;
+    if (s.addressType !== family || !s.metadata?.labels?.[LABEL_SERVICE_NAME]) continue;
     const svc = `${s.metadata.namespace ?? ''}/${s.metadata.labels[LABEL_SERVICE_NAME]}`;
     for (const p of s.ports ?? []) {
       if (p.name === undefined || p.name === null || !p.port) continue;
@@ -37,7 +39,7 @@ export function endpointsOfSlices(slices: EndpointSlice[], nodeName: string): Ma
         const ep: Endpoint = {
           ip,
           port: p.port,
-          addr: `${ip}:${p.port}`,
+          addr: joinHostPort(ip, p.port),
           ready: c.ready !== false,
           serving: c.serving !== false,
           terminating: c.terminating === true,

@@ -2,7 +2,10 @@
 // BaseServicePortInfo): one per Service port, keyed "ns/name:port" (the port
 // name is left out when empty), with the traffic policies and addresses that
 // decide which rules it gets. Headless and ExternalName Services get none.
+// A dual-stack proxy asks once per family: a Service's port in that family
+// has the family's cluster IP and only that family's other addresses.
 import type { Service } from 'kubernetes-types/core/v1.js';
+import { familyOf, ofFamily, type IPFamily } from './family.js';
 
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 
@@ -26,8 +29,6 @@ export interface ServicePort {
   healthCheckNodePort: number;
 }
 
-const isV4 = (ip: string): boolean => /^\d+\.\d+\.\d+\.\d+$/.test(ip);
-
 export function externallyAccessible(sp: ServicePort): boolean {
   return sp.nodePort > 0 || sp.loadBalancerIPs.length > 0 || sp.externalIPs.length > 0;
 }
@@ -41,16 +42,16 @@ export function usesLocalEndpoints(sp: ServicePort): boolean {
   return sp.internalPolicyLocal || (externallyAccessible(sp) && sp.externalPolicyLocal);
 }
 
-/** The IPv4 service ports of a Service; [] for headless, ExternalName or IP-less Services. */
-export function servicePorts(svc: Service): ServicePort[] {
+/** A Service's ports in one family (its cluster IP of that family); [] for headless, ExternalName or IP-less Services. */
+export function servicePorts(svc: Service, family: IPFamily = 'IPv4'): ServicePort[] {
   const spec = svc.spec;
   const md = svc.metadata ?? {};
   if (!spec || spec.type === 'ExternalName') return [];
-  const clusterIP = spec.clusterIP ?? '';
-  if (!clusterIP || clusterIP === 'None' || !isV4(clusterIP)) return [];
+  const clusterIP = (spec.clusterIPs?.length ? spec.clusterIPs : [spec.clusterIP ?? '']).find((ip) => familyOf(ip) === family) ?? '';
+  if (!clusterIP) return [];
   const service = `${md.namespace ?? ''}/${md.name ?? ''}`;
   // ipMode Proxy: the load balancer delivers to the node itself, so its IP must not be short-circuited here (upstream).
-  const lbIPs = ((svc.status?.loadBalancer?.ingress ?? []) as { ip?: string; ipMode?: string }[]).filter((i) => i.ipMode !== 'Proxy').map((i) => i.ip ?? '').filter(isV4);
+  const lbIPs = ((svc.status?.loadBalancer?.ingress ?? []) as { ip?: string; ipMode?: string }[]).filter((i) => i.ipMode !== 'Proxy').map((i) => i.ip ?? '').filter((ip) => familyOf(ip) === family);
   const externalLocal = (spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.externalTrafficPolicy === 'Local';
   const sticky = spec.sessionAffinity === 'ClientIP' ? (spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800) : 0;
   return (spec.ports ?? []).map((p) => {
@@ -63,9 +64,9 @@ export function servicePorts(svc: Service): ServicePort[] {
       clusterIP,
       port: p.port,
       nodePort: spec.type === 'NodePort' || spec.type === 'LoadBalancer' ? (p.nodePort ?? 0) : 0,
-      externalIPs: (spec.externalIPs ?? []).filter(isV4),
+      externalIPs: ofFamily(spec.externalIPs, family),
       loadBalancerIPs: spec.type === 'LoadBalancer' ? lbIPs : [],
-      loadBalancerSourceRanges: spec.type === 'LoadBalancer' ? (spec.loadBalancerSourceRanges ?? []).map((r) => r.trim()).filter((r) => r && isV4(r.split('/')[0]!)) : [],
+      loadBalancerSourceRanges: spec.type === 'LoadBalancer' ? ofFamily(spec.loadBalancerSourceRanges, family) : [],
       stickySeconds: sticky,
       externalPolicyLocal: externalLocal,
       internalPolicyLocal: spec.internalTrafficPolicy === 'Local',

@@ -6,9 +6,11 @@ import type { Logger } from '../../kube/log.js';
 import type { Nft } from './apply.js';
 import type { RenderContext } from './render.js';
 import { NftSyncer } from './syncer.js';
+import type { IPFamily } from '../model/family.js';
 
 export class NftablesBackend implements ProxyBackend {
   readonly mode = 'nftables' as const;
+  readonly family: IPFamily;
   private readonly syncer: NftSyncer;
   /** Node IP and pod CIDR the render context was made for. */
   private node: string | undefined;
@@ -23,7 +25,9 @@ export class NftablesBackend implements ProxyBackend {
     chunkOps?: number,
   ) {
     this.viaNetlink = () => nft.counts?.netlink ?? 0;
-    this.syncer = new NftSyncer(nft, context('', ''), {
+    const first = context('', '');
+    this.family = first.family === 'ip6' ? 'IPv6' : 'IPv4';
+    this.syncer = new NftSyncer(nft, first, {
       chunkOps,
       onCleanupError: (e) => {
         metrics.nftCleanupFailures.inc();

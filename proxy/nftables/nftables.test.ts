@@ -307,3 +307,17 @@ test('a full sync starts from nft\'s JSON listings: service chains, base chains\
   assert.deepEqual([...l.elements.get('service-nodeports')!], []);
   assert.equal(listingOf(chains, sets, maps, false).chains.size, 0, 'no table: nothing');
 });
+
+test('IPv6 (table ip6 kube-proxy): ip6 matches, ipv6_addr keys, DNAT to [ip]:port, endpoint names with dots for colons', () => {
+  const c6: RenderContext = { family: 'ip6', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip6 saddr fd00:10::/64', notLocalMatch: 'ip6 saddr != fd00:10::/64', nodePortIPs: undefined, conntrackTCPLiberal: false };
+  const s = svc('ns1', 'svc1', { clusterIP: 'fd00:30::41', clusterIPs: ['fd00:30::41'], sessionAffinity: 'ClientIP' });
+  const f = renderService(servicePorts(s, 'IPv6'), endpointsOfSlices([slice('ns1', 'svc1', [{ ip: 'fd00:10::1' }])], NODE, 'IPv6'), c6);
+  const ep = endpointBase('ns1/svc1:p80', 'tcp', 'fd00:10::1', 80);
+  assert.equal(ep, `${ep.slice(0, 8)}-ns1/svc1/tcp/p80__fd00.10..1/80`);
+  assert.deepEqual(f.elements, [{ map: 'service-ips', key: 'fd00:30::41 . tcp . 80', value: 'goto service-ULMVA6XW-ns1/svc1/tcp/p80' }]);
+  assert.deepEqual(f.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80'), ['ip6 daddr fd00:30::41 tcp dport 80 ip6 saddr != fd00:10::/64 jump mark-for-masquerade', `ip6 saddr @affinity-${ep} goto endpoint-${ep}`, `goto endpoint-${ep}`]);
+  assert.deepEqual(f.chains.get(`endpoint-${ep}`), ['ip6 saddr fd00:10::1 jump mark-for-masquerade', `update @affinity-${ep} { ip6 saddr }`, 'meta l4proto tcp dnat ip6 to [fd00:10::1]:80']);
+  const base = renderBase(c6);
+  assert.ok(base.includes('add set ip6 kube-proxy hairpin-endpoints { type ipv6_addr . ipv6_addr ; comment "endpoints reached through a service DNAT map: traffic from one to itself is masqueraded" ; }'));
+  assert.ok(base.includes('add rule ip6 kube-proxy services fib daddr type local ip6 daddr != ::1 meta l4proto . th dport vmap @service-nodeports'));
+});

@@ -6,7 +6,7 @@
 import { categorize, trafficPlan } from '../model/categorize.js';
 import type { ServicePort } from '../model/service-port.js';
 import { portKey, type Endpoint } from '../model/endpoints.js';
-import { cidrContains } from '../iptables/render.js';
+import { cidrContains } from '../model/family.js';
 import { endpointBase, servicePortBase, TABLE } from './names.js';
 
 export const SERVICES = 'services';

@@ -1,0 +1,42 @@
+// IP families, as a dual-stack kube-proxy splits its world: each family gets
+// its own rules (iptables / ip6tables, `table ip` / `table ip6`), built from
+// the Service addresses and the EndpointSlices of that family only.
+import net from 'node:net';
+
+export type IPFamily = 'IPv4' | 'IPv6';
+export const IP_FAMILIES: readonly IPFamily[] = ['IPv4', 'IPv6'];
+
+/** The family of an address (no prefix), or undefined when it is not one. */
+export function familyOf(ip: string): IPFamily | undefined {
+  const v = net.isIP(ip);
+  return v === 4 ? 'IPv4' : v === 6 ? 'IPv6' : undefined;
+}
+
+/** The family of "addr/len" (or a bare address). */
+export const cidrFamily = (cidr: string): IPFamily | undefined => familyOf(cidr.split('/')[0]!.trim());
+
+/** Go's net.JoinHostPort: "10.0.0.1:80", "[fd00::1]:80" (upstream endpoint strings, hashed into chain names). */
+export const joinHostPort = (ip: string, port: number): string => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
+
+/** Whether a CIDR of either family contains an address of the same family. */
+export function cidrContains(cidr: string, ip: string): boolean {
+  const [base, bitsText] = cidr.split('/');
+  const fam = familyOf(base ?? '');
+  if (!fam || familyOf(ip) !== fam) return false;
+  const max = fam === 'IPv4' ? 32 : 128;
+  const bits = bitsText === undefined ? max : Number(bitsText);
+  if (!Number.isInteger(bits) || bits < 0 || bits > max) return false;
+  const list = new net.BlockList();
+  const type = fam === 'IPv4' ? 'ipv4' : 'ipv6';
+  list.addSubnet(base!, bits, type);
+  return list.check(ip, type);
+}
+
+/** The entries of a comma-separated list (or a list) of addresses or CIDRs that are of one family. */
+export function ofFamily(values: string[] | string | undefined, family: IPFamily): string[] {
+  const list = typeof values === 'string' ? values.split(',') : (values ?? []);
+  return list.map((v) => v.trim()).filter((v) => v && cidrFamily(v) === family);
+}
+
+/** The loopback range of a family, which NodePort rules leave out. */
+export const loopback = (family: IPFamily): string => (family === 'IPv4' ? '127.0.0.0/8' : '::1/128');
