@@ -11,7 +11,7 @@ import { expireEvents } from './api/event-ttl.js';
 import { startControllers, type RunningControllers } from './controllers/index.js';
 import { Authenticator } from './http/authn.js';
 import { ensureClusterInfo } from './bootstrap/cluster-info.js';
-import { validateClusterCidr } from './controllers/node-ipam.js';
+import { validateClusterCidr, type NodeIpamOptions } from './controllers/node-ipam.js';
 import { alwaysAllow, AuthorizerChain, type Authorizer } from './authz/authorizer.js';
 import { RbacAuthorizer } from './authz/rbac.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
@@ -39,10 +39,12 @@ export interface ApiServerConfig {
   historySize?: number;
   bookmarkIntervalSec?: number;
   anonymousAuth?: boolean;
-  /** --allocate-node-cidrs, --cluster-cidr, --node-cidr-mask-size. */
+  /** --allocate-node-cidrs, --cluster-cidr (one CIDR per family), --node-cidr-mask-size(-ipv4|-ipv6). */
   allocateNodeCidrs?: boolean;
   clusterCidr?: string;
   nodeCidrMaskSize?: number;
+  nodeCidrMaskSizeIPv4?: number;
+  nodeCidrMaskSizeIPv6?: number;
   /** --cluster-signing-duration: the longest certificate the CSR signer issues, in ms. */
   clusterSigningDurationMs?: number;
   /** --default-local-storage-path: the local-path provisioner's directory on nodes. */
@@ -104,11 +106,10 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const log = c.log ?? ((l: string) => process.stderr.write(`${new Date().toISOString()} apiserver: ${l}\n`));
   // Bad ranges stop the start before anything is created.
   const serviceRanges = serviceCidrs(c.serviceClusterIpRange).map((r) => new IpAllocator(r));
-  let nodeIpam: { clusterCidr: string; nodeCidrMaskSize: number } | undefined;
+  let nodeIpam: NodeIpamOptions | undefined;
   if (c.allocateNodeCidrs) {
-    nodeIpam = { clusterCidr: c.clusterCidr ?? '10.244.0.0/16', nodeCidrMaskSize: c.nodeCidrMaskSize ?? 24 };
-    const v4Services = serviceRanges.find((r) => r.family === 'IPv4')?.cidr;
-    validateClusterCidr(nodeIpam.clusterCidr, nodeIpam.nodeCidrMaskSize, v4Services ?? '', c.advertiseAddress ? [c.advertiseAddress] : []);
+    nodeIpam = { clusterCidr: c.clusterCidr ?? '10.244.0.0/16', nodeCidrMaskSize: c.nodeCidrMaskSize, nodeCidrMaskSizeIPv4: c.nodeCidrMaskSizeIPv4, nodeCidrMaskSizeIPv6: c.nodeCidrMaskSizeIPv6 };
+    validateClusterCidr(nodeIpam, serviceRanges.map((r) => r.cidr).join(','), c.advertiseAddress ? [c.advertiseAddress] : []);
   }
   // As upstream: in-cluster clients verify the apiserver at the kubernetes Service's ClusterIP (the primary range's) and names.
   const ips = [...new Set(['127.0.0.1', serviceRanges[0]!.first, c.advertiseAddress].filter(Boolean))];

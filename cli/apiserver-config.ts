@@ -19,11 +19,20 @@ export const APISERVER_FLAGS: Record<string, string> = {
   'node-monitor-period': 'how often node health is checked. Default 5s',
   'event-ttl': 'how long Events are kept after their last write. Default 1h',
   'allocate-node-cidrs': 'give every Node a spec.podCIDR from --cluster-cidr (node-ipam-controller). Default false',
-  'cluster-cidr': 'the pods\' address range, cut into one podCIDR per Node. Default 10.244.0.0/16',
-  'node-cidr-mask-size': 'prefix length of each Node\'s podCIDR. Default 24',
+  'cluster-cidr': 'the pods\' address range, cut into one podCIDR per Node; two comma-separated CIDRs, one per IP family, for dual stack (podCIDRs). Default 10.244.0.0/16',
+  'node-cidr-mask-size': 'prefix length of each Node\'s podCIDR (single stack). Default 24 (IPv4), 64 (IPv6)',
+  'node-cidr-mask-size-ipv4': 'prefix length of each Node\'s IPv4 podCIDR (dual stack). Default 24',
+  'node-cidr-mask-size-ipv6': 'prefix length of each Node\'s IPv6 podCIDR (dual stack). Default 64',
   'default-local-storage-path': 'where the local-path provisioner makes volumes on the chosen node (k3s\'s flag). Default /var/lib/tskube/storage',
   'cluster-signing-duration': 'the longest certificate the CSR signer issues (kube-controller-manager\'s flag). Default 8760h0m0s',
 };
+
+/** A prefix-length flag: undefined when not given (the defaults depend on the family). */
+function maskFlag(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new Error(`--${name}: invalid prefix length "${v}"`);
+  return Number(v);
+}
 
 export function loadApiServerConfig(argv: string[]): ApiServerConfig {
   const f = parseFlags(argv, APISERVER_FLAGS);
@@ -45,7 +54,9 @@ export function loadApiServerConfig(argv: string[]): ApiServerConfig {
     eventTtlMs: duration(f, 'event-ttl', '1h'),
     allocateNodeCidrs: parseBool(f.get('allocate-node-cidrs') ?? 'false', 'allocate-node-cidrs'),
     clusterCidr: f.get('cluster-cidr') ?? '10.244.0.0/16',
-    nodeCidrMaskSize: Number(f.get('node-cidr-mask-size') ?? 24),
+    nodeCidrMaskSize: maskFlag(f.get('node-cidr-mask-size'), 'node-cidr-mask-size'),
+    nodeCidrMaskSizeIPv4: maskFlag(f.get('node-cidr-mask-size-ipv4'), 'node-cidr-mask-size-ipv4'),
+    nodeCidrMaskSizeIPv6: maskFlag(f.get('node-cidr-mask-size-ipv6'), 'node-cidr-mask-size-ipv6'),
     clusterSigningDurationMs: duration(f, 'cluster-signing-duration', '8760h'),
     localStoragePath: f.get('default-local-storage-path'),
     nodeNames: (f.get('node-kubeconfigs') ?? os.hostname().toLowerCase()).split(',').map((s) => s.trim()).filter(Boolean),

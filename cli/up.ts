@@ -55,7 +55,7 @@ export async function runUp(argv: string[]): Promise<void> {
   const clusterCIDR = f.get('cluster-cidr') ?? '10.244.0.0/16';
   const podNetwork = f.get('pod-network') ?? 'host-gw';
   // A bad pod range is refused before anything starts.
-  validateClusterCidr(clusterCIDR, 24, SERVICE_CIDR, [nodeIP]);
+  validateClusterCidr({ clusterCidr: clusterCIDR, nodeCidrMaskSize: 24 }, SERVICE_CIDR, [nodeIP]);
   for (const d of [data, manifests]) fs.mkdirSync(d, { recursive: true });
   const rootDir = path.resolve(f.get('root-dir') ?? path.join(data, 'kubelet'));
   const run = new NodeRunner('up', { data, endpoint, rootDir, podStopTimeoutSec: durationFlag(f, 'pod-stop-timeout', '30s') / 1000 });

@@ -74,3 +74,22 @@ export function parseAnyCidr(cidr: string): { v6: boolean; base: bigint; size: b
   const size = 1n << BigInt(max - bits);
   return { v6, base: n - (n % size), size, bits };
 }
+
+/** Whether two CIDRs of either family overlap (never across families). */
+export function anyCidrsOverlap(a: string, b: string): boolean {
+  const x = parseAnyCidr(a);
+  const y = parseAnyCidr(b);
+  return x.v6 === y.v6 && x.base < y.base + y.size && y.base < x.base + x.size;
+}
+
+/** Whether an address of either family lies inside a CIDR of the same family. */
+export function ipInAnyCidr(ip: string, cidr: string): boolean {
+  const c = parseAnyCidr(cidr);
+  if (ip.includes(':') !== c.v6) return false;
+  try {
+    const n = ipToBigInt(ip);
+    return n >= c.base && n < c.base + c.size;
+  } catch {
+    return false;
+  }
+}

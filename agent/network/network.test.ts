@@ -26,6 +26,12 @@ test('host-gw routes: one per other node with a podCIDR and an InternalIP; overl
   ]);
 });
 
+test('a dual-stack Node (IPv6 podCIDR first) is routed by its IPv4 podCIDR: the pod network is IPv4 only', () => {
+  const dual: KObj = { metadata: { name: 'g' }, spec: { podCIDR: 'fd00:10:244:1::/64', podCIDRs: ['fd00:10:244:1::/64', '10.244.5.0/24'] }, status: { addresses: [{ type: 'InternalIP', address: 'fd00::7' }, { type: 'InternalIP', address: '192.0.2.7' }] } };
+  const [g] = nodeNets([dual]);
+  assert.deepEqual([g!.podCIDR, g!.internalIP], ['10.244.5.0/24', '192.0.2.7']);
+});
+
 test('route diff: new and moved routes are replaced, routes of gone nodes removed, unchanged ones left alone', () => {
   const cur: Route[] = [{ dst: '10.244.1.0/24', via: '192.0.2.2' }, { dst: '10.244.2.0/24', via: '192.0.2.3' }, { dst: '10.244.3.0/24', via: '192.0.2.4' }];
   const want: Route[] = [{ dst: '10.244.1.0/24', via: '192.0.2.2' }, { dst: '10.244.2.0/24', via: '192.0.2.33' }, { dst: '10.244.4.0/24', via: '192.0.2.5' }];

@@ -46,11 +46,11 @@ export interface VxlanPeer {
   nodeIP: string;
 }
 
-/** The network facts of each Node: podCIDR (first of podCIDRs) and InternalIP. */
+/** The network facts of each Node: its IPv4 podCIDR (the pod network is IPv4 only) and InternalIP. */
 export function nodeNets(nodes: KObj[]): NodeNet[] {
   return nodes.map((n) => ({
     name: n.metadata.name,
-    podCIDR: (n.spec?.podCIDRs?.[0] ?? n.spec?.podCIDR) as string | undefined,
+    podCIDR: ((n.spec?.podCIDRs as string[] | undefined) ?? [n.spec?.podCIDR as string | undefined]).find((c) => !!c && !c.includes(':')),
     vtepMAC: vtepMacOf(n.metadata?.annotations?.[ANN_BACKEND_DATA]),
     internalIP: ((n.status?.addresses ?? []) as { type: string; address: string }[]).find((a) => a.type === 'InternalIP' && /^\d+\.\d+\.\d+\.\d+$/.test(a.address))?.address,
   }));

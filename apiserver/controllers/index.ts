@@ -6,6 +6,7 @@ import type { Logger } from '../../kube/log.js';
 import type { Api } from '../api/api.js';
 import { LocalClient } from '../api/local-client.js';
 import { NodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle.js';
+import type { NodeIpamOptions } from './node-ipam.js';
 import { Scheduler } from './scheduler.js';
 import { EndpointsController, EndpointSliceController } from './endpoint-controllers.js';
 import { ReplicaSetController } from './replicaset-controller.js';
@@ -66,7 +67,7 @@ export interface ControllerOptions extends NodeLifecycleOptions {
   /** The cluster CA (PEM), published as kube-root-ca.crt in every namespace. */
   caPem?: string;
   /** --allocate-node-cidrs with --cluster-cidr and --node-cidr-mask-size. */
-  nodeIpam?: { clusterCidr: string; nodeCidrMaskSize: number };
+  nodeIpam?: NodeIpamOptions;
   /** SubjectAccessReviews for the CSR approver. */
   authorizeCsr?: CsrAuthorizer;
   /** Where the cluster CA's certificate and key are (ca.crt, ca.key), for the CSR signer. */
