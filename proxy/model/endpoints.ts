@@ -4,7 +4,7 @@
 // service-name label count; a
 // duplicate ip:port keeps its non-terminating copy; endpoints sort by ip:port.
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
-import { joinHostPort, type IPFamily } from './family.js';
+import { canonicalIP, joinHostPort, type IPFamily } from './family.js';
 
 export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 
@@ -33,7 +33,7 @@ export function endpointsOfSlices(slices: EndpointSlice[], nodeName: string, fam
       let m = out.get(key);
       if (!m) out.set(key, (m = new Map()));
       for (const e of s.endpoints ?? []) {
-        const ip = e.addresses?.[0];
+        const ip = e.addresses?.[0] ? canonicalIP(e.addresses[0]) : '';
         if (!ip) continue;
         const c = e.conditions ?? {};
         const ep: Endpoint = {

@@ -37,6 +37,14 @@ test('a dual-stack Service gives each family its own cluster IP and only that fa
   assert.equal(servicePorts(svc('ns', 'b', { clusterIP: 'fd00:30::6', clusterIPs: ['fd00:30::6'] }), 'IPv6')[0]!.clusterIP, 'fd00:30::6');
 });
 
+test('IPv6 addresses are written as nft and ip6tables print them, whatever form the objects use', () => {
+  const s = svc('ns', 'c', { clusterIP: 'FD00:30:0:0::5', clusterIPs: ['FD00:30:0:0::5'], externalIPs: ['2001:DB8::0004'] });
+  assert.deepEqual([servicePorts(s, 'IPv6')[0]!.clusterIP, servicePorts(s, 'IPv6')[0]!.externalIPs], ['fd00:30::5', ['2001:db8::4']]);
+  const eps = endpointsOfSlices([slice('ns', 'c', [{ ip: 'FD00:10:0::0001' }])], NODE, 'IPv6').get('ns/c:p80/TCP')!;
+  assert.deepEqual([eps[0]!.ip, eps[0]!.addr], ['fd00:10::1', '[fd00:10::1]:80']);
+  assert.deepEqual(ofFamily('FD00:10:244::/56', 'IPv6'), ['fd00:10:244::/56']);
+});
+
 test('endpoints: each family reads only its own slices; IPv6 endpoints are [ip]:port', () => {
   const slices = [slice('ns', 'd', [{ ip: '10.0.0.1' }]), slice('ns', 'd', [{ ip: 'fd00:10::1', node: NODE }, { ip: 'fd00:10::2' }])];
   const v6 = endpointsOfSlices(slices, NODE, 'IPv6').get('ns/d:p80/TCP')!;

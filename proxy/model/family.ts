@@ -2,6 +2,7 @@
 // its own rules (iptables / ip6tables, `table ip` / `table ip6`), built from
 // the Service addresses and the EndpointSlices of that family only.
 import net from 'node:net';
+import { bigIntToIp, ipToBigInt } from '../../kube/cidr.js';
 
 export type IPFamily = 'IPv4' | 'IPv6';
 export const IP_FAMILIES: readonly IPFamily[] = ['IPv4', 'IPv6'];
@@ -35,8 +36,27 @@ export function cidrContains(cidr: string, ip: string): boolean {
 /** The entries of a comma-separated list (or a list) of addresses or CIDRs that are of one family. */
 export function ofFamily(values: string[] | string | undefined, family: IPFamily): string[] {
   const list = typeof values === 'string' ? values.split(',') : (values ?? []);
-  return list.map((v) => v.trim()).filter((v) => v && cidrFamily(v) === family);
+  return list.map((v) => v.trim()).filter((v) => v && cidrFamily(v) === family).map(canonicalCIDR);
 }
 
 /** The loopback range of a family, which NodePort rules leave out. */
 export const loopback = (family: IPFamily): string => (family === 'IPv4' ? '127.0.0.0/8' : '::1/128');
+
+/**
+ * An address as nft and ip6tables print it (RFC 5952 for IPv6: "FD00:10::0001" is "fd00:10::1"), so that keys the
+ * proxy renders match what a listing of the kernel returns. IPv4, and anything unparsable, stays as it is.
+ */
+export function canonicalIP(ip: string): string {
+  if (!ip.includes(':')) return ip;
+  try {
+    return bigIntToIp(ipToBigInt(ip), true);
+  } catch {
+    return ip;
+  }
+}
+
+/** canonicalIP of a CIDR's address part. */
+export const canonicalCIDR = (cidr: string): string => {
+  const [a, bits] = cidr.split('/');
+  return bits === undefined ? canonicalIP(a!) : `${canonicalIP(a!)}/${bits}`;
+};

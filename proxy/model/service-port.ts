@@ -5,7 +5,7 @@
 // A dual-stack proxy asks once per family: a Service's port in that family
 // has the family's cluster IP and only that family's other addresses.
 import type { Service } from 'kubernetes-types/core/v1.js';
-import { familyOf, ofFamily, type IPFamily } from './family.js';
+import { canonicalIP, familyOf, ofFamily, type IPFamily } from './family.js';
 
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 
@@ -47,11 +47,11 @@ export function servicePorts(svc: Service, family: IPFamily = 'IPv4'): ServicePo
   const spec = svc.spec;
   const md = svc.metadata ?? {};
   if (!spec || spec.type === 'ExternalName') return [];
-  const clusterIP = (spec.clusterIPs?.length ? spec.clusterIPs : [spec.clusterIP ?? '']).find((ip) => familyOf(ip) === family) ?? '';
+  const clusterIP = canonicalIP((spec.clusterIPs?.length ? spec.clusterIPs : [spec.clusterIP ?? '']).find((ip) => familyOf(ip) === family) ?? '');
   if (!clusterIP) return [];
   const service = `${md.namespace ?? ''}/${md.name ?? ''}`;
   // ipMode Proxy: the load balancer delivers to the node itself, so its IP must not be short-circuited here (upstream).
-  const lbIPs = ((svc.status?.loadBalancer?.ingress ?? []) as { ip?: string; ipMode?: string }[]).filter((i) => i.ipMode !== 'Proxy').map((i) => i.ip ?? '').filter((ip) => familyOf(ip) === family);
+  const lbIPs = ((svc.status?.loadBalancer?.ingress ?? []) as { ip?: string; ipMode?: string }[]).filter((i) => i.ipMode !== 'Proxy').map((i) => i.ip ?? '').filter((ip) => familyOf(ip) === family).map(canonicalIP);
   const externalLocal = (spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.externalTrafficPolicy === 'Local';
   const sticky = spec.sessionAffinity === 'ClientIP' ? (spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800) : 0;
   return (spec.ports ?? []).map((p) => {
