@@ -8,9 +8,14 @@ import { NetlinkNft } from '../proxy/nftables/netlink-nft.js';
 import { cstr, messageAttrs, messagesOf } from '../proxy/nftables/netlink-encode.js';
 import { NftSyncer } from '../proxy/nftables/syncer.js';
 import type { RenderContext } from '../proxy/nftables/render.js';
-import { randomChange, randomService, rng, World } from '../proxy/nftables/random-world.js';
+import { randomChange, randomService, rng, v6, World } from '../proxy/nftables/random-world.js';
 
-const ctx: RenderContext = { family: 'ip', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip saddr 10.0.0.0/8', notLocalMatch: 'ip saddr != 10.0.0.0/8', nodeIP: '192.168.0.2', nodePortIPs: ['192.168.0.2'], conntrackTCPLiberal: false };
+// argv: seed, and the table family (ip, or ip6 for the same world with IPv6 twins of every address).
+const FAM = process.argv[3] === 'ip6' ? 'ip6' : 'ip';
+const ctx: RenderContext =
+  FAM === 'ip'
+    ? { family: 'ip', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip saddr 10.0.0.0/8', notLocalMatch: 'ip saddr != 10.0.0.0/8', nodeIP: '192.168.0.2', nodePortIPs: ['192.168.0.2'], conntrackTCPLiberal: false }
+    : { family: 'ip6', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: `ip6 saddr ${v6('10.0.0.0/8')}`, notLocalMatch: `ip6 saddr != ${v6('10.0.0.0/8')}`, nodeIP: v6('192.168.0.2'), nodePortIPs: [v6('192.168.0.2')], conntrackTCPLiberal: false };
 
 /** Every rule of the table as the kernel stores it: chain and the raw bytes of its expressions and userdata, in order. */
 async function kernelRules(): Promise<string> {
@@ -21,7 +26,7 @@ async function kernelRules(): Promise<string> {
   req.writeUInt16LE((10 << 8) | 7, 4); // NFT_MSG_GETRULE
   req.writeUInt16LE(0x1 | 0x300, 6); // NLM_F_REQUEST | NLM_F_DUMP
   req.writeUInt32LE(1, 8);
-  req.writeUInt8(2, 16); // NFPROTO_IPV4
+  req.writeUInt8(FAM === 'ip' ? 2 : 10, 16); // NFPROTO_IPV4, NFPROTO_IPV6
   const rules: string[] = [];
   await new Promise<void>((resolve, reject) => {
     sock.on('message', (datagram) => {
@@ -47,20 +52,20 @@ async function kernelRules(): Promise<string> {
 
 /** The table as JSON, set and map elements sorted (hash sets list in no fixed order), and nft's netlink dump sorted. */
 async function snapshot(): Promise<{ json: string; debug: string; rules: string }> {
-  const list = JSON.parse(execFileSync('nft', ['-j', 'list', 'table', 'ip', 'kube-proxy'], { encoding: 'utf8', maxBuffer: 1 << 28 })) as { nftables: Json[] };
+  const list = JSON.parse(execFileSync('nft', ['-j', 'list', 'table', FAM, 'kube-proxy'], { encoding: 'utf8', maxBuffer: 1 << 28 })) as { nftables: Json[] };
   const objs = list.nftables.filter((o) => !('metainfo' in o)).map((o) => {
     const inner = (o.set ?? o.map) as Json | undefined;
     if (inner && Array.isArray(inner.elem)) inner.elem = (inner.elem as unknown[]).map((e) => JSON.stringify(e)).sort();
     for (const x of Object.values(o) as Json[]) delete x.handle;
     return o;
   });
-  const debug = execFileSync('nft', ['--debug=netlink', 'list', 'table', 'ip', 'kube-proxy'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const debug = execFileSync('nft', ['--debug=netlink', 'list', 'table', FAM, 'kube-proxy'], { encoding: 'utf8', maxBuffer: 1 << 28 });
   return { json: JSON.stringify(objs, null, 1), debug: debug.split('\n').filter((l) => !l.startsWith('table ') && l.trim()).sort().join('\n'), rules: await kernelRules() };
 }
 
 async function main(): Promise<void> {
-  const exec = new ExecNft('ip');
-  const { nft: netlink, unavailable } = await NetlinkNft.open(exec);
+  const exec = new ExecNft(FAM);
+  const { nft: netlink, unavailable } = await NetlinkNft.open(exec, FAM);
   if (unavailable) throw new Error(`netlink unavailable: ${unavailable}`);
   const transactions: string[] = [];
   const recording: Nft = { run: (t) => (transactions.push(t), netlink.run(t)), list: () => netlink.list() };
@@ -68,7 +73,7 @@ async function main(): Promise<void> {
   const syncer = new NftSyncer(recording, ctx, { now: () => clock });
   const r = rng(Number(process.argv[2] ?? 7));
   const n = 40;
-  const w = new World();
+  const w = new World(FAM === 'ip' ? 'IPv4' : 'IPv6');
   for (let i = 0; i < n; i++) if (r() < 0.6) w.services.set(`ns/s${i}`, randomService(r, i, i % 4 !== 0));
   await syncer.full(w.ports(), w.endpoints());
   const full = { ...netlink.counts };
@@ -89,13 +94,13 @@ async function main(): Promise<void> {
   const before = transactions.length;
   const restarted = new NftSyncer(recording, ctx, { now: () => clock });
   const restart = await restarted.full(w.ports(), w.endpoints());
-  const rewrites = transactions.slice(before).join('').match(/^add rule ip kube-proxy (?:service|external|local|firewall|endpoint)-[A-Z2-7]{8}-.*$/gm) ?? [];
+  const rewrites = transactions.slice(before).join('').match(new RegExp(`^add rule ${FAM} kube-proxy (?:service|external|local|firewall|endpoint)-[A-Z2-7]{8}-.*$`, 'gm')) ?? [];
   const unknown = /@affinity|fib |comment |update @/;
   const chainOf = (l: string): string => l.split(' ')[4]!;
   const opaque = new Set(rewrites.filter((l) => unknown.test(l)).map(chainOf));
   const restartRewrites = rewrites.filter((l) => !opaque.has(chainOf(l)));
   const viaNetlink = await snapshot();
-  execFileSync('nft', ['delete', 'table', 'ip', 'kube-proxy']);
+  execFileSync('nft', ['delete', 'table', FAM, 'kube-proxy']);
   for (const t of transactions) await exec.run(t);
   const viaNft = await snapshot();
   netlink.close();

@@ -21,12 +21,12 @@ interface Outcome {
   viaNft: { json: string; debug: string; rules: string };
 }
 
-for (const seed of [7, 11]) {
-  test(`partial syncs over netlink leave the table nft would (seed ${seed})`, { skip, timeout: 180_000 }, () => {
+for (const [seed, family] of [[7, 'ip'], [11, 'ip'], [13, 'ip6']] as const) {
+  test(`partial syncs over netlink leave the table nft would (table ${family}, seed ${seed})`, { skip, timeout: 180_000 }, () => {
     const netns = `tskube-nl-${randomBytes(3).toString('hex')}`;
     sh('ip', ['netns', 'add', netns]);
     try {
-      const out = execFileSync('nsenter', [`--net=/run/netns/${netns}`, process.execPath, '--import', 'tsx', path.join(REPO, 'e2e/nft-netlink-runner.ts'), String(seed)], { cwd: REPO, encoding: 'utf8', maxBuffer: 1 << 28, timeout: 170_000 });
+      const out = execFileSync('nsenter', [`--net=/run/netns/${netns}`, process.execPath, '--import', 'tsx', path.join(REPO, 'e2e/nft-netlink-runner.ts'), String(seed), family], { cwd: REPO, encoding: 'utf8', maxBuffer: 1 << 28, timeout: 170_000 });
       const r = JSON.parse(out.trim().split('\n').pop()!) as Outcome;
       // Most partial syncs are plain Services and go over netlink; those with affinity, Local policies or source
       // ranges (fib, comments, sets) go through nft, in the same run.

@@ -105,12 +105,12 @@ export async function proxyBackends(cfg: ProxyConfig, o: { metrics: ProxyMetrics
           conntrackTCPLiberal: o.conntrackTCPLiberal,
         };
       };
-      // IPv4 partial syncs go straight to the kernel over netlink (nft 1.0.x reads the whole ruleset on every run);
-      // full syncs, anything the encoder does not know, and the IPv6 table, through nft.
+      // Partial syncs go straight to the kernel over netlink (nft 1.0.x reads the whole ruleset on every run); full
+      // syncs, and anything the encoder does not know, through nft.
       let nft: ExecNft | NetlinkNft = new ExecNft(nftFamily);
-      if (f === 'IPv4' && process.env.TSKUBE_NFT_NETLINK !== '0') {
-        const opened = await NetlinkNft.open(nft);
-        if (opened.unavailable) log.warn(`nftables: netlink socket unavailable (${opened.unavailable}); every sync runs nft`);
+      if (process.env.TSKUBE_NFT_NETLINK !== '0') {
+        const opened = await NetlinkNft.open(nft, nftFamily);
+        if (opened.unavailable && f === 'IPv4') log.warn(`nftables: netlink socket unavailable (${opened.unavailable}); every sync runs nft`);
         nft = opened.nft;
       }
       backends.push(new NftablesBackend(nft, context, metrics, log));

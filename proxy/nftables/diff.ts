@@ -27,7 +27,7 @@ export const opsOf = (p: Phased): number => p.create.length + p.fill.length + p.
 export const phasedText = (p: Phased): string => [...p.create, ...p.fill, ...p.unmap, ...p.map, ...p.retire, ...p.drop].join('\n') + '\n';
 
 export class Commands {
-  constructor(private readonly family: 'ip' | 'ip6') {}
+  constructor(readonly family: 'ip' | 'ip6') {}
   private get t(): string {
     return `${this.family} ${TABLE}`;
   }
@@ -151,7 +151,7 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
     }
   }
   // A chain whose rules the kernel already has, byte for byte (a restart over our own table), is left alone.
-  const unchanged = (c: string, rules: string[]): boolean => !!listing.digests && listing.chains.has(c) && !flushed.has(c) && (listing.digests.get(c) ?? EMPTY_CHAIN_DIGEST) === chainDigest(rules);
+  const unchanged = (c: string, rules: string[]): boolean => !!listing.digests && listing.chains.has(c) && !flushed.has(c) && (listing.digests.get(c) ?? EMPTY_CHAIN_DIGEST) === chainDigest(rules, cmd.family);
   const fill = (c: string, rules: string[]): string[] => (unchanged(c, rules) ? [] : [cmd.addChain(c), ...(listing.chains.has(c) ? [cmd.flushChain(c)] : []), ...rules.map((r) => cmd.addRule(c, r))]);
   for (const f of frags) for (const [c, rules] of f.chains) if (c.startsWith('endpoint-')) {
     wantChains.add(c);

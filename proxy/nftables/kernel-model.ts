@@ -34,6 +34,8 @@ export class KernelModel implements Nft {
   failWhen: ((text: string) => boolean) | undefined;
   /** List with the digests of the chains' rules, as NetlinkNft does (a rule the encoder does not know: no match). */
   withDigests = false;
+  /** The table's family, from the commands it was given. */
+  private family: 'ip' | 'ip6' = 'ip';
 
   async run(text: string): Promise<void> {
     if (this.failWhen?.(text)) throw new Error('nft -f - failed (exit 1): injected failure');
@@ -49,7 +51,8 @@ export class KernelModel implements Nft {
     };
     const m = /^(add|flush|delete) (table|chain|rule|set|map|element) (ip6?) kube-proxy ?(\S*) ?(.*)$/.exec(line);
     if (!m) return fail('cannot parse');
-    const [, verb, obj, , name, rest] = m as unknown as [string, string, string, string, string, string];
+    const [, verb, obj, family, name, rest] = m as unknown as [string, string, string, 'ip' | 'ip6', string, string];
+    this.family = family;
     if (obj !== 'table' && !s.table) fail('no table');
     const used = (): { chains: Set<string>; sets: Set<string> } => {
       const chains = new Set<string>();
@@ -150,7 +153,7 @@ export class KernelModel implements Nft {
       sets: new Map([...s.sets].filter(([k]) => isServiceObject(k))),
       elements: new Map([...MAPS, HAIRPIN].map((m) => [m, new Map(s.maps.get(m) ?? [])])),
       baseChains: new Map(s.base),
-      ...(this.withDigests ? { digests: new Map([...s.chains].filter(([, r]) => r.length).map(([c, r]) => [c, chainDigest(r) ?? `unknown rules of ${c}`])) } : {}),
+      ...(this.withDigests ? { digests: new Map([...s.chains].filter(([, r]) => r.length).map(([c, r]) => [c, chainDigest(r, this.family) ?? `unknown rules of ${c}`])) } : {}),
     };
   }
 

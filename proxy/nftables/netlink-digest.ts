@@ -2,7 +2,7 @@
 // sync can tell, without listing rules through nft (minutes at scale), which
 // chains the kernel already has exactly as they should be.
 import { createHash } from 'node:crypto';
-import { cstr, encodeAttrs, messageAttrs, ruleExpressions } from './netlink-encode.js';
+import { cstr, encodeAttrs, messageAttrs, ruleExpressions, type NftFamily } from './netlink-encode.js';
 
 /** Hashes rules in order, each as (expressions, userdata) the way the kernel dumps them. */
 export class RuleHasher {
@@ -22,10 +22,10 @@ export class RuleHasher {
 export const EMPTY_CHAIN_DIGEST = new RuleHasher().digest();
 
 /** The digest a chain with these rules dumps as, or undefined when a rule is not one known here (rewrite it). */
-export function chainDigest(rules: readonly string[]): string | undefined {
+export function chainDigest(rules: readonly string[], fam: NftFamily = 'ip'): string | undefined {
   const h = new RuleHasher();
   for (const r of rules) {
-    const e = ruleExpressions(r, 'dump');
+    const e = ruleExpressions(r, 'dump', fam);
     if (!e) return undefined;
     h.add(encodeAttrs(e, true));
   }

@@ -106,3 +106,40 @@ test('a chain digest: the same rules give the same digest, any change another; r
   assert.equal(chainDigest([]), EMPTY_CHAIN_DIGEST);
   assert.equal(chainDigest([...rules, 'fib saddr type local jump mark-for-masquerade']), undefined);
 });
+
+test('IPv6 (table ip6 kube-proxy): the same shapes with 16-byte addresses at the IPv6 offsets, as nft 1.0.6 sends them', () => {
+  type A = [number, Buffer | A[]];
+  const data = (e: A): A[] => ((e[1] as A[]).find(([t]) => t === 2)![1] as A[]);
+  const field = (e: A, t: number): Buffer => {
+    const v = data(e).find(([x]) => x === t)![1];
+    return Array.isArray(v) ? (v[0]![1] as Buffer) : v;
+  };
+  const hex = (b: Buffer): string => b.toString('hex');
+  const r1 = ruleExpressions('ip6 daddr fd00:30::41 tcp dport 80 ip6 saddr != fd00:10::/64 jump mark-for-masquerade', 'send', 'ip6')! as A[];
+  assert.deepEqual(names(r1 as never), ['payload', 'cmp', 'meta', 'cmp', 'payload', 'cmp', 'payload', 'cmp', 'immediate']);
+  // [ payload load 16b @ network header + 24 ], [ cmp eq fd00:30::41 ], …, [ payload load 8b @ network header + 8 ], [ cmp neq fd00:10:: (8 bytes) ]
+  assert.deepEqual([field(r1[0]!, 3).readUInt32BE(0), field(r1[0]!, 4).readUInt32BE(0), hex(field(r1[1]!, 3))], [24, 16, 'fd000030000000000000000000000041']);
+  assert.deepEqual([field(r1[6]!, 3).readUInt32BE(0), field(r1[6]!, 4).readUInt32BE(0), field(r1[7]!, 2).readUInt32BE(0), hex(field(r1[7]!, 3))], [8, 8, 1, 'fd00001000000000']);
+  // A /60: the whole address loaded and masked (ffffffff fffffff0 0 0), as nft does.
+  const r2 = ruleExpressions('ip6 saddr fd00:10::/60 return', 'send', 'ip6')! as A[];
+  assert.deepEqual(names(r2 as never), ['payload', 'bitwise', 'cmp', 'immediate']);
+  assert.deepEqual([field(r2[1]!, 3).readUInt32BE(0), hex(field(r2[1]!, 4)), hex(field(r2[2]!, 3))], [16, 'fffffffffffffff00000000000000000', 'fd000010000000000000000000000000']);
+  // [ immediate reg 1 fd00:10::1 ], [ immediate reg 2 port ], [ nat dnat ip6 addr_min reg 1 proto_min reg 2 flags 0x2 ]
+  const r3 = ruleExpressions('numgen random mod 2 == 0 meta l4proto tcp dnat ip6 to [fd00:10::1]:80', 'send', 'ip6')! as A[];
+  assert.deepEqual(names(r3 as never), ['numgen', 'cmp', 'meta', 'cmp', 'immediate', 'immediate', 'nat']);
+  assert.equal(hex(field(r3[4]!, 2)), 'fd000010000000000000000000000001');
+  assert.deepEqual([2, 7].map((t) => field(r3[6]!, t).readUInt32BE(0)), [10, 2], 'NFPROTO_IPV6, NF_NAT_RANGE_PROTO_SPECIFIED');
+  // Only the RFC 5952 form the renderer writes is encoded; an IPv4 rule is not an IPv6 one.
+  assert.equal(ruleExpressions('ip6 saddr FD00::1 drop', 'send', 'ip6'), undefined);
+  assert.equal(ruleExpressions('ip saddr 10.0.0.1 drop', 'send', 'ip6'), undefined);
+  assert.equal(ruleExpressions('meta l4proto tcp dnat ip6 to fd00::1:80', 'send', 'ip6'), undefined, 'IPv6 endpoints are bracketed');
+  // Elements: 16-byte addresses, 4-byte protocol and port fields; the messages carry NFPROTO_IPV6.
+  const T6 = 'ip6 kube-proxy';
+  const add = commandMessage(`add element ${T6} service-ips { fd00:30::41 . tcp . 80 comment "ns/svc:p" : goto c }`, 'ip6')!;
+  assert.equal(add[16], 10);
+  assert.ok(add.includes(Buffer.from('fd000030000000000000000000000041' + '06000000' + '00500000', 'hex')));
+  assert.equal(keyText('service-ips', Buffer.from('fd000030000000000000000000000041' + '06000000' + '00500000', 'hex'), 'ip6'), 'fd00:30::41 . tcp . 80');
+  assert.equal(keyText('hairpin-endpoints', Buffer.from('fd000010000000000000000000000001'.repeat(2), 'hex'), 'ip6'), 'fd00:10::1 . fd00:10::1');
+  assert.equal(commandMessage(`add element ip kube-proxy service-ips { 10.0.0.1 . tcp . 80 : goto c }`, 'ip6'), undefined);
+  assert.notEqual(encodeTransaction(`flush chain ${T6} service-X\nadd rule ${T6} service-X meta l4proto udp dnat ip6 to [fd00::5]:53\n`, 'ip6'), undefined);
+});

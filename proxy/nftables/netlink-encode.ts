@@ -1,9 +1,10 @@
 // Pure: the nft commands a partial sync sends, as nf_tables netlink messages,
 // so that a one-endpoint change does not pay for `nft` reading the whole
 // ruleset first (nft 1.0.x does, on every run). Only the shapes our renderer
-// and diff produce for `table ip kube-proxy` are known here, encoded exactly as
-// nft 1.0.6 encodes them (`nft --debug=netlink`); any other line makes the
-// whole transaction go through `nft -f -` instead.
+// and diff produce for `table ip kube-proxy` and `table ip6 kube-proxy` are
+// known here, encoded exactly as nft 1.0.6 encodes them (`nft --debug=netlink`);
+// any other line makes the whole transaction go through `nft -f -` instead.
+import { bigIntToIp, ipToBigInt } from '../../kube/cidr.js';
 import { TABLE } from './names.js';
 import { HAIRPIN, FIREWALL_IPS, NO_ENDPOINT_NODEPORTS, NO_ENDPOINT_SERVICES, SERVICE_IPS, SERVICE_NODEPORTS } from './render.js';
 
@@ -17,6 +18,13 @@ const NFNL_MSG_BATCH_BEGIN = 0x10;
 const NFNL_MSG_BATCH_END = 0x11;
 export const NFNL_SUBSYS_NFTABLES = 10;
 export const NFPROTO_IPV4 = 2;
+
+/** The table families: the nfgenmsg family, and where the addresses are in the network header. */
+export type NftFamily = 'ip' | 'ip6';
+export const FAMILY: Record<NftFamily, { nfproto: number; len: number; saddr: number; daddr: number }> = {
+  ip: { nfproto: NFPROTO_IPV4, len: 4, saddr: 12, daddr: 16 },
+  ip6: { nfproto: 10, len: 16, saddr: 8, daddr: 24 },
+};
 const MSG = { NEWCHAIN: 3, DELCHAIN: 5, NEWRULE: 6, DELRULE: 8, NEWSETELEM: 12, DELSETELEM: 14 } as const;
 const VERDICT = { drop: 0, accept: 1, return: -5, jump: -3, goto: -4 } as const;
 export const PROTO: Record<string, number> = { tcp: 6, udp: 17, sctp: 132 };
@@ -85,7 +93,7 @@ export function message(type: number, flags: number, family: number, resId: numb
   return b;
 }
 
-const nftMsg = (cmd: number, flags: number, attrs: Attr[]): Buffer => message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | NLM_F_ACK | flags, NFPROTO_IPV4, 0, attrs);
+const nftMsg = (fam: NftFamily, cmd: number, flags: number, attrs: Attr[]): Buffer => message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | NLM_F_ACK | flags, FAMILY[fam].nfproto, 0, attrs);
 
 // Expressions: [NFTA_LIST_ELEM, [NFTA_EXPR_NAME, NFTA_EXPR_DATA]].
 const EXPR_NAMES = new Map<string, Buffer>();
@@ -105,6 +113,31 @@ function ipv4(s: string): Buffer | undefined {
   return octets.every((o) => o <= 255) ? Buffer.from(octets) : undefined;
 }
 
+/** An IPv6 address in the RFC 5952 form the renderer writes (anything else is left to nft). */
+function ipv6(s: string): Buffer | undefined {
+  if (!/^[0-9a-f:]+$/.test(s)) return undefined;
+  let n: bigint;
+  try {
+    n = ipToBigInt(s);
+  } catch {
+    return undefined;
+  }
+  if (bigIntToIp(n, true) !== s) return undefined;
+  const b = Buffer.alloc(16);
+  b.writeBigUInt64BE(n >> 64n, 0);
+  b.writeBigUInt64BE(n & 0xffffffffffffffffn, 8);
+  return b;
+}
+
+/** An address of the family, as network-order bytes. */
+export const address = (fam: NftFamily, s: string): Buffer | undefined => (fam === 'ip' ? ipv4(s) : ipv6(s));
+
+/** Network-order address bytes as the renderer writes them. */
+export function addressText(b: Buffer): string {
+  if (b.length === 4) return `${b[0]}.${b[1]}.${b[2]}.${b[3]}`;
+  return bigIntToIp((b.readBigUInt64BE(0) << 64n) | b.readBigUInt64BE(8), true);
+}
+
 const port = (s: string): number | undefined => (/^\d{1,5}$/.test(s) && Number(s) <= 65535 ? Number(s) : undefined);
 const be16 = (n: number): Buffer => Buffer.from([n >> 8, n & 255]);
 
@@ -114,31 +147,34 @@ const be16 = (n: number): Buffer => Buffer.from([n >> 8, n & 255]);
  */
 export type Form = 'send' | 'dump';
 
-/** `ip saddr|daddr [!=] A[/p]` as nft encodes it: a shorter load on byte boundaries, else a mask. */
-function addressMatch(offset: number, negate: boolean, cidr: string, form: Form): Attr[] | undefined {
+/** `ip[6] saddr|daddr [!=] A[/p]` as nft encodes it: a shorter load on byte boundaries, else a mask over the address. */
+function addressMatch(fam: NftFamily, offset: number, negate: boolean, cidr: string, form: Form): Attr[] | undefined {
   const [ip, bitsText] = cidr.split('/');
-  const addr = ipv4(ip!);
-  const bits = bitsText === undefined ? 32 : Number(bitsText);
-  if (!addr || !Number.isInteger(bits) || bits < 0 || bits > 32) return undefined;
+  const addr = address(fam, ip!);
+  const len = FAMILY[fam].len;
+  const bits = bitsText === undefined ? len * 8 : Number(bitsText);
+  if (!addr || !Number.isInteger(bits) || bits < 0 || bits > len * 8) return undefined;
   const op = negate ? 1 : 0;
   if (bits > 0 && bits % 8 === 0) return [payload(1, offset, bits / 8), cmp(op, addr.subarray(0, bits / 8))];
-  const mask = u32(bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0);
+  const mask = Buffer.alloc(len);
+  for (let i = 0; i < len; i++) mask[i] = bits >= 8 * (i + 1) ? 0xff : bits <= 8 * i ? 0 : (0xff << (8 - (bits - 8 * i))) & 0xff;
   const masked = Buffer.from(addr.map((o, i) => o & mask[i]!));
   const bool: Attr[] = form === 'dump' ? [[6, u32(0)]] : []; // NFTA_BITWISE_OP: NFT_BITWISE_BOOL
-  return [payload(1, offset, 4), expr('bitwise', [[1, u32(REG_1)], [2, u32(REG_1)], [3, u32(4)], ...bool, [4, value(mask)], [5, value(Buffer.alloc(4))]]), cmp(op, masked)];
+  return [payload(1, offset, len), expr('bitwise', [[1, u32(REG_1)], [2, u32(REG_1)], [3, u32(len)], ...bool, [4, value(mask)], [5, value(Buffer.alloc(len))]]), cmp(op, masked)];
 }
 
 /** A rule's expressions, or undefined for a shape not known here. */
-export function ruleExpressions(rule: string, form: Form = 'send'): Attr[] | undefined {
+export function ruleExpressions(rule: string, form: Form = 'send', fam: NftFamily = 'ip'): Attr[] | undefined {
   const t = rule.split(' ');
+  const f = FAMILY[fam];
   const out: Attr[] = [];
   let l4: string | undefined;
   let i = 0;
   while (i < t.length) {
     const w = t[i]!;
-    if (w === 'ip' && (t[i + 1] === 'saddr' || t[i + 1] === 'daddr')) {
+    if (w === fam && (t[i + 1] === 'saddr' || t[i + 1] === 'daddr')) {
       const negate = t[i + 2] === '!=';
-      const m = addressMatch(t[i + 1] === 'saddr' ? 12 : 16, negate, t[i + (negate ? 3 : 2)] ?? '', form);
+      const m = addressMatch(fam, t[i + 1] === 'saddr' ? f.saddr : f.daddr, negate, t[i + (negate ? 3 : 2)] ?? '', form);
       if (!m) return undefined;
       out.push(...m);
       i += negate ? 4 : 3;
@@ -163,16 +199,17 @@ export function ruleExpressions(rule: string, form: Form = 'send'): Attr[] | und
   const rest = t.slice(i);
   if (rest.length === 1 && (rest[0] === 'drop' || rest[0] === 'return' || rest[0] === 'accept')) out.push(immediate(REG_VERDICT, verdictData(VERDICT[rest[0]])));
   else if (rest.length === 2 && (rest[0] === 'jump' || rest[0] === 'goto') && /^[\w./:-]+$/.test(rest[1]!)) out.push(immediate(REG_VERDICT, verdictData(VERDICT[rest[0]], rest[1])));
-  else if (rest.length === 4 && rest[0] === 'dnat' && rest[1] === 'ip' && rest[2] === 'to' && l4 !== undefined) {
-    const [ip, p] = rest[3]!.split(':');
-    const addr = ipv4(ip ?? '');
-    const pn = port(p ?? '');
+  else if (rest.length === 4 && rest[0] === 'dnat' && rest[1] === fam && rest[2] === 'to' && l4 !== undefined) {
+    // "a:p", or "[a]:p" for IPv6.
+    const m = fam === 'ip' ? /^([^:]+):(\d+)$/.exec(rest[3]!) : /^\[([^\]]+)\]:(\d+)$/.exec(rest[3]!);
+    const addr = m ? address(fam, m[1]!) : undefined;
+    const pn = port(m?.[2] ?? '');
     if (!addr || pn === undefined) return undefined;
     out.push(immediate(REG_1, value(addr)), immediate(REG_2, value(be16(pn))));
-    // NFT_NAT_DNAT, NFPROTO_IPV4, addr_min reg 1, proto_min reg 2, NF_NAT_RANGE_PROTO_SPECIFIED (the kernel keeps
+    // NFT_NAT_DNAT, the family, addr_min reg 1, proto_min reg 2, NF_NAT_RANGE_PROTO_SPECIFIED (the kernel keeps
     // max = min and adds NF_NAT_RANGE_MAP_IPS).
-    if (form === 'send') out.push(expr('nat', [[1, u32(1)], [2, u32(NFPROTO_IPV4)], [3, u32(REG_1)], [5, u32(REG_2)], [7, u32(2)]]));
-    else out.push(expr('nat', [[1, u32(1)], [2, u32(NFPROTO_IPV4)], [3, u32(REG_1)], [4, u32(REG_1)], [5, u32(REG_2)], [6, u32(REG_2)], [7, u32(3)]]));
+    if (form === 'send') out.push(expr('nat', [[1, u32(1)], [2, u32(f.nfproto)], [3, u32(REG_1)], [5, u32(REG_2)], [7, u32(2)]]));
+    else out.push(expr('nat', [[1, u32(1)], [2, u32(f.nfproto)], [3, u32(REG_1)], [4, u32(REG_1)], [5, u32(REG_2)], [6, u32(REG_2)], [7, u32(3)]]));
   } else return undefined;
   return out;
 }
@@ -187,43 +224,51 @@ export const KEYS: Record<string, ('ip' | 'proto' | 'port')[]> = {
   [HAIRPIN]: ['ip', 'ip'],
 };
 
-function elementKey(set: string, key: string): Buffer | undefined {
+/** The bytes of a key field: an address of the family, or 4 (a protocol or port, padded). */
+export const fieldLength = (fam: NftFamily, f: 'ip' | 'proto' | 'port'): number => (f === 'ip' ? FAMILY[fam].len : 4);
+
+function elementKey(fam: NftFamily, set: string, key: string): Buffer | undefined {
   const layout = KEYS[set];
   const parts = key.split(' . ');
   if (!layout || parts.length !== layout.length) return undefined;
-  const out = Buffer.alloc(4 * layout.length);
+  const out = Buffer.alloc(layout.reduce((n, f) => n + fieldLength(fam, f), 0));
+  let at = 0;
   for (let i = 0; i < layout.length; i++) {
     const p = parts[i]!;
     if (layout[i] === 'ip') {
-      const a = ipv4(p);
+      const a = address(fam, p);
       if (!a) return undefined;
-      a.copy(out, 4 * i);
+      a.copy(out, at);
     } else if (layout[i] === 'proto') {
       if (PROTO[p] === undefined) return undefined;
-      out[4 * i] = PROTO[p]!;
+      out[at] = PROTO[p]!;
     } else {
       const n = port(p);
       if (n === undefined) return undefined;
-      be16(n).copy(out, 4 * i);
+      be16(n).copy(out, at);
     }
+    at += fieldLength(fam, layout[i]!);
   }
   return out;
 }
 
 const NAME = '([\\w./:-]+)';
-const T = `ip ${TABLE}`;
-const RE = {
-  addChain: new RegExp(`^add chain ${T} ${NAME}$`),
-  flushChain: new RegExp(`^flush chain ${T} ${NAME}$`),
-  deleteChain: new RegExp(`^delete chain ${T} ${NAME}$`),
-  addRule: new RegExp(`^add rule ${T} ${NAME} (.+)$`),
-  addElement: new RegExp(`^add element ${T} ${NAME} \\{ ([^{}"]+?)(?: comment ("(?:[^"\\\\]|\\\\.)*"))?(?: : (drop|(?:goto|jump) [\\w./:-]+))? \\}$`),
-  deleteElement: new RegExp(`^delete element ${T} ${NAME} \\{ ([^{}"]+) \\}$`),
+const patterns = (fam: NftFamily) => {
+  const T = `${fam} ${TABLE}`;
+  return {
+    addChain: new RegExp(`^add chain ${T} ${NAME}$`),
+    flushChain: new RegExp(`^flush chain ${T} ${NAME}$`),
+    deleteChain: new RegExp(`^delete chain ${T} ${NAME}$`),
+    addRule: new RegExp(`^add rule ${T} ${NAME} (.+)$`),
+    addElement: new RegExp(`^add element ${T} ${NAME} \\{ ([^{}"]+?)(?: comment ("(?:[^"\\\\]|\\\\.)*"))?(?: : (drop|(?:goto|jump) [\\w./:-]+))? \\}$`),
+    deleteElement: new RegExp(`^delete element ${T} ${NAME} \\{ ([^{}"]+) \\}$`),
+  };
 };
+const RE = { ip: patterns('ip'), ip6: patterns('ip6') };
 
 /** An element's attributes: key, verdict, comment (userdata TLV NFTNL_UDATA_SET_ELEM_COMMENT). */
-function element(set: string, key: string, verdict?: string, comment?: string): Attr[] | undefined {
-  const k = elementKey(set, key);
+function element(fam: NftFamily, set: string, key: string, verdict?: string, comment?: string): Attr[] | undefined {
+  const k = elementKey(fam, set, key);
   if (!k) return undefined;
   const isMap = set !== HAIRPIN;
   if (isMap !== (verdict !== undefined)) return undefined;
@@ -243,33 +288,34 @@ function element(set: string, key: string, verdict?: string, comment?: string): 
 const setElems = (set: string, elems: Attr[]): Attr[] => [[1, str(TABLE)], [2, str(set)], [3, elems]];
 
 /** One command line as a message, or undefined when it is not one of the known shapes. */
-export function commandMessage(line: string): Buffer | undefined {
+export function commandMessage(line: string, fam: NftFamily = 'ip'): Buffer | undefined {
+  const re = RE[fam];
   let m: RegExpExecArray | null;
-  if ((m = RE.addChain.exec(line))) return nftMsg(MSG.NEWCHAIN, NLM_F_CREATE, [[1, str(TABLE)], [3, str(m[1]!)]]);
-  if ((m = RE.flushChain.exec(line))) return nftMsg(MSG.DELRULE, 0, [[1, str(TABLE)], [2, str(m[1]!)]]);
-  if ((m = RE.deleteChain.exec(line))) return nftMsg(MSG.DELCHAIN, 0, [[1, str(TABLE)], [3, str(m[1]!)]]);
-  if ((m = RE.addRule.exec(line))) {
-    const exprs = ruleExpressions(m[2]!);
-    return exprs && nftMsg(MSG.NEWRULE, NLM_F_CREATE | NLM_F_APPEND, [[1, str(TABLE)], [2, str(m[1]!)], [4, exprs]]);
+  if ((m = re.addChain.exec(line))) return nftMsg(fam, MSG.NEWCHAIN, NLM_F_CREATE, [[1, str(TABLE)], [3, str(m[1]!)]]);
+  if ((m = re.flushChain.exec(line))) return nftMsg(fam, MSG.DELRULE, 0, [[1, str(TABLE)], [2, str(m[1]!)]]);
+  if ((m = re.deleteChain.exec(line))) return nftMsg(fam, MSG.DELCHAIN, 0, [[1, str(TABLE)], [3, str(m[1]!)]]);
+  if ((m = re.addRule.exec(line))) {
+    const exprs = ruleExpressions(m[2]!, 'send', fam);
+    return exprs && nftMsg(fam, MSG.NEWRULE, NLM_F_CREATE | NLM_F_APPEND, [[1, str(TABLE)], [2, str(m[1]!)], [4, exprs]]);
   }
-  if ((m = RE.addElement.exec(line))) {
+  if ((m = re.addElement.exec(line))) {
     const comment = m[3] === undefined ? undefined : (JSON.parse(m[3]) as string);
-    const el = element(m[1]!, m[2]!, m[4], comment);
-    return el && nftMsg(MSG.NEWSETELEM, NLM_F_CREATE, setElems(m[1]!, el));
+    const el = element(fam, m[1]!, m[2]!, m[4], comment);
+    return el && nftMsg(fam, MSG.NEWSETELEM, NLM_F_CREATE, setElems(m[1]!, el));
   }
-  if ((m = RE.deleteElement.exec(line))) {
-    const k = elementKey(m[1]!, m[2]!);
-    return k && nftMsg(MSG.DELSETELEM, 0, setElems(m[1]!, [[1, [[1, value(k)]]]]));
+  if ((m = re.deleteElement.exec(line))) {
+    const k = elementKey(fam, m[1]!, m[2]!);
+    return k && nftMsg(fam, MSG.DELSETELEM, 0, setElems(m[1]!, [[1, [[1, value(k)]]]]));
   }
   return undefined;
 }
 
 /** A whole transaction as one batch (begin, commands, end), or undefined if any line is not known here. */
-export function encodeTransaction(text: string): Buffer[] | undefined {
+export function encodeTransaction(text: string, fam: NftFamily = 'ip'): Buffer[] | undefined {
   const lines = text.split('\n').filter((l) => l !== '');
   const msgs: Buffer[] = [];
   for (const l of lines) {
-    const b = commandMessage(l);
+    const b = commandMessage(l, fam);
     if (!b) return undefined;
     msgs.push(b);
   }

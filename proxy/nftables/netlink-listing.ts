@@ -1,10 +1,10 @@
-// Pure: a full sync's listing of `table ip kube-proxy` read from the kernel's
+// Pure: a full sync's listing of `table ip|ip6 kube-proxy` read from the kernel's
 // netlink dumps (chains, sets, the elements of the dispatch maps and the
 // hairpin set) instead of three `nft -j list` runs, each of which reads every
 // rule of the ruleset first (seconds at 10k Services). Gives what listingOf
 // gives from nft's JSON; e2e/nft-netlink.test.ts compares the two.
 import type { Listing } from './diff.js';
-import { attrList, attrs, cstr, KEYS, message, messageAttrs, NFNL_SUBSYS_NFTABLES, NFPROTO_IPV4, NLM_F_REQUEST, str } from './netlink-encode.js';
+import { addressText, attrList, attrs, cstr, FAMILY, fieldLength, KEYS, message, messageAttrs, NFNL_SUBSYS_NFTABLES, NLM_F_REQUEST, str, type NftFamily } from './netlink-encode.js';
 import { isServiceObject, TABLE } from './names.js';
 import { HAIRPIN, MAPS } from './render.js';
 
@@ -14,32 +14,34 @@ const HOOKS = ['prerouting', 'input', 'forward', 'output', 'postrouting'];
 const PROTO_NAMES: Record<number, string> = { 6: 'tcp', 17: 'udp', 132: 'sctp' };
 const VERDICTS: Record<number, string> = { 0: 'drop', 1: 'accept', [-3]: 'jump', [-4]: 'goto', [-5]: 'return' };
 
-const request = (cmd: number, dump: boolean, attrs: Parameters<typeof message>[4]): Buffer => message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0x4), NFPROTO_IPV4, 0, attrs);
+const request = (fam: NftFamily, cmd: number, dump: boolean, attrs: Parameters<typeof message>[4]): Buffer => message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0x4), FAMILY[fam].nfproto, 0, attrs);
 
 /**
  * The requests a listing needs, in order: the table, its chains, its sets, each map's elements, then each service
  * chain's rules: one chain at a time, as the kernel resumes a dump of the whole table by walking it from the start
  * for every datagram (quadratic at 100k rules), and one chain's rules fit in one.
  */
-export const listingRequests = {
-  table: (): Buffer => request(MSG.GETTABLE, false, [[1, str(TABLE)]]),
-  chains: (): Buffer => request(MSG.GETCHAIN, true, [[1, str(TABLE)]]),
-  sets: (): Buffer => request(MSG.GETSET, true, [[1, str(TABLE)]]),
-  elements: (set: string): Buffer => request(MSG.GETSETELEM, true, [[1, str(TABLE)], [2, str(set)]]),
-  rules: (chain: string): Buffer => request(MSG.GETRULE, true, [[1, str(TABLE)], [2, str(chain)]]),
-};
+export const listingRequests = (fam: NftFamily) => ({
+  table: (): Buffer => request(fam, MSG.GETTABLE, false, [[1, str(TABLE)]]),
+  chains: (): Buffer => request(fam, MSG.GETCHAIN, true, [[1, str(TABLE)]]),
+  sets: (): Buffer => request(fam, MSG.GETSET, true, [[1, str(TABLE)]]),
+  elements: (set: string): Buffer => request(fam, MSG.GETSETELEM, true, [[1, str(TABLE)], [2, str(set)]]),
+  rules: (chain: string): Buffer => request(fam, MSG.GETRULE, true, [[1, str(TABLE)], [2, str(chain)]]),
+});
 
 /** The maps and sets whose elements a listing holds. */
 export const LISTED_SETS = [...MAPS, HAIRPIN];
 
-/** An element key as the text syntax: "172.30.0.41 . tcp . 80". */
-export function keyText(set: string, key: Buffer): string | undefined {
+/** An element key as the text syntax: "172.30.0.41 . tcp . 80", "fd00::41 . tcp . 80". */
+export function keyText(set: string, key: Buffer, fam: NftFamily = 'ip'): string | undefined {
   const layout = KEYS[set];
-  if (!layout || key.length !== 4 * layout.length) return undefined;
+  if (!layout || key.length !== layout.reduce((n, f) => n + fieldLength(fam, f), 0)) return undefined;
+  let at = 0;
   return layout
-    .map((f, i) => {
-      const o = 4 * i;
-      if (f === 'ip') return `${key[o]}.${key[o + 1]}.${key[o + 2]}.${key[o + 3]}`;
+    .map((f) => {
+      const o = at;
+      at += fieldLength(fam, f);
+      if (f === 'ip') return addressText(key.subarray(o, at));
       if (f === 'proto') return PROTO_NAMES[key[o]!] ?? String(key[o]);
       return String(key.readUInt16BE(o));
     })
@@ -59,7 +61,7 @@ function verdictText(v: Buffer): string {
  * The listing from the dumps' messages (each a whole netlink message): tableFound from the GETTABLE answer, then the
  * chain, set and element messages. Undefined when an element cannot be read back (then nft's listing is used).
  */
-export function listingOfDumps(tableFound: boolean, chainMsgs: Buffer[], setMsgs: Buffer[], elementMsgs: Map<string, Buffer[]>): Listing | undefined {
+export function listingOfDumps(tableFound: boolean, chainMsgs: Buffer[], setMsgs: Buffer[], elementMsgs: Map<string, Buffer[]>, fam: NftFamily = 'ip'): Listing | undefined {
   const listing: Listing = { tableExists: tableFound, chains: new Set(), sets: new Map(), elements: new Map(), baseChains: new Map() };
   if (!tableFound) return { tableExists: false, chains: new Set(), sets: new Map(), elements: new Map() };
   for (const m of chainMsgs) {
@@ -89,7 +91,7 @@ export function listingOfDumps(tableFound: boolean, chainMsgs: Buffer[], setMsgs
       for (const [, e] of attrList(list)) {
         const ea = attrs(e);
         const keyData = ea.get(1) && attrs(ea.get(1)!).get(1);
-        const key = keyData && keyText(set, keyData);
+        const key = keyData && keyText(set, keyData, fam);
         if (key === undefined) return undefined;
         const data = ea.get(2) && attrs(ea.get(2)!).get(2);
         els.set(key, set === HAIRPIN ? '' : data ? verdictText(data) : '');

@@ -7,7 +7,7 @@
 import os from 'node:os';
 import { ExecNft, NftError, type Nft } from './apply.js';
 import type { Listing } from './diff.js';
-import { encodeTransaction, messagesOf, numberBatch, parseAcks } from './netlink-encode.js';
+import { encodeTransaction, messagesOf, numberBatch, parseAcks, type NftFamily } from './netlink-encode.js';
 import { digests, foldRule, type RuleHasher } from './netlink-digest.js';
 import { LISTED_SETS, listingOfDumps, listingRequests } from './netlink-listing.js';
 
@@ -53,10 +53,14 @@ export class NetlinkNft implements Nft {
   private exchange?: Exchange;
   private queue: Promise<unknown> = Promise.resolve();
 
+  private readonly requests: ReturnType<typeof listingRequests>;
+
   private constructor(
     private sock: RawSocket | undefined,
     private readonly fallback: Nft,
+    private readonly family: NftFamily,
   ) {
+    this.requests = listingRequests(family);
     sock?.on('message', (m) => this.onMessage(m));
     sock?.on('error', (e) => {
       this.pending?.done(new NftError(`netlink: ${e.message}`));
@@ -65,7 +69,7 @@ export class NetlinkNft implements Nft {
   }
 
   /** Opens the socket; without the native module or the socket, every transaction goes to nft (reason given). */
-  static async open(fallback: Nft = new ExecNft('ip')): Promise<{ nft: NetlinkNft; unavailable?: string }> {
+  static async open(fallback: Nft = new ExecNft('ip'), family: NftFamily = 'ip'): Promise<{ nft: NetlinkNft; unavailable?: string }> {
     try {
       const { RawNetlinkSocket } = (await import('netlink')) as unknown as { RawNetlinkSocket: new (protocol: number, o: object) => RawSocket };
       // Receives into a 64 KiB buffer, not a peeked exact size: the kernel sizes dump datagrams by the largest read
@@ -74,9 +78,9 @@ export class NetlinkNft implements Nft {
       sock.setRecvBufferSize(1 << 20);
       sock.setSendBufferSize(1 << 20);
       sock.unref();
-      return { nft: new NetlinkNft(sock, fallback) };
+      return { nft: new NetlinkNft(sock, fallback, family) };
     } catch (e) {
-      return { nft: new NetlinkNft(undefined, fallback), unavailable: (e as Error).message };
+      return { nft: new NetlinkNft(undefined, fallback, family), unavailable: (e as Error).message };
     }
   }
 
@@ -92,24 +96,24 @@ export class NetlinkNft implements Nft {
 
   private async dumpListing(): Promise<Listing | undefined> {
     if (!this.sock) return undefined;
-    const table = await this.ask(listingRequests.table());
+    const table = await this.ask(this.requests.table());
     if (table === 2 /* ENOENT */) return listingOfDumps(false, [], [], new Map());
     if (typeof table === 'number') return undefined;
-    const chains = await this.ask(listingRequests.chains());
-    const sets = await this.ask(listingRequests.sets());
+    const chains = await this.ask(this.requests.chains());
+    const sets = await this.ask(this.requests.sets());
     if (typeof chains === 'number' || typeof sets === 'number') return undefined;
     const elements = new Map<string, Buffer[]>();
     for (const set of LISTED_SETS) {
-      const els = await this.ask(listingRequests.elements(set));
+      const els = await this.ask(this.requests.elements(set));
       if (els === 2) continue; // not made yet (an older layout): no elements
       if (typeof els === 'number') return undefined;
       elements.set(set, els);
     }
-    const listing = listingOfDumps(true, chains, sets, elements);
+    const listing = listingOfDumps(true, chains, sets, elements, this.family);
     if (!listing) return undefined;
     const acc = new Map<string, RuleHasher>();
     for (const c of listing.chains) {
-      const rules = await this.ask(listingRequests.rules(c));
+      const rules = await this.ask(this.requests.rules(c));
       if (typeof rules === 'number') return listing; // no digests: every chain is rewritten
       for (const m of rules) foldRule(m, acc);
     }
@@ -140,7 +144,7 @@ export class NetlinkNft implements Nft {
   }
 
   run(text: string): Promise<void> {
-    const batch = this.sock && text.length <= MAX_BATCH_BYTES ? encodeTransaction(text) : undefined;
+    const batch = this.sock && text.length <= MAX_BATCH_BYTES ? encodeTransaction(text, this.family) : undefined;
     if (!batch) return this.viaNft(text);
     // One batch in flight at a time: the acks of two would interleave.
     const p = this.queue.then(() => this.send(batch, text));

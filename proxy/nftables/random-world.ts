@@ -17,18 +17,34 @@ export function rng(seed: number): () => number {
   };
 }
 
-/** A cluster as the proxier tracks it: service ports by Service, endpoints by port key. */
+/** The IPv6 twin of an IPv4 address or CIDR ("10.1.2.3" → "fd00::10:1:2:3", "/8" → "/104"), for an IPv6 world. */
+export function v6(ip: string): string {
+  const [a, bits] = ip.split('/');
+  const twin = `fd00::${a!.split('.').join(':')}`;
+  return bits === undefined ? twin : `${twin}/${96 + Number(bits)}`;
+}
+
+/** Every IPv4 address and CIDR in an object, as its IPv6 twin. */
+function toV6<T>(o: T): T {
+  return JSON.parse(JSON.stringify(o), (_k, val: unknown) => (typeof val === 'string' && /^\d+\.\d+\.\d+\.\d+(\/\d+)?$/.test(val) ? v6(val) : val)) as T;
+}
+
+/** A cluster as the proxier tracks it: service ports by Service, endpoints by port key; an IPv6 world has the twins. */
 export class World {
   services = new Map<string, Service>();
   eps = new Map<string, Ep[]>();
+  constructor(readonly family: 'IPv4' | 'IPv6' = 'IPv4') {}
+  private twin<T>(o: T): T {
+    return this.family === 'IPv6' ? toV6(o) : o;
+  }
   ports(): Map<string, ServicePort[]> {
-    return new Map([...this.services].map(([k, s]) => [k, servicePorts(s)]));
+    return new Map([...this.services].map(([k, s]) => [k, servicePorts(this.twin(s), this.family)]));
   }
   endpoints(): Map<string, Endpoint[]> {
     const out = new Map<string, Endpoint[]>();
     for (const [k, list] of this.eps) {
       const [ns, name] = k.split('/') as [string, string];
-      for (const [pk, v] of endpointsOfSlices([slice(ns, name, list)], NODE)) out.set(pk, v);
+      for (const [pk, v] of endpointsOfSlices([slice(ns, name, this.twin(list))], NODE, this.family)) out.set(pk, v);
     }
     return out;
   }
