@@ -205,6 +205,9 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
     assert.equal(get(hc('lb-local')).trim(), '200 {"service":{"namespace":"default","name":"lb-local"},"localEndpoints":3,"serviceProxyHealthy":true}');
     await waitFor(() => /^503 /.test(get(hc('lb-empty'))), 20_000, 300, 'health check port of the Service without endpoints');
     assert.equal(get(hc('lb-empty')).trim(), '503 {"service":{"namespace":"default","name":"lb-empty"},"localEndpoints":0,"serviceProxyHealthy":true}');
+    // Dual stack: the port listens in both families.
+    const get6 = sh(process.execPath, ['-e', `fetch('http://[::1]:${hc('lb-local')}/').then((r) => console.log(r.status))`], { netns: cluster.node.netns, allowFail: true });
+    assert.equal(get6.trim(), '200');
   });
 
   test('ClientIP session affinity: every request from one client reaches the same pod', async () => {

@@ -150,10 +150,10 @@ export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<Running
   servers.push(await serveMetrics(metrics, cfg.metricsBindAddress, cfg.mode));
   const backends = await proxyBackends(cfg, { metrics, log, conntrackTCPLiberal: liberal });
   const families = backends.map((b) => b.family);
-  // Health check node ports listen where NodePorts are open: the configured addresses, else everywhere ("::" takes
-  // both families on a dual-stack host).
+  // Health check node ports listen where NodePorts are open: the configured addresses, else everywhere (in each
+  // family the proxy programs).
   const serviceHealth = new ServiceHealthServer(
-    () => (cfg.nodePortAddresses.length && !cfg.nodePortAddresses.includes('primary') ? families.flatMap((f) => nodePortIPs(cfg.nodePortAddresses, '', localIPs(f))) : [families.includes('IPv6') ? '::' : '0.0.0.0']),
+    () => (cfg.nodePortAddresses.length && !cfg.nodePortAddresses.includes('primary') ? families.flatMap((f) => nodePortIPs(cfg.nodePortAddresses, '', localIPs(f))) : families.map((f) => (f === 'IPv4' ? '0.0.0.0' : '::'))),
     () => health.state().healthy,
     log,
   );

@@ -49,7 +49,8 @@ export class ServiceHealthServer {
       try {
         await new Promise<void>((resolve, reject) => {
           srv.once('error', reject);
-          srv.listen(port, addr, resolve);
+          // "::" beside "0.0.0.0" (dual stack): IPv6 only, whatever net.ipv6.bindv6only says.
+          srv.listen({ port, host: addr, ipv6Only: addr === '::' }, resolve);
         });
         inst.servers.push(srv);
       } catch (e) {
