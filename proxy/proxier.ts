@@ -71,6 +71,9 @@ class FamilyState {
   changed = new Set<string>();
   nodeIP = '';
   nodeCIDR = '';
+  /** At start, after this family's failure, on node changes: its next sync is full. */
+  needFull = true;
+  lastFull = 0;
   constructor(readonly backend: ProxyBackend) {}
   get family(): IPFamily {
     return this.backend.family;
@@ -87,8 +90,6 @@ export class Proxier {
   private pendingServices = 0;
   private pendingEndpoints = 0;
   private initialized = false;
-  private needFullSync = true;
-  private lastFullSync = 0;
   private nodeLabels = '';
   private nodeAddrs = '';
   /** The primary family's backend. */
@@ -237,7 +238,7 @@ export class Proxier {
       }
       this.nodeAddrs = addrs;
       this.nodeLabels = labels;
-      this.needFullSync = true;
+      for (const f of this.families) f.needFull = true;
       this.request();
     }
   }
@@ -249,11 +250,13 @@ export class Proxier {
     return next;
   }
 
-  /** Each family's backend in turn (upstream's meta-proxier). */
+  /** Each family's backend in turn, each full or partial on its own (upstream's meta-proxier). */
   private async syncOnce(): Promise<void> {
     if (!this.initialized) return;
     const t0 = performance.now();
-    const full = this.needFullSync || Date.now() - this.lastFullSync > FULL_SYNC_PERIOD_MS;
+    const now = Date.now();
+    const fullOf = (f: FamilyState): boolean => f.needFull || now - f.lastFull > FULL_SYNC_PERIOD_MS;
+    const full = this.families.some(fullOf);
     const triggers = this.triggers;
     this.triggers = new Map();
     this.pendingServices = this.pendingEndpoints = 0;
@@ -267,17 +270,21 @@ export class Proxier {
       const changed = f.changed;
       f.changed = new Set();
       for (const k of changed) changedAll.add(k);
+      const fFull = fullOf(f);
       // A family without Services and without changes has nothing to write (an idle IPv6 side costs nothing).
-      if (!full && !changed.size && !f.ports.size) continue;
+      if (!fFull && !changed.size && !f.ports.size) continue;
       const what = `${f.backend.mode}${dual ? ` ${f.family}` : ''}`;
       try {
-        const out = await f.backend.sync({ full, changed, ports: f.ports, endpoints: f.endpoints, nodeIP: f.nodeIP, nodeCIDR: f.nodeCIDR });
+        const out = await f.backend.sync({ full: fFull, changed, ports: f.ports, endpoints: f.endpoints, nodeIP: f.nodeIP, nodeCIDR: f.nodeCIDR });
+        if (fFull) [f.needFull, f.lastFull] = [false, Date.now()];
         for (const k of ['renderMs', 'applyMs', 'bytes', 'noLocalInternal', 'noLocalExternal'] as const) total[k] += out[k];
-        this.d.log.debug(`synced ${what} (${full ? 'full' : `partial, ${changed.size} service(s)`}): ${out.summary}, render ${out.renderMs.toFixed(1)} ms, apply ${out.applyMs.toFixed(1)} ms`);
-        await this.syncServiceHealth(full ? undefined : changed);
-        await this.cleanConntrack(f, full ? undefined : changed);
+        this.d.log.debug(`synced ${what} (${fFull ? 'full' : `partial, ${changed.size} service(s)`}): ${out.summary}, render ${out.renderMs.toFixed(1)} ms, apply ${out.applyMs.toFixed(1)} ms`);
+        await this.syncServiceHealth(fFull ? undefined : changed);
+        await this.cleanConntrack(f, fFull ? undefined : changed);
       } catch (e) {
+        // This family's changes are consumed: only a full sync of it can catch up; the other family goes on.
         failed = true;
+        f.needFull = true;
         this.d.log.error(`${dual ? `${f.family}: ` : ''}${f.backend.describe(e as Error)}`);
       }
     }
@@ -285,17 +292,11 @@ export class Proxier {
       if (failed) {
         this.d.metrics.restoreFailures.inc();
         if (!full) this.d.metrics.partialRestoreFailures.inc();
-        // The changes are consumed: only a full sync can catch up.
-        this.needFullSync = true;
         this.runner.retryAfter(this.cfg.syncPeriodMs);
         return;
       }
-      this.needFullSync = false;
       this.syncs++;
-      if (full) {
-        this.fullSyncs++;
-        this.lastFullSync = Date.now();
-      }
+      if (full) this.fullSyncs++;
       this.lastSync = { at: Date.now(), renderMs: total.renderMs, applyMs: total.applyMs, full, bytes: total.bytes, changed: changedAll.size };
       const m = this.d.metrics;
       m.noLocalEndpoints.set({ traffic_policy: 'internal' }, total.noLocalInternal);
