@@ -62,11 +62,16 @@ test('discovery against the apiserver: the printed join line verifies and pins t
   assert.throws(() => verifyClusterInfo(data, token!, [wrong]), new RegExp(`cluster CA found in cluster-info ConfigMap is invalid: none of the public keys "${hash}" are pinned`));
   assert.throws(() => verifyClusterInfo(data, 'not-a-token', [hash!]), /was not of the form/);
   // The bootstrap kubeconfig authenticates as the token and trusts the CA.
-  const file = `${process.env.TMPDIR ?? '/tmp'}/tskube-boot-${process.pid}.conf`;
-  (await import('node:fs')).writeFileSync(file, bootstrapKubeconfig(cluster, token!));
+  // A private directory, removed at once: the file holds a token.
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+  const dir = mkdtempSync(`${process.env.TMPDIR ?? '/tmp'}/tskube-boot-`);
+  const file = `${dir}/bootstrap.conf`;
+  writeFileSync(file, bootstrapKubeconfig(cluster, token!));
   const parsed = parseYaml(bootstrapKubeconfig(cluster, token!)) as { users: { user: { token: string } }[] };
   assert.equal(parsed.users[0]!.user.token, token);
-  const c = new KubeClient(loadKubeconfig(file));
+  const loaded = loadKubeconfig(file);
+  rmSync(dir, { recursive: true, force: true });
+  const c = new KubeClient(loaded);
   const who = await c.create('/apis/authentication.k8s.io/v1/selfsubjectreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
   c.close();
   assert.equal(who.status.userInfo.username, `system:bootstrap:${id}`);
