@@ -1,4 +1,10 @@
-// IPv4 CIDR arithmetic shared by the Service allocators, node IPAM and the pod network.
+// CIDR arithmetic shared by the Service allocators, node IPAM, the pod network and the proxy: IPv4 as numbers,
+// either family as bigints.
+
+export type IPFamily = 'IPv4' | 'IPv6';
+
+/** The family an address or CIDR is written in (a colon means IPv6); no validation. */
+export const familyOfText = (ip: string): IPFamily => (ip.includes(':') ? 'IPv6' : 'IPv4');
 export function parseCidr(cidr: string): { base: number; size: number } {
   const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr.trim());
   if (!m) throw new Error(`invalid CIDR "${cidr}": only IPv4 is supported`);
@@ -92,4 +98,16 @@ export function ipInAnyCidr(ip: string, cidr: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * A flag of one CIDR, or two of different families for dual stack (--service-cluster-ip-range, --cluster-cidr), as
+ * kube-apiserver and kube-controller-manager take them; the first is the primary.
+ */
+export function perFamilyCidrs(value: string, flag: string): string[] {
+  const cidrs = value.split(',').map((c) => c.trim()).filter(Boolean);
+  if (!cidrs.length) throw new Error(`${flag}: a CIDR is required`);
+  if (cidrs.length > 2) throw new Error(`${flag}: "${value}" may hold at most two CIDRs (one per IP family)`);
+  if (cidrs.length === 2 && familyOfText(cidrs[0]!) === familyOfText(cidrs[1]!)) throw new Error(`${flag}: "${value}": the two CIDRs must be of different IP families`);
+  return cidrs;
 }

@@ -266,6 +266,7 @@ export class Proxier {
     const changedAll = new Set<string>();
     const total = { renderMs: 0, applyMs: 0, bytes: 0, noLocalInternal: 0, noLocalExternal: 0 };
     let failed = false;
+    let synced = false;
     for (const f of this.families) {
       const changed = f.changed;
       f.changed = new Set();
@@ -279,13 +280,22 @@ export class Proxier {
         if (fFull) [f.needFull, f.lastFull] = [false, Date.now()];
         for (const k of ['renderMs', 'applyMs', 'bytes', 'noLocalInternal', 'noLocalExternal'] as const) total[k] += out[k];
         this.d.log.debug(`synced ${what} (${fFull ? 'full' : `partial, ${changed.size} service(s)`}): ${out.summary}, render ${out.renderMs.toFixed(1)} ms, apply ${out.applyMs.toFixed(1)} ms`);
-        await this.syncServiceHealth(fFull ? undefined : changed);
+        synced = true;
         await this.cleanConntrack(f, fFull ? undefined : changed);
       } catch (e) {
         // This family's changes are consumed: only a full sync of it can catch up; the other family goes on.
         failed = true;
         f.needFull = true;
         this.d.log.error(`${dual ? `${f.family}: ` : ''}${f.backend.describe(e as Error)}`);
+      }
+    }
+    // Health check node ports count local endpoints of every family: once per sync, not once per family.
+    if (synced) {
+      try {
+        await this.syncServiceHealth(full ? undefined : changedAll);
+      } catch (e) {
+        failed = true;
+        this.d.log.error(`health check node ports: ${(e as Error).message}`);
       }
     }
     try {

@@ -1,12 +1,12 @@
 // ClusterIP and NodePort allocation for Services. A ClusterIP range is one
 // CIDR of either family; a dual-stack apiserver has one allocator per family.
-import { bigIntToIp, ipToBigInt, parseAnyCidr } from '../../kube/cidr.js';
+import { bigIntToIp, ipToBigInt, parseAnyCidr, perFamilyCidrs, type IPFamily } from '../../kube/cidr.js';
 
 export class IpAllocator {
   private readonly used = new Set<bigint>();
   private next = 1n;
   private readonly range: { v6: boolean; base: bigint; size: bigint; bits: number };
-  readonly family: 'IPv4' | 'IPv6';
+  readonly family: IPFamily;
 
   constructor(readonly cidr: string) {
     this.range = parseAnyCidr(cidr);
@@ -81,10 +81,4 @@ export class PortAllocator {
 }
 
 /** --service-cluster-ip-range: one CIDR, or two of different families (dual stack, the first one primary). */
-export function serviceCidrs(flag: string): string[] {
-  const cidrs = flag.split(',').map((c) => c.trim()).filter(Boolean);
-  if (!cidrs.length) throw new Error('--service-cluster-ip-range: a CIDR is required');
-  if (cidrs.length > 2) throw new Error(`--service-cluster-ip-range: "${flag}" may hold at most two CIDRs (one per IP family)`);
-  if (cidrs.length === 2 && cidrs[0]!.includes(':') === cidrs[1]!.includes(':')) throw new Error(`--service-cluster-ip-range: "${flag}": the two CIDRs must be of different IP families`);
-  return cidrs;
-}
+export const serviceCidrs = (flag: string): string[] => perFamilyCidrs(flag, '--service-cluster-ip-range');

@@ -14,6 +14,7 @@ import { planServiceIPs } from './service-ips.js';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../kube/selectors.js';
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 import { rfc3339 } from '../../kube/time.js';
+import { familyOfText } from '../../kube/cidr.js';
 import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type User } from './admission.js';
 import { admitServiceAccount, validateMirrorPod } from '../admission/service-account.js';
 import { admitRuntimeClass, validateRuntimeClassUpdate } from '../admission/runtime-class.js';
@@ -314,7 +315,7 @@ export class Api {
 
   /** The ClusterIP allocator of an address's family, if the cluster has that family. */
   private ipsFor(ip: string): IpAllocator | undefined {
-    return this.serviceIPsByFamily.find((a) => a.family === (ip.includes(':') ? 'IPv6' : 'IPv4'));
+    return this.serviceIPsByFamily.find((a) => a.family === familyOfText(ip));
   }
 
   private allocateService(svc: Obj, old?: Obj): void {

@@ -3,7 +3,7 @@
 // ipFamilyPolicy SingleStack, PreferDualStack or RequireDualStack, ipFamilies
 // in the order the cluster IPs are in, the primary family of the apiserver's
 // --service-cluster-ip-range first by default. Pure: the caller allocates.
-export type IPFamily = 'IPv4' | 'IPv6';
+import { familyOfText as familyOf, type IPFamily } from '../../kube/cidr.js';
 
 export interface ServiceIPSpec {
   type?: string;
@@ -30,7 +30,6 @@ export interface IPPlan {
 }
 
 const POLICIES = ['SingleStack', 'PreferDualStack', 'RequireDualStack'];
-const familyOf = (ip: string): IPFamily => (ip.includes(':') ? 'IPv6' : 'IPv4');
 const quoteList = (l: string[]): string => `[${l.map((x) => JSON.stringify(x)).join(',')}]`;
 
 /** The plan for a Service created (old undefined) or updated; `cluster` is the apiserver's families, primary first. */

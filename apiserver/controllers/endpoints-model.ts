@@ -2,6 +2,7 @@
 // EndpointSlice contents (grouped by resolved ports, at most 100 endpoints a
 // slice) and the legacy Endpoints subsets. Pure; the controllers write them.
 import type { Obj } from '../storage/store.js';
+import { familyOfText, type IPFamily } from '../../kube/cidr.js';
 
 export const MAX_ENDPOINTS_PER_SLICE = 100;
 
@@ -37,12 +38,13 @@ export interface SliceContent {
   endpoints: Obj[];
 }
 
-export type AddressType = 'IPv4' | 'IPv6';
+/** An EndpointSlice addressType this controller writes: an IP family. */
+export type AddressType = IPFamily;
 
 /** A pod's IP of one family (status.podIPs, or status.podIP), or undefined. */
 export function podIPOf(pod: Obj, family: AddressType): string | undefined {
   const ips = ((pod.status?.podIPs ?? []) as Obj[]).map((p) => String(p.ip ?? '')).concat(pod.status?.podIP ? [String(pod.status.podIP)] : []);
-  return ips.find((ip) => ip && ip.includes(':') === (family === 'IPv6'));
+  return ips.find((ip) => ip && familyOfText(ip) === family);
 }
 
 /** The address types a Service's slices have: one per IP family (upstream getAddressTypesForService). */

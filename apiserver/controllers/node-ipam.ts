@@ -8,7 +8,7 @@ import { KubeApiError } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { anyCidrsOverlap, bigIntToIp, ipInAnyCidr, parseAnyCidr } from '../../kube/cidr.js';
+import { anyCidrsOverlap, bigIntToIp, familyOfText, ipInAnyCidr, parseAnyCidr, perFamilyCidrs, type IPFamily } from '../../kube/cidr.js';
 
 /** One cluster CIDR of either family cut into subnets of `maskSize` bits (upstream's CidrSet). */
 export class CidrSet {
@@ -41,7 +41,7 @@ export class CidrSet {
     this.count = 2 ** (maskSize - this.clusterBits);
   }
 
-  get family(): 'IPv4' | 'IPv6' {
+  get family(): IPFamily {
     return this.v6 ? 'IPv6' : 'IPv4';
   }
 
@@ -106,12 +106,9 @@ export interface NodeIpamOptions {
 
 /** The CidrSets of --cluster-cidr and the mask flags, in the flag's order (upstream's checks and defaults). */
 export function cidrSets(o: NodeIpamOptions): CidrSet[] {
-  const cidrs = o.clusterCidr.split(',').map((c) => c.trim()).filter(Boolean);
-  if (!cidrs.length) throw new Error('--cluster-cidr: a CIDR is required');
-  if (cidrs.length > 2) throw new Error(`--cluster-cidr: "${o.clusterCidr}" may hold at most two CIDRs (one per IP family)`);
-  const v6 = (c: string): boolean => c.includes(':');
+  const cidrs = perFamilyCidrs(o.clusterCidr, '--cluster-cidr');
+  const v6 = (c: string): boolean => familyOfText(c) === 'IPv6';
   if (cidrs.length === 2) {
-    if (v6(cidrs[0]!) === v6(cidrs[1]!)) throw new Error(`--cluster-cidr: "${o.clusterCidr}": the two CIDRs must be of different IP families`);
     if (o.nodeCidrMaskSize !== undefined) throw new Error('usage of --node-cidr-mask-size is not allowed with dual-stack clusters');
     return cidrs.map((c) => (v6(c) ? new CidrSet(c, o.nodeCidrMaskSizeIPv6 ?? 64, '--node-cidr-mask-size-ipv6') : new CidrSet(c, o.nodeCidrMaskSizeIPv4 ?? 24, '--node-cidr-mask-size-ipv4')));
   }
@@ -164,7 +161,7 @@ export class NodeIpamController {
   }
 
   private setOf(cidr: string): CidrSet | undefined {
-    return this.sets.find((s) => s.v6 === cidr.includes(':'));
+    return this.sets.find((s) => s.family === familyOfText(cidr));
   }
 
   private release(cidrs: string[]): void {

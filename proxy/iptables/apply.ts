@@ -3,6 +3,7 @@
 // built-in chains. Behind an interface so the proxier can be tested without
 // touching any kernel table.
 import { spawn } from 'node:child_process';
+import type { IPFamily } from '../../kube/cidr.js';
 
 export type Table = 'filter' | 'nat';
 
@@ -147,7 +148,7 @@ export async function conntrackDelete(args: string[]): Promise<number> {
 }
 
 /** conntrack -L -p udp [-f ipv6]: the UDP flows of one family, one per line. */
-export async function conntrackListUdp(family: 'IPv4' | 'IPv6' = 'IPv4'): Promise<string> {
+export async function conntrackListUdp(family: IPFamily = 'IPv4'): Promise<string> {
   const args = ['-L', '-p', 'udp', ...conntrackFamily(family)];
   const r = await run('conntrack', args);
   if (r.code !== 0) throw new Error(`conntrack ${args.join(' ')}: ${r.stderr.trim()}`);
@@ -155,5 +156,5 @@ export async function conntrackListUdp(family: 'IPv4' | 'IPv6' = 'IPv4'): Promis
 }
 
 /** conntrack's family option: IPv4 is its default. */
-export const conntrackFamily = (family: 'IPv4' | 'IPv6'): string[] => (family === 'IPv6' ? ['-f', 'ipv6'] : []);
+export const conntrackFamily = (family: IPFamily): string[] => (family === 'IPv6' ? ['-f', 'ipv6'] : []);
 

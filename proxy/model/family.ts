@@ -2,9 +2,9 @@
 // its own rules (iptables / ip6tables, `table ip` / `table ip6`), built from
 // the Service addresses and the EndpointSlices of that family only.
 import net from 'node:net';
-import { bigIntToIp, ipToBigInt } from '../../kube/cidr.js';
+import { bigIntToIp, ipInAnyCidr, ipToBigInt, type IPFamily } from '../../kube/cidr.js';
 
-export type IPFamily = 'IPv4' | 'IPv6';
+export type { IPFamily };
 export const IP_FAMILIES: readonly IPFamily[] = ['IPv4', 'IPv6'];
 
 /** The family of an address (no prefix), or undefined when it is not one. */
@@ -19,18 +19,14 @@ export const cidrFamily = (cidr: string): IPFamily | undefined => familyOf(cidr.
 /** Go's net.JoinHostPort: "10.0.0.1:80", "[fd00::1]:80" (upstream endpoint strings, hashed into chain names). */
 export const joinHostPort = (ip: string, port: number): string => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
 
-/** Whether a CIDR of either family contains an address of the same family. */
+/** Whether a CIDR of either family contains an address of the same family; false for anything malformed. */
 export function cidrContains(cidr: string, ip: string): boolean {
-  const [base, bitsText] = cidr.split('/');
-  const fam = familyOf(base ?? '');
-  if (!fam || familyOf(ip) !== fam) return false;
-  const max = fam === 'IPv4' ? 32 : 128;
-  const bits = bitsText === undefined ? max : Number(bitsText);
-  if (!Number.isInteger(bits) || bits < 0 || bits > max) return false;
-  const list = new net.BlockList();
-  const type = fam === 'IPv4' ? 'ipv4' : 'ipv6';
-  list.addSubnet(base!, bits, type);
-  return list.check(ip, type);
+  if (!familyOf(ip) || !familyOf(cidr.split('/')[0] ?? '')) return false;
+  try {
+    return ipInAnyCidr(ip, cidr.includes('/') ? cidr : `${cidr}/${ip.includes(':') ? 128 : 32}`);
+  } catch {
+    return false;
+  }
 }
 
 /** The entries of a comma-separated list (or a list) of addresses or CIDRs that are of one family. */

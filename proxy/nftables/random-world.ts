@@ -4,6 +4,7 @@ import type { Service } from 'kubernetes-types/core/v1.js';
 import { servicePorts, type ServicePort } from '../model/service-port.js';
 import { endpointsOfSlices, type Endpoint } from '../model/endpoints.js';
 import { NODE, slice, svc, type Ep } from '../model/fixtures.js';
+import type { IPFamily } from '../model/family.js';
 
 /** A small deterministic PRNG (mulberry32). */
 export function rng(seed: number): () => number {
@@ -33,7 +34,7 @@ function toV6<T>(o: T): T {
 export class World {
   services = new Map<string, Service>();
   eps = new Map<string, Ep[]>();
-  constructor(readonly family: 'IPv4' | 'IPv6' = 'IPv4') {}
+  constructor(readonly family: IPFamily = 'IPv4') {}
   private twin<T>(o: T): T {
     return this.family === 'IPv6' ? toV6(o) : o;
   }
