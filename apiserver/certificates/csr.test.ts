@@ -1,7 +1,7 @@
 // CertificateSigningRequests (issue 14, part): kubelet client CSR rules,
 // approval rules, auto-approval for bootstrap tokens and renewing nodes,
 // signing with the cluster CA.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,6 +16,8 @@ import type { KObj } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-csr-test-'));
+// It holds a private key: gone with the tests.
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 function csrPem(subj: string, sans?: string): string {
   const key = path.join(tmp, 'k.pem');
   if (!fs.existsSync(key)) execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key]);
