@@ -2,6 +2,7 @@
 // imported only when it runs, so the kubelet never loads the apiserver and
 // the proxy never loads the kubelet.
 import { createLogger } from '../kube/log.js';
+import { keepYoungGenerationSmall } from './young-generation.js';
 
 interface Command {
   /** How the command line looks after `tskube`. */
@@ -9,12 +10,15 @@ interface Command {
   summary: string;
   flags: () => Promise<Record<string, string>>;
   run: (argv: string[]) => Promise<void>;
+  /** Keep V8's young generation at its initial size (cli/young-generation.ts). */
+  smallYoungGeneration?: true;
 }
 
 const COMMANDS: Record<string, Command> = {
   up: {
     synopsis: 'up [flags]',
     summary: 'containerd, a registry, the dev apiserver and controllers, the cluster DNS, the kubelet and the kube-proxy on this machine',
+    smallYoungGeneration: true,
     flags: async () => (await import('./up.js')).UP_FLAGS,
     run: async (argv) => (await import('./up.js')).runUp(argv),
   },
@@ -33,6 +37,7 @@ const COMMANDS: Record<string, Command> = {
   agent: {
     synopsis: 'agent [flags]',
     summary: 'the kubelet alone (kubelet flags and KubeletConfiguration)',
+    smallYoungGeneration: true,
     flags: async () => (await import('./agent-config.js')).AGENT_FLAGS,
     run: runAgent,
   },
@@ -167,6 +172,7 @@ async function main(): Promise<void> {
     process.stdout.write(commandHelp(name, cmd.synopsis, cmd.summary, await cmd.flags()));
     return;
   }
+  if (cmd.smallYoungGeneration) keepYoungGenerationSmall();
   await cmd.run(rest);
 }
 

@@ -65,12 +65,3 @@ export function pushImage(img: BuiltImage, registry: string, nsenterNet?: string
   if (nsenterNet) execFileSync('nsenter', [`--net=${nsenterNet}`, 'skopeo', ...args], { stdio: 'pipe', timeout: 120_000 });
   else execFileSync('skopeo', args, { stdio: 'pipe', timeout: 120_000 });
 }
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const out = process.argv[2] ?? 'images/out';
-  fs.mkdirSync(out, { recursive: true });
-  for (const s of IMAGES) {
-    const b = buildImage(s, out);
-    process.stdout.write(`${s.name}:${s.tag} ${b.digest} ${b.layout}\n`);
-  }
-}

@@ -2,33 +2,20 @@
 // errors that name the call and (when known) the pod.
 import { clampDelay } from '../../kube/timers.js';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { fileURLToPath } from 'node:url';
-import path from 'node:path';
+import { assetPath } from '../../kube/assets.js';
 import type { ProtoGrpcType } from '../../proto/gen/api.js';
+import { loadGrpcPackage } from './grpc-services.js';
 import type { RuntimeServiceClient } from '../../proto/gen/runtime/v1/RuntimeService.js';
 import type { ImageServiceClient } from '../../proto/gen/runtime/v1/ImageService.js';
 import type * as T from './types.js';
 
 export const MAX_MSG_BYTES = 16 * 1024 * 1024;
-const PROTO_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
-
-// Must match the flags given to proto-loader-gen-types, or the generated types lie.
-export const LOADER_OPTIONS: protoLoader.Options = {
-  keepCase: true,
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-  includeDirs: [PROTO_DIR],
-};
+const PROTO_DIR = assetPath('proto');
 
 let cached: ProtoGrpcType | undefined;
+/** The CRI services (only: ProtoGrpcType's message type definitions are not there). */
 export function loadCri(): ProtoGrpcType {
-  if (!cached) {
-    const def = protoLoader.loadSync('cri/api.proto', LOADER_OPTIONS);
-    cached = grpc.loadPackageDefinition(def) as unknown as ProtoGrpcType;
-  }
+  cached ??= loadGrpcPackage('cri/api.proto', PROTO_DIR) as unknown as ProtoGrpcType;
   return cached;
 }
 

@@ -1,12 +1,11 @@
 // grpc probes: grpc.health.v1.Health/Check on podIP:port with the optional
 // service name; SERVING is success. Messages follow upstream pkg/probe/grpc.
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { assetPath } from '../../kube/assets.js';
+import { loadGrpcPackage } from '../cri/grpc-services.js';
 import type { ProbeOutcome } from './types.js';
 
-const PROTO_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
+const PROTO_DIR = assetPath('proto');
 
 type CheckFn = (req: { service: string }, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: { status: string }) => void) => void;
 type HealthClient = grpc.Client & { Check: CheckFn };
@@ -14,8 +13,7 @@ let Health: (new (target: string, creds: grpc.ChannelCredentials, opts?: object)
 
 function healthClientClass(): NonNullable<typeof Health> {
   if (!Health) {
-    const def = protoLoader.loadSync('grpc/health/v1/health.proto', { keepCase: true, enums: String, defaults: true, includeDirs: [PROTO_DIR] });
-    const pkg = grpc.loadPackageDefinition(def) as unknown as { grpc: { health: { v1: { Health: NonNullable<typeof Health> } } } };
+    const pkg = loadGrpcPackage('grpc/health/v1/health.proto', PROTO_DIR) as unknown as { grpc: { health: { v1: { Health: NonNullable<typeof Health> } } } };
     Health = pkg.grpc.health.v1.Health;
   }
   return Health;

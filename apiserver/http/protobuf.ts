@@ -8,6 +8,7 @@
 // schema does not know gets 415 rather than silently losing it.
 import fs from 'node:fs';
 import protobuf from 'protobufjs';
+import { assetPath } from '../../kube/assets.js';
 import { errors } from '../api/errors.js';
 
 interface ProtoSchema {
@@ -17,7 +18,7 @@ interface ProtoSchema {
   jsonNames: Record<string, string>;
 }
 
-const SCHEMA = JSON.parse(fs.readFileSync(new URL('../protobuf/schema.json', import.meta.url), 'utf8')) as ProtoSchema;
+const SCHEMA = JSON.parse(fs.readFileSync(assetPath('apiserver/protobuf/schema.json'), 'utf8')) as ProtoSchema;
 const root = protobuf.Root.fromJSON({ nested: SCHEMA.nested });
 const POINTER = new Set(SCHEMA.pointer);
 const INLINE = new Set(SCHEMA.inline);

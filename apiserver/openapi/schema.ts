@@ -2,6 +2,7 @@
 // upstream's spec by scripts/gen-openapi.ts): one schema source for the
 // published /openapi documents, field validation and server-side apply.
 import { readFileSync } from 'node:fs';
+import { assetPath } from '../../kube/assets.js';
 import { apiVersionOf, type ResourceDef } from '../resources.js';
 
 export interface Schema {
@@ -22,7 +23,7 @@ export interface Schema {
   [ext: string]: unknown;
 }
 
-export const DEFINITIONS: Record<string, Schema> = (JSON.parse(readFileSync(new URL('./schemas.json', import.meta.url), 'utf8')) as { definitions: Record<string, Schema> }).definitions;
+export const DEFINITIONS: Record<string, Schema> = (JSON.parse(readFileSync(assetPath('apiserver/openapi/schemas.json'), 'utf8')) as { definitions: Record<string, Schema> }).definitions;
 
 const REF = '#/definitions/';
 
