@@ -119,8 +119,9 @@ test("kubeadm's files: its drop-in flags and the config.yaml it writes (zero val
   assert.ok(!warnings.some((w) => /clusterDNS|clusterDomain/.test(w)));
 });
 
-test('pod DNS settings: flags win over the file, resolvConf "" means none, a bad clusterDNS address names the field', () => {
+test('pod DNS settings: flags win over the file, resolvConf "" means none, a bad clusterDNS address names the field', (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-dnscfg-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const f = path.join(dir, 'k.yaml');
   fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nclusterDNS: [10.96.0.10]\nclusterDomain: cluster.local.\nresolvConf: ""\n');
   const c = loadAgentConfig([`--config=${f}`], () => {});
@@ -131,8 +132,9 @@ test('pod DNS settings: flags win over the file, resolvConf "" means none, a bad
   assert.throws(() => loadAgentConfig([`--config=${f}`], () => {}), new RegExp(`${f}: clusterDNS: "kube-dns" is not an IP address`));
 });
 
-test('node-resource settings: reservations, hard eviction thresholds and the cgroup driver, with errors naming the flag or field', () => {
+test('node-resource settings: reservations, hard eviction thresholds and the cgroup driver, with errors naming the flag or field', (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-rescfg-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const f = path.join(dir, 'k.yaml');
   fs.writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nkubeReserved: {cpu: 100m, memory: 256Mi}\nevictionHard: {memory.available: 200Mi}\ncgroupRoot: /tskube\nenforceNodeAllocatable: [none]\n');
   const c = loadAgentConfig([`--config=${f}`, '--system-reserved=memory=1Gi,ephemeral-storage=2Gi'], () => {});

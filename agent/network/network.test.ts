@@ -119,8 +119,9 @@ async function until<T>(fn: () => T | undefined | false, what: string): Promise<
   throw new Error(`timed out waiting for ${what}`);
 }
 
-test('reconciler: waits for its podCIDR, then writes the conflist, forwarding and rules, and keeps a route per other node as Nodes come, move and go', async () => {
+test('reconciler: waits for its podCIDR, then writes the conflist, forwarding and rules, and keeps a route per other node as Nodes come, move and go', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-net-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const fwd = path.join(dir, 'ip_forward');
   fs.writeFileSync(fwd, '0\n');
   fs.writeFileSync(path.join(dir, 'unrelated.txt'), 'x');
@@ -183,8 +184,9 @@ test('reconciler: waits for its podCIDR, then writes the conflist, forwarding an
   }
 });
 
-test('reconciler: another CNI\'s config in the directory, or a podCIDR covering the node address, leaves the network alone with one clear message', async () => {
+test('reconciler: another CNI\'s config in the directory, or a podCIDR covering the node address, leaves the network alone with one clear message', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-net-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   fs.mkdirSync(path.join(dir, 'cni'));
   fs.writeFileSync(path.join(dir, 'cni', '10-calico.conflist'), '{}');
   const lines: string[] = [];
