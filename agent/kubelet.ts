@@ -201,10 +201,14 @@ export class Kubelet {
   }
 
   async start(): Promise<void> {
-    const v = await this.o.cri.version();
+    // Three independent round trips to the runtime, sent together rather than one after another.
+    const [v, runtimeDriver, sandboxes] = await Promise.all([
+      this.o.cri.version(),
+      this.o.cgroups ? this.o.cri.cgroupDriver().catch(() => undefined) : undefined,
+      this.o.manifestPath ? this.o.cri.listPodSandbox().catch(() => []) : [],
+    ]);
     this.o.log.info(`connected to container runtime ${v.runtime_name} ${v.runtime_version} (CRI ${v.runtime_api_version})`);
     if (this.o.cgroups) {
-      const runtimeDriver = await this.o.cri.cgroupDriver().catch(() => undefined);
       if (runtimeDriver && runtimeDriver !== this.o.cgroups.o.cgroupDriver) throw new FatalConfigError(`cgroupDriver: "${this.o.cgroups.o.cgroupDriver}" does not match the container runtime's cgroup driver "${runtimeDriver}" (containerd's SystemdCgroup = ${String(runtimeDriver === 'systemd')}); set cgroupDriver: ${runtimeDriver}`);
       await this.o.cgroups.start();
     }
@@ -213,7 +217,7 @@ export class Kubelet {
     if (this.o.client) this.expectedSources.add('api');
     if (this.o.manifestPath) {
       // What runs already (the PLEG has not relisted yet), so that of two files defining one pod the running one keeps it.
-      const running = new Set((await this.o.cri.listPodSandbox().catch(() => [])).filter((s) => s.state === 'SANDBOX_READY').map((s) => s.labels[L_POD_UID] ?? ''));
+      const running = new Set(sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((s) => s.labels[L_POD_UID] ?? ''));
       const fs = new FileSource({
         path: this.o.manifestPath,
         nodeName: this.o.node.nodeName,

@@ -107,7 +107,7 @@ before(async () => {
   fs.writeFileSync(path.join(logDir, '0.log'), ['2026-12-02T10:00:00Z stdout F first', '2026-12-02T10:00:01Z stderr F second', '2026-12-02T10:00:02Z stdout F third'].join('\n') + '\n');
 
   const host: ServerHost = { nodeName: 'n1', cri, podLogsDir: node.podLogsDir, log: logs, metrics, pods: () => kubelet.desiredPods(), waitingReason: () => undefined, configz: () => ({ port: 10250 }), healthChecks: [alwaysOk('ping'), alwaysOk('log'), syncLoopCheck(() => kubelet.pleg.enteredAt, 60_000)] };
-  const cert = loadServingCert({ certDir: path.join(dir, 'pki'), hostnames: ['n1'], ips: ['127.0.0.1'] });
+  const cert = await loadServingCert({ certDir: path.join(dir, 'pki'), hostnames: ['n1'], ips: ['127.0.0.1'] });
   const auth = new KubeletAuth({ anonymous: false, webhookAuthn: true, tokenCacheTtlMs: 120_000, mode: 'Webhook', authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000, client: fakeApi });
   const common = { host, auth, stats: new StatsProvider(cri, 'n1', dir), cert, clientCA: fs.readFileSync(path.join(dir, 'ca.crt')), address: '127.0.0.1', port: 0 };
   server = await startKubeletServer({ ...common, enableDebuggingHandlers: true });
@@ -267,7 +267,7 @@ test('setCertificate (serverTLSBootstrap): new connections get the new serving c
       s.on('error', reject);
     });
   const before = await peer(debugOff.port);
-  const other = loadServingCert({ certDir: path.join(dir, 'pki-other'), hostnames: ['n1-new'], ips: ['127.0.0.1'] });
+  const other = await loadServingCert({ certDir: path.join(dir, 'pki-other'), hostnames: ['n1-new'], ips: ['127.0.0.1'] });
   debugOff.setCertificate(other);
   const after = await peer(debugOff.port);
   assert.notEqual(after, before);

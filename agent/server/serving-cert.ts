@@ -1,7 +1,8 @@
 // The kubelet's serving certificate: --tls-cert-file/--tls-private-key-file
 // when given, otherwise a self-signed pair kept in --cert-dir as
 // kubelet.crt/kubelet.key (upstream's names), made once with the openssl CLI.
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -13,7 +14,7 @@ export interface ServingCert {
   certFile: string;
 }
 
-export function loadServingCert(o: { certFile?: string; keyFile?: string; certDir: string; hostnames: string[]; ips: string[] }): ServingCert {
+export async function loadServingCert(o: { certFile?: string; keyFile?: string; certDir: string; hostnames: string[]; ips: string[] }): Promise<ServingCert> {
   if (o.certFile || o.keyFile) {
     if (!o.certFile || !o.keyFile) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
     const read = (f: string, flag: string): Buffer => {
@@ -31,7 +32,8 @@ export function loadServingCert(o: { certFile?: string; keyFile?: string; certDi
     fs.mkdirSync(o.certDir, { recursive: true, mode: 0o700 });
     const sans = [...new Set(o.hostnames)].map((h) => `DNS:${h}`).concat([...new Set(o.ips)].filter((i) => net.isIP(i)).map((i) => `IP:${i}`));
     const tmpKey = `${keyFile}.tmp`;
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', tmpKey, '-out', `${certFile}.tmp`, '-days', '365', '-sha256', '-subj', `/CN=${o.hostnames[0] ?? 'kubelet'}@${Math.floor(Date.now() / 1000)}`, '-addext', `subjectAltName=${sans.join(',')}`, '-addext', 'extendedKeyUsage=serverAuth'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // Not execFileSync: the kubelet's first start generates it while its pod sources load.
+    await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', tmpKey, '-out', `${certFile}.tmp`, '-days', '365', '-sha256', '-subj', `/CN=${o.hostnames[0] ?? 'kubelet'}@${Math.floor(Date.now() / 1000)}`, '-addext', `subjectAltName=${sans.join(',')}`, '-addext', 'extendedKeyUsage=serverAuth']);
     fs.chmodSync(tmpKey, 0o600);
     fs.renameSync(tmpKey, keyFile);
     fs.renameSync(`${certFile}.tmp`, certFile);

@@ -80,7 +80,7 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
   // serverTLSBootstrap (as upstream): the certificate from a kubelet-serving CSR; self-signed until one is issued.
   const bootstrapServing = !!cfg.serverTLSBootstrap && !!o.client && !cfg.tlsCertFile;
   const issued = bootstrapServing ? loadBootstrappedServingCert(cfg.certDir) : undefined;
-  const cert = issued ?? loadServingCert({ certFile: cfg.tlsCertFile, keyFile: cfg.tlsPrivateKeyFile, certDir: cfg.certDir, hostnames: [cfg.nodeName, os.hostname()], ips: [o.hostIP, '127.0.0.1'] });
+  const cert = issued ?? await loadServingCert({ certFile: cfg.tlsCertFile, keyFile: cfg.tlsPrivateKeyFile, certDir: cfg.certDir, hostnames: [cfg.nodeName, os.hostname()], ips: [o.hostIP, '127.0.0.1'] });
   if (cfg.authorizationMode === 'Webhook' && !o.client) log.warn('authorization mode Webhook without a kubeconfig: the kubelet API will refuse every request (set authorization.mode: AlwaysAllow for a standalone kubelet)');
   const auth = new KubeletAuth({
     anonymous: cfg.anonymousAuth,
