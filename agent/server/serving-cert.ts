@@ -32,7 +32,7 @@ export async function loadServingCert(o: { certFile?: string; keyFile?: string; 
     fs.mkdirSync(o.certDir, { recursive: true, mode: 0o700 });
     const sans = [...new Set(o.hostnames)].map((h) => `DNS:${h}`).concat([...new Set(o.ips)].filter((i) => net.isIP(i)).map((i) => `IP:${i}`));
     const tmpKey = `${keyFile}.tmp`;
-    // Not execFileSync: the kubelet's first start generates it while its pod sources load.
+    // Asynchronous: the event loop is not held for openssl's run (the runtime's replies, the health port).
     await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', tmpKey, '-out', `${certFile}.tmp`, '-days', '365', '-sha256', '-subj', `/CN=${o.hostnames[0] ?? 'kubelet'}@${Math.floor(Date.now() / 1000)}`, '-addext', `subjectAltName=${sans.join(',')}`, '-addext', 'extendedKeyUsage=serverAuth']);
     fs.chmodSync(tmpKey, 0o600);
     fs.renameSync(tmpKey, keyFile);
