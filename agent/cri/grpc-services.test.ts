@@ -48,7 +48,7 @@ test('messages encode and decode as proto-loader\'s: nested messages, maps, enum
   assert.deepEqual(back.config.labels, { app: 'web' });
 });
 
-test('a response with a oneof decodes with the oneof\'s name set, as proto-loader\'s', () => {
+test('a response with nested messages and int64 wrappers decodes as proto-loader\'s (the CRI API has no oneof)', () => {
   const want = (reference['runtime.v1.RuntimeService'] as grpc.ServiceDefinition).ContainerStats!;
   const got = ours.RuntimeService!.service.ContainerStats!;
   const res = { stats: { attributes: { id: 'c1' }, cpu: { timestamp: '5', usage_core_nano_seconds: { value: '7' } } } };
