@@ -75,7 +75,12 @@ function clearRules(): void {
 }
 
 function inKernel(newIP: string, svc: string): boolean {
-  if (MODE === 'nftables') return execFileSync('nft', ['list', 'chain', 'ip', 'kube-proxy', `service-${servicePortBase(`default/${svc}:http`, 'tcp')}`], { encoding: 'utf8' }).includes(`dnat to ${newIP}:8080`);
+  if (MODE === 'nftables') {
+    // The service chain names its map of endpoint slots; the endpoint is the value of one of its ranges.
+    const chain = execFileSync('nft', ['list', 'chain', 'ip', 'kube-proxy', `service-${servicePortBase(`default/${svc}:http`, 'tcp')}`], { encoding: 'utf8' });
+    const map = /map @(endpoint-slots-tcp-\d+)/.exec(chain)?.[1];
+    return !!map && execFileSync('nft', ['list', 'map', 'ip', 'kube-proxy', map], { encoding: 'utf8', maxBuffer: 1 << 28 }).includes(`: ${newIP} . 8080`);
+  }
   const save = MODE === 'legacy' ? 'iptables-legacy-save' : 'iptables-nft-save';
   return execFileSync(save, ['-t', 'nat'], { encoding: 'utf8', maxBuffer: 1 << 30 }).includes(`--to-destination ${newIP}:8080`);
 }

@@ -16,7 +16,7 @@ const skip = e2eSkipReason();
 interface Outcome {
   partial: { netlink: number; nft: number };
   restart: { ops: number; rewrites: number; restartRewrites: string[] };
-  listings: { netlink: string; nft: string; digests: number };
+  listings: { netlink: string; nft: string; digests: number; slotBlocks: number };
   viaNetlink: { json: string; debug: string; rules: string };
   viaNft: { json: string; debug: string; rules: string };
 }
@@ -40,6 +40,9 @@ for (const [seed, family] of [[7, 'ip'], [11, 'ip'], [13, 'ip6']] as const) {
       // The listing read from the kernel's dumps is nft's, with a digest of every chain's rules.
       assert.equal(r.listings.netlink, r.listings.nft);
       assert.ok(r.listings.digests >= 10, `digests: ${r.listings.digests}`);
+      // And the block of endpoint slots each service chain's rule looks up.
+      assert.ok(r.listings.slotBlocks >= 5, `slot blocks: ${r.listings.slotBlocks}`);
+      assert.match(r.viaNetlink.json, /endpoint-slots-tcp-\d+/);
       // A restart read every chain's rules back over netlink and rewrote only chains with rules it cannot encode.
       assert.deepEqual(r.restart.restartRewrites, []);
       assert.ok(r.restart.rewrites < 40, `restart rewrote ${r.restart.rewrites} service rules`);

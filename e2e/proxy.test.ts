@@ -25,8 +25,10 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
   const nftTable = (): string => sh('nft', ['list', 'table', 'ip', 'kube-proxy'], { netns: cluster.node.netns, allowFail: true });
   /** The proxy's rules as text, in the mode's own listing. */
   const rules = (): string => (mode === 'iptables' ? iptablesNat() : nftTable());
-  const dnatTo = (addr: string): string => (mode === 'iptables' ? `--to-destination ${addr}` : `dnat to ${addr}`);
-  const dnatCount = (): number => (rules().match(mode === 'iptables' ? /-j DNAT --to-destination 10\.244\.\d+\.\d+:8080/g : /dnat to 10\.244\.\d+\.\d+:8080/g) ?? []).length;
+  /** How the rules name an IPv4 endpoint: a DNAT target, or (nftables) the value of an endpoint slot range. */
+  const dnatTo = (ip: string, port: number): string => (mode === 'iptables' ? `--to-destination ${ip}:${port}` : `: ${ip} . ${port}`);
+  // nftables: the ranges of the service chains' endpoint slots (one per endpoint).
+  const dnatCount = (): number => (rules().match(mode === 'iptables' ? /-j DNAT --to-destination 10\.244\.\d+\.\d+:8080/g : /\d+-\d+ : 10\.244\.\d+\.\d+ \. 8080/g) ?? []).length;
   let clusterIP = '';
   let nodePort = 0;
   let bridgeIP = '';
@@ -90,7 +92,13 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
       const chain = `service-${servicePortBase('default/web', 'tcp')}`;
       assert.match(t, new RegExp(`elements = \\{[^}]*${clusterIP.replace(/\./g, '\\.')} \\. tcp \\. 80 : goto ${chain.replace(/[/.]/g, '\\$&')}`));
       assert.match(t, /chain nat-prerouting \{\n\s+type nat hook prerouting priority dstnat; policy accept;\n\s+jump services/);
-      assert.match(t, /numgen random mod 3 0 meta l4proto tcp dnat to 10\.244\.\d+\.\d+:8080\n\s+numgen random mod 2 0 meta l4proto tcp dnat to 10\.244\.\d+\.\d+:8080\n\s+meta l4proto tcp dnat to 10\.244\.\d+\.\d+:8080\n/);
+      const chainText = new RegExp(`chain ${chain.replace(/[/.]/g, '\\$&')} \\{([^}]*)\\}`).exec(t)?.[1] ?? '';
+      const slots = /meta l4proto tcp dnat ip to numgen random mod 4096 offset (\d+) map @(endpoint-slots-tcp-\d+)\n/.exec(chainText);
+      assert.ok(slots, `the service chain DNATs through its block of endpoint slots: ${chainText}`);
+      const lo = Number(slots[1]);
+      const map = new RegExp(`map ${slots[2]} \\{[^}]*elements = \\{([^}]*)\\}`).exec(t)?.[1] ?? '';
+      // Three near-equal shares of the block's 4096 keys, one per endpoint.
+      assert.match(map.replace(/\s+/g, ' '), new RegExp(`${lo}-${lo + 1364} : 10\\.244\\.\\d+\\.\\d+ \\. 8080, ${lo + 1365}-${lo + 2729} : 10\\.244\\.\\d+\\.\\d+ \\. 8080, ${lo + 2730}-${lo + 4095} : 10\\.244\\.\\d+\\.\\d+ \\. 8080`));
       assert.match(t, /set hairpin-endpoints \{[^}]*\b(10\.244\.\d+\.\d+) \. \1\b/);
       assert.doesNotMatch(iptablesNat(), /KUBE-SERVICES/, 'no iptables-mode rules');
     }
@@ -114,7 +122,9 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
 
   test(mode === 'iptables' ? 'the NodePort answers from the node namespace, on every local address and on localhost' : 'the NodePort answers on the node IP (nodePortAddresses "primary"), not on other local addresses nor localhost', async () => {
     // In nftables mode the node IP comes from the Node object, whose address may reach the proxy after its first sync.
-    await waitFor(() => /^web-[012]\n$/.test(cluster.node.httpGet(`http://${cluster.node.nodeIP}:${nodePort}/`, 2)), 15_000, 200, 'the NodePort on the node IP');
+    await waitFor(() => /^web-[012]\n$/.test(cluster.node.httpGet(`http://${cluster.node.nodeIP}:${nodePort}/`, 2)), 15_000, 200, 'the NodePort on the node IP').catch((e: Error) => {
+      throw new Error(`${e.message}; node IP ${cluster.node.nodeIP}; the proxy's log:\n${cluster.node.proxyLog().split('\n').slice(-40).join('\n')}`);
+    });
     if (mode === 'iptables') {
       assert.match(cluster.node.httpGet(`http://${bridgeIP}:${nodePort}/`), /^web-[012]\n$/);
       assert.match(cluster.node.httpGet(`http://127.0.0.1:${nodePort}/`), /^web-[012]\n$/);
@@ -178,7 +188,7 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
     await waitFor(() => /dns-a\s+1\/1\s+Running/.test(cluster.kubectl(['get', 'pods'])) && /dns-b\s+1\/1\s+Running/.test(cluster.kubectl(['get', 'pods'])), 60_000, 500, 'udp pods');
     const svcIP = cluster.kubectl(['get', 'svc', 'dns', '-o', 'jsonpath={.spec.clusterIP}']);
     const aIP = cluster.kubectl(['get', 'pod', 'dns-a', '-o', 'jsonpath={.status.podIP}']);
-    await waitFor(() => rules().includes(dnatTo(`${aIP}:53`)), 20_000, 300, 'UDP rules');
+    await waitFor(() => rules().includes(dnatTo(aIP, 53)), 20_000, 300, 'UDP rules');
     // A UDP "flow" from the node, always from the same source port, as a resolver would keep one.
     const send = (): void => void sh(process.execPath, ['-e', `const s=require('dgram').createSocket('udp4');s.bind(40053,()=>s.send('x',53,'${svcIP}',()=>s.close()))`], { netns: cluster.node.netns });
     const entries = (): string => cluster.node.exec('conntrack', ['-L', '-p', 'udp', '--orig-dst', svcIP]);
@@ -190,7 +200,7 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
     await waitFor(() => !entries().includes(`src=${aIP} `), 20_000, 300, 'stale entry deleted');
     assert.match(cluster.node.proxyLog(), /deleted \d+ stale UDP conntrack entr/);
     const bIP = cluster.kubectl(['get', 'pod', 'dns-b', '-o', 'jsonpath={.status.podIP}']);
-    await waitFor(() => rules().includes(dnatTo(`${bIP}:53`)), 20_000, 300, 'dns-b in the rules');
+    await waitFor(() => rules().includes(dnatTo(bIP, 53)), 20_000, 300, 'dns-b in the rules');
     send();
     assert.match(entries(), new RegExp(`src=${bIP.replace(/\./g, '\\.')} `), 'the same flow now reaches dns-b');
   });
@@ -272,7 +282,8 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
     cluster.apply(endpointSlice('IPv6', ['fd00:10:244::11', 'fd00:10:244::12']));
     cluster.apply(endpointSlice('IPv4', [podIP('six-1'), podIP('six-2')]));
     const v6rules = (): string => (mode === 'iptables' ? cluster.node.exec('ip6tables-save', ['-t', 'nat']) : sh('nft', ['list', 'table', 'ip6', 'kube-proxy'], { netns: cluster.node.netns, allowFail: true }));
-    const dnat6 = `${dnatTo('[fd00:10:244::1')}`;
+    // Both endpoints start with this (fd00:10:244::11 and ::12).
+    const dnat6 = mode === 'iptables' ? '--to-destination [fd00:10:244::1' : ': fd00:10:244::1';
     await waitFor(() => v6rules().split(dnat6).length - 1 === 2 && rules().includes(ip4), 30_000, 200, 'IPv6 rules for both endpoints, and the IPv4 cluster IP');
     assert.ok(v6rules().includes(ip6), 'the IPv6 cluster IP is in the IPv6 rules');
     assert.ok(!rules().includes(ip6) && rules().includes(ip4), 'the IPv4 rules have only the IPv4 cluster IP');

@@ -205,6 +205,36 @@ class RecordingBackend implements ProxyBackend {
   }
 }
 
+test('a node address that arrives during a full sync gets a full sync of its own (the one running had the old address)', async () => {
+  const api4 = await startTestApiServer('n1');
+  try {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const backend = new RecordingBackend('IPv4');
+    const first = backend.sync.bind(backend);
+    let calls = 0;
+    backend.sync = async (i) => {
+      if (calls++ === 0) await held; // the first (full) sync is still writing when the Node shows up
+      return first(i);
+    };
+    const p = new Proxier(cfg, { client: api4.admin, backends: [backend], log: memoryLogger(), metrics: new ProxyMetrics(), health: new ProxyHealth(60_000), conntrack: async () => 0, conntrackList: async () => '' });
+    const started = p.start(); // resolves after the first sync, which is held
+    try {
+      await waitFor(() => calls === 1, 3000, 10, 'the first sync started');
+      await api4.admin.create('/api/v1/nodes', { metadata: { name: 'n1' }, spec: { podCIDR: '10.244.0.0/24' }, status: { addresses: [{ type: 'InternalIP', address: '192.168.0.2' }] } });
+      await new Promise((r) => setTimeout(r, 300));
+      release();
+      await started;
+      await waitFor(() => backend.calls.some((c) => c.full && c.nodeIP === '192.168.0.2'), 3000, 10, 'a full sync with the node address');
+      assert.equal(backend.calls[0]!.nodeIP, '', 'the held sync had no address');
+    } finally {
+      await p.stop();
+    }
+  } finally {
+    await api4.stop();
+  }
+});
+
 test('dual stack: each family\'s backend gets its own cluster IPs, slices and node address; a partial sync touches only the families that changed', async () => {
   const api3 = await startTestApiServer('n1', { serviceClusterIpRange: '10.96.0.0/12,fd00:10:96::/108' });
   try {

@@ -275,9 +275,12 @@ export class Proxier {
       // A family without Services and without changes has nothing to write (an idle IPv6 side costs nothing).
       if (!fFull && !changed.size && !f.ports.size) continue;
       const what = `${f.backend.mode}${dual ? ` ${f.family}` : ''}`;
+      // Cleared before the sync, not after: a node change arriving meanwhile asks for another full sync, with the
+      // addresses this one did not have.
+      if (fFull) f.needFull = false;
       try {
         const out = await f.backend.sync({ full: fFull, changed, ports: f.ports, endpoints: f.endpoints, nodeIP: f.nodeIP, nodeCIDR: f.nodeCIDR });
-        if (fFull) [f.needFull, f.lastFull] = [false, Date.now()];
+        if (fFull) f.lastFull = Date.now();
         for (const k of ['renderMs', 'applyMs', 'bytes', 'noLocalInternal', 'noLocalExternal'] as const) total[k] += out[k];
         this.d.log.debug(`synced ${what} (${fFull ? 'full' : `partial, ${changed.size} service(s)`}): ${out.summary}, render ${out.renderMs.toFixed(1)} ms, apply ${out.applyMs.toFixed(1)} ms`);
         synced = true;

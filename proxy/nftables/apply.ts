@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import type { Listing } from './diff.js';
 import { HAIRPIN, MAPS } from './render.js';
 import { isServiceObject, TABLE } from './names.js';
+import { isSlotMap } from './slots.js';
 
 export interface Nft {
   /** Runs one atomic transaction. */
@@ -50,6 +51,7 @@ export function verdictText(v: unknown): string {
 export function keyText(k: unknown): string {
   if (k && typeof k === 'object' && 'elem' in (k as Json)) return keyText(((k as Json).elem as Json).val);
   if (k && typeof k === 'object' && 'concat' in (k as Json)) return ((k as Json).concat as unknown[]).map(keyText).join(' . ');
+  if (k && typeof k === 'object' && 'range' in (k as Json)) return ((k as Json).range as unknown[]).map(keyText).join('-');
   return String(k);
 }
 
@@ -76,7 +78,8 @@ export function listingOf(chains: Json[], sets: Json[], maps: Json[], tableExist
     const mp = o.map as Json | undefined;
     const els = mp?.table === TABLE && typeof mp.name === 'string' && mp.name !== HAIRPIN ? listing.elements.get(mp.name) : undefined;
     if (!els) continue;
-    for (const pair of (mp!.elem ?? []) as unknown[][]) els.set(keyText(pair[0]), verdictText(pair[1]));
+    // Endpoint slots map ranges to "ip . port"; the other maps to verdicts.
+    for (const pair of (mp!.elem ?? []) as unknown[][]) els.set(keyText(pair[0]), isSlotMap(mp!.name as string) ? keyText(pair[1]) : verdictText(pair[1]));
   }
   return listing;
 }

@@ -3,7 +3,8 @@
 // a listing of the table. Commands come in phases so that, across Services,
 // everything a command refers to exists before it and is unused after it.
 import { TABLE } from './names.js';
-import { HAIRPIN, MAPS, type Element, type Fragment, type MapName } from './render.js';
+import { DISPATCH_MAPS, HAIRPIN, type Element, type Fragment } from './render.js';
+import { blockOfKey, SLOT_MAP_NAMES } from './slots.js';
 import { chainDigest, EMPTY_CHAIN_DIGEST } from './netlink-digest.js';
 
 /** A transaction's commands, by phase; a transaction is the phases concatenated in this order. */
@@ -93,12 +94,14 @@ export interface Listing {
   baseChains?: Map<string, string>;
   /** Digest of each chain's rules as the kernel dumps them (chains with rules only), when the rules were read. */
   digests?: Map<string, string>;
+  /** The endpoint-slots block each service chain's DNAT rule names, when the rules were read. */
+  slotBlocks?: Map<string, number>;
 }
 
 export const emptyListing = (): Listing => ({ tableExists: false, chains: new Set(), sets: new Map(), elements: new Map() });
 
 export interface FullPlan {
-  /** Transactions in order: fixed objects; sets and endpoint chains; service chains; map elements; retirement. */
+  /** Transactions in order: fixed objects; sets and endpoint chains; endpoint slots; service chains; map elements; retirement. */
   chunks: string[][];
   /** Chains flushed by the plan, to delete later. */
   retired: string[];
@@ -110,6 +113,12 @@ export interface FullPlan {
  * already present are rewritten in place (flush and refill in one transaction), so traffic keeps flowing throughout,
  * unless the listing's digests show the kernel has their rules already.
  */
+/**
+ * Commands per transaction of endpoint slots in a full sync: small enough to go over netlink as one batch (the proxy
+ * sends larger transactions through nft, which reads every element of an interval set before it adds to it).
+ */
+export const NETLINK_CHUNK_OPS = 1000;
+
 export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragment>, listing: Listing, chunkOps: number): FullPlan {
   // A base chain whose hook or priority changed (another version's layout) cannot be altered in place: it is
   // flushed, deleted and made again in the same transaction as the rest of the fixed objects.
@@ -121,8 +130,9 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
   }
   const chunks: string[][] = [[...remake, ...base]];
   let cur: string[] = [];
+  let bound = chunkOps;
   const push = (cmds: string[]): void => {
-    if (cur.length && cur.length + cmds.length > chunkOps) {
+    if (cur.length && cur.length + cmds.length > bound) {
       chunks.push(cur);
       cur = [];
     }
@@ -158,27 +168,61 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
     push(fill(c, rules));
   }
   flushChunk();
+  const want = new Map<string, Map<string, Element>>();
+  for (const f of frags) for (const e of f.elements) {
+    let m = want.get(e.map);
+    if (!m) want.set(e.map, (m = new Map()));
+    m.set(e.key, e);
+  }
+  // Endpoint slots before the service chains that look them up. A block whose ranges differ has them swapped in one
+  // transaction (old and new ranges may overlap); blocks nobody wants any more go at the end.
+  const staleSlots: string[] = [];
+  bound = Math.min(chunkOps, NETLINK_CHUNK_OPS);
+  for (const m of SLOT_MAP_NAMES) {
+    const byBlock = new Map<number, { have: [string, string][]; want: Element[] }>();
+    const group = (k: string): { have: [string, string][]; want: Element[] } => {
+      const b = blockOfKey(k);
+      let g = byBlock.get(b);
+      if (!g) byBlock.set(b, (g = { have: [], want: [] }));
+      return g;
+    };
+    for (const kv of listing.elements.get(m) ?? []) group(kv[0]).have.push(kv);
+    for (const e of want.get(m)?.values() ?? []) group(e.key).want.push(e);
+    for (const { have, want: w } of byBlock.values()) {
+      if (!w.length) {
+        staleSlots.push(...have.map(([k]) => cmd.deleteElement(m, k)));
+        continue;
+      }
+      const wanted = new Map(w.map((e) => [e.key, e.value]));
+      const present = new Map(have);
+      const del = have.filter(([k, v]) => wanted.get(k) !== v).map(([k]) => cmd.deleteElement(m, k));
+      const add = w.filter((e) => present.get(e.key) !== e.value).map(cmd.addElement);
+      if (del.length || add.length) push([...del, ...add]);
+    }
+  }
+  // Hairpin pairs: one per endpoint IP any Service DNATs to through a map; new ones with the slots, stale ones last.
+  const wantPins = new Set<string>();
+  for (const f of frags) for (const ip of f.hairpins) wantPins.add(ip);
+  const havePins = new Set([...(listing.elements.get(HAIRPIN)?.keys() ?? [])].map((k) => k.split(' . ')[0]!));
+  for (const ip of wantPins) if (!havePins.has(ip)) push([cmd.addHairpin(ip)]);
+  flushChunk();
+  bound = chunkOps;
   for (const f of frags) for (const [c, rules] of f.chains) if (!c.startsWith('endpoint-')) {
     wantChains.add(c);
     push(fill(c, rules));
   }
   flushChunk();
-  const want = new Map<string, Map<string, Element>>(MAPS.map((m) => [m, new Map()]));
-  for (const f of frags) for (const e of f.elements) want.get(e.map)!.set(e.key, e);
-  for (const m of MAPS) {
+  for (const m of DISPATCH_MAPS) {
     const have = listing.elements.get(m) ?? new Map<string, string>();
+    const w = want.get(m) ?? new Map<string, Element>();
     for (const [key, value] of have) {
-      const w = want.get(m)!.get(key);
-      if (!w) push([cmd.deleteElement(m, key)]);
-      else if (w.value !== value) push([cmd.deleteElement(m, key), cmd.addElement(w)]);
+      const e = w.get(key);
+      if (!e) push([cmd.deleteElement(m, key)]);
+      else if (e.value !== value) push([cmd.deleteElement(m, key), cmd.addElement(e)]);
     }
-    for (const [key, e] of want.get(m)!) if (!have.has(key)) push([cmd.addElement(e)]);
+    for (const [key, e] of w) if (!have.has(key)) push([cmd.addElement(e)]);
   }
-  // Hairpin pairs: one per endpoint IP any Service DNATs to through a map.
-  const wantPins = new Set<string>();
-  for (const f of frags) for (const ip of f.hairpins) wantPins.add(ip);
-  const havePins = new Set([...(listing.elements.get(HAIRPIN)?.keys() ?? [])].map((k) => k.split(' . ')[0]!));
-  for (const ip of wantPins) if (!havePins.has(ip)) push([cmd.addHairpin(ip)]);
+  for (const d of staleSlots) push([d]);
   for (const ip of havePins) if (!wantPins.has(ip)) push([cmd.deleteHairpin(ip)]);
   flushChunk();
   const retired: string[] = [];
@@ -192,4 +236,3 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
   return { chunks, retired };
 }
 
-export const isMapName = (m: string): m is MapName => (MAPS as readonly string[]).includes(m);

@@ -8,6 +8,7 @@ import type { Listing } from './diff.js';
 import { HAIRPIN, MAPS } from './render.js';
 import { isServiceObject } from './names.js';
 import { chainDigest } from './netlink-digest.js';
+import { isSlotMap, SLOTS } from './slots.js';
 
 interface State {
   table: boolean;
@@ -131,6 +132,14 @@ export class KernelModel implements Nft {
         const [, key, value] = em as unknown as [string, string, string];
         for (const c of refs(value).chains) if (!s.chains.has(c)) fail(`no such chain ${c}`);
         if (els.has(key) && els.get(key) !== value) fail('element exists');
+        if (isSlotMap(name) && !els.has(key)) {
+          // The kernel refuses a range that overlaps one it has.
+          const [lo, hi] = key.split('-').map(Number) as [number, number];
+          for (const k of els.keys()) {
+            const [a, b] = k.split('-').map(Number) as [number, number];
+            if (lo <= b && a <= hi) fail(`interval overlaps ${k}`);
+          }
+        }
         els.set(key, value);
         return;
       }
@@ -153,17 +162,64 @@ export class KernelModel implements Nft {
       sets: new Map([...s.sets].filter(([k]) => isServiceObject(k))),
       elements: new Map([...MAPS, HAIRPIN].map((m) => [m, new Map(s.maps.get(m) ?? [])])),
       baseChains: new Map(s.base),
-      ...(this.withDigests ? { digests: new Map([...s.chains].filter(([, r]) => r.length).map(([c, r]) => [c, chainDigest(r, this.family) ?? `unknown rules of ${c}`])) } : {}),
+      ...(this.withDigests
+        ? {
+            digests: new Map([...s.chains].filter(([, r]) => r.length).map(([c, r]) => [c, chainDigest(r, this.family) ?? `unknown rules of ${c}`])),
+            slotBlocks: new Map(
+              [...s.chains].flatMap(([c, r]) => r.map((x) => /numgen random mod \d+ offset (\d+) map @endpoint-slots-/.exec(x)).filter((m) => m).map((m) => [c, Number(m![1]) / SLOTS] as [string, number])),
+            ),
+          }
+        : {}),
     };
   }
 
-  /** Service chains with their rules, sets and map elements, for comparing two tables. */
+  /**
+   * Service chains with their rules, sets and map elements, for comparing two tables. Which block of endpoint slots a
+   * chain has, and which of its ranges an endpoint has, depend on the order of past changes, so slots are shown by
+   * owner: the rule's block as `<slots>`; under "endpoint-slots", "<chain> values" (the endpoints, sorted) and
+   * "<chain> sizes" (the ranges' sizes, sorted; an owner-less range's owner is "unowned").
+   */
   snapshot(): { chains: Record<string, string[]>; sets: Record<string, number>; maps: Record<string, Record<string, string>> } {
     const sorted = <V>(m: Map<string, V>, keep: (k: string) => boolean = () => true): Record<string, V> => Object.fromEntries([...m].filter(([k]) => keep(k)).sort(([a], [b]) => (a < b ? -1 : 1)));
+    const owner = new Map<number, string>();
+    const chains = new Map<string, string[]>();
+    for (const [c, rules] of this.state.chains) {
+      chains.set(
+        c,
+        rules.map((r) =>
+          r.replace(/offset (\d+) map @endpoint-slots-[a-z]+-\d+$/, (_, off: string) => {
+            owner.set(Number(off) / SLOTS, c);
+            return 'offset <slots> map @<slots>';
+          }),
+        ),
+      );
+    }
+    const maps = new Map<string, Map<string, string>>();
+    const byOwner = new Map<string, { values: string[]; sizes: number[] }>();
+    for (const [m, els] of this.state.maps) {
+      if (!isSlotMap(m)) {
+        maps.set(m, els);
+        continue;
+      }
+      for (const [k, v] of els) {
+        const [lo, hi] = k.split('-').map(Number) as [number, number];
+        const o = owner.get(Math.floor(lo / SLOTS)) ?? 'unowned';
+        let g = byOwner.get(o);
+        if (!g) byOwner.set(o, (g = { values: [], sizes: [] }));
+        g.values.push(v);
+        g.sizes.push(hi - lo + 1);
+      }
+    }
+    const slots = new Map<string, string>();
+    for (const [o, g] of byOwner) {
+      slots.set(`${o} values`, g.values.sort().join(', '));
+      slots.set(`${o} sizes`, g.sizes.sort((a, b) => a - b).join(','));
+    }
+    maps.set('endpoint-slots', slots);
     return {
-      chains: sorted(this.state.chains),
+      chains: sorted(chains),
       sets: sorted(this.state.sets),
-      maps: Object.fromEntries([...this.state.maps].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, sorted(v)])),
+      maps: Object.fromEntries([...maps].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, sorted(v)])),
     };
   }
 }

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { commandMessage, encodeTransaction, numberBatch, parseAcks, ruleExpressions } from './netlink-encode.js';
+import { commandMessage, encodeTransaction, message, numberBatch, parseAcks, ruleExpressions, str } from './netlink-encode.js';
 import { chainDigest, EMPTY_CHAIN_DIGEST } from './netlink-digest.js';
-import { keyText, listingOfDumps } from './netlink-listing.js';
+import { keyText, listingOfDumps, slotBlockOfRule } from './netlink-listing.js';
 
 const T = 'ip kube-proxy';
 
@@ -53,8 +53,9 @@ test('a transaction is one batch: begin, the commands (each acknowledged), end',
     `add element ${T} hairpin-endpoints { 10.0.0.1 . 10.0.0.1 }`,
     `delete chain ${T} service-OLD/ns/s/tcp/p80`,
   ].join('\n') + '\n';
-  const batch = encodeTransaction(text)!;
+  const { batch, firstLine } = encodeTransaction(text)!;
   assert.equal(batch.length, 10);
+  assert.deepEqual(firstLine, [0, 1, 2, 3, 4, 5, 6, 7]);
   const type = (b: Buffer): number => b.readUInt16LE(4);
   assert.deepEqual(batch.map(type), [0x10, 0xa03, 0xa08, 0xa06, 0xa0c, 0xa0c, 0xa0e, 0xa0c, 0xa05, 0x11]);
   // Begin and end name the nftables subsystem; commands ask for an ack (NLM_F_ACK).
@@ -68,6 +69,19 @@ test('a transaction is one batch: begin, the commands (each acknowledged), end',
   assert.deepEqual(seqs, [100, 101, 102, 103, 104, 105, 106, 107, 108, 109]);
   assert.equal(batch[9]!.readUInt32LE(8), 109);
   assert.equal(batch[9]!.readUInt32LE(12), 42);
+});
+
+test('consecutive element lines of one set share a message, up to 256 elements; acks map back to the first line', () => {
+  const slots = Array.from({ length: 200 }, (_, i) => `add element ${T} endpoint-slots-tcp-1 { ${4096 + i * 10}-${4096 + i * 10 + 9} : 10.0.0.${i % 250} . 80 }`);
+  const text = [`add element ${T} hairpin-endpoints { 10.0.0.1 . 10.0.0.1 }`, `add element ${T} hairpin-endpoints { 10.0.0.2 . 10.0.0.2 }`, ...slots, `delete element ${T} endpoint-slots-tcp-1 { 1-2 }`, `add chain ${T} service-X/y`].join('\n');
+  const { batch, firstLine } = encodeTransaction(text)!;
+  // Two hairpin pairs; 128 ranges (2 elements each: start and end) and 72 more; the delete; the chain.
+  assert.deepEqual(firstLine, [0, 2, 130, 202, 203]);
+  assert.equal(batch.length, 7);
+  assert.ok(batch[1]!.includes(Buffer.from([10, 0, 0, 1, 10, 0, 0, 1])) && batch[1]!.includes(Buffer.from([10, 0, 0, 2, 10, 0, 0, 2])), 'both pairs in one message');
+  assert.ok(batch[2]!.includes(Buffer.from([0, 0, 0x10, 0])) && batch[2]!.includes(Buffer.from([0, 0, 0x14, 0xf6])) && batch[2]!.includes(Buffer.from([10, 0, 0, 127, 0, 80])), 'the first and the 128th range in one message');
+  assert.ok(!batch[2]!.includes(Buffer.from([10, 0, 0, 128, 0, 80])) && batch[3]!.includes(Buffer.from([10, 0, 0, 128, 0, 80])), 'the 129th in the next');
+  assert.equal(batch[4]!.readUInt16LE(4), 0xa0e, 'the delete on its own');
 });
 
 test('acks and errors from the kernel', () => {
@@ -95,6 +109,38 @@ test('element keys and verdicts read back from a dump as the text syntax the lis
   assert.equal(keyText('no-endpoint-services', key), '10.96.0.10 . sctp . 5000');
   // An empty table, as the dumps give it.
   assert.deepEqual(listingOfDumps(false, [], [], new Map()), { tableExists: false, chains: new Set(), sets: new Map(), elements: new Map() });
+});
+
+test('endpoint slots: the DNAT rule, ranges as start and end elements, read back from the dumps with the chain\'s block', () => {
+  const rule = 'meta l4proto udp dnat ip to numgen random mod 4096 offset 28672 map @endpoint-slots-udp-7';
+  // As nft 1.0.6: the slot, turned to network order, looked up for address and port, which the nat takes from
+  // registers (e2e/nft-netlink.test.ts compares the kernel's dump of both byte for byte).
+  assert.deepEqual(names(ruleExpressions(rule)!), ['meta', 'cmp', 'numgen', 'byteorder', 'lookup', 'nat']);
+  assert.ok(chainDigest([rule]));
+  assert.equal(ruleExpressions('meta l4proto udp dnat ip to numgen random mod 4096 offset 28672 map @service-ips'), undefined, 'only the slot maps');
+  const ruleMsg = commandMessage(`add rule ${T} service-X/y ${rule}`)!;
+  assert.deepEqual(slotBlockOfRule(ruleMsg), ['service-X/y', 7]);
+  assert.equal(slotBlockOfRule(commandMessage(`add rule ${T} service-X/y numgen random mod 2 == 0 meta l4proto tcp dnat ip to 10.0.0.1:80`)!), undefined);
+  // Two ranges, added as the kernel lists them: each start with its value, each end flagged; plus the end element at
+  // 0 nft leaves in interval sets it touches.
+  const a = commandMessage(`add element ${T} endpoint-slots-udp-7 { 28672-30719 : 10.0.0.1 . 53 }`)!;
+  const b = commandMessage(`add element ${T} endpoint-slots-udp-7 { 30720-32767 : 10.0.0.2 . 5353 }`)!;
+  const endFlag = Buffer.from([0, 0, 0, 1]);
+  const zeroEnd = message((10 << 8) | 12, 0, 2, 0, [[1, str('kube-proxy')], [2, str('endpoint-slots-udp-7')], [3, [[1, [[1, [[1, Buffer.alloc(4)]]], [3, endFlag]]]]]]);
+  assert.ok(a.includes(Buffer.from([0, 0, 0x70, 0])) && a.includes(Buffer.from([0, 0, 0x78, 0])), 'start 28672 and end 30720, big-endian');
+  assert.ok(a.includes(Buffer.from([10, 0, 0, 1, 0, 53, 0, 0])), 'address, then the port padded to 4 bytes');
+  const listing = listingOfDumps(true, [], [], new Map([['endpoint-slots-udp-7', [b, zeroEnd, a]]]))!;
+  assert.deepEqual([...listing.elements.get('endpoint-slots-udp-7')!], [
+    ['28672-30719', '10.0.0.1 . 53'],
+    ['30720-32767', '10.0.0.2 . 5353'],
+  ]);
+  // A range start without its value cannot be read: the listing comes from nft instead.
+  assert.equal(listingOfDumps(true, [], [], new Map([['endpoint-slots-udp-7', [commandMessage(`delete element ${T} endpoint-slots-udp-7 { 0-4095 }`)!]]])), undefined);
+  const v6 = commandMessage('add element ip6 kube-proxy endpoint-slots-tcp-3 { 4096-8191 : fd00::1 . 80 }', 'ip6')!;
+  assert.ok(v6.includes(Buffer.from('fd000000000000000000000000000001' + '00500000', 'hex')));
+  assert.deepEqual([...listingOfDumps(true, [], [], new Map([['endpoint-slots-tcp-3', [v6]]]), 'ip6')!.elements.get('endpoint-slots-tcp-3')!], [['4096-8191', 'fd00::1 . 80']]);
+  assert.equal(commandMessage(`add element ${T} endpoint-slots-tcp-1 { 5-4 : 10.0.0.1 . 80 }`), undefined, 'an empty range');
+  assert.equal(commandMessage(`add element ${T} endpoint-slots-tcp-1 { 1-2 : 10.0.0.1 . 70000 }`), undefined, 'a bad port');
 });
 
 test('a chain digest: the same rules give the same digest, any change another; rules not known here give none', () => {

@@ -197,7 +197,19 @@ export function ruleExpressions(rule: string, form: Form = 'send', fam: NftFamil
     } else break;
   }
   const rest = t.slice(i);
-  if (rest.length === 1 && (rest[0] === 'drop' || rest[0] === 'return' || rest[0] === 'accept')) out.push(immediate(REG_VERDICT, verdictData(VERDICT[rest[0]])));
+  const slot = rest.length === 11 && rest[0] === 'dnat' && rest[1] === fam && rest[2] === 'to' && rest.slice(3, 6).join(' ') === 'numgen random mod' && rest[7] === 'offset' && rest[9] === 'map' ? slotLookup(rest[6]!, rest[8]!, rest[10]!) : undefined;
+  if (slot && l4 !== undefined) {
+    // `dnat … to numgen random mod M offset B map @endpoint-slots-N`: the slot, in network order, looked up in the
+    // map; its value is address then port (ip: reg 1 and the 32-bit reg 9 after it; ip6: regs 1 and 2).
+    const protoReg = fam === 'ip' ? 9 : REG_2;
+    out.push(
+      expr('numgen', [[1, u32(REG_1)], [2, u32(slot.mod)], [3, u32(1)], [4, u32(slot.offset)]]),
+      expr('byteorder', [[1, u32(REG_1)], [2, u32(REG_1)], [3, u32(1)], [4, u32(4)], [5, u32(4)]]),
+      expr('lookup', [[1, str(slot.map)], [2, u32(REG_1)], [3, u32(REG_1)], ...(form === 'dump' ? [[5, u32(0)] as Attr] : [])]),
+    );
+    if (form === 'send') out.push(expr('nat', [[1, u32(1)], [2, u32(f.nfproto)], [3, u32(REG_1)], [5, u32(protoReg)]]));
+    else out.push(expr('nat', [[1, u32(1)], [2, u32(f.nfproto)], [3, u32(REG_1)], [4, u32(REG_1)], [5, u32(protoReg)], [6, u32(protoReg)], [7, u32(3)]]));
+  } else if (rest.length === 1 && (rest[0] === 'drop' || rest[0] === 'return' || rest[0] === 'accept')) out.push(immediate(REG_VERDICT, verdictData(VERDICT[rest[0]])));
   else if (rest.length === 2 && (rest[0] === 'jump' || rest[0] === 'goto') && /^[\w./:-]+$/.test(rest[1]!)) out.push(immediate(REG_VERDICT, verdictData(VERDICT[rest[0]], rest[1])));
   else if (rest.length === 4 && rest[0] === 'dnat' && rest[1] === fam && rest[2] === 'to' && l4 !== undefined) {
     // "a:p", or "[a]:p" for IPv6.
@@ -212,6 +224,13 @@ export function ruleExpressions(rule: string, form: Form = 'send', fam: NftFamil
     else out.push(expr('nat', [[1, u32(1)], [2, u32(f.nfproto)], [3, u32(REG_1)], [4, u32(REG_1)], [5, u32(REG_2)], [6, u32(REG_2)], [7, u32(3)]]));
   } else return undefined;
   return out;
+}
+
+function slotLookup(mod: string, offset: string, map: string): { mod: number; offset: number; map: string } | undefined {
+  const m = Number(mod);
+  const o = Number(offset);
+  if (!/^\d+$/.test(mod) || !/^\d+$/.test(offset) || m < 1 || m > 0xffffffff || o > 0xffffffff || !/^@endpoint-slots-[a-z]+-\d+$/.test(map)) return undefined;
+  return { mod: m, offset: o, map: map.slice(1) };
 }
 
 /** Key layouts of the maps and sets a partial sync changes: each field padded to 4 bytes. */
@@ -262,6 +281,8 @@ const patterns = (fam: NftFamily) => {
     addRule: new RegExp(`^add rule ${T} ${NAME} (.+)$`),
     addElement: new RegExp(`^add element ${T} ${NAME} \\{ ([^{}"]+?)(?: comment ("(?:[^"\\\\]|\\\\.)*"))?(?: : (drop|(?:goto|jump) [\\w./:-]+))? \\}$`),
     deleteElement: new RegExp(`^delete element ${T} ${NAME} \\{ ([^{}"]+) \\}$`),
+    addSlot: new RegExp(`^add element ${T} (endpoint-slots-[a-z]+-\\d+) \\{ (\\d+)-(\\d+) : (\\S+) \\. (\\d+) \\}$`),
+    deleteSlot: new RegExp(`^delete element ${T} (endpoint-slots-[a-z]+-\\d+) \\{ (\\d+)-(\\d+) \\}$`),
   };
 };
 const RE = { ip: patterns('ip'), ip6: patterns('ip6') };
@@ -287,6 +308,69 @@ function element(fam: NftFamily, set: string, key: string, verdict?: string, com
 
 const setElems = (set: string, elems: Attr[]): Attr[] => [[1, str(TABLE)], [2, str(set)], [3, elems]];
 
+const NFT_SET_ELEM_INTERVAL_END = 1;
+const be32 = (n: number): Buffer => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n >>> 0);
+  return b;
+};
+
+/** A range of an endpoint-slots map as the kernel's interval set holds it: its start, then its (exclusive) end. */
+function slotRange(lo: string, hi: string, data?: Buffer): Attr[] | undefined {
+  const a = Number(lo);
+  const b = Number(hi);
+  if (!(a <= b) || b >= 0xffffffff) return undefined;
+  return [
+    [1, [[1, value(be32(a))], ...(data ? [[2, value(data)] as Attr] : [])]],
+    [1, [[1, value(be32(b + 1))], [3, be32(NFT_SET_ELEM_INTERVAL_END)]]],
+  ];
+}
+
+/** An endpoint's address and port as a slot's value: the address, then the port padded to 4 bytes. */
+function slotValue(fam: NftFamily, ip: string, portText: string): Buffer | undefined {
+  const a = address(fam, ip);
+  const p = port(portText);
+  if (!a || p === undefined) return undefined;
+  const out = Buffer.alloc(a.length + 4);
+  a.copy(out);
+  out.writeUInt16BE(p, a.length);
+  return out;
+}
+
+/** An element command line's parts: several lines for one set can share one message. */
+interface ElementCommand {
+  cmd: number;
+  flags: number;
+  set: string;
+  elems: Attr[];
+}
+
+function elementCommand(line: string, fam: NftFamily): ElementCommand | undefined {
+  const re = RE[fam];
+  let m: RegExpExecArray | null;
+  if ((m = re.addSlot.exec(line))) {
+    const data = slotValue(fam, m[4]!, m[5]!);
+    const elems = data && slotRange(m[2]!, m[3]!, data);
+    return elems && { cmd: MSG.NEWSETELEM, flags: NLM_F_CREATE, set: m[1]!, elems };
+  }
+  if ((m = re.deleteSlot.exec(line))) {
+    const elems = slotRange(m[2]!, m[3]!);
+    return elems && { cmd: MSG.DELSETELEM, flags: 0, set: m[1]!, elems };
+  }
+  if ((m = re.addElement.exec(line))) {
+    const comment = m[3] === undefined ? undefined : (JSON.parse(m[3]) as string);
+    const elems = element(fam, m[1]!, m[2]!, m[4], comment);
+    return elems && { cmd: MSG.NEWSETELEM, flags: NLM_F_CREATE, set: m[1]!, elems };
+  }
+  if ((m = re.deleteElement.exec(line))) {
+    const k = elementKey(fam, m[1]!, m[2]!);
+    return k && { cmd: MSG.DELSETELEM, flags: 0, set: m[1]!, elems: [[1, [[1, value(k)]]]] };
+  }
+  return undefined;
+}
+
+const elementMessage = (fam: NftFamily, e: ElementCommand): Buffer => nftMsg(fam, e.cmd, e.flags, setElems(e.set, e.elems));
+
 /** One command line as a message, or undefined when it is not one of the known shapes. */
 export function commandMessage(line: string, fam: NftFamily = 'ip'): Buffer | undefined {
   const re = RE[fam];
@@ -298,29 +382,54 @@ export function commandMessage(line: string, fam: NftFamily = 'ip'): Buffer | un
     const exprs = ruleExpressions(m[2]!, 'send', fam);
     return exprs && nftMsg(fam, MSG.NEWRULE, NLM_F_CREATE | NLM_F_APPEND, [[1, str(TABLE)], [2, str(m[1]!)], [4, exprs]]);
   }
-  if ((m = re.addElement.exec(line))) {
-    const comment = m[3] === undefined ? undefined : (JSON.parse(m[3]) as string);
-    const el = element(fam, m[1]!, m[2]!, m[4], comment);
-    return el && nftMsg(fam, MSG.NEWSETELEM, NLM_F_CREATE, setElems(m[1]!, el));
-  }
-  if ((m = re.deleteElement.exec(line))) {
-    const k = elementKey(fam, m[1]!, m[2]!);
-    return k && nftMsg(fam, MSG.DELSETELEM, 0, setElems(m[1]!, [[1, [[1, value(k)]]]]));
-  }
-  return undefined;
+  const e = elementCommand(line, fam);
+  return e && elementMessage(fam, e);
 }
 
-/** A whole transaction as one batch (begin, commands, end), or undefined if any line is not known here. */
-export function encodeTransaction(text: string, fam: NftFamily = 'ip'): Buffer[] | undefined {
+/** Elements per message when consecutive lines add to (or delete from) the same set: one ack and set lookup for all. */
+const ELEMENTS_PER_MESSAGE = 256;
+
+export interface EncodedTransaction {
+  /** Begin, the command messages, end. */
+  batch: Buffer[];
+  /** For each command message, the index of its first line (for error messages). */
+  firstLine: number[];
+}
+
+/**
+ * A whole transaction as one batch (begin, commands, end), or undefined if any line is not known here. Consecutive
+ * element lines of one set share a message: the kernel's cost of a batch is mostly per message, not per element.
+ */
+export function encodeTransaction(text: string, fam: NftFamily = 'ip'): EncodedTransaction | undefined {
   const lines = text.split('\n').filter((l) => l !== '');
   const msgs: Buffer[] = [];
-  for (const l of lines) {
-    const b = commandMessage(l, fam);
+  const firstLine: number[] = [];
+  let run: { e: ElementCommand; line: number } | undefined;
+  const endRun = (): void => {
+    if (!run) return;
+    msgs.push(elementMessage(fam, run.e));
+    firstLine.push(run.line);
+    run = undefined;
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const e = elementCommand(lines[i]!, fam);
+    if (e) {
+      if (run && run.e.cmd === e.cmd && run.e.set === e.set && run.e.elems.length + e.elems.length <= ELEMENTS_PER_MESSAGE) run.e.elems.push(...e.elems);
+      else {
+        endRun();
+        run = { e, line: i };
+      }
+      continue;
+    }
+    endRun();
+    const b = commandMessage(lines[i]!, fam);
     if (!b) return undefined;
     msgs.push(b);
+    firstLine.push(i);
   }
+  endRun();
   const batch = (type: number): Buffer => message(type, NLM_F_REQUEST, 0, NFNL_SUBSYS_NFTABLES, []);
-  return [batch(NFNL_MSG_BATCH_BEGIN), ...msgs, batch(NFNL_MSG_BATCH_END)];
+  return { batch: [batch(NFNL_MSG_BATCH_BEGIN), ...msgs, batch(NFNL_MSG_BATCH_END)], firstLine };
 }
 
 /** Numbers a batch's messages from `seq` on (in place); the command messages are all but the first and last. */

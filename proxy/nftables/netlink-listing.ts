@@ -7,6 +7,7 @@ import type { Listing } from './diff.js';
 import { addressText, attrList, attrs, cstr, FAMILY, fieldLength, KEYS, message, messageAttrs, NFNL_SUBSYS_NFTABLES, NLM_F_REQUEST, str, type NftFamily } from './netlink-encode.js';
 import { isServiceObject, TABLE } from './names.js';
 import { HAIRPIN, MAPS } from './render.js';
+import { isSlotMap, SLOTS } from './slots.js';
 
 const NLM_F_DUMP = 0x300;
 const MSG = { GETTABLE: 1, GETCHAIN: 4, GETRULE: 7, GETSET: 10, GETSETELEM: 13 } as const;
@@ -84,6 +85,12 @@ export function listingOfDumps(tableFound: boolean, chainMsgs: Buffer[], setMsgs
     if (isServiceObject(name)) listing.sets.set(name, Number((a.get(11)?.readBigUInt64BE(0) ?? 0n) / 1000n));
   }
   for (const set of LISTED_SETS) {
+    if (isSlotMap(set)) {
+      const els = slotElements(elementMsgs.get(set) ?? [], fam);
+      if (!els) return undefined;
+      listing.elements.set(set, els);
+      continue;
+    }
     const els = new Map<string, string>();
     for (const m of elementMsgs.get(set) ?? []) {
       const list = messageAttrs(m).get(3);
@@ -100,4 +107,63 @@ export function listingOfDumps(tableFound: boolean, chainMsgs: Buffer[], setMsgs
     listing.elements.set(set, els);
   }
   return listing;
+}
+
+/**
+ * An endpoint-slots map's ranges ("lo-hi" → "ip . port") from its dump: the kernel's interval set lists each range's
+ * start (with the value) and end (exclusive, flagged) as elements of their own; a start's end is the nearest end
+ * above it. Undefined when a start has no end or a value of another size.
+ */
+function slotElements(msgs: Buffer[], fam: NftFamily): Map<string, string> | undefined {
+  const starts: [number, Buffer][] = [];
+  const ends: number[] = [];
+  for (const m of msgs) {
+    const list = messageAttrs(m).get(3);
+    if (!list) continue;
+    for (const [, e] of attrList(list)) {
+      const ea = attrs(e);
+      const key = ea.get(1) && attrs(ea.get(1)!).get(1);
+      if (!key || key.length !== 4) return undefined;
+      const flags = ea.get(3)?.readUInt32BE(0) ?? 0;
+      if (flags & 1) ends.push(key.readUInt32BE(0));
+      else {
+        const data = ea.get(2) && attrs(ea.get(2)!).get(1);
+        if (!data || data.length !== FAMILY[fam].len + 4) return undefined;
+        starts.push([key.readUInt32BE(0), data]);
+      }
+    }
+  }
+  ends.sort((a, b) => a - b);
+  const out = new Map<string, string>();
+  for (const [lo, data] of starts.sort((a, b) => a[0] - b[0])) {
+    // The first end above lo (binary search).
+    let a = 0;
+    let b = ends.length;
+    while (a < b) {
+      const mid = (a + b) >> 1;
+      if (ends[mid]! > lo) b = mid;
+      else a = mid + 1;
+    }
+    if (a === ends.length) return undefined;
+    const len = FAMILY[fam].len;
+    out.set(`${lo}-${ends[a]! - 1}`, `${addressText(data.subarray(0, len))} . ${data.readUInt16BE(len)}`);
+  }
+  return out;
+}
+
+/** The block of endpoint slots a service chain's rule (a NEWRULE message of a dump) looks up, with its chain. */
+export function slotBlockOfRule(m: Buffer): [string, number] | undefined {
+  const a = messageAttrs(m);
+  const list = a.get(4);
+  if (!list) return undefined;
+  let offset: number | undefined;
+  for (const [, e] of attrList(list)) {
+    const ea = attrs(e);
+    const name = cstr(ea.get(1));
+    const data = ea.get(2) ? attrs(ea.get(2)!) : undefined;
+    if (name === 'numgen') offset = data?.get(4)?.readUInt32BE(0);
+    // NFTA_LOOKUP_SET
+    else if (name === 'lookup' && offset !== undefined && isSlotMap(cstr(data?.get(1))) && offset >= SLOTS && offset % SLOTS === 0) return [cstr(a.get(2)), offset / SLOTS];
+  }
+  return undefined;
 }

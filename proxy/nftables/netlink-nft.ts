@@ -7,12 +7,12 @@
 import os from 'node:os';
 import { ExecNft, NftError, type Nft } from './apply.js';
 import type { Listing } from './diff.js';
-import { encodeTransaction, messagesOf, numberBatch, parseAcks, type NftFamily } from './netlink-encode.js';
+import { encodeTransaction, messagesOf, numberBatch, parseAcks, type EncodedTransaction, type NftFamily } from './netlink-encode.js';
 import { digests, foldRule, type RuleHasher } from './netlink-digest.js';
-import { LISTED_SETS, listingOfDumps, listingRequests } from './netlink-listing.js';
+import { LISTED_SETS, listingOfDumps, listingRequests, slotBlockOfRule } from './netlink-listing.js';
 
 const NETLINK_NETFILTER = 12;
-/** Larger transactions (full syncs) go through nft, which splits its batches itself. */
+/** Larger transactions (full syncs) go through nft, which splits its batches itself (text and batch bytes). */
 const MAX_BATCH_BYTES = 256 << 10;
 /** No answer from the kernel in this long: the socket is given up and nft used from then on. */
 const REPLY_TIMEOUT_MS = 5000;
@@ -112,12 +112,18 @@ export class NetlinkNft implements Nft {
     const listing = listingOfDumps(true, chains, sets, elements, this.family);
     if (!listing) return undefined;
     const acc = new Map<string, RuleHasher>();
+    const blocks = new Map<string, number>();
     for (const c of listing.chains) {
       const rules = await this.ask(this.requests.rules(c));
       if (typeof rules === 'number') return listing; // no digests: every chain is rewritten
-      for (const m of rules) foldRule(m, acc);
+      for (const m of rules) {
+        foldRule(m, acc);
+        const b = slotBlockOfRule(m);
+        if (b) blocks.set(b[0], b[1]);
+      }
     }
     listing.digests = digests(acc);
+    listing.slotBlocks = blocks;
     return listing;
   }
 
@@ -144,10 +150,11 @@ export class NetlinkNft implements Nft {
   }
 
   run(text: string): Promise<void> {
-    const batch = this.sock && text.length <= MAX_BATCH_BYTES ? encodeTransaction(text, this.family) : undefined;
-    if (!batch) return this.viaNft(text);
+    const enc = this.sock && text.length <= MAX_BATCH_BYTES ? encodeTransaction(text, this.family) : undefined;
+    // One batch is one datagram, which the socket's send buffer (net.core.wmem_max, doubled) must hold.
+    if (!enc || enc.batch.reduce((n, b) => n + b.length, 0) > MAX_BATCH_BYTES) return this.viaNft(text);
     // One batch in flight at a time: the acks of two would interleave.
-    const p = this.queue.then(() => this.send(batch, text));
+    const p = this.queue.then(() => this.send(enc, text));
     this.queue = p.catch(() => {});
     return p;
   }
@@ -162,7 +169,7 @@ export class NetlinkNft implements Nft {
     this.sock = undefined;
   }
 
-  private send(batch: Buffer[], text: string): Promise<void> {
+  private send({ batch, firstLine }: EncodedTransaction, text: string): Promise<void> {
     const sock = this.sock;
     if (!sock) return this.viaNft(text);
     this.counts.netlink++;
@@ -178,7 +185,7 @@ export class NetlinkNft implements Nft {
           if (this.pending === pending) this.pending = undefined;
           if (e) reject(e);
           else if (pending.error) {
-            const line = lines[commands.indexOf(pending.error.seq)] ?? '';
+            const line = lines[firstLine[commands.indexOf(pending.error.seq)] ?? -1] ?? '';
             reject(new NftError(`netlink transaction failed: ${errnoName(pending.error.errno)} at: ${line}`));
           } else resolve();
         },

@@ -4,34 +4,40 @@ import type { Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import { servicePorts, type ServicePort } from '../model/service-port.js';
 import { endpointsOfSlices, type Endpoint } from '../model/endpoints.js';
-import { renderBase, renderService, type RenderContext } from './render.js';
+import { keepRanges, renderBase, renderService, type RenderContext } from './render.js';
 import { endpointBase, servicePortBase } from './names.js';
 import { NftSyncer } from './syncer.js';
 import { KernelModel } from './kernel-model.js';
 import { keyText, listingOf, verdictText, versionAtLeast } from './apply.js';
 import { NODE, slice, svc } from '../model/fixtures.js';
 import { randomChange, randomService, rng, World } from './random-world.js';
+import { SlotBlocks, SLOTS, slotMapName, slotRanges } from './slots.js';
 
 // Upstream proxier_test conventions: pods in 10.0.0.0/8, cluster IPs in 172.30.0.0/16, this node "test-node".
 const ctx: RenderContext = { family: 'ip', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip saddr 10.0.0.0/8', notLocalMatch: 'ip saddr != 10.0.0.0/8', nodeIP: '192.168.0.2', nodePortIPs: ['192.168.0.2'], conntrackTCPLiberal: false };
 
-const one = (s: Service, sl: EndpointSlice[] = [], c: RenderContext = ctx) => renderService(servicePorts(s), endpointsOfSlices(sl, NODE), c);
+const one = (s: Service, sl: EndpointSlice[] = [], c: RenderContext = ctx) => renderService(servicePorts(s), endpointsOfSlices(sl, NODE), c, new SlotBlocks());
 
 test('object names are upstream\'s (verified examples from its proxier tests)', () => {
   assert.equal(servicePortBase('ns1/svc1:p80', 'TCP'), 'ULMVA6XW-ns1/svc1/tcp/p80');
   assert.equal(endpointBase('ns1/svc1:p80', 'tcp', '10.180.0.1', 80), '5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80');
 });
 
-test('a ClusterIP Service: dispatch element, masquerade of off-cluster traffic, DNAT by a numgen cascade in the service chain, hairpin pairs', () => {
-  const f = one(svc('ns1', 'svc1', { clusterIP: '172.30.0.41' }), [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }, { ip: '10.180.0.2' }])]);
-  assert.deepEqual(f.elements, [{ map: 'service-ips', key: '172.30.0.41 . tcp . 80', value: 'goto service-ULMVA6XW-ns1/svc1/tcp/p80' }]);
+test('a ClusterIP Service: dispatch element, masquerade of off-cluster traffic, DNAT through its block of endpoint slots, hairpin pairs', () => {
+  const f = one(svc('ns1', 'svc1', { clusterIP: '172.30.0.41' }), [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }, { ip: '10.180.0.2' }, { ip: '10.180.0.3' }])]);
+  // The first block handed out is 1: keys 4096 … 8191, in endpoint-slots-1; three near-equal shares.
+  assert.deepEqual(f.elements, [
+    { map: 'service-ips', key: '172.30.0.41 . tcp . 80', value: 'goto service-ULMVA6XW-ns1/svc1/tcp/p80' },
+    { map: 'endpoint-slots-tcp-1', key: '4096-5460', value: '10.180.0.1 . 80' },
+    { map: 'endpoint-slots-tcp-1', key: '5461-6825', value: '10.180.0.2 . 80' },
+    { map: 'endpoint-slots-tcp-1', key: '6826-8191', value: '10.180.0.3 . 80' },
+  ]);
   assert.deepEqual(f.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80'), [
     'ip daddr 172.30.0.41 tcp dport 80 ip saddr != 10.0.0.0/8 jump mark-for-masquerade',
-    'numgen random mod 2 == 0 meta l4proto tcp dnat ip to 10.180.0.1:80',
-    'meta l4proto tcp dnat ip to 10.180.0.2:80',
+    'meta l4proto tcp dnat ip to numgen random mod 4096 offset 4096 map @endpoint-slots-tcp-1',
   ]);
   assert.equal(f.chains.size, 1, 'one chain for the Service, none per endpoint');
-  assert.deepEqual([...f.hairpins], ['10.180.0.1', '10.180.0.2']);
+  assert.deepEqual([...f.hairpins], ['10.180.0.1', '10.180.0.2', '10.180.0.3']);
   // masqueradeAll instead of the detector.
   const all = one(svc('ns1', 'svc1', { clusterIP: '172.30.0.41' }), [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }])], { ...ctx, masqueradeAll: true });
   assert.equal(all.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80')![0], 'ip daddr 172.30.0.41 tcp dport 80 jump mark-for-masquerade');
@@ -62,7 +68,10 @@ test('externalTrafficPolicy Local: only local endpoints for external traffic, po
     `fib saddr type local goto service-${base} comment "short-circuit local traffic"`,
     `goto local-${base}`,
   ]);
-  assert.deepEqual(f.chains.get(`local-${base}`), ['meta l4proto tcp dnat ip to 10.180.2.1:80']);
+  // The cluster chain has block 1, the local chain block 2.
+  assert.deepEqual(f.chains.get(`local-${base}`), ['meta l4proto tcp dnat ip to numgen random mod 4096 offset 8192 map @endpoint-slots-tcp-2']);
+  assert.deepEqual(f.elements.filter((e) => e.map === 'endpoint-slots-tcp-2'), [{ map: 'endpoint-slots-tcp-2', key: '8192-12287', value: '10.180.2.1 . 80' }]);
+  assert.deepEqual(f.elements.filter((e) => e.map === 'endpoint-slots-tcp-1').map((e) => `${e.key} ${e.value}`), ['4096-6143 10.180.0.1 . 80', '6144-8191 10.180.2.1 . 80']);
   assert.ok(f.elements.some((e) => e.map === 'service-nodeports' && e.key === 'tcp . 3001' && e.value === `goto external-${base}`));
   const remoteOnly = one(s, [slice('ns1', 'svc1', [{ ip: '10.180.0.1', node: 'other' }])]);
   assert.deepEqual(remoteOnly.elements.filter((e) => e.value === 'drop').map((e) => `${e.map} ${e.key}`), ['no-endpoint-services 1.2.3.4 . tcp . 80', 'no-endpoint-nodeports tcp . 3001']);
@@ -195,7 +204,47 @@ test('a restart reads the rules back: chains the kernel already has are left alo
   }
 });
 
-test('a one-endpoint change is the same handful of operations at 1,000 and at 50,000 Services', async () => {
+test('endpoint slots: shares of a block, blocks handed out once and in order, given back and reused last', () => {
+  const b = new SlotBlocks();
+  assert.equal(b.blockOf('a'), 1);
+  assert.equal(b.blockOf('b'), 2);
+  assert.equal(b.blockOf('a'), 1, 'a chain keeps its block');
+  b.release('a');
+  assert.equal(b.blockOf('c'), 3, 'a block given back is not reused at once');
+  const r = new SlotBlocks();
+  r.adopt('x', 4);
+  r.reserve(5);
+  assert.deepEqual([r.blockOf('p'), r.blockOf('q'), r.blockOf('s'), r.blockOf('x')], [1, 2, 3, 4]);
+  assert.equal(r.blockOf('t'), 6, 'adopted and reserved blocks are skipped');
+  // Shares cover the block exactly, differing by at most one key.
+  for (const n of [1, 2, 3, 7, 10, 100, 4096]) {
+    const ranges = slotRanges(9, n);
+    assert.equal(ranges[0]![0], 9 * SLOTS);
+    assert.equal(ranges.at(-1)![1], 10 * SLOTS - 1);
+    ranges.slice(1).forEach(([lo], i) => assert.equal(lo, ranges[i]![1] + 1));
+    const sizes = ranges.map(([lo, hi]) => hi - lo + 1);
+    assert.ok(Math.max(...sizes) - Math.min(...sizes) <= 1, `n=${n}`);
+  }
+  assert.equal(slotMapName(9, 'tcp'), 'endpoint-slots-tcp-9');
+  assert.equal(slotMapName(256 + 9, 'tcp'), 'endpoint-slots-tcp-9');
+  assert.equal(slotMapName(64 + 9, 'udp'), 'endpoint-slots-udp-9');
+  // More endpoints than slots: the cascade, as before.
+  const many = Array.from({ length: SLOTS + 1 }, (_, i) => ({ ip: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}` }));
+  const f = one(svc('ns1', 'svc1', { clusterIP: '172.30.0.41' }), [slice('ns1', 'svc1', many)]);
+  assert.equal(f.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80')!.length, SLOTS + 2);
+  assert.ok(!f.elements.some((e) => e.map.startsWith('endpoint-slots-')));
+});
+
+test('ranges kept: endpoints stay in the range the kernel has them in, newcomers take the ranges left', () => {
+  const keys = ['0-9', '10-19', '20-29'];
+  assert.deepEqual(keepRanges(keys, ['a', 'b', 'c'], undefined), ['a', 'b', 'c']);
+  assert.deepEqual(keepRanges(keys, ['a', 'b', 'd'], new Map([['0-9', 'c'], ['10-19', 'a'], ['20-29', 'b']])), ['d', 'a', 'b']);
+  // Other ranges (another count before): whoever matches a key stays, the rest in order.
+  assert.deepEqual(keepRanges(keys, ['a', 'b', 'c'], new Map([['0-14', 'c'], ['15-29', 'a']])), ['a', 'b', 'c']);
+  assert.deepEqual(keepRanges(keys, ['x', 'y', 'z'], new Map([['10-19', 'z']])), ['x', 'z', 'y']);
+});
+
+test('a one-endpoint change is the same handful of operations at 1,000 and at 50,000 Services: map elements only, no rule', async () => {
   const opsAt = async (n: number): Promise<number[]> => {
     const w = new World();
     for (let i = 0; i < n; i++) {
@@ -203,20 +252,27 @@ test('a one-endpoint change is the same handful of operations at 1,000 and at 50
       w.eps.set(`ns/s${i}`, Array.from({ length: 10 }, (_, k) => ({ ip: `10.${i >> 8}.${i & 255}.${k + 1}` })));
     }
     const kernel = new KernelModel();
-    const syncer = new NftSyncer({ run: async () => undefined, list: () => kernel.list() }, ctx);
+    const sent: string[] = [];
+    const syncer = new NftSyncer({ run: async (t) => void sent.push(t), list: () => kernel.list() }, ctx);
     await syncer.full(w.ports(), w.endpoints());
+    sent.length = 0;
     const out: number[] = [];
     w.eps.get('ns/s7')!.push({ ip: '10.99.99.99' });
     out.push((await syncer.partial(['ns/s7'], w.ports(), w.endpoints())).ops);
     w.eps.get('ns/s7')!.shift();
     out.push((await syncer.partial(['ns/s7'], w.ports(), w.endpoints())).ops);
+    // An endpoint replaced (the same count): one range's element.
+    w.eps.get('ns/s7')![0] = { ip: '10.99.99.98' };
+    out.push((await syncer.partial(['ns/s7'], w.ports(), w.endpoints())).ops);
+    for (const t of sent) assert.doesNotMatch(t, /rule|chain|goto|jump/, 'no rule, chain or verdict: the kernel does not re-validate the table');
     return out;
   };
   const small = await opsAt(1000);
   const large = await opsAt(50_000);
   assert.deepEqual(small, large);
-  // The service chain is rewritten (flush, masquerade rule, one rule per endpoint) and a hairpin pair added or removed.
-  assert.ok(small.every((o) => o > 0 && o <= 15), String(small));
+  // The ranges of the block are redrawn (10 out, 11 in; then 11 out, 10 in), a hairpin pair added or removed; a
+  // replaced endpoint takes over the range of the one it replaces: one range out and in, its hairpin pairs.
+  assert.deepEqual(small, [22, 22, 4]);
 });
 
 test('cold start: a table left by another run converges in bounded transactions, endpoint chains before service chains before map elements, nothing flushed wholesale', async () => {
@@ -235,7 +291,9 @@ test('cold start: a table left by another run converges in bounded transactions,
   assert.ok(st.transactions > 4, 'several transactions');
   for (const t of kernel.transactions.slice(1)) assert.ok(t.trim().split('\n').length <= 60, 'each bounded');
   assert.ok(kernel.transactions.every((t) => !/^flush (table|map)/m.test(t)), 'no table or map flush');
-  const kinds = kernel.transactions.slice(1).map((t) => (/^add rule ip kube-proxy endpoint-/m.test(t) ? 1 : /^add rule ip kube-proxy (service|local|external|firewall)-/m.test(t) ? 2 : /element/.test(t) ? 3 : 4));
+  // Endpoint chains, endpoint slots and new hairpin pairs, service chains, dispatch elements (and slots and pairs no
+  // longer used), retirement.
+  const kinds = kernel.transactions.slice(1).map((t) => (/^add rule ip kube-proxy endpoint-/m.test(t) ? 1 : /^add element ip kube-proxy (endpoint-slots-|hairpin-endpoints)/m.test(t) ? 2 : /^add rule ip kube-proxy (service|local|external|firewall)-/m.test(t) ? 3 : /element/.test(t) ? 4 : 5));
   assert.deepEqual(kinds, [...kinds].sort(), `phases in order: ${kinds.join(',')}`);
   let clock = Date.now() + 5000;
   const later = new NftSyncer(kernel, ctx, { now: () => clock });
@@ -296,6 +354,7 @@ test('a full sync starts from nft\'s JSON listings: service chains, base chains\
     { map: { family: 'ip', table: 'kube-proxy', name: 'service-ips', map: 'verdict', elem: [[{ concat: ['172.30.0.41', 'tcp', 80] }, { goto: { target: 'service-ULMVA6XW-ns1/svc1/tcp/p80' } }]] } },
     { map: { family: 'ip', table: 'kube-proxy', name: 'no-endpoint-services', map: 'verdict', elem: [[{ elem: { val: { concat: ['172.30.0.42', 'udp', 53] }, comment: 'ns1/dns' } }, { goto: { target: 'reject-chain' } }], [{ concat: ['1.2.3.4', 'tcp', 80] }, { drop: null }]] } },
     { map: { family: 'ip', table: 'other', name: 'service-ips', map: 'verdict', elem: [[{ concat: ['9.9.9.9', 'tcp', 1] }, { accept: null }]] } },
+    { map: { family: 'ip', table: 'kube-proxy', name: 'endpoint-slots-tcp-7', type: 'integer', map: 'ipv4_addr . inet_service', flags: ['interval'], elem: [[{ range: [28672, 30719] }, { concat: ['10.0.0.1', 53] }]] } },
   ];
   const l = listingOf(chains, sets, maps, true);
   assert.deepEqual([...l.chains], ['service-ULMVA6XW-ns1/svc1/tcp/p80']);
@@ -305,19 +364,24 @@ test('a full sync starts from nft\'s JSON listings: service chains, base chains\
   assert.deepEqual([...l.elements.get('service-ips')!], [['172.30.0.41 . tcp . 80', 'goto service-ULMVA6XW-ns1/svc1/tcp/p80']]);
   assert.deepEqual([...l.elements.get('no-endpoint-services')!], [['172.30.0.42 . udp . 53', 'goto reject-chain'], ['1.2.3.4 . tcp . 80', 'drop']]);
   assert.deepEqual([...l.elements.get('service-nodeports')!], []);
+  assert.deepEqual([...l.elements.get('endpoint-slots-tcp-7')!], [['28672-30719', '10.0.0.1 . 53']]);
   assert.equal(listingOf(chains, sets, maps, false).chains.size, 0, 'no table: nothing');
 });
 
 test('IPv6 (table ip6 kube-proxy): ip6 matches, ipv6_addr keys, DNAT to [ip]:port, endpoint names with dots for colons', () => {
   const c6: RenderContext = { family: 'ip6', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip6 saddr fd00:10::/64', notLocalMatch: 'ip6 saddr != fd00:10::/64', nodePortIPs: undefined, conntrackTCPLiberal: false };
   const s = svc('ns1', 'svc1', { clusterIP: 'fd00:30::41', clusterIPs: ['fd00:30::41'], sessionAffinity: 'ClientIP' });
-  const f = renderService(servicePorts(s, 'IPv6'), endpointsOfSlices([slice('ns1', 'svc1', [{ ip: 'fd00:10::1' }])], NODE, 'IPv6'), c6);
+  const f = renderService(servicePorts(s, 'IPv6'), endpointsOfSlices([slice('ns1', 'svc1', [{ ip: 'fd00:10::1' }])], NODE, 'IPv6'), c6, new SlotBlocks());
   const ep = endpointBase('ns1/svc1:p80', 'tcp', 'fd00:10::1', 80);
   assert.equal(ep, `${ep.slice(0, 8)}-ns1/svc1/tcp/p80__fd00.10..1/80`);
   assert.deepEqual(f.elements, [{ map: 'service-ips', key: 'fd00:30::41 . tcp . 80', value: 'goto service-ULMVA6XW-ns1/svc1/tcp/p80' }]);
   assert.deepEqual(f.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80'), ['ip6 daddr fd00:30::41 tcp dport 80 ip6 saddr != fd00:10::/64 jump mark-for-masquerade', `ip6 saddr @affinity-${ep} goto endpoint-${ep}`, `goto endpoint-${ep}`]);
   assert.deepEqual(f.chains.get(`endpoint-${ep}`), ['ip6 saddr fd00:10::1 jump mark-for-masquerade', `update @affinity-${ep} { ip6 saddr }`, 'meta l4proto tcp dnat ip6 to [fd00:10::1]:80']);
+  const plain = renderService(servicePorts({ ...s, spec: { ...s.spec, sessionAffinity: 'None' } }, 'IPv6'), endpointsOfSlices([slice('ns1', 'svc1', [{ ip: 'fd00:10::1' }])], NODE, 'IPv6'), c6, new SlotBlocks());
+  assert.equal(plain.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80')![1], 'meta l4proto tcp dnat ip6 to numgen random mod 4096 offset 4096 map @endpoint-slots-tcp-1');
+  assert.deepEqual(plain.elements[1], { map: 'endpoint-slots-tcp-1', key: '4096-8191', value: 'fd00:10::1 . 80' });
   const base = renderBase(c6);
+  assert.ok(base.includes('add map ip6 kube-proxy endpoint-slots-tcp-255 { typeof numgen random mod 1 : ip6 daddr . tcp dport ; flags interval ; comment "endpoints of tcp service chains, by numgen slot" ; }'));
   assert.ok(base.includes('add set ip6 kube-proxy hairpin-endpoints { type ipv6_addr . ipv6_addr ; comment "endpoints reached through a service DNAT map: traffic from one to itself is masqueraded" ; }'));
   assert.ok(base.includes('add rule ip6 kube-proxy services fib daddr type local ip6 daddr != ::1 meta l4proto . th dport vmap @service-nodeports'));
 });

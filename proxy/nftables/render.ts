@@ -8,6 +8,7 @@ import type { ServicePort } from '../model/service-port.js';
 import { portKey, type Endpoint } from '../model/endpoints.js';
 import { cidrContains } from '../model/family.js';
 import { endpointBase, servicePortBase, TABLE } from './names.js';
+import { SLOT_MAP_NAMES, SLOT_MAPS, SLOTS, slotMapName, slotRanges, type SlotBlocks } from './slots.js';
 
 export const SERVICES = 'services';
 export const SERVICE_IPS = 'service-ips';
@@ -25,9 +26,11 @@ export const MASQUERADING = 'masquerading';
 /** Endpoint IPs as "ip . ip" pairs: a DNATed packet from an endpoint to itself is masqueraded (hairpin). */
 export const HAIRPIN = 'hairpin-endpoints';
 
-/** The maps a Fragment's elements go to. */
-export const MAPS = [SERVICE_IPS, SERVICE_NODEPORTS, NO_ENDPOINT_SERVICES, NO_ENDPOINT_NODEPORTS, FIREWALL_IPS] as const;
-export type MapName = (typeof MAPS)[number];
+/** The verdict maps a Fragment's elements go to. */
+export const DISPATCH_MAPS = [SERVICE_IPS, SERVICE_NODEPORTS, NO_ENDPOINT_SERVICES, NO_ENDPOINT_NODEPORTS, FIREWALL_IPS] as const;
+/** Every map a Fragment's elements go to: the endpoint slot maps first (a full sync fills them before the chains that use them). */
+export const MAPS: readonly string[] = [...SLOT_MAP_NAMES, ...DISPATCH_MAPS];
+export type MapName = string;
 
 export interface RenderContext {
   family: 'ip' | 'ip6';
@@ -132,11 +135,19 @@ export function renderBase(c: RenderContext): string[] {
   out.push(`add map ${T} ${SERVICE_NODEPORTS} { type inet_proto . inet_service : verdict ; comment "NodePort traffic" ; }`);
   rule(SERVICES, `${ipX} daddr . meta l4proto . th dport vmap @${SERVICE_IPS}`);
   rule(SERVICES, `${nodePortMatch} meta l4proto . th dport vmap @${SERVICE_NODEPORTS}`);
+  for (const m of SLOT_MAPS) out.push(`add map ${T} ${m.name} { typeof numgen random mod 1 : ${ipX} daddr . ${m.proto} dport ; flags interval ; comment "endpoints of ${m.proto} service chains, by numgen slot" ; }`);
   return out;
 }
 
-/** The chains, map elements and affinity sets of one Service's ports. */
-export function renderService(ports: ServicePort[], endpoints: Map<string, Endpoint[]>, c: RenderContext): Fragment {
+/** A block's ranges as the kernel has them ("lo-hi" → "ip . port"), if known. */
+export type SlotsOf = (block: number) => ReadonlyMap<string, string> | undefined;
+
+/**
+ * The chains, map elements and affinity sets of one Service's ports. `blocks` gives each service chain its block of
+ * endpoint slots; `had`, the ranges the kernel has in a block, so an endpoint replaced by another takes over its range
+ * and the others keep theirs (one range changed, not all of them).
+ */
+export function renderService(ports: ServicePort[], endpoints: Map<string, Endpoint[]>, c: RenderContext, blocks: SlotBlocks, had?: SlotsOf): Fragment {
   const f = emptyFragment();
   const ipX = c.family;
   for (const sp of ports) {
@@ -225,17 +236,26 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
       }
       if (hasExternal) ext.push(`goto ${externalPolicyChain}`);
     }
-    // ClientIP affinity needs per-endpoint state: upstream's endpoint chains and affinity sets. Without it, the
-    // service chain DNATs itself: one chain per Service instead of one per endpoint, since every nft transaction first
-    // reads all chains of the ruleset (nft 1.0.x) and endpoint chains outnumber Services 10:1. Endpoints are picked by
-    // a cascade (rule i of n matches with probability 1/(n-i), as iptables' statistic rules) rather than upstream's
-    // `numgen … vmap { … }`: every inline map is an anonymous set, which nft 1.0.x handles in quadratic time
-    // (10,000 of them: 20 s, against 0.7 s for the cascade).
+    // ClientIP affinity needs per-endpoint state: upstream's endpoint chains and affinity sets, picked by a cascade
+    // (rule i of n matches with probability 1/(n-i), as iptables' statistic rules; not upstream's `numgen … vmap`,
+    // since every inline map is an anonymous set, which nft 1.0.x handles in quadratic time). Without it, the service
+    // chain's one DNAT rule looks its endpoint up in its block of an endpoint-slots map (see slots.ts): endpoint
+    // changes are map elements only.
     const sticky = sp.stickySeconds > 0;
     if (sticky) for (const e of reachable) f.sets.set(`affinity-${epBase(e)}`, sp.stickySeconds);
-    const dnat = (e: Endpoint): string => `meta l4proto ${proto} dnat ${ipX} to ${c.family === 'ip6' ? `[${e.ip}]` : e.ip}:${e.port}`;
+    const target = (e: Endpoint): string => (c.family === 'ip6' ? `[${e.ip}]:${e.port}` : `${e.ip}:${e.port}`);
+    const dnat = (e: Endpoint): string => `meta l4proto ${proto} dnat ${ipX} to ${target(e)}`;
     const toEndpoints = (ch: string, list: Endpoint[]): void => {
       const rules = chain(ch);
+      const block = !sticky && list.length && list.length <= SLOTS ? blocks.blockOf(ch) : undefined;
+      if (block !== undefined) {
+        const map = slotMapName(block, proto);
+        rules.push(`meta l4proto ${proto} dnat ${ipX} to numgen random mod ${SLOTS} offset ${block * SLOTS} map @${map}`);
+        const keys = slotRanges(block, list.length).map(([lo, hi]) => `${lo}-${hi}`);
+        keepRanges(keys, list.map((e) => `${e.ip} . ${e.port}`), had?.(block)).forEach((value, i) => f.elements.push({ map, key: keys[i]!, value }));
+        for (const e of list) f.hairpins.add(e.ip);
+        return;
+      }
       if (sticky) for (const e of list) rules.push(`${ipX} saddr @affinity-${epBase(e)} goto endpoint-${epBase(e)}`);
       list.forEach((e, i) => {
         const pick = i < list.length - 1 ? `numgen random mod ${list.length - i} == 0 ` : '';
@@ -255,4 +275,24 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
     }
   }
   return f;
+}
+
+/**
+ * Endpoint values for the ranges `keys`, in order: an endpoint the kernel already has in one of these ranges stays
+ * there; the others fill the remaining ranges in their order. Without a previous assignment, the endpoints' order.
+ */
+export function keepRanges(keys: string[], values: string[], had: ReadonlyMap<string, string> | undefined): string[] {
+  if (!had?.size) return values;
+  const out: (string | undefined)[] = keys.map(() => undefined);
+  const placed = new Set<string>();
+  const wanted = new Set(values);
+  keys.forEach((k, i) => {
+    const v = had.get(k);
+    if (v !== undefined && wanted.has(v) && !placed.has(v)) {
+      out[i] = v;
+      placed.add(v);
+    }
+  });
+  const rest = values.filter((v) => !placed.has(v));
+  return out.map((v) => v ?? rest.shift()!);
 }

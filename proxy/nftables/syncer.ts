@@ -6,8 +6,9 @@
 import type { ServicePort } from '../model/service-port.js';
 import type { Endpoint } from '../model/endpoints.js';
 import { Commands, diffFragment, emptyPhased, opsOf, phasedText, planFull } from './diff.js';
-import { emptyFragment, renderBase, renderService, type Fragment, type RenderContext } from './render.js';
+import { emptyFragment, renderBase, renderService, type Element, type Fragment, type RenderContext, type SlotsOf } from './render.js';
 import type { Nft } from './apply.js';
+import { blockOfKey, isSlotMap, SLOT_MAP_NAMES, SlotBlocks } from './slots.js';
 
 /**
  * Commands per full-sync transaction. Every nft run first reads the whole ruleset (nft 1.0.x), so fewer, larger
@@ -44,6 +45,8 @@ export class NftSyncer {
   private readonly hairpinRefs = new Map<string, number>();
   /** Chains flushed and waiting to be deleted → when they were flushed. */
   private readonly stale = new Map<string, number>();
+  /** Each service chain's block of endpoint slots. */
+  private readonly blocks = new SlotBlocks();
   readonly totals: Totals = { services: 0, endpoints: 0, noLocalInternal: 0, noLocalExternal: 0 };
 
   constructor(
@@ -95,7 +98,11 @@ export class NftSyncer {
     for (const ip of next.hairpins) this.hairpinRefs.set(ip, (this.hairpinRefs.get(ip) ?? 0) + 1);
     if (prev) {
       this.account(prev, -1);
-      for (const c of prev.chains.keys()) if (!next.chains.has(c)) this.stale.set(c, this.now());
+      for (const c of prev.chains.keys()) if (!next.chains.has(c)) {
+        this.stale.set(c, this.now());
+        // Its ranges went in the same transaction.
+        this.blocks.release(c);
+      }
     }
     for (const c of next.chains.keys()) this.stale.delete(c);
     if (next.chains.size || next.elements.length) {
@@ -113,8 +120,9 @@ export class NftSyncer {
     const next = new Map<string, Fragment>();
     for (const svc of changed) {
       const sps = ports.get(svc);
-      const f = sps?.length ? renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx) : emptyFragment();
-      diffFragment(this.cmd, this.applied.get(svc) ?? emptyFragment(), f, phased);
+      const prev = this.applied.get(svc) ?? emptyFragment();
+      const f = sps?.length ? renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx, this.blocks, slotsOfElements(prev.elements)) : emptyFragment();
+      diffFragment(this.cmd, prev, f, phased);
       next.set(svc, f);
     }
     // Hairpin pairs are shared between Services: added on the first reference, removed with the last.
@@ -141,8 +149,19 @@ export class NftSyncer {
   async full(ports: ReadonlyMap<string, ServicePort[]>, endpoints: ReadonlyMap<string, Endpoint[]>): Promise<NftSyncStats> {
     const r0 = performance.now();
     const listing = await this.nft.list();
+    // Chains keep the blocks the kernel has them with; blocks with ranges but no known owner are not handed out.
+    this.blocks.clear();
+    for (const [c, b] of listing.slotBlocks ?? []) if (listing.chains.has(c)) this.blocks.adopt(c, b);
+    const had = new Map<number, Map<string, string>>();
+    for (const m of SLOT_MAP_NAMES) for (const [k, v] of listing.elements.get(m) ?? []) {
+      const b = blockOfKey(k);
+      this.blocks.reserve(b);
+      let r = had.get(b);
+      if (!r) had.set(b, (r = new Map()));
+      r.set(k, v);
+    }
     const desired = new Map<string, Fragment>();
-    for (const [svc, sps] of ports) if (sps.length) desired.set(svc, renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx));
+    for (const [svc, sps] of ports) if (sps.length) desired.set(svc, renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx, this.blocks, (b) => had.get(b)));
     const plan = planFull(this.cmd, renderBase(this.ctx), desired.values(), listing, this.o.chunkOps ?? FULL_SYNC_CHUNK_OPS);
     let applyMs = 0;
     let ops = 0;
@@ -167,4 +186,18 @@ export class NftSyncer {
     for (const c of plan.retired) this.stale.set(c, at);
     return { full: true, ops, transactions, bytes, renderMs: performance.now() - r0 - applyMs, applyMs };
   }
+}
+
+/** The ranges of a Service's fragment by block, as renderService takes them. */
+function slotsOfElements(elements: readonly Element[]): SlotsOf | undefined {
+  let byBlock: Map<number, Map<string, string>> | undefined;
+  for (const e of elements) {
+    if (!isSlotMap(e.map)) continue;
+    byBlock ??= new Map();
+    const b = blockOfKey(e.key);
+    let r = byBlock.get(b);
+    if (!r) byBlock.set(b, (r = new Map()));
+    r.set(e.key, e.value);
+  }
+  return byBlock && ((b) => byBlock!.get(b));
 }
