@@ -108,17 +108,20 @@ export interface FullPlan {
 }
 
 /**
+ * Commands per full-sync transaction meant for netlink: small enough for one batch (the proxy sends larger ones, and
+ * any with a command its encoder does not know, through nft, which reads the whole ruleset first, and every element
+ * of an interval set before it adds to one).
+ */
+export const NETLINK_CHUNK_OPS = 500;
+
+/**
  * A full resync as bounded transactions, never one giant one: endpoint chains before the service chains that jump to
  * them, those before the map elements that point at them, and nothing removed before everything new is in. Chains
  * already present are rewritten in place (flush and refill in one transaction), so traffic keeps flowing throughout,
- * unless the listing's digests show the kernel has their rules already.
+ * unless the listing's digests show the kernel has their rules already. What the netlink encoder knows goes in small
+ * transactions (NETLINK_CHUNK_OPS), the rest (affinity sets, rules with fib or comments) in large ones for nft, so
+ * that nft, which reads the whole ruleset every run, runs few times.
  */
-/**
- * Commands per transaction of endpoint slots in a full sync: small enough to go over netlink as one batch (the proxy
- * sends larger transactions through nft, which reads every element of an interval set before it adds to it).
- */
-export const NETLINK_CHUNK_OPS = 1000;
-
 export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragment>, listing: Listing, chunkOps: number): FullPlan {
   // A base chain whose hook or priority changed (another version's layout) cannot be altered in place: it is
   // flushed, deleted and made again in the same transaction as the rest of the fixed objects.
@@ -130,17 +133,23 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
   }
   const chunks: string[][] = [[...remake, ...base]];
   let cur: string[] = [];
-  let bound = chunkOps;
-  const push = (cmds: string[]): void => {
-    if (cur.length && cur.length + cmds.length > bound) {
-      chunks.push(cur);
-      cur = [];
+  let curNetlink: string[] = [];
+  const small = Math.min(chunkOps, NETLINK_CHUNK_OPS);
+  /** Adds commands to the phase's current transaction for nft, or for netlink: a new one when it would overflow. */
+  const push = (cmds: string[], netlink = false): void => {
+    const into = netlink ? curNetlink : cur;
+    if (into.length && into.length + cmds.length > (netlink ? small : chunkOps)) {
+      chunks.push(into);
+      if (netlink) curNetlink = [];
+      else cur = [];
     }
-    cur.push(...cmds);
+    (netlink ? curNetlink : cur).push(...cmds);
   };
   const flushChunk = (): void => {
+    if (curNetlink.length) chunks.push(curNetlink);
     if (cur.length) chunks.push(cur);
     cur = [];
+    curNetlink = [];
   };
   const frags = [...desired];
   /** Chains emptied above (an affinity timeout changed): refilled whatever the digests say. */
@@ -161,11 +170,21 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
     }
   }
   // A chain whose rules the kernel already has, byte for byte (a restart over our own table), is left alone.
-  const unchanged = (c: string, rules: string[]): boolean => !!listing.digests && listing.chains.has(c) && !flushed.has(c) && (listing.digests.get(c) ?? EMPTY_CHAIN_DIGEST) === chainDigest(rules, cmd.family);
-  const fill = (c: string, rules: string[]): string[] => (unchanged(c, rules) ? [] : [cmd.addChain(c), ...(listing.chains.has(c) ? [cmd.flushChain(c)] : []), ...rules.map((r) => cmd.addRule(c, r))]);
-  for (const f of frags) for (const [c, rules] of f.chains) if (c.startsWith('endpoint-')) {
+  const fill = (c: string, rules: string[]): void => {
+    const digest = chainDigest(rules, cmd.family);
+    if (digest !== undefined && listing.digests && listing.chains.has(c) && !flushed.has(c) && (listing.digests.get(c) ?? EMPTY_CHAIN_DIGEST) === digest) return;
+    push([cmd.addChain(c), ...(listing.chains.has(c) ? [cmd.flushChain(c)] : []), ...rules.map((r) => cmd.addRule(c, r))], digest !== undefined);
+  };
+  // Chains of a phase may refer to each other across its nft and netlink transactions: new ones are made first.
+  const create = (which: (c: string) => boolean): void => {
+    for (const f of frags) for (const c of f.chains.keys()) if (which(c) && !listing.chains.has(c)) push([cmd.addChain(c)], true);
+    flushChunk();
+  };
+  const isEndpointChain = (c: string): boolean => c.startsWith('endpoint-');
+  create(isEndpointChain);
+  for (const f of frags) for (const [c, rules] of f.chains) if (isEndpointChain(c)) {
     wantChains.add(c);
-    push(fill(c, rules));
+    fill(c, rules);
   }
   flushChunk();
   const want = new Map<string, Map<string, Element>>();
@@ -177,7 +196,6 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
   // Endpoint slots before the service chains that look them up. A block whose ranges differ has them swapped in one
   // transaction (old and new ranges may overlap); blocks nobody wants any more go at the end.
   const staleSlots: string[] = [];
-  bound = Math.min(chunkOps, NETLINK_CHUNK_OPS);
   for (const m of SLOT_MAP_NAMES) {
     const byBlock = new Map<number, { have: [string, string][]; want: Element[] }>();
     const group = (k: string): { have: [string, string][]; want: Element[] } => {
@@ -197,19 +215,19 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
       const present = new Map(have);
       const del = have.filter(([k, v]) => wanted.get(k) !== v).map(([k]) => cmd.deleteElement(m, k));
       const add = w.filter((e) => present.get(e.key) !== e.value).map(cmd.addElement);
-      if (del.length || add.length) push([...del, ...add]);
+      if (del.length || add.length) push([...del, ...add], true);
     }
   }
   // Hairpin pairs: one per endpoint IP any Service DNATs to through a map; new ones with the slots, stale ones last.
   const wantPins = new Set<string>();
   for (const f of frags) for (const ip of f.hairpins) wantPins.add(ip);
   const havePins = new Set([...(listing.elements.get(HAIRPIN)?.keys() ?? [])].map((k) => k.split(' . ')[0]!));
-  for (const ip of wantPins) if (!havePins.has(ip)) push([cmd.addHairpin(ip)]);
+  for (const ip of wantPins) if (!havePins.has(ip)) push([cmd.addHairpin(ip)], true);
   flushChunk();
-  bound = chunkOps;
-  for (const f of frags) for (const [c, rules] of f.chains) if (!c.startsWith('endpoint-')) {
+  create((c) => !isEndpointChain(c));
+  for (const f of frags) for (const [c, rules] of f.chains) if (!isEndpointChain(c)) {
     wantChains.add(c);
-    push(fill(c, rules));
+    fill(c, rules);
   }
   flushChunk();
   for (const m of DISPATCH_MAPS) {
@@ -217,17 +235,17 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
     const w = want.get(m) ?? new Map<string, Element>();
     for (const [key, value] of have) {
       const e = w.get(key);
-      if (!e) push([cmd.deleteElement(m, key)]);
-      else if (e.value !== value) push([cmd.deleteElement(m, key), cmd.addElement(e)]);
+      if (!e) push([cmd.deleteElement(m, key)], true);
+      else if (e.value !== value) push([cmd.deleteElement(m, key), cmd.addElement(e)], true);
     }
-    for (const [key, e] of w) if (!have.has(key)) push([cmd.addElement(e)]);
+    for (const [key, e] of w) if (!have.has(key)) push([cmd.addElement(e)], true);
   }
-  for (const d of staleSlots) push([d]);
-  for (const ip of havePins) if (!wantPins.has(ip)) push([cmd.deleteHairpin(ip)]);
+  for (const d of staleSlots) push([d], true);
+  for (const ip of havePins) if (!wantPins.has(ip)) push([cmd.deleteHairpin(ip)], true);
   flushChunk();
   const retired: string[] = [];
   for (const c of listing.chains) if (!wantChains.has(c)) {
-    push([cmd.flushChain(c)]);
+    push([cmd.flushChain(c)], true);
     retired.push(c);
   }
   flushChunk();

@@ -38,6 +38,18 @@ export function slotRanges(block: number, n: number): [number, number][] {
 /** The block a range key ("lo-hi") belongs to. */
 export const blockOfKey = (key: string): number => Math.floor(Number(key.split('-')[0]) / SLOTS);
 
+/** Ranges ("lo-hi" → "ip . port") grouped by their block. */
+export function rangesByBlock(ranges: Iterable<readonly [string, string]>): Map<number, Map<string, string>> {
+  const out = new Map<number, Map<string, string>>();
+  for (const [k, v] of ranges) {
+    const b = blockOfKey(k);
+    let r = out.get(b);
+    if (!r) out.set(b, (r = new Map()));
+    r.set(k, v);
+  }
+  return out;
+}
+
 /**
  * Which block each chain owns. A chain keeps its block while it exists (its rule names it); blocks are handed out
  * in increasing order and wrap around, so one given up is not reused soon, and never while the kernel may still

@@ -6,9 +6,9 @@
 import type { ServicePort } from '../model/service-port.js';
 import type { Endpoint } from '../model/endpoints.js';
 import { Commands, diffFragment, emptyPhased, opsOf, phasedText, planFull } from './diff.js';
-import { emptyFragment, renderBase, renderService, type Element, type Fragment, type RenderContext, type SlotsOf } from './render.js';
+import { emptyFragment, renderBase, renderService, type Fragment, type RenderContext } from './render.js';
 import type { Nft } from './apply.js';
-import { blockOfKey, isSlotMap, SLOT_MAP_NAMES, SlotBlocks } from './slots.js';
+import { isSlotMap, rangesByBlock, SLOT_MAP_NAMES, SlotBlocks } from './slots.js';
 
 /**
  * Commands per full-sync transaction. Every nft run first reads the whole ruleset (nft 1.0.x), so fewer, larger
@@ -121,7 +121,8 @@ export class NftSyncer {
     for (const svc of changed) {
       const sps = ports.get(svc);
       const prev = this.applied.get(svc) ?? emptyFragment();
-      const f = sps?.length ? renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx, this.blocks, slotsOfElements(prev.elements)) : emptyFragment();
+      const had = rangesByBlock(prev.elements.filter((e) => isSlotMap(e.map)).map((e) => [e.key, e.value] as const));
+      const f = sps?.length ? renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx, this.blocks, (b) => had.get(b)) : emptyFragment();
       diffFragment(this.cmd, prev, f, phased);
       next.set(svc, f);
     }
@@ -152,14 +153,8 @@ export class NftSyncer {
     // Chains keep the blocks the kernel has them with; blocks with ranges but no known owner are not handed out.
     this.blocks.clear();
     for (const [c, b] of listing.slotBlocks ?? []) if (listing.chains.has(c)) this.blocks.adopt(c, b);
-    const had = new Map<number, Map<string, string>>();
-    for (const m of SLOT_MAP_NAMES) for (const [k, v] of listing.elements.get(m) ?? []) {
-      const b = blockOfKey(k);
-      this.blocks.reserve(b);
-      let r = had.get(b);
-      if (!r) had.set(b, (r = new Map()));
-      r.set(k, v);
-    }
+    const had = rangesByBlock(SLOT_MAP_NAMES.flatMap((m) => [...(listing.elements.get(m) ?? [])]));
+    for (const b of had.keys()) this.blocks.reserve(b);
     const desired = new Map<string, Fragment>();
     for (const [svc, sps] of ports) if (sps.length) desired.set(svc, renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx, this.blocks, (b) => had.get(b)));
     const plan = planFull(this.cmd, renderBase(this.ctx), desired.values(), listing, this.o.chunkOps ?? FULL_SYNC_CHUNK_OPS);
@@ -188,16 +183,3 @@ export class NftSyncer {
   }
 }
 
-/** The ranges of a Service's fragment by block, as renderService takes them. */
-function slotsOfElements(elements: readonly Element[]): SlotsOf | undefined {
-  let byBlock: Map<number, Map<string, string>> | undefined;
-  for (const e of elements) {
-    if (!isSlotMap(e.map)) continue;
-    byBlock ??= new Map();
-    const b = blockOfKey(e.key);
-    let r = byBlock.get(b);
-    if (!r) byBlock.set(b, (r = new Map()));
-    r.set(e.key, e.value);
-  }
-  return byBlock && ((b) => byBlock!.get(b));
-}
