@@ -4,7 +4,7 @@
 // everything a command refers to exists before it and is unused after it.
 import { TABLE } from './names.js';
 import { DISPATCH_MAPS, HAIRPIN, type Element, type Fragment } from './render.js';
-import { blockOfKey, SLOT_MAP_NAMES } from './slots.js';
+import { rangesByBlock, SLOT_MAP_NAMES } from './slots.js';
 import { chainDigest, EMPTY_CHAIN_DIGEST } from './netlink-digest.js';
 
 /** A transaction's commands, by phase; a transaction is the phases concatenated in this order. */
@@ -132,24 +132,29 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
     if (m && have !== undefined && have !== `${m[2]} ${m[3]} ${m[4]}`) remake.push(cmd.flushChain(m[1]!), cmd.deleteChain(m[1]!));
   }
   const chunks: string[][] = [[...remake, ...base]];
-  let cur: string[] = [];
-  let curNetlink: string[] = [];
-  const small = Math.min(chunkOps, NETLINK_CHUNK_OPS);
-  /** Adds commands to the phase's current transaction for nft, or for netlink: a new one when it would overflow. */
-  const push = (cmds: string[], netlink = false): void => {
-    const into = netlink ? curNetlink : cur;
-    if (into.length && into.length + cmds.length > (netlink ? small : chunkOps)) {
-      chunks.push(into);
-      if (netlink) curNetlink = [];
-      else cur = [];
-    }
-    (netlink ? curNetlink : cur).push(...cmds);
+  /** Transactions of at most `bound` commands; a group of commands never split. */
+  const batcher = (bound: number) => {
+    let cur: string[] = [];
+    return {
+      push(cmds: string[]): void {
+        if (cur.length && cur.length + cmds.length > bound) {
+          chunks.push(cur);
+          cur = [];
+        }
+        cur.push(...cmds);
+      },
+      flush(): void {
+        if (cur.length) chunks.push(cur);
+        cur = [];
+      },
+    };
   };
+  const viaNft = batcher(chunkOps);
+  const viaNetlink = batcher(Math.min(chunkOps, NETLINK_CHUNK_OPS));
+  const push = (cmds: string[], netlink = false): void => (netlink ? viaNetlink : viaNft).push(cmds);
   const flushChunk = (): void => {
-    if (curNetlink.length) chunks.push(curNetlink);
-    if (cur.length) chunks.push(cur);
-    cur = [];
-    curNetlink = [];
+    viaNetlink.flush();
+    viaNft.flush();
   };
   const frags = [...desired];
   /** Chains emptied above (an affinity timeout changed): refilled whatever the digests say. */
@@ -197,24 +202,13 @@ export function planFull(cmd: Commands, base: string[], desired: Iterable<Fragme
   // transaction (old and new ranges may overlap); blocks nobody wants any more go at the end.
   const staleSlots: string[] = [];
   for (const m of SLOT_MAP_NAMES) {
-    const byBlock = new Map<number, { have: [string, string][]; want: Element[] }>();
-    const group = (k: string): { have: [string, string][]; want: Element[] } => {
-      const b = blockOfKey(k);
-      let g = byBlock.get(b);
-      if (!g) byBlock.set(b, (g = { have: [], want: [] }));
-      return g;
-    };
-    for (const kv of listing.elements.get(m) ?? []) group(kv[0]).have.push(kv);
-    for (const e of want.get(m)?.values() ?? []) group(e.key).want.push(e);
-    for (const { have, want: w } of byBlock.values()) {
-      if (!w.length) {
-        staleSlots.push(...have.map(([k]) => cmd.deleteElement(m, k)));
-        continue;
-      }
-      const wanted = new Map(w.map((e) => [e.key, e.value]));
-      const present = new Map(have);
-      const del = have.filter(([k, v]) => wanted.get(k) !== v).map(([k]) => cmd.deleteElement(m, k));
-      const add = w.filter((e) => present.get(e.key) !== e.value).map(cmd.addElement);
+    const haveBy = rangesByBlock(listing.elements.get(m) ?? []);
+    const wantBy = rangesByBlock([...(want.get(m)?.values() ?? [])].map((e) => [e.key, e.value] as const));
+    for (const [b, have] of haveBy) if (!wantBy.has(b)) staleSlots.push(...[...have.keys()].map((k) => cmd.deleteElement(m, k)));
+    for (const [b, w] of wantBy) {
+      const have = haveBy.get(b) ?? new Map<string, string>();
+      const del = [...have].filter(([k, v]) => w.get(k) !== v).map(([k]) => cmd.deleteElement(m, k));
+      const add = [...w].filter(([k, v]) => have.get(k) !== v).map(([key, value]) => cmd.addElement({ map: m, key, value }));
       if (del.length || add.length) push([...del, ...add], true);
     }
   }

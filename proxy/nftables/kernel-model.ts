@@ -8,7 +8,7 @@ import type { Listing } from './diff.js';
 import { HAIRPIN, MAPS } from './render.js';
 import { isServiceObject } from './names.js';
 import { chainDigest } from './netlink-digest.js';
-import { isSlotMap, SLOTS } from './slots.js';
+import { blockOfRule, isSlotMap, SLOTS } from './slots.js';
 
 interface State {
   table: boolean;
@@ -165,9 +165,7 @@ export class KernelModel implements Nft {
       ...(this.withDigests
         ? {
             digests: new Map([...s.chains].filter(([, r]) => r.length).map(([c, r]) => [c, chainDigest(r, this.family) ?? `unknown rules of ${c}`])),
-            slotBlocks: new Map(
-              [...s.chains].flatMap(([c, r]) => r.map((x) => /numgen random mod \d+ offset (\d+) map @endpoint-slots-/.exec(x)).filter((m) => m).map((m) => [c, Number(m![1]) / SLOTS] as [string, number])),
-            ),
+            slotBlocks: new Map([...s.chains].flatMap(([c, r]) => r.map(blockOfRule).filter((b) => b !== undefined).map((b) => [c, b] as [string, number]))),
           }
         : {}),
     };
@@ -186,12 +184,12 @@ export class KernelModel implements Nft {
     for (const [c, rules] of this.state.chains) {
       chains.set(
         c,
-        rules.map((r) =>
-          r.replace(/offset (\d+) map @endpoint-slots-[a-z]+-\d+$/, (_, off: string) => {
-            owner.set(Number(off) / SLOTS, c);
-            return 'offset <slots> map @<slots>';
-          }),
-        ),
+        rules.map((r) => {
+          const b = blockOfRule(r);
+          if (b === undefined) return r;
+          owner.set(b, c);
+          return r.replace(/offset \d+ map @\S+$/, 'offset <slots> map @<slots>');
+        }),
       );
     }
     const maps = new Map<string, Map<string, string>>();

@@ -8,7 +8,7 @@ import type { ServicePort } from '../model/service-port.js';
 import { portKey, type Endpoint } from '../model/endpoints.js';
 import { cidrContains } from '../model/family.js';
 import { endpointBase, servicePortBase, TABLE } from './names.js';
-import { SLOT_MAP_NAMES, SLOT_MAPS, SLOTS, slotMapName, slotRanges, type SlotBlocks } from './slots.js';
+import { SLOT_MAP_NAMES, SLOT_MAPS, SLOTS, slotMapName, slotRanges, slotRule, type SlotBlocks } from './slots.js';
 
 export const SERVICES = 'services';
 export const SERVICE_IPS = 'service-ips';
@@ -30,7 +30,6 @@ export const HAIRPIN = 'hairpin-endpoints';
 export const DISPATCH_MAPS = [SERVICE_IPS, SERVICE_NODEPORTS, NO_ENDPOINT_SERVICES, NO_ENDPOINT_NODEPORTS, FIREWALL_IPS] as const;
 /** Every map a Fragment's elements go to: the endpoint slot maps first (a full sync fills them before the chains that use them). */
 export const MAPS: readonly string[] = [...SLOT_MAP_NAMES, ...DISPATCH_MAPS];
-export type MapName = string;
 
 export interface RenderContext {
   family: 'ip' | 'ip6';
@@ -49,7 +48,7 @@ export interface RenderContext {
 }
 
 export interface Element {
-  map: MapName;
+  map: string;
   key: string;
   value: string;
   comment?: string;
@@ -250,7 +249,7 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
       const block = !sticky && list.length && list.length <= SLOTS ? blocks.blockOf(ch) : undefined;
       if (block !== undefined) {
         const map = slotMapName(block, proto);
-        rules.push(`meta l4proto ${proto} dnat ${ipX} to numgen random mod ${SLOTS} offset ${block * SLOTS} map @${map}`);
+        rules.push(slotRule(proto, c.family, block));
         const keys = slotRanges(block, list.length).map(([lo, hi]) => `${lo}-${hi}`);
         keepRanges(keys, list.map((e) => `${e.ip} . ${e.port}`), had?.(block)).forEach((value, i) => f.elements.push({ map, key: keys[i]!, value }));
         for (const e of list) f.hairpins.add(e.ip);

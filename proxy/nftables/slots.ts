@@ -27,6 +27,15 @@ export const SLOT_MAPS: readonly { name: string; proto: string }[] = Object.entr
 export const SLOT_MAP_NAMES: readonly string[] = SLOT_MAPS.map((m) => m.name);
 export const isSlotMap = (name: string): boolean => name.startsWith(SLOT_MAP_PREFIX);
 
+/** A service chain's DNAT rule through its block (the one rule that names the block). */
+export const slotRule = (proto: string, family: 'ip' | 'ip6', block: number): string => `meta l4proto ${proto} dnat ${family} to numgen random mod ${SLOTS} offset ${block * SLOTS} map @${slotMapName(block, proto)}`;
+
+/** The block a rule's text names, if it is a slot rule. */
+export function blockOfRule(rule: string): number | undefined {
+  const m = /numgen random mod \d+ offset (\d+) map @endpoint-slots-[a-z]+-\d+$/.exec(rule);
+  return m ? Number(m[1]) / SLOTS : undefined;
+}
+
 /** The keys [lo, hi] of each of n endpoints in a block: near-equal shares of the 4096. */
 export function slotRanges(block: number, n: number): [number, number][] {
   const base = block * SLOTS;
