@@ -308,12 +308,8 @@ function element(fam: NftFamily, set: string, key: string, verdict?: string, com
 
 const setElems = (set: string, elems: Attr[]): Attr[] => [[1, str(TABLE)], [2, str(set)], [3, elems]];
 
-const NFT_SET_ELEM_INTERVAL_END = 1;
-const be32 = (n: number): Buffer => {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n >>> 0);
-  return b;
-};
+/** NFTA_SET_ELEM_FLAGS: the element ends a range (an interval set holds a range as two elements). */
+export const NFT_SET_ELEM_INTERVAL_END = 1;
 
 /** A range of an endpoint-slots map as the kernel's interval set holds it: its start, then its (exclusive) end. */
 function slotRange(lo: string, hi: string, data?: Buffer): Attr[] | undefined {
@@ -321,8 +317,8 @@ function slotRange(lo: string, hi: string, data?: Buffer): Attr[] | undefined {
   const b = Number(hi);
   if (!(a <= b) || b >= 0xffffffff) return undefined;
   return [
-    [1, [[1, value(be32(a))], ...(data ? [[2, value(data)] as Attr] : [])]],
-    [1, [[1, value(be32(b + 1))], [3, be32(NFT_SET_ELEM_INTERVAL_END)]]],
+    [1, [[1, value(u32(a))], ...(data ? [[2, value(data)] as Attr] : [])]],
+    [1, [[1, value(u32(b + 1))], [3, u32(NFT_SET_ELEM_INTERVAL_END)]]],
   ];
 }
 

@@ -4,7 +4,7 @@
 // rule of the ruleset first (seconds at 10k Services). Gives what listingOf
 // gives from nft's JSON; e2e/nft-netlink.test.ts compares the two.
 import type { Listing } from './diff.js';
-import { addressText, attrList, attrs, cstr, FAMILY, fieldLength, KEYS, message, messageAttrs, NFNL_SUBSYS_NFTABLES, NLM_F_REQUEST, str, type NftFamily } from './netlink-encode.js';
+import { addressText, attrList, attrs, cstr, FAMILY, fieldLength, KEYS, message, messageAttrs, NFNL_SUBSYS_NFTABLES, NFT_SET_ELEM_INTERVAL_END, NLM_F_REQUEST, str, type NftFamily } from './netlink-encode.js';
 import { isServiceObject, TABLE } from './names.js';
 import { HAIRPIN, MAPS } from './render.js';
 import { isSlotMap, SLOTS } from './slots.js';
@@ -125,7 +125,7 @@ function slotElements(msgs: Buffer[], fam: NftFamily): Map<string, string> | und
       const key = ea.get(1) && attrs(ea.get(1)!).get(1);
       if (!key || key.length !== 4) return undefined;
       const flags = ea.get(3)?.readUInt32BE(0) ?? 0;
-      if (flags & 1) ends.push(key.readUInt32BE(0));
+      if (flags & NFT_SET_ELEM_INTERVAL_END) ends.push(key.readUInt32BE(0));
       else {
         const data = ea.get(2) && attrs(ea.get(2)!).get(1);
         if (!data || data.length !== FAMILY[fam].len + 4) return undefined;
