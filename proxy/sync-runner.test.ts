@@ -22,3 +22,14 @@ test('bursts of requests coalesce; after the burst, syncs are at least minSyncPe
   // A token bucket: two back to back, then one per 200 ms.
   for (let i = 2; i < at.length; i++) assert.ok(at[i]! - at[i - 2]! >= 190, `no three syncs within one minSyncPeriod: ${at.map((t) => t - at[0]!).join(',')}`);
 });
+
+test('a request with tokens left runs at the next turn of the event loop, not after a timer', async () => {
+  let calls = 0;
+  const r = new SyncRunner(async () => {
+    calls++;
+  }, 1000, 2);
+  r.run();
+  await new Promise((res) => setImmediate(res));
+  assert.equal(calls, 1, 'the sync ran before the immediate queued after the request');
+  r.stop();
+});

@@ -4,7 +4,8 @@
 export class SyncRunner {
   private tokens: number;
   private refilledAt: number;
-  private timer: NodeJS.Timeout | undefined;
+  /** The scheduled sync, cancellable. */
+  private timer: { cancel(): void } | undefined;
   private running = false;
   private pending = false;
   private stopped = false;
@@ -49,16 +50,21 @@ export class SyncRunner {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
   }
 
   private schedule(delayMs: number): void {
     this.refill();
     const wait = this.tokens > 0 ? delayMs : Math.max(delayMs, this.refilledAt + this.minMs - this.now());
-    if (this.timer) {
-      clearTimeout(this.timer);
+    this.timer?.cancel();
+    // A sync due now runs at the next turn of the event loop: setTimeout(0) waits at least a millisecond.
+    if (wait <= 0) {
+      const i = setImmediate(() => void this.fire());
+      this.timer = { cancel: () => clearImmediate(i) };
+    } else {
+      const t = setTimeout(() => void this.fire(), wait);
+      this.timer = { cancel: () => clearTimeout(t) };
     }
-    this.timer = setTimeout(() => void this.fire(), wait);
   }
 
   private async fire(): Promise<void> {

@@ -28,6 +28,12 @@ interface RawSocket {
   setSendBufferSize(size: number): void;
 }
 
+/** Transactions and their acks on one socket, requests and their answers (dumps) on the other. */
+interface Sockets {
+  batch: RawSocket;
+  dump: RawSocket;
+}
+
 /** A request in flight: the messages answering it, until NLMSG_DONE (dump) or the ack or error. */
 interface Exchange {
   seq: number;
@@ -56,30 +62,43 @@ export class NetlinkNft implements Nft {
   private readonly requests: ReturnType<typeof listingRequests>;
 
   private constructor(
-    private sock: RawSocket | undefined,
+    private socks: Sockets | undefined,
     private readonly fallback: Nft,
     private readonly family: NftFamily,
   ) {
     this.requests = listingRequests(family);
-    sock?.on('message', (m) => this.onMessage(m));
-    sock?.on('error', (e) => {
+    socks?.batch.on('message', (m) => this.onAcks(m));
+    socks?.dump.on('message', (m) => this.onAnswer(m));
+    const onError = (e: Error): void => {
       this.pending?.done(new NftError(`netlink: ${e.message}`));
       this.exchange?.done(-1);
-    });
+    };
+    socks?.batch.on('error', onError);
+    socks?.dump.on('error', onError);
   }
 
-  /** Opens the socket; without the native module or the socket, every transaction goes to nft (reason given). */
+  /** Opens the sockets; without the native module or a socket, every transaction goes to nft (reason given). */
   static async open(fallback: Nft = new ExecNft('ip'), family: NftFamily = 'ip'): Promise<{ nft: NetlinkNft; unavailable?: string }> {
+    const opened: RawSocket[] = [];
     try {
       const { RawNetlinkSocket } = (await import('netlink')) as unknown as { RawNetlinkSocket: new (protocol: number, o: object) => RawSocket };
-      // Receives into a 64 KiB buffer, not a peeked exact size: the kernel sizes dump datagrams by the largest read
-      // (up to 32 KiB), and resumes a dump by walking the set from the start for each one.
-      const sock = new RawNetlinkSocket(NETLINK_NETFILTER, { messagePeeking: false, msgBufferSize: 64 << 10 });
-      sock.setRecvBufferSize(1 << 20);
-      sock.setSendBufferSize(1 << 20);
-      sock.unref();
-      return { nft: new NetlinkNft(sock, fallback, family) };
+      const socket = (o: object): RawSocket => {
+        const sock = new RawNetlinkSocket(NETLINK_NETFILTER, o);
+        opened.push(sock);
+        sock.setRecvBufferSize(1 << 20);
+        sock.setSendBufferSize(1 << 20);
+        sock.unref();
+        return sock;
+      };
+      // Dumps are read into 64 KiB buffers, not a peeked exact size: the kernel sizes dump datagrams by the largest
+      // read (up to 32 KiB), and resumes a dump by walking the set from the start for each one. Acks are read at
+      // their exact size: the binding allocates the whole buffer for every datagram, and a full sync's hundreds of
+      // thousands of acks in 64 KiB buffers (which the garbage collector does not see) held hundreds of MiB.
+      const dump = socket({ messagePeeking: false, msgBufferSize: 64 << 10 });
+      const batch = socket({ messagePeeking: true });
+      return { nft: new NetlinkNft({ batch, dump }, fallback, family) };
     } catch (e) {
+      for (const sock of opened) sock.close();
       return { nft: new NetlinkNft(undefined, fallback, family), unavailable: (e as Error).message };
     }
   }
@@ -95,7 +114,7 @@ export class NetlinkNft implements Nft {
   }
 
   private async dumpListing(): Promise<Listing | undefined> {
-    if (!this.sock) return undefined;
+    if (!this.socks) return undefined;
     const table = await this.ask(this.requests.table());
     if (table === 2 /* ENOENT */) return listingOfDumps(false, [], [], new Map());
     if (typeof table === 'number') return undefined;
@@ -129,7 +148,7 @@ export class NetlinkNft implements Nft {
 
   /** Sends one request and collects its answer. */
   private ask(req: Buffer): Promise<Buffer[] | number> {
-    const sock = this.sock;
+    const sock = this.socks?.dump;
     if (!sock) return Promise.resolve(-1);
     return new Promise((resolve) => {
       const seq = this.seq;
@@ -150,7 +169,7 @@ export class NetlinkNft implements Nft {
   }
 
   run(text: string): Promise<void> {
-    const enc = this.sock && text.length <= MAX_BATCH_BYTES ? encodeTransaction(text, this.family) : undefined;
+    const enc = this.socks && text.length <= MAX_BATCH_BYTES ? encodeTransaction(text, this.family) : undefined;
     // One batch is one datagram, which the socket's send buffer (net.core.wmem_max, doubled) must hold.
     if (!enc || enc.batch.reduce((n, b) => n + b.length, 0) > MAX_BATCH_BYTES) return this.viaNft(text);
     // One batch in flight at a time: the acks of two would interleave.
@@ -165,12 +184,13 @@ export class NetlinkNft implements Nft {
   }
 
   close(): void {
-    this.sock?.close();
-    this.sock = undefined;
+    this.socks?.batch.close();
+    this.socks?.dump.close();
+    this.socks = undefined;
   }
 
   private send({ batch, firstLine }: EncodedTransaction, text: string): Promise<void> {
-    const sock = this.sock;
+    const sock = this.socks?.batch;
     if (!sock) return this.viaNft(text);
     this.counts.netlink++;
     const seqs = numberBatch(batch, this.seq, sock.address().port);
@@ -200,7 +220,8 @@ export class NetlinkNft implements Nft {
     });
   }
 
-  private onMessage(m: Buffer): void {
+  /** A datagram answering a request (a dump, or the table's lookup). */
+  private onAnswer(m: Buffer): void {
     const x = this.exchange;
     if (x && m.length >= 16 && m.readUInt32LE(8) === x.seq) {
       for (const msg of messagesOf(m)) {
@@ -213,8 +234,11 @@ export class NetlinkNft implements Nft {
         }
         x.msgs.push(Buffer.from(msg));
       }
-      return;
     }
+  }
+
+  /** A datagram of acks for the batch in flight. */
+  private onAcks(m: Buffer): void {
     const p = this.pending;
     if (!p) return;
     for (const { seq, errno } of parseAcks(m)) {
