@@ -46,6 +46,12 @@ test('the nftables section of KubeProxyConfiguration holds that mode\'s sync and
   });
 });
 
+test('--bind-address: an IP address, 0.0.0.0 by default, from the flag or bindAddress', () => {
+  assert.equal(loadProxyConfig([KC], () => {}).bindAddress, '0.0.0.0');
+  assert.equal(loadProxyConfig([KC, '--bind-address=fd00::5'], () => {}).bindAddress, 'fd00::5');
+  assert.throws(() => loadProxyConfig([KC, '--bind-address=node1'], () => {}), /--bind-address: must be a valid IP address, got "node1"/);
+});
+
 test('--nodeport-addresses: "primary" or CIDRs, not both; iptables mode defaults to every local address', () => {
   assert.deepEqual(loadProxyConfig([KC, '--proxy-mode=nftables', '--nodeport-addresses=10.0.0.0/8, 192.168.1.0/24'], () => {}).nodePortAddresses, ['10.0.0.0/8', '192.168.1.0/24']);
   assert.throws(() => loadProxyConfig([KC, '--proxy-mode=nftables', '--nodeport-addresses=primary,10.0.0.0/8'], () => {}), /--nodeport-addresses: "primary" cannot be used together with CIDRs/);

@@ -1,6 +1,7 @@
 // kube-proxy flags and the supported subset of KubeProxyConfiguration
 // (kubeproxy.config.k8s.io/v1alpha1). Flags win over the config file.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
@@ -11,6 +12,8 @@ import { DETECT_LOCAL_MODES, type DetectLocal, type DetectLocalMode } from '../p
 export interface ProxyConfig {
   kubeconfig: string;
   nodeName: string;
+  /** --bind-address: the node's IP as the proxy sees it (and so the primary family); 0.0.0.0 or :: for the Node's. */
+  bindAddress: string;
   clusterCIDR: string;
   mode: 'iptables' | 'nftables';
   /** --cleanup: remove both modes' rules and exit. */
@@ -34,6 +37,7 @@ export interface ProxyConfig {
 export const PROXY_FLAGS: Record<string, string> = {
   kubeconfig: 'kubeconfig of the apiserver (config: clientConnection.kubeconfig)',
   'hostname-override': 'node name, for local endpoints (config: hostnameOverride). Default: the hostname',
+  'bind-address': "this node's primary IP, overriding the Node's InternalIP and with it the primary IP family; no socket is bound to it (config: bindAddress). Default 0.0.0.0",
   'cluster-cidr': 'pod CIDR; traffic to cluster IPs from outside it is masqueraded (config: clusterCIDR)',
   'masquerade-all': 'SNAT all traffic sent to cluster IPs (config: iptables.masqueradeAll). Default false',
   'proxy-mode': 'iptables or nftables (config: mode). Default iptables',
@@ -162,11 +166,14 @@ export function loadProxyConfig(argv: string[], warn: (m: string) => void): Prox
     udpTimeout: seconds('conntrack-udp-timeout', 'conntrack.udpTimeout', ct.udpTimeout, '0s'),
     udpStreamTimeout: seconds('conntrack-udp-timeout-stream', 'conntrack.udpStreamTimeout', ct.udpStreamTimeout, '0s'),
   };
+  const bindAddress = str('bind-address', 'bindAddress', c.bindAddress, '0.0.0.0');
+  if (!net.isIP(bindAddress)) throw new Error(`${where('bind-address', 'bindAddress')}: must be a valid IP address, got "${bindAddress}"`);
   return {
     kubeconfig,
     detectLocal,
     conntrack,
     nodeName: str('hostname-override', 'hostnameOverride', c.hostnameOverride, os.hostname()).toLowerCase(),
+    bindAddress,
     clusterCIDR,
     mode,
     cleanup: f.has('cleanup') ? parseBool(f.get('cleanup')!, 'cleanup') : false,

@@ -15,7 +15,7 @@ import { checkNftSupport, deleteNftTables, ExecNft } from './nftables/apply.js';
 import { NftablesBackend } from './nftables/backend.js';
 import { NetlinkNft } from './nftables/netlink-nft.js';
 import type { RenderContext } from './nftables/render.js';
-import { cidrContains, IP_FAMILIES, type IPFamily } from './model/family.js';
+import { cidrContains, IP_FAMILIES, isUnspecified, primaryFamily, type IPFamily } from './model/family.js';
 import { localDetector } from './model/local-detector.js';
 import { cleanupIptables } from './cleanup.js';
 import { ServiceHealthServer } from './service-health.js';
@@ -77,11 +77,15 @@ export async function ipv6Usable(mode: 'iptables' | 'nftables'): Promise<boolean
  * rules (they would still catch traffic first). `ipt` picks the IPv4 iptables binaries (benchmarks compare the legacy
  * backend).
  */
-export async function proxyBackends(cfg: ProxyConfig, o: { metrics: ProxyMetrics; log: Logger; conntrackTCPLiberal: boolean; ipt?: ExecIptables }): Promise<ProxyBackend[]> {
+export async function proxyBackends(cfg: ProxyConfig, o: { metrics: ProxyMetrics; log: Logger; conntrackTCPLiberal: boolean; ipt?: ExecIptables; primary?: IPFamily }): Promise<ProxyBackend[]> {
   const { metrics, log } = o;
-  const families: IPFamily[] = (await ipv6Usable(cfg.mode)) ? ['IPv4', 'IPv6'] : ['IPv4'];
-  if (families.length > 1) log.info('kube-proxy running in dual-stack mode (primary ipFamily IPv4)');
-  else log.info('kube-proxy running in single-stack mode (ipFamily IPv4)');
+  const primary = o.primary ?? 'IPv4';
+  const v6 = await ipv6Usable(cfg.mode);
+  if (primary === 'IPv6' && !v6) throw new Error('no support for primary IP family "IPv6"');
+  // IPv4 is always there on Linux; the primary family comes first.
+  const families: IPFamily[] = v6 ? (primary === 'IPv6' ? ['IPv6', 'IPv4'] : ['IPv4', 'IPv6']) : ['IPv4'];
+  if (families.length > 1) log.info(`kube-proxy running in dual-stack mode (primary ipFamily ${primary})`);
+  else log.info(`kube-proxy running in single-stack mode (ipFamily ${primary})`);
   const ipt = (f: IPFamily): ExecIptables => (f === 'IPv4' && o.ipt ? o.ipt : new ExecIptables(IPTABLES_BINARIES[f]));
   const bit = 1 << cfg.masqueradeBit;
   const nodePorts = (f: IPFamily, nodeIP: string): string[] | undefined => (cfg.nodePortAddresses.length ? nodePortIPs(cfg.nodePortAddresses, nodeIP, localIPs(f)) : undefined);
@@ -128,6 +132,23 @@ export async function proxyBackends(cfg: ProxyConfig, o: { metrics: ProxyMetrics
   );
 }
 
+/**
+ * The Node's InternalIPs (upstream's node IPs), from one read of it; none when --bind-address already decides, or
+ * when the Node is not registered yet (the primary family is then IPv4, as upstream without node IPs).
+ */
+async function nodeIPs(client: KubeClient, cfg: ProxyConfig, log: Logger): Promise<string[]> {
+  if (!isUnspecified(cfg.bindAddress)) return [];
+  try {
+    const node = await client.request('GET', `/api/v1/nodes/${encodeURIComponent(cfg.nodeName)}`, { timeoutMs: 5000 });
+    const ips = ((node.status?.addresses ?? []) as { type?: string; address?: string }[]).filter((a) => a.type === 'InternalIP' && a.address).map((a) => a.address!);
+    if (ips.length) log.info(`successfully retrieved node IP(s): ${ips.join(', ')}`);
+    return ips;
+  } catch (e) {
+    log.info(`could not read node ${cfg.nodeName} for its IPs (${(e as Error).message}); its primary IP family is taken as IPv4`);
+    return [];
+  }
+}
+
 export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<RunningProxy> {
   if (cfg.mode === 'nftables') await checkNftSupport();
   if (cfg.localhostNodePorts && cfg.mode === 'iptables') {
@@ -148,7 +169,7 @@ export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<Running
   const servers: Listening[] = [];
   servers.push(await serveHealth(health, metrics, cfg.healthzBindAddress));
   servers.push(await serveMetrics(metrics, cfg.metricsBindAddress, cfg.mode));
-  const backends = await proxyBackends(cfg, { metrics, log, conntrackTCPLiberal: liberal });
+  const backends = await proxyBackends(cfg, { metrics, log, conntrackTCPLiberal: liberal, primary: primaryFamily(await nodeIPs(client, cfg, log), cfg.bindAddress) });
   const families = backends.map((b) => b.family);
   // Health check node ports listen where NodePorts are open: the configured addresses, else everywhere (in each
   // family the proxy programs).
@@ -158,7 +179,7 @@ export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<Running
     log,
   );
   const proxier = new Proxier(
-    { nodeName: cfg.nodeName, clusterCIDR: cfg.clusterCIDR || undefined, detectLocal: cfg.detectLocal, masqueradeAll: cfg.masqueradeAll, masqueradeBit: cfg.masqueradeBit, syncPeriodMs: cfg.syncPeriodMs, minSyncPeriodMs: cfg.minSyncPeriodMs, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: liberal },
+    { nodeName: cfg.nodeName, bindAddress: cfg.bindAddress, clusterCIDR: cfg.clusterCIDR || undefined, detectLocal: cfg.detectLocal, masqueradeAll: cfg.masqueradeAll, masqueradeBit: cfg.masqueradeBit, syncPeriodMs: cfg.syncPeriodMs, minSyncPeriodMs: cfg.minSyncPeriodMs, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: liberal },
     { client, backends, log, metrics, health, serviceHealth },
   );
   if (cfg.detectLocal.mode === 'ClusterCIDR' && !cfg.clusterCIDR && !cfg.masqueradeAll) log.warn('--cluster-cidr is not set: traffic to cluster IPs from outside the cluster is not masqueraded');

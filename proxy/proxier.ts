@@ -15,7 +15,7 @@ import type { Logger } from '../kube/log.js';
 import { endpointsOfSlices, LABEL_SERVICE_NAME, portKey, type Endpoint } from './model/endpoints.js';
 import { servicePorts, type ServicePort } from './model/service-port.js';
 import { conntrackDelete, conntrackFamily, conntrackListUdp, type Iptables } from './iptables/apply.js';
-import { familyOf, ofFamily, type IPFamily } from './model/family.js';
+import { nodeIPOf, ofFamily, type IPFamily } from './model/family.js';
 import { parseUdpFlows, staleUdpFilters, type UdpServicePort } from './conntrack.js';
 import type { ServiceHealthServer } from './service-health.js';
 import { IptablesBackend } from './iptables/backend.js';
@@ -27,6 +27,8 @@ import type { DetectLocal } from './model/local-detector.js';
 
 export interface ProxierConfig {
   nodeName: string;
+  /** --bind-address: overrides the Node's IP of its family (0.0.0.0 or :: override nothing). */
+  bindAddress?: string;
   /** --cluster-cidr; without it, off-cluster traffic to cluster IPs is not masqueraded. */
   clusterCIDR?: string;
   /** --detect-local-mode and its settings; ClusterCIDR over clusterCIDR when absent. */
@@ -233,7 +235,7 @@ export class Proxier {
     if (addrs !== this.nodeAddrs || labels !== this.nodeLabels) {
       // Upstream resyncs fully when the node's labels change (topology); its address and pod CIDR are in the rules too.
       for (const f of this.families) {
-        f.nodeIP = internal.find((ip) => familyOf(ip) === f.family) ?? '';
+        f.nodeIP = nodeIPOf(f.family, internal, this.cfg.bindAddress ?? '0.0.0.0');
         f.nodeCIDR = ofFamily(podCIDRs, f.family)[0] ?? '';
       }
       this.nodeAddrs = addrs;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cidrContains, familyOf, joinHostPort, ofFamily } from './family.js';
+import { cidrContains, familyOf, joinHostPort, nodeIPOf, ofFamily, primaryFamily } from './family.js';
 import { servicePorts } from './service-port.js';
 import { endpointsOfSlices } from './endpoints.js';
 import { localDetector } from './local-detector.js';
@@ -59,4 +59,17 @@ test('the local traffic detector takes the CIDR of its family from a dual-stack 
   assert.equal(localDetector({ mode: 'ClusterCIDR', clusterCIDR: '10.244.0.0/16' }, undefined, 'IPv6'), undefined, 'no IPv6 cluster CIDR: no detector');
   assert.equal(localDetector({ mode: 'NodeCIDR' }, 'fd00:10:244:1::/64', 'IPv6')!.nftables.notLocal, 'ip6 saddr != fd00:10:244:1::/64');
   assert.equal(localDetector({ mode: 'InterfaceNamePrefix', interfaceNamePrefix: 'veth' }, undefined, 'IPv6')!.nftables.local, 'iifname "veth*"');
+});
+
+test('the primary family: --bind-address when it names an address, else the node\'s first IP, else IPv4; the bind address is its family\'s node IP', () => {
+  assert.equal(primaryFamily([], '0.0.0.0'), 'IPv4');
+  assert.equal(primaryFamily(['fd00::5', '10.0.0.5'], '0.0.0.0'), 'IPv6');
+  assert.equal(primaryFamily(['fd00::5', '10.0.0.5'], '::'), 'IPv6', ':: names no address either');
+  assert.equal(primaryFamily(['10.0.0.5', 'fd00::5'], 'fd00::9'), 'IPv6');
+  assert.equal(primaryFamily(['fd00::5'], '10.0.0.9'), 'IPv4');
+  assert.equal(primaryFamily(['10.0.0.5'], '0:0::0'), 'IPv4', 'any spelling of ::');
+  assert.equal(nodeIPOf('IPv6', ['10.0.0.5', 'fd00::5'], '0.0.0.0'), 'fd00::5');
+  assert.equal(nodeIPOf('IPv6', ['10.0.0.5'], 'FD00:0::9'), 'fd00::9', 'the override, as nft lists it');
+  assert.equal(nodeIPOf('IPv4', ['10.0.0.5'], 'fd00::9'), '10.0.0.5', 'an override of the other family changes nothing here');
+  assert.equal(nodeIPOf('IPv6', ['10.0.0.5'], '::'), '');
 });

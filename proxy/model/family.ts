@@ -13,6 +13,27 @@ export function familyOf(ip: string): IPFamily | undefined {
   return v === 4 ? 'IPv4' : v === 6 ? 'IPv6' : undefined;
 }
 
+/** 0.0.0.0 or :: (any form): an address that names no node. */
+export const isUnspecified = (ip: string): boolean => !!familyOf(ip) && ipToBigInt(ip) === 0n;
+
+/**
+ * The proxy's primary IP family, as upstream decides it: the family of --bind-address when that names an address,
+ * else that of the node's first IP, else IPv4.
+ */
+export function primaryFamily(nodeIPs: readonly string[], bindAddress: string): IPFamily {
+  if (!isUnspecified(bindAddress)) {
+    const bound = familyOf(bindAddress);
+    if (bound) return bound;
+  }
+  return familyOf(nodeIPs[0] ?? '') ?? 'IPv4';
+}
+
+/** The node IP of a family: --bind-address when it names one of that family (upstream's override), else the Node's. */
+export function nodeIPOf(family: IPFamily, nodeIPs: readonly string[], bindAddress: string): string {
+  if (familyOf(bindAddress) === family && !isUnspecified(bindAddress)) return canonicalIP(bindAddress);
+  return nodeIPs.find((ip) => familyOf(ip) === family) ?? '';
+}
+
 /** The family of "addr/len" (or a bare address). */
 export const cidrFamily = (cidr: string): IPFamily | undefined => familyOf(cidr.split('/')[0]!.trim());
 
