@@ -21,11 +21,11 @@ let kubelets: Kubelet[];
 
 const waitFor = <T>(fn: () => T | Promise<T>, ms = 5000) => waitUntil(fn, ms, 20);
 
-function newKubelet(): Kubelet {
+function newKubelet(relistPeriodMs = 50): Kubelet {
   const log = memoryLogger();
   const rec = new LogEventRecorder(log);
   rec.onEvent((e) => events.push(e));
-  const k = new Kubelet({ cri, log, events: rec, node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') }, relistPeriodMs: 50, gcPeriodMs: 60_000 });
+  const k = new Kubelet({ cri, log, events: rec, node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') }, relistPeriodMs, gcPeriodMs: 60_000 });
   kubelets.push(k);
   return k;
 }
@@ -123,6 +123,23 @@ test('a crashing container restarts at once, then waits in CrashLoopBackOff', as
   const creates = rt.calls.filter((c) => c.method === 'CreateContainer').map((c) => c.req.config.annotations['io.kubernetes.container.restartCount']);
   assert.deepEqual(creates, ['0', '1']);
   assert.match(w.waiting.get('main')!.message, /^back-off 10s restarting failed container=main pod=crash-n1_default\(/);
+});
+
+test('a container that exits between its start and the read after it finishes its Never pod: lost before another sync, it is not made again', async () => {
+  rt.pullable.add('reg/app:1');
+  rt.exitOnStart.set('main', 0);
+  // No relist in the test's time: the read right after the start is the only one that sees the container.
+  const k = newKubelet(60_000);
+  await k.start();
+  const p = pod('quick', { restartPolicy: 'Never' });
+  k.setSource('file', [p]);
+  const w = k.workers.get(p.metadata!.uid!)!;
+  await waitFor(() => w.syncCount >= 1 && w.lastState?.containers.some((c) => c.state === 'exited'));
+  const synced = w.syncCount;
+  for (const [id, c] of rt.containers) if (c.config.metadata.name === 'main') rt.containers.delete(id);
+  w.requestSync();
+  await waitFor(() => w.syncCount > synced);
+  assert.equal(rt.count('CreateContainer'), 1, 'the finished container is not created again');
 });
 
 test('restarting the kubelet adopts running containers without creating new ones', async () => {

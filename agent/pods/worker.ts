@@ -202,7 +202,7 @@ export class PodWorker {
   private async sync(): Promise<void> {
     const label = this.fullName;
     const state = await readPodState(this.d.cri, this.uid, label);
-    this.lastState = state;
+    this.observe(state);
     if (!this.evicted && !this.admitted) {
       const rejected = this.d.admit?.(this.pod);
       if (rejected) {
@@ -213,7 +213,6 @@ export class PodWorker {
     }
     if (await this.enforceActiveDeadline(state)) return;
     this.admitResize();
-    if (!this.finished && podFinished(this.runningPod, state)) this.finished = true;
     // Finished here: terminal for the actions even before the apiserver's copy of the pod says so.
     const pod = this.finished && !['Succeeded', 'Failed'].includes(this.runningPod.status?.phase ?? '') ? { ...this.runningPod, status: { ...(this.runningPod.status ?? {}), phase: 'Succeeded' } } : this.runningPod;
     const actions = computePodActions(pod, state, this.d.probes);
@@ -275,7 +274,16 @@ export class PodWorker {
     await this.resize(actions.containersToResize, label);
     for (const c of actions.containersToStart) await start(c, 'container');
     // Report what was just started or resized now rather than after the next relist (up to a period later).
-    if (actions.createSandbox || actions.ephemeralToStart.length > 0 || actions.initToStart.length > 0 || actions.containersToStart.length > 0 || actions.containersToResize.length > 0) this.lastState = await readPodState(this.d.cri, this.uid, label);
+    if (actions.createSandbox || actions.ephemeralToStart.length > 0 || actions.initToStart.length > 0 || actions.containersToStart.length > 0 || actions.containersToResize.length > 0) this.observe(await readPodState(this.d.cri, this.uid, label));
+  }
+
+  /**
+   * The runtime state status is reported from. A pod is finished as soon as any such state shows it: a container
+   * may exit between its start and the read after it, and the status then says Succeeded before the next sync runs.
+   */
+  private observe(state: PodRuntimeState): void {
+    this.lastState = state;
+    if (!this.finished && podFinished(this.runningPod, state)) this.finished = true;
   }
 
   /** What pod status reports beside the runtime state: the kubelet's own end of the pod, and in-place resize. */
