@@ -309,16 +309,16 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
     const runs = (): string[] => cluster.node.proxyLog().split('starting kube-proxy');
     const thisRun = (): string => runs().pop() ?? '';
     assert.match(thisRun(), /kube-proxy running in dual-stack mode \(primary ipFamily IPv4\)/);
-    const before = runs().length;
+    const runsBefore = runs().length;
     await cluster.node.stopProxy();
     cluster.node.startProxy([...proxyArgs(), '--bind-address=fd00:10:244::1']);
-    await waitFor(() => runs().length > before && /services and endpoint slices synced/.test(thisRun()), 30_000, 200, 'IPv6-primary proxy synced');
+    await waitFor(() => runs().length > runsBefore && /services and endpoint slices synced/.test(thisRun()), 30_000, 200, 'IPv6-primary proxy synced');
     assert.match(thisRun(), /kube-proxy running in dual-stack mode \(primary ipFamily IPv6\)/);
     await waitFor(async () => (await fetch6(`http://[fd00:10:244::1]:${sixNodePort}/`, 1))[0] === 'six-2', 30_000, 500, 'the NodePort on the IPv6 node IP');
     assert.match((await requests(1, `http://${ip4}/`))[0]!, /^six-[12]$/, 'the IPv4 side still answers');
     await cluster.node.stopProxy();
     cluster.node.startProxy(proxyArgs());
-    await waitFor(() => runs().length > before + 1 && /services and endpoint slices synced/.test(thisRun()), 30_000, 200, 'proxy synced again');
+    await waitFor(() => runs().length > runsBefore + 1 && /services and endpoint slices synced/.test(thisRun()), 30_000, 200, 'proxy synced again');
     for (const o of ['svc/six', 'endpointslice/six-ipv4', 'endpointslice/six-ipv6', 'pod/six-1', 'pod/six-2', 'pod/client6']) cluster.kubectl(['delete', o, '--wait=false']);
   });
 
