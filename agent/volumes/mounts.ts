@@ -1,12 +1,12 @@
 // tmpfs mounts for memory-backed volumes (secret, projected, emptyDir with
 // medium: Memory), and unmounting everything under a pod's directory before
-// it is removed. Uses mount(8)/umount(8), as the kubelet runs as root.
-import { execFile } from 'node:child_process';
+// it is removed. Uses mount(8)/umount(8), as the kubelet runs as root, through
+// one long-lived shell (mount-commands.ts).
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { mountCommands } from './mount-commands.js';
 
-const run = promisify(execFile);
+const run = (bin: string, args: string[]): Promise<void> => mountCommands.run(bin, args);
 
 /** Mount points at or under `dir`, deepest first (from /proc/self/mountinfo). */
 export async function mountsUnder(dir: string): Promise<string[]> {

@@ -6,11 +6,8 @@
 // under the pod directory, which is what CRI mounts into the container.
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { mountsUnder } from './mounts.js';
-
-const run = promisify(execFile);
+import { mountCommands } from './mount-commands.js';
 const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK } = fs.constants;
 
 export class SubPathError extends Error {}
@@ -74,7 +71,7 @@ export async function mountSubPath(volumePath: string, subPath: string, target: 
     if (isDir) fs.mkdirSync(target, { recursive: true, mode: 0o750 });
     else fs.closeSync(fs.openSync(target, 'a', 0o640));
     // The kernel resolves /proc/<pid>/fd/<n> to the very file opened above, not to a path that could change.
-    await run('mount', ['--no-canonicalize', '--bind', `/proc/${process.pid}/fd/${fd}`, target]);
+    await mountCommands.run('mount', ['--no-canonicalize', '--bind', `/proc/${process.pid}/fd/${fd}`, target]);
   } finally {
     fs.closeSync(fd);
   }
