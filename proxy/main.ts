@@ -15,7 +15,7 @@ import { checkNftSupport, deleteNftTables, ExecNft } from './nftables/apply.js';
 import { NftablesBackend } from './nftables/backend.js';
 import { NetlinkNft } from './nftables/netlink-nft.js';
 import type { RenderContext } from './nftables/render.js';
-import { cidrContains, IP_FAMILIES, isUnspecified, primaryFamily, type IPFamily } from './model/family.js';
+import { cidrContains, IP_FAMILIES, isUnspecified, nodeInternalIPs, primaryFamily, type IPFamily } from './model/family.js';
 import { localDetector } from './model/local-detector.js';
 import { cleanupIptables } from './cleanup.js';
 import { ServiceHealthServer } from './service-health.js';
@@ -140,7 +140,7 @@ async function nodeIPs(client: KubeClient, cfg: ProxyConfig, log: Logger): Promi
   if (!isUnspecified(cfg.bindAddress)) return [];
   try {
     const node = await client.request('GET', `/api/v1/nodes/${encodeURIComponent(cfg.nodeName)}`, { timeoutMs: 5000 });
-    const ips = ((node.status?.addresses ?? []) as { type?: string; address?: string }[]).filter((a) => a.type === 'InternalIP' && a.address).map((a) => a.address!);
+    const ips = nodeInternalIPs(node);
     if (ips.length) log.info(`successfully retrieved node IP(s): ${ips.join(', ')}`);
     return ips;
   } catch (e) {

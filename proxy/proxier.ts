@@ -15,7 +15,7 @@ import type { Logger } from '../kube/log.js';
 import { endpointsOfSlices, LABEL_SERVICE_NAME, portKey, type Endpoint } from './model/endpoints.js';
 import { servicePorts, type ServicePort } from './model/service-port.js';
 import { conntrackDelete, conntrackFamily, conntrackListUdp, type Iptables } from './iptables/apply.js';
-import { nodeIPOf, ofFamily, type IPFamily } from './model/family.js';
+import { nodeInternalIPs, nodeIPOf, ofFamily, type IPFamily } from './model/family.js';
 import { parseUdpFlows, staleUdpFilters, type UdpServicePort } from './conntrack.js';
 import type { ServiceHealthServer } from './service-health.js';
 import { IptablesBackend } from './iptables/backend.js';
@@ -227,7 +227,7 @@ export class Proxier {
   }
 
   private onNode(o: KObj): void {
-    const internal = ((o.status?.addresses ?? []) as KObj[]).filter((a) => a.type === 'InternalIP').map((a) => String(a.address ?? ''));
+    const internal = nodeInternalIPs(o);
     this.d.health.nodeEligible = !o.metadata.deletionTimestamp && !((o.spec?.taints ?? []) as KObj[]).some((t) => t.key === 'ToBeDeletedByClusterAutoscaler');
     const labels = JSON.stringify(Object.entries(o.metadata.labels ?? {}).sort());
     const podCIDRs = ((o.spec?.podCIDRs as string[] | undefined)?.length ? (o.spec!.podCIDRs as string[]) : [String(o.spec?.podCIDR ?? '')]).filter(Boolean);

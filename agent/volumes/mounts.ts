@@ -6,8 +6,6 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { mountCommands } from './mount-commands.js';
 
-const run = (bin: string, args: string[]): Promise<void> => mountCommands.run(bin, args);
-
 /** Mount points at or under `dir`, deepest first (from /proc/self/mountinfo). */
 export async function mountsUnder(dir: string): Promise<string[]> {
   const base = path.resolve(dir);
@@ -25,9 +23,9 @@ export async function mountTmpfs(dir: string, sizeBytes?: number): Promise<void>
   if ((await mountsUnder(dir)).includes(path.resolve(dir))) return;
   await fsp.mkdir(dir, { recursive: true, mode: 0o755 });
   const opts = ['mode=0755', ...(sizeBytes ? [`size=${sizeBytes}`] : [])].join(',');
-  await run('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', dir]);
+  await mountCommands.run('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', dir]);
 }
 
 export async function unmountAll(dir: string): Promise<void> {
-  for (const mp of await mountsUnder(dir)) await run('umount', [mp]).catch(async () => run('umount', ['-l', mp]));
+  for (const mp of await mountsUnder(dir)) await mountCommands.run('umount', [mp]).catch(async () => mountCommands.run('umount', ['-l', mp]));
 }

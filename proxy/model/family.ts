@@ -13,6 +13,10 @@ export function familyOf(ip: string): IPFamily | undefined {
   return v === 4 ? 'IPv4' : v === 6 ? 'IPv6' : undefined;
 }
 
+/** A Node's InternalIP addresses, in its order (upstream's node IPs: the first decides the primary family). */
+export const nodeInternalIPs = (node: { status?: { addresses?: unknown } }): string[] =>
+  ((node.status?.addresses ?? []) as { type?: string; address?: string }[]).filter((a) => a.type === 'InternalIP' && a.address).map((a) => a.address!);
+
 /** 0.0.0.0 or :: (any form): an address that names no node. */
 export const isUnspecified = (ip: string): boolean => !!familyOf(ip) && ipToBigInt(ip) === 0n;
 
