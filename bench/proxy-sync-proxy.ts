@@ -5,6 +5,7 @@
 // render/apply split, and the process's RSS and CPU (its own, and that of the
 // nft / iptables-restore children it waited for).
 import fs from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { loadProxyConfig } from '../cli/proxy-config.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
@@ -23,6 +24,16 @@ function childCpuMs(): number {
   return (Number(f[13]) + Number(f[14])) * TICK_MS;
 }
 
+/** Time spent in garbage collection so far, and the count of major (mark-compact) collections. */
+const gc = { ms: 0, major: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    gc.ms += e.duration;
+    // NODE_PERFORMANCE_GC_MAJOR
+    if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === 4) gc.major++;
+  }
+}).observe({ entryTypes: ['gc'] });
+
 async function main(): Promise<void> {
   const [kubeconfig, mode] = process.argv.slice(2);
   const cfg = loadProxyConfig([`--kubeconfig=${kubeconfig!}`, `--proxy-mode=${mode!}`, '--hostname-override=bench', '--cluster-cidr=11.0.0.0/8', '--iptables-sync-period=10m', '--iptables-min-sync-period=1s'], () => {});
@@ -37,12 +48,15 @@ async function main(): Promise<void> {
   );
   const sync = proxier.sync.bind(proxier);
   proxier.sync = async () => {
+    // Fractional wall-clock ms, comparable with the runner's Date.now().
+    const begin = performance.timeOrigin + performance.now();
     const before = proxier.syncs;
     await sync();
+    const end = performance.timeOrigin + performance.now();
     if (proxier.syncs === before) return; // not initialized yet, or failed
     const cpu = process.cpuUsage();
     const s = proxier.lastSync;
-    process.stdout.write(JSON.stringify({ ev: 'sync', syncs: proxier.syncs, at: s.at, full: s.full, changed: s.changed, renderMs: s.renderMs, applyMs: s.applyMs, rssMiB: process.memoryUsage().rss / 2 ** 20, cpuMs: (cpu.user + cpu.system) / 1000, childCpuMs: childCpuMs() }) + '\n');
+    process.stdout.write(JSON.stringify({ ev: 'sync', syncs: proxier.syncs, begin, end, at: s.at, full: s.full, changed: s.changed, renderMs: s.renderMs, applyMs: s.applyMs, rssMiB: process.memoryUsage().rss / 2 ** 20, cpuMs: (cpu.user + cpu.system) / 1000, gcMs: gc.ms, gcMajor: gc.major, childCpuMs: childCpuMs() }) + '\n');
   };
   process.stdout.write(JSON.stringify({ ev: 'start', at: Date.now() }) + '\n');
   await proxier.start();

@@ -13,6 +13,7 @@
 // children's). A cold start longer than BENCH_COLD_BUDGET_MS ends the series.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -22,18 +23,30 @@ import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { waitFor } from '../e2e/proc.js';
 import { REPO } from '../e2e/harness.js';
 import { servicePortBase } from '../proxy/nftables/names.js';
+import { groupChainOf } from '../proxy/nftables/groups.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,30000').split(',').map(Number);
 const EPS = 10;
-const CHANGES = 5;
+/** One-endpoint changes per size: 15 in nftables mode (its medians are a few ms, so noise matters), 5 in iptables mode. */
 const MODE = (process.argv[2] ?? 'nftables') as 'nftables' | 'legacy' | 'nft';
+const CHANGES = Number(process.env.BENCH_CHANGES) || (MODE === 'nftables' ? 15 : 5);
+/** This process's (the apiserver's) time in garbage collection so far. */
+const runnerGc = { ms: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) runnerGc.ms += e.duration;
+}).observe({ entryTypes: ['gc'] });
 const BUDGET_MS = Number(process.env.BENCH_COLD_BUDGET_MS ?? 300_000);
 
+/** Fractional wall-clock ms, comparable between processes (the proxy's sync events use the same). */
+const wallMs = (): number => performance.timeOrigin + performance.now();
 const ip = (n: number, base: number): string => `${base}.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 
 interface SyncEvent {
   ev: 'sync';
   syncs: number;
+  /** When the sync was called and when it returned (fractional wall-clock ms, as wallMs()). */
+  begin: number;
+  end: number;
   at: number;
   full: boolean;
   changed: number;
@@ -42,6 +55,9 @@ interface SyncEvent {
   rssMiB: number;
   cpuMs: number;
   childCpuMs: number;
+  /** Time in garbage collection so far, and how many major collections. */
+  gcMs: number;
+  gcMajor: number;
 }
 
 class ProxyProcess {
@@ -74,11 +90,12 @@ function clearRules(): void {
   for (const t of ['nat', 'filter']) for (const bin of ['iptables-legacy', 'iptables-nft']) execFileSync(bin, ['-t', t, '-F']), execFileSync(bin, ['-t', t, '-X']);
 }
 
-function inKernel(newIP: string, svc: string): boolean {
+function inKernel(newIP: string, svc: string, clusterIP: string): boolean {
   if (MODE === 'nftables') {
-    // The service chain names its map of endpoint slots; the endpoint is the value of one of its ranges.
-    const chain = execFileSync('nft', ['list', 'chain', 'ip', 'kube-proxy', `service-${servicePortBase(`default/${svc}:http`, 'tcp')}`], { encoding: 'utf8' });
-    const map = /map @(endpoint-slots-tcp-\d+)/.exec(chain)?.[1];
+    // A plain ClusterIP Service's rule in its group chain names its map of endpoint slots; the endpoint is the value
+    // of one of its ranges.
+    const chain = execFileSync('nft', ['list', 'chain', 'ip', 'kube-proxy', groupChainOf(`service-${servicePortBase(`default/${svc}:http`, 'tcp')}`)], { encoding: 'utf8' });
+    const map = new RegExp(`ip daddr ${clusterIP.replaceAll('.', '\\.')} tcp dport 80 dnat .* map @(endpoint-slots-tcp-\\d+)`).exec(chain)?.[1];
     return !!map && execFileSync('nft', ['list', 'map', 'ip', 'kube-proxy', map], { encoding: 'utf8', maxBuffer: 1 << 28 }).includes(`: ${newIP} . 8080`);
   }
   const save = MODE === 'legacy' ? 'iptables-legacy-save' : 'iptables-nft-save';
@@ -117,7 +134,7 @@ async function main(): Promise<void> {
       break;
     }
     const changes: number[] = [];
-    const splits: { renderMs: number; applyMs: number }[] = [];
+    const splits: { renderMs: number; applyMs: number; requestMs: number; toSyncMs: number; apiserverGcMs: number }[] = [];
     const cpu0 = cold.last()!;
     for (let k = 0; k < CHANGES; k++, change++) {
       await new Promise((r) => setTimeout(r, 1100)); // outside minSyncPeriod, so the sync is not held back
@@ -126,12 +143,14 @@ async function main(): Promise<void> {
       const newIP = ip(200_000 + change, 12);
       cur.endpoints[0].addresses = [newIP];
       const before = cold.events.length;
-      const u0 = Date.now();
+      const u0 = wallMs();
+      const gc0 = runnerGc.ms;
       await client.update(`/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${name}-x`, cur);
+      const u1 = wallMs();
       const ev = await waitFor(() => cold.events.slice(before).find((e) => !e.full && e.changed > 0), 60_000, 1, 'partial sync');
-      changes.push(ev.at - u0);
-      splits.push({ renderMs: ev.renderMs, applyMs: ev.applyMs });
-      if (k === 0 && !inKernel(newIP, name)) throw new Error(`${MODE}: the new endpoint ${newIP} is not in the kernel`);
+      changes.push(ev.end - u0);
+      splits.push({ renderMs: ev.renderMs, applyMs: ev.applyMs, requestMs: u1 - u0, toSyncMs: ev.begin - u0, apiserverGcMs: runnerGc.ms - gc0 });
+      if (k === 0 && !inKernel(newIP, name, (await client.get(`/api/v1/namespaces/default/services/${name}`)).spec.clusterIP)) throw new Error(`${MODE}: the new endpoint ${newIP} is not in the kernel`);
     }
     const steady = cold.last()!;
     await cold.stop();
@@ -148,6 +167,8 @@ async function main(): Promise<void> {
       changeMs: changes,
       splits,
       changeCpuMs: (steady.cpuMs - cpu0.cpuMs) / CHANGES,
+      changeGcMs: (steady.gcMs - cpu0.gcMs) / CHANGES,
+      changeGcMajor: (steady.gcMajor - cpu0.gcMajor) / CHANGES,
       changeChildCpuMs: (steady.childCpuMs - cpu0.childCpuMs) / CHANGES,
       rssMiB: steady.rssMiB,
       restartMs: restart.at - warm.startedAt,

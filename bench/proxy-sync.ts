@@ -2,7 +2,7 @@
 // run. In a throwaway network namespace per mode, a dev apiserver holds 1k,
 // 10k and 30k Services × 10 endpoints (BENCH_SIZES) and the real proxy runs
 // in its own process: cold start, one-endpoint change from the EndpointSlice
-// update to the rule in the kernel (median of 5), restart over its own rules,
+// update to the rule in the kernel (median of 15; 5 in iptables mode), restart over its own rules,
 // RSS and CPU. Modes: BENCH_MODES (default nftables,legacy: iptables mode on
 // iptables-legacy, the fast iptables baseline; "nft" is iptables mode on
 // iptables-nft, which takes minutes from a few thousand Services).
@@ -22,8 +22,11 @@ interface Row {
   coldCpuMs: number;
   coldChildCpuMs: number;
   changeMs: number[];
-  splits: { renderMs: number; applyMs: number }[];
+  splits: { renderMs: number; applyMs: number; requestMs: number; toSyncMs: number; apiserverGcMs: number }[];
   changeCpuMs: number;
+  /** Of it, garbage collection, and major collections per change. */
+  changeGcMs: number;
+  changeGcMajor: number;
   changeChildCpuMs: number;
   rssMiB: number;
   restartMs: number;
@@ -52,15 +55,17 @@ const LABEL: Record<string, string> = { nftables: 'nftables mode', legacy: 'ipta
 
 function print(r: Result): void {
   process.stdout.write(`\n== ${LABEL[r.mode] ?? r.mode} ==\n`);
-  process.stdout.write('services | cold start (sync) | change median (all 5)            | CPU/change (own+child) | restart (sync)    | cold CPU (own+child) |   RSS   | change inside the proxy (median)\n');
+  process.stdout.write('services | cold start (sync) | change median (all)              | CPU/change (own+child) | restart (sync)    | cold CPU (own+child) |   RSS   | change inside the proxy (median); the update request, and its start to the sync\'s (apiserver, watch, proxy)\n');
   for (const f of r.rows) {
     if (f.coldMs === null) {
       process.stdout.write(`${String(f.services).padStart(8)} | > ${ms(f.overBudgetMs!)} (stopped)\n`);
       continue;
     }
     const cold = `${ms(f.coldMs)} (${ms(f.coldSyncMs)})`;
-    const change = `${ms(median(f.changeMs))} (${f.changeMs.map((x) => x.toFixed(0)).join(', ')})`;
-    const inSync = `render ${ms(median(f.splits.map((s) => s.renderMs)))} + apply ${ms(median(f.splits.map((s) => s.applyMs)))}`;
+    const change = `${ms(median(f.changeMs))} (${f.changeMs.map((x) => x.toFixed(1)).join(', ')})`;
+    const gcPart = `GC ${ms(f.changeGcMs)} (${f.changeGcMajor.toFixed(1)} major)`;
+    const m = (k: keyof Row['splits'][number]): string => ms(median(f.splits.map((s) => s[k])));
+    const inSync = `render ${m('renderMs')} + apply ${m('applyMs')}; ${gcPart} per change; update request ${m('requestMs')}, update to sync start ${m('toSyncMs')} (apiserver GC ${m('apiserverGcMs')})`;
     const cpu = `${ms(f.changeCpuMs)}+${ms(f.changeChildCpuMs)}`;
     process.stdout.write(`${String(f.services).padStart(8)} | ${cold.padStart(16)} | ${change.padEnd(32)} | ${cpu.padStart(22)} | ${`${ms(f.restartMs)} (${ms(f.restartSyncMs)})`.padStart(17)} | ${`${ms(f.coldCpuMs)}+${ms(f.coldChildCpuMs)}`.padStart(20)} | ${f.rssMiB.toFixed(0).padStart(3)} MiB | ${inSync}\n`);
   }

@@ -14,8 +14,8 @@ import { randomChange, randomService, rng, v6, World } from '../proxy/nftables/r
 const FAM = process.argv[3] === 'ip6' ? 'ip6' : 'ip';
 const ctx: RenderContext =
   FAM === 'ip'
-    ? { family: 'ip', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip saddr 10.0.0.0/8', notLocalMatch: 'ip saddr != 10.0.0.0/8', nodeIP: '192.168.0.2', nodePortIPs: ['192.168.0.2'], conntrackTCPLiberal: false }
-    : { family: 'ip6', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: `ip6 saddr ${v6('10.0.0.0/8')}`, notLocalMatch: `ip6 saddr != ${v6('10.0.0.0/8')}`, nodeIP: v6('192.168.0.2'), nodePortIPs: [v6('192.168.0.2')], conntrackTCPLiberal: false };
+    ? { family: 'ip', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip saddr 10.0.0.0/8', notLocalMatch: 'ip saddr != 10.0.0.0/8', nodeIP: '192.168.0.2', nodePortIPs: ['192.168.0.2'], conntrackTCPLiberal: false, groups: 4 }
+    : { family: 'ip6', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: `ip6 saddr ${v6('10.0.0.0/8')}`, notLocalMatch: `ip6 saddr != ${v6('10.0.0.0/8')}`, nodeIP: v6('192.168.0.2'), nodePortIPs: [v6('192.168.0.2')], conntrackTCPLiberal: false, groups: 4 };
 
 /** Every rule of the table as the kernel stores it: chain and the raw bytes of its expressions and userdata, in order. */
 async function kernelRules(): Promise<string> {
@@ -92,12 +92,15 @@ async function main(): Promise<void> {
   await syncer.partial([], w.ports(), w.endpoints());
   // The listing a full sync starts from, read from the kernel's dumps and from nft's JSON.
   const plainListing = (l: Listing): string => JSON.stringify({ ...l, digests: undefined, slotBlocks: undefined, chains: [...l.chains].sort(), sets: [...l.sets].sort(), elements: [...l.elements].map(([m, e]) => [m, [...e].sort()]).sort(), baseChains: [...(l.baseChains ?? [])].sort() });
-  const listings = { netlink: plainListing(await netlink.list()), nft: plainListing(await exec.list()), digests: (await netlink.list()).digests?.size ?? 0, slotBlocks: (await netlink.list()).slotBlocks?.size ?? 0 };
+  const listings = { netlink: plainListing(await netlink.list()), nft: plainListing(await exec.list()), digests: (await netlink.list()).digests?.size ?? 0, slotBlocks: (await netlink.list()).slotBlocks?.size ?? 0, groupChains: [...(await netlink.list()).chains].filter((c) => c.startsWith('clusterip-group/')).length };
   // A restart over this table: the rules read back over netlink leave every chain the encoder knows untouched.
   const before = transactions.length;
   const restarted = new NftSyncer(recording, ctx, { now: () => clock });
   const restart = await restarted.full(w.ports(), w.endpoints());
-  const rewrites = transactions.slice(before).join('').match(new RegExp(`^add rule ${FAM} kube-proxy (?:service|external|local|firewall|endpoint)-[A-Z2-7]{8}-.*$`, 'gm')) ?? [];
+  const restartText = transactions.slice(before).join('');
+  const rewrites = restartText.match(new RegExp(`^add rule ${FAM} kube-proxy (?:(?:service|external|local|firewall|endpoint)-[A-Z2-7]{8}-|clusterip-group/).*$`, 'gm')) ?? [];
+  // Every block of endpoint slots adopted (group chains' rules by their cluster IP and port): no range rewritten.
+  const slotRewrites = (restartText.match(/^(?:add|delete) element \S+ kube-proxy endpoint-slots-.*$/gm) ?? []).length;
   const unknown = /@affinity|fib |comment |update @/;
   const chainOf = (l: string): string => l.split(' ')[4]!;
   const opaque = new Set(rewrites.filter((l) => unknown.test(l)).map(chainOf));
@@ -108,7 +111,7 @@ async function main(): Promise<void> {
   const viaNft = await snapshot();
   netlink.close();
   const partial = { netlink: netlink.counts.netlink - full.netlink, nft: netlink.counts.nft - full.nft };
-  process.stdout.write(JSON.stringify({ full, partial, transactions: transactions.length, restart: { ops: restart.ops, rewrites: rewrites.length, restartRewrites }, listings, viaNetlink, viaNft }) + '\n');
+  process.stdout.write(JSON.stringify({ full, partial, transactions: transactions.length, restart: { ops: restart.ops, rewrites: rewrites.length, restartRewrites, slotRewrites }, listings, viaNetlink, viaNft }) + '\n');
 }
 
 main().catch((e: unknown) => {

@@ -15,8 +15,8 @@ const skip = e2eSkipReason();
 
 interface Outcome {
   partial: { netlink: number; nft: number };
-  restart: { ops: number; rewrites: number; restartRewrites: string[] };
-  listings: { netlink: string; nft: string; digests: number; slotBlocks: number };
+  restart: { ops: number; rewrites: number; restartRewrites: string[]; slotRewrites: number };
+  listings: { netlink: string; nft: string; digests: number; slotBlocks: number; groupChains: number };
   viaNetlink: { json: string; debug: string; rules: string };
   viaNft: { json: string; debug: string; rules: string };
 }
@@ -45,6 +45,9 @@ for (const [seed, family] of [[7, 'ip'], [11, 'ip'], [13, 'ip6']] as const) {
       assert.match(r.viaNetlink.json, /endpoint-slots-tcp-\d+/);
       // A restart read every chain's rules back over netlink and rewrote only chains with rules it cannot encode.
       assert.deepEqual(r.restart.restartRewrites, []);
+      // Plain ClusterIP Services' rules in shared group chains (4 here), their blocks found by cluster IP and port.
+      assert.ok(r.listings.groupChains >= 2, `group chains: ${r.listings.groupChains}`);
+      assert.equal(r.restart.slotRewrites, 0, 'no endpoint slot range rewritten by the restart');
       assert.ok(r.restart.rewrites < 40, `restart rewrote ${r.restart.rewrites} service rules`);
       assert.equal(r.viaNetlink.json, r.viaNft.json);
       assert.equal(r.viaNetlink.debug, r.viaNft.debug);

@@ -189,6 +189,16 @@ describe(`kube-proxy (${mode})`, { skip, timeout: 8 * 60_000 }, () => {
     const svcIP = cluster.kubectl(['get', 'svc', 'dns', '-o', 'jsonpath={.spec.clusterIP}']);
     const aIP = cluster.kubectl(['get', 'pod', 'dns-a', '-o', 'jsonpath={.status.podIP}']);
     await waitFor(() => rules().includes(dnatTo(aIP, 53)), 20_000, 300, 'UDP rules');
+    if (mode === 'nftables') {
+      // A plain ClusterIP Service has no chain of its own: its dispatch element goes to a shared group chain, where
+      // its rule matches its cluster IP and port and DNATs through its block of endpoint slots.
+      const t = nftTable();
+      const ipRe = svcIP.replace(/\./g, '\\.');
+      const group = new RegExp(`${ipRe} \\. udp \\. 53 : goto (clusterip-group/\\d+)`).exec(t)?.[1];
+      assert.ok(group, `dispatch to a group chain: ${t}`);
+      assert.match(t, new RegExp(`chain ${group} \\{[^}]*ip daddr ${ipRe} udp dport 53 dnat ip to numgen random mod 4096 offset \\d+ map @endpoint-slots-udp-\\d+\n`));
+      assert.doesNotMatch(t, new RegExp(`chain service-${servicePortBase('default/dns', 'udp').replace(/[/.]/g, '\\$&')} `));
+    }
     // A UDP "flow" from the node, always from the same source port, as a resolver would keep one.
     const send = (): void => void sh(process.execPath, ['-e', `const s=require('dgram').createSocket('udp4');s.bind(40053,()=>s.send('x',53,'${svcIP}',()=>s.close()))`], { netns: cluster.node.netns });
     const entries = (): string => cluster.node.exec('conntrack', ['-L', '-p', 'udp', '--orig-dst', svcIP]);

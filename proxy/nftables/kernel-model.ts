@@ -9,6 +9,7 @@ import { HAIRPIN, MAPS } from './render.js';
 import { isServiceObject } from './names.js';
 import { chainDigest } from './netlink-digest.js';
 import { blockOfRule, isSlotMap, SLOTS } from './slots.js';
+import { slotOwnerOfRule } from './groups.js';
 
 interface State {
   table: boolean;
@@ -165,7 +166,10 @@ export class KernelModel implements Nft {
       ...(this.withDigests
         ? {
             digests: new Map([...s.chains].filter(([, r]) => r.length).map(([c, r]) => [c, chainDigest(r, this.family) ?? `unknown rules of ${c}`])),
-            slotBlocks: new Map([...s.chains].flatMap(([c, r]) => r.map(blockOfRule).filter((b) => b !== undefined).map((b) => [c, b] as [string, number]))),
+            slotBlocks: new Map([...s.chains].flatMap(([c, rules]) => rules.flatMap((r) => {
+              const b = blockOfRule(r);
+              return b === undefined ? [] : [[slotOwnerOfRule(c, r), b] as [string, number]];
+            }))),
           }
         : {}),
     };
@@ -187,7 +191,7 @@ export class KernelModel implements Nft {
         rules.map((r) => {
           const b = blockOfRule(r);
           if (b === undefined) return r;
-          owner.set(b, c);
+          owner.set(b, slotOwnerOfRule(c, r) === c ? c : `${c} ${slotOwnerOfRule(c, r)}`);
           return r.replace(/offset \d+ map @\S+$/, 'offset <slots> map @<slots>');
         }),
       );

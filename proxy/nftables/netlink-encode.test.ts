@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { commandMessage, encodeTransaction, message, numberBatch, parseAcks, ruleExpressions, str } from './netlink-encode.js';
 import { chainDigest, EMPTY_CHAIN_DIGEST } from './netlink-digest.js';
 import { keyText, listingOfDumps, slotBlockOfRule } from './netlink-listing.js';
+import { slotOwnerOfRule } from './groups.js';
 
 const T = 'ip kube-proxy';
 
@@ -121,6 +122,12 @@ test('endpoint slots: the DNAT rule, ranges as start and end elements, read back
   const ruleMsg = commandMessage(`add rule ${T} service-X/y ${rule}`)!;
   assert.deepEqual(slotBlockOfRule(ruleMsg), ['service-X/y', 7]);
   assert.equal(slotBlockOfRule(commandMessage(`add rule ${T} service-X/y numgen random mod 2 == 0 meta l4proto tcp dnat ip to 10.0.0.1:80`)!), undefined);
+  // In a group chain, the owner is the cluster IP, protocol and port the rule matches.
+  const grouped = 'ip daddr 172.30.0.41 udp dport 53 dnat ip to numgen random mod 4096 offset 28672 map @endpoint-slots-udp-7';
+  assert.deepEqual(names(ruleExpressions(grouped)!), ['payload', 'cmp', 'meta', 'cmp', 'payload', 'cmp', 'numgen', 'byteorder', 'lookup', 'nat']);
+  assert.deepEqual(slotBlockOfRule(commandMessage(`add rule ${T} clusterip-group/5 ${grouped}`)!), ['172.30.0.41 . udp . 53', 7]);
+  assert.equal(slotOwnerOfRule('clusterip-group/5', grouped), '172.30.0.41 . udp . 53', 'the text form names the same owner');
+  assert.deepEqual(slotBlockOfRule(commandMessage(`add rule ip6 kube-proxy clusterip-group/5 ip6 daddr fd00:30::41 tcp dport 80 dnat ip6 to numgen random mod 4096 offset 8192 map @endpoint-slots-tcp-2`, 'ip6')!), ['fd00:30::41 . tcp . 80', 2]);
   // Two ranges, added as the kernel lists them: each start with its value, each end flagged; plus the end element at
   // 0 nft leaves in interval sets it touches.
   const a = commandMessage(`add element ${T} endpoint-slots-udp-7 { 28672-30719 : 10.0.0.1 . 53 }`)!;

@@ -8,6 +8,7 @@ import { addressText, attrList, attrs, cstr, FAMILY, fieldLength, KEYS, message,
 import { isServiceObject, TABLE } from './names.js';
 import { HAIRPIN, MAPS } from './render.js';
 import { isSlotMap, SLOTS } from './slots.js';
+import { isGroupChain } from './groups.js';
 
 const NLM_F_DUMP = 0x300;
 const MSG = { GETTABLE: 1, GETCHAIN: 4, GETRULE: 7, GETSET: 10, GETSETELEM: 13 } as const;
@@ -151,19 +152,35 @@ function slotElements(msgs: Buffer[], fam: NftFamily): Map<string, string> | und
   return out;
 }
 
-/** The block of endpoint slots a service chain's rule (a NEWRULE message of a dump) looks up, with its chain. */
+/**
+ * The block of endpoint slots a service chain's rule (a NEWRULE message of a dump) looks up, with its owner: the
+ * chain, or in a group chain the "ip . proto . port" the rule matches first (see groups.ts slotOwnerOfRule).
+ */
 export function slotBlockOfRule(m: Buffer): [string, number] | undefined {
   const a = messageAttrs(m);
   const list = a.get(4);
   if (!list) return undefined;
+  const chain = cstr(a.get(2));
   let offset: number | undefined;
+  let addr: string | undefined;
+  let proto: string | undefined;
+  let port: number | undefined;
   for (const [, e] of attrList(list)) {
     const ea = attrs(e);
     const name = cstr(ea.get(1));
     const data = ea.get(2) ? attrs(ea.get(2)!) : undefined;
-    if (name === 'numgen') offset = data?.get(4)?.readUInt32BE(0);
+    if (name === 'cmp') {
+      // NFTA_CMP_DATA's value: the address, the l4proto byte, the port, in the order the rule matches them.
+      const v = data?.get(3) && attrs(data.get(3)!).get(1);
+      if (v?.length === 4 || v?.length === 16) addr ??= addressText(v);
+      else if (v?.length === 1) proto ??= PROTO_NAMES[v[0]!];
+      else if (v?.length === 2) port ??= v.readUInt16BE(0);
+    } else if (name === 'numgen') offset = data?.get(4)?.readUInt32BE(0);
     // NFTA_LOOKUP_SET
-    else if (name === 'lookup' && offset !== undefined && isSlotMap(cstr(data?.get(1))) && offset >= SLOTS && offset % SLOTS === 0) return [cstr(a.get(2)), offset / SLOTS];
+    else if (name === 'lookup' && offset !== undefined && isSlotMap(cstr(data?.get(1))) && offset >= SLOTS && offset % SLOTS === 0) {
+      if (!isGroupChain(chain)) return [chain, offset / SLOTS];
+      return addr !== undefined && proto !== undefined && port !== undefined ? [`${addr} . ${proto} . ${port}`, offset / SLOTS] : undefined;
+    }
   }
   return undefined;
 }

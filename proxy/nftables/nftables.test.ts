@@ -12,10 +12,12 @@ import { keyText, listingOf, verdictText, versionAtLeast } from './apply.js';
 import { NODE, slice, svc } from '../model/fixtures.js';
 import { randomChange, randomService, rng, World } from './random-world.js';
 import { SlotBlocks, SLOTS, slotMapName, slotRanges } from './slots.js';
+import { groupChainOf } from './groups.js';
 
 // Upstream proxier_test conventions: pods in 10.0.0.0/8, cluster IPs in 172.30.0.0/16, this node "test-node".
 const ctx: RenderContext = { family: 'ip', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip saddr 10.0.0.0/8', notLocalMatch: 'ip saddr != 10.0.0.0/8', nodeIP: '192.168.0.2', nodePortIPs: ['192.168.0.2'], conntrackTCPLiberal: false };
 
+const baseCtx = ctx;
 const one = (s: Service, sl: EndpointSlice[] = [], c: RenderContext = ctx) => renderService(servicePorts(s), endpointsOfSlices(sl, NODE), c, new SlotBlocks());
 
 test('object names are upstream\'s (verified examples from its proxier tests)', () => {
@@ -23,24 +25,34 @@ test('object names are upstream\'s (verified examples from its proxier tests)', 
   assert.equal(endpointBase('ns1/svc1:p80', 'tcp', '10.180.0.1', 80), '5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80');
 });
 
-test('a ClusterIP Service: dispatch element, masquerade of off-cluster traffic, DNAT through its block of endpoint slots, hairpin pairs', () => {
+test('a ClusterIP Service: dispatch element to its group chain, masquerade of off-cluster traffic, DNAT through its block of endpoint slots, hairpin pairs', () => {
   const f = one(svc('ns1', 'svc1', { clusterIP: '172.30.0.41' }), [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }, { ip: '10.180.0.2' }, { ip: '10.180.0.3' }])]);
+  const group = groupChainOf('service-ULMVA6XW-ns1/svc1/tcp/p80');
+  assert.match(group, /^clusterip-group\/\d+$/);
   // The first block handed out is 1: keys 4096 … 8191, in endpoint-slots-1; three near-equal shares.
   assert.deepEqual(f.elements, [
-    { map: 'service-ips', key: '172.30.0.41 . tcp . 80', value: 'goto service-ULMVA6XW-ns1/svc1/tcp/p80' },
+    { map: 'service-ips', key: '172.30.0.41 . tcp . 80', value: `goto ${group}` },
     { map: 'endpoint-slots-tcp-1', key: '4096-5460', value: '10.180.0.1 . 80' },
     { map: 'endpoint-slots-tcp-1', key: '5461-6825', value: '10.180.0.2 . 80' },
     { map: 'endpoint-slots-tcp-1', key: '6826-8191', value: '10.180.0.3 . 80' },
   ]);
-  assert.deepEqual(f.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80'), [
+  assert.deepEqual(f.grouped.get(group), [
     'ip daddr 172.30.0.41 tcp dport 80 ip saddr != 10.0.0.0/8 jump mark-for-masquerade',
-    'meta l4proto tcp dnat ip to numgen random mod 4096 offset 4096 map @endpoint-slots-tcp-1',
+    'ip daddr 172.30.0.41 tcp dport 80 dnat ip to numgen random mod 4096 offset 4096 map @endpoint-slots-tcp-1',
   ]);
-  assert.equal(f.chains.size, 1, 'one chain for the Service, none per endpoint');
+  assert.equal(f.chains.size, 0, 'no chain of its own, none per endpoint');
+  assert.deepEqual([...f.groupedChains], ['service-ULMVA6XW-ns1/svc1/tcp/p80']);
   assert.deepEqual([...f.hairpins], ['10.180.0.1', '10.180.0.2', '10.180.0.3']);
   // masqueradeAll instead of the detector.
   const all = one(svc('ns1', 'svc1', { clusterIP: '172.30.0.41' }), [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }])], { ...ctx, masqueradeAll: true });
-  assert.equal(all.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80')![0], 'ip daddr 172.30.0.41 tcp dport 80 jump mark-for-masquerade');
+  assert.equal(all.grouped.get(group)![0], 'ip daddr 172.30.0.41 tcp dport 80 jump mark-for-masquerade');
+  // A NodePort needs the service chain (its external chain goes there): no group.
+  const np = one(svc('ns1', 'svc1', { type: 'NodePort', clusterIP: '172.30.0.41', ports: [{ name: 'p80', port: 80, nodePort: 3001, protocol: 'TCP' }] }), [slice('ns1', 'svc1', [{ ip: '10.180.0.1' }])]);
+  assert.equal(np.grouped.size, 0);
+  assert.deepEqual(np.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80'), [
+    'ip daddr 172.30.0.41 tcp dport 80 ip saddr != 10.0.0.0/8 jump mark-for-masquerade',
+    'meta l4proto tcp dnat ip to numgen random mod 4096 offset 4096 map @endpoint-slots-tcp-1',
+  ]);
 });
 
 test('no endpoints: REJECT through the no-endpoint maps for the cluster IP, external IPs, LB IPs and the NodePort; no chains', () => {
@@ -141,7 +153,9 @@ test('property: random changes applied incrementally give the same table as a fr
     for (let i = 0; i < n; i++) if (r() < 0.6) w.services.set(`ns/s${i}`, randomService(r, i));
     let clock = 0;
     const kernel = new KernelModel();
-    const syncer = new NftSyncer(kernel, ctx, { now: () => clock });
+    // Odd seeds: 3 group chains, so plain ClusterIP Services share them, join and leave them.
+    const c = seed % 2 ? { ...ctx, groups: 3 } : ctx;
+    const syncer = new NftSyncer(kernel, c, { now: () => clock });
     await syncer.full(w.ports(), w.endpoints());
     for (let step = 0; step < 60; step++) {
       const changed = new Set<string>();
@@ -153,7 +167,7 @@ test('property: random changes applied incrementally give the same table as a fr
     clock += 5000;
     await syncer.partial([], w.ports(), w.endpoints()); // deletes the retired chains
     const fresh = new KernelModel();
-    const s2 = new NftSyncer(fresh, ctx);
+    const s2 = new NftSyncer(fresh, c);
     await s2.full(w.ports(), w.endpoints());
     assert.deepEqual(kernel.snapshot(), fresh.snapshot(), `seed ${seed}`);
     assert.deepEqual(syncer.totals, s2.totals, `running counters, seed ${seed}`);
@@ -167,13 +181,18 @@ test('a restart reads the rules back: chains the kernel already has are left alo
     const w = new World();
     const plain = seed % 2 === 0;
     for (let i = 0; i < n; i++) if (r() < 0.6) w.services.set(`ns/s${i}`, randomService(r, i, plain));
+    for (let k = 0; k < 60; k++) randomChange(r, w, n, plain);
     const kernel = new KernelModel();
     kernel.withDigests = true;
+    // Seeds 1-4: 3 group chains shared by the plain ClusterIP Services (their blocks are adopted by cluster IP and port).
+    const ctx = seed <= 4 ? { ...baseCtx, groups: 3 } : baseCtx;
     await new NftSyncer(kernel, ctx).full(w.ports(), w.endpoints());
     // The same cluster: a restart rewrites no rule the encoder knows (plain Services: no service chain at all).
     let before = kernel.transactions.length;
     await new NftSyncer(kernel, ctx).full(w.ports(), w.endpoints());
-    const rewritten = kernel.transactions.slice(before).join('').match(/^add rule ip kube-proxy (?:service|external)-.*$/gm) ?? [];
+    const restart = kernel.transactions.slice(before).join('');
+    const rewritten = restart.match(/^add rule ip kube-proxy (?:service-|external-|clusterip-group\/).*$/gm) ?? [];
+    assert.doesNotMatch(restart, /element ip kube-proxy endpoint-slots-/, `seed ${seed}: every block adopted, no range rewritten`);
     if (plain) assert.deepEqual(rewritten, [], `seed ${seed}`);
     else {
       // Only chains with a rule the encoder does not know (affinity, fib, comments) are rewritten.
@@ -193,7 +212,7 @@ test('a restart reads the rules back: chains the kernel already has are left alo
     await new NftSyncer(fresh, ctx).full(w.ports(), w.endpoints());
     assert.deepEqual(kernel.snapshot(), fresh.snapshot(), `seed ${seed}`);
     // A wrong digest (the kernel's rules differ from what the proxy would write) makes the chain be rewritten.
-    const [victim] = [...kernel.state.chains.keys()].filter((c) => c.startsWith('service-') && kernel.state.chains.get(c)!.length);
+    const [victim] = [...kernel.state.chains.keys()].filter((c) => (seed <= 4 ? c.startsWith('clusterip-group/') : c.startsWith('service-')) && kernel.state.chains.get(c)!.length);
     if (victim) {
       kernel.state.chains.get(victim)!.push('drop');
       before = kernel.transactions.length;
@@ -275,6 +294,62 @@ test('a one-endpoint change is the same handful of operations at 1,000 and at 50
   assert.deepEqual(small, [22, 22, 4]);
 });
 
+test('group chains: plain ClusterIP Services share them; a Service joining or leaving rewrites its group only, the last to leave retires it', async () => {
+  const c = { ...ctx, groups: 2 };
+  const w = new World();
+  const groupOf = (name: string): string => groupChainOf(`service-${servicePortBase(`ns/${name}:p80`, 'tcp')}`, 2);
+  // Three Services in one group, one in the other.
+  const same: string[] = [];
+  let other: string | undefined;
+  for (let i = 0; same.length < 3 || !other; i++) {
+    if (groupOf(`s${i}`) !== groupOf('s0')) other ??= `s${i}`;
+    else if (same.length < 3) same.push(`s${i}`);
+  }
+  const [a, b, x] = same as [string, string, string];
+  const names = [a, b, x, other];
+  names.forEach((n, i) => {
+    w.services.set(`ns/${n}`, svc('ns', n, { clusterIP: `172.30.0.${i + 1}` }));
+    w.eps.set(`ns/${n}`, [{ ip: `10.0.${i}.1` }]);
+  });
+  let clock = 0;
+  const kernel = new KernelModel();
+  const syncer = new NftSyncer(kernel, c, { now: () => clock });
+  await syncer.full(w.ports(), w.endpoints());
+  const g = groupOf(a);
+  assert.equal(kernel.state.chains.get(g)!.filter((r) => r.includes(' dnat ')).length, 3);
+  assert.equal([...kernel.state.chains.keys()].filter((ch) => ch.startsWith('service-')).length, 0, 'no service chain');
+  // One leaves: its group is rewritten with the other two, the other group is not touched.
+  w.eps.delete(`ns/${b}`);
+  kernel.transactions = [];
+  await syncer.partial([`ns/${b}`], w.ports(), w.endpoints());
+  const t = kernel.transactions.join('');
+  assert.match(t, new RegExp(`^flush chain ip kube-proxy ${g}$`, 'm'));
+  assert.equal(kernel.state.chains.get(g)!.filter((r) => r.includes(' dnat ')).length, 2);
+  assert.doesNotMatch(t, new RegExp(`${groupOf(other)}\\b`), 'the other group untouched');
+  assert.doesNotMatch(t, /172\.30\.0\.4 /, 'nothing of the other group\'s member');
+  // An endpoint change of a member: map elements only, its group untouched.
+  w.eps.get(`ns/${a}`)!.push({ ip: '10.9.9.9' });
+  kernel.transactions = [];
+  await syncer.partial([`ns/${a}`], w.ports(), w.endpoints());
+  assert.doesNotMatch(kernel.transactions.join(''), /chain|rule/);
+  // The last ones leave: the group is flushed, then deleted a second later.
+  w.services.delete(`ns/${a}`);
+  w.services.delete(`ns/${x}`);
+  await syncer.partial([`ns/${a}`, `ns/${x}`], w.ports(), w.endpoints());
+  assert.deepEqual(kernel.state.chains.get(g), []);
+  clock += 5000;
+  await syncer.partial([], w.ports(), w.endpoints());
+  assert.equal(kernel.state.chains.has(g), false);
+  // A newcomer brings the group back.
+  w.services.set(`ns/${b}`, svc('ns', b, { clusterIP: '172.30.0.9' }));
+  w.eps.set(`ns/${b}`, [{ ip: '10.0.9.1' }]);
+  await syncer.partial([`ns/${b}`], w.ports(), w.endpoints());
+  const fresh = new KernelModel();
+  await new NftSyncer(fresh, c).full(w.ports(), w.endpoints());
+  assert.deepEqual(kernel.snapshot(), fresh.snapshot());
+  assert.equal(kernel.state.chains.get(g)!.length, 2);
+});
+
 test('cold start: a table left by another run converges in bounded transactions, endpoint chains before service chains before map elements, nothing flushed wholesale', async () => {
   const r = rng(99);
   const kernel = new KernelModel();
@@ -295,7 +370,7 @@ test('cold start: a table left by another run converges in bounded transactions,
   // longer used), retirement. Transactions that only make chains or sets come before their users (the kernel model
   // refuses a rule or verdict naming a missing chain), and are left out here.
   const creating = (t: string): boolean => t.trim().split('\n').every((l) => /^add (chain|set) /.test(l));
-  const kinds = kernel.transactions.slice(1).filter((t) => !creating(t)).map((t) => (/^add rule ip kube-proxy endpoint-/m.test(t) ? 1 : /^add element ip kube-proxy (endpoint-slots-|hairpin-endpoints)/m.test(t) ? 2 : /^add rule ip kube-proxy (service|local|external|firewall)-/m.test(t) ? 3 : /element/.test(t) ? 4 : 5));
+  const kinds = kernel.transactions.slice(1).filter((t) => !creating(t)).map((t) => (/^add rule ip kube-proxy endpoint-/m.test(t) ? 1 : /^add element ip kube-proxy (endpoint-slots-|hairpin-endpoints)/m.test(t) ? 2 : /^add rule ip kube-proxy (service-|local-|external-|firewall-|clusterip-group\/)/m.test(t) ? 3 : /element/.test(t) ? 4 : 5));
   assert.deepEqual(kinds, [...kinds].sort(), `phases in order: ${kinds.join(',')}`);
   let clock = Date.now() + 5000;
   const later = new NftSyncer(kernel, ctx, { now: () => clock });
@@ -380,7 +455,7 @@ test('IPv6 (table ip6 kube-proxy): ip6 matches, ipv6_addr keys, DNAT to [ip]:por
   assert.deepEqual(f.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80'), ['ip6 daddr fd00:30::41 tcp dport 80 ip6 saddr != fd00:10::/64 jump mark-for-masquerade', `ip6 saddr @affinity-${ep} goto endpoint-${ep}`, `goto endpoint-${ep}`]);
   assert.deepEqual(f.chains.get(`endpoint-${ep}`), ['ip6 saddr fd00:10::1 jump mark-for-masquerade', `update @affinity-${ep} { ip6 saddr }`, 'meta l4proto tcp dnat ip6 to [fd00:10::1]:80']);
   const plain = renderService(servicePorts({ ...s, spec: { ...s.spec, sessionAffinity: 'None' } }, 'IPv6'), endpointsOfSlices([slice('ns1', 'svc1', [{ ip: 'fd00:10::1' }])], NODE, 'IPv6'), c6, new SlotBlocks());
-  assert.equal(plain.chains.get('service-ULMVA6XW-ns1/svc1/tcp/p80')![1], 'meta l4proto tcp dnat ip6 to numgen random mod 4096 offset 4096 map @endpoint-slots-tcp-1');
+  assert.equal(plain.grouped.get(groupChainOf('service-ULMVA6XW-ns1/svc1/tcp/p80'))![1], 'ip6 daddr fd00:30::41 tcp dport 80 dnat ip6 to numgen random mod 4096 offset 4096 map @endpoint-slots-tcp-1');
   assert.deepEqual(plain.elements[1], { map: 'endpoint-slots-tcp-1', key: '4096-8191', value: 'fd00:10::1 . 80' });
   const base = renderBase(c6);
   assert.ok(base.includes('add map ip6 kube-proxy endpoint-slots-tcp-255 { typeof numgen random mod 1 : ip6 daddr . tcp dport ; flags interval ; comment "endpoints of tcp service chains, by numgen slot" ; }'));

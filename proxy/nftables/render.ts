@@ -1,14 +1,16 @@
 // What upstream's nftables proxier puts in `table ip kube-proxy`, split in two
 // pure parts: the fixed objects (base chains, dispatch maps, helper chains),
-// and one Fragment per Service (its chains, map elements and affinity sets).
-// Fragments of different Services never share an object, so a change is
-// rendered from that Service alone, whatever the size of the cluster.
+// and one Fragment per Service (its chains, map elements and affinity sets,
+// and its rules in group chains). Fragments of different Services share no
+// object but group chains, whose rules are each a Service's own, so a change
+// is rendered from that Service alone, whatever the size of the cluster.
 import { categorize, trafficPlan } from '../model/categorize.js';
 import type { ServicePort } from '../model/service-port.js';
 import { portKey, type Endpoint } from '../model/endpoints.js';
 import { cidrContains } from '../model/family.js';
 import { endpointBase, servicePortBase, TABLE } from './names.js';
-import { SLOT_MAP_NAMES, SLOT_MAPS, SLOTS, slotMapName, slotRanges, slotRule, type SlotBlocks } from './slots.js';
+import { groupSlotRule, SLOT_MAP_NAMES, SLOT_MAPS, SLOTS, slotMapName, slotRanges, slotRule, type SlotBlocks } from './slots.js';
+import { groupChainOf } from './groups.js';
 
 export const SERVICES = 'services';
 export const SERVICE_IPS = 'service-ips';
@@ -45,6 +47,8 @@ export interface RenderContext {
   /** IPs that accept NodePorts; undefined: every local address (`fib daddr type local`). */
   nodePortIPs?: string[];
   conntrackTCPLiberal: boolean;
+  /** How many group chains plain ClusterIP ports are spread over (groups.ts GROUPS; fewer in tests, to share them). */
+  groups?: number;
 }
 
 export interface Element {
@@ -57,6 +61,10 @@ export interface Element {
 export interface Fragment {
   /** Chain name → its rules, in order. */
   chains: Map<string, string[]>;
+  /** Group chain → this Service's rules in it (see groups.ts). */
+  grouped: Map<string, string[]>;
+  /** Service chain names whose rules are in a group instead: they own their slot blocks as chains do. */
+  groupedChains: Set<string>;
   elements: Element[];
   /** Affinity set name → timeout in seconds. */
   sets: Map<string, number>;
@@ -67,7 +75,7 @@ export interface Fragment {
   endpoints: number;
 }
 
-export const emptyFragment = (): Fragment => ({ chains: new Map(), elements: [], sets: new Map(), hairpins: new Set(), noLocalInternal: 0, noLocalExternal: 0, endpoints: 0 });
+export const emptyFragment = (): Fragment => ({ chains: new Map(), grouped: new Map(), groupedChains: new Set(), elements: [], sets: new Map(), hairpins: new Set(), noLocalInternal: 0, noLocalExternal: 0, endpoints: 0 });
 
 const addrType = (f: 'ip' | 'ip6'): string => (f === 'ip' ? 'ipv4_addr' : 'ipv6_addr');
 const q = (s: string): string => JSON.stringify(s);
@@ -173,7 +181,19 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
       return rules;
     };
     const { usesCluster, usesLocal, hasInternal, hasExternal, usesExternal } = trafficPlan(sp, cat);
-    const internalChain = sp.internalPolicyLocal ? localChain : clusterChain;
+    const sticky = sp.stickySeconds > 0;
+    // A plain ClusterIP port has its rules in a group chain, when it gets a block of slots.
+    const plain = usesCluster && hasInternal && !sticky && !usesLocal && !usesExternal && !sp.internalPolicyLocal && cluster.length > 0 && cluster.length <= SLOTS;
+    const groupBlock = plain ? blocks.blockOf(clusterChain) : undefined;
+    const group = groupBlock !== undefined ? groupChainOf(clusterChain, c.groups) : undefined;
+    let groupRules: string[] = [];
+    if (group !== undefined) {
+      f.groupedChains.add(clusterChain);
+      // Several ports of one Service may share a group: their rules follow each other.
+      groupRules = f.grouped.get(group) ?? [];
+      f.grouped.set(group, groupRules);
+    }
+    const internalChain = group ?? (sp.internalPolicyLocal ? localChain : clusterChain);
     const externalPolicyChain = sp.externalPolicyLocal ? localChain : clusterChain;
     let intVerdict = '';
     let extVerdict = '';
@@ -190,7 +210,7 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
     }
     const triple = (ip: string): string => `${ip} . ${proto} . ${sp.port}`;
     if (sp.stickySeconds) for (const e of reachable) chain(`endpoint-${epBase(e)}`);
-    if (usesCluster) chain(clusterChain);
+    if (usesCluster && group === undefined) chain(clusterChain);
     if (usesLocal) chain(localChain);
     if (usesExternal) chain(externalChain);
 
@@ -221,8 +241,9 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
 
     if (hasInternal) {
       const m = `${ipX} daddr ${sp.clusterIP} ${proto} dport ${sp.port}`;
-      if (c.masqueradeAll) chain(internalChain).push(`${m} jump ${MARK_MASQ}`);
-      else if (c.notLocalMatch) chain(internalChain).push(`${m} ${c.notLocalMatch} jump ${MARK_MASQ}`);
+      const rules = group !== undefined ? groupRules : chain(internalChain);
+      if (c.masqueradeAll) rules.push(`${m} jump ${MARK_MASQ}`);
+      else if (c.notLocalMatch) rules.push(`${m} ${c.notLocalMatch} jump ${MARK_MASQ}`);
     }
     if (usesExternal) {
       const ext = chain(externalChain);
@@ -240,19 +261,21 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
     // since every inline map is an anonymous set, which nft 1.0.x handles in quadratic time). Without it, the service
     // chain's one DNAT rule looks its endpoint up in its block of an endpoint-slots map (see slots.ts): endpoint
     // changes are map elements only.
-    const sticky = sp.stickySeconds > 0;
     if (sticky) for (const e of reachable) f.sets.set(`affinity-${epBase(e)}`, sp.stickySeconds);
     const target = (e: Endpoint): string => (c.family === 'ip6' ? `[${e.ip}]:${e.port}` : `${e.ip}:${e.port}`);
     const dnat = (e: Endpoint): string => `meta l4proto ${proto} dnat ${ipX} to ${target(e)}`;
+    const toSlots = (block: number, list: Endpoint[]): void => {
+      const map = slotMapName(block, proto);
+      const keys = slotRanges(block, list.length).map(([lo, hi]) => `${lo}-${hi}`);
+      keepRanges(keys, list.map((e) => `${e.ip} . ${e.port}`), had?.(block)).forEach((value, i) => f.elements.push({ map, key: keys[i]!, value }));
+      for (const e of list) f.hairpins.add(e.ip);
+    };
     const toEndpoints = (ch: string, list: Endpoint[]): void => {
       const rules = chain(ch);
       const block = !sticky && list.length && list.length <= SLOTS ? blocks.blockOf(ch) : undefined;
       if (block !== undefined) {
-        const map = slotMapName(block, proto);
         rules.push(slotRule(proto, c.family, block));
-        const keys = slotRanges(block, list.length).map(([lo, hi]) => `${lo}-${hi}`);
-        keepRanges(keys, list.map((e) => `${e.ip} . ${e.port}`), had?.(block)).forEach((value, i) => f.elements.push({ map, key: keys[i]!, value }));
-        for (const e of list) f.hairpins.add(e.ip);
+        toSlots(block, list);
         return;
       }
       if (sticky) for (const e of list) rules.push(`${ipX} saddr @affinity-${epBase(e)} goto endpoint-${epBase(e)}`);
@@ -262,7 +285,10 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
         if (!sticky) f.hairpins.add(e.ip);
       });
     };
-    if (usesCluster) toEndpoints(clusterChain, cluster);
+    if (groupBlock !== undefined) {
+      groupRules.push(groupSlotRule(proto, c.family, groupBlock, sp.clusterIP, sp.port));
+      toSlots(groupBlock, cluster);
+    } else if (usesCluster) toEndpoints(clusterChain, cluster);
     if (usesLocal) toEndpoints(localChain, local);
     if (sticky) {
       for (const e of reachable) {

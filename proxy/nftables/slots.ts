@@ -30,6 +30,13 @@ export const isSlotMap = (name: string): boolean => name.startsWith(SLOT_MAP_PRE
 /** A service chain's DNAT rule through its block (the one rule that names the block). */
 export const slotRule = (proto: string, family: 'ip' | 'ip6', block: number): string => `meta l4proto ${proto} dnat ${family} to numgen random mod ${SLOTS} offset ${block * SLOTS} map @${slotMapName(block, proto)}`;
 
+/**
+ * A plain ClusterIP service port's slot rule in its group chain (see groups.ts): its own match, then the DNAT through
+ * its block.
+ */
+export const groupSlotRule = (proto: string, family: 'ip' | 'ip6', block: number, clusterIP: string, port: number): string =>
+  `${family} daddr ${clusterIP} ${proto} dport ${port} dnat ${family} to numgen random mod ${SLOTS} offset ${block * SLOTS} map @${slotMapName(block, proto)}`;
+
 /** The block a rule's text names, if it is a slot rule. */
 export function blockOfRule(rule: string): number | undefined {
   const m = /numgen random mod \d+ offset (\d+) map @endpoint-slots-[a-z]+-\d+$/.exec(rule);

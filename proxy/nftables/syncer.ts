@@ -9,6 +9,8 @@ import { Commands, diffFragment, emptyPhased, opsOf, phasedText, planFull } from
 import { emptyFragment, renderBase, renderService, type Fragment, type RenderContext } from './render.js';
 import type { Nft } from './apply.js';
 import { isSlotMap, rangesByBlock, SLOT_MAP_NAMES, SlotBlocks } from './slots.js';
+import { groupMembers, groupRules } from './groups.js';
+import { servicePortBase } from './names.js';
 
 /**
  * Commands per full-sync transaction. Every nft run first reads the whole ruleset (nft 1.0.x), so fewer, larger
@@ -45,6 +47,8 @@ export class NftSyncer {
   private readonly hairpinRefs = new Map<string, number>();
   /** Chains flushed and waiting to be deleted → when they were flushed. */
   private readonly stale = new Map<string, number>();
+  /** Group chain → Service → its rules there, as the kernel has them. */
+  private groups = new Map<string, Map<string, readonly string[]>>();
   /** Each service chain's block of endpoint slots. */
   private readonly blocks = new SlotBlocks();
   readonly totals: Totals = { services: 0, endpoints: 0, noLocalInternal: 0, noLocalExternal: 0 };
@@ -98,13 +102,18 @@ export class NftSyncer {
     for (const ip of next.hairpins) this.hairpinRefs.set(ip, (this.hairpinRefs.get(ip) ?? 0) + 1);
     if (prev) {
       this.account(prev, -1);
-      for (const c of prev.chains.keys()) if (!next.chains.has(c)) {
-        this.stale.set(c, this.now());
-        // Its ranges went in the same transaction.
-        this.blocks.release(c);
-      }
+      for (const c of prev.chains.keys()) if (!next.chains.has(c)) this.stale.set(c, this.now());
+      // A block goes with its owner (its ranges went in the same transaction); one moving between its own chain and
+      // a group keeps it.
+      for (const c of [...prev.chains.keys(), ...prev.groupedChains]) if (!next.chains.has(c) && !next.groupedChains.has(c)) this.blocks.release(c);
     }
     for (const c of next.chains.keys()) this.stale.delete(c);
+    for (const g of prev?.grouped.keys() ?? []) if (!next.grouped.has(g)) this.groups.get(g)?.delete(svc);
+    for (const [g, rules] of next.grouped) {
+      let m = this.groups.get(g);
+      if (!m) this.groups.set(g, (m = new Map()));
+      m.set(svc, rules);
+    }
     if (next.chains.size || next.elements.length) {
       this.applied.set(svc, next);
       this.account(next, 1);
@@ -126,6 +135,7 @@ export class NftSyncer {
       diffFragment(this.cmd, prev, f, phased);
       next.set(svc, f);
     }
+    this.diffGroups(next, phased);
     // Hairpin pairs are shared between Services: added on the first reference, removed with the last.
     const delta = new Map<string, number>();
     for (const [svc, f] of next) {
@@ -143,7 +153,37 @@ export class NftSyncer {
     if (ops) await this.nft.run(text);
     const applyMs = performance.now() - a0;
     for (const [svc, f] of next) this.commit(svc, f);
+    for (const [g, m] of this.groups) if (!m.size) {
+      this.groups.delete(g);
+      this.stale.set(g, this.now());
+    }
     return { full: false, ops, transactions: ops ? 1 : 0, bytes: text.length, renderMs: a0 - r0, applyMs };
+  }
+
+  /** The group chains the changed Services' fragments `next` touch, rewritten whole: created, refilled or retired. */
+  private diffGroups(next: ReadonlyMap<string, Fragment>, out: ReturnType<typeof emptyPhased>): void {
+    const touched = new Set<string>();
+    for (const [svc, f] of next) for (const g of [...(this.applied.get(svc)?.grouped.keys() ?? []), ...f.grouped.keys()]) touched.add(g);
+    for (const g of touched) {
+      const had = this.groups.get(g) ?? new Map<string, readonly string[]>();
+      const members = new Map(had);
+      for (const [svc, f] of next) {
+        const rules = f.grouped.get(g);
+        if (rules) members.set(svc, rules);
+        else members.delete(svc);
+      }
+      const before = groupRules(had);
+      const after = groupRules(members);
+      if (before.length === after.length && before.every((r, i) => r === after[i])) continue;
+      if (!after.length) out.retire.push(this.cmd.flushChain(g));
+      else {
+        // A group emptied earlier may still be there, waiting to be deleted: it is kept and refilled.
+        this.stale.delete(g);
+        if (!had.size) out.create.push(this.cmd.addChain(g));
+        else out.fill.push(this.cmd.flushChain(g));
+        for (const r of after) out.fill.push(this.cmd.addRule(g, r));
+      }
+    }
   }
 
   /** Everything, against one listing of the table, in bounded transactions. */
@@ -152,12 +192,23 @@ export class NftSyncer {
     const listing = await this.nft.list();
     // Chains keep the blocks the kernel has them with; blocks with ranges but no known owner are not handed out.
     this.blocks.clear();
-    for (const [c, b] of listing.slotBlocks ?? []) if (listing.chains.has(c)) this.blocks.adopt(c, b);
+    // A rule in a group chain names its owner by its cluster IP, protocol and port.
+    const byTriple = new Map<string, string>();
+    for (const sps of ports.values()) for (const sp of sps) {
+      const proto = sp.protocol.toLowerCase();
+      byTriple.set(`${sp.clusterIP} . ${proto} . ${sp.port}`, `service-${servicePortBase(sp.name, proto)}`);
+    }
+    for (const [owner, b] of listing.slotBlocks ?? []) {
+      if (listing.chains.has(owner)) this.blocks.adopt(owner, b);
+      else if (byTriple.has(owner)) this.blocks.adopt(byTriple.get(owner)!, b);
+    }
     const had = rangesByBlock(SLOT_MAP_NAMES.flatMap((m) => [...(listing.elements.get(m) ?? [])]));
     for (const b of had.keys()) this.blocks.reserve(b);
     const desired = new Map<string, Fragment>();
     for (const [svc, sps] of ports) if (sps.length) desired.set(svc, renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx, this.blocks, (b) => had.get(b)));
-    const plan = planFull(this.cmd, renderBase(this.ctx), desired.values(), listing, this.o.chunkOps ?? FULL_SYNC_CHUNK_OPS);
+    const members = groupMembers(desired);
+    const groups: Fragment = { ...emptyFragment(), chains: new Map([...members].map(([g, m]) => [g, groupRules(m)])) };
+    const plan = planFull(this.cmd, renderBase(this.ctx), [...desired.values(), groups], listing, this.o.chunkOps ?? FULL_SYNC_CHUNK_OPS);
     let applyMs = 0;
     let ops = 0;
     let bytes = 0;
@@ -175,6 +226,7 @@ export class NftSyncer {
     this.applied.clear();
     this.stale.clear();
     this.hairpinRefs.clear();
+    this.groups = new Map();
     Object.assign(this.totals, { services: 0, endpoints: 0, noLocalInternal: 0, noLocalExternal: 0 });
     for (const [svc, f] of desired) this.commit(svc, f);
     const at = this.now();
