@@ -46,6 +46,14 @@ async function main(): Promise<void> {
     { nodeName: cfg.nodeName, clusterCIDR: cfg.clusterCIDR, masqueradeAll: false, masqueradeBit: 14, syncPeriodMs: cfg.syncPeriodMs, minSyncPeriodMs: cfg.minSyncPeriodMs, localhostNodePorts: false, conntrackTCPLiberal: false },
     { client, backends, log, metrics, health: new ProxyHealth(1_200_000), conntrack: async () => 0 },
   );
+  // When the last EndpointSlice event reached the proxier (its informer's handler).
+  let sliceAt = 0;
+  const handlers = proxier as unknown as { onSlice: (...a: unknown[]) => void };
+  const onSlice = handlers.onSlice.bind(proxier);
+  handlers.onSlice = (...a: unknown[]) => {
+    sliceAt = performance.timeOrigin + performance.now();
+    onSlice(...a);
+  };
   const sync = proxier.sync.bind(proxier);
   proxier.sync = async () => {
     // Fractional wall-clock ms, comparable with the runner's Date.now().
@@ -56,7 +64,7 @@ async function main(): Promise<void> {
     if (proxier.syncs === before) return; // not initialized yet, or failed
     const cpu = process.cpuUsage();
     const s = proxier.lastSync;
-    process.stdout.write(JSON.stringify({ ev: 'sync', syncs: proxier.syncs, begin, end, at: s.at, full: s.full, changed: s.changed, renderMs: s.renderMs, applyMs: s.applyMs, rssMiB: process.memoryUsage().rss / 2 ** 20, cpuMs: (cpu.user + cpu.system) / 1000, gcMs: gc.ms, gcMajor: gc.major, childCpuMs: childCpuMs() }) + '\n');
+    process.stdout.write(JSON.stringify({ ev: 'sync', syncs: proxier.syncs, sliceAt, begin, end, at: s.at, full: s.full, changed: s.changed, renderMs: s.renderMs, applyMs: s.applyMs, rssMiB: process.memoryUsage().rss / 2 ** 20, cpuMs: (cpu.user + cpu.system) / 1000, gcMs: gc.ms, gcMajor: gc.major, childCpuMs: childCpuMs() }) + '\n');
   };
   process.stdout.write(JSON.stringify({ ev: 'start', at: Date.now() }) + '\n');
   await proxier.start();

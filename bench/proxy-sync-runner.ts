@@ -47,6 +47,8 @@ interface SyncEvent {
   /** When the sync was called and when it returned (fractional wall-clock ms, as wallMs()). */
   begin: number;
   end: number;
+  /** When the last EndpointSlice event reached the proxier. */
+  sliceAt: number;
   at: number;
   full: boolean;
   changed: number;
@@ -134,7 +136,7 @@ async function main(): Promise<void> {
       break;
     }
     const changes: number[] = [];
-    const splits: { renderMs: number; applyMs: number; requestMs: number; toSyncMs: number; apiserverGcMs: number }[] = [];
+    const splits: { renderMs: number; applyMs: number; requestMs: number; toProxierMs: number; toSyncMs: number; apiserverGcMs: number }[] = [];
     const cpu0 = cold.last()!;
     for (let k = 0; k < CHANGES; k++, change++) {
       await new Promise((r) => setTimeout(r, 1100)); // outside minSyncPeriod, so the sync is not held back
@@ -149,7 +151,7 @@ async function main(): Promise<void> {
       const u1 = wallMs();
       const ev = await waitFor(() => cold.events.slice(before).find((e) => !e.full && e.changed > 0), 60_000, 1, 'partial sync');
       changes.push(ev.end - u0);
-      splits.push({ renderMs: ev.renderMs, applyMs: ev.applyMs, requestMs: u1 - u0, toSyncMs: ev.begin - u0, apiserverGcMs: runnerGc.ms - gc0 });
+      splits.push({ renderMs: ev.renderMs, applyMs: ev.applyMs, requestMs: u1 - u0, toProxierMs: ev.sliceAt - u0, toSyncMs: ev.begin - u0, apiserverGcMs: runnerGc.ms - gc0 });
       if (k === 0 && !inKernel(newIP, name, (await client.get(`/api/v1/namespaces/default/services/${name}`)).spec.clusterIP)) throw new Error(`${MODE}: the new endpoint ${newIP} is not in the kernel`);
     }
     const steady = cold.last()!;

@@ -22,7 +22,7 @@ interface Row {
   coldCpuMs: number;
   coldChildCpuMs: number;
   changeMs: number[];
-  splits: { renderMs: number; applyMs: number; requestMs: number; toSyncMs: number; apiserverGcMs: number }[];
+  splits: { renderMs: number; applyMs: number; requestMs: number; toProxierMs: number; toSyncMs: number; apiserverGcMs: number }[];
   changeCpuMs: number;
   /** Of it, garbage collection, and major collections per change. */
   changeGcMs: number;
@@ -65,7 +65,7 @@ function print(r: Result): void {
     const change = `${ms(median(f.changeMs))} (${f.changeMs.map((x) => x.toFixed(1)).join(', ')})`;
     const gcPart = `GC ${ms(f.changeGcMs)} (${f.changeGcMajor.toFixed(1)} major)`;
     const m = (k: keyof Row['splits'][number]): string => ms(median(f.splits.map((s) => s[k])));
-    const inSync = `render ${m('renderMs')} + apply ${m('applyMs')}; ${gcPart} per change; update request ${m('requestMs')}, update to sync start ${m('toSyncMs')} (apiserver GC ${m('apiserverGcMs')})`;
+    const inSync = `render ${m('renderMs')} + apply ${m('applyMs')}; ${gcPart} per change; update request ${m('requestMs')}, update to the proxier's handler ${m('toProxierMs')}, update to sync start ${m('toSyncMs')} (apiserver GC ${m('apiserverGcMs')})`;
     const cpu = `${ms(f.changeCpuMs)}+${ms(f.changeChildCpuMs)}`;
     process.stdout.write(`${String(f.services).padStart(8)} | ${cold.padStart(16)} | ${change.padEnd(32)} | ${cpu.padStart(22)} | ${`${ms(f.restartMs)} (${ms(f.restartSyncMs)})`.padStart(17)} | ${`${ms(f.coldCpuMs)}+${ms(f.coldChildCpuMs)}`.padStart(20)} | ${f.rssMiB.toFixed(0).padStart(3)} MiB | ${inSync}\n`);
   }
