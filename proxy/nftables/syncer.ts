@@ -108,7 +108,16 @@ export class NftSyncer {
       for (const c of [...prev.chains.keys(), ...prev.groupedChains]) if (!next.chains.has(c) && !next.groupedChains.has(c)) this.blocks.release(c);
     }
     for (const c of next.chains.keys()) this.stale.delete(c);
-    for (const g of prev?.grouped.keys() ?? []) if (!next.grouped.has(g)) this.groups.get(g)?.delete(svc);
+    for (const g of prev?.grouped.keys() ?? []) {
+      if (next.grouped.has(g)) continue;
+      const m = this.groups.get(g);
+      m?.delete(svc);
+      // Its last member gone: the group was flushed in the same transaction, and is deleted later as other chains.
+      if (m && !m.size) {
+        this.groups.delete(g);
+        this.stale.set(g, this.now());
+      }
+    }
     for (const [g, rules] of next.grouped) {
       let m = this.groups.get(g);
       if (!m) this.groups.set(g, (m = new Map()));
@@ -153,10 +162,6 @@ export class NftSyncer {
     if (ops) await this.nft.run(text);
     const applyMs = performance.now() - a0;
     for (const [svc, f] of next) this.commit(svc, f);
-    for (const [g, m] of this.groups) if (!m.size) {
-      this.groups.delete(g);
-      this.stale.set(g, this.now());
-    }
     return { full: false, ops, transactions: ops ? 1 : 0, bytes: text.length, renderMs: a0 - r0, applyMs };
   }
 
