@@ -56,7 +56,7 @@ async function main(): Promise<void> {
   };
   const sync = proxier.sync.bind(proxier);
   proxier.sync = async () => {
-    // Fractional wall-clock ms, comparable with the runner's Date.now().
+    // Fractional wall-clock ms, comparable with the runner's (performance.timeOrigin + performance.now()).
     const begin = performance.timeOrigin + performance.now();
     const before = proxier.syncs;
     await sync();

@@ -191,7 +191,8 @@ export class KernelModel implements Nft {
         rules.map((r) => {
           const b = blockOfRule(r);
           if (b === undefined) return r;
-          owner.set(b, slotOwnerOfRule(c, r) === c ? c : `${c} ${slotOwnerOfRule(c, r)}`);
+          const o = slotOwnerOfRule(c, r);
+          owner.set(b, o === c ? c : `${c} ${o}`);
           return r.replace(/offset \d+ map @\S+$/, 'offset <slots> map @<slots>');
         }),
       );
