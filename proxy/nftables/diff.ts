@@ -44,7 +44,7 @@ export class Commands {
   deleteHairpin = (ip: string): string => `delete element ${this.t} ${HAIRPIN} { ${ip} . ${ip} }`;
 }
 
-const sameRules = (a: string[] | undefined, b: string[] | undefined): boolean => !!a && !!b && a.length === b.length && a.every((r, i) => r === b[i]);
+export const sameRules = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => !!a && !!b && a.length === b.length && a.every((r, i) => r === b[i]);
 const elementId = (e: { map: string; key: string }): string => `${e.map}\u0000${e.key}`;
 const sameElement = (a: Element, b: Element): boolean => a.value === b.value && (a.comment ?? '') === (b.comment ?? '');
 

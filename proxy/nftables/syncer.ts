@@ -5,7 +5,7 @@
 // bounded transactions. Counts for the metrics are kept as running sums.
 import type { ServicePort } from '../model/service-port.js';
 import type { Endpoint } from '../model/endpoints.js';
-import { Commands, diffFragment, emptyPhased, opsOf, phasedText, planFull } from './diff.js';
+import { Commands, diffFragment, emptyPhased, opsOf, phasedText, planFull, sameRules, type Phased } from './diff.js';
 import { emptyFragment, renderBase, renderService, type Fragment, type RenderContext } from './render.js';
 import type { Nft } from './apply.js';
 import { isSlotMap, rangesByBlock, SLOT_MAP_NAMES, SlotBlocks } from './slots.js';
@@ -166,7 +166,7 @@ export class NftSyncer {
   }
 
   /** The group chains the changed Services' fragments `next` touch, rewritten whole: created, refilled or retired. */
-  private diffGroups(next: ReadonlyMap<string, Fragment>, out: ReturnType<typeof emptyPhased>): void {
+  private diffGroups(next: ReadonlyMap<string, Fragment>, out: Phased): void {
     const touched = new Set<string>();
     for (const [svc, f] of next) for (const g of [...(this.applied.get(svc)?.grouped.keys() ?? []), ...f.grouped.keys()]) touched.add(g);
     for (const g of touched) {
@@ -179,7 +179,7 @@ export class NftSyncer {
       }
       const before = groupRules(had);
       const after = groupRules(members);
-      if (before.length === after.length && before.every((r, i) => r === after[i])) continue;
+      if (sameRules(before, after)) continue;
       if (!after.length) out.retire.push(this.cmd.flushChain(g));
       else {
         // A group emptied earlier may still be there, waiting to be deleted: it is kept and refilled.
