@@ -38,7 +38,7 @@ export class KubeletMetrics {
 
   /** process_* and nodejs_* (RSS, heap, fds, event loop lag) on /metrics, as upstream's kubelet serves process_* and go_memstats_*: a soak reads its memory there. */
   collectProcessMetrics(): this {
-    collectDefaultMetrics({ register: this.registry });
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1000 });
     return this;
   }
 

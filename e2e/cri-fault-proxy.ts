@@ -4,7 +4,7 @@
 // holds every call for a while, as a runtime under load or restarting would.
 import fs from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { loadCri } from '../agent/cri/client.js';
+import { loadCri } from '../agent/cri/fake-runtime.js';
 
 export interface Faults {
   /** Method name (PodSandboxStatus, ContainerStatus, ListContainers, ...) -> share of calls to fail, 0..1. */

@@ -4,7 +4,14 @@ import * as grpc from '@grpc/grpc-js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadCri } from './client.js';
+import { assetPath } from '../../kube/assets.js';
+import type { ProtoGrpcType } from '../../proto/gen/api.js';
+import { loadGrpcPackage } from './grpc-services.js';
+
+/** The CRI services as grpc-js classes (only: ProtoGrpcType's message type definitions are not there). */
+export function loadCri(): ProtoGrpcType {
+  return loadGrpcPackage('cri/api.proto', assetPath('proto')) as unknown as ProtoGrpcType;
+}
 
 interface FakeSandbox {
   id: string;

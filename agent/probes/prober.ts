@@ -3,7 +3,6 @@
 import type { Container, HTTPGetAction, Pod } from 'kubernetes-types/core/v1.js';
 import type { CriClient } from '../cri/client.js';
 import { KUBELET_VERSION } from '../node/node-object.js';
-import { grpcProbe } from './grpc-probe.js';
 import { httpProbe } from './http-probe.js';
 import { tcpProbe } from './tcp-probe.js';
 import type { ProbeOutcome, ProbeSpec } from './types.js';
@@ -73,7 +72,8 @@ async function once(spec: ProbeSpec, t: ProbeTarget, cri: CriClient): Promise<Pr
   }
   if (spec.httpGet) return httpProbe({ ...httpTarget(spec, t), timeoutMs });
   if (spec.tcpSocket) return tcpProbe(spec.tcpSocket.host || t.podIP, resolvePort(spec.tcpSocket.port, t.container), timeoutMs);
-  if (spec.grpc) return grpcProbe(t.podIP, spec.grpc.port, spec.grpc.service ?? '', timeoutMs);
+  // grpc-js is loaded only by a node whose pods have gRPC probes.
+  if (spec.grpc) return (await import('./grpc-probe.js')).grpcProbe(t.podIP, spec.grpc.port, spec.grpc.service ?? '', timeoutMs);
   return { result: 'unknown', output: 'missing probe handler' };
 }
 

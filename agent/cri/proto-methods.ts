@@ -1,0 +1,61 @@
+// The methods of the gRPC services in a .proto file, parsed with protobufjs:
+// each method's path and its message (de)serializers. Messages convert as
+// @grpc/proto-loader's serializers do (the options proto/gen assumes), so
+// the CRI client needs no gRPC library to build them.
+import path from 'node:path';
+import protobuf from 'protobufjs';
+
+/** keepCase is a parse option; these are proto-loader's conversion options (--longs=String --enums=String --defaults --oneofs). */
+export const CONVERSION: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, oneofs: true };
+
+export interface ProtoMethod {
+  /** `/package.Service/Method`, the HTTP/2 :path of a call. */
+  path: string;
+  name: string;
+  requestStream: boolean;
+  responseStream: boolean;
+  serialize: (o: object) => Buffer;
+  deserialize: (b: Buffer) => object;
+  /** The response type's (de)serializers, for servers (test doubles). */
+  serializeResponse: (o: object) => Buffer;
+  deserializeRequest: (b: Buffer) => object;
+}
+
+const serializer = (t: protobuf.Type) => (o: object): Buffer => Buffer.from(t.encode(t.fromObject(o)).finish());
+const deserializer = (t: protobuf.Type) => (b: Buffer): object => t.toObject(t.decode(b), CONVERSION);
+
+/** Every service of `file` (imports resolved under `includeDir`, field names as written), by full name (`runtime.v1.RuntimeService`), each method by name. */
+export function loadServices(file: string, includeDir: string): Map<string, Map<string, ProtoMethod>> {
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => (path.isAbsolute(target) ? target : path.join(includeDir, target));
+  root.loadSync(file, { keepCase: true });
+  root.resolveAll();
+  const out = new Map<string, Map<string, ProtoMethod>>();
+  const walk = (ns: protobuf.NamespaceBase): void => {
+    for (const child of ns.nestedArray) {
+      if (child instanceof protobuf.Service) {
+        const full = child.fullName.slice(1);
+        const methods = new Map<string, ProtoMethod>();
+        for (const m of child.methodsArray) {
+          const req = m.resolvedRequestType!;
+          const res = m.resolvedResponseType!;
+          methods.set(m.name, {
+            path: `/${full}/${m.name}`,
+            name: m.name,
+            requestStream: !!m.requestStream,
+            responseStream: !!m.responseStream,
+            serialize: serializer(req),
+            deserialize: deserializer(res),
+            serializeResponse: serializer(res),
+            deserializeRequest: deserializer(req),
+          });
+        }
+        out.set(full, methods);
+      } else if (child instanceof protobuf.Namespace && !(child instanceof protobuf.Type)) {
+        walk(child);
+      }
+    }
+  };
+  walk(root);
+  return out;
+}
