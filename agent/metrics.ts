@@ -1,6 +1,6 @@
 // The kubelet's Prometheus metrics (prom-client), with upstream names. Each
 // kubelet has its own registries, so tests can run several.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from '../kube/prom.js';
 
 const OP = ['operation_type'] as const;
 const HTTP = ['method', 'path', 'server_type', 'long_running'] as const;

@@ -16,7 +16,7 @@ import { build } from 'esbuild';
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCES = ['proto', 'kube', 'agent', 'proxy', 'dns', 'apiserver', 'cli', 'images'];
 // Loaded with readFileSync or proto-loader relative to the compiled module.
-const ASSETS = [/\.proto$/, /^apiserver\/openapi\/schemas\.json$/, /^apiserver\/protobuf\/schema\.json$/];
+const ASSETS = [/\.proto$/, /^proto\/.*\.json$/, /^apiserver\/openapi\/schemas\.json$/, /^apiserver\/protobuf\/schema\.json$/];
 
 function walk(dir) {
   const out = [];

@@ -12,7 +12,7 @@ const PROTO_DIR = assetPath('proto');
 type Service = 'RuntimeService' | 'ImageService';
 let methods: Map<string, Map<string, ProtoMethod>> | undefined;
 function method(service: Service, name: string): ProtoMethod {
-  methods ??= loadServices('cri/api.proto', PROTO_DIR);
+  methods ??= loadServices('cri/api.json', PROTO_DIR);
   const m = methods.get(`runtime.v1.${service}`)?.get(name);
   if (!m) throw new Error(`unknown CRI call ${name}`);
   return m;

@@ -7,7 +7,6 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import zlib from 'node:zlib';
 import type { CriClient } from '../cri/client.js';
 import type { Logger } from '../../kube/log.js';
 
@@ -108,7 +107,9 @@ export class LogRotator {
 
 async function gzip(file: string): Promise<void> {
   const tmp = `${file}.gz.tmp`;
-  await pipeline(fs.createReadStream(file), zlib.createGzip(), fs.createWriteStream(tmp));
+  // zlib only once a log is rotated: most kubelet runs never load it.
+  const { createGzip } = await import('node:zlib');
+  await pipeline(fs.createReadStream(file), createGzip(), fs.createWriteStream(tmp));
   await fsp.rename(tmp, `${file}.gz`);
   await fsp.rm(file, { force: true });
 }
