@@ -75,6 +75,12 @@ export class VolumeManager {
   readonly objects: ApiObjects;
   /** Pods whose API-backed volumes are kept current, with the context their files were made with. */
   private readonly live = new Map<string, { pod: Pod; ctx: DownwardContext }>();
+  /**
+   * Pods whose volumes this kubelet run has set up, as upstream's actual state of the world: every later sync of
+   * the pod reuses them instead of checking the mount table again (a read of every mount on the node per volume and
+   * sync, which made a scale-up quadratic in pods). A new kubelet starts empty and checks each pod once.
+   */
+  private readonly ready = new Map<string, Map<string, SetUpVolume>>();
   private timer: NodeJS.Timeout | undefined;
   private resyncing = false;
 
@@ -103,6 +109,11 @@ export class VolumeManager {
   /** Every volume of the pod, by name; throws MountError naming the first that fails. */
   async setUp(pod: Pod, ctx: DownwardContext): Promise<Map<string, SetUpVolume>> {
     const uid = pod.metadata!.uid!;
+    const done = this.ready.get(uid);
+    if (done) {
+      this.live.set(uid, { pod, ctx });
+      return done;
+    }
     const out = new Map<string, SetUpVolume>();
     // Host users must not read pod volumes (tokens, secrets): the pod and volumes directories are root's alone.
     await privateDir(podDir(this.o.rootDir, uid));
@@ -145,6 +156,7 @@ export class VolumeManager {
       }
     }
     this.live.set(uid, { pod, ctx });
+    this.ready.set(uid, out);
     return out;
   }
 
@@ -203,6 +215,7 @@ export class VolumeManager {
 
   async tearDown(uid: string): Promise<void> {
     this.live.delete(uid);
+    this.ready.delete(uid);
     this.objects.forgetPod(uid);
     const dir = podDir(this.o.rootDir, uid);
     await unmountAll(dir);

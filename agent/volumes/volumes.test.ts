@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -110,6 +111,29 @@ test('configMap, secret (on tmpfs), downwardAPI and projected volumes, with item
   await vm.tearDown(p.metadata!.uid!);
   assert.deepEqual(await mountsUnder(path.join(root, 'pods', p.metadata!.uid!)), []);
   assert.equal(fs.existsSync(path.join(root, 'pods', p.metadata!.uid!)), false);
+});
+
+test('a pod\'s volumes are set up once per kubelet run: later syncs reuse them (no mount table read) until the pod is torn down', async () => {
+  const objects = new FakeObjects();
+  objects.cms.set('ns/cfg', { data: { a: '1' } });
+  const vm = new VolumeManager({ rootDir: root, log: memoryLogger(), objects });
+  const p = pod([{ name: 'cfg', configMap: { name: 'cfg' } }, { name: 'api', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }]);
+  const first = await vm.setUp(p, { podIP: '', hostIP: '10.0.0.1' });
+  const tokenDir = first.get('api')!.hostPath;
+  assert.ok((await mountsUnder(root)).includes(tokenDir));
+  // Behind the kubelet's back: a sync that looked would mount and write the token again.
+  execFileSync('umount', [tokenDir]);
+  const second = await vm.setUp(p, { podIP: '10.0.0.7', hostIP: '10.0.0.1' });
+  assert.deepEqual(second, first);
+  assert.ok(!(await mountsUnder(root)).includes(tokenDir), 'the second sync did not set the volume up again');
+  // The newer context (the pod IP) still reaches the resync.
+  objects.cms.set('ns/cfg', { data: { a: '2' } });
+  await vm.resync();
+  assert.equal(read(path.join(first.get('cfg')!.hostPath, 'a')), '2');
+  await vm.tearDown(p.metadata!.uid!);
+  const third = await vm.setUp(p, { podIP: '10.0.0.7', hostIP: '10.0.0.1' });
+  assert.ok((await mountsUnder(root)).includes(third.get('api')!.hostPath), 'set up again after a tear-down');
+  await vm.tearDown(p.metadata!.uid!);
 });
 
 test('persistentVolumeClaim volumes: the bound volume\'s hostPath or local path; unbound or missing claims are MountErrors. fsGroup, subPathExpr and mountPropagation', async () => {
