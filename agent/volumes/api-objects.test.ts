@@ -22,3 +22,33 @@ test('ConfigMaps and Secrets: the last copy read serves while the apiserver is a
   mode = 'down';
   await assert.rejects(o.configMap('ns', 'cfg'), /ECONNREFUSED/, 'a deleted object is not served from the cache');
 });
+
+test('one read per object for requests made meanwhile, and per resync pass; a pass ends with its reads', async () => {
+  let gets = 0;
+  let version = 1;
+  const api = {
+    get: async (): Promise<KObj> => {
+      gets++;
+      await new Promise((r) => setTimeout(r, 5));
+      return { metadata: { name: 'kube-root-ca.crt' }, data: { v: String(version) } };
+    },
+  } as unknown as KubeApi;
+  const o = new ApiObjects(api);
+  const many = await Promise.all(Array.from({ length: 30 }, () => o.configMap('ns', 'kube-root-ca.crt')));
+  assert.equal(gets, 1, '30 pods starting at once: one read');
+  assert.ok(many.every((c) => c!.data.v === '1'));
+  assert.equal((await o.configMap('other', 'kube-root-ca.crt'))!.data.v, '1');
+  assert.equal(gets, 2, 'another path is another read');
+  await o.configMap('ns', 'kube-root-ca.crt');
+  assert.equal(gets, 3, 'a read after the last one ended is a new read (no cache by time)');
+  version = 2;
+  const seen = await o.inPass(async () => {
+    const out: string[] = [];
+    for (let i = 0; i < 110; i++) out.push((await o.configMap('ns', 'kube-root-ca.crt'))!.data.v);
+    return out;
+  });
+  assert.equal(gets, 4, 'a resync pass over 110 pods: one read');
+  assert.deepEqual(new Set(seen), new Set(['2']));
+  version = 3;
+  assert.equal((await o.configMap('ns', 'kube-root-ca.crt'))!.data.v, '3', 'after the pass, reads are fresh again');
+});

@@ -15,6 +15,10 @@ export class ApiObjects {
   private readonly tokens = new Map<string, CachedToken>();
   /** The last copy of each ConfigMap and Secret read, by path. */
   private readonly lastKnown = new Map<string, KObj>();
+  /** Reads under way, shared by whoever asks for the same path meanwhile (30 pods starting read one kube-root-ca.crt). */
+  private readonly inflight = new Map<string, Promise<KObj | undefined>>();
+  /** During a resync pass, each path is read once for all pods (see inPass). */
+  private pass: Map<string, Promise<KObj | undefined>> | undefined;
 
   constructor(private readonly client?: KubeApi) {}
 
@@ -23,7 +27,26 @@ export class ApiObjects {
     return this.client;
   }
 
-  private async get(path: string, what: string): Promise<KObj | undefined> {
+  private get(path: string, what: string): Promise<KObj | undefined> {
+    const memo = this.pass?.get(path) ?? this.inflight.get(path);
+    if (memo) return memo;
+    const p = this.read(path, what).finally(() => this.inflight.delete(path));
+    this.inflight.set(path, p);
+    this.pass?.set(path, p);
+    return p;
+  }
+
+  /** Runs one resync pass over every pod's volumes, reading each object once: 110 pods of a namespace share their kube-root-ca.crt. */
+  async inPass<T>(fn: () => Promise<T>): Promise<T> {
+    this.pass = new Map();
+    try {
+      return await fn();
+    } finally {
+      this.pass = undefined;
+    }
+  }
+
+  private async read(path: string, what: string): Promise<KObj | undefined> {
     try {
       const o = await this.need(what).get(path);
       this.lastKnown.set(path, o);

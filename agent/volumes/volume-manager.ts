@@ -184,7 +184,7 @@ export class VolumeManager {
     if (this.resyncing) return;
     this.resyncing = true;
     try {
-      await this.resyncAll();
+      await this.objects.inPass(() => this.resyncAll());
     } finally {
       this.resyncing = false;
     }
