@@ -171,6 +171,31 @@ test('rotation renames an oversized log, reopens it, gzips older files and keeps
   fs.rmSync(d, { recursive: true });
 });
 
+test('a pass asks the runtime for each running container\'s log path once, and forgets containers no longer running', async () => {
+  const d = tmp();
+  const logs = { c1: path.join(d, 'c1.log'), c2: path.join(d, 'c2.log') };
+  fs.writeFileSync(logs.c1, 'a'.repeat(300));
+  fs.writeFileSync(logs.c2, 'b');
+  let running = ['c1', 'c2'];
+  const statusCalls: string[] = [];
+  const cri = {
+    listContainers: async () => running.map((id) => ({ id })),
+    containerStatus: async (id: 'c1' | 'c2') => (statusCalls.push(id), { log_path: logs[id] }),
+    reopenContainerLog: async () => undefined,
+  } as unknown as CriClient;
+  const r = new LogRotator(cri, memoryLogger(), { maxBytes: 100, maxFiles: 4, intervalMs: 1000 });
+  assert.deepEqual(await r.rotateAll(), [logs.c1]);
+  fs.writeFileSync(logs.c2, 'b'.repeat(300));
+  assert.deepEqual(await r.rotateAll(), [logs.c2], 'the second pass still rotates, from the remembered path');
+  assert.deepEqual(statusCalls.sort(), ['c1', 'c2']);
+  running = ['c2'];
+  await r.rotateAll();
+  running = ['c1', 'c2'];
+  await r.rotateAll();
+  assert.deepEqual(statusCalls.sort(), ['c1', 'c1', 'c2'], 'a container seen again after it stopped running is asked again');
+  fs.rmSync(d, { recursive: true });
+});
+
 test('a failed reopen puts the log back', async () => {
   const d = tmp();
   const f = path.join(d, '0.log');
