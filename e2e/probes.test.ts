@@ -90,8 +90,9 @@ describe('probes', { skip, timeout: 8 * 60_000 }, () => {
   });
 
   test('an httpGet probe against a server that never answers fails after timeoutSeconds, not later', async () => {
-    // busybox nc: every connection gets a `sleep`, which never writes a byte.
-    pod('hang', { command: ['/bin/sh', '-c', 'nc -ll -p 8081 -e /bin/sleep 3600 & exec httpd -f -p 8080 -h /www'], readinessProbe: { httpGet: { path: '/', port: 8081 }, timeoutSeconds: 2, periodSeconds: 4 } });
+    // busybox nc: every connection gets a `sleep`, which never writes a byte. The initial delay lets nc listen
+    // first: a probe before that is refused, not timed out.
+    pod('hang', { command: ['/bin/sh', '-c', 'nc -ll -p 8081 -e /bin/sleep 3600 & exec httpd -f -p 8080 -h /www'], readinessProbe: { httpGet: { path: '/', port: 8081 }, initialDelaySeconds: 2, timeoutSeconds: 2, periodSeconds: 4 } });
     await running('hang');
     const d = await waitFor(() => {
       const o = cluster.kubectl(['describe', 'pod', 'hang']);
