@@ -29,7 +29,10 @@ export class ApiObjects {
 
   private get(path: string, what: string): Promise<KObj | undefined> {
     const memo = this.pass?.get(path) ?? this.inflight.get(path);
-    if (memo) return memo;
+    if (memo) {
+      this.pass?.set(path, memo);
+      return memo;
+    }
     const p = this.read(path, what).finally(() => this.inflight.delete(path));
     this.inflight.set(path, p);
     this.pass?.set(path, p);

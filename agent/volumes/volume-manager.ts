@@ -73,14 +73,13 @@ const PV_FIELDS = new Set(['capacity', 'accessModes', 'claimRef', 'persistentVol
 
 export class VolumeManager {
   readonly objects: ApiObjects;
-  /** Pods whose API-backed volumes are kept current, with the context their files were made with. */
-  private readonly live = new Map<string, { pod: Pod; ctx: DownwardContext }>();
   /**
-   * Pods whose volumes this kubelet run has set up, as upstream's actual state of the world: every later sync of
-   * the pod reuses them instead of checking the mount table again (a read of every mount on the node per volume and
-   * sync, which made a scale-up quadratic in pods). A new kubelet starts empty and checks each pod once.
+   * Pods whose volumes this kubelet run has set up, with the context their files were made with (the resync keeps
+   * the API-backed ones current). As upstream's actual state of the world, every later sync of the pod reuses them
+   * instead of checking the mount table again (a read of every mount on the node per volume and sync, which made a
+   * scale-up quadratic in pods); a new kubelet starts empty and checks each pod once.
    */
-  private readonly ready = new Map<string, Map<string, SetUpVolume>>();
+  private readonly live = new Map<string, { pod: Pod; ctx: DownwardContext; volumes: Map<string, SetUpVolume> }>();
   private timer: NodeJS.Timeout | undefined;
   private resyncing = false;
 
@@ -109,10 +108,10 @@ export class VolumeManager {
   /** Every volume of the pod, by name; throws MountError naming the first that fails. */
   async setUp(pod: Pod, ctx: DownwardContext): Promise<Map<string, SetUpVolume>> {
     const uid = pod.metadata!.uid!;
-    const done = this.ready.get(uid);
-    if (done) {
-      this.live.set(uid, { pod, ctx });
-      return done;
+    const known = this.live.get(uid);
+    if (known) {
+      this.live.set(uid, { ...known, pod, ctx });
+      return known.volumes;
     }
     const out = new Map<string, SetUpVolume>();
     // Host users must not read pod volumes (tokens, secrets): the pod and volumes directories are root's alone.
@@ -146,7 +145,7 @@ export class VolumeManager {
     }
     // fsGroup, for the volume types whose ownership upstream manages (not hostPath), once per pod and kubelet run.
     const fsGroup = pod.spec?.securityContext?.fsGroup;
-    if (fsGroup !== undefined && !this.live.has(uid)) {
+    if (fsGroup !== undefined) {
       for (const v of pod.spec?.volumes ?? []) {
         const set = out.get(v.name);
         if (!set || v.hostPath || (v.persistentVolumeClaim && !set.ownershipManaged)) continue;
@@ -155,8 +154,7 @@ export class VolumeManager {
         });
       }
     }
-    this.live.set(uid, { pod, ctx });
-    this.ready.set(uid, out);
+    this.live.set(uid, { pod, ctx, volumes: out });
     return out;
   }
 
@@ -210,12 +208,12 @@ export class VolumeManager {
   /** Newer spec or context (e.g. the pod IP once known) for the resync. */
   update(pod: Pod, ctx: DownwardContext): void {
     const uid = pod.metadata!.uid!;
-    if (this.live.has(uid)) this.live.set(uid, { pod, ctx });
+    const known = this.live.get(uid);
+    if (known) this.live.set(uid, { ...known, pod, ctx });
   }
 
   async tearDown(uid: string): Promise<void> {
     this.live.delete(uid);
-    this.ready.delete(uid);
     this.objects.forgetPod(uid);
     const dir = podDir(this.o.rootDir, uid);
     await unmountAll(dir);
