@@ -5,8 +5,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadServices, type ProtoMethod } from './proto-methods.js';
 
-export { CONVERSION } from './proto-methods.js';
-
 export interface GrpcPackage {
   [name: string]: GrpcPackage | grpc.ServiceClientConstructor;
 }

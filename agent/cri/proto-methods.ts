@@ -9,7 +9,7 @@ import path from 'node:path';
 import protobuf from 'protobufjs';
 
 /** keepCase is a parse option; these are proto-loader's conversion options (--longs=String --enums=String --defaults --oneofs). */
-export const CONVERSION: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, oneofs: true };
+const CONVERSION: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, oneofs: true };
 
 export interface ProtoMethod {
   /** `/package.Service/Method`, the HTTP/2 :path of a call. */

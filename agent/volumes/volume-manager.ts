@@ -110,7 +110,7 @@ export class VolumeManager {
     const uid = pod.metadata!.uid!;
     const known = this.live.get(uid);
     if (known) {
-      this.live.set(uid, { ...known, pod, ctx });
+      this.update(pod, ctx);
       return known.volumes;
     }
     const out = new Map<string, SetUpVolume>();
