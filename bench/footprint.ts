@@ -5,7 +5,8 @@
 // - `tskube agent` alone (static pods, no apiserver): RSS idle, and the time
 //   from its start to its first static pod's sandbox and running container;
 // - the kubelet of a node joined to the dev apiserver at 0, 30 and 110 API
-//   pods: RSS, and its CPU per pod started;
+//   pods: RSS, its CPU per pod started, and its CPU per second once idle;
+// RSS is the median of 10 samples a second apart, taken after 5 s of settling.
 // - `tskube proxy` and `tskube apiserver` idle RSS (the apiserver: start to serving);
 // - `tskube up` (everything in one process) with 3 pods: RSS, start to "tskube is up".
 // Run as root after `npm run build`: npm run bench:footprint   (BENCH_SIZES=0,30,110, BENCH_RUNTIMES=tsx,compiled)
@@ -16,13 +17,28 @@ import { TestCluster } from '../e2e/cluster.js';
 import { UpNode } from '../e2e/up-node.js';
 import { waitFor } from '../e2e/proc.js';
 import { podManifest, IDLE_CMD, runBench } from './bench-node.js';
-import { cpuSeconds, rssKiB } from './stats.js';
+import { cpuSeconds, percentile, rssKiB } from './stats.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '0,30,110').split(',').map(Number);
 const RUNTIMES = (process.env.BENCH_RUNTIMES ?? 'tsx,compiled').split(',') as ('tsx' | 'compiled')[];
 const SETTLE_MS = 5000;
+/** After settling, RSS is sampled once a second for this long (the median is the figure: V8's heap grows and shrinks by a few MiB around its collections) and CPU measured over it. */
+const SAMPLE_MS = 10_000;
 const MiB = (kib: number): number => kib / 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A settled process: its median RSS and its CPU per second over SAMPLE_MS. */
+async function settled(pid: number): Promise<{ rssMiB: number; cpuMsPerS: number }> {
+  await sleep(SETTLE_MS);
+  const c0 = cpuSeconds(pid);
+  const t0 = Date.now();
+  const rss: number[] = [];
+  while (Date.now() - t0 < SAMPLE_MS) {
+    rss.push(MiB(rssKiB(pid)));
+    await sleep(1000);
+  }
+  return { rssMiB: percentile(rss, 50), cpuMsPerS: ((cpuSeconds(pid) - c0) * 1000) / ((Date.now() - t0) / 1000) };
+}
 
 interface Figures {
   kubeletIdleMiB: number;
@@ -30,6 +46,7 @@ interface Figures {
   firstSandboxMs: number;
   firstRunningMs: number;
   kubeletMiB: Record<number, number>;
+  kubeletIdleCpu: Record<number, number>;
   cpuPerPodMs: Record<number, number>;
   proxyMiB: number;
   apiserverMiB: number;
@@ -56,8 +73,7 @@ async function standaloneKubelet(f: Partial<Figures>): Promise<void> {
     f.firstSeenMs = seen ? Date.parse(seen[1]!) - t0 : NaN;
     fs.rmSync(path.join(node.manifests, 'first.yaml'));
     await waitFor(async () => (await node.cri.listPodSandbox()).length === 0, 60_000, 200, 'the static pod gone');
-    await sleep(SETTLE_MS);
-    f.kubeletIdleMiB = MiB(rssKiB(k.pid));
+    f.kubeletIdleMiB = (await settled(k.pid)).rssMiB;
   } finally {
     await node.cleanup();
   }
@@ -68,6 +84,7 @@ async function joinedNode(f: Partial<Figures>): Promise<void> {
   const cluster = new TestCluster({ kubeletConfig: 'maxPods: 120\n' });
   f.kubeletMiB = {};
   f.cpuPerPodMs = {};
+  f.kubeletIdleCpu = {};
   try {
     await cluster.start(async (node) => void (await node.cri.pullImage(APP_IMAGE, null)));
     const kubelet = cluster.node.kubelet!.pid;
@@ -81,8 +98,9 @@ async function joinedNode(f: Partial<Figures>): Promise<void> {
       await waitFor(() => (cluster.kubectl(['get', 'pods', '--no-headers']).match(/1\/1\s+Running/g) ?? []).length === n, 15 * 60_000, 500, `${n} pods running`);
       if (n > prev) f.cpuPerPodMs[n] = ((cpuSeconds(kubelet) - c0) * 1000) / (n - prev);
       prev = n;
-      await sleep(SETTLE_MS);
-      f.kubeletMiB[n] = MiB(rssKiB(kubelet));
+      const s = await settled(kubelet);
+      f.kubeletMiB[n] = s.rssMiB;
+      f.kubeletIdleCpu[n] = s.cpuMsPerS;
     }
     f.proxyMiB = MiB(rssKiB(proxy.pid));
     f.apiserverMiB = MiB(rssKiB(cluster.as.proc!.pid));
@@ -118,8 +136,7 @@ async function up(f: Partial<Figures>): Promise<void> {
     f.upStartMs = Date.now() - t0;
     n.kubectl(['create', 'deployment', 'hello', `--image=${APP_IMAGE}`, '--replicas=2']);
     await waitFor(() => (n.kubectl(['get', 'pods', '--no-headers']).match(/1\/1\s+Running/g) ?? []).length === 3, 120_000, 500, '3 pods running');
-    await sleep(SETTLE_MS);
-    f.upMiB = MiB(rssKiB(n.proc!.pid));
+    f.upMiB = (await settled(n.proc!.pid)).rssMiB;
   } finally {
     await n.stop();
   }
@@ -159,6 +176,7 @@ runBench(async () => {
     ['kubelet start → first static pod running', (f) => f.firstRunningMs, 'ms', ''],
     ...SIZES.map((n): [string, (f: Figures) => number, string, string] => [`kubelet with ${n} API pods: RSS`, (f) => f.kubeletMiB[n]!, 'MiB', n === big ? '≤ 90 MiB (110 pods)' : n === 0 ? '≤ 60 MiB' : '']),
     ...SIZES.filter((n) => n > 0).map((n): [string, (f: Figures) => number, string, string] => [`kubelet CPU per API pod started (→${n})`, (f) => f.cpuPerPodMs[n]!, 'ms', '≤ 10 ms']),
+    ...SIZES.map((n): [string, (f: Figures) => number, string, string] => [`kubelet idle CPU with ${n} API pods (ms/s)`, (f) => f.kubeletIdleCpu[n]!, 'ms', '']),
     ['kube-proxy idle: RSS', (f) => f.proxyMiB, 'MiB', ''],
     ['apiserver (with a node): RSS', (f) => f.apiserverMiB, 'MiB', ''],
     ['apiserver start → serving', (f) => f.apiserverStartMs, 'ms', ''],

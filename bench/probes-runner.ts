@@ -16,6 +16,10 @@ import { KubeletMetrics } from '../agent/metrics.js';
 import { waitFor } from '../e2e/proc.js';
 import { percentile } from './stats.js';
 import { podManifest } from './bench-node.js';
+import { applyEngineSettings, KUBELET_ENGINE } from '../cli/engine-flags.js';
+
+// The V8 settings `tskube agent` starts with; the floor shares the process and so the same engine.
+applyEngineSettings(KUBELET_ENGINE);
 
 const [socket, dir, image, nArg, secArg] = process.argv.slice(2);
 const N = Number(nArg);

@@ -2,7 +2,7 @@
 // imported only when it runs, so the kubelet never loads the apiserver and
 // the proxy never loads the kubelet.
 import { createLogger } from '../kube/log.js';
-import { keepYoungGenerationSmall } from './young-generation.js';
+import { applyEngineSettings, KUBELET_ENGINE, type EngineSettings } from './engine-flags.js';
 
 interface Command {
   /** How the command line looks after `tskube`. */
@@ -10,15 +10,15 @@ interface Command {
   summary: string;
   flags: () => Promise<Record<string, string>>;
   run: (argv: string[]) => Promise<void>;
-  /** Keep V8's young generation at its initial size (cli/young-generation.ts). */
-  smallYoungGeneration?: true;
+  /** V8 settings it starts with (cli/engine-flags.ts). */
+  engine?: EngineSettings;
 }
 
 const COMMANDS: Record<string, Command> = {
   up: {
     synopsis: 'up [flags]',
     summary: 'containerd, a registry, the dev apiserver and controllers, the cluster DNS, the kubelet and the kube-proxy on this machine',
-    smallYoungGeneration: true,
+    engine: { smallYoungGeneration: true },
     flags: async () => (await import('./up.js')).UP_FLAGS,
     run: async (argv) => (await import('./up.js')).runUp(argv),
   },
@@ -37,7 +37,7 @@ const COMMANDS: Record<string, Command> = {
   agent: {
     synopsis: 'agent [flags]',
     summary: 'the kubelet alone (kubelet flags and KubeletConfiguration)',
-    smallYoungGeneration: true,
+    engine: KUBELET_ENGINE,
     flags: async () => (await import('./agent-config.js')).AGENT_FLAGS,
     run: runAgent,
   },
@@ -172,7 +172,7 @@ async function main(): Promise<void> {
     process.stdout.write(commandHelp(name, cmd.synopsis, cmd.summary, await cmd.flags()));
     return;
   }
-  if (cmd.smallYoungGeneration) keepYoungGenerationSmall();
+  if (cmd.engine) applyEngineSettings(cmd.engine);
   await cmd.run(rest);
 }
 
