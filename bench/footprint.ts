@@ -6,9 +6,9 @@
 //   from its start to its first static pod's sandbox and running container;
 // - the kubelet of a node joined to the dev apiserver at 0, 30 and 110 API
 //   pods: RSS, its CPU per pod started, and its CPU per second once idle;
-// RSS is the median of 10 samples a second apart, taken after 5 s of settling.
 // - `tskube proxy` and `tskube apiserver` idle RSS (the apiserver: start to serving);
 // - `tskube up` (everything in one process) with 3 pods: RSS, start to "tskube is up".
+// The kubelet's and up's RSS is the median of 10 samples a second apart, after 5 s of settling.
 // Run as root after `npm run build`: npm run bench:footprint   (BENCH_SIZES=0,30,110, BENCH_RUNTIMES=tsx,compiled)
 import fs from 'node:fs';
 import path from 'node:path';

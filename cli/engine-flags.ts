@@ -8,12 +8,13 @@
 //   Sparkplug, no TurboFan): the kubelet's work comes in short bursts of many
 //   different functions (a pod's sync), which TurboFan compiled on a
 //   background thread for more CPU than the optimized code saved, and its
-//   code and zones cost ~5 MiB of RSS (idle 60 vs 65 MiB, CPU per pod started
-//   41–44 vs 47 ms in one A/B run).
+//   code and zones cost ~5 MiB of RSS (two A/B runs: idle 56–60 vs 63–65 MiB,
+//   CPU per pod started 41–46 vs 47–52 ms; steady probing costs more CPU).
 // `tskube proxy`, `join` and `apiserver` keep V8's defaults: the proxy's syncs
 // at 10,000 Services are hot loops that need TurboFan and cost twice the CPU
-// with 1 MiB semispaces; `up` serves a one-machine cluster, not 10,000
-// Services, but its apiserver starts 40 % slower without TurboFan.
+// with 1 MiB semispaces. `up` (a one-machine cluster, not 10,000 Services)
+// keeps the small young generation but not the baseline tier: without
+// TurboFan its apiserver started ~30 % slower and `up` ~1.5 s later.
 import v8 from 'node:v8';
 
 export const SMALL_YOUNG_GENERATION = '--semi-space-growth-factor=1';
