@@ -28,20 +28,16 @@ export interface EngineSettings {
 /** What `tskube agent` runs with (and bench:probes' kubelet, to measure the same). */
 export const KUBELET_ENGINE: EngineSettings = { smallYoungGeneration: true, baselineTopTier: true };
 
-/** A flag of the user's (NODE_OPTIONS or node's own) that decides the same thing as ours: theirs applies. */
-const USER_DECIDES: [string, RegExp][] = [
-  [SMALL_YOUNG_GENERATION, /^--(max-|min-)?semi[-_]space[-_]/],
-  [BASELINE_TOP_TIER, /^--(no-)?(max[-_]opt|opt|turbofan|maglev|sparkplug|lite[-_]mode|jitless)(=|$)/],
+/** Each setting's flag, and the user's flags (NODE_OPTIONS or node's own) that decide the same thing: theirs apply. */
+const SETTINGS: { key: keyof EngineSettings; flag: string; userDecides: RegExp }[] = [
+  { key: 'smallYoungGeneration', flag: SMALL_YOUNG_GENERATION, userDecides: /^--(max-|min-)?semi[-_]space[-_]/ },
+  { key: 'baselineTopTier', flag: BASELINE_TOP_TIER, userDecides: /^--(no-)?(max[-_]opt|opt|turbofan|maglev|sparkplug|lite[-_]mode|jitless)(=|$)/ },
 ];
 
 /** The V8 flags to set for a subcommand, leaving out those the user already decided. */
 export function engineFlags(settings: EngineSettings, nodeOptions: string, execArgv: readonly string[]): string[] {
   const given = [...nodeOptions.split(/\s+/), ...execArgv];
-  const wanted = [settings.smallYoungGeneration && SMALL_YOUNG_GENERATION, settings.baselineTopTier && BASELINE_TOP_TIER].filter((f): f is string => !!f);
-  return wanted.filter((flag) => {
-    const decides = USER_DECIDES.find(([f]) => f === flag)![1];
-    return !given.some((a) => decides.test(a));
-  });
+  return SETTINGS.filter((s) => settings[s.key] && !given.some((a) => s.userDecides.test(a))).map((s) => s.flag);
 }
 
 export function applyEngineSettings(settings: EngineSettings): void {
