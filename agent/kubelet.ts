@@ -38,6 +38,7 @@ import { admitUnderPressure, isCriticalPod } from './eviction/admission.js';
 import { SHUTDOWN_MESSAGE, SHUTDOWN_NOT_ADMITTED, SHUTDOWN_REASON } from './shutdown/node-shutdown.js';
 import type { NodeCondition } from './eviction/decide.js';
 import { FatalConfigError } from './cm/errors.js';
+import { podNames, sourceChanges, type SourceChanges } from './sources/changes.js';
 
 export interface KubeletOptions {
   cri: CriClient;
@@ -284,16 +285,24 @@ export class Kubelet {
 
   setSource(name: string, pods: Pod[]): void {
     const wasReady = this.sourcesReady;
+    const before = this.bySource.get(name);
     this.bySource.set(name, pods);
     const next = new Map<string, Pod>();
     for (const list of this.bySource.values()) for (const p of list) next.set(p.metadata!.uid!, p);
     this.desired = next;
-    this.o.log.info(`pod source ${name} reports ${pods.length} pod(s)`, { pods: pods.map((p) => `${p.metadata!.namespace!}/${p.metadata!.name!}`) });
+    if (!before) this.o.log.info(`pod source ${name} reports ${pods.length} pod(s)`, { pods: podNames(pods) });
+    else this.logChanges(name, sourceChanges(before, pods));
     this.reconcile();
     this.syncMirrors();
     // The last source answered late: pods no source wants can be cleaned up now.
     const snap = this.pleg.snapshot;
     if (!wasReady && this.sourcesReady && snap) this.onRelist([...new Set(snap.sandboxes.map((sb) => sb.labels[L_POD_UID] ?? ''))].filter(Boolean), snap);
+  }
+
+  /** Only what changed, as upstream's SyncLoop lines: a source reports all its pods on every change (O(pods) a line). */
+  private logChanges(source: string, ch: SourceChanges): void {
+    for (const [op, pods] of [['ADD', ch.add], ['DELETE', ch.delete], ['REMOVE', ch.remove]] as const) if (pods.length) this.o.log.info(`SyncLoop ${op}`, { source, pods: podNames(pods) });
+    if (ch.update.length) this.o.log.debug('SyncLoop UPDATE', { source, pods: podNames(ch.update) });
   }
 
   private deps() {

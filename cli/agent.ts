@@ -8,7 +8,6 @@ import type { Logger } from '../kube/log.js';
 import { ApiEventRecorder, LogEventRecorder } from '../kube/events.js';
 import { KubeletMetrics } from '../agent/metrics.js';
 import { serveLocal } from '../agent/server/metrics-server.js';
-import { startKubeletApi } from '../agent/server/start.js';
 import { kubeletConfigz, type AgentConfig } from './agent-config.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
@@ -179,7 +178,6 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
         })
       : undefined;
   await network?.start();
-  const kubeletApi = await startKubeletApi(kubelet, cri, cfg, { client, log, metrics, hostIP, configz: () => kubeletConfigz(cfg), cgroups });
   let stopped = false;
   const started = (async () => {
     for (let attempt = 0; !stopped; attempt++) {
@@ -199,6 +197,17 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
       }
     }
   })();
+  // The kubelet API (its code, its serving certificate: openssl on a first start) comes up once the pod sources have
+  // started, or after a second without the runtime: static pods do not wait for it, on a single-threaded start.
+  const apiStarting = Promise.race([started, new Promise((r) => setTimeout(r, 1000).unref())])
+    .then(() => import('../agent/server/start.js'))
+    .then(({ startKubeletApi }) => startKubeletApi(kubelet, cri, cfg, { client, log, metrics, hostIP, configz: () => kubeletConfigz(cfg), cgroups }));
+  const kubeletApi = await apiStarting.catch(async (e: Error) => {
+    stopped = true;
+    await started;
+    await kubelet.stop();
+    throw e;
+  });
   return {
     kubelet,
     stop: async () => {

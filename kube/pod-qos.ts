@@ -4,6 +4,8 @@ import { parseQuantity } from './quantity.js';
 const QOS_RESOURCES = ['cpu', 'memory'];
 
 const amount = (q: unknown): number => {
+  // Most containers set no resources: no parse (and no exception) for them.
+  if (q === undefined || q === null) return 0;
   try {
     return parseQuantity(q as string);
   } catch {
@@ -11,11 +13,13 @@ const amount = (q: unknown): number => {
   }
 };
 
+type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
+
 /**
  * status.qosClass as upstream's ComputePodQOS: only cpu and memory count, zero quantities are ignored; Guaranteed
  * needs every container to limit both and the summed requests to equal the summed limits.
  */
-export function qosClass(spec: PodSpec | undefined): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+export function qosClass(spec: PodSpec | undefined): QosClass {
   const cs = [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])];
   const requests = new Map<string, number>();
   const limits = new Map<string, number>();
