@@ -1,6 +1,7 @@
 // One pod worker: a serialized sync loop for one pod UID. It reads the
 // runtime state, asks computePodActions what to do, and does it through CRI.
 import { clampDelay } from '../../kube/timers.js';
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
@@ -122,9 +123,17 @@ export class PodWorker {
     const hostNetwork = this.pod.spec?.hostNetwork === true;
     const podIPs = hostNetwork ? [this.d.node.hostIP].filter(Boolean) : [podIP].filter(Boolean);
     if (!mountsEtcHosts(c, podIPs)) return undefined;
-    const nodeHosts = hostNetwork ? await fsp.readFile('/etc/hosts', 'utf8').catch(() => '') : undefined;
+    let nodeHosts: string | undefined;
+    if (hostNetwork) {
+      try {
+        nodeHosts = fs.readFileSync('/etc/hosts', 'utf8');
+      } catch {
+        nodeHosts = '';
+      }
+    }
     const file = path.join(dir, 'etc-hosts');
-    await fsp.writeFile(file, etcHostsContent(this.pod, { podIPs, clusterDomain: this.d.clusterDomain ?? '', nodeHosts }), { mode: 0o644 });
+    // Synchronous, as the pod's other small local files: fs/promises costs ~10× the CPU of the system call.
+    fs.writeFileSync(file, etcHostsContent(this.pod, { podIPs, clusterDomain: this.d.clusterDomain ?? '', nodeHosts }), { mode: 0o644 });
     return { container_path: '/etc/hosts', host_path: file, readonly: false };
   }
 
@@ -252,7 +261,7 @@ export class PodWorker {
         sandboxConfig.dns_config = dns.config;
         for (const e of dns.events) this.d.events.event(e.on === 'pod' ? this.ref : { kind: 'Node', name: this.d.node.nodeName, uid: this.d.node.nodeName }, 'Warning', e.reason, e.message);
       }
-      await fsp.mkdir(sandboxConfig.log_directory!, { recursive: true, mode: 0o755 });
+      fs.mkdirSync(sandboxConfig.log_directory!, { recursive: true, mode: 0o755 });
       try {
         if (this.d.cgroups) sandboxConfig.linux!.cgroup_parent = await this.d.cgroups.podParent(this.pod);
         const handler = this.d.runtimeHandler ? await this.d.runtimeHandler(this.pod) : '';
@@ -433,7 +442,7 @@ export class PodWorker {
     const targetId = targetName ? state.containers.find((x) => x.name === targetName && x.state === 'running')?.id : undefined;
     const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, env, mounts, this.d.node.rootDir, targetId);
     if (this.d.cgroups && config.linux?.resources) config.linux.resources.oom_score_adj = String(this.d.cgroups.oomScoreAdj(this.pod, c));
-    await fsp.mkdir(path.join(sandboxConfig.log_directory!, c.name), { recursive: true, mode: 0o755 });
+    fs.mkdirSync(path.join(sandboxConfig.log_directory!, c.name), { recursive: true, mode: 0o755 });
     let id: string;
     try {
       id = await this.d.cri.createContainer(sandboxId, config, sandboxConfig, label);

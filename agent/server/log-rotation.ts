@@ -81,7 +81,13 @@ export class LogRotator {
 
   /** Rotates one container's log if it is over the limit. */
   async rotate(id: string, log: string, now = new Date()): Promise<boolean> {
-    const size = (await fsp.stat(log).catch(() => undefined))?.size ?? 0;
+    // Every container every monitor interval: one stat, made synchronously (through fs/promises ~10× the CPU).
+    let size = 0;
+    try {
+      size = fs.statSync(log).size;
+    } catch {
+      // not written yet, or gone with its container
+    }
     if (size < this.o.maxBytes) return false;
     const dir = path.dirname(log);
     const base = path.basename(log);

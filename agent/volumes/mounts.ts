@@ -2,6 +2,7 @@
 // medium: Memory), and unmounting everything under a pod's directory before
 // it is removed. Uses mount(8)/umount(8), as the kubelet runs as root, through
 // one long-lived shell (mount-commands.ts).
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { mountCommands } from './mount-commands.js';
@@ -19,9 +20,21 @@ export async function mountsUnder(dir: string): Promise<string[]> {
   return out.sort((a, b) => b.length - a.length);
 }
 
+/**
+ * Whether `dir` is a mount point, as upstream's IsLikelyNotMountPoint tells: its device differs from its parent's
+ * (true of every tmpfs, each its own device). Two stat calls, where the mount table grows with every pod on the node.
+ */
+export function isMountPoint(dir: string): boolean {
+  try {
+    return fs.statSync(dir).dev !== fs.statSync(path.dirname(path.resolve(dir))).dev;
+  } catch {
+    return false;
+  }
+}
+
 export async function mountTmpfs(dir: string, sizeBytes?: number): Promise<void> {
-  if ((await mountsUnder(dir)).includes(path.resolve(dir))) return;
-  await fsp.mkdir(dir, { recursive: true, mode: 0o755 });
+  if (isMountPoint(dir)) return;
+  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   const opts = ['mode=0755', ...(sizeBytes ? [`size=${sizeBytes}`] : [])].join(',');
   await mountCommands.run('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', dir]);
 }

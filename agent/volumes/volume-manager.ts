@@ -13,7 +13,7 @@ import type { DownwardContext } from '../pods/downward-api.js';
 import { ApiObjects } from './api-objects.js';
 import { writeAtomic } from './atomic-writer.js';
 import { setUpEmptyDir, setUpHostPath, setVolumeOwnership } from './host-volumes.js';
-import { mountsUnder, mountTmpfs, unmountAll } from './mounts.js';
+import { isMountPoint, mountTmpfs, unmountAll } from './mounts.js';
 import { volumeFiles, VolumeError } from './projections.js';
 import { mountSubPath, SubPathError, subPathTarget } from './subpath.js';
 import { checkUid } from '../../kube/validation.js';
@@ -55,9 +55,9 @@ export function podDir(rootDir: string, uid: string): string {
 }
 
 /** Makes a directory only root may enter (upstream: pod and volume directories are 0750). */
-async function privateDir(dir: string): Promise<void> {
-  await fsp.mkdir(dir, { recursive: true, mode: 0o750 });
-  await fsp.chmod(dir, 0o750);
+function privateDir(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o750 });
+  fs.chmodSync(dir, 0o750);
 }
 
 export interface VolumeManagerOptions {
@@ -115,23 +115,23 @@ export class VolumeManager {
     }
     const out = new Map<string, SetUpVolume>();
     // Host users must not read pod volumes (tokens, secrets): the pod and volumes directories are root's alone.
-    await privateDir(podDir(this.o.rootDir, uid));
-    await privateDir(path.join(podDir(this.o.rootDir, uid), 'volumes'));
+    privateDir(podDir(this.o.rootDir, uid));
+    privateDir(path.join(podDir(this.o.rootDir, uid), 'volumes'));
     for (const v of pod.spec?.volumes ?? []) {
       try {
         if (v.hostPath) out.set(v.name, { hostPath: await setUpHostPath(v), readOnly: false });
         else if (v.emptyDir) {
           const dir = this.volumeDir(uid, v);
-          await privateDir(path.dirname(dir));
+          privateDir(path.dirname(dir));
           await setUpEmptyDir(v, dir);
           out.set(v.name, { hostPath: dir, readOnly: false });
         } else if (v.configMap || v.secret || v.downwardAPI || v.projected) {
           const dir = this.volumeDir(uid, v);
-          await privateDir(path.dirname(dir));
+          privateDir(path.dirname(dir));
           const tmpfs = !!(v.secret || v.projected);
           // Set up before (this kubelet, or one before a restart): the resync keeps it current, and a pod whose
           // apiserver is away must still be able to restart its containers.
-          if (!(await populated(dir, tmpfs))) {
+          if (!populated(dir, tmpfs)) {
             // Secrets and tokens never touch the disk.
             if (tmpfs) await mountTmpfs(dir);
             await writeAtomic(dir, await volumeFiles(pod, v as KObj, this.objects, ctx));
@@ -222,9 +222,13 @@ export class VolumeManager {
 }
 
 /** Whether a volume directory already has contents (and its tmpfs, where it needs one). */
-async function populated(dir: string, tmpfs: boolean): Promise<boolean> {
-  if (!(await fsp.lstat(path.join(dir, '..data')).catch(() => undefined))) return false;
-  return !tmpfs || (await mountsUnder(dir)).includes(path.resolve(dir));
+function populated(dir: string, tmpfs: boolean): boolean {
+  try {
+    fs.lstatSync(path.join(dir, '..data'));
+  } catch {
+    return false;
+  }
+  return !tmpfs || isMountPoint(dir);
 }
 
 /** Container mount propagation as CRI's enum (Bidirectional only for privileged containers, as upstream). */

@@ -10,7 +10,7 @@ import { memoryLogger } from '../../kube/log.js';
 import { writeAtomic } from './atomic-writer.js';
 import { ApiObjects } from './api-objects.js';
 import { containerMounts, MountError, VolumeManager } from './volume-manager.js';
-import { mountsUnder, unmountAll } from './mounts.js';
+import { isMountPoint, mountsUnder, unmountAll } from './mounts.js';
 import { containerEnv, expand, serviceEnv } from '../pods/env.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-vol-'));
@@ -239,4 +239,15 @@ test('env: Service variables, envFrom with prefix, key refs, downward API, $(VAR
   await assert.rejects(bad({ name: 'X', valueFrom: { configMapKeyRef: { name: 'nope', key: 'k' } } }), /^Error: configmap "nope" not found$/);
   await assert.rejects(bad({ name: 'X', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'k' } } }), /couldn't find key k in ConfigMap ns\/cfg/);
   await assert.rejects(bad({ name: 'X', valueFrom: { secretKeyRef: { name: 'creds', key: 'k' } } }), /couldn't find key k in Secret ns\/creds/);
+});
+
+test('isMountPoint: a directory on its parent\'s filesystem is not one, /proc is, a missing path is not', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-mp-'));
+  try {
+    assert.equal(isMountPoint(dir), false);
+    assert.equal(isMountPoint(path.join(dir, 'missing')), false);
+    assert.equal(isMountPoint('/proc'), true);
+  } finally {
+    fs.rmSync(dir, { recursive: true });
+  }
 });

@@ -68,3 +68,26 @@ test('compaction keeps objects and the resourceVersion', () => {
   s2.close();
   fs.rmSync(dir, { recursive: true });
 });
+
+test('a store with more objects than compactAfter compacts once its log holds twice them, not on every write', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-store-'));
+  const s = new Store({ dataDir: dir, compactAfter: 5 });
+  const lines = (): number => fs.readFileSync(path.join(dir, 'objects.log'), 'utf8').split('\n').filter(Boolean).length;
+  for (let i = 0; i < 12; i++) s.create(`/p/ns/o${i}`, obj(`o${i}`));
+  // Only creates: the log is all live objects, nothing to compact.
+  assert.equal(lines(), 12);
+  const update = (i: number): void => void s.update(`/p/ns/o${i % 12}`, { ...s.get(`/p/ns/o${i % 12}`)!, data: { n: String(i) } });
+  for (let i = 0; i < 12; i++) update(i);
+  assert.equal(lines(), 24);
+  update(12);
+  // Past twice the live objects: rewritten as one record per object and the resourceVersion.
+  assert.equal(lines(), 13);
+  for (let i = 13; i < 18; i++) update(i);
+  assert.equal(lines(), 18, 'each write after a compaction appends to the log');
+  s.close();
+  const again = new Store({ dataDir: dir });
+  assert.equal(again.list('/p/').items.length, 12);
+  assert.equal(again.get('/p/ns/o5')!.data!.n, '17');
+  again.close();
+  fs.rmSync(dir, { recursive: true });
+});

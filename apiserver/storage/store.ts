@@ -43,7 +43,7 @@ export interface StoreOptions {
   dataDir?: string;
   /** Events kept for watch resumption. */
   historySize?: number;
-  /** Rewrite the log as a snapshot when it grows past this many records. */
+  /** Rewrite the log as a snapshot when it grows past this many records and twice the live objects. */
   compactAfter?: number;
   /** ...or past this many bytes and twice the live data (default 64 MiB). */
   compactAfterBytes?: number;
@@ -144,7 +144,10 @@ export class Store {
   private maybeCompact(): void {
     if (this.fd === undefined) return;
     const bytesOver = this.logBytes > Math.max(this.o.compactAfterBytes ?? 64 * 1024 * 1024, 2 * this.liveBytes);
-    if (this.records > (this.o.compactAfter ?? 50_000) || bytesOver) this.compact();
+    // Past twice the live objects too: a compacted log holds one record per object, so with more objects than
+    // compactAfter a fixed threshold would rewrite the whole store on every write.
+    const recordsOver = this.records > Math.max(this.o.compactAfter ?? 50_000, 2 * this.objects.size);
+    if (recordsOver || bytesOver) this.compact();
   }
 
   private compact(): void {
