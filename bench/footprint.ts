@@ -35,6 +35,8 @@ const MiB = (kib: number): number => kib / 1024;
 const EXTRA_CA = process.env.NODE_EXTRA_CA_CERTS;
 delete process.env.NODE_EXTRA_CA_CERTS;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The kubelet's log line when its file source first reports the static pod, with the line's own timestamp. */
+const FILE_SOURCE_REPORTED = /^(\S+) INFO kubelet: pod source file reports 1 pod\(s\)/m;
 
 /** A settled process: its median RSS and its CPU per second over SAMPLE_MS. */
 async function settled(pid: number, settleMs = SETTLE_MS): Promise<{ rssMiB: number; cpuMsPerS: number }> {
@@ -81,7 +83,7 @@ async function standaloneKubelet(f: Partial<Figures>): Promise<void> {
     await waitFor(async () => (await node.cri.listContainers()).some((c) => c.state === 'CONTAINER_RUNNING'), 60_000, 10, 'first container running');
     f.firstRunningMs = Date.now() - t0;
     // When the kubelet had the pod and its worker started the first sync (the log line's own timestamp).
-    const seen = /^(\S+) INFO kubelet: pod source file reports 1 pod\(s\)/m.exec(node.kubeletLog());
+    const seen = FILE_SOURCE_REPORTED.exec(node.kubeletLog());
     f.firstSeenMs = seen ? Date.parse(seen[1]!) - t0 : NaN;
     // Restarts (the certificate and directories exist): with NODE_EXTRA_CA_CERTS, then without (that one stays).
     f.restartSeenWithCaMs = EXTRA_CA ? await restartSeen(node, { NODE_EXTRA_CA_CERTS: EXTRA_CA }) : NaN;
@@ -100,9 +102,8 @@ async function restartSeen(node: TestNode, env: NodeJS.ProcessEnv): Promise<numb
   const from = node.kubeletLog().length;
   const t0 = Date.now();
   node.startKubelet([], env);
-  const re = /^(\S+) INFO kubelet: pod source file reports 1 pod\(s\)/m;
-  await waitFor(() => re.test(node.kubeletLog().slice(from)), 60_000, 10, 'the restarted kubelet reading its manifests');
-  return Date.parse(re.exec(node.kubeletLog().slice(from))![1]!) - t0;
+  await waitFor(() => FILE_SOURCE_REPORTED.test(node.kubeletLog().slice(from)), 60_000, 10, 'the restarted kubelet reading its manifests');
+  return Date.parse(FILE_SOURCE_REPORTED.exec(node.kubeletLog().slice(from))![1]!) - t0;
 }
 
 /** A node joined to the dev apiserver: the kubelet at each size of a deployment, the proxy and the apiserver idle beside it. */
