@@ -116,7 +116,7 @@ export class Kubelet {
       onUnhealthy: (uid) => this.workers.get(uid)?.requestSync(),
       onStarted: (uid) => this.workers.get(uid)?.requestSync(),
     });
-    this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP, this.prober) : undefined;
+    this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP, this.prober, o.node.hostIPs) : undefined;
     this.mirror = o.client && o.nodeUid ? new MirrorPods(o.client, o.node.nodeName, o.nodeUid, o.log) : undefined;
     this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
     this.volumes = new VolumeManager({ rootDir: o.node.rootDir, log: o.log, objects: new ApiObjects(o.client), resyncMs: o.volumeResyncMs });
@@ -354,7 +354,7 @@ export class Kubelet {
         throw new Error(`resolvConf ${d.resolvConf}: ${(e as Error).message}`);
       }
     }
-    return podDnsConfig(pod, { clusterDNS: d.clusterDNS, clusterDomain: d.clusterDomain, host, nodeIPs: [this.o.node.hostIP] });
+    return podDnsConfig(pod, { clusterDNS: d.clusterDNS, clusterDomain: d.clusterDomain, host, nodeIPs: this.o.node.hostIPs ?? [this.o.node.hostIP] });
   }
 
   /** What the prober sees of a container: the newest instance in the worker's last runtime read. */

@@ -12,6 +12,7 @@ import type { KubeletApiConfig } from '../agent/server/start.js';
 import { checkAllowedUnsafe } from '../agent/pods/sysctls.js';
 import { DEFAULT_EVICTION_HARD, EVICTION_SIGNALS, parseReserved, parseThreshold, type Threshold } from '../agent/cm/node-allocatable.js';
 import { formatMilliCpu, formatBytes } from '../kube/quantity.js';
+import { parseNodeIPs } from '../kube/node-ips.js';
 
 export interface Taint {
   key: string;
@@ -42,7 +43,10 @@ export interface AgentConfig extends KubeletApiConfig {
   evictionMaxPodGracePeriod: number;
   podPidsLimit: number;
   nodeName: string;
+  /** --node-ip's primary address ("" when unset). */
   nodeIP: string;
+  /** --node-ip: one address, or a dual-stack pair (primary first); [] when unset. */
+  nodeIPs: string[];
   staticPodPath: string;
   fileCheckFrequencyMs: number;
   staticPodURL: string;
@@ -88,7 +92,7 @@ export const AGENT_FLAGS: Record<string, string> = {
   'http-check-frequency': 'how often --manifest-url is fetched (config: httpCheckFrequency). Default 20s',
   'container-runtime-endpoint': 'CRI socket (config: containerRuntimeEndpoint). Default unix:///run/containerd/containerd.sock',
   'hostname-override': 'node name to use instead of the hostname',
-  'node-ip': 'IP address of the node (host IP of pods)',
+  'node-ip': 'IP address of the node (host IP of pods); an IPv4,IPv6 pair for a dual-stack node',
   'root-dir': 'kubelet state directory. Default /var/lib/kubelet',
   config: 'KubeletConfiguration YAML file',
   kubeconfig: 'kubeconfig of the apiserver to join; without it the kubelet runs standalone (static pods only)',
@@ -414,6 +418,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   const shutdownGracePeriodMs = durField('shutdownGracePeriod');
   const shutdownGracePeriodCriticalPodsMs = durField('shutdownGracePeriodCriticalPods');
   if (shutdownGracePeriodCriticalPodsMs > shutdownGracePeriodMs) throw new Error(`invalid configuration: shutdownGracePeriodCriticalPods (${shutdownGracePeriodCriticalPodsMs / 1000}s) must be <= shutdownGracePeriod (${shutdownGracePeriodMs / 1000}s)`);
+  const nodeIPs = parseNodeIPs(flags.get('node-ip') ?? '');
   return {
     shutdownGracePeriodMs,
     shutdownGracePeriodCriticalPodsMs,
@@ -433,7 +438,8 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     evictionHard,
     podPidsLimit: int('pod-max-pids', 'podPidsLimit', -1, -1),
     nodeName: (flags.get('hostname-override') ?? os.hostname()).toLowerCase(),
-    nodeIP: flags.get('node-ip') ?? '',
+    nodeIP: nodeIPs[0] ?? '',
+    nodeIPs,
     staticPodPath: str('pod-manifest-path', 'staticPodPath', '/etc/kubernetes/manifests'),
     fileCheckFrequencyMs: dur('file-check-frequency', 'fileCheckFrequency', '20s'),
     staticPodURL: str('manifest-url', 'staticPodURL', ''),

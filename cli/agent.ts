@@ -36,6 +36,8 @@ export interface RunningAgent {
 export async function startAgent(cfg: AgentConfig, log: Logger): Promise<RunningAgent> {
   const cri = new CriClient({ endpoint: cfg.containerRuntimeEndpoint });
   const hostIP = cfg.nodeIP || firstIPv4();
+  // Dual stack: both families' addresses on the Node and in pod statuses.
+  const hostIPs = cfg.nodeIPs.length ? cfg.nodeIPs : [hostIP];
   const resolv = effectiveResolvConf(cfg.resolvConf, (f) => {
     try {
       return fs.readFileSync(f, 'utf8');
@@ -84,7 +86,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     cri,
     log,
     events,
-    node: { nodeName: cfg.nodeName, hostIP, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir, containerLogsDir: containerLogsDir(cfg.podLogsDir) },
+    node: { nodeName: cfg.nodeName, hostIP, hostIPs, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir, containerLogsDir: containerLogsDir(cfg.podLogsDir) },
     manifestPath: cfg.staticPodPath,
     fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
     manifestURL: cfg.staticPodURL || undefined,
@@ -147,6 +149,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
       pressure: () => eviction!.conditions(),
       shuttingDown: () => shutdown?.shuttingDown ?? false,
       maxPods: cfg.maxPods,
+      nodeIPs: hostIPs,
       resources,
       kubeletPort: cfg.port,
       leaseDurationSec: cfg.nodeLeaseDurationSeconds,
@@ -168,7 +171,8 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
       ? new PodNetwork({
           mode: cfg.podNetwork,
           nodeName: cfg.nodeName,
-          nodeIP: hostIP,
+          nodeIP: hostIPs.find((ip) => !ip.includes(':')) ?? hostIP,
+          nodeIP6: hostIPs.find((ip) => ip.includes(':')),
           client,
           cniConfDir: cfg.cniConfDir,
           ipamDir: cfg.cniIpamDir || undefined,
@@ -201,7 +205,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
   // started, or after a second without the runtime: static pods do not wait for it, on a single-threaded start.
   const apiStarting = Promise.race([started, new Promise((r) => setTimeout(r, 1000).unref())])
     .then(() => import('../agent/server/start.js'))
-    .then(({ startKubeletApi }) => startKubeletApi(kubelet, cri, cfg, { client, log, metrics, hostIP, configz: () => kubeletConfigz(cfg), cgroups }));
+    .then(({ startKubeletApi }) => startKubeletApi(kubelet, cri, cfg, { client, log, metrics, hostIP, hostIPs, configz: () => kubeletConfigz(cfg), cgroups }));
   const kubeletApi = await apiStarting.catch(async (e: Error) => {
     stopped = true;
     await started;

@@ -69,7 +69,7 @@ export function writeContainerdFiles(l: ContainerdLayout, configFile: string, ne
   fs.writeFileSync(configFile, containerdConfig(l));
   if (net) {
     fs.mkdirSync(net.ipamDir, { recursive: true });
-    fs.writeFileSync(path.join(l.cniConfDir, CONFLIST_NAME), podConflist({ podCIDR: net.subnet, ipamDir: net.ipamDir, bridge: net.bridge, ipMasq: net.ipMasq }));
+    fs.writeFileSync(path.join(l.cniConfDir, CONFLIST_NAME), podConflist({ podCIDRs: [net.subnet], ipamDir: net.ipamDir, bridge: net.bridge, ipMasq: net.ipMasq }));
   }
   fs.writeFileSync(path.join(l.certsDir, registry, 'hosts.toml'), hostsToml(registry, mirror));
 }

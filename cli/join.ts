@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { KubeApiError, KubeClient } from '../kube/client.js';
+import { parseNodeIPs } from '../kube/node-ips.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { startProxy } from '../proxy/main.js';
 import { clientConfigValid } from '../agent/node/tls-bootstrap.js';
@@ -24,7 +25,7 @@ export const JOIN_FLAGS: Record<string, string> = {
   'data-dir': 'containerd\'s state when join starts it, the CNI config, credentials, logs. Default /var/lib/tskube',
   'container-runtime-endpoint': 'CRI socket; when nothing answers there, join starts containerd on it. Default unix:///run/containerd/containerd.sock',
   'hostname-override': 'node name. Default: the hostname',
-  'node-ip': 'node address (the kubelet, host-gw routes to this node). Default: the first non-loopback IPv4',
+  'node-ip': 'node address (the kubelet, host-gw routes to this node); an IPv4,IPv6 pair in a dual-stack cluster. Default: the first non-loopback IPv4',
   'root-dir': 'kubelet state. Default /var/lib/kubelet',
   'pod-logs-dir': 'container logs. Default /var/log/pods',
   'pod-stop-timeout': 'on Ctrl-C or SIGTERM, how long pods may take to stop: each gets its terminationGracePeriodSeconds, at most this. Default 30s',
@@ -78,7 +79,8 @@ export async function runJoin(argv: string[]): Promise<void> {
   const data = path.resolve(f.get('data-dir') ?? '/var/lib/tskube');
   const endpoint = f.get('container-runtime-endpoint') ?? 'unix:///run/containerd/containerd.sock';
   const nodeName = (f.get('hostname-override') ?? os.hostname()).toLowerCase();
-  const nodeIP = f.get('node-ip') ?? firstIPv4();
+  // One address, or a dual-stack pair for a dual-stack cluster (the kubelet's --node-ip).
+  const nodeIP = parseNodeIPs(f.get('node-ip') ?? '').join(',') || firstIPv4();
   const rootDir = path.resolve(f.get('root-dir') ?? '/var/lib/kubelet');
   const manifests = path.resolve(f.get('pod-manifest-path') ?? '/etc/kubernetes/manifests');
   const kubeconfig = path.join(data, 'kubelet.conf');

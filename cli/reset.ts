@@ -209,11 +209,13 @@ export async function runReset(argv: string[]): Promise<void> {
   });
 
   if (t.podNetwork) {
-    const routes = run('ip', ['route', 'show', 'proto', String(ROUTE_PROTO)]).out.trim();
-    if (routes) {
-      const flushed = run('ip', ['route', 'flush', 'proto', String(ROUTE_PROTO)]);
-      if (flushed.ok) removed.push(`${routes.split('\n').length} pod network route(s)`);
-      else problems.push(`pod network routes: ${flushed.err}`);
+    // Both families: a dual-stack pod network routes IPv6 podCIDRs too.
+    for (const f of [[], ['-6']]) {
+      const routes = run('ip', [...f, 'route', 'show', 'proto', String(ROUTE_PROTO)]).out.trim();
+      if (!routes) continue;
+      const flushed = run('ip', [...f, 'route', 'flush', 'proto', String(ROUTE_PROTO)]);
+      if (flushed.ok) removed.push(`${routes.split('\n').length} pod network ${f.length ? 'IPv6 ' : ''}route(s)`);
+      else problems.push(`pod network ${f.length ? 'IPv6 ' : ''}routes: ${flushed.err}`);
     }
     for (const dev of [VXLAN_DEV, BRIDGE]) {
       if (!run('ip', ['link', 'show', dev]).ok) continue;

@@ -8,6 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startApiServer } from '../apiserver/main.js';
 import { firstIPv4 } from '../kube/platform.js';
+import { perFamilyCidrs } from '../kube/cidr.js';
+import { parseNodeIPs } from '../kube/node-ips.js';
 import { startProxy } from '../proxy/main.js';
 import { registryConfig } from './containerd-config.js';
 import { durationFlag, parseFlags } from './flags.js';
@@ -21,16 +23,16 @@ import { startDns } from '../dns/main.js';
 import { loadDnsConfig } from './dns-config.js';
 import { dnsServiceIP, ensureDnsAddon } from './dns-addon.js';
 
-const SERVICE_CIDR = '10.96.0.0/12';
 
 export const UP_FLAGS: Record<string, string> = {
   'data-dir': 'everything up keeps: apiserver data and PKI, kubeconfigs, logs, images, the registry, and containerd\'s state when up starts it. Default /var/lib/tskube',
   'pod-manifest-path': 'static pod manifests. Default ./static-manifests if it exists, else /etc/kubernetes/manifests',
   'container-runtime-endpoint': 'CRI socket; when nothing answers there, up starts containerd on it. Default: unix:///run/containerd/containerd.sock when a containerd answers there, else up starts one on unix://<data-dir>/containerd/containerd.sock',
   'hostname-override': 'node name. Default: the hostname',
-  'node-ip': 'node address (apiserver, kubelet). Default: the first non-loopback IPv4',
+  'node-ip': 'node address (apiserver, kubelet); an IPv4,IPv6 pair for dual stack (the apiserver advertises the first). Default: the first non-loopback IPv4',
   'secure-port': 'apiserver port. Default 6443',
-  'cluster-cidr': 'pod network: every node gets a /24 of it as spec.podCIDR (node IPAM). Default 10.244.0.0/16',
+  'cluster-cidr': 'pod network: every node gets a /24 of it as spec.podCIDR (node IPAM); two comma-separated CIDRs, one per IP family, for dual stack (a /64 of the IPv6 one each). Default 10.244.0.0/16',
+  'service-cidr': 'Service cluster IPs (the apiserver\'s --service-cluster-ip-range); two comma-separated CIDRs, one per IP family, for dual-stack Services. Default 10.96.0.0/12',
   'pod-network': 'host-gw (routes between nodes on one LAN), vxlan, or none (an installed CNI). Default host-gw',
   'cni-conf-dir': 'where the pod network writes its CNI config. Default <data-dir>/cni when up starts containerd, else /etc/cni/net.d',
   'root-dir': 'kubelet state. Default <data-dir>/kubelet',
@@ -50,12 +52,15 @@ export async function runUp(argv: string[]): Promise<void> {
   // A containerd already running on the usual socket is used; otherwise ours keeps its socket in the data dir.
   const endpoint = f.get('container-runtime-endpoint') ?? ((await criAnswers(DEFAULT_CRI_ENDPOINT)) ? DEFAULT_CRI_ENDPOINT : `unix://${path.join(data, 'containerd', 'containerd.sock')}`);
   const nodeName = (f.get('hostname-override') ?? os.hostname()).toLowerCase();
-  const nodeIP = f.get('node-ip') ?? firstIPv4();
+  const nodeIPs = parseNodeIPs(f.get('node-ip') ?? '');
+  const nodeIP = nodeIPs[0] ?? firstIPv4();
   const port = Number(f.get('secure-port') ?? 6443);
   const clusterCIDR = f.get('cluster-cidr') ?? '10.244.0.0/16';
+  const serviceCIDR = perFamilyCidrs(f.get('service-cidr') ?? '10.96.0.0/12', '--service-cidr').join(',');
   const podNetwork = f.get('pod-network') ?? 'host-gw';
   // A bad pod range is refused before anything starts.
-  validateClusterCidr({ clusterCidr: clusterCIDR, nodeCidrMaskSize: 24 }, SERVICE_CIDR, [nodeIP]);
+  const dual = perFamilyCidrs(clusterCIDR, '--cluster-cidr').length === 2;
+  validateClusterCidr({ clusterCidr: clusterCIDR, ...(dual ? {} : { nodeCidrMaskSize: 24 }) }, serviceCIDR, nodeIPs.length ? nodeIPs : [nodeIP]);
   for (const d of [data, manifests]) fs.mkdirSync(d, { recursive: true });
   const rootDir = path.resolve(f.get('root-dir') ?? path.join(data, 'kubelet'));
   const run = new NodeRunner('up', { data, endpoint, rootDir, podStopTimeoutSec: durationFlag(f, 'pod-stop-timeout', '30s') / 1000 });
@@ -86,7 +91,7 @@ export async function runUp(argv: string[]): Promise<void> {
         bindAddress: '0.0.0.0',
         securePort: port,
         advertiseAddress: nodeIP,
-        serviceClusterIpRange: SERVICE_CIDR,
+        serviceClusterIpRange: serviceCIDR,
         nodeNames: [nodeName],
         authorizationModes: ['Node', 'RBAC'],
         admissionPlugins: ['NodeRestriction'],
@@ -105,7 +110,7 @@ export async function runUp(argv: string[]): Promise<void> {
     run.apiserver = apiserver;
     const pki = path.join(data, 'pki');
     const clusterDomain = f.get('cluster-domain') ?? 'cluster.local';
-    const dnsIP = dnsServiceIP(SERVICE_CIDR);
+    const dnsIP = dnsServiceIP(serviceCIDR.split(',')[0]!);
 
     run.dns = await progress.step('cluster DNS', async (note) => {
       // On the node's address, so pods on every node reach it through the kube-dns Service.
@@ -130,7 +135,7 @@ export async function runUp(argv: string[]): Promise<void> {
       const cfg = await run.startKubelet(
         {
           nodeName,
-          nodeIP,
+          nodeIP: nodeIPs.join(',') || nodeIP,
           manifests,
           podLogsDir: path.resolve(f.get('pod-logs-dir') ?? path.join(data, 'pod-logs')),
           cgroupRoot: f.get('cgroup-root'),

@@ -26,9 +26,12 @@ export class Lan {
     sh('ip', ['link', 'set', 'br0', 'up'], { netns: this.netns });
   }
 
-  /** A VM named `name` at `ip` (/24) on this LAN; its default route goes out of eth0, via `gateway` when given. */
-  async vm(name: string, ip: string, gateway?: string): Promise<Vm> {
-    const vm = new Vm(name, ip);
+  /**
+   * A VM named `name` at `ip` (/24) on this LAN; its default route goes out of eth0, via `gateway` when given.
+   * With `ip6` (a /64 on the same link) it is dual-stack and its --node-ip is the pair.
+   */
+  async vm(name: string, ip: string, gateway?: string, ip6?: string): Promise<Vm> {
+    const vm = new Vm(name, ip, ip6);
     fs.mkdirSync(vm.dir, { recursive: true });
     fs.writeFileSync(path.join(vm.dir, 'owner.pid'), String(process.pid));
     vm.record();
@@ -38,8 +41,12 @@ export class Lan {
     sh('ip', ['-n', this.netns, 'link', 'add', port, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', vm.netns]);
     sh('ip', ['-n', this.netns, 'link', 'set', port, 'master', 'br0', 'up']);
     sh('ip', ['addr', 'add', `${ip}/24`, 'dev', 'eth0'], { netns: vm.netns });
+    // nodad: usable at once, no duplicate address detection to wait for on a LAN of our own.
+    if (ip6) sh('ip', ['-6', 'addr', 'add', `${ip6}/64`, 'dev', 'eth0', 'nodad'], { netns: vm.netns });
     sh('ip', ['link', 'set', 'eth0', 'up'], { netns: vm.netns });
     sh('ip', ['route', 'add', 'default', ...(gateway ? ['via', gateway] : []), 'dev', 'eth0'], { netns: vm.netns });
+    // A host reaches IPv6 cluster IPs through its default route too (netfilter rewrites the packet after routing).
+    if (ip6) sh('ip', ['-6', 'route', 'add', 'default', 'dev', 'eth0'], { netns: vm.netns });
     this.vms.push(vm);
     return vm;
   }
@@ -88,6 +95,7 @@ export class Vm {
   constructor(
     readonly name: string,
     readonly ip: string,
+    readonly ip6?: string,
   ) {}
 
   record(): void {
@@ -96,7 +104,7 @@ export class Vm {
 
   /** The flags `up` and `join` share: everything under this VM's dir. */
   private common(): string[] {
-    return [`--data-dir=${this.dir}`, '--pod-stop-timeout=5s', `--container-runtime-endpoint=unix://${this.dir}/containerd.sock`, `--pod-manifest-path=${this.dir}/manifests`, `--hostname-override=${this.name}`, `--node-ip=${this.ip}`, `--root-dir=${this.rootDir}`, `--pod-logs-dir=${this.dir}/pod-logs`, `--cgroup-root=${e2eCgroupRoot(this.dir)}`];
+    return [`--data-dir=${this.dir}`, '--pod-stop-timeout=5s', `--container-runtime-endpoint=unix://${this.dir}/containerd.sock`, `--pod-manifest-path=${this.dir}/manifests`, `--hostname-override=${this.name}`, `--node-ip=${this.ip6 ? `${this.ip},${this.ip6}` : this.ip}`, `--root-dir=${this.rootDir}`, `--pod-logs-dir=${this.dir}/pod-logs`, `--cgroup-root=${e2eCgroupRoot(this.dir)}`];
   }
 
   /** Starts `tskube <cmd>` and resolves with its output once `done` matches it (or throws when it exits first). */

@@ -20,16 +20,38 @@ test('host-gw routes: one per other node with a podCIDR and an InternalIP; overl
   const { routes, skipped } = desiredRoutes(nets, 'a');
   assert.deepEqual(routes, [{ dst: '10.244.1.0/24', via: '192.0.2.2' }]);
   assert.deepEqual(skipped, [
-    'node c has podCIDR 10.244.2.0/24 but no InternalIP yet',
+    'node c has podCIDR 10.244.2.0/24 but no IPv4 InternalIP yet',
     "node e's podCIDR 10.244.1.0/25 overlaps node b's 10.244.1.0/24; no route",
     "node f's podCIDR 10.244.0.128/25 overlaps node a's 10.244.0.0/24; no route",
   ]);
 });
 
-test('a dual-stack Node (IPv6 podCIDR first) is routed by its IPv4 podCIDR: the pod network is IPv4 only', () => {
+const dualNode = (name: string, v4?: string, v6?: string, ip4?: string, ip6?: string): KObj => ({
+  metadata: { name },
+  spec: v4 || v6 ? { podCIDR: v4 ?? v6, podCIDRs: [v4, v6].filter(Boolean) } : {},
+  status: { addresses: [ip4, ip6].filter(Boolean).map((address) => ({ type: 'InternalIP', address })) },
+});
+
+test('a dual-stack Node (IPv6 podCIDR first) has a podCIDR and an InternalIP of each family', () => {
   const dual: KObj = { metadata: { name: 'g' }, spec: { podCIDR: 'fd00:10:244:1::/64', podCIDRs: ['fd00:10:244:1::/64', '10.244.5.0/24'] }, status: { addresses: [{ type: 'InternalIP', address: 'fd00::7' }, { type: 'InternalIP', address: '192.0.2.7' }] } };
   const [g] = nodeNets([dual]);
-  assert.deepEqual([g!.podCIDR, g!.internalIP], ['10.244.5.0/24', '192.0.2.7']);
+  assert.deepEqual(g, { name: 'g', podCIDR: '10.244.5.0/24', internalIP: '192.0.2.7', podCIDR6: 'fd00:10:244:1::/64', internalIP6: 'fd00::7', vtepMAC: undefined });
+  assert.deepEqual(Object.keys(nodeNets([node('a', '10.244.0.0/24', '192.0.2.1')])[0]!).sort(), ['internalIP', 'name', 'podCIDR', 'vtepMAC'], 'a single-stack Node\'s facts carry no IPv6 keys');
+});
+
+test('host-gw IPv6 routes: via each other node\'s IPv6 InternalIP; a node without one, or overlapping, gets none', () => {
+  const nets = nodeNets([
+    dualNode('a', '10.244.0.0/24', 'fd00:10:244::/64', '192.0.2.1', 'fd00:192::1'),
+    dualNode('b', '10.244.1.0/24', 'fd00:10:244:1::/64', '192.0.2.2', 'fd00:192::2'),
+    dualNode('c', '10.244.2.0/24', 'fd00:10:244:2::/64', '192.0.2.3'),
+    dualNode('d', '10.244.3.0/24', undefined, '192.0.2.4', 'fd00:192::4'),
+    dualNode('e', undefined, 'fd00:10:244::/63', undefined, 'fd00:192::5'),
+  ]);
+  const v6 = desiredRoutes(nets, 'a', 'IPv6');
+  assert.deepEqual(v6.routes, [{ dst: 'fd00:10:244:1::/64', via: 'fd00:192::2' }]);
+  assert.deepEqual(v6.skipped, ['node c has podCIDR fd00:10:244:2::/64 but no IPv6 InternalIP yet', "node e's podCIDR fd00:10:244::/63 overlaps node a's fd00:10:244::/64; no route"]);
+  assert.deepEqual(desiredRoutes(nets, 'a').routes.map((r) => r.dst), ['10.244.1.0/24', '10.244.2.0/24', '10.244.3.0/24'], 'IPv4 as before');
+  assert.deepEqual(parseRoutes('[{"dst":"fd00:10:244:1::/64","gateway":"fd00:192::2"},{"dst":"fd00::9","gateway":"fd00:192::9"}]'), [{ dst: 'fd00:10:244:1::/64', via: 'fd00:192::2' }, { dst: 'fd00::9/128', via: 'fd00:192::9' }]);
 });
 
 test('route diff: new and moved routes are replaced, routes of gone nodes removed, unchanged ones left alone', () => {
@@ -47,12 +69,18 @@ test('route diff: new and moved routes are replaced, routes of gone nodes remove
 });
 
 test('the conflist: bridge on the podCIDR with host-local, portmap and loopback; no bridge masquerade (pod to pod keeps its source)', () => {
-  const c = JSON.parse(podConflist({ podCIDR: '10.244.3.0/24', ipamDir: '/d/ipam' }));
+  const c = JSON.parse(podConflist({ podCIDRs: ['10.244.3.0/24'], ipamDir: '/d/ipam' }));
   assert.deepEqual(c.plugins.map((p: { type: string }) => p.type), ['bridge', 'portmap', 'loopback']);
   assert.equal(c.plugins[0].ipMasq, false);
   assert.equal(c.plugins[0].isGateway, true);
   assert.deepEqual(c.plugins[0].ipam, { type: 'host-local', ranges: [[{ subnet: '10.244.3.0/24' }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: '/d/ipam' });
-  assert.equal(JSON.parse(podConflist({ podCIDR: '10.244.3.0/24' })).plugins[0].ipam.dataDir, undefined);
+  assert.equal(JSON.parse(podConflist({ podCIDRs: ['10.244.3.0/24'] })).plugins[0].ipam.dataDir, undefined);
+  // Dual stack: one range per family, in the Node's order (the first is the pods' primary IP), a default route each.
+  assert.deepEqual(JSON.parse(podConflist({ podCIDRs: ['10.244.3.0/24', 'fd00:10:244:3::/64'] })).plugins[0].ipam, {
+    type: 'host-local',
+    ranges: [[{ subnet: '10.244.3.0/24' }], [{ subnet: 'fd00:10:244:3::/64' }]],
+    routes: [{ dst: '0.0.0.0/0' }, { dst: '::/0' }],
+  });
 });
 
 test('masquerade rules: pod to any podCIDR returns, other egress from this node\'s pods is masqueraded; forwarding accepted for podCIDRs', () => {
@@ -70,19 +98,28 @@ test('rule prefixes: the podCIDRs\' common supernet, unless it would cover a nod
   assert.deepEqual(podNetworkPrefixes(['10.244.3.0/24'], []), ['10.244.3.0/24']);
   const r = networkRules('10.244.1.0/24', ['10.244.0.0/21']);
   assert.match(r, /-A TSKUBE-POSTRTG -s 10\.244\.1\.0\/24 -d 10\.244\.0\.0\/21 .*-j RETURN\n-A TSKUBE-POSTRTG -s 10\.244\.1\.0\/24 ! -d 224/);
+  // IPv6: the same, with IPv6 prefixes and multicast (ip6tables-restore input).
+  assert.deepEqual(podNetworkPrefixes(['fd00:10:244::/64', 'fd00:10:244:1::/64', 'fd00:10:244:5::/64'], ['fd00:192::1']), ['fd00:10:244::/61']);
+  assert.deepEqual(podNetworkPrefixes(['fd00:10:244::/64', 'fd00:10:244:1::/64'], ['fd00:10:244::99']), ['fd00:10:244:1::/64', 'fd00:10:244::/64'], 'the supernet holds a node');
+  assert.deepEqual(podNetworkPrefixes(['fd00::/64', 'fd01::/64'], []), ['fd00::/64', 'fd01::/64'], 'no supernet wider than /16');
+  const r6 = networkRules('fd00:10:244:1::/64', ['fd00:10:244::/61']);
+  assert.match(r6, /-A TSKUBE-POSTRTG -s fd00:10:244:1::\/64 -d fd00:10:244::\/61 .*-j RETURN\n-A TSKUBE-POSTRTG -s fd00:10:244:1::\/64 ! -d ff00::\/8 .*-j MASQUERADE --random-fully/);
+  assert.match(r6, /-A TSKUBE-FWD -s fd00:10:244::\/61 .*-j ACCEPT/);
 });
 
 /** The kernel's route table for our proto, in memory, speaking `ip`'s arguments and JSON. */
 class FakeIp implements IpCommand {
   readonly table = new Map<string, string>();
   calls: string[] = [];
-  async run(args: string[], _bin?: string, input?: string): Promise<string> {
+  async run(argv: string[], _bin?: string, input?: string): Promise<string> {
+    const v6 = argv[0] === '-6';
+    const args = v6 ? argv.slice(1) : argv;
     if (args[1] === '-batch') {
-      for (const line of input!.trim().split('\n')) await this.run(line.split(' '));
+      for (const line of input!.trim().split('\n')) await this.run([...(v6 ? ['-6'] : []), ...line.split(' ')]);
       return '';
     }
-    this.calls.push(args.join(' '));
-    if (args[0] === '-j') return JSON.stringify([...this.table].map(([dst, gateway]) => ({ dst, gateway, protocol: '77' })));
+    this.calls.push(argv.join(' '));
+    if (args[0] === '-j') return JSON.stringify([...this.table].filter(([dst]) => dst.includes(':') === v6).map(([dst, gateway]) => ({ dst, gateway, protocol: '77' })));
     if (args[1] === 'replace') this.table.set(args[2]!, args[4]!);
     else if (args[1] === 'del') this.table.delete(args[2]!);
     return '';
@@ -181,6 +218,41 @@ test('reconciler: waits for its podCIDR, then writes the conflist, forwarding an
     await net.stop();
     await admin.delete('/api/v1/nodes/n1').catch(() => undefined);
     await admin.delete('/api/v1/nodes/n3').catch(() => undefined);
+  }
+});
+
+const dualApi = useTestApiServer('d1', { allocateNodeCidrs: true, clusterCidr: '10.244.0.0/16,fd00:10:244::/56', controllers: ['node-ipam-controller'] });
+
+test('reconciler, dual stack: both ranges in the conflist, both forwarding sysctls, rules through iptables and ip6tables, a route per family', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-net-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const [fwd, fwd6] = [path.join(dir, 'ip_forward'), path.join(dir, 'forwarding6')];
+  fs.writeFileSync(fwd, '0\n');
+  fs.writeFileSync(fwd6, '0\n');
+  const ip = new FakeIp();
+  const [v4, v6] = [new FakeIptables(), new FakeIptables()];
+  const admin = dualApi.api.admin;
+  const status = (a: string, b: string) => ({ addresses: [{ type: 'InternalIP', address: a }, { type: 'InternalIP', address: b }] });
+  await admin.create('/api/v1/nodes', { metadata: { name: 'd1' }, spec: {}, status: status('192.0.2.1', 'fd00:192::1') });
+  await admin.create('/api/v1/nodes', { metadata: { name: 'd2' }, spec: {}, status: status('192.0.2.2', 'fd00:192::2') });
+  const net = new PodNetwork({ mode: 'host-gw', nodeName: 'd1', nodeIP: '192.0.2.1', nodeIP6: 'fd00:192::1', client: admin, cniConfDir: path.join(dir, 'cni'), log: createLogger('t', { sink: () => {} }), ip, iptables: v4, ip6tables: v6, ipForwardFile: fwd, ip6ForwardFile: fwd6 });
+  await net.start();
+  try {
+    const [own4, own6] = await until(() => net.podCIDRs.length === 2 && net.podCIDRs, 'both podCIDRs');
+    assert.match(own4!, /^10\.244\.\d+\.0\/24$/);
+    assert.match(own6!, /^fd00:10:244:[0-9a-f:]*\/64$/);
+    const ranges = JSON.parse(fs.readFileSync(path.join(dir, 'cni', '10-tskube.conflist'), 'utf8')).plugins[0].ipam.ranges;
+    assert.deepEqual(ranges, [[{ subnet: own4 }], [{ subnet: own6 }]]);
+    assert.deepEqual([fs.readFileSync(fwd, 'utf8').trim(), fs.readFileSync(fwd6, 'utf8').trim()], ['1', '1']);
+    const d2 = (await admin.get('/api/v1/nodes/d2')).spec.podCIDRs as string[];
+    await until(() => ip.table.size === 2, 'a route per family to d2');
+    assert.deepEqual(Object.fromEntries(ip.table), { [d2[0]!]: '192.0.2.2', [d2[1]!]: 'fd00:192::2' });
+    assert.deepEqual(v6.jumps, ['nat POSTROUTING -> TSKUBE-POSTRTG', 'filter FORWARD -> TSKUBE-FWD']);
+    assert.ok(v6.restores.at(-1)!.includes(`-s ${own6} ! -d ff00::/8`), v6.restores.at(-1));
+    assert.ok(!v4.restores.some((r) => r.includes('fd00:')), 'no IPv6 prefix in iptables input');
+    assert.ok(ip.calls.includes('-6 -j route show proto 77'));
+  } finally {
+    await net.stop();
   }
 });
 

@@ -2,15 +2,18 @@
 // Node has spec.podCIDR, write the CNI conflist containerd reads, turn on
 // forwarding, keep pod egress masqueraded, and (host-gw) keep a route to every
 // other node's podCIDR via its InternalIP, reconciled from a Node informer.
+// Dual stack (two spec.podCIDRs): each family gets its range in the conflist,
+// its forwarding sysctl, its rules (iptables, ip6tables) and, in host-gw, its
+// routes via the other nodes' InternalIPs of that family.
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { ipInCidr } from '../../kube/cidr.js';
-import { ExecIptables, type Iptables } from '../../proxy/iptables/apply.js';
-import { CONFLIST_NAME, desiredRoutes, desiredVxlan, FORWARD_CHAIN, NAT_CHAIN, networkAddress, networkRules, nodeNets, parseRoutes, peerDiff, podNetworkPrefixes, podConflist, ROUTE_PROTO, routeDiff, vxlanAnnotations, VXLAN_DEV, VXLAN_PORT, VXLAN_VNI, type PodNetworkMode, type Route, type VxlanPeer } from './plan.js';
+import { ipInAnyCidr, type IPFamily } from '../../kube/cidr.js';
+import { ExecIptables, IPTABLES_BINARIES, type Iptables } from '../../proxy/iptables/apply.js';
+import { CONFLIST_NAME, desiredRoutes, familyNet, desiredVxlan, FORWARD_CHAIN, NAT_CHAIN, networkAddress, networkRules, nodeNets, parseRoutes, peerDiff, podNetworkPrefixes, podConflist, ROUTE_PROTO, routeDiff, vxlanAnnotations, VXLAN_DEV, VXLAN_PORT, VXLAN_VNI, type PodNetworkMode, type Route, type VxlanPeer } from './plan.js';
 
 /** Runs `ip` or `bridge` (iproute2); behind an interface so the reconciler is testable without a kernel. */
 export interface IpCommand {
@@ -40,6 +43,8 @@ export interface PodNetworkOptions {
   nodeName: string;
   /** This node's address: a podCIDR that covers it is refused. */
   nodeIP?: string;
+  /** Its address of the other family (a dual-stack --node-ip): a podCIDR covering it is refused too. */
+  nodeIP6?: string;
   client: KubeApi;
   cniConfDir: string;
   /** host-local's dataDir; its default (/var/lib/cni/networks) when unset. */
@@ -47,8 +52,10 @@ export interface PodNetworkOptions {
   log: Logger;
   ip?: IpCommand;
   iptables?: Iptables;
-  /** Where ip_forward lives; a test points it elsewhere. */
+  ip6tables?: Iptables;
+  /** Where ip_forward (and IPv6's conf/all/forwarding) live; a test points them elsewhere. */
   ipForwardFile?: string;
+  ip6ForwardFile?: string;
   /** How often everything is reconciled even when no Node changed. Default 60 s. */
   resyncMs?: number;
   /** Called once the conflist for this node is in place (pods waiting on the network can go on). */
@@ -58,19 +65,22 @@ export interface PodNetworkOptions {
 export class PodNetwork {
   private readonly nodes: Informer;
   private readonly ip: IpCommand;
-  private readonly iptables: Iptables;
+  private readonly iptables: Record<IPFamily, Iptables>;
   private timer: NodeJS.Timeout | undefined;
   private resync: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private readonly said = new Set<string>();
   private ready = false;
-  /** The conflist this node uses, once written. */
-  podCIDR: string | undefined;
+  /** The podCIDRs the conflist holds, once written (primary first). */
+  podCIDRs: string[] = [];
+  get podCIDR(): string | undefined {
+    return this.podCIDRs[0];
+  }
 
   constructor(private readonly o: PodNetworkOptions) {
     this.ip = o.ip ?? execIp;
-    this.iptables = o.iptables ?? new ExecIptables();
+    this.iptables = { IPv4: o.iptables ?? new ExecIptables(), IPv6: o.ip6tables ?? new ExecIptables(IPTABLES_BINARIES.IPv6) };
     const kick = (): void => this.schedule();
     // Nodes post status every few seconds; only a change of what the network uses (podCIDR, address, VTEP MAC) counts.
     const changed = (n: KObj, old: KObj): void => {
@@ -130,25 +140,42 @@ export class PodNetwork {
   async reconcile(): Promise<void> {
     const nets = nodeNets(this.nodes.list());
     const self = nets.find((n) => n.name === this.o.nodeName);
-    if (!self?.podCIDR) return this.once('info', `waiting for node ${this.o.nodeName} to get spec.podCIDR (the controller manager's --allocate-node-cidrs)`);
-    if (this.o.nodeIP && ipInCidr(this.o.nodeIP, self.podCIDR)) return this.once('error', `node ${this.o.nodeName}'s podCIDR ${self.podCIDR} covers the node's own address ${this.o.nodeIP}; not configuring the pod network (fix --cluster-cidr)`);
-    if (!this.writeConflist(self.podCIDR)) return;
-    await this.enableForwarding();
-    const prefixes = podNetworkPrefixes(
-      nets.flatMap((n) => (n.podCIDR ? [n.podCIDR] : [])),
-      nets.flatMap((n) => (n.internalIP ? [n.internalIP] : [])),
-    );
-    await this.applyRules(self.podCIDR, prefixes);
-    if (this.o.mode === 'host-gw') {
-      const { routes, skipped } = desiredRoutes(nets, this.o.nodeName);
-      for (const m of skipped) this.once('warn', m);
-      await this.reconcileRoutes(routes);
-    } else if (this.o.mode === 'vxlan') {
-      await this.ensureVxlan(self.podCIDR, self.vtepMAC);
-      const { routes, peers, skipped } = desiredVxlan(nets, this.o.nodeName);
-      for (const m of skipped) this.once('warn', m);
-      await this.reconcilePeers(peers);
-      await this.reconcileRoutes(routes);
+    const selfObj = this.nodes.list().find((n) => n.metadata.name === this.o.nodeName);
+    if (!self?.podCIDR && !self?.podCIDR6) return this.once('info', `waiting for node ${this.o.nodeName} to get spec.podCIDR (the controller manager's --allocate-node-cidrs)`);
+    const nodeIPs = [this.o.nodeIP, this.o.nodeIP6].filter((ip): ip is string => !!ip);
+    // The Node's order: its first podCIDR is the pods' primary family (the first range of the conflist).
+    let cidrs = ((selfObj?.spec?.podCIDRs as string[] | undefined) ?? []).filter((c) => c === self.podCIDR || c === self.podCIDR6);
+    if (!cidrs.length) cidrs = [self.podCIDR, self.podCIDR6].filter((c): c is string => !!c);
+    for (const c of cidrs) {
+      const inside = nodeIPs.find((ip) => ipInAnyCidr(ip, c));
+      if (inside) return this.once('error', `node ${this.o.nodeName}'s podCIDR ${c} covers the node's own address ${inside}; not configuring the pod network (fix --cluster-cidr)`);
+    }
+    if (this.o.mode === 'vxlan' && self.podCIDR6) {
+      // flannel's IPv6 VXLAN (flannel-v6.1 over an IPv6 underlay) is not built: pods get IPv4 only, and say so.
+      this.once('warn', `the vxlan backend carries IPv4 only: node ${this.o.nodeName}'s IPv6 podCIDR ${self.podCIDR6} is not used (--pod-network=host-gw routes both families)`);
+      cidrs = cidrs.filter((c) => !c.includes(':'));
+      if (!cidrs.length) return this.once('error', `the vxlan backend needs an IPv4 podCIDR; node ${this.o.nodeName} has ${self.podCIDR6} only`);
+    }
+    if (!this.writeConflist(cidrs)) return;
+    for (const own of cidrs) {
+      const family: IPFamily = own.includes(':') ? 'IPv6' : 'IPv4';
+      await this.enableForwarding(family);
+      const prefixes = podNetworkPrefixes(
+        nets.flatMap((n) => familyNet(n, family).podCIDR ?? []),
+        nets.flatMap((n) => familyNet(n, family).internalIP ?? []),
+      );
+      await this.applyRules(family, own, prefixes);
+      if (this.o.mode === 'host-gw') {
+        const { routes, skipped } = desiredRoutes(nets, this.o.nodeName, family);
+        for (const m of skipped) this.once('warn', m);
+        await this.reconcileRoutes(family, routes);
+      } else if (this.o.mode === 'vxlan') {
+        await this.ensureVxlan(own, self.vtepMAC);
+        const { routes, peers, skipped } = desiredVxlan(nets, this.o.nodeName);
+        for (const m of skipped) this.once('warn', m);
+        await this.reconcilePeers(peers);
+        await this.reconcileRoutes(family, routes);
+      }
     }
   }
 
@@ -197,7 +224,7 @@ export class PodNetwork {
   }
 
   /** Writes our conflist when it differs; false (with one warning) when another network's config is there. */
-  private writeConflist(podCIDR: string): boolean {
+  private writeConflist(podCIDRs: string[]): boolean {
     const dir = this.o.cniConfDir;
     fs.mkdirSync(dir, { recursive: true });
     const foreign = fs.readdirSync(dir).filter((f) => f !== CONFLIST_NAME && /\.(conflist|conf|json)$/.test(f)).sort();
@@ -206,16 +233,16 @@ export class PodNetwork {
       this.once('warn', `${dir} already holds ${foreign.join(', ')}: leaving pod networking to that CNI (set --pod-network=none to silence this)`);
       return false;
     }
-    const want = podConflist({ podCIDR, ipamDir: this.o.ipamDir });
+    const want = podConflist({ podCIDRs, ipamDir: this.o.ipamDir });
     const file = path.join(dir, CONFLIST_NAME);
     const have = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
     if (have !== want) {
       const tmp = `${file}.tmp`;
       fs.writeFileSync(tmp, want);
       fs.renameSync(tmp, file); // containerd watches the dir: it must never see half a file
-      this.o.log.info(`pod network: wrote ${file} for podCIDR ${podCIDR}`);
+      this.o.log.info(`pod network: wrote ${file} for podCIDR${podCIDRs.length > 1 ? 's' : ''} ${podCIDRs.join(',')}`);
     }
-    this.podCIDR = podCIDR;
+    this.podCIDRs = podCIDRs;
     if (!this.ready) {
       this.ready = true;
       this.o.onReady?.();
@@ -223,31 +250,33 @@ export class PodNetwork {
     return true;
   }
 
-  private async enableForwarding(): Promise<void> {
-    const f = this.o.ipForwardFile ?? '/proc/sys/net/ipv4/ip_forward';
+  private async enableForwarding(family: IPFamily): Promise<void> {
+    const [f, name] = family === 'IPv4' ? [this.o.ipForwardFile ?? '/proc/sys/net/ipv4/ip_forward', 'net.ipv4.ip_forward'] : [this.o.ip6ForwardFile ?? '/proc/sys/net/ipv6/conf/all/forwarding', 'net.ipv6.conf.all.forwarding'];
     if (fs.readFileSync(f, 'utf8').trim() !== '1') {
       fs.writeFileSync(f, '1');
-      this.o.log.info('pod network: enabled net.ipv4.ip_forward');
+      this.o.log.info(`pod network: enabled ${name}`);
     }
   }
 
   /** Rewrites our two chains (the restore declares them, creating them if needed) and makes sure they are jumped to. */
-  private async applyRules(own: string, cidrs: string[]): Promise<void> {
-    await this.iptables.restore(networkRules(own, cidrs));
-    await this.iptables.ensureRule('nat', 'POSTROUTING', ['-m', 'comment', '--comment', 'tskube pod network masquerade', '-j', NAT_CHAIN]);
-    await this.iptables.ensureRule('filter', 'FORWARD', ['-m', 'comment', '--comment', 'tskube pod network forwarding', '-j', FORWARD_CHAIN]);
+  private async applyRules(family: IPFamily, own: string, cidrs: string[]): Promise<void> {
+    const t = this.iptables[family];
+    await t.restore(networkRules(own, cidrs));
+    await t.ensureRule('nat', 'POSTROUTING', ['-m', 'comment', '--comment', 'tskube pod network masquerade', '-j', NAT_CHAIN]);
+    await t.ensureRule('filter', 'FORWARD', ['-m', 'comment', '--comment', 'tskube pod network forwarding', '-j', FORWARD_CHAIN]);
   }
 
-  private async reconcileRoutes(routes: Route[]): Promise<void> {
-    const current = parseRoutes(await this.ip.run(['-j', 'route', 'show', 'proto', String(ROUTE_PROTO)]));
+  private async reconcileRoutes(family: IPFamily, routes: Route[]): Promise<void> {
+    const f = family === 'IPv6' ? ['-6'] : [];
+    const current = parseRoutes(await this.ip.run([...f, '-j', 'route', 'show', 'proto', String(ROUTE_PROTO)]));
     const { replace, remove } = routeDiff(current, routes);
     const cmds = [
       ...replace.map((r) => ['route', 'replace', r.dst, 'via', r.via, ...(r.dev ? ['dev', r.dev, 'onlink'] : []), 'proto', String(ROUTE_PROTO)]),
       ...remove.map((r) => ['route', 'del', r.dst, 'proto', String(ROUTE_PROTO)]),
     ];
     // One `ip` per change is ~5 ms of process start: many changes (a node's first sync) go through one `ip -batch`.
-    if (cmds.length > 1) await this.ip.run(['-force', '-batch', '-'], 'ip', `${cmds.map((c) => c.join(' ')).join('\n')}\n`);
-    else if (cmds.length === 1) await this.ip.run(cmds[0]!);
+    if (cmds.length > 1) await this.ip.run([...f, '-force', '-batch', '-'], 'ip', `${cmds.map((c) => c.join(' ')).join('\n')}\n`);
+    else if (cmds.length === 1) await this.ip.run([...f, ...cmds[0]!]);
     for (const r of replace) this.o.log.info(`pod network: route ${r.dst} via ${r.via}${r.dev ? ` dev ${r.dev}` : ''}`);
     for (const r of remove) this.o.log.info(`pod network: removed route ${r.dst} via ${r.via}`);
   }

@@ -2,7 +2,7 @@
 // routes to other nodes' podCIDRs (host-gw), the CNI conflist for this node's
 // podCIDR, and the masquerade/forward rules. Pure functions; network.ts applies them.
 import type { KObj } from '../../kube/client.js';
-import { cidrsOverlap, ipInCidr, ipToString, parseCidr } from '../../kube/cidr.js';
+import { anyCidrsOverlap, bigIntToIp, familyOfText, ipInAnyCidr, parseAnyCidr, type IPFamily } from '../../kube/cidr.js';
 
 export type PodNetworkMode = 'host-gw' | 'vxlan' | 'none';
 export const POD_NETWORK_MODES: PodNetworkMode[] = ['host-gw', 'vxlan', 'none'];
@@ -26,8 +26,12 @@ export const ANN_PUBLIC_IP = 'flannel.alpha.coreos.com/public-ip';
 
 export interface NodeNet {
   name: string;
+  /** The IPv4 podCIDR and InternalIP. */
   podCIDR?: string;
   internalIP?: string;
+  /** The IPv6 ones (dual stack, or an IPv6-only cluster). */
+  podCIDR6?: string;
+  internalIP6?: string;
   /** The VTEP MAC its vxlan backend published. */
   vtepMAC?: string;
 }
@@ -46,14 +50,24 @@ export interface VxlanPeer {
   nodeIP: string;
 }
 
-/** The network facts of each Node: its IPv4 podCIDR (the pod network is IPv4 only) and InternalIP. */
+/** The network facts of each Node: its podCIDR and InternalIP of each family (the first of each, as upstream lists them). */
 export function nodeNets(nodes: KObj[]): NodeNet[] {
-  return nodes.map((n) => ({
-    name: n.metadata.name,
-    podCIDR: ((n.spec?.podCIDRs as string[] | undefined) ?? [n.spec?.podCIDR as string | undefined]).find((c) => !!c && !c.includes(':')),
-    vtepMAC: vtepMacOf(n.metadata?.annotations?.[ANN_BACKEND_DATA]),
-    internalIP: ((n.status?.addresses ?? []) as { type: string; address: string }[]).find((a) => a.type === 'InternalIP' && /^\d+\.\d+\.\d+\.\d+$/.test(a.address))?.address,
-  }));
+  return nodes.map((n) => {
+    const cidrs = ((n.spec?.podCIDRs as string[] | undefined) ?? [n.spec?.podCIDR as string | undefined]).filter((c): c is string => !!c);
+    const ips = ((n.status?.addresses ?? []) as { type: string; address: string }[]).filter((a) => a.type === 'InternalIP').map((a) => a.address);
+    const net: NodeNet = { name: n.metadata.name, podCIDR: cidrs.find((c) => !c.includes(':')), vtepMAC: vtepMacOf(n.metadata?.annotations?.[ANN_BACKEND_DATA]), internalIP: ips.find((a) => /^\d+\.\d+\.\d+\.\d+$/.test(a)) };
+    // Only present when set, so a single-stack Node's facts (compared as JSON for changes) stay as they were.
+    const cidr6 = cidrs.find((c) => c.includes(':'));
+    const ip6 = ips.find((a) => a.includes(':'));
+    if (cidr6) net.podCIDR6 = cidr6;
+    if (ip6) net.internalIP6 = ip6;
+    return net;
+  });
+}
+
+/** A node's podCIDR and InternalIP of one family. */
+export function familyNet(n: NodeNet, family: IPFamily): { podCIDR?: string; internalIP?: string } {
+  return family === 'IPv4' ? { podCIDR: n.podCIDR, internalIP: n.internalIP } : { podCIDR: n.podCIDR6, internalIP: n.internalIP6 };
 }
 
 function vtepMacOf(data: string | undefined): string | undefined {
@@ -111,26 +125,26 @@ export function peerDiff(current: { neigh: { ip: string; mac: string }[]; fdb: {
 }
 
 /**
- * host-gw: one route per other node that has a podCIDR and an InternalIP. A node whose podCIDR
+ * host-gw: one route per other node that has a podCIDR and an InternalIP of `family`. A node whose podCIDR
  * overlaps this node's own, or an earlier node's, gets none (a route there would steal local
  * traffic); `skipped` says why, for the log.
  */
-export function desiredRoutes(nodes: NodeNet[], self: string): { routes: Route[]; skipped: string[] } {
-  const own = nodes.find((n) => n.name === self)?.podCIDR;
+export function desiredRoutes(nodes: NodeNet[], self: string, family: IPFamily = 'IPv4'): { routes: Route[]; skipped: string[] } {
+  const own = familyNet(nodes.find((n) => n.name === self) ?? { name: self }, family).podCIDR;
   const routes: Route[] = [];
   const skipped: string[] = [];
   // Ranges taken so far, sorted by start: an overlap check is a binary search, not a scan (1,000s of nodes).
-  const taken: { lo: number; hi: number; cidr: string; node: string }[] = [];
-  const range = (cidr: string): { lo: number; hi: number } | undefined => {
+  const taken: { lo: bigint; hi: bigint; cidr: string; node: string }[] = [];
+  const range = (cidr: string): { lo: bigint; hi: bigint } | undefined => {
     try {
-      const { base, size } = parseCidr(cidr);
-      return { lo: base, hi: base + size - 1 };
+      const { v6, base, size } = parseAnyCidr(cidr);
+      return v6 === (family === 'IPv6') ? { lo: base, hi: base + size - 1n } : undefined;
     } catch {
       return undefined;
     }
   };
   /** Where r goes in `taken` (kept sorted by start), and the range it overlaps: only its neighbours can. */
-  const place = (r: { lo: number; hi: number }) => {
+  const place = (r: { lo: bigint; hi: bigint }) => {
     let a = 0;
     let b = taken.length;
     while (a < b) {
@@ -145,23 +159,24 @@ export function desiredRoutes(nodes: NodeNet[], self: string): { routes: Route[]
   // Code-unit order, not localeCompare: the same on every node whatever its locale, and ICU's collation data is
   // ~2.5 MiB of the kubelet's RSS once touched.
   for (const n of [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    if (n.name === self || !n.podCIDR) continue;
-    if (!n.internalIP) {
-      skipped.push(`node ${n.name} has podCIDR ${n.podCIDR} but no InternalIP yet`);
+    const { podCIDR, internalIP } = familyNet(n, family);
+    if (n.name === self || !podCIDR) continue;
+    if (!internalIP) {
+      skipped.push(`node ${n.name} has podCIDR ${podCIDR} but no ${family} InternalIP yet`);
       continue;
     }
-    const r = range(n.podCIDR);
+    const r = range(podCIDR);
     if (!r) {
-      skipped.push(`node ${n.name}'s podCIDR ${n.podCIDR} is not an IPv4 CIDR; no route`);
+      skipped.push(`node ${n.name}'s podCIDR ${podCIDR} is not an ${family} CIDR; no route`);
       continue;
     }
     const { at, clash } = place(r);
     if (clash) {
-      skipped.push(`node ${n.name}'s podCIDR ${n.podCIDR} overlaps node ${clash.node}'s ${clash.cidr}; no route`);
+      skipped.push(`node ${n.name}'s podCIDR ${podCIDR} overlaps node ${clash.node}'s ${clash.cidr}; no route`);
       continue;
     }
-    taken.splice(at, 0, { ...r, cidr: n.podCIDR, node: n.name });
-    routes.push({ dst: n.podCIDR, via: n.internalIP });
+    taken.splice(at, 0, { ...r, cidr: podCIDR, node: n.name });
+    routes.push({ dst: podCIDR, via: internalIP });
   }
   return { routes, skipped };
 }
@@ -179,12 +194,19 @@ export function routeDiff(current: Route[], desired: Route[]): { replace: Route[
 /** Our routes from `ip -j route show proto 77` (the device only for routes over the VXLAN device). */
 export function parseRoutes(json: string): Route[] {
   const rows = JSON.parse(json || '[]') as { dst: string; gateway?: string; dev?: string }[];
-  return rows.filter((r) => r.gateway).map((r) => ({ dst: r.dst.includes('/') ? r.dst : `${r.dst}/32`, via: r.gateway!, ...(r.dev === VXLAN_DEV ? { dev: VXLAN_DEV } : {}) }));
+  return rows.filter((r) => r.gateway).map((r) => ({ dst: r.dst.includes('/') ? r.dst : `${r.dst}/${r.dst.includes(':') ? 128 : 32}`, via: r.gateway!, ...(r.dev === VXLAN_DEV ? { dev: VXLAN_DEV } : {}) }));
 }
 
-/** The CNI conflist for this node's podCIDR: bridge with host-local IPAM, portmap, loopback. Masquerading is ours, not the bridge plugin's. */
-export function podConflist(o: { podCIDR: string; ipamDir?: string; bridge?: string; ipMasq?: boolean }): string {
-  const ipam: Record<string, unknown> = { type: 'host-local', ranges: [[{ subnet: o.podCIDR }]], routes: [{ dst: '0.0.0.0/0' }] };
+/**
+ * The CNI conflist for this node's podCIDRs (one host-local range per family: a dual-stack pod gets an address of
+ * each): bridge with host-local IPAM, portmap, loopback. Masquerading is ours, not the bridge plugin's.
+ */
+export function podConflist(o: { podCIDRs: string[]; ipamDir?: string; bridge?: string; ipMasq?: boolean }): string {
+  const ipam: Record<string, unknown> = {
+    type: 'host-local',
+    ranges: o.podCIDRs.map((subnet) => [{ subnet }]),
+    routes: o.podCIDRs.map((c) => ({ dst: c.includes(':') ? '::/0' : '0.0.0.0/0' })),
+  };
   if (o.ipamDir) ipam.dataDir = o.ipamDir;
   return `${JSON.stringify(
     {
@@ -202,40 +224,47 @@ export function podConflist(o: { podCIDR: string; ipamDir?: string; bridge?: str
 }
 
 /**
- * The prefixes that stand for all podCIDRs in the rules: their smallest common supernet (the cluster CIDR, as
- * flannel's rules use it) when it covers no node address, else each podCIDR. One rule instead of one per node,
- * and no rule change when a node joins.
+ * The prefixes that stand for all podCIDRs of one family in the rules: their smallest common supernet (the cluster
+ * CIDR, as flannel's rules use it) when it covers no node address, else each podCIDR. One rule instead of one per
+ * node, and no rule change when a node joins.
  */
 export function podNetworkPrefixes(cidrs: string[], nodeIPs: string[]): string[] {
   const uniq = [...new Set(cidrs)].sort();
   if (uniq.length < 2) return uniq;
-  const nums = uniq.map((c) => {
-    const { base, size } = parseCidr(c);
-    return [base, base + size - 1] as const;
-  });
-  const lo = Math.min(...nums.map((n) => n[0]));
-  const hi = Math.max(...nums.map((n) => n[1]));
-  let bits = 32;
-  while (bits > 0 && (lo >>> (32 - bits)) !== (hi >>> (32 - bits))) bits--;
-  const supernet = `${ipToString(bits === 0 ? 0 : (lo & ((~0 << (32 - bits)) >>> 0)) >>> 0)}/${bits}`;
-  return bits >= 8 && !nodeIPs.some((ip) => ipInCidr(ip, supernet)) ? [supernet] : uniq;
+  const ranges = uniq.map((c) => parseAnyCidr(c));
+  const v6 = ranges[0]!.v6;
+  if (ranges.some((r) => r.v6 !== v6)) return uniq;
+  const width = v6 ? 128 : 32;
+  let lo = ranges[0]!.base;
+  let hi = lo;
+  for (const r of ranges) {
+    if (r.base < lo) lo = r.base;
+    if (r.base + r.size - 1n > hi) hi = r.base + r.size - 1n;
+  }
+  let bits = width;
+  while (bits > 0 && lo >> BigInt(width - bits) !== hi >> BigInt(width - bits)) bits--;
+  const shift = BigInt(width - bits);
+  const supernet = `${bigIntToIp((lo >> shift) << shift, v6)}/${bits}`;
+  // No supernet wider than a /8 (IPv4) or /16 (IPv6): it would claim far more than the cluster's pods.
+  return bits >= (v6 ? 16 : 8) && !nodeIPs.some((ip) => ipInAnyCidr(ip, supernet)) ? [supernet] : uniq;
 }
 
 /**
- * iptables-restore input (--noflush) for this node: pods' traffic to any podCIDR keeps its
- * source; anything else leaving the node from a local pod is masqueraded (as flannel's
+ * iptables-restore input (--noflush) for this node and one family (ip6tables-restore for IPv6): pods' traffic to
+ * any podCIDR keeps its source; anything else leaving the node from a local pod is masqueraded (as flannel's
  * FLANNEL-POSTRTG). Forwarding to and from podCIDRs is accepted even under a DROP policy.
  * `podPrefixes` from podNetworkPrefixes.
  */
 export function networkRules(ownCIDR: string, podPrefixes: string[]): string {
-  const cidrs = [...new Set(podPrefixes.some((p) => cidrsOverlap(p, ownCIDR)) ? podPrefixes : [ownCIDR, ...podPrefixes])].sort();
+  const cidrs = [...new Set(podPrefixes.some((p) => anyCidrsOverlap(p, ownCIDR)) ? podPrefixes : [ownCIDR, ...podPrefixes])].sort();
+  const multicast = familyOfText(ownCIDR) === 'IPv6' ? 'ff00::/8' : '224.0.0.0/4';
   const nat = [
     '*nat',
     `:${NAT_CHAIN} - [0:0]`,
     // kube-proxy's marked packets get its own masquerade in KUBE-POSTROUTING.
     `-A ${NAT_CHAIN} -m mark --mark 0x4000/0x4000 -m comment --comment "kube-proxy masquerades these" -j RETURN`,
     ...cidrs.map((c) => `-A ${NAT_CHAIN} -s ${ownCIDR} -d ${c} -m comment --comment "pod to pod keeps its source" -j RETURN`),
-    `-A ${NAT_CHAIN} -s ${ownCIDR} ! -d 224.0.0.0/4 -m comment --comment "pod egress leaves with the node address" -j MASQUERADE --random-fully`,
+    `-A ${NAT_CHAIN} -s ${ownCIDR} ! -d ${multicast} -m comment --comment "pod egress leaves with the node address" -j MASQUERADE --random-fully`,
     'COMMIT',
   ];
   const filter = [

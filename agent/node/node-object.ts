@@ -12,6 +12,8 @@ export const MAX_PODS = 110;
 export interface NodeFacts {
   nodeName: string;
   nodeIP: string;
+  /** Both families' addresses with a dual-stack --node-ip (nodeIP first): one InternalIP each. */
+  nodeIPs?: string[];
   runtimeName: string;
   runtimeVersion: string;
   runtimeReady: boolean;
@@ -74,7 +76,7 @@ export function nodeStatus(f: NodeFacts): Record<string, unknown> {
   return {
     capacity,
     allocatable: f.resources?.allocatable ?? { ...capacity },
-    addresses: [...(f.nodeIP ? [{ type: 'InternalIP', address: f.nodeIP }] : []), { type: 'Hostname', address: f.nodeName }],
+    addresses: [...(f.nodeIP ? (f.nodeIPs ?? [f.nodeIP]).map((address) => ({ type: 'InternalIP', address })) : []), { type: 'Hostname', address: f.nodeName }],
     daemonEndpoints: { kubeletEndpoint: { Port: f.kubeletPort || KUBELET_PORT } },
     nodeInfo: {
       machineID: readTrim('/etc/machine-id'),

@@ -88,7 +88,10 @@ export class NodeStatusManager {
       this.uid = server.metadata.uid;
       if (key === this.lastPosted && key === statusKey(server.status ?? {})) return false;
     }
-    const body = this.withTimes({ status });
+    const body = this.withTimes({ status: { ...status } });
+    // status.addresses merges by `type` in a strategic merge patch: two InternalIPs (dual stack) would collapse into
+    // one. Upstream's kubelet replaces the list with the same directive.
+    (body.status as KObj).addresses = [...(status.addresses as object[]), { $patch: 'replace' }];
     await this.client.patch(`/api/v1/nodes/${f.nodeName}/status`, body, 'strategic');
     if (((status.conditions ?? []) as { type: string; status: string }[]).some((c) => c.type === 'Ready' && c.status === 'True')) this.readyPosted = true;
     this.lastPosted = key;

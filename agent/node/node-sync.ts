@@ -14,7 +14,7 @@ export interface NodeSync {
 }
 
 /** Node facts from the runtime: version, and the RuntimeReady/NetworkReady conditions. */
-export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, maxPods?: number, extra: Pick<NodeFacts, 'resources' | 'kubeletPort'> & { pressure?: () => Set<string>; shuttingDown?: () => boolean } = {}): () => Promise<NodeFacts> {
+export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, maxPods?: number, extra: Pick<NodeFacts, 'resources' | 'kubeletPort' | 'nodeIPs'> & { pressure?: () => Set<string>; shuttingDown?: () => boolean } = {}): () => Promise<NodeFacts> {
   return async () => {
     const pressure = extra.pressure?.();
     const shuttingDown = extra.shuttingDown?.();
@@ -24,6 +24,7 @@ export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, m
       return {
         nodeName,
         nodeIP,
+        nodeIPs: extra.nodeIPs,
         maxPods,
         resources: extra.resources,
         kubeletPort: extra.kubeletPort,
@@ -35,7 +36,7 @@ export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, m
         runtimeMessage: bad.length ? `container runtime ${bad.map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`).join(', ')}` : undefined,
       };
     } catch (e) {
-      return { nodeName, nodeIP, maxPods, resources: extra.resources, kubeletPort: extra.kubeletPort, pressure, shuttingDown, runtimeName: 'containerd', runtimeVersion: 'unknown', runtimeReady: false, runtimeMessage: `container runtime is down: ${(e as Error).message}` };
+      return { nodeName, nodeIP, nodeIPs: extra.nodeIPs, maxPods, resources: extra.resources, kubeletPort: extra.kubeletPort, pressure, shuttingDown, runtimeName: 'containerd', runtimeVersion: 'unknown', runtimeReady: false, runtimeMessage: `container runtime is down: ${(e as Error).message}` };
     }
   };
 }
@@ -44,6 +45,8 @@ export interface NodeSyncOptions extends NodeStatusOptions {
   maxPods?: number;
   resources?: NodeFacts['resources'];
   kubeletPort?: number;
+  /** Both families' addresses with a dual-stack --node-ip. */
+  nodeIPs?: string[];
   pressure?: () => Set<string>;
   shuttingDown?: () => boolean;
   leaseDurationSec?: number;
@@ -52,7 +55,7 @@ export interface NodeSyncOptions extends NodeStatusOptions {
 }
 
 export function startNodeSync(client: KubeApi, cri: CriClient, nodeName: string, nodeIP: string, log: Logger, o: NodeSyncOptions = {}): NodeSync {
-  const status = new NodeStatusManager(client, runtimeFacts(cri, nodeName, nodeIP, o.maxPods, { resources: o.resources, kubeletPort: o.kubeletPort, pressure: o.pressure, shuttingDown: o.shuttingDown }), log, o);
+  const status = new NodeStatusManager(client, runtimeFacts(cri, nodeName, nodeIP, o.maxPods, { resources: o.resources, kubeletPort: o.kubeletPort, nodeIPs: o.nodeIPs, pressure: o.pressure, shuttingDown: o.shuttingDown }), log, o);
   const lease = new LeaseHeartbeat(o.heartbeatClient ?? client, nodeName, log, { durationSec: o.leaseDurationSec });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

@@ -46,6 +46,17 @@ test('registers the Node with upstream labels, capacity, nodeInfo, endpoint and 
   assert.equal((await t.node.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready').status, 'True');
 });
 
+test('a dual-stack --node-ip: one InternalIP per family in the Node\'s addresses, kept apart through status patches (they share the merge key)', async () => {
+  const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', nodeIPs: ['10.1.2.3', 'fd00::3'], runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: true };
+  const m = new NodeStatusManager(t.node, async () => ({ ...facts }), memoryLogger());
+  await m.register();
+  const addrs = async () => (await t.node.get('/api/v1/nodes/n1')).status.addresses;
+  assert.deepEqual(await addrs(), [{ type: 'InternalIP', address: '10.1.2.3' }, { type: 'InternalIP', address: 'fd00::3' }, { type: 'Hostname', address: 'n1' }]);
+  facts.nodeIPs = ['10.1.2.3', 'fd00::4'];
+  assert.equal(await m.sync(), true);
+  assert.deepEqual(await addrs(), [{ type: 'InternalIP', address: '10.1.2.3' }, { type: 'InternalIP', address: 'fd00::4' }, { type: 'Hostname', address: 'n1' }]);
+});
+
 test('a node registered NotReady (no CNI config yet) is posted Ready within moments of its network coming up, not an update period later', async () => {
   const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: false, runtimeMessage: 'container runtime network not ready: NetworkReady=false' };
   const m = new NodeStatusManager(t.node, async () => ({ ...facts }), memoryLogger(), { updateMs: 3600_000 });

@@ -21,6 +21,8 @@ export interface NodeContext {
   containerLogsDir?: string;
   rootDir: string;
   hostIP: string;
+  /** The node's addresses of both families with --node-ip's dual-stack pair (hostIP first); unset: [hostIP]. */
+  hostIPs?: string[];
 }
 
 export function podLogDir(podLogsDir: string, pod: Pod): string {

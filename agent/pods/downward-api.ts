@@ -6,6 +6,8 @@ import { milliValue, parseQuantity } from '../../kube/quantity.js';
 export interface DownwardContext {
   podIP: string;
   hostIP: string;
+  /** Both families' node addresses (dual stack); unset: hostIP. */
+  hostIPs?: string[];
   /** Node allocatable, used when a container sets no limit (upstream's default). */
   allocatable?: Record<string, string>;
 }
@@ -35,7 +37,7 @@ export function fieldValue(pod: Pod, fieldPath: string, ctx: DownwardContext): s
     case 'status.podIP': return ctx.podIP;
     case 'status.podIPs': return ctx.podIP;
     case 'status.hostIP': return ctx.hostIP;
-    case 'status.hostIPs': return ctx.hostIP;
+    case 'status.hostIPs': return ctx.hostIPs?.join(',') ?? ctx.hostIP;
     default: throw new DownwardError(`unsupported fieldPath: ${fieldPath}`);
   }
 }

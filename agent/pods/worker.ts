@@ -121,7 +121,7 @@ export class PodWorker {
    */
   private async etcHostsMount(dir: string, c: Container, podIP: string): Promise<{ container_path: string; host_path: string; readonly: boolean } | undefined> {
     const hostNetwork = this.pod.spec?.hostNetwork === true;
-    const podIPs = hostNetwork ? [this.d.node.hostIP].filter(Boolean) : [podIP].filter(Boolean);
+    const podIPs = hostNetwork ? (this.d.node.hostIPs ?? [this.d.node.hostIP]).filter(Boolean) : [podIP].filter(Boolean);
     if (!mountsEtcHosts(c, podIPs)) return undefined;
     let nodeHosts: string | undefined;
     if (hostNetwork) {
@@ -391,7 +391,7 @@ export class PodWorker {
   }
 
   private downwardContext(podIP: string): DownwardContext {
-    return { podIP, hostIP: this.d.node.hostIP, allocatable: this.d.allocatable };
+    return { podIP, hostIP: this.d.node.hostIP, hostIPs: this.d.node.hostIPs, allocatable: this.d.allocatable };
   }
 
   private async startContainer(c: Container, kind: ContainerKind, state: PodRuntimeState, sandboxId: string, sandboxConfig: PodSandboxConfigIn, podIP: string, volumes: Map<string, SetUpVolume>): Promise<void> {

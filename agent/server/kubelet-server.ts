@@ -178,13 +178,22 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
       await serveStream(host, req, socket, head, r, url.searchParams);
     })().catch((e: Error) => answerUpgrade(socket, 500, 'text/plain; charset=utf-8', `${e.message}\n`));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port, o.address, () => {
-      server.off('error', reject);
-      resolve();
+  const listen = (address: string): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(o.port, address, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  // 0.0.0.0 is every address of both families, as Go's listener takes it (an apiserver may dial a dual-stack
+  // node's IPv6 InternalIP); a kernel without IPv6 gets the IPv4 wildcard.
+  if (o.address === '0.0.0.0') {
+    await listen('::').catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EAFNOSUPPORT' && e.code !== 'EADDRNOTAVAIL') throw e;
+      return listen('0.0.0.0');
+    });
+  } else await listen(o.address);
   return {
     port: (server.address() as AddressInfo).port,
     setCertificate: (c) => server.setSecureContext({ cert: c.cert, key: c.key, ...SERVER_TLS, ...(o.clientCA ? { ca: o.clientCA } : {}) }),

@@ -56,7 +56,7 @@ export interface KubeletApi {
   stop(): Promise<void>;
 }
 
-export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: KubeletApiConfig, o: { client?: KubeApi; log: Logger; metrics: KubeletMetrics; hostIP: string; configz: () => object; cgroups?: ContainerManager }): Promise<KubeletApi> {
+export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: KubeletApiConfig, o: { client?: KubeApi; log: Logger; metrics: KubeletMetrics; hostIP: string; hostIPs?: string[]; configz: () => object; cgroups?: ContainerManager }): Promise<KubeletApi> {
   const { log } = o;
   const rotator = new LogRotator(cri, log, { maxBytes: cfg.containerLogMaxBytes, maxFiles: cfg.containerLogMaxFiles, intervalMs: cfg.containerLogMonitorIntervalMs, workers: cfg.containerLogMaxWorkers });
   rotator.start();
@@ -80,7 +80,7 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
   // serverTLSBootstrap (as upstream): the certificate from a kubelet-serving CSR; self-signed until one is issued.
   const bootstrapServing = !!cfg.serverTLSBootstrap && !!o.client && !cfg.tlsCertFile;
   const issued = bootstrapServing ? loadBootstrappedServingCert(cfg.certDir) : undefined;
-  const cert = issued ?? await loadServingCert({ certFile: cfg.tlsCertFile, keyFile: cfg.tlsPrivateKeyFile, certDir: cfg.certDir, hostnames: [cfg.nodeName, os.hostname()], ips: [o.hostIP, '127.0.0.1'] });
+  const cert = issued ?? await loadServingCert({ certFile: cfg.tlsCertFile, keyFile: cfg.tlsPrivateKeyFile, certDir: cfg.certDir, hostnames: [cfg.nodeName, os.hostname()], ips: [...(o.hostIPs ?? [o.hostIP]), '127.0.0.1'] });
   if (cfg.authorizationMode === 'Webhook' && !o.client) log.warn('authorization mode Webhook without a kubeconfig: the kubelet API will refuse every request (set authorization.mode: AlwaysAllow for a standalone kubelet)');
   const auth = new KubeletAuth({
     anonymous: cfg.anonymousAuth,
@@ -115,7 +115,7 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
   await listen(0);
   if (bootstrapServing) {
     // A serving CSR waits for a human (kubectl certificate approve), possibly long: nothing waits on this.
-    const sans = [...new Set([cfg.nodeName, os.hostname()])].map((h) => `DNS:${h}`).concat([...new Set([o.hostIP])].filter((i) => net.isIP(i)).map((i) => `IP:${i}`));
+    const sans = [...new Set([cfg.nodeName, os.hostname()])].map((h) => `DNS:${h}`).concat([...new Set(o.hostIPs ?? [o.hostIP])].filter((i) => net.isIP(i)).map((i) => `IP:${i}`));
     const request = async (): Promise<void> => {
       await requestCertificate(o.client!, { nodeName: cfg.nodeName, certDir: cfg.certDir, kind: 'server', sans, timeoutMs: 365 * 86400_000, pollMs: 5000 }, log);
       const c = loadBootstrappedServingCert(cfg.certDir);

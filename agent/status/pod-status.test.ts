@@ -124,3 +124,13 @@ test('dual-stack: the runtime\'s additional IPs follow the first in podIPs', () 
   assert.equal(s.podIP, '10.244.0.5');
   assert.deepEqual(s.podIPs, [{ ip: '10.244.0.5' }, { ip: 'fd00:10:244::5' }]);
 });
+
+test('dual-stack node: hostIPs lists both of the node\'s addresses; a host-network pod\'s podIPs are the node\'s', () => {
+  const hostIPs = ['192.0.2.1', 'fd00:192::1'];
+  const s = computePodStatus({ pod: pod(), state: st([c('a')]), waiting: new Map(), hostIP: '192.0.2.1', hostIPs, startTime: 't' }) as any;
+  assert.equal(s.hostIP, '192.0.2.1');
+  assert.deepEqual(s.hostIPs, [{ ip: '192.0.2.1' }, { ip: 'fd00:192::1' }]);
+  const h = computePodStatus({ pod: pod({ hostNetwork: true }), state: st([c('a')]), waiting: new Map(), hostIP: '192.0.2.1', hostIPs, startTime: 't' }) as any;
+  assert.equal(h.podIP, '192.0.2.1');
+  assert.deepEqual(h.podIPs, [{ ip: '192.0.2.1' }, { ip: 'fd00:192::1' }]);
+});

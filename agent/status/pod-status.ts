@@ -101,6 +101,8 @@ export interface StatusInput {
   state: PodRuntimeState;
   waiting: Map<string, Waiting>;
   hostIP: string;
+  /** Both families' node addresses (dual stack), hostIP first; unset: [hostIP]. */
+  hostIPs?: string[];
   startTime: string;
   probes?: ProbeStatus;
   /** The kubelet ended the pod itself (activeDeadlineSeconds): the phase is Failed with this reason and message. */
@@ -163,6 +165,7 @@ export function computePodStatus(i: StatusInput): Obj {
   const sandbox = i.state.sandboxes[0];
   const sandboxUp = !!sandbox?.ready && (spec.hostNetwork === true || !!sandbox.ip);
   const podIP = spec.hostNetwork ? i.hostIP : sandbox?.ready ? sandbox.ip : '';
+  const hostIPs = i.hostIP ? (i.hostIPs ?? [i.hostIP]) : [];
   const notInit = appRan ? [] : init.filter((s, k) => (isSidecar(initSpecs[k]!) ? !s.started : !s.ready)).map((s) => s.name);
   const notReady = [...sidecars, ...main].filter((s) => !s.ready).map((s) => s.name);
   const done = phase === 'Succeeded' || phase === 'Failed';
@@ -190,9 +193,10 @@ export function computePodStatus(i: StatusInput): Obj {
     ...(i.evicted ? { reason: i.evicted.reason, message: i.evicted.message } : {}),
     conditions,
     hostIP: i.hostIP,
-    hostIPs: i.hostIP ? [{ ip: i.hostIP }] : [],
-    // Dual-stack: the runtime's first IP, then its additional ones (upstream keeps one per family, the first first).
-    ...(podIP ? { podIP, podIPs: [podIP, ...(spec.hostNetwork ? [] : (sandbox?.additionalIps ?? []))].map((ip) => ({ ip })) } : {}),
+    hostIPs: hostIPs.map((ip) => ({ ip })),
+    // Dual-stack: the runtime's first IP, then its additional ones (upstream keeps one per family, the first first);
+    // a host-network pod has the node's.
+    ...(podIP ? { podIP, podIPs: (spec.hostNetwork ? hostIPs : [podIP, ...(sandbox?.additionalIps ?? [])]).map((ip) => ({ ip })) } : {}),
     startTime: i.startTime,
     ...(init.length ? { initContainerStatuses: init } : {}),
     containerStatuses: main,

@@ -36,6 +36,8 @@ export class StatusManager {
     private readonly log: Logger,
     private readonly hostIP: string,
     private readonly probes?: { ready(pod: Pod, name: string, id: string): boolean; started(pod: Pod, name: string, id: string): boolean },
+    /** Both families' node addresses with a dual-stack --node-ip. */
+    private readonly hostIPs?: string[],
   ) {}
 
   /** Compute the status from the latest runtime state; post it if it changed. */
@@ -48,7 +50,7 @@ export class StatusManager {
     }
     e.pod = pod;
     const probes: ProbeStatus | undefined = this.probes && { ready: (n, id) => this.probes!.ready(pod, n, id), started: (n, id) => this.probes!.started(pod, n, id) };
-    const status = computePodStatus({ pod, state, waiting, hostIP: this.hostIP, startTime: e.startTime, probes, ...extra });
+    const status = computePodStatus({ pod, state, waiting, hostIP: this.hostIP, hostIPs: this.hostIPs, startTime: e.startTime, probes, ...extra });
     // A terminal phase is final: containers removed later (GC, a kubelet restart) must not turn it back.
     const posted = pod.status?.phase;
     if ((posted === 'Succeeded' || posted === 'Failed') && status.phase !== posted) return;
