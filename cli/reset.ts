@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { CriClient } from '../agent/cri/client.js';
 import { cgroupPath, kubepods, parseCgroupRoot } from '../agent/cm/cgroup-names.js';
 import { CgroupTree } from '../agent/cm/cgroupfs.js';
-import { BRIDGE, CNI_NETWORK, CONFLIST_NAME, FORWARD_CHAIN, NAT_CHAIN, ROUTE_PROTO, VXLAN_DEV } from '../agent/network/plan.js';
+import { BRIDGE, CNI_NETWORK, CONFLIST_NAME, FORWARD_CHAIN, NAT_CHAIN, ROUTE_PROTO, VXLAN_DEV, VXLAN_DEV6 } from '../agent/network/plan.js';
 import { containerLogsDir } from '../agent/pods/log-links.js';
 import { mountsUnder, unmountAll } from '../agent/volumes/mounts.js';
 import { createLogger } from '../kube/log.js';
@@ -217,7 +217,7 @@ export async function runReset(argv: string[]): Promise<void> {
       if (flushed.ok) removed.push(`${routes.split('\n').length} pod network ${f.length ? 'IPv6 ' : ''}route(s)`);
       else problems.push(`pod network ${f.length ? 'IPv6 ' : ''}routes: ${flushed.err}`);
     }
-    for (const dev of [VXLAN_DEV, BRIDGE]) {
+    for (const dev of [VXLAN_DEV, VXLAN_DEV6, BRIDGE]) {
       if (!run('ip', ['link', 'show', dev]).ok) continue;
       const del = run('ip', ['link', 'del', dev]);
       if (del.ok) removed.push(`the ${dev} device`);

@@ -28,9 +28,10 @@ export class Lan {
 
   /**
    * A VM named `name` at `ip` (/24) on this LAN; its default route goes out of eth0, via `gateway` when given.
-   * With `ip6` (a /64 on the same link) it is dual-stack and its --node-ip is the pair.
+   * With `ip6` (a /64 on the same link) it is dual-stack and its --node-ip is the pair; its IPv6 default route goes
+   * via `gateway6` when given.
    */
-  async vm(name: string, ip: string, gateway?: string, ip6?: string): Promise<Vm> {
+  async vm(name: string, ip: string, gateway?: string, ip6?: string, gateway6?: string): Promise<Vm> {
     const vm = new Vm(name, ip, ip6);
     fs.mkdirSync(vm.dir, { recursive: true });
     fs.writeFileSync(path.join(vm.dir, 'owner.pid'), String(process.pid));
@@ -46,13 +47,16 @@ export class Lan {
     sh('ip', ['link', 'set', 'eth0', 'up'], { netns: vm.netns });
     sh('ip', ['route', 'add', 'default', ...(gateway ? ['via', gateway] : []), 'dev', 'eth0'], { netns: vm.netns });
     // A host reaches IPv6 cluster IPs through its default route too (netfilter rewrites the packet after routing).
-    if (ip6) sh('ip', ['-6', 'route', 'add', 'default', 'dev', 'eth0'], { netns: vm.netns });
+    if (ip6) sh('ip', ['-6', 'route', 'add', 'default', ...(gateway6 ? ['via', gateway6] : []), 'dev', 'eth0'], { netns: vm.netns });
     this.vms.push(vm);
     return vm;
   }
 
-  /** A router namespace between this LAN (at `here`/24) and `other` (at `there`/24) that forwards between them. */
-  router(other: Lan, here: string, there: string): void {
+  /**
+   * A router namespace between this LAN (at `here`/24) and `other` (at `there`/24) that forwards between them; with
+   * `here6` and `there6` (/64s) it routes IPv6 between them too.
+   */
+  router(other: Lan, here: string, there: string, here6?: string, there6?: string): void {
     const ns = `${this.netns}-rt`;
     // Recorded like a node, so a crashed run's router is swept too.
     const dir = path.join(E2E_ROOT, 'nodes', `rt-${this.id}`);
@@ -62,14 +66,16 @@ export class Lan {
     this.routerRec = { netns: ns, dir, pids: [] };
     sh('ip', ['netns', 'add', ns]);
     sh('ip', ['link', 'set', 'lo', 'up'], { netns: ns });
-    for (const [lan, ip, dev] of [[this, here, 'r0'], [other, there, 'r1']] as const) {
+    for (const [lan, ip, ip6, dev] of [[this, here, here6, 'r0'], [other, there, there6, 'r1']] as const) {
       const port = `r${lan.id}`;
       sh('ip', ['-n', lan.netns, 'link', 'add', port, 'type', 'veth', 'peer', 'name', dev, 'netns', ns]);
       sh('ip', ['-n', lan.netns, 'link', 'set', port, 'master', 'br0', 'up']);
       sh('ip', ['addr', 'add', `${ip}/24`, 'dev', dev], { netns: ns });
+      if (ip6) sh('ip', ['-6', 'addr', 'add', `${ip6}/64`, 'dev', dev, 'nodad'], { netns: ns });
       sh('ip', ['link', 'set', dev, 'up'], { netns: ns });
     }
     sh('sysctl', ['-qw', 'net.ipv4.ip_forward=1'], { netns: ns });
+    if (here6) sh('sysctl', ['-qw', 'net.ipv6.conf.all.forwarding=1'], { netns: ns });
   }
 
   private routerRec: NodeRecord | undefined;

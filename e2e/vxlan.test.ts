@@ -1,9 +1,12 @@
-// e2e (issue 14): the vxlan pod network for nodes on different subnets. Two
-// LANs joined by a router namespace: VM a (192.0.2.0/24) runs `tskube up
-// --pod-network=vxlan`, VM b (198.51.100.0/24) joins with the same backend.
-// host-gw could not route here (the other node is not on the link); over
-// flannel.1 every pod reaches every other pod, and a Service answers from both
-// nodes' pods, from both nodes and from pods.
+// e2e (issues 14, 19): the vxlan pod network for nodes on different subnets,
+// dual-stack. Two LANs joined by a router namespace that routes both families:
+// VM a (192.0.2.0/24, fd00:192::/64) runs `tskube up --pod-network=vxlan` with
+// a cluster CIDR and a Service range of each family, VM b (198.51.100.0/24,
+// fd00:198::/64) joins with the same backend. host-gw could not route here
+// (the other node is not on the link); over flannel.1 and flannel-v6.1 every
+// pod reaches every other pod by each of its addresses, and a dual-stack
+// Service answers on both cluster IPs from both nodes' pods, from both nodes
+// and from pods.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { e2eSkipReason } from './harness.js';
@@ -22,10 +25,10 @@ describe('vxlan pod network across two subnets', { skip: clusterSkip(e2eSkipReas
   before(async () => {
     await lanA.create();
     await lanB.create(false);
-    lanA.router(lanB, '192.0.2.254', '198.51.100.254');
-    a = await lanA.vm('vm-a', '192.0.2.1', '192.0.2.254');
-    b = await lanB.vm('vm-b', '198.51.100.2', '198.51.100.254');
-    const out = await a.run(['up', '--pod-network=vxlan'], /tskube join \S+ --token \S+ --discovery-token-ca-cert-hash \S+/);
+    lanA.router(lanB, '192.0.2.254', '198.51.100.254', 'fd00:192::fe', 'fd00:198::fe');
+    a = await lanA.vm('vm-a', '192.0.2.1', '192.0.2.254', 'fd00:192::1', 'fd00:192::fe');
+    b = await lanB.vm('vm-b', '198.51.100.2', '198.51.100.254', 'fd00:198::2', 'fd00:198::fe');
+    const out = await a.run(['up', '--pod-network=vxlan', '--cluster-cidr=10.244.0.0/16,fd00:10:244::/56', '--service-cidr=10.96.0.0/12,fd00:10:96::/108'], /tskube join \S+ --token \S+ --discovery-token-ca-cert-hash \S+/);
     const join = /tskube join .*$/m.exec(out)![0].trim().split(/\s+/).slice(1);
     await b.run([...join, '--pod-network=vxlan'], /This node has joined the cluster/);
   });
@@ -34,41 +37,52 @@ describe('vxlan pod network across two subnets', { skip: clusterSkip(e2eSkipReas
     await lanA.cleanup();
   });
 
-  test('each node has flannel.1 with its VTEP MAC on its Node, and routes the other podCIDR over it', async () => {
-    for (const [vm, other] of [[a, 'vm-b'], [b, 'vm-a']] as const) {
-      const mac = JSON.parse(vm.exec('ip', ['-j', 'link', 'show', 'flannel.1']))[0].address;
-      const data = await waitFor(() => kubectl(['get', 'node', vm.name, '-o', 'jsonpath={.metadata.annotations.flannel\\.alpha\\.coreos\\.com/backend-data}']), 30_000, 500, 'backend-data');
-      assert.deepEqual(JSON.parse(data), { VNI: 1, VtepMAC: mac });
-      const cidr = kubectl(['get', 'node', other, '-o', 'jsonpath={.spec.podCIDR}']);
-      await waitFor(() => vm.exec('ip', ['route', 'show', 'proto', '77']).includes(`${cidr} via ${cidr.split('/')[0]} dev flannel.1 onlink`), 30_000, 500, `${vm.name}: route to ${cidr} over flannel.1`);
+  test('each node has flannel.1 and flannel-v6.1 with their VTEP MACs on its Node, and routes the other\'s podCIDRs over them', async () => {
+    for (const [vm, other] of [[a, b], [b, a]] as const) {
+      const ann = (key: string) => `jsonpath={.metadata.annotations.flannel\\.alpha\\.coreos\\.com/${key}}`;
+      for (const [dev, key, publicKey, ip] of [['flannel.1', 'backend-data', 'public-ip', vm.ip], ['flannel-v6.1', 'backend-v6-data', 'public-ipv6', vm.ip6]] as const) {
+        const mac = await waitFor(() => JSON.parse(vm.exec('ip', ['-j', 'link', 'show', dev], { allowFail: true }) || '[]')[0]?.address, 30_000, 500, `${vm.name}: ${dev}`);
+        const data = await waitFor(() => kubectl(['get', 'node', vm.name, '-o', ann(key)]), 30_000, 500, key);
+        assert.deepEqual(JSON.parse(data), { VNI: 1, VtepMAC: mac });
+        assert.equal(kubectl(['get', 'node', vm.name, '-o', ann(publicKey)]), ip);
+      }
+      const [cidr, cidr6] = JSON.parse(kubectl(['get', 'node', other.name, '-o', 'jsonpath={.spec.podCIDRs}'])) as string[];
+      await waitFor(() => vm.exec('ip', ['route', 'show', 'proto', '77']).includes(`${cidr} via ${cidr!.split('/')[0]} dev flannel.1 onlink`), 30_000, 500, `${vm.name}: route to ${cidr} over flannel.1`);
+      // IPv6 routes print their metric before the flags: `… dev flannel-v6.1 metric 1024 onlink pref medium`.
+      await waitFor(() => vm.exec('ip', ['-6', 'route', 'show', 'proto', '77']).split('\n').some((l) => l.startsWith(`${cidr6} via ${cidr6!.split('/')[0]} dev flannel-v6.1 `) && / onlink/.test(l)), 30_000, 500, `${vm.name}: route to ${cidr6} over flannel-v6.1`);
     }
   });
 
-  test('pods on both nodes reach each other by IP, and a Service answers from both nodes\' pods, from both nodes and from pods', async () => {
+  test('pods on both nodes reach each other by each of their IPs, and a dual-stack Service answers on both cluster IPs from both nodes\' pods, from both nodes and from pods', async () => {
     kubectl(['apply', '-f', '-'], whoamiDeployment('vx', 4));
     const pods = await waitFor(() => {
-      const rows = kubectl(['get', 'pods', '-l', 'app=vx', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.podIP} {.spec.nodeName} {.status.phase}{"\\n"}{end}']).trim().split('\n').filter((l) => l.endsWith(' Running')).map((l) => l.split(' '));
-      return rows.length === 4 && new Set(rows.map((r) => r[2])).size === 2 ? rows : undefined;
+      const rows = kubectl(['get', 'pods', '-l', 'app=vx', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.podIPs[0].ip} {.status.podIPs[1].ip} {.spec.nodeName} {.status.phase}{"\\n"}{end}']).trim().split('\n').filter((l) => l.endsWith(' Running')).map((l) => l.split(' '));
+      return rows.length === 4 && new Set(rows.map((r) => r[3])).size === 2 ? rows : undefined;
     }, 120_000, 1000, 'four pods Running on both nodes');
-    const ips = pods.map((p) => p[1]).join(' ');
+    for (const p of pods) assert.ok(p[1]!.startsWith('10.244.') && p[2]!.startsWith('fd00:10:244:'), `${p[0]}: an address of each family, got ${p[1]} ${p[2]}`);
+    const ips = pods.flatMap((p) => [p[1], p[2]]).join(' ');
     for (const [name] of pods) {
       const out = kubectl(['exec', name!, '--', 'sh', '-c', `${HTTP_GET}; for ip in ${ips}; do get $ip 8080 || echo "FAIL $ip"; done`]);
-      assert.deepEqual(out.trim().split('\n').sort(), pods.map((p) => p[0]).sort(), `from ${name}:\n${out}`);
+      assert.deepEqual(out.trim().split('\n').sort(), pods.flatMap((p) => [p[0], p[0]]).sort(), `from ${name}:\n${out}`);
     }
-    kubectl(['expose', 'deployment', 'vx', '--port=80', '--target-port=8080']);
-    const svc = kubectl(['get', 'svc', 'vx', '-o', 'jsonpath={.spec.clusterIP}']);
-    const nodeOf = new Map(pods.map((p) => [p[0]!, p[2]!]));
-    for (const vm of [a, b]) {
-      const seen = new Set<string>();
-      await waitFor(() => {
-        const n = nodeOf.get(vm.httpGet(`http://${svc}/`).trim());
-        if (n) seen.add(n);
-        return seen.size === 2;
-      }, 60_000, 50, `ClusterIP from ${vm.name} answered by pods on both nodes`);
-    }
-    for (const [name] of pods.slice(0, 2)) {
-      const out = kubectl(['exec', name!, '--', 'sh', '-c', `${HTTP_GET}; for i in $(seq 20); do get ${svc} 80; done`]);
-      assert.equal(new Set(out.trim().split('\n').map((n) => nodeOf.get(n))).size, 2, `from ${name}:\n${out}`);
+    kubectl(['apply', '-f', '-'], 'apiVersion: v1\nkind: Service\nmetadata: {name: vx}\nspec:\n  ipFamilyPolicy: RequireDualStack\n  selector: {app: vx}\n  ports: [{port: 80, targetPort: 8080}]\n');
+    const svcs = JSON.parse(kubectl(['get', 'svc', 'vx', '-o', 'jsonpath={.spec.clusterIPs}'])) as string[];
+    assert.equal(svcs.length, 2);
+    const nodeOf = new Map(pods.map((p) => [p[0]!, p[3]!]));
+    for (const svc of svcs) {
+      const host = svc.includes(':') ? `[${svc}]` : svc;
+      for (const vm of [a, b]) {
+        const seen = new Set<string>();
+        await waitFor(() => {
+          const n = nodeOf.get(vm.httpGet(`http://${host}/`).trim());
+          if (n) seen.add(n);
+          return seen.size === 2;
+        }, 60_000, 50, `ClusterIP ${svc} from ${vm.name} answered by pods on both nodes`);
+      }
+      for (const [name] of pods.slice(0, 2)) {
+        const out = kubectl(['exec', name!, '--', 'sh', '-c', `${HTTP_GET}; for i in $(seq 20); do get ${svc} 80; done`]);
+        assert.equal(new Set(out.trim().split('\n').map((n) => nodeOf.get(n))).size, 2, `${svc} from ${name}:\n${out}`);
+      }
     }
   });
 });

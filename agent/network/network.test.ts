@@ -309,3 +309,21 @@ test('vxlan: a route via each other node\'s network address on flannel.1, its ne
   assert.deepEqual(routeDiff([{ dst: '10.244.1.0/24', via: '198.51.100.2' }], routes).replace, routes);
   assert.deepEqual(parseRoutes('[{"dst":"10.244.1.0/24","gateway":"10.244.1.0","dev":"flannel.1","flags":["onlink"]}]'), routes);
 });
+
+test('vxlan, IPv6: routes over flannel-v6.1 via each node\'s IPv6 network address, FDB entries to its IPv6 InternalIP; flannel\'s v6 annotations', () => {
+  const v6ann = (mac: string) => ({ 'flannel.alpha.coreos.com/backend-v6-data': JSON.stringify({ VNI: 1, VtepMAC: mac }) });
+  const nets = nodeNets([
+    { ...dualNode('a', '10.244.0.0/24', 'fd00:10:244::/64', '192.0.2.1', 'fd00:192::1'), metadata: { name: 'a', annotations: v6ann('aa:aa:aa:aa:aa:aa') } },
+    { ...dualNode('b', '10.244.1.0/24', 'fd00:10:244:1::/64', '198.51.100.2', 'fd00:198::2'), metadata: { name: 'b', annotations: v6ann('BB:BB:BB:BB:BB:BB') } },
+    dualNode('c', '10.244.2.0/24', 'fd00:10:244:2::/64', '198.51.100.3', 'fd00:198::3'),
+  ]);
+  assert.equal(nets[1]!.vtepMAC6, 'bb:bb:bb:bb:bb:bb');
+  assert.equal(nets[1]!.vtepMAC, undefined, 'the IPv4 VTEP is published apart');
+  const { routes, peers, skipped } = desiredVxlan(nets, 'a', 'IPv6');
+  assert.deepEqual(routes, [{ dst: 'fd00:10:244:1::/64', via: 'fd00:10:244:1::', dev: 'flannel-v6.1' }]);
+  assert.deepEqual(peers, [{ gateway: 'fd00:10:244:1::', mac: 'bb:bb:bb:bb:bb:bb', nodeIP: 'fd00:198::2' }]);
+  assert.deepEqual(skipped, ['node c has published no VTEP MAC (flannel.alpha.coreos.com/backend-v6-data) yet']);
+  assert.deepEqual(desiredVxlan(nets, 'a').routes, [], 'no IPv4 VTEP published: no IPv4 routes');
+  assert.deepEqual(vxlanAnnotations('aa:aa:aa:aa:aa:aa', 'fd00:192::1', 'IPv6'), { 'flannel.alpha.coreos.com/backend-type': 'vxlan', 'flannel.alpha.coreos.com/backend-v6-data': '{"VNI":1,"VtepMAC":"aa:aa:aa:aa:aa:aa"}', 'flannel.alpha.coreos.com/public-ipv6': 'fd00:192::1' });
+  assert.deepEqual(parseRoutes('[{"dst":"fd00:10:244:1::/64","gateway":"fd00:10:244:1::","dev":"flannel-v6.1","flags":["onlink"]}]'), routes);
+});

@@ -13,7 +13,7 @@ import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { ipInAnyCidr, type IPFamily } from '../../kube/cidr.js';
 import { ExecIptables, IPTABLES_BINARIES, type Iptables } from '../../proxy/iptables/apply.js';
-import { CONFLIST_NAME, desiredRoutes, familyNet, desiredVxlan, FORWARD_CHAIN, NAT_CHAIN, networkAddress, networkRules, nodeNets, parseRoutes, peerDiff, podNetworkPrefixes, podConflist, ROUTE_PROTO, routeDiff, vxlanAnnotations, VXLAN_DEV, VXLAN_PORT, VXLAN_VNI, type PodNetworkMode, type Route, type VxlanPeer } from './plan.js';
+import { CONFLIST_NAME, desiredRoutes, familyNet, desiredVxlan, FORWARD_CHAIN, NAT_CHAIN, networkAddress, networkRules, nodeNets, parseRoutes, peerDiff, podNetworkPrefixes, podConflist, ROUTE_PROTO, routeDiff, vxlanAnnotations, VXLAN_FAMILY, VXLAN_PORT, VXLAN_VNI, type PodNetworkMode, type Route, type VxlanPeer } from './plan.js';
 
 /** Runs `ip` or `bridge` (iproute2); behind an interface so the reconciler is testable without a kernel. */
 export interface IpCommand {
@@ -150,11 +150,13 @@ export class PodNetwork {
       const inside = nodeIPs.find((ip) => ipInAnyCidr(ip, c));
       if (inside) return this.once('error', `node ${this.o.nodeName}'s podCIDR ${c} covers the node's own address ${inside}; not configuring the pod network (fix --cluster-cidr)`);
     }
-    if (this.o.mode === 'vxlan' && self.podCIDR6) {
-      // flannel's IPv6 VXLAN (flannel-v6.1 over an IPv6 underlay) is not built: pods get IPv4 only, and say so.
-      this.once('warn', `the vxlan backend carries IPv4 only: node ${this.o.nodeName}'s IPv6 podCIDR ${self.podCIDR6} is not used (--pod-network=host-gw routes both families)`);
-      cidrs = cidrs.filter((c) => !c.includes(':'));
-      if (!cidrs.length) return this.once('error', `the vxlan backend needs an IPv4 podCIDR; node ${this.o.nodeName} has ${self.podCIDR6} only`);
+    // vxlan tunnels each family over the underlay of the same family (flannel's flannel.1 and flannel-v6.1): a family
+    // without a node address of its own cannot be carried, and its podCIDR stays out of the conflist.
+    if (this.o.mode === 'vxlan') {
+      const missing = cidrs.filter((c) => !(c.includes(':') ? this.o.nodeIP6 : this.o.nodeIP));
+      for (const c of missing) this.once('warn', `vxlan: node ${this.o.nodeName} has no ${c.includes(':') ? 'IPv6' : 'IPv4'} address to tunnel its podCIDR ${c} over (--node-ip=<IPv4>,<IPv6>); pods get no address from it`);
+      cidrs = cidrs.filter((c) => !missing.includes(c));
+      if (!cidrs.length) return;
     }
     if (!this.writeConflist(cidrs)) return;
     for (const own of cidrs) {
@@ -170,57 +172,62 @@ export class PodNetwork {
         for (const m of skipped) this.once('warn', m);
         await this.reconcileRoutes(family, routes);
       } else if (this.o.mode === 'vxlan') {
-        await this.ensureVxlan(own, self.vtepMAC);
-        const { routes, peers, skipped } = desiredVxlan(nets, this.o.nodeName);
+        await this.ensureVxlan(family, own, familyNet(self, family).vtepMAC);
+        const { routes, peers, skipped } = desiredVxlan(nets, this.o.nodeName, family);
         for (const m of skipped) this.once('warn', m);
-        await this.reconcilePeers(peers);
+        await this.reconcilePeers(VXLAN_FAMILY[family].dev, peers);
         await this.reconcileRoutes(family, routes);
       }
     }
   }
 
-  /** The VXLAN device (flannel's: VNI 1, UDP 8472, no learning) with this node's VTEP address, and its MAC on the Node. */
-  private async ensureVxlan(podCIDR: string, published: string | undefined): Promise<void> {
-    const nodeIP = this.o.nodeIP;
-    if (!nodeIP) throw new Error('vxlan needs the node IP (--node-ip)');
-    type Link = { ifname: string; address: string; mtu: number; linkinfo?: { info_data?: { id?: number; local?: string; port?: number } } };
+  /**
+   * A family's VXLAN device (flannel's: VNI 1, UDP 8472, no learning; flannel.1 over IPv4, flannel-v6.1 over IPv6)
+   * with this node's VTEP address, and its MAC on the Node.
+   */
+  private async ensureVxlan(family: IPFamily, podCIDR: string, published: string | undefined): Promise<void> {
+    const { dev: name, overhead, hostBits } = VXLAN_FAMILY[family];
+    const nodeIP = family === 'IPv4' ? this.o.nodeIP : this.o.nodeIP6;
+    if (!nodeIP) throw new Error(`vxlan needs the node's ${family} address (--node-ip)`);
+    type Link = { ifname: string; address: string; mtu: number; linkinfo?: { info_data?: { id?: number; local?: string; local6?: string; port?: number } } };
     const links = JSON.parse(await this.ip.run(['-j', '-d', 'link', 'show'])) as Link[];
-    let dev = links.find((l) => l.ifname === VXLAN_DEV);
+    let dev = links.find((l) => l.ifname === name);
     const info = dev?.linkinfo?.info_data;
-    if (dev && (info?.id !== VXLAN_VNI || info.local !== nodeIP || info.port !== VXLAN_PORT)) {
-      await this.ip.run(['link', 'del', VXLAN_DEV]);
+    if (dev && (info?.id !== VXLAN_VNI || (family === 'IPv4' ? info.local : info.local6) !== nodeIP || info.port !== VXLAN_PORT)) {
+      await this.ip.run(['link', 'del', name]);
       dev = undefined;
     }
     if (!dev) {
       const addrs = JSON.parse(await this.ip.run(['-j', 'addr', 'show'])) as { ifname: string; mtu: number; addr_info: { local: string }[] }[];
       const uplink = addrs.find((a) => a.addr_info.some((x) => x.local === nodeIP));
       if (!uplink) throw new Error(`vxlan: no interface holds the node IP ${nodeIP}`);
-      await this.ip.run(['link', 'add', VXLAN_DEV, 'type', 'vxlan', 'id', String(VXLAN_VNI), 'local', nodeIP, 'dev', uplink.ifname, 'dstport', String(VXLAN_PORT), 'nolearning']);
-      await this.ip.run(['link', 'set', VXLAN_DEV, 'mtu', String(uplink.mtu - 50), 'up']);
-      this.o.log.info(`pod network: created ${VXLAN_DEV} (VNI ${VXLAN_VNI}, UDP ${VXLAN_PORT}) over ${uplink.ifname}`);
-      dev = (JSON.parse(await this.ip.run(['-j', 'link', 'show', VXLAN_DEV])) as Link[])[0]!;
+      await this.ip.run(['link', 'add', name, 'type', 'vxlan', 'id', String(VXLAN_VNI), 'local', nodeIP, 'dev', uplink.ifname, 'dstport', String(VXLAN_PORT), 'nolearning']);
+      await this.ip.run(['link', 'set', name, 'mtu', String(uplink.mtu - overhead), 'up']);
+      this.o.log.info(`pod network: created ${name} (VNI ${VXLAN_VNI}, UDP ${VXLAN_PORT}) over ${uplink.ifname}`);
+      dev = (JSON.parse(await this.ip.run(['-j', 'link', 'show', name])) as Link[])[0]!;
     }
-    const want = `${networkAddress(podCIDR)}/32`;
-    const have = (JSON.parse(await this.ip.run(['-j', 'addr', 'show', 'dev', VXLAN_DEV])) as { addr_info: { local: string; prefixlen: number }[] }[])[0]?.addr_info.map((a) => `${a.local}/${a.prefixlen}`) ?? [];
+    const want = `${networkAddress(podCIDR)}/${hostBits}`;
+    const have = (JSON.parse(await this.ip.run(['-j', 'addr', 'show', 'dev', name])) as { addr_info: { local: string; prefixlen: number; scope?: string }[] }[])[0]?.addr_info.filter((a) => a.scope !== 'link').map((a) => `${a.local}/${a.prefixlen}`) ?? [];
     if (have.length !== 1 || have[0] !== want) {
-      await this.ip.run(['addr', 'flush', 'dev', VXLAN_DEV]);
-      await this.ip.run(['addr', 'add', want, 'dev', VXLAN_DEV]);
+      // Only the global addresses: the kernel's IPv6 link-local one stays.
+      for (const a of have) await this.ip.run(['addr', 'del', a, 'dev', name]);
+      await this.ip.run(['addr', 'add', want, 'dev', name, ...(family === 'IPv6' ? ['nodad'] : [])]);
     }
     const mac = dev.address.toLowerCase();
     if (published !== mac) {
-      await this.o.client.patch(`/api/v1/nodes/${this.o.nodeName}`, { metadata: { annotations: vxlanAnnotations(mac, nodeIP) } }, 'merge');
-      this.o.log.info(`pod network: published VTEP MAC ${mac} on node ${this.o.nodeName}`);
+      await this.o.client.patch(`/api/v1/nodes/${this.o.nodeName}`, { metadata: { annotations: vxlanAnnotations(mac, nodeIP, family) } }, 'merge');
+      this.o.log.info(`pod network: published ${family} VTEP MAC ${mac} on node ${this.o.nodeName}`);
     }
   }
 
-  private async reconcilePeers(peers: VxlanPeer[]): Promise<void> {
-    const neigh = (JSON.parse(await this.ip.run(['-j', 'neigh', 'show', 'dev', VXLAN_DEV])) as { dst: string; lladdr?: string }[]).filter((n) => n.lladdr).map((n) => ({ ip: n.dst, mac: n.lladdr!.toLowerCase() }));
-    const fdb = (JSON.parse(await this.ip.run(['-j', 'fdb', 'show', 'dev', VXLAN_DEV], 'bridge')) as { mac: string; dst?: string }[]).filter((f) => f.dst).map((f) => ({ mac: f.mac.toLowerCase(), dst: f.dst! }));
+  private async reconcilePeers(dev: string, peers: VxlanPeer[]): Promise<void> {
+    const neigh = (JSON.parse(await this.ip.run(['-j', 'neigh', 'show', 'dev', dev])) as { dst: string; lladdr?: string }[]).filter((n) => n.lladdr).map((n) => ({ ip: n.dst, mac: n.lladdr!.toLowerCase() }));
+    const fdb = (JSON.parse(await this.ip.run(['-j', 'fdb', 'show', 'dev', dev], 'bridge')) as { mac: string; dst?: string }[]).filter((f) => f.dst).map((f) => ({ mac: f.mac.toLowerCase(), dst: f.dst! }));
     const d = peerDiff({ neigh, fdb }, peers);
-    for (const p of d.setFdb) await this.ip.run(['fdb', 'replace', p.mac, 'dev', VXLAN_DEV, 'dst', p.nodeIP, 'self', 'permanent'], 'bridge');
-    for (const p of d.setNeigh) await this.ip.run(['neigh', 'replace', p.gateway, 'lladdr', p.mac, 'dev', VXLAN_DEV, 'nud', 'permanent']);
-    for (const n of d.delNeigh) await this.ip.run(['neigh', 'del', n.ip, 'dev', VXLAN_DEV]);
-    for (const f of d.delFdb) await this.ip.run(['fdb', 'del', f.mac, 'dev', VXLAN_DEV, 'dst', f.dst, 'self'], 'bridge');
+    for (const p of d.setFdb) await this.ip.run(['fdb', 'replace', p.mac, 'dev', dev, 'dst', p.nodeIP, 'self', 'permanent'], 'bridge');
+    for (const p of d.setNeigh) await this.ip.run(['neigh', 'replace', p.gateway, 'lladdr', p.mac, 'dev', dev, 'nud', 'permanent']);
+    for (const n of d.delNeigh) await this.ip.run(['neigh', 'del', n.ip, 'dev', dev]);
+    for (const f of d.delFdb) await this.ip.run(['fdb', 'del', f.mac, 'dev', dev, 'dst', f.dst, 'self'], 'bridge');
   }
 
   /** Writes our conflist when it differs; false (with one warning) when another network's config is there. */

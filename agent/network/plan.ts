@@ -23,6 +23,16 @@ export const VXLAN_PORT = 8472;
 export const ANN_BACKEND_TYPE = 'flannel.alpha.coreos.com/backend-type';
 export const ANN_BACKEND_DATA = 'flannel.alpha.coreos.com/backend-data';
 export const ANN_PUBLIC_IP = 'flannel.alpha.coreos.com/public-ip';
+/** flannel's IPv6 VXLAN (dual stack): its own device over the IPv6 underlay, and annotations of its own. */
+export const VXLAN_DEV6 = 'flannel-v6.1';
+export const ANN_BACKEND_V6_DATA = 'flannel.alpha.coreos.com/backend-v6-data';
+export const ANN_PUBLIC_IPV6 = 'flannel.alpha.coreos.com/public-ipv6';
+
+/** Per family: the VXLAN device, the Node annotations its VTEP is published in, and the encapsulation's overhead. */
+export const VXLAN_FAMILY: Record<IPFamily, { dev: string; data: string; publicIP: string; overhead: number; hostBits: number }> = {
+  IPv4: { dev: VXLAN_DEV, data: ANN_BACKEND_DATA, publicIP: ANN_PUBLIC_IP, overhead: 50, hostBits: 32 },
+  IPv6: { dev: VXLAN_DEV6, data: ANN_BACKEND_V6_DATA, publicIP: ANN_PUBLIC_IPV6, overhead: 70, hostBits: 128 },
+};
 
 export interface NodeNet {
   name: string;
@@ -32,8 +42,9 @@ export interface NodeNet {
   /** The IPv6 ones (dual stack, or an IPv6-only cluster). */
   podCIDR6?: string;
   internalIP6?: string;
-  /** The VTEP MAC its vxlan backend published. */
+  /** The VTEP MAC its vxlan backend published (and its IPv6 device's). */
   vtepMAC?: string;
+  vtepMAC6?: string;
 }
 
 export interface Route {
@@ -59,15 +70,17 @@ export function nodeNets(nodes: KObj[]): NodeNet[] {
     // Only present when set, so a single-stack Node's facts (compared as JSON for changes) stay as they were.
     const cidr6 = cidrs.find((c) => c.includes(':'));
     const ip6 = ips.find((a) => a.includes(':'));
+    const mac6 = vtepMacOf(n.metadata?.annotations?.[ANN_BACKEND_V6_DATA]);
     if (cidr6) net.podCIDR6 = cidr6;
     if (ip6) net.internalIP6 = ip6;
+    if (mac6) net.vtepMAC6 = mac6;
     return net;
   });
 }
 
 /** A node's podCIDR and InternalIP of one family. */
-export function familyNet(n: NodeNet, family: IPFamily): { podCIDR?: string; internalIP?: string } {
-  return family === 'IPv4' ? { podCIDR: n.podCIDR, internalIP: n.internalIP } : { podCIDR: n.podCIDR6, internalIP: n.internalIP6 };
+export function familyNet(n: NodeNet, family: IPFamily): { podCIDR?: string; internalIP?: string; vtepMAC?: string } {
+  return family === 'IPv4' ? { podCIDR: n.podCIDR, internalIP: n.internalIP, vtepMAC: n.vtepMAC } : { podCIDR: n.podCIDR6, internalIP: n.internalIP6, vtepMAC: n.vtepMAC6 };
 }
 
 function vtepMacOf(data: string | undefined): string | undefined {
@@ -83,29 +96,33 @@ function vtepMacOf(data: string | undefined): string | undefined {
 /** The network address of a CIDR (10.244.1.0/24 -> 10.244.1.0): flannel's per-node VTEP address and gateway. */
 export const networkAddress = (cidr: string): string => cidr.split('/')[0]!;
 
-/** The Node annotations the vxlan backend publishes (flannel's names and backend-data format). */
-export function vxlanAnnotations(mac: string, nodeIP: string): Record<string, string> {
-  return { [ANN_BACKEND_TYPE]: 'vxlan', [ANN_BACKEND_DATA]: JSON.stringify({ VNI: VXLAN_VNI, VtepMAC: mac }), [ANN_PUBLIC_IP]: nodeIP };
+/** The Node annotations the vxlan backend publishes for a family (flannel's names and backend-data format). */
+export function vxlanAnnotations(mac: string, nodeIP: string, family: IPFamily = 'IPv4'): Record<string, string> {
+  const f = VXLAN_FAMILY[family];
+  return { [ANN_BACKEND_TYPE]: 'vxlan', [f.data]: JSON.stringify({ VNI: VXLAN_VNI, VtepMAC: mac }), [f.publicIP]: nodeIP };
 }
 
 /**
- * vxlan: per other node with a podCIDR, an InternalIP and a published VTEP MAC, a route to its podCIDR via its
- * network address on the VXLAN device, a neighbour entry (that address -> its MAC) and an FDB entry (MAC -> its IP).
+ * vxlan: per other node with a podCIDR, an InternalIP and a published VTEP MAC of `family`, a route to its podCIDR
+ * via its network address on that family's VXLAN device, a neighbour entry (that address -> its MAC) and an FDB
+ * entry (MAC -> its IP).
  */
-export function desiredVxlan(nodes: NodeNet[], self: string): { routes: Route[]; peers: VxlanPeer[]; skipped: string[] } {
-  const { routes, skipped } = desiredRoutes(nodes, self);
-  const byCidr = new Map(nodes.map((n) => [n.podCIDR, n]));
+export function desiredVxlan(nodes: NodeNet[], self: string, family: IPFamily = 'IPv4'): { routes: Route[]; peers: VxlanPeer[]; skipped: string[] } {
+  const { routes, skipped } = desiredRoutes(nodes, self, family);
+  const byCidr = new Map(nodes.map((n) => [familyNet(n, family).podCIDR, n]));
   const out: Route[] = [];
   const peers: VxlanPeer[] = [];
+  const { dev, data } = VXLAN_FAMILY[family];
   for (const r of routes) {
     const n = byCidr.get(r.dst)!;
-    if (!n.vtepMAC) {
-      skipped.push(`node ${n.name} has published no VTEP MAC (${ANN_BACKEND_DATA}) yet`);
+    const mac = familyNet(n, family).vtepMAC;
+    if (!mac) {
+      skipped.push(`node ${n.name} has published no VTEP MAC (${data}) yet`);
       continue;
     }
     const gateway = networkAddress(r.dst);
-    out.push({ dst: r.dst, via: gateway, dev: VXLAN_DEV });
-    peers.push({ gateway, mac: n.vtepMAC, nodeIP: r.via });
+    out.push({ dst: r.dst, via: gateway, dev });
+    peers.push({ gateway, mac, nodeIP: r.via });
   }
   return { routes: out, peers, skipped };
 }
@@ -191,10 +208,10 @@ export function routeDiff(current: Route[], desired: Route[]): { replace: Route[
   };
 }
 
-/** Our routes from `ip -j route show proto 77` (the device only for routes over the VXLAN device). */
+/** Our routes from `ip -j route show proto 77` (the device only for routes over a VXLAN device). */
 export function parseRoutes(json: string): Route[] {
   const rows = JSON.parse(json || '[]') as { dst: string; gateway?: string; dev?: string }[];
-  return rows.filter((r) => r.gateway).map((r) => ({ dst: r.dst.includes('/') ? r.dst : `${r.dst}/${r.dst.includes(':') ? 128 : 32}`, via: r.gateway!, ...(r.dev === VXLAN_DEV ? { dev: VXLAN_DEV } : {}) }));
+  return rows.filter((r) => r.gateway).map((r) => ({ dst: r.dst.includes('/') ? r.dst : `${r.dst}/${r.dst.includes(':') ? 128 : 32}`, via: r.gateway!, ...(r.dev === VXLAN_DEV || r.dev === VXLAN_DEV6 ? { dev: r.dev } : {}) }));
 }
 
 /**
