@@ -171,7 +171,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
       ? new PodNetwork({
           mode: cfg.podNetwork,
           nodeName: cfg.nodeName,
-          nodeIP: hostIPs.find((ip) => !ip.includes(':')) ?? hostIP,
+          nodeIP: hostIPs.find((ip) => !ip.includes(':')),
           nodeIP6: hostIPs.find((ip) => ip.includes(':')),
           client,
           cniConfDir: cfg.cniConfDir,

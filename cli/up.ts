@@ -23,7 +23,6 @@ import { startDns } from '../dns/main.js';
 import { loadDnsConfig } from './dns-config.js';
 import { dnsServiceIP, ensureDnsAddon } from './dns-addon.js';
 
-
 export const UP_FLAGS: Record<string, string> = {
   'data-dir': 'everything up keeps: apiserver data and PKI, kubeconfigs, logs, images, the registry, and containerd\'s state when up starts it. Default /var/lib/tskube',
   'pod-manifest-path': 'static pod manifests. Default ./static-manifests if it exists, else /etc/kubernetes/manifests',

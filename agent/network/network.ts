@@ -3,8 +3,9 @@
 // forwarding, keep pod egress masqueraded, and (host-gw) keep a route to every
 // other node's podCIDR via its InternalIP, reconciled from a Node informer.
 // Dual stack (two spec.podCIDRs): each family gets its range in the conflist,
-// its forwarding sysctl, its rules (iptables, ip6tables) and, in host-gw, its
-// routes via the other nodes' InternalIPs of that family.
+// its forwarding sysctl, its rules (iptables, ip6tables) and its routes: via the
+// other nodes' InternalIPs of that family (host-gw) or over a VXLAN device of
+// its own (vxlan: flannel.1, flannel-v6.1).
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -138,9 +139,10 @@ export class PodNetwork {
   }
 
   async reconcile(): Promise<void> {
-    const nets = nodeNets(this.nodes.list());
+    const objs = this.nodes.list();
+    const nets = nodeNets(objs);
     const self = nets.find((n) => n.name === this.o.nodeName);
-    const selfObj = this.nodes.list().find((n) => n.metadata.name === this.o.nodeName);
+    const selfObj = objs.find((n) => n.metadata.name === this.o.nodeName);
     if (!self?.podCIDR && !self?.podCIDR6) return this.once('info', `waiting for node ${this.o.nodeName} to get spec.podCIDR (the controller manager's --allocate-node-cidrs)`);
     const nodeIPs = [this.o.nodeIP, this.o.nodeIP6].filter((ip): ip is string => !!ip);
     // The Node's order: its first podCIDR is the pods' primary family (the first range of the conflist).

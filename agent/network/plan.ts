@@ -28,7 +28,10 @@ export const VXLAN_DEV6 = 'flannel-v6.1';
 export const ANN_BACKEND_V6_DATA = 'flannel.alpha.coreos.com/backend-v6-data';
 export const ANN_PUBLIC_IPV6 = 'flannel.alpha.coreos.com/public-ipv6';
 
-/** Per family: the VXLAN device, the Node annotations its VTEP is published in, and the encapsulation's overhead. */
+/**
+ * Per family: the VXLAN device, the Node annotations its VTEP is published in, the encapsulation's overhead (outer IP
+ * header, UDP, VXLAN, inner Ethernet: 50 bytes over IPv4, 70 over IPv6) and the VTEP address's prefix length.
+ */
 export const VXLAN_FAMILY: Record<IPFamily, { dev: string; data: string; publicIP: string; overhead: number; hostBits: number }> = {
   IPv4: { dev: VXLAN_DEV, data: ANN_BACKEND_DATA, publicIP: ANN_PUBLIC_IP, overhead: 50, hostBits: 32 },
   IPv6: { dev: VXLAN_DEV6, data: ANN_BACKEND_V6_DATA, publicIP: ANN_PUBLIC_IPV6, overhead: 70, hostBits: 128 },
