@@ -71,6 +71,9 @@ describe('dual stack: two VMs, pods and Services of both families', { skip: clus
       assert.match(ips[1]!, /^fd00:10:244:/);
     }
     const v6 = pods.map((p) => p.status.podIPs![1]!.ip);
+    // The kubelet's /etc/hosts names the pod by both of its addresses, as upstream's.
+    const hosts = kubectl(['exec', pods[0]!.metadata.name, '--', 'cat', '/etc/hosts']);
+    for (const x of pods[0]!.status.podIPs!) assert.match(hosts, new RegExp(`^${x.ip.replace(/\./g, '\\.')}\t${pods[0]!.metadata.name}$`, 'm'), hosts);
     for (const p of pods.slice(0, 2)) {
       const out = kubectl(['exec', p.metadata.name, '--', 'sh', '-c', `${HTTP_GET}; for ip in ${v6.join(' ')}; do get $ip 8080 || echo "FAIL $ip"; done`]);
       assert.deepEqual(out.trim().split('\n').sort(), pods.map((x) => x.metadata.name).sort(), `from ${p.metadata.name}:\n${out}`);

@@ -5,6 +5,8 @@ import { milliValue, parseQuantity } from '../../kube/quantity.js';
 
 export interface DownwardContext {
   podIP: string;
+  /** All the pod's IPs (dual stack), podIP first; unset: podIP. */
+  podIPs?: string[];
   hostIP: string;
   /** Both families' node addresses (dual stack); unset: hostIP. */
   hostIPs?: string[];
@@ -35,7 +37,7 @@ export function fieldValue(pod: Pod, fieldPath: string, ctx: DownwardContext): s
     case 'spec.nodeName': return pod.spec?.nodeName ?? '';
     case 'spec.serviceAccountName': return pod.spec?.serviceAccountName ?? '';
     case 'status.podIP': return ctx.podIP;
-    case 'status.podIPs': return ctx.podIP;
+    case 'status.podIPs': return ctx.podIPs?.join(',') ?? ctx.podIP;
     case 'status.hostIP': return ctx.hostIP;
     case 'status.hostIPs': return ctx.hostIPs?.join(',') ?? ctx.hostIP;
     default: throw new DownwardError(`unsupported fieldPath: ${fieldPath}`);

@@ -75,6 +75,8 @@ export class PodWorker {
   /** Waiting reasons per container (ErrImagePull, CrashLoopBackOff...), for status. */
   readonly waiting = new Map<string, Waiting>();
   lastState: PodRuntimeState | undefined;
+  /** The sandbox's IPs after its first (dual stack: the other family's), for /etc/hosts and the downward API. */
+  private extraPodIPs: string[] = [];
   syncCount = 0;
   /** Set when the kubelet ended the pod itself (activeDeadlineSeconds): it is killed and never started again. */
   evicted: { reason: string; message: string; disruption?: boolean; graceSec?: number; at?: string } | undefined;
@@ -121,7 +123,7 @@ export class PodWorker {
    */
   private async etcHostsMount(dir: string, c: Container, podIP: string): Promise<{ container_path: string; host_path: string; readonly: boolean } | undefined> {
     const hostNetwork = this.pod.spec?.hostNetwork === true;
-    const podIPs = hostNetwork ? (this.d.node.hostIPs ?? [this.d.node.hostIP]).filter(Boolean) : [podIP].filter(Boolean);
+    const podIPs = hostNetwork ? (this.d.node.hostIPs ?? [this.d.node.hostIP]).filter(Boolean) : podIP ? [podIP, ...this.extraPodIPs] : [];
     if (!mountsEtcHosts(c, podIPs)) return undefined;
     let nodeHosts: string | undefined;
     if (hostNetwork) {
@@ -243,6 +245,7 @@ export class PodWorker {
     if (this.d.cgroups) sandboxConfig.linux!.cgroup_parent = this.d.cgroups.parentName(this.pod);
     let sandboxId = actions.sandboxId;
     let podIP = state.sandboxes[0]?.ip ?? '';
+    this.extraPodIPs = state.sandboxes[0]?.additionalIps ?? [];
     // Volumes come first, as upstream's WaitForAttachAndMount: a missing ConfigMap keeps the pod in ContainerCreating.
     let volumes: Map<string, SetUpVolume>;
     try {
@@ -273,6 +276,7 @@ export class PodWorker {
       }
       const st = await this.d.cri.podSandboxStatus(sandboxId, label);
       podIP = st.status?.network?.ip ?? '';
+      this.extraPodIPs = (st.status?.network?.additional_ips ?? []).map((x) => x.ip ?? '').filter(Boolean);
       this.d.volumes.update(this.pod, this.downwardContext(podIP));
     }
     const start = async (c: Container, kind: ContainerKind): Promise<void> => {
@@ -391,7 +395,7 @@ export class PodWorker {
   }
 
   private downwardContext(podIP: string): DownwardContext {
-    return { podIP, hostIP: this.d.node.hostIP, hostIPs: this.d.node.hostIPs, allocatable: this.d.allocatable };
+    return { podIP, podIPs: podIP ? [podIP, ...this.extraPodIPs] : undefined, hostIP: this.d.node.hostIP, hostIPs: this.d.node.hostIPs, allocatable: this.d.allocatable };
   }
 
   private async startContainer(c: Container, kind: ContainerKind, state: PodRuntimeState, sandboxId: string, sandboxConfig: PodSandboxConfigIn, podIP: string, volumes: Map<string, SetUpVolume>): Promise<void> {
