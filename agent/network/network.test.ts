@@ -173,7 +173,7 @@ test('reconciler: waits for its podCIDR, then writes the conflist, forwarding an
   await admin.create('/api/v1/nodes', { metadata: { name: 'n1' }, spec: {}, status: status('192.0.2.1') });
   await net.start();
   try {
-    const own = await until(() => net.podCIDR, 'own conflist');
+    const own = await until(() => net.podCIDRs[0], 'own conflist');
     const conflist = JSON.parse(fs.readFileSync(path.join(dir, 'cni', '10-tskube.conflist'), 'utf8'));
     assert.equal(conflist.plugins[0].ipam.ranges[0][0].subnet, own);
     assert.equal(fs.readFileSync(fwd, 'utf8').trim(), '1');
@@ -203,7 +203,7 @@ test('reconciler: waits for its podCIDR, then writes the conflist, forwarding an
     const periodic = new PodNetwork({ mode: 'host-gw', nodeName: 'n1', nodeIP: '192.0.2.1', client: admin, cniConfDir: path.join(dir, 'cni'), log: createLogger('t', { sink: () => {} }), ip, iptables, ipForwardFile: fwd, resyncMs: 300 });
     await periodic.start();
     try {
-      await until(() => periodic.podCIDR, 'second instance synced');
+      await until(() => periodic.podCIDRs[0], 'second instance synced');
       await new Promise((r) => setTimeout(r, 100)); // its first pass is done: only a periodic one can restore
       ip.table.delete(n3);
       const restores = iptables.restores.length;

@@ -75,9 +75,6 @@ export class PodNetwork {
   private ready = false;
   /** The podCIDRs the conflist holds, once written (primary first). */
   podCIDRs: string[] = [];
-  get podCIDR(): string | undefined {
-    return this.podCIDRs[0];
-  }
 
   constructor(private readonly o: PodNetworkOptions) {
     this.ip = o.ip ?? execIp;
