@@ -20,7 +20,6 @@ import readline from 'node:readline';
 import { startApiServer } from '../apiserver/main.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
-import { waitFor } from '../e2e/proc.js';
 import { REPO } from '../e2e/harness.js';
 import { servicePortBase } from '../proxy/nftables/names.js';
 import { groupChainOf } from '../proxy/nftables/groups.js';
@@ -66,6 +65,8 @@ class ProxyProcess {
   readonly child: ChildProcess;
   readonly events: SyncEvent[] = [];
   startedAt = 0;
+  /** Who waits for the next sync event (see next()). */
+  private waiter: (() => void) | undefined;
   constructor(kubeconfig: string) {
     const mode = MODE === 'nftables' ? 'nftables' : 'iptables';
     this.child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/proxy-sync-proxy.ts'), kubeconfig, mode], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'], detached: true, env: { ...process.env, BENCH_IPT: MODE === 'legacy' ? 'legacy' : '' } });
@@ -73,7 +74,26 @@ class ProxyProcess {
       const e = JSON.parse(l) as SyncEvent | { ev: 'start'; at: number };
       if (e.ev === 'start') this.startedAt = e.at;
       else this.events.push(e);
+      this.waiter?.();
     });
+  }
+  /**
+   * The first sync event from index `from` on that matches, waited for without polling: a poll every millisecond
+   * wakes this process while the proxy works, and on a 2-core machine that preempts the very process being measured.
+   */
+  async next(from: number, match: (e: SyncEvent) => boolean, timeoutMs: number, what: string): Promise<SyncEvent> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.events.slice(from).find(match);
+      if (found) return found;
+      const left = deadline - Date.now();
+      if (left <= 0 || this.child.exitCode !== null) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, Math.min(left, 1000));
+        this.waiter = () => (clearTimeout(t), r());
+      });
+      this.waiter = undefined;
+    }
   }
   last(): SyncEvent | undefined {
     return this.events.at(-1);
@@ -129,7 +149,7 @@ async function main(): Promise<void> {
     }
     clearRules();
     const cold = new ProxyProcess(kubeconfig);
-    const first = await waitFor(() => cold.events.find((e) => e.full), BUDGET_MS, 5, `cold sync at ${n}`).catch(() => undefined);
+    const first = await cold.next(0, (e) => e.full, BUDGET_MS, `cold sync at ${n}`).catch(() => undefined);
     if (!first) {
       await cold.stop();
       rows.push({ services: n, coldMs: null, overBudgetMs: BUDGET_MS });
@@ -149,7 +169,7 @@ async function main(): Promise<void> {
       const gc0 = runnerGc.ms;
       await client.update(`/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${name}-x`, cur);
       const u1 = wallMs();
-      const ev = await waitFor(() => cold.events.slice(before).find((e) => !e.full && e.changed > 0), 60_000, 1, 'partial sync');
+      const ev = await cold.next(before, (e) => !e.full && e.changed > 0, 60_000, 'partial sync');
       changes.push(ev.end - u0);
       splits.push({ renderMs: ev.renderMs, applyMs: ev.applyMs, requestMs: u1 - u0, toProxierMs: ev.sliceAt - u0, toSyncMs: ev.begin - u0, apiserverGcMs: runnerGc.ms - gc0 });
       if (k === 0 && !inKernel(newIP, name, (await client.get(`/api/v1/namespaces/default/services/${name}`)).spec.clusterIP)) throw new Error(`${MODE}: the new endpoint ${newIP} is not in the kernel`);
@@ -158,7 +178,7 @@ async function main(): Promise<void> {
     await cold.stop();
     // A restart over its own rules: list, diff, converge (nftables) or restore everything again (iptables).
     const warm = new ProxyProcess(kubeconfig);
-    const restart = await waitFor(() => warm.events.find((e) => e.full), BUDGET_MS, 5, `restart sync at ${n}`);
+    const restart = await warm.next(0, (e) => e.full, BUDGET_MS, `restart sync at ${n}`);
     await warm.stop();
     rows.push({
       services: n,

@@ -14,6 +14,7 @@ import { Informer } from '../kube/informer.js';
 import type { Logger } from '../kube/log.js';
 import { endpointsOfSlices, LABEL_SERVICE_NAME, portKey, type Endpoint } from './model/endpoints.js';
 import { servicePorts, type ServicePort } from './model/service-port.js';
+import { slimEndpointSlice, slimService, TRIGGER_ANNOTATION } from './model/slim.js';
 import { conntrackDelete, conntrackFamily, conntrackListUdp, type Iptables } from './iptables/apply.js';
 import { nodeInternalIPs, nodeIPOf, ofFamily, type IPFamily } from './model/family.js';
 import { parseUdpFlows, staleUdpFilters, type UdpServicePort } from './conntrack.js';
@@ -61,7 +62,6 @@ export interface ProxierDeps {
 
 /** Upstream's informer selectors: Services for another proxy, and headless ones, are not ours. */
 const NOT_OURS = '!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless';
-const TRIGGER_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
 /** Upstream proxyutil.FullSyncPeriod: a full resync at least this often, whatever syncPeriod is. */
 export const FULL_SYNC_PERIOD_MS = 60 * 60_000;
 
@@ -120,6 +120,7 @@ export class Proxier {
     this.services = new Informer(d.client, {
       path: '/api/v1/services',
       labelSelector: NOT_OURS,
+      transform: slimService,
       onAdd: (o) => this.onService(o),
       onUpdate: (o) => this.onService(o),
       onDelete: (o) => this.onService(o, true),
@@ -128,6 +129,7 @@ export class Proxier {
     this.slices = new Informer(d.client, {
       path: '/apis/discovery.k8s.io/v1/endpointslices',
       labelSelector: NOT_OURS,
+      transform: slimEndpointSlice,
       onAdd: (o) => this.onSlice(o),
       onUpdate: (o) => this.onSlice(o),
       onDelete: (o) => this.onSlice(o, true),
