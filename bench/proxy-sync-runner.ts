@@ -87,7 +87,8 @@ class ProxyProcess {
       const found = this.events.slice(from).find(match);
       if (found) return found;
       const left = deadline - Date.now();
-      if (left <= 0 || this.child.exitCode !== null) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      if (this.child.exitCode !== null) throw new Error(`the proxy exited (${this.child.exitCode}) while waiting for ${what}`);
+      if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
       await new Promise<void>((r) => {
         const t = setTimeout(r, Math.min(left, 1000));
         this.waiter = () => (clearTimeout(t), r());
