@@ -1,15 +1,13 @@
 // The methods of the gRPC services in a .proto file, parsed with protobufjs:
 // each method's path and its message (de)serializers. Messages convert as
-// @grpc/proto-loader's serializers do (the options proto/gen assumes), so
-// the CRI client needs no gRPC library to build them. A .json file is
+// @grpc/proto-loader's serializers do (the options proto/gen assumes:
+// message-codec.ts), so the CRI client needs no gRPC library to build them. A .json file is
 // protobufjs's descriptor of a .proto (`npm run gen:proto`): read in a third
 // of the time the .proto text takes to parse, on the kubelet's start path.
 import fs from 'node:fs';
 import path from 'node:path';
 import protobuf from 'protobufjs';
-
-/** keepCase is a parse option; these are proto-loader's conversion options (--longs=String --enums=String --defaults --oneofs). */
-const CONVERSION: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, oneofs: true };
+import { messageCodec } from './message-codec.js';
 
 export interface ProtoMethod {
   /** `/package.Service/Method`, the HTTP/2 :path of a call. */
@@ -23,9 +21,6 @@ export interface ProtoMethod {
   serializeResponse: (o: object) => Buffer;
   deserializeRequest: (b: Buffer) => object;
 }
-
-const serializer = (t: protobuf.Type) => (o: object): Buffer => Buffer.from(t.encode(t.fromObject(o)).finish());
-const deserializer = (t: protobuf.Type) => (b: Buffer): object => t.toObject(t.decode(b), CONVERSION);
 
 /** Parses a .proto file, its imports resolved under `includeDir`, field names as written. */
 export function parseProto(file: string, includeDir: string): protobuf.Root {
@@ -46,17 +41,17 @@ export function loadServices(file: string, includeDir: string): Map<string, Map<
         const full = child.fullName.slice(1);
         const methods = new Map<string, ProtoMethod>();
         for (const m of child.methodsArray) {
-          const req = m.resolvedRequestType!;
-          const res = m.resolvedResponseType!;
+          const req = messageCodec(m.resolvedRequestType!);
+          const res = messageCodec(m.resolvedResponseType!);
           methods.set(m.name, {
             path: `/${full}/${m.name}`,
             name: m.name,
             requestStream: !!m.requestStream,
             responseStream: !!m.responseStream,
-            serialize: serializer(req),
-            deserialize: deserializer(res),
-            serializeResponse: serializer(res),
-            deserializeRequest: deserializer(req),
+            serialize: req.encode,
+            deserialize: res.decode,
+            serializeResponse: res.encode,
+            deserializeRequest: req.decode,
           });
         }
         out.set(full, methods);
