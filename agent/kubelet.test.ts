@@ -355,3 +355,36 @@ test('activeDeadlineSeconds: past it the pod is killed with a DeadlineExceeded e
   assert.equal(st.reason, 'DeadlineExceeded');
   assert.equal(st.message, 'Pod was active on the node longer than the specified deadline');
 });
+
+test("a relist that shows what the pod's last sync started from syncs nothing; one that shows more syncs it", async () => {
+  rt.pullable.add('reg/app:1');
+  const k = newKubelet(60_000);
+  await k.start();
+  const p = pod('settled', {});
+  k.setSource('file', [p]);
+  const uid = p.metadata!.uid!;
+  const w = k.workers.get(uid)!;
+  await waitFor(() => w.lastState?.containers.some((c) => c.state === 'running'));
+  await w.idle();
+  // The pod's own reads: ListPodSandbox filtered by its UID.
+  const reads = () => rt.calls.filter((c) => c.method === 'ListPodSandbox' && c.req.filter?.label_selector?.['io.kubernetes.pod.uid'] === uid).length;
+  const pleg = (k as unknown as { pleg: { relist(): Promise<unknown> } }).pleg;
+  // The first relist sees the sandbox and container the first sync made: news to it, so a second sync reads them.
+  let before = reads();
+  await pleg.relist();
+  await w.idle();
+  assert.equal(reads(), before + 1, 'the relist after the start syncs the pod');
+  // The PLEG reporting the pod again with the same state (its previous relist was older): nothing new to act on.
+  const onRelist = (k as unknown as { onRelist(u: string[], s: unknown, f: Map<string, string>): void }).onRelist.bind(k);
+  const snap = (await pleg.relist()) as { sandboxes: { id: string; state: string }[]; containers: { id: string; state: string }[] };
+  const now = `${[...snap.sandboxes.map((s) => `s:${s.id}:${s.state}`), ...snap.containers.map((c) => `c:${c.id}:${c.state}`)].sort().join(',')}`;
+  before = reads();
+  onRelist([uid], snap, new Map([[uid, now]]));
+  await w.idle();
+  assert.equal(reads(), before, 'the same state is not read again');
+  // The container exited: a changed fingerprint syncs the pod, which restarts it.
+  for (const id of [...rt.containers.keys()]) rt.exit(id, 1);
+  await pleg.relist();
+  await waitFor(() => rt.count('CreateContainer') === 2);
+  assert.ok(reads() > before);
+});

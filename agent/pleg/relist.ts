@@ -3,7 +3,7 @@
 import type { CriClient } from '../cri/client.js';
 import type { Container, PodSandbox } from '../cri/types.js';
 import type { Logger } from '../../kube/log.js';
-import { L_POD_UID } from '../pods/labels.js';
+import { fingerprintsByPod } from './fingerprint.js';
 
 export interface RuntimeSnapshot {
   sandboxes: PodSandbox[];
@@ -25,7 +25,8 @@ export class Pleg {
   constructor(
     private readonly cri: CriClient,
     private readonly log: Logger,
-    private readonly onChange: (uids: string[], snap: RuntimeSnapshot) => void,
+    /** The pods whose fingerprint changed since the last relist, and every pod's fingerprint now. */
+    private readonly onChange: (uids: string[], snap: RuntimeSnapshot, fingerprints: Map<string, string>) => void,
     private readonly periodMs = 1000,
   ) {}
 
@@ -51,14 +52,14 @@ export class Pleg {
       const [sandboxes, containers] = await Promise.all([this.cri.listPodSandbox(), this.cri.listContainers()]);
       const snap: RuntimeSnapshot = { sandboxes, containers, at: Date.now() };
       this.snapshot = snap;
-      const now = fingerprints(snap);
+      const now = fingerprintsByPod(sandboxes, containers);
       const changed: string[] = [];
       for (const [uid, fp] of now) if (this.prev.get(uid) !== fp) changed.push(uid);
       for (const uid of this.prev.keys()) if (!now.has(uid)) changed.push(uid);
       this.prev = now;
       this.lastRelistMs = performance.now() - t0;
       this.onRelisted?.(this.lastRelistMs / 1000);
-      this.onChange(changed, snap);
+      this.onChange(changed, snap, now);
       return snap;
     } catch (e) {
       this.log.warn(`PLEG relist failed: ${(e as Error).message}`);
@@ -67,17 +68,4 @@ export class Pleg {
       this.relisting = false;
     }
   }
-}
-
-function fingerprints(s: RuntimeSnapshot): Map<string, string> {
-  const parts = new Map<string, string[]>();
-  const add = (uid: string | undefined, v: string): void => {
-    if (!uid) return;
-    let l = parts.get(uid);
-    if (!l) parts.set(uid, (l = []));
-    l.push(v);
-  };
-  for (const sb of s.sandboxes) add(sb.labels[L_POD_UID], `s:${sb.id}:${sb.state}`);
-  for (const c of s.containers) add(c.labels[L_POD_UID], `c:${c.id}:${c.state}`);
-  return new Map([...parts].map(([uid, l]) => [uid, l.sort().join(',')]));
 }

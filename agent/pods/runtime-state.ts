@@ -5,6 +5,7 @@ import { terminationMessage } from './termination-message.js';
 import type { ActualResources } from './resize.js';
 import type { Container as CriContainer, ContainerStatus, PodSandbox } from '../cri/types.js';
 import { A_CONTAINER_HASH, A_POD_TERMINATION_GRACE, A_RESTART_COUNT, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './labels.js';
+import { podFingerprint } from '../pleg/fingerprint.js';
 
 export type CState = 'created' | 'running' | 'exited' | 'unknown';
 
@@ -46,6 +47,8 @@ export interface SandboxInfo {
 
 export interface PodRuntimeState {
   uid: string;
+  /** The PLEG's fingerprint of the lists this was read from (agent/pleg/fingerprint.ts); unset in hand-made states. */
+  fingerprint?: string;
   /** newest first */
   sandboxes: SandboxInfo[];
   /** newest first */
@@ -140,7 +143,7 @@ export async function readPodState(cri: CriClient, uid: string, podLabel: string
   ).filter((x): x is ContainerInfo => x !== undefined);
   sandboxes.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
   containers.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
-  return { uid, sandboxes, containers };
+  return { uid, fingerprint: podFingerprint(sbs, cs), sandboxes, containers };
 }
 
 /** A CRI answer, or undefined when the object went away between the list and the status call. */

@@ -123,7 +123,7 @@ export class PodWorker {
    */
   private async etcHostsMount(dir: string, c: Container, podIP: string): Promise<{ container_path: string; host_path: string; readonly: boolean } | undefined> {
     const hostNetwork = this.pod.spec?.hostNetwork === true;
-    const podIPs = hostNetwork ? (this.d.node.hostIPs ?? [this.d.node.hostIP]).filter(Boolean) : podIP ? [podIP, ...this.extraPodIPs] : [];
+    const podIPs = hostNetwork ? (this.d.node.hostIPs ?? [this.d.node.hostIP]).filter(Boolean) : this.podIPs(podIP);
     if (!mountsEtcHosts(c, podIPs)) return undefined;
     let nodeHosts: string | undefined;
     if (hostNetwork) {
@@ -165,6 +165,17 @@ export class PodWorker {
     return new Promise((r) => this.terminatedWaiters.push(r));
   }
 
+  /**
+   * The PLEG's fingerprint of the runtime state the last sync started from: a relist showing the same has nothing
+   * this worker has not acted on (upstream's pod workers sync from the PLEG's cache instead of reading again).
+   */
+  private syncedFingerprint: string | undefined;
+
+  /** Whether a relist's fingerprint of this pod is news to it: a sync reads the state again and acts on it. */
+  relisted(fingerprint: string): boolean {
+    return this.phase !== 'syncing' || this.syncedFingerprint === undefined || fingerprint !== this.syncedFingerprint;
+  }
+
   requestSync(): void {
     if (this.phase === 'terminated') return;
     this.dirty = true;
@@ -195,6 +206,8 @@ export class PodWorker {
         this.syncCount++;
         this.d.onSynced?.(this);
       } catch (e) {
+        // Not acted on: the next relist syncs it again, whatever it shows.
+        this.syncedFingerprint = undefined;
         this.d.log.error(`sync of pod ${this.fullName} failed, will retry: ${(e as Error).message}`, { podUID: this.uid });
         this.wakeIn(this.phase === 'terminating' ? 1000 : 5000);
       }
@@ -214,6 +227,7 @@ export class PodWorker {
     const label = this.fullName;
     const state = await readPodState(this.d.cri, this.uid, label);
     this.observe(state);
+    this.syncedFingerprint = state.fingerprint;
     if (!this.evicted && !this.admitted) {
       const rejected = this.d.admit?.(this.pod);
       if (rejected) {
@@ -394,8 +408,13 @@ export class PodWorker {
     return `${this.uid}/${c.name}/${containerHash(c)}`;
   }
 
+  /** The pod's addresses: its primary IP first, then the sandbox's additional ones (dual stack); none before it has one. */
+  private podIPs(podIP: string): string[] {
+    return podIP ? [podIP, ...this.extraPodIPs] : [];
+  }
+
   private downwardContext(podIP: string): DownwardContext {
-    return { podIP, podIPs: podIP ? [podIP, ...this.extraPodIPs] : undefined, hostIP: this.d.node.hostIP, hostIPs: this.d.node.hostIPs, allocatable: this.d.allocatable };
+    return { podIP, podIPs: podIP ? this.podIPs(podIP) : undefined, hostIP: this.d.node.hostIP, hostIPs: this.d.node.hostIPs, allocatable: this.d.allocatable };
   }
 
   private async startContainer(c: Container, kind: ContainerKind, state: PodRuntimeState, sandboxId: string, sandboxConfig: PodSandboxConfigIn, podIP: string, volumes: Map<string, SetUpVolume>): Promise<void> {
