@@ -13,6 +13,7 @@ import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { startNodeSync, type NodeSync } from '../agent/node/node-sync.js';
 import { firstIPv4 } from '../kube/platform.js';
+import { familyOfText } from '../kube/cidr.js';
 import { tlsBootstrap } from '../agent/node/tls-bootstrap.js';
 import { ClientCertRotation } from '../agent/node/cert-rotation.js';
 import { PodNetwork } from '../agent/network/network.js';
@@ -171,8 +172,8 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
       ? new PodNetwork({
           mode: cfg.podNetwork,
           nodeName: cfg.nodeName,
-          nodeIP: hostIPs.find((ip) => !ip.includes(':')),
-          nodeIP6: hostIPs.find((ip) => ip.includes(':')),
+          nodeIP: hostIPs.find((ip) => familyOfText(ip) === 'IPv4'),
+          nodeIP6: hostIPs.find((ip) => familyOfText(ip) === 'IPv6'),
           client,
           cniConfDir: cfg.cniConfDir,
           ipamDir: cfg.cniIpamDir || undefined,
