@@ -474,7 +474,7 @@ export class Kubelet {
     for (const uid of uids) {
       const w = this.workers.get(uid);
       if (w) {
-        if (w.relisted(fingerprints.get(uid) ?? '')) w.requestSync();
+        w.relisted(fingerprints.get(uid) ?? '', snap.at);
         continue;
       }
       if (!this.sourcesReady || this.desired.has(uid)) continue;

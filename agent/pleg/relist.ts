@@ -8,6 +8,7 @@ import { fingerprintsByPod } from './fingerprint.js';
 export interface RuntimeSnapshot {
   sandboxes: PodSandbox[];
   containers: Container[];
+  /** When the lists were answered, on the monotonic clock (performance.now(), ms): wall time may step back. */
   at: number;
 }
 
@@ -50,7 +51,7 @@ export class Pleg {
     const t0 = performance.now();
     try {
       const [sandboxes, containers] = await Promise.all([this.cri.listPodSandbox(), this.cri.listContainers()]);
-      const snap: RuntimeSnapshot = { sandboxes, containers, at: Date.now() };
+      const snap: RuntimeSnapshot = { sandboxes, containers, at: performance.now() };
       this.snapshot = snap;
       const now = fingerprintsByPod(sandboxes, containers);
       const changed: string[] = [];

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { computePodActions, containerHash, initContainerActions, legacyContainerHash } from './actions.js';
+import { computePodActions, containerHash, initContainerActions, isIdle, legacyContainerHash } from './actions.js';
 import type { ContainerInfo, PodRuntimeState, SandboxInfo } from './runtime-state.js';
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
 
@@ -232,4 +232,14 @@ test('podFinished: every container exited under Never, exited 0 under OnFailure;
   assert.equal(podFinished(pod('OnFailure'), st(c('a', 'exited'), c('b', 'exited', 2))), false);
   assert.equal(podFinished(pod('OnFailure'), st(c('a', 'exited'), c('b', 'exited'))), true);
   assert.equal(podFinished(pod('Always'), st(c('a', 'exited'), c('b', 'exited'))), false);
+});
+
+test('isIdle: a running pod is; a new pod, an exited container to restart, a changed one to kill are not', () => {
+  const pod = mkPod();
+  assert.equal(isIdle(computePodActions(pod, state([sb()], [ct(pod, 'a'), ct(pod, 'b')]))), true);
+  assert.equal(isIdle(computePodActions(pod, state([], []))), false);
+  assert.equal(isIdle(computePodActions(pod, state([sb()], [ct(pod, 'a', { state: 'exited', exitCode: 1 }), ct(pod, 'b')]))), false);
+  assert.equal(isIdle(computePodActions(pod, state([sb()], [ct(pod, 'a', { hash: 'deadbeef' }), ct(pod, 'b')]))), false);
+  const done = mkPod({ restartPolicy: 'OnFailure' });
+  assert.equal(isIdle(computePodActions(done, state([sb()], [ct(done, 'a', { state: 'exited' }), ct(done, 'b', { state: 'exited' })]))), false, 'its sandbox is still to stop');
 });

@@ -38,6 +38,11 @@ export interface PodActions {
   containersToResize: { container: Container; id: string }[];
 }
 
+/** Nothing to start, stop, create or resize: what a sync would do with the state is report it. */
+export function isIdle(a: PodActions): boolean {
+  return !a.killPod && !a.createSandbox && !a.initToStart.length && !a.ephemeralToStart.length && !a.containersToStart.length && !a.containersToKill.length && !a.containersToResize.length;
+}
+
 /**
  * Upstream's HashContainer since 1.31: only the name and the image. Every other field of a pod's container is
  * immutable in the API, and a static pod's new content is a new pod, so hashing more only restarts containers

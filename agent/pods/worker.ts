@@ -9,7 +9,7 @@ import type { CriClient } from '../cri/client.js';
 import type { PodSandboxConfigIn } from '../cri/types.js';
 import type { Logger } from '../../kube/log.js';
 import type { EventRecorder, ObjectRef } from '../../kube/events.js';
-import { computePodActions, containerHash, podFinished, type ProbeResults } from './actions.js';
+import { computePodActions, containerHash, isIdle, podFinished, type PodActions, type ProbeResults } from './actions.js';
 import { Backoff } from './backoff.js';
 import type { DnsConfig, DnsEvent } from './dns.js';
 import { etcHostsContent, mountsEtcHosts } from './etc-hosts.js';
@@ -166,17 +166,34 @@ export class PodWorker {
   }
 
   /**
-   * The PLEG's fingerprint of the runtime state the last sync started from: a relist showing the same has nothing
-   * this worker has not acted on (upstream's pod workers sync from the PLEG's cache instead of reading again).
+   * The runtime state a sync acted on, or read right after its starts and found nothing left to do with: its PLEG
+   * fingerprint and when its read began. A relist showing the same, or answered before that read, is no news: as
+   * upstream's pod workers sync from the PLEG's cache instead of reading again.
    */
-  private syncedFingerprint: string | undefined;
+  private handled: { fingerprint: string; at: number } | undefined;
+  /** The newest relist that reported this pod since its last sync. */
+  private pendingRelist: { fingerprint: string; at: number } | undefined;
+  /** A sync was asked for something other than a relist (the pod, a timer, the kubelet). */
+  private wanted = false;
 
-  /** Whether a relist's fingerprint of this pod is news to it: a sync reads the state again and acts on it. */
-  relisted(fingerprint: string): boolean {
-    return this.phase !== 'syncing' || this.syncedFingerprint === undefined || fingerprint !== this.syncedFingerprint;
+  /** The PLEG saw this pod change: its fingerprint then, and when the relist's lists were answered (monotonic ms). */
+  relisted(fingerprint: string, at: number): void {
+    if (!this.pendingRelist || at >= this.pendingRelist.at) this.pendingRelist = { fingerprint, at };
+    this.wake();
+  }
+
+  /** Whether a relist may show what no sync has seen (a relist at the same millisecond as the read counts as news). */
+  private isNews(r: { fingerprint: string; at: number }): boolean {
+    const h = this.handled;
+    return this.phase !== 'syncing' || !h || (r.fingerprint !== h.fingerprint && r.at >= h.at);
   }
 
   requestSync(): void {
+    this.wanted = true;
+    this.wake();
+  }
+
+  private wake(): void {
     if (this.phase === 'terminated') return;
     this.dirty = true;
     if (!this.running) this.running = this.loop().finally(() => (this.running = undefined));
@@ -196,6 +213,10 @@ export class PodWorker {
   private async loop(): Promise<void> {
     while (this.dirty && this.phase !== 'terminated') {
       this.dirty = false;
+      const relist = this.pendingRelist;
+      this.pendingRelist = undefined;
+      if (!this.wanted && relist && !this.isNews(relist)) continue;
+      this.wanted = false;
       try {
         if (this.phase === 'terminating') {
           await this.killAndRemove();
@@ -207,7 +228,7 @@ export class PodWorker {
         this.d.onSynced?.(this);
       } catch (e) {
         // Not acted on: the next relist syncs it again, whatever it shows.
-        this.syncedFingerprint = undefined;
+        this.handled = undefined;
         this.d.log.error(`sync of pod ${this.fullName} failed, will retry: ${(e as Error).message}`, { podUID: this.uid });
         this.wakeIn(this.phase === 'terminating' ? 1000 : 5000);
       }
@@ -225,9 +246,10 @@ export class PodWorker {
 
   private async sync(): Promise<void> {
     const label = this.fullName;
+    const readAt = performance.now();
     const state = await readPodState(this.d.cri, this.uid, label);
     this.observe(state);
-    this.syncedFingerprint = state.fingerprint;
+    this.handled = state.fingerprint === undefined ? undefined : { fingerprint: state.fingerprint, at: readAt };
     if (!this.evicted && !this.admitted) {
       const rejected = this.d.admit?.(this.pod);
       if (rejected) {
@@ -238,9 +260,7 @@ export class PodWorker {
     }
     if (await this.enforceActiveDeadline(state)) return;
     this.admitResize();
-    // Finished here: terminal for the actions even before the apiserver's copy of the pod says so.
-    const pod = this.finished && !['Succeeded', 'Failed'].includes(this.runningPod.status?.phase ?? '') ? { ...this.runningPod, status: { ...(this.runningPod.status ?? {}), phase: 'Succeeded' } } : this.runningPod;
-    const actions = computePodActions(pod, state, this.d.probes);
+    const actions = this.actionsFor(state);
     const grace = this.pod.spec?.terminationGracePeriodSeconds ?? 30;
 
     if (actions.killPod) {
@@ -301,7 +321,19 @@ export class PodWorker {
     await this.resize(actions.containersToResize, label);
     for (const c of actions.containersToStart) await start(c, 'container');
     // Report what was just started or resized now rather than after the next relist (up to a period later).
-    if (actions.createSandbox || actions.ephemeralToStart.length > 0 || actions.initToStart.length > 0 || actions.containersToStart.length > 0 || actions.containersToResize.length > 0) this.observe(await readPodState(this.d.cri, this.uid, label));
+    if (actions.createSandbox || actions.ephemeralToStart.length > 0 || actions.initToStart.length > 0 || actions.containersToStart.length > 0 || actions.containersToResize.length > 0) {
+      const readAt = performance.now();
+      const after = await readPodState(this.d.cri, this.uid, label);
+      this.observe(after);
+      // Nothing left to do with it: the relists of what this sync made are no news (no second sync to read them).
+      if (after.fingerprint !== undefined && isIdle(this.actionsFor(after))) this.handled = { fingerprint: after.fingerprint, at: readAt };
+    }
+  }
+
+  /** What the pod needs done given a runtime state; a pod finished here is terminal even before the apiserver's copy says so. */
+  private actionsFor(state: PodRuntimeState): PodActions {
+    const pod = this.finished && !['Succeeded', 'Failed'].includes(this.runningPod.status?.phase ?? '') ? { ...this.runningPod, status: { ...(this.runningPod.status ?? {}), phase: 'Succeeded' } } : this.runningPod;
+    return computePodActions(pod, state, this.d.probes);
   }
 
   /**
