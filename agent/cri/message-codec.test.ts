@@ -5,6 +5,7 @@ import path from 'node:path';
 import protobuf from 'protobufjs';
 import { assetPath } from '../../kube/assets.js';
 import { messageCodec, type MessageCodec } from './message-codec.js';
+import { seededRandom as rng } from '../../kube/seeded-random.js';
 
 // The reference: protobufjs's own conversions with proto-loader's options, as the CRI client used them before.
 const CONVERSION: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, oneofs: true };
@@ -19,18 +20,6 @@ const TYPES: protobuf.Type[] = [];
     if (c instanceof protobuf.Namespace || c instanceof protobuf.Type) walk(c as protobuf.NamespaceBase);
   }
 })(root);
-
-/** A seeded generator, so that a failure names a case that can be run again. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomValue(f: protobuf.Field, rand: () => number, depth: number): unknown {
   const pick = <T,>(xs: T[]): T => xs[Math.floor(rand() * xs.length)]!;

@@ -5,18 +5,10 @@ import { servicePorts, type ServicePort } from '../model/service-port.js';
 import { endpointsOfSlices, type Endpoint } from '../model/endpoints.js';
 import { NODE, slice, svc, type Ep } from '../model/fixtures.js';
 import type { IPFamily } from '../model/family.js';
+import { seededRandom } from '../../kube/seeded-random.js';
 
 /** A small deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = seededRandom;
 
 /** The IPv6 twin of an IPv4 address or CIDR ("10.1.2.3" → "fd00::10:1:2:3", "/8" → "/104"), for an IPv6 world. */
 export function v6(ip: string): string {
