@@ -2,10 +2,11 @@
 // conversions of @grpc/proto-loader (longs and enums as strings, defaults
 // filled in), byte for byte what protobufjs's fromObject+encode and
 // decode+toObject give (message-codec.test.ts holds it to that). protobufjs
-// reads the schema and does the wire work (its Reader and Writer); what it
+// reads the schema and does the wire work (its Reader and Writer); what this
 // does not do is build a message instance between the object and the wire,
-// nor generate code per type at first use: under the kubelet's baseline-only
-// compiler that was a fifth of its CPU per pod started (docs/benchmarks.md).
+// nor generate code per type at first use (22 ms over the first calls of a
+// pod's start, which a starting kubelet then ran in the interpreter:
+// `npm run bench:cri-codec`, docs/benchmarks.md).
 import protobuf from 'protobufjs';
 
 export interface MessageCodec {
@@ -14,7 +15,6 @@ export interface MessageCodec {
 }
 
 const { Long } = protobuf.util as unknown as { Long: typeof import('long').default };
-const BASIC = protobuf.types.basic as Record<string, number | undefined>;
 const PACKED = protobuf.types.packed as Record<string, number | undefined>;
 const LIMIT = protobuf.util.recursionLimit;
 type Obj = Record<string, unknown>;
@@ -33,7 +33,7 @@ interface Scalar {
 
 type LongT = import('long').default;
 
-/** A 64-bit value in decimal, as Long's toString gives it (whose arithmetic in JavaScript was a sixth of a decode). */
+/** A 64-bit value in decimal, as Long's toString gives it (its arithmetic in JavaScript was a sixth of a list's decode). */
 function decimal(l: LongT, unsigned: boolean): string {
   const hi = l.high;
   const lo = l.low >>> 0;
