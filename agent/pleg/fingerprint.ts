@@ -1,7 +1,7 @@
 // What the PLEG compares between relists: for each pod, its sandboxes' and
 // containers' IDs and states as the runtime lists them. A pod whose
-// fingerprint changed has an event; a pod worker whose last sync started from
-// the same fingerprint has already seen it. Pure.
+// fingerprint changed has an event; a pod worker that has already acted on a
+// read with the same fingerprint skips it (worker.ts). Pure.
 import { L_POD_UID } from '../pods/labels.js';
 
 interface Listed {
