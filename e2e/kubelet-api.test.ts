@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { APP_IMAGE, e2eSkipReason, REPO } from './harness.js';
-import { sh, start, stopPid, waitFor } from './proc.js';
+import { alive, sh, start, stopPid, waitFor } from './proc.js';
 import { clusterSkip, TestCluster } from './cluster.js';
 
 const skip = clusterSkip(e2eSkipReason());
@@ -197,7 +197,17 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
       assert.equal(tail.length, 3);
       for (const l of tail) assert.match(l, /^seq \d+ p+$/);
       // How far -f got by now depends on rotation timing; let it run over several more files.
-      await waitFor(() => followedSeqs(out).length >= 400, 60_000, 200, '-f to follow 400 lines');
+      await waitFor(
+        () => {
+          const n = followedSeqs(out).length;
+          if (n >= 400) return true;
+          // Say how far it got, and whether kubectl gave up, should this time out.
+          throw new Error(`${n} lines so far${alive(f.pid) ? '' : `; kubectl exited: ${fs.readFileSync(out, 'utf8').split('\n').filter((l) => !l.startsWith('seq ')).join(' | ')}`}`);
+        },
+        60_000,
+        200,
+        '-f to follow 400 lines',
+      );
     } finally {
       await stopPid(f.pid, 2000);
     }

@@ -3,6 +3,7 @@
 // and its CRI log file streamed to the client.
 import path from 'node:path';
 import type { ServerResponse } from 'node:http';
+import { CriError } from '../cri/client.js';
 import { podLogDir } from '../pods/cri-config.js';
 import { containerInstances, findPod, HttpError, type ServerHost } from './host.js';
 import { streamLog, tailRange, type LogOptions } from './logs.js';
@@ -71,12 +72,17 @@ export async function serveContainerLogs(host: ServerHost, res: ServerResponse, 
   res.on('close', () => (closed = true));
   // Only the current, running instance can grow; a finished one is read to its end.
   const follow = o.follow && !o.previous && pick.state === 'running';
+  // A runtime error other than NotFound (a busy containerd's deadline) keeps the stream going a few times in a row,
+  // as upstream's waitLogs retries its watcher's errors: a follow that ends on one slow call looks like an exit.
+  let errors = 0;
   const alive = async (): Promise<boolean> => {
     if (closed) return false;
     try {
-      return (await host.cri.containerStatus(pick.id)).state === 'CONTAINER_RUNNING';
-    } catch {
-      return false;
+      const running = (await host.cri.containerStatus(pick.id)).state === 'CONTAINER_RUNNING';
+      errors = 0;
+      return running;
+    } catch (e) {
+      return !(e instanceof CriError && e.notFound) && ++errors <= 5;
     }
   };
   await streamLog(

@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
-import { CriClient } from '../cri/client.js';
+import * as grpc from '@grpc/grpc-js';
+import { CriClient, CriError } from '../cri/client.js';
 import { FakeRuntime } from '../cri/fake-runtime.js';
 import { Kubelet } from '../kubelet.js';
 import { KubeletMetrics } from '../metrics.js';
@@ -32,6 +33,8 @@ let cri: CriClient;
 let kubelet: Kubelet;
 let server: RunningKubeletServer;
 let debugOff: RunningKubeletServer;
+let host: ServerHost;
+let webLog: string;
 let streaming: http.Server;
 const seenUpgrades: { url: string; headers: http.IncomingHttpHeaders }[] = [];
 const reviews = { tokens: 0, sars: [] as KObj[] };
@@ -104,9 +107,10 @@ before(async () => {
   kubelet.setSource('file', [pod]);
   await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'), 5000, 20);
   const logDir = path.join(podLogDir(node.podLogsDir, pod), 'main');
-  fs.writeFileSync(path.join(logDir, '0.log'), ['2026-12-02T10:00:00Z stdout F first', '2026-12-02T10:00:01Z stderr F second', '2026-12-02T10:00:02Z stdout F third'].join('\n') + '\n');
+  webLog = path.join(logDir, '0.log');
+  fs.writeFileSync(webLog, ['2026-12-02T10:00:00Z stdout F first', '2026-12-02T10:00:01Z stderr F second', '2026-12-02T10:00:02Z stdout F third'].join('\n') + '\n');
 
-  const host: ServerHost = { nodeName: 'n1', cri, podLogsDir: node.podLogsDir, log: logs, metrics, pods: () => kubelet.desiredPods(), waitingReason: () => undefined, configz: () => ({ port: 10250 }), healthChecks: [alwaysOk('ping'), alwaysOk('log'), syncLoopCheck(() => kubelet.pleg.enteredAt, 60_000)] };
+  host = { nodeName: 'n1', cri, podLogsDir: node.podLogsDir, log: logs, metrics, pods: () => kubelet.desiredPods(), waitingReason: () => undefined, configz: () => ({ port: 10250 }), healthChecks: [alwaysOk('ping'), alwaysOk('log'), syncLoopCheck(() => kubelet.pleg.enteredAt, 60_000)] };
   const cert = await loadServingCert({ certDir: path.join(dir, 'pki'), hostnames: ['n1'], ips: ['127.0.0.1'] });
   const auth = new KubeletAuth({ anonymous: false, webhookAuthn: true, tokenCacheTtlMs: 120_000, mode: 'Webhook', authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000, client: fakeApi });
   const common = { host, auth, stats: new StatsProvider(cri, 'n1', dir), cert, clientCA: fs.readFileSync(path.join(dir, 'ca.crt')), address: '127.0.0.1', port: 0 };
@@ -178,6 +182,46 @@ test('containerLogs: output, tail, timestamps, and upstream errors', async () =>
   assert.deepEqual(await l('?tailLines=-2'), { code: 400, body: 'tailLines: Invalid value: -2: must be greater than or equal to 0\n' });
   assert.deepEqual(await get(server, '/containerLogs/default/nope/main', { who: alice }), { code: 404, body: 'pod "nope" does not exist\n' });
   assert.deepEqual(await get(server, '/containerLogs/default/web-n1/other', { who: alice }), { code: 404, body: 'container "other" not found in pod "web-n1"\n' });
+});
+
+test('containerLogs follow: a failing ContainerStatus does not end the stream; NotFound does', async () => {
+  const before = fs.readFileSync(webLog);
+  const realCri = host.cri;
+  const checks: number[] = [];
+  let code = grpc.status.DEADLINE_EXCEEDED;
+  let armed = false;
+  // Only the API's runtime handle fails, once the stream is under way: the kubelet's own syncs keep the real one.
+  host.cri = Object.assign(Object.create(realCri) as CriClient, {
+    containerStatus: async (id: string) => {
+      if (!armed) return realCri.containerStatus(id);
+      checks.push(code);
+      throw new CriError('ContainerStatus', code, `${code} for ${id}`);
+    },
+  });
+  try {
+    let body = '';
+    const ended = new Promise<number>((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port: server.port, path: '/containerLogs/default/web-n1/main?follow=true', rejectUnauthorized: false, ...alice }, (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    await waitFor(() => body.endsWith('third\n'), 10_000, 20, 'the log so far');
+    armed = true;
+    await waitFor(() => checks.length >= 2, 10_000, 20, 'two failed status checks');
+    fs.appendFileSync(webLog, '2026-12-02T10:00:03Z stdout F fourth\n');
+    await waitFor(() => body.endsWith('fourth\n'), 10_000, 20, 'the line written after the failures');
+    code = grpc.status.NOT_FOUND;
+    assert.equal(await ended, 200);
+    assert.equal(body, 'first\nsecond\nthird\nfourth\n');
+    assert.equal(checks.at(-1), grpc.status.NOT_FOUND, 'the stream ended on NotFound');
+  } finally {
+    host.cri = realCri;
+    fs.writeFileSync(webLog, before);
+  }
 });
 
 test('stats/summary and metrics/resource come from CRI container stats', async () => {

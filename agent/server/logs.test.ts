@@ -110,6 +110,30 @@ test('follow streams appended lines, moves to the new file after rotation, and e
   fs.rmSync(d, { recursive: true });
 });
 
+test('follow asks whether the container runs only once its log has been quiet, not on every write', async () => {
+  const d = tmp();
+  const f = path.join(d, '0.log');
+  fs.writeFileSync(f, '');
+  let asked = 0;
+  let running = true;
+  let out = '';
+  const done = streamLog(f, 0, { follow: true, timestamps: false }, { write: (s) => ((out += s), true), closed: false, drain: async () => undefined }, async () => (asked++, running));
+  // 40 writes 10 ms apart: each wakes the stream, none leaves it quiet for the 1 s wait.
+  for (let i = 0; i < 40; i++) {
+    fs.appendFileSync(f, `2026-12-02T10:00:00Z stdout F l${i}\n`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  for (let i = 0; i < 200 && !out.includes('l39\n'); i++) await new Promise((r) => setTimeout(r, 10));
+  const whileWriting = asked;
+  running = false;
+  await done;
+  assert.equal(out.split('\n').length - 1, 40);
+  // Before, every wake-up asked (about one per write); a stalled machine may leave a gap or two.
+  assert.ok(whileWriting <= 2, `asked ${whileWriting} times during 40 writes`);
+  assert.ok(asked > whileWriting, 'asked once the log went quiet, and ended');
+  fs.rmSync(d, { recursive: true });
+});
+
 test('follow does not skip a file rotated in between when it falls behind by two rotations; nor re-reads older ones', async () => {
   const d = tmp();
   const f = path.join(d, '0.log');

@@ -170,7 +170,9 @@ function renderLines(data: Buffer, o: LogOptions, room: number): { pieces: Buffe
 /**
  * Streams a log file from `start` to its end; with follow, keeps going while
  * `alive()` says the container may still write, reopening the path when the
- * file is rotated away. Returns when done, the limit is reached or the sink closes.
+ * file is rotated away. `alive()` is asked only once the file has been quiet for
+ * a wait (upstream's waitLogs): a chatty container's log is not a runtime call
+ * per write. Returns when done, the limit is reached or the sink closes.
  */
 export async function streamLog(file: string, start: number, o: LogOptions, sink: LogSink, alive: () => Promise<boolean>, end = Infinity): Promise<void> {
   let fd = await fsp.open(file, 'r');
@@ -178,6 +180,8 @@ export async function streamLog(file: string, start: number, o: LogOptions, sink
   let pos = start;
   let room = o.limitBytes ?? Infinity;
   let carry = Buffer.alloc(0);
+  // The last wait for a change timed out: only then is the container asked whether it still runs.
+  let quiet = false;
   // One write per read: per-line writes would make every line an HTTP chunk.
   const emit = async (chunk: Buffer): Promise<boolean> => {
     const data = carry.length ? Buffer.concat([carry, chunk]) : chunk;
@@ -204,20 +208,25 @@ export async function streamLog(file: string, start: number, o: LogOptions, sink
       // At the end: rotated away? then continue with the new file at the same path.
       const now = await fsp.stat(file).catch(() => undefined);
       if (now && now.ino !== ino) {
+        // Opened first: if the new file is rotated away again before we get to it, keep the old one and look again.
+        const next = await fsp.open(file, 'r').catch(() => undefined);
+        if (!next) continue;
         // Lines the runtime wrote to the old file before it reopened come first.
         for (let r = await fd.read(chunk, 0, chunk.length, pos); r.bytesRead > 0; r = await fd.read(chunk, 0, chunk.length, pos)) {
           pos += r.bytesRead;
-          if (!(await emit(chunk.subarray(0, r.bytesRead)))) return;
+          if (!(await emit(chunk.subarray(0, r.bytesRead)))) return void (await next.close());
         }
         await fd.close();
+        fd = next;
         // Rotated more than once since we looked (a slow reader): uncompressed rotated files newer than ours were
         // written after it and before the current one; read them whole so their lines are not skipped. Ours is
         // found by inode; if it was already compressed, every uncompressed one is newer.
         const plain = [];
         for (const f of await rotatedPlain(file)) plain.push({ f, ino: (await fsp.stat(f).catch(() => undefined))?.ino });
         const ours = plain.findIndex((x) => x.ino === ino);
+        const nextIno = (await fd.stat()).ino;
         for (const { f, ino: fino } of plain.slice(ours + 1)) {
-          if (fino === undefined || fino === now.ino) continue;
+          if (fino === undefined || fino === nextIno) continue;
           const mid = await fsp.open(f, 'r').catch(() => undefined);
           if (!mid) continue;
           try {
@@ -230,13 +239,12 @@ export async function streamLog(file: string, start: number, o: LogOptions, sink
             await mid.close();
           }
         }
-        fd = await fsp.open(file, 'r');
-        ino = (await fd.stat()).ino;
+        ino = nextIno;
         pos = 0;
         carry = Buffer.alloc(0);
         continue;
       }
-      if (!(await alive())) {
+      if (quiet && !(await alive())) {
         // One last read: the runtime may have flushed after we looked.
         const { bytesRead: last } = await fd.read(chunk, 0, chunk.length, pos);
         if (last > 0) {
@@ -246,7 +254,7 @@ export async function streamLog(file: string, start: number, o: LogOptions, sink
         }
         return;
       }
-      await waitForChange(file, 1000);
+      quiet = !(await waitForChange(file, 1000));
     }
   } finally {
     await fd.close().catch(() => undefined);
@@ -261,19 +269,19 @@ async function rotatedPlain(file: string): Promise<string[]> {
   return names.filter((f) => f.startsWith(`${base}.`) && !f.endsWith('.gz') && !f.endsWith('.tmp')).sort().map((f) => path.join(dir, f));
 }
 
-/** Resolves on the next change to the file (or its directory, for rotation), or after `ms`. */
-function waitForChange(file: string, ms: number): Promise<void> {
+/** Resolves true on the next change to the file (or its directory, for rotation), false after `ms` without one. */
+function waitForChange(file: string, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
     let w: fs.FSWatcher | undefined;
-    const done = (): void => {
+    const done = (changed: boolean): void => {
       clearTimeout(t);
       w?.close();
-      resolve();
+      resolve(changed);
     };
-    const t = setTimeout(done, ms);
+    const t = setTimeout(() => done(false), ms);
     try {
-      w = fs.watch(file, { persistent: false }, done);
-      w.on('error', done);
+      w = fs.watch(file, { persistent: false }, () => done(true));
+      w.on('error', () => done(false));
     } catch {
       /* vanished: the timer decides */
     }
