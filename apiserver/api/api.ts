@@ -525,7 +525,7 @@ export class Api {
     let { items, rv } = this.store.list(storagePrefix(r, ns));
     if (opts.exactResourceVersion !== undefined && opts.exactResourceVersion !== rv) {
       const at = opts.exactResourceVersion;
-      items = [...this.stateAt(r, storagePrefix(r, ns), at).values()].sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name}`));
+      items = [...this.stateAt(r, storagePrefix(r, ns), at).values()].map((o) => ({ o, k: listKey(o) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map((x) => x.o);
       rv = at;
     }
     let start = '';
@@ -539,15 +539,25 @@ export class Api {
         throw errors.badRequest('continue key is not valid: illegal base64 data');
       }
     }
-    const matched = items.filter(match);
-    const after = start ? matched.filter((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}` > start) : matched;
+    // Items come in key order, the order `start` was taken in: a page starts after it by binary search, and is
+    // matched only as far as it reaches (one item more tells whether there is a next page).
+    let i = start ? firstAfter(items, start) : 0;
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
-    const page = after.slice(0, limit);
+    const page: Obj[] = [];
+    let more = false;
+    for (; i < items.length; i++) {
+      if (!match(items[i]!)) continue;
+      if (page.length === limit) {
+        more = true;
+        break;
+      }
+      page.push(items[i]!);
+    }
     const meta: Obj = { resourceVersion: String(listRv) };
-    if (after.length > page.length) {
-      const last = page[page.length - 1]!;
-      meta.continue = Buffer.from(JSON.stringify({ start: `${last.metadata.namespace ?? ''}/${last.metadata.name}`, rv: listRv })).toString('base64url');
-      meta.remainingItemCount = after.length - page.length;
+    if (more) {
+      meta.continue = Buffer.from(JSON.stringify({ start: listKey(page[page.length - 1]!), rv: listRv })).toString('base64url');
+      // As upstream: the count is known only when no selector filters what remains.
+      if (!opts.labelSelector && !opts.fieldSelector) meta.remainingItemCount = items.length - i;
     }
     return { kind: r.listKind, apiVersion: apiVersionOf(r), metadata: meta, items: page.map(clone) };
   }
@@ -907,4 +917,19 @@ export class Api {
     return this.store.watch(prefix, 0, onEvent);
   }
 
+}
+
+/** A listed object's place in its list: `<namespace>/<name>`, the part of its storage key after the resource. */
+const listKey = (o: Obj): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** Index of the first item (in key order) whose list key is past `start`. */
+function firstAfter(items: readonly Obj[], start: string): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (listKey(items[mid]!) <= start) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -4,6 +4,7 @@
 // acknowledged to a client survives a restart.
 import fs from 'node:fs';
 import path from 'node:path';
+import { KeyIndex } from './key-index.js';
 
 export type Obj = Record<string, any>;
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -53,6 +54,8 @@ export interface StoreOptions {
 
 export class Store {
   private readonly objects = new Map<string, Obj>();
+  /** The same keys by resource, sorted: lists read their own range. */
+  private readonly index = new KeyIndex();
   private readonly history: StoreEvent[] = [];
   private readonly watchers = new Set<{ prefix: string; fn: (e: StoreEvent) => void }>();
   private rev = 0;
@@ -96,10 +99,11 @@ export class Store {
           throw new Error(`${file}: line ${i + 1} is corrupt`);
         }
         if (r.t === 'put') {
+          if (!this.objects.has(r.k)) this.index.add(r.k);
           this.objects.set(r.k, r.o!);
           this.setSize(r.k, line.length);
         } else {
-          this.objects.delete(r.k);
+          if (this.objects.delete(r.k)) this.index.remove(r.k);
           this.setSize(r.k, 0);
         }
         this.logBytes += line.length + 1;
@@ -193,11 +197,13 @@ export class Store {
     return this.objects.get(key);
   }
 
-  /** Objects whose key starts with prefix, in key order, and the RV they are consistent at. */
+  /**
+   * Objects whose key starts with prefix, in key order (byte order, as etcd's: within one resource that is the order
+   * of `<namespace>/<name>`), and the RV they are consistent at.
+   */
   list(prefix: string): { items: Obj[]; rv: number } {
     const items: Obj[] = [];
-    for (const [k, o] of this.objects) if (k.startsWith(prefix)) items.push(o);
-    items.sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
+    this.index.forEach(prefix, (k) => items.push(this.objects.get(k)!));
     return { items, rv: this.rev };
   }
 
@@ -208,6 +214,7 @@ export class Store {
     this.rev++;
     this.persist('put', key, this.rev, json);
     this.objects.set(key, o);
+    this.index.add(key);
     this.setSize(key, json.length);
     this.emit('ADDED', key, o, json.length);
     this.maybeCompact();
@@ -241,6 +248,7 @@ export class Store {
     this.persist('del', key, this.rev);
     const before = this.sizes.get(key) ?? 0;
     this.objects.delete(key);
+    this.index.remove(key);
     this.setSize(key, 0);
     this.emit('DELETED', key, o, before, cur);
     this.maybeCompact();
@@ -264,10 +272,6 @@ export class Store {
     this.watchers.add(w);
     return () => this.watchers.delete(w);
   }
-}
-
-function keyOf(o: Obj): string {
-  return `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 }
 
 function withRv(obj: Obj, rv: number): Obj {
