@@ -387,4 +387,31 @@ test("relists of what a pod's sync made or already read are no news: no second r
   for (const id of [...rt.containers.keys()]) rt.exit(id, 1);
   await pleg.relist();
   await waitFor(() => rt.count('CreateContainer') === 2);
+  // Four reads of the pod's state, one PodSandboxStatus: asked once, right after RunPodSandbox.
+  await w.idle();
+  assert.ok(reads() >= 4);
+  assert.equal(rt.count('PodSandboxStatus'), 1);
+  assert.ok(w.lastState?.sandboxes[0]?.ip, 'the reads still give the sandbox its IP');
+});
+
+test('a new sandbox has its status asked once; the old one is forgotten', async () => {
+  rt.pullable.add('reg/app:1');
+  const k = newKubelet(60_000);
+  await k.start();
+  const p = pod('resandboxed', {});
+  k.setSource('file', [p]);
+  const w = k.workers.get(p.metadata!.uid!)!;
+  await waitFor(() => w.lastState?.containers.some((c) => c.state === 'running'));
+  await w.idle();
+  assert.equal(rt.count('PodSandboxStatus'), 1);
+  const first = w.lastState!.sandboxes[0]!.id;
+  // The sandbox dies: the pod gets a new one (and its IP from the runtime), the old one's network is dropped.
+  rt.sandboxes.get(first)!.state = 'SANDBOX_NOTREADY';
+  for (const c of rt.containers.values()) if (c.sandboxId === first) rt.exit(c.id, 137);
+  await (k as unknown as { pleg: { relist(): Promise<unknown> } }).pleg.relist();
+  await waitFor(() => w.lastState?.sandboxes.some((s) => s.ready && s.id !== first));
+  await w.idle();
+  assert.equal(rt.count('PodSandboxStatus'), 2);
+  const networks = (w as unknown as { networks: Map<string, unknown> }).networks;
+  assert.deepEqual([...networks.keys()], [w.lastState!.sandboxes.find((s) => s.ready)!.id]);
 });

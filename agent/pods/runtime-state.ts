@@ -3,7 +3,7 @@
 import { CriError, type CriClient } from '../cri/client.js';
 import { terminationMessage } from './termination-message.js';
 import type { ActualResources } from './resize.js';
-import type { Container as CriContainer, ContainerStatus, PodSandbox } from '../cri/types.js';
+import type { Container as CriContainer, ContainerStatus, PodSandbox, PodSandboxStatusResponse } from '../cri/types.js';
 import { A_CONTAINER_HASH, A_POD_TERMINATION_GRACE, A_RESTART_COUNT, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './labels.js';
 import { podFingerprint } from '../pleg/fingerprint.js';
 
@@ -110,8 +110,27 @@ export function sandboxInfo(s: PodSandbox, ip = '', hostNetwork = false, additio
   };
 }
 
-/** GetPodStatus: sandboxes (with IPs) and containers (with exit codes) of one pod. */
-export async function readPodState(cri: CriClient, uid: string, podLabel: string): Promise<PodRuntimeState> {
+/** A ready sandbox's network as its status gave it: fixed for the sandbox's life (made once, at RunPodSandbox). */
+export interface SandboxNetwork {
+  ip: string;
+  hostNetwork: boolean;
+  additionalIps: string[];
+}
+
+/** What a PodSandboxStatus answer says of the sandbox's network. */
+export function sandboxNetwork(st: PodSandboxStatusResponse): SandboxNetwork {
+  return {
+    ip: st.status?.network?.ip ?? '',
+    hostNetwork: st.status?.linux?.namespaces?.options?.network === 'NODE',
+    additionalIps: (st.status?.network?.additional_ips ?? []).map((x) => x.ip ?? '').filter(Boolean),
+  };
+}
+
+/**
+ * GetPodStatus: sandboxes (with IPs) and containers (with exit codes) of one pod. `networks` (a pod worker's, by
+ * sandbox ID) spares the PodSandboxStatus call for ready sandboxes read before, and is kept to the listed ones.
+ */
+export async function readPodState(cri: CriClient, uid: string, podLabel: string, networks?: Map<string, SandboxNetwork>): Promise<PodRuntimeState> {
   const [sbs, cs] = await Promise.all([
     cri.listPodSandbox({ label_selector: { [L_POD_UID]: uid } }),
     cri.listContainers({ label_selector: { [L_POD_UID]: uid } }),
@@ -122,14 +141,18 @@ export async function readPodState(cri: CriClient, uid: string, podLabel: string
     await Promise.all(
       sbs.map(async (s) => {
         if (s.state !== 'SANDBOX_READY') return sandboxInfo(s);
-        const st = await goneIsUndefined(cri.podSandboxStatus(s.id, podLabel));
-        if (!st) return undefined;
-        const mode = st.status?.linux?.namespaces?.options?.network;
-        const more = (st.status?.network?.additional_ips ?? []).map((x) => x.ip ?? '').filter(Boolean);
-        return sandboxInfo(s, st.status?.network?.ip ?? '', mode === 'NODE', more);
+        let net = networks?.get(s.id);
+        if (!net) {
+          const st = await goneIsUndefined(cri.podSandboxStatus(s.id, podLabel));
+          if (!st) return undefined;
+          net = sandboxNetwork(st);
+          networks?.set(s.id, net);
+        }
+        return sandboxInfo(s, net.ip, net.hostNetwork, net.additionalIps);
       }),
     )
   ).filter((x): x is SandboxInfo => x !== undefined);
+  if (networks) for (const id of networks.keys()) if (!sbs.some((s) => s.id === id && s.state === 'SANDBOX_READY')) networks.delete(id);
   const containers = (
     await Promise.all(
       cs.map(async (c) => {

@@ -17,7 +17,7 @@ import type { ContainerManager } from '../cm/container-manager.js';
 import { linkContainerLog, removeContainerLogLinks } from './log-links.js';
 import { buildContainerConfig, buildSandboxConfig, linuxResources, podLogDir, type NodeContext } from './cri-config.js';
 import { resizableResources, sameResources, withAllocation, type Requirements, type ResizePending } from './resize.js';
-import { latestContainer, readPodState, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
+import { latestContainer, readPodState, sandboxNetwork, type ContainerInfo, type PodRuntimeState, type SandboxNetwork } from './runtime-state.js';
 import { containerMounts, MountError, podDir, type SetUpVolume, type VolumeManager } from '../volumes/volume-manager.js';
 import { SubPathError } from '../volumes/subpath.js';
 import { terminationMessageMount } from './termination-message.js';
@@ -171,6 +171,8 @@ export class PodWorker {
    * upstream's pod workers sync from the PLEG's cache instead of reading again.
    */
   private handled: { fingerprint: string; at: number } | undefined;
+  /** This pod's ready sandboxes' networks, by sandbox ID: asked of the runtime once per sandbox, not at every read. */
+  private readonly networks = new Map<string, SandboxNetwork>();
   /** The newest relist that reported this pod since its last sync. */
   private pendingRelist: { fingerprint: string; at: number } | undefined;
   /** A sync was asked for something other than a relist (the pod, a timer, the kubelet). */
@@ -247,7 +249,7 @@ export class PodWorker {
   private async sync(): Promise<void> {
     const label = this.fullName;
     const readAt = performance.now();
-    const state = await readPodState(this.d.cri, this.uid, label);
+    const state = await readPodState(this.d.cri, this.uid, label, this.networks);
     this.observe(state);
     this.handled = state.fingerprint === undefined ? undefined : { fingerprint: state.fingerprint, at: readAt };
     if (!this.evicted && !this.admitted) {
@@ -308,9 +310,10 @@ export class PodWorker {
         this.d.events.event(this.ref, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${(e as Error).message}`);
         throw e;
       }
-      const st = await this.d.cri.podSandboxStatus(sandboxId, label);
-      podIP = st.status?.network?.ip ?? '';
-      this.extraPodIPs = (st.status?.network?.additional_ips ?? []).map((x) => x.ip ?? '').filter(Boolean);
+      const net = sandboxNetwork(await this.d.cri.podSandboxStatus(sandboxId, label));
+      this.networks.set(sandboxId, net);
+      podIP = net.ip;
+      this.extraPodIPs = net.additionalIps;
       this.d.volumes.update(this.pod, this.downwardContext(podIP));
     }
     const start = async (c: Container, kind: ContainerKind): Promise<void> => {
@@ -323,7 +326,7 @@ export class PodWorker {
     // Report what was just started or resized now rather than after the next relist (up to a period later).
     if (actions.createSandbox || actions.ephemeralToStart.length > 0 || actions.initToStart.length > 0 || actions.containersToStart.length > 0 || actions.containersToResize.length > 0) {
       const readAt = performance.now();
-      const after = await readPodState(this.d.cri, this.uid, label);
+      const after = await readPodState(this.d.cri, this.uid, label, this.networks);
       this.observe(after);
       // Nothing left to do with it: the relists of what this sync made are no news (no second sync to read them).
       if (after.fingerprint !== undefined && isIdle(this.actionsFor(after))) this.handled = { fingerprint: after.fingerprint, at: readAt };
@@ -428,7 +431,7 @@ export class PodWorker {
     }
     if (state.containers.some((c) => c.state === 'running' || c.state === 'created') || state.sandboxes.some((s) => s.ready)) {
       await this.stopAll(state, this.evicted.graceSec ?? this.pod.spec?.terminationGracePeriodSeconds ?? 30, true);
-      this.lastState = await readPodState(this.d.cri, this.uid, this.fullName);
+      this.lastState = await readPodState(this.d.cri, this.uid, this.fullName, this.networks);
       // An evicted pod gives back what it held: its emptyDir volumes go, as upstream tears down a terminated pod's volumes.
       if (this.evicted.disruption) await this.d.volumes.tearDown(this.uid).catch((e: Error) => this.d.log.warn(`pod ${this.fullName}: tearing down volumes: ${e.message}`));
     }
@@ -648,7 +651,7 @@ export class PodWorker {
   /** Termination: graceful stop within what is left of the grace period, then removal. */
   private async killAndRemove(): Promise<void> {
     const label = this.fullName;
-    const state = await readPodState(this.d.cri, this.uid, label);
+    const state = await readPodState(this.d.cri, this.uid, label, this.networks);
     this.lastState = state;
     const elapsed = Math.floor((Date.now() - this.terminateStarted) / 1000);
     await this.stopAll(state, Math.max(this.terminateGraceSec - elapsed, 0), true);
