@@ -370,17 +370,17 @@ test("relists of what a pod's sync made or already read are no news: no second r
   const reads = () => rt.calls.filter((c) => c.method === 'ListPodSandbox' && c.req.filter?.label_selector?.['io.kubernetes.pod.uid'] === uid).length;
   assert.equal(reads(), 2);
   const pleg = (k as unknown as { pleg: { relist(): Promise<{ at: number } | undefined> } }).pleg;
-  const onRelist = (k as unknown as { onRelist(u: string[], s: unknown, f: Map<string, string>): void }).onRelist.bind(k);
+  const onRelist = (k as unknown as { onRelist(u: string[], s: unknown): void }).onRelist.bind(k);
   // The first relist sees the sandbox and the running container the read after the starts saw: nothing to do.
   const snap = (await pleg.relist())!;
   await w.idle();
   assert.equal(reads(), 2, 'the relist of what the sync made is not read again');
   // A relist answered before that read, showing less (only the sandbox): older than what the worker acted on.
-  onRelist([uid], { ...snap, at: 0 }, new Map([[uid, 's:x:SANDBOX_READY']]));
+  onRelist([uid], { ...snap, at: 0, fingerprints: new Map([[uid, 's:x:SANDBOX_READY']]) });
   await w.idle();
   assert.equal(reads(), 2, 'an older relist is no news');
   // The same fingerprint from a relist newer than the read: news, the pod syncs and reads.
-  onRelist([uid], { ...snap, at: performance.now() }, new Map([[uid, 's:x:SANDBOX_READY']]));
+  onRelist([uid], { ...snap, at: performance.now(), fingerprints: new Map([[uid, 's:x:SANDBOX_READY']]) });
   await waitFor(() => reads() === 3);
   await w.idle();
   // The container exits: the next relist syncs the pod, which starts it again.

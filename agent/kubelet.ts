@@ -19,7 +19,6 @@ import type { NodeContext } from './pods/cri-config.js';
 import { PodWorker } from './pods/worker.js';
 import { Pleg, type RuntimeSnapshot } from './pleg/relist.js';
 import { selectGarbage } from './pleg/gc.js';
-import { fingerprintsByPod } from './pleg/fingerprint.js';
 import { ProberManager } from './probes/manager.js';
 import type { ContainerView } from './probes/worker.js';
 import { operationType, type KubeletCounts, type KubeletMetrics } from './metrics.js';
@@ -119,7 +118,7 @@ export class Kubelet {
     });
     this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP, this.prober, o.node.hostIPs) : undefined;
     this.mirror = o.client && o.nodeUid ? new MirrorPods(o.client, o.node.nodeName, o.nodeUid, o.log) : undefined;
-    this.pleg = new Pleg(o.cri, o.log, (uids, snap, fps) => this.onRelist(uids, snap, fps), o.relistPeriodMs ?? 1000);
+    this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
     this.volumes = new VolumeManager({ rootDir: o.node.rootDir, log: o.log, objects: new ApiObjects(o.client), resyncMs: o.volumeResyncMs });
     this.services = o.client ? new Informer(o.client, { path: '/api/v1/services', onError: (e) => o.log.warn(`service watch: ${e.message}`) }) : undefined;
     this.runtimeClasses = o.client ? new RuntimeClasses(o.client, o.log) : undefined;
@@ -297,7 +296,7 @@ export class Kubelet {
     this.syncMirrors();
     // The last source answered late: pods no source wants can be cleaned up now.
     const snap = this.pleg.snapshot;
-    if (!wasReady && this.sourcesReady && snap) this.onRelist([...new Set(snap.sandboxes.map((sb) => sb.labels[L_POD_UID] ?? ''))].filter(Boolean), snap, fingerprintsByPod(snap.sandboxes, snap.containers));
+    if (!wasReady && this.sourcesReady && snap) this.onRelist([...new Set(snap.sandboxes.map((sb) => sb.labels[L_POD_UID] ?? ''))].filter(Boolean), snap);
   }
 
   /** Only what changed, as upstream's SyncLoop lines: a source reports all its pods on every change (O(pods) a line). */
@@ -465,7 +464,7 @@ export class Kubelet {
     }
   }
 
-  private onRelist(uids: string[], snap: RuntimeSnapshot, fingerprints: Map<string, string>): void {
+  private onRelist(uids: string[], snap: RuntimeSnapshot): void {
     // At start, on the first relist after every source has spoken: what pods left behind while the kubelet was down goes.
     if (!this.orphanDirsChecked && this.sourcesReady) {
       this.orphanDirsChecked = true;
@@ -474,7 +473,7 @@ export class Kubelet {
     for (const uid of uids) {
       const w = this.workers.get(uid);
       if (w) {
-        w.relisted(fingerprints.get(uid) ?? '', snap.at);
+        w.relisted(snap.fingerprints.get(uid) ?? '', snap.at);
         continue;
       }
       if (!this.sourcesReady || this.desired.has(uid)) continue;

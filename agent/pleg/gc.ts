@@ -10,7 +10,7 @@ export interface Garbage {
 }
 
 /** `active` are pod UIDs that have a live worker; everything else is unowned. */
-export function selectGarbage(snap: RuntimeSnapshot, active: Set<string>): Garbage {
+export function selectGarbage(snap: Pick<RuntimeSnapshot, 'sandboxes' | 'containers'>, active: Set<string>): Garbage {
   const containers: string[] = [];
   const byKey = new Map<string, RuntimeSnapshot['containers']>();
   for (const c of snap.containers) {

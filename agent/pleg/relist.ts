@@ -10,6 +10,8 @@ export interface RuntimeSnapshot {
   containers: Container[];
   /** When the lists were answered, on the monotonic clock (performance.now(), ms): wall time may step back. */
   at: number;
+  /** Each pod's fingerprint in these lists, by UID. */
+  fingerprints: Map<string, string>;
 }
 
 export class Pleg {
@@ -26,8 +28,8 @@ export class Pleg {
   constructor(
     private readonly cri: CriClient,
     private readonly log: Logger,
-    /** The pods whose fingerprint changed since the last relist, and every pod's fingerprint now. */
-    private readonly onChange: (uids: string[], snap: RuntimeSnapshot, fingerprints: Map<string, string>) => void,
+    /** The pods whose fingerprint changed since the last relist, and the relist. */
+    private readonly onChange: (uids: string[], snap: RuntimeSnapshot) => void,
     private readonly periodMs = 1000,
   ) {}
 
@@ -51,16 +53,16 @@ export class Pleg {
     const t0 = performance.now();
     try {
       const [sandboxes, containers] = await Promise.all([this.cri.listPodSandbox(), this.cri.listContainers()]);
-      const snap: RuntimeSnapshot = { sandboxes, containers, at: performance.now() };
-      this.snapshot = snap;
       const now = fingerprintsByPod(sandboxes, containers);
+      const snap: RuntimeSnapshot = { sandboxes, containers, at: performance.now(), fingerprints: now };
+      this.snapshot = snap;
       const changed: string[] = [];
       for (const [uid, fp] of now) if (this.prev.get(uid) !== fp) changed.push(uid);
       for (const uid of this.prev.keys()) if (!now.has(uid)) changed.push(uid);
       this.prev = now;
       this.lastRelistMs = performance.now() - t0;
       this.onRelisted?.(this.lastRelistMs / 1000);
-      this.onChange(changed, snap, now);
+      this.onChange(changed, snap);
       return snap;
     } catch (e) {
       this.log.warn(`PLEG relist failed: ${(e as Error).message}`);
