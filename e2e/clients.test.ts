@@ -16,12 +16,14 @@ describe('real clients against tskube apiserver', { skip: pythonClientSkip(e2eSk
   before(() => as.start(['--authorization-mode=Node,RBAC']));
   after(() => as.cleanup());
 
-  test('Python client: a watch=True watch from a resource_version sees a new object; a quiet watch ends on its timeout; dry_run="All" stores and deletes nothing', () => {
+  test('Python client: a watch=True watch from a resource_version sees a new object; a quiet watch ends on its timeout; dry_run="All" stores and deletes nothing; paged lists read one snapshot', () => {
     const out = sh('/usr/bin/python3', [path.join(REPO, 'e2e/clients/watch_dryrun.py'), as.kubeconfig], { netns: as.netns, timeoutMs: 60_000 });
     assert.match(out, /^watch: .*ADDED:py-watched$/m);
     assert.match(out, /^quiet: 0 events in [2-4] s$/m);
     assert.match(out, /^dry-create: py-dry answered, read is 404$/m);
     assert.match(out, /^dry-delete: still there: py-watched$/m);
+    // Pages after the first read the first page's snapshot: pg-3, deleted in between, is there; pg-9, made since, is not.
+    assert.match(out, /^paged: pg-0 pg-1 pg-2 pg-3 pg-4 at 1 resourceVersion\(s\); remaining counts: \[None, None, None\]$/m);
   });
 
   test('kubectl --dry-run=server create, apply and delete change nothing; diff leaves the object as it was', () => {

@@ -2,7 +2,8 @@
 // kubelet talks to containerd through a proxy that fails 30 % of
 // PodSandboxStatus, ContainerStatus and ListContainers calls (10 % of
 // ListPodSandbox) and stalls every call for 5 s twice a minute, while 30 pods
-// run (29 from a Deployment, one a hostNetwork static pod). Over the fault
+// run (29 from a Deployment, one a hostNetwork static pod), and the kubelet
+// restarts halfway. Over the fault
 // window (TSKUBE_FAULT_SECONDS, default 180) no sandbox is recreated, no
 // container restarted, no pod leaves Running; once the faults stop, every pod
 // is Ready again.
@@ -33,7 +34,7 @@ describe('CRI faults: a flaky runtime restarts nothing', { skip, timeout: (SECON
     await proxy?.stop();
   });
 
-  test(`30 pods through ${SECONDS} s of failed and stalled CRI calls: same sandboxes, same containers, no restarts, still Running; Ready again after`, async () => {
+  test(`30 pods through ${SECONDS} s of failed and stalled CRI calls and a kubelet restart: same sandboxes, same containers, no restarts, still Running; Ready again after`, async () => {
     fs.writeFileSync(
       path.join(cluster.node.manifests, 'etcd-like.yaml'),
       `apiVersion: v1
@@ -70,7 +71,15 @@ spec:
     let nextStall = Date.now() + 10_000;
     let nextTouch = Date.now();
     let touch = 0;
+    // Halfway, the kubelet restarts under the faults: its workers know no sandbox yet and ask PodSandboxStatus for
+    // each (later syncs have its answer and do not ask again).
+    let restartAt = Date.now() + (SECONDS * 1000) / 2;
     while (Date.now() < end) {
+      if (Date.now() >= restartAt) {
+        restartAt = Infinity;
+        await cluster.node.stopKubelet();
+        cluster.node.startKubelet([...cluster.kubeletFlags(), `--container-runtime-endpoint=unix://${path.join(cluster.node.dir, 'faulty.sock')}`]);
+      }
       if (Date.now() >= nextStall) {
         proxy.faults.stallUntil = Date.now() + 5000;
         nextStall = Date.now() + 30_000;

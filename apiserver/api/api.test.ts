@@ -184,6 +184,39 @@ test('list pages in byte order (etcd\'s): names the locale orders differently ar
   assert.equal(first.metadata.remainingItemCount, all.length - 1);
 });
 
+test('later pages are read as of the first page\'s resourceVersion; once that is gone, 410 Expired with a token to go on inconsistently', () => {
+  const api = new Api(new Store({ historySize: 20 }));
+  const r = pods(api);
+  for (let i = 0; i < 5; i++) api.create(r, 'default', podBody(`p${i}`));
+  const page1 = api.list(r, 'default', { limit: 2 });
+  // Between the pages: one listed later is changed, one deleted, one added at the end.
+  api.patch(r, 'default', 'p2', 'merge', { metadata: { labels: { changed: 'yes' } } });
+  api.delete(r, 'default', 'p3');
+  api.create(r, 'default', podBody('p9'));
+  const page2 = api.list(r, 'default', { limit: 2, continue: page1.metadata.continue });
+  assert.equal(page2.metadata.resourceVersion, page1.metadata.resourceVersion, 'the same snapshot');
+  assert.deepEqual(page2.items.map((p: any) => [p.metadata.name, p.metadata.labels.changed ?? '']), [['p2', ''], ['p3', '']]);
+  const page3 = api.list(r, 'default', { limit: 2, continue: page2.metadata.continue });
+  assert.deepEqual(page3.items.map((p: any) => p.metadata.name), ['p4']);
+  assert.equal(page3.metadata.continue, undefined);
+  // The history no longer reaches back to the first page: upstream's 410, and a token for the rest as it is now.
+  const again = api.list(r, 'default', { limit: 2 });
+  for (let i = 0; i < 30; i++) api.patch(r, 'default', 'p0', 'merge', { metadata: { labels: { n: String(i) } } });
+  let expired: ApiError | undefined;
+  try {
+    api.list(r, 'default', { limit: 2, continue: again.metadata.continue });
+  } catch (e) {
+    expired = e as ApiError;
+  }
+  assert.equal(expired?.code, 410);
+  const status = expired!.toStatus() as any;
+  assert.equal(status.reason, 'Expired');
+  assert.match(status.message, /^The provided continue parameter is too old to display a consistent list result\. You can start a new list without the continue parameter, or use the continue token in this response/);
+  const rest = api.list(r, 'default', { limit: 10, continue: status.metadata.continue });
+  assert.deepEqual(rest.items.map((p: any) => p.metadata.name), ['p2', 'p4', 'p9']);
+  assert.equal(rest.metadata.resourceVersion, String(api.list(r, 'default').metadata.resourceVersion), 'served at the current resourceVersion');
+});
+
 test('watch: from an RV replays later events; selector changes become ADDED/DELETED', () => {
   const api = newApi();
   const r = pods(api);

@@ -525,18 +525,29 @@ export class Api {
     let { items, rv } = this.store.list(storagePrefix(r, ns));
     if (opts.exactResourceVersion !== undefined && opts.exactResourceVersion !== rv) {
       const at = opts.exactResourceVersion;
-      items = [...this.stateAt(r, storagePrefix(r, ns), at).values()].map((o) => ({ o, k: listKey(o) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map((x) => x.o);
+      items = byListKey(this.stateAt(r, storagePrefix(r, ns), at).values());
       rv = at;
     }
     let start = '';
     let listRv = rv;
     if (opts.continue) {
+      let c: { start: string; rv: number };
       try {
-        const c = JSON.parse(Buffer.from(opts.continue, 'base64url').toString()) as { start: string; rv: number };
-        start = c.start;
-        listRv = c.rv;
+        c = JSON.parse(Buffer.from(opts.continue, 'base64url').toString()) as { start: string; rv: number };
       } catch {
         throw errors.badRequest('continue key is not valid: illegal base64 data');
+      }
+      start = c.start;
+      // Later pages are read as of the first page's resourceVersion, as etcd's snapshot reads; an inconsistent token
+      // (rv -1, handed out when that version was gone) goes on from the current state.
+      if (c.rv > 0 && c.rv !== rv) {
+        try {
+          items = byListKey(this.stateAt(r, storagePrefix(r, ns), c.rv).values());
+        } catch (e) {
+          if (!(e instanceof ApiError) || e.code !== 410) throw e;
+          throw new ApiError(410, 'Expired', CONTINUE_EXPIRED, undefined, { continue: continueToken(start, -1) });
+        }
+        listRv = c.rv;
       }
     }
     // Items come in key order, the order `start` was taken in: a page starts after it by binary search, and is
@@ -555,7 +566,7 @@ export class Api {
     }
     const meta: Obj = { resourceVersion: String(listRv) };
     if (more) {
-      meta.continue = Buffer.from(JSON.stringify({ start: listKey(page[page.length - 1]!), rv: listRv })).toString('base64url');
+      meta.continue = continueToken(listKey(page[page.length - 1]!), listRv);
       // As upstream: the count is known only when no selector filters what remains.
       if (!opts.labelSelector && !opts.fieldSelector) meta.remainingItemCount = items.length - i;
     }
@@ -921,6 +932,17 @@ export class Api {
 
 /** A listed object's place in its list: `<namespace>/<name>`, the part of its storage key after the resource. */
 const listKey = (o: Obj): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** Objects in list-key order (byte order, as the store's). */
+function byListKey(objs: Iterable<Obj>): Obj[] {
+  return [...objs].map((o) => ({ o, k: listKey(o) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map((x) => x.o);
+}
+
+const continueToken = (start: string, rv: number): string => Buffer.from(JSON.stringify({ start, rv })).toString('base64url');
+
+/** Upstream's text (etcd3 store) for a continue token whose resourceVersion was compacted away. */
+const CONTINUE_EXPIRED =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 /** Index of the first item (in key order) whose list key is past `start`. */
 function firstAfter(items: readonly Obj[], start: string): number {

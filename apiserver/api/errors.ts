@@ -11,12 +11,14 @@ export class ApiError extends Error {
     readonly reason: string,
     message: string,
     readonly details?: { name?: string; group?: string; kind?: string; causes?: Cause[]; retryAfterSeconds?: number },
+    /** The Status's ListMeta (an expired continue's new token). */
+    readonly listMeta?: { continue?: string },
   ) {
     super(message);
   }
 
   toStatus(): Record<string, unknown> {
-    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, ...(this.details ? { details: this.details } : {}), code: this.code };
+    return { kind: 'Status', apiVersion: 'v1', metadata: { ...this.listMeta }, status: 'Failure', message: this.message, reason: this.reason, ...(this.details ? { details: this.details } : {}), code: this.code };
   }
 }
 

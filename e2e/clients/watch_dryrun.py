@@ -39,3 +39,19 @@ except ApiException as e:
     print("dry-create:", made.metadata.name, "answered, read is", e.status)
 v1.delete_namespaced_config_map("py-watched", "default", dry_run="All")
 print("dry-delete: still there:", v1.read_namespaced_config_map("py-watched", "default").metadata.name)
+
+# Paging: pages after the first are as of the first page's resourceVersion, whatever changes in between.
+for i in range(5):
+    v1.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name=f"pg-{i}", labels={"paged": "yes"})))
+first = v1.list_namespaced_config_map("default", label_selector="paged=yes", limit=2)
+names = [c.metadata.name for c in first.items]
+v1.delete_namespaced_config_map("pg-3", "default")
+v1.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="pg-9", labels={"paged": "yes"})))
+token, rvs, remaining = first.metadata._continue, {first.metadata.resource_version}, [first.metadata.remaining_item_count]
+while token:
+    page = v1.list_namespaced_config_map("default", label_selector="paged=yes", limit=2, _continue=token)
+    names += [c.metadata.name for c in page.items]
+    rvs.add(page.metadata.resource_version)
+    remaining.append(page.metadata.remaining_item_count)
+    token = page.metadata._continue
+print("paged:", " ".join(names), "at", len(rvs), "resourceVersion(s); remaining counts:", remaining)
