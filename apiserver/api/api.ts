@@ -7,6 +7,7 @@ import { apiVersionOf, Registry, storageKey, storagePrefix, type ResourceDef } f
 import { CLEANUP_FINALIZER, crdStatus, defaultCrd, servedResources, validateCrdUpdate } from '../crd/definition.js';
 import { applySchemaDefaults, validateCustom } from '../crd/validation.js';
 import { ApiError, errors, type Cause } from './errors.js';
+import { firstIndex } from '../storage/key-index.js';
 import { validateObject } from './validate.js';
 import { addDefaultTolerations, applyDefaults } from './defaults.js';
 import { IpAllocator, PortAllocator, serviceCidrs } from './allocators.js';
@@ -522,14 +523,8 @@ export class Api {
       return { ...l, apiVersion: apiVersionOf(r), items: (l.items as Obj[]).map((o) => vw.v.fromStorage(o)) };
     }
     const match = this.matcher(r, opts);
-    let { items, rv } = this.store.list(storagePrefix(r, ns));
-    if (opts.exactResourceVersion !== undefined && opts.exactResourceVersion !== rv) {
-      const at = opts.exactResourceVersion;
-      items = byListKey(this.stateAt(r, storagePrefix(r, ns), at).values());
-      rv = at;
-    }
     let start = '';
-    let listRv = rv;
+    let token: number | undefined;
     if (opts.continue) {
       let c: { start: string; rv: number };
       try {
@@ -538,18 +533,24 @@ export class Api {
         throw errors.badRequest('continue key is not valid: illegal base64 data');
       }
       start = c.start;
-      // Later pages are read as of the first page's resourceVersion, as etcd's snapshot reads; an inconsistent token
-      // (rv -1, handed out when that version was gone) goes on from the current state.
-      if (c.rv > 0 && c.rv !== rv) {
-        try {
-          items = byListKey(this.stateAt(r, storagePrefix(r, ns), c.rv).values());
-        } catch (e) {
-          if (!(e instanceof ApiError) || e.code !== 410) throw e;
-          throw new ApiError(410, 'Expired', CONTINUE_EXPIRED, undefined, { continue: continueToken(start, -1) });
-        }
-        listRv = c.rv;
-      }
+      token = c.rv;
     }
+    // A past resourceVersion is read from the history: the one later pages of a list are read at, as etcd's snapshot
+    // reads (an inconsistent token, rv -1, handed out when that version was gone, goes on from the current state), or
+    // one asked for exactly.
+    const prefix = storagePrefix(r, ns);
+    const now = this.store.resourceVersion;
+    const fromToken = token !== undefined && token > 0;
+    const asked = fromToken ? token : opts.exactResourceVersion;
+    const at = asked !== undefined && asked !== now ? asked : undefined;
+    let items: Obj[];
+    try {
+      items = at === undefined ? this.store.list(prefix).items : byListKey(this.stateAt(r, prefix, at).values());
+    } catch (e) {
+      if (!fromToken || !(e instanceof ApiError) || e.code !== 410) throw e;
+      throw new ApiError(410, 'Expired', CONTINUE_EXPIRED, undefined, { continue: continueToken(start, -1) });
+    }
+    const listRv = at ?? now;
     // Items come in key order, the order `start` was taken in: a page starts after it by binary search, and is
     // matched only as far as it reaches (one item more tells whether there is a next page).
     let i = start ? firstAfter(items, start) : 0;
@@ -945,13 +946,4 @@ const CONTINUE_EXPIRED =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 /** Index of the first item (in key order) whose list key is past `start`. */
-function firstAfter(items: readonly Obj[], start: string): number {
-  let lo = 0;
-  let hi = items.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (listKey(items[mid]!) <= start) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const firstAfter = (items: readonly Obj[], start: string): number => firstIndex(items.length, (i) => listKey(items[i]!) <= start);

@@ -12,17 +12,20 @@ export function bucketOf(key: string): string {
   return b < 0 ? '' : key.slice(0, b + 1);
 }
 
-/** First index in sorted `xs` whose value is >= `x` (or > `x` when `after`). */
-export function lowerBound(xs: readonly string[], x: string, after = false): number {
+/** Binary search: the first index in [0, length) for which `before` is false (`before` holds for a prefix only). */
+export function firstIndex(length: number, before: (i: number) => boolean): number {
   let lo = 0;
-  let hi = xs.length;
+  let hi = length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (xs[mid]! < x || (after && xs[mid] === x)) lo = mid + 1;
+    if (before(mid)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
+
+/** First index in sorted `xs` whose value is >= `x` (or > `x` when `after`). */
+export const lowerBound = (xs: readonly string[], x: string, after = false): number => firstIndex(xs.length, (i) => xs[i]! < x || (after && xs[i] === x));
 
 export class KeyIndex {
   private readonly buckets = new Map<string, string[]>();
