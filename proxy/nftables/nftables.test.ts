@@ -13,6 +13,7 @@ import { NODE, slice, svc } from '../model/fixtures.js';
 import { randomChange, randomService, rng, World } from './random-world.js';
 import { SlotBlocks, SLOTS, slotMapName, slotRanges } from './slots.js';
 import { groupChainOf } from './groups.js';
+import { Commands, emptyListing, planFull } from './diff.js';
 
 // Upstream proxier_test conventions: pods in 10.0.0.0/8, cluster IPs in 172.30.0.0/16, this node "test-node".
 const ctx: RenderContext = { family: 'ip', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip saddr 10.0.0.0/8', notLocalMatch: 'ip saddr != 10.0.0.0/8', nodeIP: '192.168.0.2', nodePortIPs: ['192.168.0.2'], conntrackTCPLiberal: false };
@@ -380,6 +381,39 @@ test('cold start: a table left by another run converges in bounded transactions,
   const fresh = new KernelModel();
   await new NftSyncer(fresh, ctx).full(w.ports(), w.endpoints());
   assert.deepEqual(kernel.snapshot(), fresh.snapshot());
+});
+
+test('a full plan is handed out one transaction at a time: no more than one batch of commands is made ahead of what was taken', () => {
+  const r = rng(7);
+  const w = new World();
+  for (let i = 0; i < 300; i++) w.services.set(`ns/s${i}`, randomService(r, i));
+  for (let i = 0; i < 600; i++) randomChange(r, w, 300);
+  const blocks = new SlotBlocks();
+  const eps = w.endpoints();
+  const frags = [...w.ports()].map(([, sps]) => renderService(sps, eps, ctx, blocks));
+  // Counts the commands made so far.
+  let made = 0;
+  const cmd = new Commands('ip');
+  for (const k of Object.keys(cmd) as (keyof Commands)[]) {
+    const f = cmd[k];
+    if (typeof f === 'function') (cmd as unknown as Record<string, unknown>)[k] = (...a: unknown[]) => (made++, (f as (...x: unknown[]) => string)(...a));
+  }
+  const bound = 50;
+  const base = renderBase(ctx);
+  const plan = planFull(cmd, base, frags, emptyListing(), bound);
+  // The fixed objects come first and are not made by `cmd`.
+  let taken = -base.length;
+  let chunks = 0;
+  let ahead = 0;
+  for (let step = plan.next(); !step.done; step = plan.next()) {
+    chunks++;
+    taken += step.value.length;
+    ahead = Math.max(ahead, made - taken);
+  }
+  assert.ok(chunks > 20, `many transactions (${chunks})`);
+  assert.equal(made, taken, 'every command made is handed out');
+  // One batch under construction, plus the Service whose commands completed the one handed out.
+  assert.ok(ahead <= 2 * bound, `at most ~one batch made ahead of the transactions taken, was ${ahead} of ${made}`);
 });
 
 test('a failed transaction leaves the remembered state as it was: the change is sent again, and a full resync converges', async () => {

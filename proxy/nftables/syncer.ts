@@ -213,12 +213,15 @@ export class NftSyncer {
     for (const [svc, sps] of ports) if (sps.length) desired.set(svc, renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx, this.blocks, (b) => had.get(b)));
     const members = groupMembers(desired);
     const groups: Fragment = { ...emptyFragment(), chains: new Map([...members].map(([g, m]) => [g, groupRules(m)])) };
+    // Each transaction is sent before the next is planned: the cold sync holds one batch of commands at a time.
     const plan = planFull(this.cmd, renderBase(this.ctx), [...desired.values(), groups], listing, this.o.chunkOps ?? FULL_SYNC_CHUNK_OPS);
     let applyMs = 0;
     let ops = 0;
     let bytes = 0;
     let transactions = 0;
-    for (const chunk of plan.chunks) {
+    let step = plan.next();
+    for (; !step.done; step = plan.next()) {
+      const chunk = step.value;
       if (!chunk.length) continue;
       const text = chunk.join('\n') + '\n';
       const a0 = performance.now();
@@ -228,9 +231,7 @@ export class NftSyncer {
       bytes += text.length;
       transactions++;
     }
-    // Emptied in place: optimized code may keep the planner's context alive, and with it the array (measured: a cold
-    // sync's commands, ~2.5 KB per Service, held on after the sync).
-    plan.chunks.length = 0;
+    const retired = step.value;
     this.applied.clear();
     this.stale.clear();
     this.hairpinRefs.clear();
@@ -238,7 +239,7 @@ export class NftSyncer {
     Object.assign(this.totals, { services: 0, endpoints: 0, noLocalInternal: 0, noLocalExternal: 0 });
     for (const [svc, f] of desired) this.commit(svc, f);
     const at = this.now();
-    for (const c of plan.retired) this.stale.set(c, at);
+    for (const c of retired) this.stale.set(c, at);
     return { full: true, ops, transactions, bytes, renderMs: performance.now() - r0 - applyMs, applyMs };
   }
 }
