@@ -232,7 +232,10 @@ export function* planFull(cmd: Commands, base: string[], desired: Iterable<Fragm
   const wantPins = new Set<string>();
   for (const f of frags) for (const ip of f.hairpins) wantPins.add(ip);
   const havePins = new Set([...(listing.elements.get(HAIRPIN)?.keys() ?? [])].map((k) => k.split(' . ')[0]!));
-  for (const ip of wantPins) if (!havePins.has(ip)) push([cmd.addHairpin(ip)], true);
+  for (const ip of wantPins) {
+    if (!havePins.has(ip)) push([cmd.addHairpin(ip)], true);
+    yield* drain();
+  }
   yield* endPhase();
   yield* create((c) => !isEndpointChain(c));
   yield* fillAll((c) => !isEndpointChain(c));
@@ -250,16 +253,26 @@ export function* planFull(cmd: Commands, base: string[], desired: Iterable<Fragm
       yield* drain();
     }
   }
-  for (const d of staleSlots) push([d], true);
-  for (const ip of havePins) if (!wantPins.has(ip)) push([cmd.deleteHairpin(ip)], true);
+  for (const d of staleSlots) {
+    push([d], true);
+    yield* drain();
+  }
+  for (const ip of havePins) {
+    if (!wantPins.has(ip)) push([cmd.deleteHairpin(ip)], true);
+    yield* drain();
+  }
   yield* endPhase();
   const retired: string[] = [];
   for (const c of listing.chains) if (!wantChains.has(c)) {
     push([cmd.flushChain(c)], true);
     retired.push(c);
+    yield* drain();
   }
   yield* endPhase();
-  for (const s of listing.sets.keys()) if (!wantSets.has(s)) push([cmd.deleteSet(s)]);
+  for (const s of listing.sets.keys()) if (!wantSets.has(s)) {
+    push([cmd.deleteSet(s)]);
+    yield* drain();
+  }
   yield* endPhase();
   return retired;
 }
