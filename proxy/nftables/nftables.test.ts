@@ -388,6 +388,11 @@ test('a full plan is handed out one transaction at a time: no more than one batc
   const w = new World();
   for (let i = 0; i < 300; i++) w.services.set(`ns/s${i}`, randomService(r, i));
   for (let i = 0; i < 600; i++) randomChange(r, w, 300);
+  // Plain ones with ten endpoints each: a thousand hairpin pairs, every phase larger than a batch.
+  for (let i = 0; i < 100; i++) {
+    w.services.set(`ns/p${i}`, svc('ns', `p${i}`, { clusterIP: `172.31.0.${i}` }));
+    w.eps.set(`ns/p${i}`, Array.from({ length: 10 }, (_, k) => ({ ip: `10.9.${i}.${k + 1}` })));
+  }
   const blocks = new SlotBlocks();
   const eps = w.endpoints();
   const frags = [...w.ports()].map(([, sps]) => renderService(sps, eps, ctx, blocks));
