@@ -439,6 +439,25 @@ test('a failed transaction leaves the remembered state as it was: the change is 
   assert.deepEqual(kernel.snapshot(), fresh.snapshot());
 });
 
+test('a full sync failing halfway stops sending; the next full sync lists what got in and converges', async () => {
+  const r = rng(21);
+  const w = new World();
+  for (let i = 0; i < 120; i++) w.services.set(`ns/s${i}`, randomService(r, i));
+  for (let i = 0; i < 300; i++) randomChange(r, w, 120);
+  const kernel = new KernelModel();
+  let runs = 0;
+  kernel.failWhen = () => ++runs === 4;
+  const syncer = new NftSyncer(kernel, ctx, { chunkOps: 40 });
+  await assert.rejects(syncer.full(w.ports(), w.endpoints()), /injected/);
+  assert.equal(runs, 4, 'nothing sent after the failed transaction');
+  kernel.failWhen = undefined;
+  const st = await syncer.full(w.ports(), w.endpoints());
+  assert.ok(st.transactions > 1);
+  const fresh = new KernelModel();
+  await new NftSyncer(fresh, ctx).full(w.ports(), w.endpoints());
+  assert.deepEqual(kernel.snapshot(), fresh.snapshot());
+});
+
 test('a base chain left with another priority by an earlier version is remade (flush, delete, add) with the fixed objects', async () => {
   const kernel = new KernelModel();
   await kernel.run(['add table ip kube-proxy', 'add chain ip kube-proxy filter-input { type filter hook input priority -100 ; }', 'add rule ip kube-proxy filter-input accept'].join('\n'));
