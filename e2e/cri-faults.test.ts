@@ -3,10 +3,9 @@
 // PodSandboxStatus, ContainerStatus and ListContainers calls (10 % of
 // ListPodSandbox) and stalls every call for 5 s twice a minute, while 30 pods
 // run (29 from a Deployment, one a hostNetwork static pod), and the kubelet
-// restarts halfway. Over the fault
-// window (TSKUBE_FAULT_SECONDS, default 180) no sandbox is recreated, no
-// container restarted, no pod leaves Running; once the faults stop, every pod
-// is Ready again.
+// restarts halfway. Over the fault window (TSKUBE_FAULT_SECONDS, default 180)
+// no sandbox is recreated, no container restarted, no pod leaves Running; once
+// the faults stop, every pod is Ready again.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
