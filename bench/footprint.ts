@@ -8,7 +8,8 @@
 // - the kubelet of a node joined to the dev apiserver at 0, 30 and 110 API
 //   pods: RSS, its CPU per pod started, and its CPU per second once idle;
 // - `tskube proxy` and `tskube apiserver` idle RSS (the apiserver: start to serving);
-// - `tskube up` (everything in one process) with 3 pods: RSS, start to "tskube is up".
+// - `tskube up` (everything in one process) with 3 pods: RSS, start to "tskube is up";
+// - the floor of the CPU per API pod started: bench/pod-floor.ts, a bare script, in the kubelet's place.
 // The kubelet's and up's RSS is the median of 10 samples a second apart, after 5 s of settling; the joined kubelet's
 // again ~30 s after its pods ran (once V8's memory reducer has collected the scale-up's garbage). Every process runs
 // without NODE_EXTRA_CA_CERTS, as under systemd; one kubelet restart with it shows what it costs.
@@ -18,7 +19,7 @@ import path from 'node:path';
 import { APP_IMAGE, e2eSkipReason, REPO, TestNode } from '../e2e/harness.js';
 import { TestCluster } from '../e2e/cluster.js';
 import { UpNode } from '../e2e/up-node.js';
-import { waitFor } from '../e2e/proc.js';
+import { start, waitFor } from '../e2e/proc.js';
 import { podManifest, IDLE_CMD, runBench } from './bench-node.js';
 import { cpuSeconds, percentile, rssKiB } from './stats.js';
 
@@ -166,6 +167,50 @@ async function joinedNode(f: Partial<Figures>): Promise<void> {
   }
 }
 
+/**
+ * The floor of the kubelet's CPU per API pod started: bench/pod-floor.ts (a bare script doing the CRI start calls and
+ * one status patch per pod) in the kubelet's place, driven by the same apiserver, containerd and scale-up. Its CPU per
+ * pod, by step.
+ */
+async function podFloor(): Promise<Record<number, number>> {
+  const cluster = new TestCluster({ kubelet: false });
+  const perPod: Record<number, number> = {};
+  try {
+    await cluster.start(async (node) => void (await node.cri.pullImage(APP_IMAGE, null)));
+    const log = path.join(cluster.node.dir, 'pod-floor.log');
+    const steps = SIZES.filter((n) => n > 0);
+    const floor = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/pod-floor.ts'), cluster.as.kubeconfig, cluster.node.socket, cluster.node.name, cluster.node.podLogsDir, steps.join(',')], log, { netns: cluster.node.netns, cwd: REPO });
+    const lines = (): { ready?: true; pods?: number; cpuMs?: number }[] =>
+      fs
+        .readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { ready?: true; pods?: number; cpuMs?: number });
+    const died = floor.exited.then((code) => {
+      throw new Error(`bench/pod-floor.ts exited (${code}): ${fs.readFileSync(log, 'utf8').slice(-2000)}`);
+    });
+    died.catch(() => undefined);
+    const until = async (what: string, ok: () => boolean): Promise<void> => void (await Promise.race([waitFor(ok, 15 * 60_000, 200, what), died]));
+    try {
+      await until('pod-floor ready', () => lines().some((l) => l.ready));
+      cluster.kubectl(['create', 'deployment', 'load', `--image=${APP_IMAGE}`, '--replicas=0', '--', 'sleep', '36000']);
+      let prev = 0;
+      for (const n of steps) {
+        cluster.kubectl(['scale', 'deployment', 'load', `--replicas=${n}`]);
+        await until(`pod-floor: ${n} pods started`, () => lines().some((l) => l.pods === n));
+        perPod[n] = lines().find((l) => l.pods === n)!.cpuMs! / (n - prev);
+        prev = n;
+      }
+    } finally {
+      floor.child.kill('SIGKILL');
+      await floor.exited;
+    }
+  } finally {
+    await cluster.cleanup();
+  }
+  return perPod;
+}
+
 /** `tskube apiserver` alone: spawn to "serving on". */
 async function apiserverStart(f: Partial<Figures>): Promise<void> {
   const { ApiServerNode } = await import('../e2e/apiserver-node.js');
@@ -230,6 +275,8 @@ runBench(async () => {
     by[rt] = f as Figures;
     process.stderr.write(`${rt}: ${JSON.stringify(f)}\n`);
   }
+  const floor = await podFloor();
+  process.stderr.write(`floor: ${JSON.stringify(floor)}\n`);
   const big = SIZES[SIZES.length - 1]!;
   const rows: [string, (f: Figures) => number, string, string][] = [
     ['kubelet alone, idle: RSS', (f) => f.kubeletIdleMiB, 'MiB', '≤ 60 MiB'],
@@ -254,5 +301,11 @@ runBench(async () => {
     ['tskube up start → "tskube is up"', (f) => f.upStartMs, 'ms', ''],
   ];
   process.stdout.write(`tskube footprint: compiled (dist/, as users run it) vs through tsx (baseline), same run\n\n${table(rows, by)}\n`);
+  const kubelet = by.compiled ?? by.tsx!;
+  process.stdout.write(
+    `\nfloor of the CPU per API pod started (bench/pod-floor.ts in the kubelet's place: a bare script with its CRI and REST clients and engine settings; per pod a watch event, RunPodSandbox, PodSandboxStatus, CreateContainer, StartContainer, one status patch):\n${Object.entries(floor)
+      .map(([n, ms]) => `  →${n}: floor ${ms.toFixed(1)} ms; kubelet (${by.compiled ? 'compiled' : 'tsx'}) ${kubelet.cpuPerPodMs[Number(n)]!.toFixed(1)} ms = ${(kubelet.cpuPerPodMs[Number(n)]! / ms).toFixed(2)}× the floor; goal ≤ 10 ms`)
+      .join('\n')}\n`,
+  );
   process.stdout.write('\nprobe CPU goal (≤ 1.1× the bare-script floor at 110 pods × 2 probes/s): npm run bench:probes\n');
 });

@@ -6,9 +6,11 @@
 // iptables-nft) runs in its own process (bench/proxy-sync-proxy.ts):
 // 1. cold start: no rules in the kernel, from the informers' sync to the end
 //    of the first (full) sync;
-// 2. five one-endpoint changes: from the EndpointSlice update request to the
+// 2. one-endpoint changes (15 in nftables mode, 5 in iptables modes): from the EndpointSlice update request to the
 //    end of the sync that put the new endpoint in the kernel;
 // 3. a restart over its own rules (what a kube-proxy upgrade does);
+// and, in nftables mode, before the proxy starts, the floor of a change: the
+// same updates seen by a bare watcher (bench/proxy-sync-floor.ts);
 // with the proxy process's RSS and CPU (its own, and its nft/iptables
 // children's). A cold start longer than BENCH_COLD_BUDGET_MS ends the series.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -61,33 +63,33 @@ interface SyncEvent {
   gcMajor: number;
 }
 
-class ProxyProcess {
-  readonly child: ChildProcess;
-  readonly events: SyncEvent[] = [];
-  startedAt = 0;
-  /** Who waits for the next sync event (see next()). */
+/** A child printing one JSON object per line, kept as events; next() waits for one without polling. */
+class JsonLinesChild<E> {
+  readonly events: E[] = [];
+  /** Who waits for the next event (see next()). */
   private waiter: (() => void) | undefined;
-  constructor(kubeconfig: string) {
-    const mode = MODE === 'nftables' ? 'nftables' : 'iptables';
-    this.child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/proxy-sync-proxy.ts'), kubeconfig, mode], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'], detached: true, env: { ...process.env, BENCH_IPT: MODE === 'legacy' ? 'legacy' : '' } });
-    readline.createInterface({ input: this.child.stdout! }).on('line', (l) => {
-      const e = JSON.parse(l) as SyncEvent | { ev: 'start'; at: number };
-      if (e.ev === 'start') this.startedAt = e.at;
-      else this.events.push(e);
+  constructor(
+    readonly child: ChildProcess,
+    private readonly name: string,
+    take: (line: unknown) => E | undefined,
+  ) {
+    readline.createInterface({ input: child.stdout! }).on('line', (l) => {
+      const e = take(JSON.parse(l));
+      if (e !== undefined) this.events.push(e);
       this.waiter?.();
     });
   }
   /**
-   * The first sync event from index `from` on that matches, waited for without polling: a poll every millisecond
-   * wakes this process while the proxy works, and on a 2-core machine that preempts the very process being measured.
+   * The first event from index `from` on that matches, waited for without polling: a poll every millisecond wakes
+   * this process while the child works, and on a 2-core machine that preempts the very process being measured.
    */
-  async next(from: number, match: (e: SyncEvent) => boolean, timeoutMs: number, what: string): Promise<SyncEvent> {
+  async next(from: number, match: (e: E) => boolean, timeoutMs: number, what: string): Promise<E> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const found = this.events.slice(from).find(match);
       if (found) return found;
       const left = deadline - Date.now();
-      if (this.child.exitCode !== null) throw new Error(`the proxy exited (${this.child.exitCode}) while waiting for ${what}`);
+      if (this.child.exitCode !== null) throw new Error(`${this.name} exited (${this.child.exitCode}) while waiting for ${what}`);
       if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
       await new Promise<void>((r) => {
         const t = setTimeout(r, Math.min(left, 1000));
@@ -95,6 +97,20 @@ class ProxyProcess {
       });
       this.waiter = undefined;
     }
+  }
+}
+
+class ProxyProcess extends JsonLinesChild<SyncEvent> {
+  startedAt = 0;
+  constructor(kubeconfig: string) {
+    const mode = MODE === 'nftables' ? 'nftables' : 'iptables';
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/proxy-sync-proxy.ts'), kubeconfig, mode], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'], detached: true, env: { ...process.env, BENCH_IPT: MODE === 'legacy' ? 'legacy' : '' } });
+    super(child, 'the proxy', (l) => {
+      const e = l as SyncEvent | { ev: 'start'; at: number };
+      if (e.ev === 'sync') return e;
+      this.startedAt = e.at;
+      return undefined;
+    });
   }
   last(): SyncEvent | undefined {
     return this.events.at(-1);
@@ -105,6 +121,33 @@ class ProxyProcess {
     // The whole process group: an nft or iptables-restore it started must not go on in the background.
     process.kill(-this.child.pid!, 'SIGKILL');
     await done;
+  }
+}
+
+/**
+ * The floor of a one-endpoint change at this size: the same kind of update, from its request to its event at a bare
+ * watcher (bench/proxy-sync-floor.ts, a small process of its own), CHANGES times with the same pauses; no proxy runs.
+ */
+async function changeFloor(kubeconfig: string, client: KubeClient, n: number, first: number): Promise<number[]> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/proxy-sync-floor.ts'), kubeconfig], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+  const watcher = new JsonLinesChild<{ ready?: true; at: number; name: string }>(child, 'the floor watcher', (l) => l as { ready?: true; at: number; name: string });
+  try {
+    await watcher.next(0, (e) => !!e.ready, 60_000, 'the floor watcher');
+    const out: number[] = [];
+    for (let k = first; k < first + CHANGES; k++) {
+      await new Promise((r) => setTimeout(r, 1100));
+      const name = `svc${(k * 991) % n}-x`;
+      const url = `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${name}`;
+      const cur = await client.get(url);
+      cur.endpoints[0].addresses = [ip(400_000 + k, 13)];
+      const from = watcher.events.length;
+      const u0 = wallMs();
+      await client.update(url, cur);
+      out.push((await watcher.next(from, (e) => e.name === name, 60_000, `the floor watcher's event for ${name}`)).at - u0);
+    }
+    return out;
+  } finally {
+    child.kill('SIGKILL');
   }
 }
 
@@ -148,6 +191,7 @@ async function main(): Promise<void> {
         endpoints: Array.from({ length: EPS }, (_, e) => ({ addresses: [ip(have * EPS + e + 1, 11)], conditions: { ready: true } })),
       });
     }
+    const floorMs = MODE === 'nftables' ? await changeFloor(kubeconfig, client, n, change) : [];
     clearRules();
     const cold = new ProxyProcess(kubeconfig);
     const first = await cold.next(0, (e) => e.full, BUDGET_MS, `cold sync at ${n}`).catch(() => undefined);
@@ -188,6 +232,7 @@ async function main(): Promise<void> {
       coldCpuMs: first.cpuMs,
       coldChildCpuMs: first.childCpuMs,
       changeMs: changes,
+      floorMs,
       splits,
       changeCpuMs: (steady.cpuMs - cpu0.cpuMs) / CHANGES,
       changeGcMs: (steady.gcMs - cpu0.gcMs) / CHANGES,

@@ -27,7 +27,7 @@ export class TestCluster {
   as!: ApiServerNode;
 
   constructor(
-    private readonly o: { apiserverFlags?: string[]; kubeletFlags?: string[]; kubeletEnv?: NodeJS.ProcessEnv; /** extra KubeletConfiguration lines */ kubeletConfig?: string } = {},
+    private readonly o: { /** false: no kubelet (a benchmark's floor drives the node) */ kubelet?: false; apiserverFlags?: string[]; kubeletFlags?: string[]; kubeletEnv?: NodeJS.ProcessEnv; /** extra KubeletConfiguration lines */ kubeletConfig?: string } = {},
   ) {}
 
   apiserverFlags(): string[] {
@@ -49,7 +49,7 @@ export class TestCluster {
     if (this.o.kubeletConfig) fs.appendFileSync(path.join(this.node.dir, 'kubelet.yaml'), this.o.kubeletConfig);
     this.as = new ApiServerNode(this.node.netns);
     await this.as.start(this.apiserverFlags());
-    this.startKubelet();
+    if (this.o.kubelet !== false) this.startKubelet();
     return this;
   }
 

@@ -61,7 +61,7 @@ export interface ProxierDeps {
 }
 
 /** Upstream's informer selectors: Services for another proxy, and headless ones, are not ours. */
-const NOT_OURS = '!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless';
+export const NOT_OURS = '!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless';
 /** Upstream proxyutil.FullSyncPeriod: a full resync at least this often, whatever syncPeriod is. */
 export const FULL_SYNC_PERIOD_MS = 60 * 60_000;
 
