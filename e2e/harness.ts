@@ -16,6 +16,9 @@ import { CgroupTree } from '../agent/cm/cgroupfs.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const E2E_ROOT = process.env.TSKUBE_E2E_ROOT ?? '/tmp/tskube-e2e';
+// The tskube processes tests and benchmarks start get the fixed malloc mmap threshold the installed `tskube` command
+// and the npm scripts give them (docs/kubelet-config.md, "The process's memory").
+process.env.MALLOC_MMAP_THRESHOLD_ ??= '131072';
 
 /**
  * How the harness runs the tskube CLI: through tsx (the sources, the default) or the compiled build in dist/

@@ -43,9 +43,11 @@ echo "install: runtime dependencies (npm ci --omit=dev)"
 # No scripts: the build is already there (prepare needs the dev dependencies), and no dependency needs its own.
 (cd "$PREFIX" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
 mkdir -p "$BIN"
+# glibc's mmap threshold fixed at its initial 128 KiB unless the user sets it (docs/kubelet-config.md, "The process's
+# memory"): grown by glibc after a large free, it put later large buffers in the heap, which freed memory then pinned.
 cat > "$BIN/tskube" <<SH
 #!/bin/sh
-exec /usr/bin/env node "$PREFIX/dist/cli/tskube.js" "\$@"
+MALLOC_MMAP_THRESHOLD_="\${MALLOC_MMAP_THRESHOLD_:-131072}" exec /usr/bin/env node "$PREFIX/dist/cli/tskube.js" "\$@"
 SH
 chmod 0755 "$BIN/tskube"
 echo "install: units to $UNITS, configs to $ETC"
