@@ -3,8 +3,8 @@
 // kubelet's engine settings and its CRI and REST clients. It watches the pods
 // bound to its node; for each: RunPodSandbox, PodSandboxStatus (the IP),
 // CreateContainer, StartContainer, then one status patch saying Running. No
-// events, volumes, probes, PLEG, cgroups or retries: what is left of the
-// kubelet's CPU above this is its own logic. Started in the node's network
+// events, volumes, probes, PLEG, cgroups or retries: the kubelet's CPU above
+// this is its further calls and its own logic. Started in the node's network
 // namespace by bench/footprint.ts; prints a JSON line when ready and one per
 // target count reached, with its CPU since the first pod of that batch; runs
 // until killed.

@@ -6,8 +6,9 @@
 // iptables-nft) runs in its own process (bench/proxy-sync-proxy.ts):
 // 1. cold start: no rules in the kernel, from the informers' sync to the end
 //    of the first (full) sync;
-// 2. one-endpoint changes (15 in nftables mode, 5 in iptables modes): from the EndpointSlice update request to the
-//    end of the sync that put the new endpoint in the kernel;
+// 2. one-endpoint changes (15 in nftables mode, 5 in iptables modes): from
+//    the EndpointSlice update request to the end of the sync that put the
+//    new endpoint in the kernel;
 // 3. a restart over its own rules (what a kube-proxy upgrade does);
 // and, in nftables mode, before the proxy starts, the floor of a change: the
 // same updates seen by a bare watcher (bench/proxy-sync-floor.ts);
