@@ -10,8 +10,9 @@
 //    the EndpointSlice update request to the end of the sync that put the
 //    new endpoint in the kernel;
 // 3. a restart over its own rules (what a kube-proxy upgrade does);
-// and, in nftables mode, before the proxy starts, the floor of a change: the
-// same updates seen by a bare watcher (bench/proxy-sync-floor.ts);
+// and, in nftables mode, the floor of a change: the same kind of update seen
+// by a bare watcher (bench/proxy-sync-floor.ts), small before the proxy
+// starts, and as large (resident) as the proxy in turns with its changes;
 // with the proxy process's RSS and CPU (its own, and its nft/iptables
 // children's). A cold start longer than BENCH_COLD_BUDGET_MS ends the series.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -21,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { startApiServer } from '../apiserver/main.js';
-import { KubeClient } from '../kube/client.js';
+import { KubeClient, type KObj } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { REPO } from '../e2e/harness.js';
 import { servicePortBase } from '../proxy/nftables/names.js';
@@ -125,30 +126,59 @@ class ProxyProcess extends JsonLinesChild<SyncEvent> {
   }
 }
 
+/** A line of the floor watcher: once ready (with its RSS), then one per event. */
+type FloorLine = { ready?: true; rssMiB?: number; at: number; name: string };
+
 /**
- * The floor of a one-endpoint change at this size: the same kind of update, from its request to its event at a bare
- * watcher (bench/proxy-sync-floor.ts, a small process of its own), CHANGES times with the same pauses; no proxy runs.
+ * A bare watcher (bench/proxy-sync-floor.ts) in a process of its own, timed on updates: from the update request to
+ * its event there. With rssMiB it first grows to that resident size (the proxy's); with `watch` it watches that
+ * collection and label selector instead of the proxy's EndpointSlices.
+ */
+class FloorWatcher extends JsonLinesChild<FloorLine> {
+  rssMiB = 0;
+  private constructor(kubeconfig: string, rssMiB: number, watch: string[]) {
+    super(spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/proxy-sync-floor.ts'), kubeconfig, String(Math.round(rssMiB)), ...watch], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] }), 'the floor watcher', (l) => l as FloorLine);
+  }
+  static async start(kubeconfig: string, rssMiB = 0, watch: string[] = []): Promise<FloorWatcher> {
+    const w = new FloorWatcher(kubeconfig, rssMiB, watch);
+    w.rssMiB = (await w.next(0, (e) => !!e.ready, 60_000, 'the floor watcher')).rssMiB!;
+    return w;
+  }
+  /** One update of the object at url (changed by mutate), timed to its event here. */
+  async time(client: KubeClient, url: string, mutate: (o: KObj) => void): Promise<number> {
+    const cur = await client.get(url);
+    mutate(cur);
+    const from = this.events.length;
+    const u0 = wallMs();
+    await client.update(url, cur);
+    const name = url.slice(url.lastIndexOf('/') + 1);
+    return (await this.next(from, (e) => e.name === name, 60_000, `the floor watcher's event for ${name}`)).at - u0;
+  }
+  stop(): void {
+    this.child.kill('SIGKILL');
+  }
+}
+
+/** The ConfigMaps the proxy-sized floor watcher is timed on, one per change, about an EndpointSlice's size. */
+const FLOOR_LABELS = { 'tskube-bench': 'floor' };
+const FLOOR_SELECTOR = 'tskube-bench=floor';
+const floorConfigMap = (k: number): string => `/api/v1/namespaces/default/configmaps/floor-${k}`;
+
+/**
+ * The floor of a one-endpoint change at this size: the same kind of update seen by a small bare watcher, CHANGES
+ * times with the same pauses; no proxy runs.
  */
 async function changeFloor(kubeconfig: string, client: KubeClient, n: number, first: number): Promise<number[]> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/proxy-sync-floor.ts'), kubeconfig], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
-  const watcher = new JsonLinesChild<{ ready?: true; at: number; name: string }>(child, 'the floor watcher', (l) => l as { ready?: true; at: number; name: string });
+  const watcher = await FloorWatcher.start(kubeconfig);
   try {
-    await watcher.next(0, (e) => !!e.ready, 60_000, 'the floor watcher');
     const out: number[] = [];
     for (let k = first; k < first + CHANGES; k++) {
       await new Promise((r) => setTimeout(r, 1100));
-      const name = `svc${(k * 991) % n}-x`;
-      const url = `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${name}`;
-      const cur = await client.get(url);
-      cur.endpoints[0].addresses = [ip(400_000 + k, 13)];
-      const from = watcher.events.length;
-      const u0 = wallMs();
-      await client.update(url, cur);
-      out.push((await watcher.next(from, (e) => e.name === name, 60_000, `the floor watcher's event for ${name}`)).at - u0);
+      out.push(await watcher.time(client, `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/svc${(k * 991) % n}-x`, (o) => (o.endpoints[0].addresses = [ip(400_000 + k, 13)])));
     }
     return out;
   } finally {
-    child.kill('SIGKILL');
+    watcher.stop();
   }
 }
 
@@ -178,6 +208,9 @@ async function main(): Promise<void> {
   const api = srv.api;
   const svcs = api.res('', 'services');
   const slices = api.res('discovery.k8s.io', 'endpointslices');
+  // A slice's endpoints as text, so that a floor ConfigMap is about a slice's size.
+  const filler = JSON.stringify(Array.from({ length: EPS }, (_, e) => ({ addresses: [ip(e + 1, 11)], conditions: { ready: true } })));
+  if (MODE === 'nftables') for (let k = 0; k < CHANGES; k++) api.create(api.res('', 'configmaps'), 'default', { metadata: { name: `floor-${k}`, labels: FLOOR_LABELS }, data: { v: '0', filler } });
   const rows: object[] = [];
   let have = 0;
   let change = 0;
@@ -203,6 +236,9 @@ async function main(): Promise<void> {
     }
     const changes: number[] = [];
     const splits: { renderMs: number; applyMs: number; requestMs: number; toProxierMs: number; toSyncMs: number; apiserverGcMs: number }[] = [];
+    // In turns with the proxy's changes: the floor from a watcher as large as the proxy, on updates the proxy does not see.
+    const sized = MODE === 'nftables' ? await FloorWatcher.start(kubeconfig, first.rssMiB, ['/api/v1/namespaces/default/configmaps', FLOOR_SELECTOR]) : undefined;
+    const sizedFloorMs: number[] = [];
     const cpu0 = cold.last()!;
     for (let k = 0; k < CHANGES; k++, change++) {
       await new Promise((r) => setTimeout(r, 1100)); // outside minSyncPeriod, so the sync is not held back
@@ -219,8 +255,12 @@ async function main(): Promise<void> {
       changes.push(ev.end - u0);
       splits.push({ renderMs: ev.renderMs, applyMs: ev.applyMs, requestMs: u1 - u0, toProxierMs: ev.sliceAt - u0, toSyncMs: ev.begin - u0, apiserverGcMs: runnerGc.ms - gc0 });
       if (k === 0 && !inKernel(newIP, name, (await client.get(`/api/v1/namespaces/default/services/${name}`)).spec.clusterIP)) throw new Error(`${MODE}: the new endpoint ${newIP} is not in the kernel`);
+      if (!sized) continue;
+      await new Promise((r) => setTimeout(r, 1100));
+      sizedFloorMs.push(await sized.time(client, floorConfigMap(k), (o) => (o.data.v = String(change + 1))));
     }
     const steady = cold.last()!;
+    sized?.stop();
     await cold.stop();
     // A restart over its own rules: list, diff, converge (nftables) or restore everything again (iptables).
     const warm = new ProxyProcess(kubeconfig);
@@ -234,6 +274,8 @@ async function main(): Promise<void> {
       coldChildCpuMs: first.childCpuMs,
       changeMs: changes,
       floorMs,
+      sizedFloorMs,
+      sizedFloorRssMiB: sized?.rssMiB ?? 0,
       splits,
       changeCpuMs: (steady.cpuMs - cpu0.cpuMs) / CHANGES,
       changeGcMs: (steady.gcMs - cpu0.gcMs) / CHANGES,
