@@ -21,18 +21,17 @@ const MiB = 2 ** 20;
 const held: Buffer[] = [];
 
 /** Resident, untouched memory: filled once so every page is present, then only held. */
-function growTo(targetMiB: number): number {
+function growTo(targetMiB: number): void {
   const missing = targetMiB - process.memoryUsage().rss / MiB;
   if (missing > 0) held.push(Buffer.alloc(Math.round(missing * MiB), 1));
-  return Math.max(missing, 0);
 }
 
 async function main(): Promise<void> {
-  const ballastMiB = growTo(Number(process.argv[3] ?? 0));
+  growTo(Number(process.argv[3] ?? 0));
   const [path, labelSelector] = process.argv[4] ? [process.argv[4], process.argv[5]!] : ['/apis/discovery.k8s.io/v1/endpointslices', NOT_OURS];
   // One item is enough for the resourceVersion to watch from.
   const list = await client.get(path, { labelSelector, limit: 1 });
-  process.stdout.write(`${JSON.stringify({ ready: true, rssMiB: process.memoryUsage().rss / MiB, ballastMiB })}\n`);
+  process.stdout.write(`${JSON.stringify({ ready: true, rssMiB: process.memoryUsage().rss / MiB })}\n`);
   for await (const e of client.watch(path, { labelSelector, resourceVersion: list.metadata.resourceVersion as string, allowWatchBookmarks: false }))
     process.stdout.write(`${JSON.stringify({ at: wallMs(), type: e.type, name: e.object.metadata?.name })}\n`);
 }

@@ -24,7 +24,7 @@ interface Row {
   changeMs: number[];
   /** The floor of a change (nftables mode): the same updates seen by a bare watcher. */
   floorMs: number[];
-  /** The same floor from a watcher grown to the proxy's resident size, and that size. */
+  /** The floor from a watcher grown to the proxy's resident size (ConfigMap updates, in turns with the changes), and that size. */
   sizedFloorMs: number[];
   sizedFloorRssMiB: number;
   splits: { renderMs: number; applyMs: number; requestMs: number; toProxierMs: number; toSyncMs: number; apiserverGcMs: number }[];
