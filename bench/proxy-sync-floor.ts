@@ -5,11 +5,11 @@
 // runner's ConfigMaps: updates the proxy does not wake for, so that the two
 // can be timed in turns while both run). With argv[3] > 0 the process first
 // grows to that many MiB resident with a buffer it never touches again: on
-// some VMs (shadow paging) waking an idle process costs time that grows with
-// its resident memory, and a floor as large as the proxy pays it too. Prints
-// a JSON line once watching (with its RSS) and one per event, with when it
-// arrived (fractional wall-clock ms, as the runner's). Started by
-// bench/proxy-sync-runner.ts.
+// some VMs (shadow paging, presumably) waking an idle process costs time
+// that grows with its resident memory, and a floor as large as the proxy
+// pays it too. Prints a JSON line once watching (with its RSS) and one per
+// event, with when it arrived (fractional wall-clock ms, as the runner's).
+// Started by bench/proxy-sync-runner.ts.
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { NOT_OURS } from '../proxy/proxier.js';
