@@ -68,7 +68,7 @@ function print(r: Result): void {
       continue;
     }
     const cold = `${ms(f.coldMs)} (${ms(f.coldSyncMs)})`;
-    const change = `${ms(median(f.changeMs))} (${f.changeMs.map((x) => x.toFixed(1)).join(', ')})`;
+    const change = `${ms(median(f.changeMs))} (${all(f.changeMs)})`;
     const gcPart = `GC ${ms(f.changeGcMs)} (${f.changeGcMajor.toFixed(1)} major)`;
     const m = (k: keyof Row['splits'][number]): string => ms(median(f.splits.map((s) => s[k])));
     const inSync = `render ${m('renderMs')} + apply ${m('applyMs')}; ${gcPart} per change; update request ${m('requestMs')}, update to the proxier's handler ${m('toProxierMs')}, update to sync start ${m('toSyncMs')} (apiserver GC ${m('apiserverGcMs')})`;
