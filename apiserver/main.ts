@@ -15,6 +15,7 @@ import { validateClusterCidr, type NodeIpamOptions } from './controllers/node-ip
 import { alwaysAllow, AuthorizerChain, type Authorizer } from './authz/authorizer.js';
 import { RbacAuthorizer } from './authz/rbac.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
+import { certificateApproval, certificateSigning, certificateSubjectRestriction } from './admission/certificates.js';
 import { FULL_AUTHORITY } from './authz/escalation.js';
 import { NodeAuthorizer } from './authz/node-authorizer.js';
 import { ensureBootstrapPolicy, KUBELET_CLIENT_USER } from './authz/bootstrap-policy.js';
@@ -51,7 +52,7 @@ export interface ApiServerConfig {
   localStoragePath?: string;
   /** --authorization-mode: AlwaysAllow (default), or e.g. Node,RBAC. */
   authorizationModes?: string[];
-  /** --enable-admission-plugins: NodeRestriction is the one there is. */
+  /** --enable-admission-plugins: NodeRestriction (the CSR plugins are always on). */
   admissionPlugins?: string[];
   /** kube-controller-manager's --controllers; default ["*"]. */
   controllers?: string[];
@@ -84,12 +85,22 @@ export function authorizerChain(store: Store, modes: string[] = ['AlwaysAllow'])
   );
 }
 
+/** Plugins upstream turns on by default; naming them in --enable-admission-plugins changes nothing. */
+const DEFAULT_PLUGINS = ['CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction'];
+
 export function admissionChain(names: string[] = []): AdmissionPlugin[] {
-  return names.map((n) => {
-    const p = ADMISSION_PLUGINS[n];
-    if (!p) throw new Error(`--enable-admission-plugins: unknown plugin "${n}" (known: ${Object.keys(ADMISSION_PLUGINS).join(', ')})`);
-    return p;
-  });
+  return names
+    .filter((n) => !DEFAULT_PLUGINS.includes(n))
+    .map((n) => {
+      const p = ADMISSION_PLUGINS[n];
+      if (!p) throw new Error(`--enable-admission-plugins: unknown plugin "${n}" (known: ${[...Object.keys(ADMISSION_PLUGINS), ...DEFAULT_PLUGINS].join(', ')})`);
+      return p;
+    });
+}
+
+/** Always on: RBAC's escalation checks (part of its registry upstream) and the default-on CSR plugins. */
+function defaultAdmission(rbac: RbacAuthorizer, authz: AuthorizerChain): AdmissionPlugin[] {
+  return [rbacEscalation(rbac, authz), certificateSubjectRestriction, certificateApproval(authz), certificateSigning(authz)];
 }
 
 export interface RunningApiServer {
@@ -122,7 +133,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const authz = authorizerChain(store, modes);
   const rbac = authz.authorizers.find((z): z is RbacAuthorizer => z instanceof RbacAuthorizer) ?? new RbacAuthorizer(store);
   // Escalation prevention is part of the RBAC registry upstream, so it is always on.
-  const api = new Api(store, c.serviceClusterIpRange, [...admissionChain(c.admissionPlugins), rbacEscalation(rbac, authz)]);
+  const api = new Api(store, c.serviceClusterIpRange, [...admissionChain(c.admissionPlugins), ...defaultAdmission(rbac, authz)]);
   ensureBootstrapPolicy(api);
   const kc = ensureClientCert(pki, kubeletClientIdentity);
   const saKey = ensureServiceAccountKey(pki);

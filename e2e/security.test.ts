@@ -42,6 +42,54 @@ describe('security replay on a tskube up node', { skip, timeout: 15 * 60_000 }, 
   });
   after(() => n.stop());
 
+  /** A CSR object for `kubectl create -f -`, its request made by openssl with the given subject. */
+  function csrManifest(name: string, subj: string, o: { signer?: string; usages?: string[]; multiValued?: boolean; sans?: string } = {}): string {
+    const key = path.join(n.dir, `${name}.key`);
+    sh('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key]);
+    const req = sh('openssl', ['req', '-new', '-key', key, '-subj', subj, ...(o.multiValued ? ['-multivalue-rdn'] : []), ...(o.sans ? ['-addext', `subjectAltName=${o.sans}`] : [])]);
+    const spec = { request: Buffer.from(req).toString('base64'), signerName: o.signer ?? 'kubernetes.io/kube-apiserver-client-kubelet', usages: o.usages ?? ['digital signature', 'client auth'] };
+    return JSON.stringify({ apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec });
+  }
+  const csrState = (name: string): { conditions: string; certificate: boolean } => {
+    const o = JSON.parse(n.kubectl(['get', 'csr', name, '-o', 'json']));
+    return { conditions: ((o.status?.conditions ?? []) as { type: string; reason?: string; message?: string }[]).map((c) => `${c.type}/${c.reason}: ${c.message}`).join(', '), certificate: !!o.status?.certificate };
+  };
+
+  test('a node or the join token cannot get a system:masters certificate through a multi-valued subject', async () => {
+    n.kubectl(['-n', 'kube-system', 'create', 'secret', 'generic', 'bootstrap-token-att4ck', '--type=bootstrap.kubernetes.io/token', '--from-literal=token-id=att4ck', '--from-literal=token-secret=0123456789abcdef', '--from-literal=usage-bootstrap-authentication=true', '--from-literal=usage-bootstrap-signing=true', '--from-literal=auth-extra-groups=system:bootstrappers:kubeadm:default-node-token']);
+    const attackers = [
+      { who: 'node', kubeconfig: path.join(n.pki, `node-${n.name}.kubeconfig`), own: `/O=system:nodes/CN=system:node:${n.name}`, crafted: `/O=system:nodes/OU=x+O=system:masters/CN=system:node:${n.name}` },
+      { who: 'token', kubeconfig: tokenKubeconfig('bootstrap', 'att4ck.0123456789abcdef'), own: '/O=system:nodes/CN=system:node:newcomer', crafted: '/O=system:nodes/CN=system:node:mv+O=system:masters' },
+    ];
+    for (const a of attackers) {
+      n.kubectl(['create', '-f', '-'], { kubeconfig: a.kubeconfig, input: csrManifest(`crafted-${a.who}`, a.crafted, { multiValued: true }) });
+      n.kubectl(['create', '-f', '-'], { kubeconfig: a.kubeconfig, input: csrManifest(`honest-${a.who}`, a.own) });
+    }
+    // The honest requests, made after the crafted ones, are approved and signed: the approver has seen both.
+    for (const a of attackers) await waitFor(() => csrState(`honest-${a.who}`).certificate, 60_000, 300, `honest-${a.who} signed`);
+    for (const a of attackers) assert.deepEqual(csrState(`crafted-${a.who}`), { conditions: '', certificate: false }, `crafted-${a.who}`);
+  });
+
+  test('CSR admission and signers: no system:masters for kube-apiserver-client; approving needs the signer; signers check subjects', async () => {
+    n.kubectl(['create', 'clusterrole', 'csr-maker', '--verb=create,get,list', '--resource=certificatesigningrequests.certificates.k8s.io']);
+    n.kubectl(['create', 'clusterrolebinding', 'csr-maker', '--clusterrole=csr-maker', '--serviceaccount=team:maker']);
+    const maker = saKubeconfig('team', 'maker');
+    const masters = n.kubectlFails(['create', '-f', '-'], { kubeconfig: maker, input: csrManifest('maker-masters', '/O=system:masters/CN=maker', { signer: 'kubernetes.io/kube-apiserver-client' }) });
+    assert.match(masters, /use of kubernetes\.io\/kube-apiserver-client signer with system:masters group is not allowed/);
+    // An approver of kubelet-serving requests only.
+    n.kubectl(['create', 'clusterrole', 'csr-approver', '--verb=get,list,update', '--resource=certificatesigningrequests.certificates.k8s.io,certificatesigningrequests.certificates.k8s.io/approval']);
+    n.kubectl(['create', 'clusterrolebinding', 'csr-approver', '--clusterrole=csr-approver', '--serviceaccount=team:approver']);
+    n.kubectl(['create', 'clusterrolebinding', 'csr-approver-serving', '--clusterrole=system:certificates.k8s.io:kubelet-serving-approver', '--serviceaccount=team:approver']);
+    const approver = saKubeconfig('team', 'approver');
+    n.kubectl(['create', '-f', '-'], { kubeconfig: maker, input: csrManifest('maker-client', '/O=team/CN=maker', { signer: 'kubernetes.io/kube-apiserver-client' }) });
+    assert.match(n.kubectlFails(['certificate', 'approve', 'maker-client'], { kubeconfig: approver }), /user not permitted to approve requests with signerName "kubernetes\.io\/kube-apiserver-client"/);
+    // A serving request asking for system:masters and client auth: approvable by that approver, refused by the signer.
+    n.kubectl(['create', '-f', '-'], { kubeconfig: maker, input: csrManifest('maker-serving', `/O=system:masters/CN=system:node:${n.name}`, { signer: 'kubernetes.io/kubelet-serving', usages: ['digital signature', 'server auth', 'client auth'], sans: `DNS:${n.name}` }) });
+    n.kubectl(['certificate', 'approve', 'maker-serving'], { kubeconfig: approver });
+    await waitFor(() => csrState('maker-serving').conditions.includes('Failed/'), 60_000, 300, 'maker-serving failed');
+    assert.deepEqual(csrState('maker-serving'), { conditions: 'Approved/KubectlApprove: This CSR was approved by kubectl certificate approve., Failed/SignerValidationFailure: subject organization is not system:nodes', certificate: false });
+  });
+
   test('node credentials cannot mint a token for any ServiceAccount: not through a mirror pod, not for a pod running as another', async () => {
     fs.writeFileSync(path.join(n.manifests, 'static.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: static}\nspec:\n  containers: [{name: c, image: ${APP}, command: [sleep, '3600']}]\n`);
     await waitFor(() => n.kubectl(['get', 'pod', `static-${n.name}`, '-n', 'default', '--ignore-not-found', '-o', 'name']).trim(), 120_000, 500, 'mirror pod');

@@ -25,7 +25,7 @@ import { kindSchema } from '../openapi/schema.js';
 import { applyConfig, trackUpdate, type ManagedFieldsEntry } from '../ssa/managed-fields.js';
 import { deepEqual } from '../ssa/typed.js';
 import { versionView, VIEWS, type View } from './views.js';
-import { prepareCsr, validateApproval } from '../certificates/csr.js';
+import { prepareCsr, validateApproval, validateCsrStatus } from '../certificates/csr.js';
 import { validateEphemeralUpdate } from './ephemeral.js';
 import { applyResize, validatePodResize } from './pod-resize.js';
 import { validateJob, validateJobUpdate } from './jobs.js';
@@ -612,6 +612,10 @@ export class Api {
     } else if (sub === 'status') {
       next = { ...clone(cur), status: clone(body.status) };
       if (r.custom) this.checkCustom(r, next);
+      if (builtin(r) === 'certificatesigningrequests') {
+        const causes = validateCsrStatus(cur, next);
+        if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
+      }
     } else if (sub === 'ephemeralcontainers') {
       // Only spec.ephemeralContainers changes, and only by additions (upstream's ephemeralcontainers subresource).
       next = { ...clone(cur), spec: { ...clone(cur.spec), ephemeralContainers: clone(body.spec?.ephemeralContainers ?? []) } };

@@ -46,6 +46,20 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
   'system:node-bootstrapper': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] }],
   'system:certificates.k8s.io:certificatesigningrequests:nodeclient': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/nodeclient'], verbs: ['create'] }],
   'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/selfnodeclient'], verbs: ['create'] }],
+  // Who may approve requests for each built-in signer (CertificateApproval asks for `approve` on signers/<name>).
+  'system:certificates.k8s.io:kube-apiserver-client-approver': [{ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client'], verbs: ['approve'] }],
+  'system:certificates.k8s.io:kube-apiserver-client-kubelet-approver': [{ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client-kubelet'], verbs: ['approve'] }],
+  'system:certificates.k8s.io:kubelet-serving-approver': [{ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kubelet-serving'], verbs: ['approve'] }],
+  'system:certificates.k8s.io:legacy-unknown-approver': [{ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/legacy-unknown'], verbs: ['approve'] }],
+  // kube-controller-manager's csrapproving and csrsigning controllers.
+  'system:controller:certificate-controller': [
+    { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch', 'delete'] },
+    { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/status', 'certificatesigningrequests/approval'], verbs: ['update'] },
+    { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client-kubelet'], verbs: ['approve'] },
+    { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/legacy-unknown', 'kubernetes.io/kube-apiserver-client', 'kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving'], verbs: ['sign'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+  ],
   // kubeadm join's check that no Ready Node already has the joining node's name.
   'kubeadm:get-nodes': [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }],
   // admin, edit and view are aggregated as upstream: their rules come from the system:aggregate-to-* roles
@@ -78,9 +92,10 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
   view: [],
 };
 
-type Subject = { kind: 'User' | 'Group'; apiGroup: 'rbac.authorization.k8s.io'; name: string };
+type Subject = { kind: 'User' | 'Group'; apiGroup: 'rbac.authorization.k8s.io'; name: string } | { kind: 'ServiceAccount'; name: string; namespace: string };
 const user = (name: string): Subject => ({ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name });
 const group = (name: string): Subject => ({ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name });
+const controller = (name: string): Subject => ({ kind: 'ServiceAccount', name, namespace: 'kube-system' });
 
 const AGG = 'rbac.authorization.k8s.io/aggregate-to-';
 /** Labels and aggregation rules of the aggregated roles and their parts (upstream bootstrappolicy). */
@@ -100,6 +115,7 @@ export const BOOTSTRAP_BINDINGS: Record<string, { role: string; subjects: Subjec
   'system:basic-user': { role: 'system:basic-user', subjects: [group('system:authenticated')] },
   'system:node-proxier': { role: 'system:node-proxier', subjects: [user('system:kube-proxy')] },
   'kube-apiserver-kubelet-client': { role: 'system:kubelet-api-admin', subjects: [user(KUBELET_CLIENT_USER)] },
+  'system:controller:certificate-controller': { role: 'system:controller:certificate-controller', subjects: [controller('certificate-controller')] },
   // kubeadm's bindings for joining nodes (kubeadm init's bootstrap-token phase).
   'kubeadm:kubelet-bootstrap': { role: 'system:node-bootstrapper', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
   'kubeadm:node-autoapprove-bootstrap': { role: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },

@@ -1,7 +1,6 @@
-// CertificateSigningRequests (certificates.k8s.io/v1): what the apiserver
-// fills in on create, the approval rules, upstream's kubelet client CSR
-// recognition, and signing with the cluster CA (openssl, as the rest of the
-// dev PKI). Pure functions apart from the openssl calls.
+// CertificateSigningRequests (certificates.k8s.io/v1): what the apiserver fills in on create, validation, the
+// approval rules, and signing with the cluster CA (openssl ca, as the rest of the dev PKI). The request itself is
+// read by csr-request.ts; what each signer accepts is in signer-rules.ts.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -10,12 +9,8 @@ import path from 'node:path';
 import type { User } from '../api/admission.js';
 import type { Cause } from '../api/errors.js';
 import type { Obj } from '../storage/store.js';
+import { parseCertificateRequest, type CertificateRequest } from './csr-request.js';
 
-export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
-export const KUBELET_SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
-export const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
-/** Signers the built-in csrsigning controller signs for, as kube-controller-manager's. */
-export const SIGNERS = [KUBELET_CLIENT_SIGNER, KUBELET_SERVING_SIGNER, CLIENT_SIGNER];
 
 /** PrepareForCreate: who asked comes from the request, never from the body; status starts empty. */
 export function prepareCsr(o: Obj, user: User & { uid?: string; extra?: Record<string, string[]> }): void {
@@ -36,7 +31,13 @@ const pemOf = (o: Obj): string | undefined => {
 export function validateCsr(o: Obj): Cause[] {
   const out: Cause[] = [];
   if (!o.spec?.request) out.push({ field: 'spec.request', reason: 'FieldValueRequired', message: 'Required value' });
-  else if (!pemOf(o)) out.push({ field: 'spec.request', message: 'Invalid value: []byte{...}: PEM block type must be CERTIFICATE REQUEST' });
+  else {
+    try {
+      requestOf(o);
+    } catch (e) {
+      out.push({ field: 'spec.request', message: `Invalid value: []byte{...}: ${(e as Error).message}` });
+    }
+  }
   if (!o.spec?.signerName) out.push({ field: 'spec.signerName', reason: 'FieldValueRequired', message: 'Required value' });
   if (!Array.isArray(o.spec?.usages) || !o.spec.usages.length) out.push({ field: 'spec.usages', reason: 'FieldValueRequired', message: 'Required value' });
   if (o.spec?.expirationSeconds !== undefined && (!Number.isInteger(o.spec.expirationSeconds) || o.spec.expirationSeconds < 600)) out.push({ field: 'spec.expirationSeconds', message: `Invalid value: ${JSON.stringify(o.spec.expirationSeconds)}: may not specify a duration less than 600 seconds (10 minutes)` });
@@ -63,37 +64,26 @@ export function validateApproval(cur: Obj, next: Obj): Cause[] {
   return out;
 }
 
+/** The status subresource: approval conditions stay as they are, and a certificate once issued never changes. */
+export function validateCsrStatus(cur: Obj, next: Obj): Cause[] {
+  const out: Cause[] = [];
+  const approval = (o: Obj, t: string): string => JSON.stringify(((o.status?.conditions ?? []) as Obj[]).filter((c) => c.type === t));
+  for (const t of ['Approved', 'Denied']) {
+    if (approval(cur, t) === approval(next, t)) continue;
+    const verb = approval(cur, t) === '[]' ? 'add' : approval(next, t) === '[]' ? 'remove' : 'modify';
+    out.push({ field: 'status.conditions', reason: 'FieldValueForbidden', message: `Forbidden: updates may not ${verb} a condition of type ${JSON.stringify(t)}` });
+  }
+  const certificate = (o: Obj): string => String(o.status?.certificate ?? '');
+  if (certificate(cur) && certificate(next) !== certificate(cur)) out.push({ field: 'status.certificate', reason: 'FieldValueForbidden', message: 'Forbidden: updates may not modify existing certificate content' });
+  return out;
+}
+
 export const approved = (o: Obj): boolean => conditionTypes(o).has('Approved') && !conditionTypes(o).has('Denied');
 export const decided = (o: Obj): boolean => conditionTypes(o).has('Approved') || conditionTypes(o).has('Denied');
 
-export interface ParsedCsr {
-  cn: string;
-  orgs: string[];
-  /** Any DNS, IP, email or URI SAN. */
-  hasSans: boolean;
-}
-
-const openssl = (args: string[], input: string): string => execFileSync('openssl', args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
-
-/** The request's subject and SANs; throws when it does not parse or its signature does not verify. */
-export function parseCsr(o: Obj): ParsedCsr {
-  const pem = pemOf(o);
-  if (!pem) throw new Error('spec.request is not a PEM certificate request');
-  const subj = openssl(['req', '-noout', '-verify', '-subject', '-nameopt', 'sep_multiline,sname,utf8'], pem);
-  const text = openssl(['req', '-noout', '-text'], pem);
-  const fields = [...subj.matchAll(/^\s+(\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!] as const);
-  return { cn: fields.find(([k]) => k === 'CN')?.[1] ?? '', orgs: fields.filter(([k]) => k === 'O').map(([, v]) => v), hasSans: /Subject Alternative Name/.test(text) };
-}
-
-const sameSet = (a: string[], b: string[]): boolean => a.length === b.length && a.every((x) => b.includes(x));
-
-/** Upstream's IsKubeletClientCSR: why it is not one, or undefined when it is. */
-export function notKubeletClient(p: ParsedCsr, usages: string[]): string | undefined {
-  if (!sameSet(p.orgs, ['system:nodes'])) return `organization must be exactly ["system:nodes"], not ${JSON.stringify(p.orgs)}`;
-  if (!p.cn.startsWith('system:node:')) return `common name must begin with "system:node:", not ${JSON.stringify(p.cn)}`;
-  if (p.hasSans) return 'subject alternative names are not allowed';
-  if (!sameSet(usages, ['key encipherment', 'digital signature', 'client auth']) && !sameSet(usages, ['digital signature', 'client auth'])) return `usages must be ["key encipherment" "digital signature" "client auth"] or ["digital signature" "client auth"], not ${JSON.stringify(usages)}`;
-  return undefined;
+/** The request of a CSR object, parsed and its signature verified; throws with why it is refused. */
+export function requestOf(o: Obj): CertificateRequest {
+  return parseCertificateRequest(Buffer.from(String(o.spec?.request ?? ''), 'base64').toString('latin1'));
 }
 
 const KEY_USAGES: Record<string, string> = { 'digital signature': 'digitalSignature', 'key encipherment': 'keyEncipherment', 'content commitment': 'nonRepudiation', 'key agreement': 'keyAgreement' };
