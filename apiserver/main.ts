@@ -6,6 +6,7 @@ import { Api } from './api/api.js';
 import { ApiServer } from './http/server.js';
 import { createLogger } from '../kube/log.js';
 import { nodeRestriction } from './admission/node-restriction.js';
+import { denyServiceExternalIPs } from './admission/deny-service-external-ips.js';
 import type { AdmissionPlugin } from './api/admission.js';
 import { expireEvents } from './api/event-ttl.js';
 import { startControllers, type RunningControllers } from './controllers/index.js';
@@ -52,7 +53,7 @@ export interface ApiServerConfig {
   localStoragePath?: string;
   /** --authorization-mode: AlwaysAllow (default), or e.g. Node,RBAC. */
   authorizationModes?: string[];
-  /** --enable-admission-plugins: NodeRestriction (the CSR plugins are always on). */
+  /** --enable-admission-plugins: NodeRestriction, DenyServiceExternalIPs (the CSR plugins are always on). */
   admissionPlugins?: string[];
   /** kube-controller-manager's --controllers; default ["*"]. */
   controllers?: string[];
@@ -63,7 +64,7 @@ export interface ApiServerConfig {
   log?: (line: string) => void;
 }
 
-const ADMISSION_PLUGINS: Record<string, AdmissionPlugin> = { NodeRestriction: nodeRestriction };
+const ADMISSION_PLUGINS: Record<string, AdmissionPlugin> = { NodeRestriction: nodeRestriction, DenyServiceExternalIPs: denyServiceExternalIPs };
 
 /** How the apiserver talks to kubelets (kubeadm's apiserver-kubelet-client). */
 export const kubeletClientIdentity: Identity = { file: 'apiserver-kubelet-client.kubeconfig', cn: KUBELET_CLIENT_USER, orgs: ['system:masters'] };

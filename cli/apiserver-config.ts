@@ -13,7 +13,7 @@ export const APISERVER_FLAGS: Record<string, string> = {
   'node-kubeconfigs': 'comma-separated node names to write kubeconfigs for. Default: this hostname',
   'anonymous-auth': 'true: requests without credentials are system:anonymous (discovery only, else 403) instead of 401. Default false',
   'authorization-mode': 'comma-separated authorizers, in order: AlwaysAllow, Node, RBAC (e.g. Node,RBAC). Default AlwaysAllow',
-  'enable-admission-plugins': 'comma-separated admission plugins to turn on: NodeRestriction (nodes may only touch their own Node, Lease, mirror pods and bound pods)',
+  'enable-admission-plugins': 'comma-separated admission plugins to turn on: NodeRestriction (nodes may only touch their own Node, Lease, mirror pods and bound pods), DenyServiceExternalIPs (no new externalIPs on Services)',
   controllers: 'built-in controllers to run, kube-controller-manager style: "*" for all, "-name" to turn one off (see docs/apiserver.md for the names). Default *',
   'node-monitor-grace-period': 'how long a node may go without renewing its Lease before it is marked Unknown. Default 40s',
   'node-monitor-period': 'how often node health is checked. Default 5s',

@@ -26,6 +26,16 @@ test('host-gw routes: one per other node with a podCIDR and an InternalIP; overl
   ]);
 });
 
+test("a peer's podCIDR covering a node's address gets no route: a node cannot pull the LAN or this node's traffic to itself", () => {
+  const nets = nodeNets([node('a', '10.244.0.0/24', '192.0.2.1'), node('b', '10.244.1.0/24', '192.0.2.2'), node('evil', '128.0.0.0/1', '198.51.100.9'), node('wide', '192.0.2.0/25', '203.0.113.4')]);
+  const { routes, skipped } = desiredRoutes(nets, 'a', 'IPv4', ['192.0.2.1', '10.0.0.7']);
+  assert.deepEqual(routes, [{ dst: '10.244.1.0/24', via: '192.0.2.2' }]);
+  assert.deepEqual(skipped, ["node evil's podCIDR 128.0.0.0/1 covers node a's address 192.0.2.1; no route", "node wide's podCIDR 192.0.2.0/25 covers node a's address 192.0.2.1; no route"]);
+  // Another node's address is protected too, and so is an address of this node that is not its InternalIP.
+  const other = desiredRoutes(nodeNets([node('a', '10.244.0.0/24', '192.0.2.1'), node('c', '10.0.0.0/8', '203.0.113.5'), node('d', '203.0.113.0/24', '192.0.2.9')]), 'a', 'IPv4', ['10.0.0.7']);
+  assert.deepEqual(other.skipped, ["node c's podCIDR 10.0.0.0/8 covers node a's address 10.0.0.7; no route", "node d's podCIDR 203.0.113.0/24 covers node c's address 203.0.113.5; no route"]);
+});
+
 const dualNode = (name: string, v4?: string, v6?: string, ip4?: string, ip6?: string): KObj => ({
   metadata: { name },
   spec: v4 || v6 ? { podCIDR: v4 ?? v6, podCIDRs: [v4, v6].filter(Boolean) } : {},

@@ -167,12 +167,12 @@ export class PodNetwork {
       );
       await this.applyRules(family, own, prefixes);
       if (this.o.mode === 'host-gw') {
-        const { routes, skipped } = desiredRoutes(nets, this.o.nodeName, family);
+        const { routes, skipped } = desiredRoutes(nets, this.o.nodeName, family, this.ownIPs());
         for (const m of skipped) this.once('warn', m);
         await this.reconcileRoutes(family, routes);
       } else if (this.o.mode === 'vxlan') {
         await this.ensureVxlan(family, own, familyNet(self, family).vtepMAC);
-        const { routes, peers, skipped } = desiredVxlan(nets, this.o.nodeName, family);
+        const { routes, peers, skipped } = desiredVxlan(nets, this.o.nodeName, family, this.ownIPs());
         for (const m of skipped) this.once('warn', m);
         await this.reconcilePeers(VXLAN_FAMILY[family].dev, peers);
         await this.reconcileRoutes(family, routes);
@@ -184,6 +184,10 @@ export class PodNetwork {
    * A family's VXLAN device (flannel's: VNI 1, UDP 8472, no learning; flannel.1 over IPv4, flannel-v6.1 over IPv6)
    * with this node's VTEP address, and its MAC on the Node.
    */
+  private ownIPs(): string[] {
+    return [this.o.nodeIP, this.o.nodeIP6].filter((ip): ip is string => !!ip);
+  }
+
   private async ensureVxlan(family: IPFamily, podCIDR: string, published: string | undefined): Promise<void> {
     const { dev: name, overhead, hostBits } = VXLAN_FAMILY[family];
     const nodeIP = family === 'IPv4' ? this.o.nodeIP : this.o.nodeIP6;

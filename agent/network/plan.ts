@@ -2,7 +2,7 @@
 // routes to other nodes' podCIDRs (host-gw), the CNI conflist for this node's
 // podCIDR, and the masquerade/forward rules. Pure functions; network.ts applies them.
 import type { KObj } from '../../kube/client.js';
-import { anyCidrsOverlap, bigIntToIp, familyOfText, ipInAnyCidr, parseAnyCidr, type IPFamily } from '../../kube/cidr.js';
+import { anyCidrsOverlap, bigIntToIp, familyOfText, ipInAnyCidr, ipToBigInt, parseAnyCidr, type IPFamily } from '../../kube/cidr.js';
 
 export type PodNetworkMode = 'host-gw' | 'vxlan' | 'none';
 export const POD_NETWORK_MODES: PodNetworkMode[] = ['host-gw', 'vxlan', 'none'];
@@ -110,8 +110,8 @@ export function vxlanAnnotations(mac: string, nodeIP: string, family: IPFamily =
  * via its network address on that family's VXLAN device, a neighbour entry (that address -> its MAC) and an FDB
  * entry (MAC -> its IP).
  */
-export function desiredVxlan(nodes: NodeNet[], self: string, family: IPFamily = 'IPv4'): { routes: Route[]; peers: VxlanPeer[]; skipped: string[] } {
-  const { routes, skipped } = desiredRoutes(nodes, self, family);
+export function desiredVxlan(nodes: NodeNet[], self: string, family: IPFamily = 'IPv4', ownIPs: string[] = []): { routes: Route[]; peers: VxlanPeer[]; skipped: string[] } {
+  const { routes, skipped } = desiredRoutes(nodes, self, family, ownIPs);
   const byCidr = new Map(nodes.map((n) => [familyNet(n, family).podCIDR, n]));
   const out: Route[] = [];
   const peers: VxlanPeer[] = [];
@@ -146,10 +146,10 @@ export function peerDiff(current: { neigh: { ip: string; mac: string }[]; fdb: {
 
 /**
  * host-gw: one route per other node that has a podCIDR and an InternalIP of `family`. A node whose podCIDR
- * overlaps this node's own, or an earlier node's, gets none (a route there would steal local
- * traffic); `skipped` says why, for the log.
+ * overlaps this node's own, or an earlier node's, or covers a node's address (this node's `ownIPs` or any node's
+ * InternalIP), gets none (a route there would steal local traffic or cut nodes off); `skipped` says why, for the log.
  */
-export function desiredRoutes(nodes: NodeNet[], self: string, family: IPFamily = 'IPv4'): { routes: Route[]; skipped: string[] } {
+export function desiredRoutes(nodes: NodeNet[], self: string, family: IPFamily = 'IPv4', ownIPs: string[] = []): { routes: Route[]; skipped: string[] } {
   const own = familyNet(nodes.find((n) => n.name === self) ?? { name: self }, family).podCIDR;
   const routes: Route[] = [];
   const skipped: string[] = [];
@@ -174,6 +174,9 @@ export function desiredRoutes(nodes: NodeNet[], self: string, family: IPFamily =
     }
     return { at: a, clash: [taken[a - 1], taken[a]].find((t) => t && t.lo <= r.hi && r.lo <= t.hi) };
   };
+  const addresses = [...ownIPs.map((ip) => ({ ip, node: self })), ...nodes.flatMap((n) => (familyNet(n, family).internalIP ? [{ ip: familyNet(n, family).internalIP!, node: n.name }] : []))]
+    .filter((a) => (family === 'IPv6') === a.ip.includes(':'))
+    .map((a) => ({ ...a, n: ipToBigInt(a.ip) }));
   const ownRange = own ? range(own) : undefined;
   if (own && ownRange) taken.push({ ...ownRange, cidr: own, node: self });
   // Code-unit order, not localeCompare: the same on every node whatever its locale, and ICU's collation data is
@@ -188,6 +191,11 @@ export function desiredRoutes(nodes: NodeNet[], self: string, family: IPFamily =
     const r = range(podCIDR);
     if (!r) {
       skipped.push(`node ${n.name}'s podCIDR ${podCIDR} is not an ${family} CIDR; no route`);
+      continue;
+    }
+    const covered = addresses.find((a) => r.lo <= a.n && a.n <= r.hi);
+    if (covered) {
+      skipped.push(`node ${n.name}'s podCIDR ${podCIDR} covers node ${covered.node}'s address ${covered.ip}; no route`);
       continue;
     }
     const { at, clash } = place(r);

@@ -8,7 +8,7 @@ import { CLEANUP_FINALIZER, crdStatus, defaultCrd, servedResources, validateCrdU
 import { applySchemaDefaults, validateCustom } from '../crd/validation.js';
 import { ApiError, errors, type Cause } from './errors.js';
 import { firstIndex } from '../storage/key-index.js';
-import { validateObject } from './validate.js';
+import { validateNodeUpdate, validateObject } from './validate.js';
 import { addDefaultTolerations, applyDefaults } from './defaults.js';
 import { IpAllocator, PortAllocator, serviceCidrs } from './allocators.js';
 import { planServiceIPs } from './service-ips.js';
@@ -81,6 +81,7 @@ const UPDATE_RULES: Record<string, (next: Obj, cur: Obj) => Cause[]> = {
   statefulsets: validateStatefulSetUpdate,
   controllerrevisions: validateControllerRevision,
   customresourcedefinitions: validateCrdUpdate,
+  nodes: validateNodeUpdate,
 };
 
 /** A built-in resource's plural; custom resources answer none of the built-ins' names (a CRD may call its kind "services"). */
