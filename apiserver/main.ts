@@ -128,7 +128,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const pki = ensurePki(c.certDir, { ips, dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', os.hostname()] });
   const ids = [adminIdentity, proxyIdentity, dnsIdentity, ...c.nodeNames.map(nodeIdentity)];
   const tokens = ensureTokens(c.certDir, ids);
-  const store = new Store({ dataDir: c.dataDir, historySize: c.historySize });
+  const store = new Store({ dataDir: c.dataDir, historySize: c.historySize, log });
   store.onWatcherError = (e) => log(`watch delivery: ${e.message}`);
   const modes = c.authorizationModes?.length ? c.authorizationModes : ['AlwaysAllow'];
   const authz = authorizerChain(store, modes);

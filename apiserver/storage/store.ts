@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { KeyIndex } from './key-index.js';
+import { readLog, type LogRecord } from './log-file.js';
 
 export type Obj = Record<string, any>;
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -32,12 +33,6 @@ export class StoreError extends Error {
   }
 }
 
-interface LogRecord {
-  t: 'put' | 'del';
-  k: string;
-  rv: number;
-  o?: Obj;
-}
 
 export interface StoreOptions {
   /** Directory for the persistent log; in memory only when unset. */
@@ -50,6 +45,8 @@ export interface StoreOptions {
   compactAfterBytes?: number;
   /** Watch history kept, in bytes of JSON (default 64 MiB), on top of historySize events. */
   historyBytes?: number;
+  /** Told what was repaired on open (a torn last record cut away). */
+  log?: (line: string) => void;
 }
 
 export class Store {
@@ -86,33 +83,32 @@ export class Store {
   private open(dir: string): void {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = this.logPath(dir);
-    if (fs.existsSync(file)) {
-      const lines = fs.readFileSync(file, 'utf8').split('\n');
-      for (const [i, line] of lines.entries()) {
-        if (!line) continue;
-        let r: LogRecord;
-        try {
-          r = JSON.parse(line) as LogRecord;
-        } catch {
-          // Only the last line can be torn (a crash mid-write, never acknowledged).
-          if (i >= lines.length - 2) break;
-          throw new Error(`${file}: line ${i + 1} is corrupt`);
-        }
-        if (r.t === 'put') {
-          if (!this.objects.has(r.k)) this.index.add(r.k);
-          this.objects.set(r.k, r.o!);
-          this.setSize(r.k, line.length);
-        } else {
-          if (this.objects.delete(r.k)) this.index.remove(r.k);
-          this.setSize(r.k, 0);
-        }
-        this.logBytes += line.length + 1;
-        this.rev = Math.max(this.rev, r.rv);
-        this.records++;
+    this.fd = fs.openSync(file, 'a+', 0o600);
+    const { records, goodBytes, torn } = readLog(fs.readFileSync(file), file);
+    if (torn) this.cutTornTail(file, goodBytes, torn);
+    for (const { record: r, bytes } of records) {
+      if (r.t === 'put') {
+        if (!this.objects.has(r.k)) this.index.add(r.k);
+        this.objects.set(r.k, r.o as Obj);
+        this.setSize(r.k, bytes - 1);
+      } else {
+        if (this.objects.delete(r.k)) this.index.remove(r.k);
+        this.setSize(r.k, 0);
       }
+      this.rev = Math.max(this.rev, r.rv);
+      this.records++;
     }
+    this.logBytes = goodBytes;
     this.oldestRv = this.rev;
-    this.fd = fs.openSync(file, 'a', 0o600);
+  }
+
+  /** A torn last record was never acknowledged: keep a copy beside the log, then end the log before it. */
+  private cutTornTail(file: string, goodBytes: number, torn: Buffer): void {
+    const copy = `${file}.torn-${Date.now()}`;
+    fs.writeFileSync(copy, torn, { mode: 0o600, flush: true });
+    fs.ftruncateSync(this.fd!, goodBytes);
+    fs.fsyncSync(this.fd!);
+    this.o.log?.(`${file}: cut a torn last record (${torn.length} bytes at offset ${goodBytes}, never acknowledged); a copy is in ${copy}`);
   }
 
   close(): void {
@@ -130,11 +126,18 @@ export class Store {
   /** Writes one log record; `json` is the object's JSON, computed once per write. */
   private persist(t: 'put' | 'del', key: string, rv: number, json?: string): void {
     if (this.fd === undefined) return;
-    const line = `{"t":"${t}","k":${JSON.stringify(key)},"rv":${rv}${json === undefined ? '' : `,"o":${json}`}}\n`;
-    fs.writeSync(this.fd, line);
-    fs.fsyncSync(this.fd);
+    const line = Buffer.from(`{"t":"${t}","k":${JSON.stringify(key)},"rv":${rv}${json === undefined ? '' : `,"o":${json}`}}\n`);
+    try {
+      let done = 0;
+      while (done < line.length) done += fs.writeSync(this.fd, line, done);
+      fs.fsyncSync(this.fd);
+    } catch (e) {
+      // A failed append (a full disk) leaves no partial record for the next one to land on.
+      fs.ftruncateSync(this.fd, this.logBytes);
+      throw e;
+    }
     this.records++;
-    this.logBytes += Buffer.byteLength(line);
+    this.logBytes += line.length;
   }
 
   /** The object's JSON, refused past etcd's request size. */
@@ -164,7 +167,7 @@ export class Store {
     fs.closeSync(fd);
     fs.renameSync(tmp, this.logPath(dir));
     fs.closeSync(this.fd!);
-    this.fd = fs.openSync(this.logPath(dir), 'a', 0o600);
+    this.fd = fs.openSync(this.logPath(dir), 'a+', 0o600);
     this.records = this.objects.size + 1;
     this.logBytes = fs.statSync(this.logPath(dir)).size;
   }
@@ -211,8 +214,8 @@ export class Store {
     if (this.objects.has(key)) throw new StoreError('AlreadyExists', key);
     const o = withRv(obj, this.rev + 1);
     const json = this.encode(o);
+    this.persist('put', key, this.rev + 1, json);
     this.rev++;
-    this.persist('put', key, this.rev, json);
     this.objects.set(key, o);
     this.index.add(key);
     this.setSize(key, json.length);
@@ -230,8 +233,8 @@ export class Store {
     }
     const o = withRv(obj, this.rev + 1);
     const json = this.encode(o);
+    this.persist('put', key, this.rev + 1, json);
     this.rev++;
-    this.persist('put', key, this.rev, json);
     const before = this.sizes.get(key) ?? 0;
     this.objects.set(key, o);
     this.setSize(key, json.length);
@@ -243,9 +246,9 @@ export class Store {
   delete(key: string): Obj {
     const cur = this.objects.get(key);
     if (!cur) throw new StoreError('NotFound', key);
+    this.persist('del', key, this.rev + 1);
     this.rev++;
     const o = withRv(cur, this.rev);
-    this.persist('del', key, this.rev);
     const before = this.sizes.get(key) ?? 0;
     this.objects.delete(key);
     this.index.remove(key);
