@@ -3,6 +3,7 @@
 import net from 'node:net';
 import { commaList, parseFlags } from './flags.js';
 import { checkDns1123Subdomain } from '../kube/names.js';
+import { parseAllowFrom } from '../dns/acl.js';
 
 export interface DnsConfig {
   kubeconfig: string;
@@ -18,6 +19,8 @@ export interface DnsConfig {
   publishAddress: string;
   nodeName: string;
   verbosity: number;
+  /** Client ranges answered besides loopback and this host's addresses (the pod and Service ranges). */
+  allowFrom: string[];
 }
 
 export const DNS_FLAGS: Record<string, string> = {
@@ -33,6 +36,7 @@ export const DNS_FLAGS: Record<string, string> = {
   'publish-address': 'the address clients reach this server on; when set, the server publishes it as the endpoints of kube-system/kube-dns (ready only while serving)',
   'hostname-override': 'node name written into the published endpoint',
   v: 'log verbosity (4 and up: debug)',
+  'allow-from': 'comma-separated client CIDRs answered besides loopback and this host\'s own addresses; others get REFUSED. Default 10.244.0.0/16,10.96.0.0/12 (the pod and Service ranges)',
 };
 
 export function loadDnsConfig(argv: string[]): DnsConfig {
@@ -58,6 +62,7 @@ export function loadDnsConfig(argv: string[]): DnsConfig {
     ttl,
     publishAddress,
     nodeName: f.get('hostname-override') ?? '',
+    allowFrom: parseAllowFrom(commaList(f.get('allow-from') ?? '10.244.0.0/16,10.96.0.0/12')),
     verbosity: Number(f.get('v') ?? 0),
   };
 }

@@ -123,6 +123,8 @@ export async function runUp(argv: string[]): Promise<void> {
         '--ready-address=127.0.0.1:8181',
         `--publish-address=${nodeIP}`,
         `--hostname-override=${nodeName}`,
+        // Pods (any node's, through the kube-dns Service) and the Service range; loopback and this node always.
+        `--allow-from=${clusterCIDR},${serviceCIDR}`,
         ...(f.get('dns-upstream') ? [`--upstream=${f.get('dns-upstream')}`] : []),
       ]);
       const d = await startDns(cfg, run.fileLog('dns'));

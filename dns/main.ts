@@ -15,6 +15,7 @@ import { healthRoutes, metricsRoutes, readyRoutes, serveHttp, type HttpListening
 import { DnsMetrics } from './metrics.js';
 import { publishEndpoints, type PublishTarget } from './publish.js';
 import { serveDns, splitHostPort, type DnsListening } from './server.js';
+import { ClientAcl } from './acl.js';
 import { ZoneData } from './zone.js';
 
 export const DNS_NAMESPACE = 'kube-system';
@@ -68,7 +69,8 @@ export async function startDns(cfg: DnsConfig, log: Logger): Promise<RunningDns>
     http.push(await serveHttp(cfg.metricsAddress, 'metrics-address', metricsRoutes(metrics.registry)));
     await Promise.all(informers.map((i) => i.start()));
     synced = true;
-    dns = await serveDns(handler, cfg.dnsAddress, log);
+    const acl = new ClientAcl(cfg.allowFrom);
+    dns = await serveDns(handler, cfg.dnsAddress, log, (address) => acl.allows(address));
   } catch (e) {
     await Promise.all([...informers.map((i) => i.stop()), ...http.map((h) => h.close())]);
     client.close();

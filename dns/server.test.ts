@@ -11,6 +11,7 @@ import { Forwarder } from './forward.js';
 import { QueryHandler } from './handler.js';
 import { DnsMetrics } from './metrics.js';
 import { serveDns, type DnsListening } from './server.js';
+import { ClientAcl, parseAllowFrom } from './acl.js';
 import { ZoneData } from './zone.js';
 import { rcodeOf, udpExchange } from './testing.js';
 import { memoryLogger } from '../kube/log.js';
@@ -156,4 +157,29 @@ test('cache: TTLs count down, negative answers keep the SOA minimum, nothing bey
   c.put('c', ok);
   assert.equal(c.get('n'), undefined, 'evicted at capacity');
   assert.equal(c.count('success'), 2);
+});
+
+test('clients outside the ACL get REFUSED over UDP and TCP, and nothing is forwarded or looked up for them', async () => {
+  const handler = new QueryHandler({ zone, config: { zone: 'cluster.local', ttl: 5, dnsIPs: [] }, cache: new ResponseCache(), forwarder: new Forwarder([{ host: '127.0.0.1', port: upstream.address().port }], 1000), metrics, server: 'dns://:53' });
+  const acl = new ClientAcl(['10.244.0.0/16'], []);
+  // As seen from a LAN host: this test's client is loopback, so the ACL is asked about the address it would have.
+  const closed = await serveDns(handler, '127.0.0.1:0', memoryLogger(), () => acl.allows('192.0.2.99'));
+  try {
+    const asked = upstreamAsked;
+    const viaUdp = await udp(query('example.test'), closed.port);
+    assert.equal(viaUdp.msg.id, 4242);
+    assert.equal(rcode(viaUdp.msg), 'REFUSED');
+    assert.equal(rcode((await udp(query('1.0.96.10.in-addr.arpa', 'PTR'), closed.port)).msg), 'REFUSED');
+    assert.equal(upstreamAsked, asked, 'nothing forwarded');
+  } finally {
+    await closed.close();
+  }
+});
+
+test('the ACL: the allowed ranges, loopback and this host, IPv4-mapped clients as IPv4', () => {
+  const acl = new ClientAcl(['10.244.0.0/16', '10.96.0.0/12', 'fd00:10:244::/56'], ['192.0.2.1', 'fe80::1']);
+  for (const ip of ['10.244.3.7', '10.96.0.10', '127.0.0.1', '::1', '192.0.2.1', '::ffff:10.244.0.5', 'fd00:10:244::9', 'fe80::1']) assert.equal(acl.allows(ip), true, ip);
+  for (const ip of ['192.0.2.99', '10.245.0.1', '::ffff:192.0.2.99', 'fd00:10:245::1', '', 'not-an-ip']) assert.equal(acl.allows(ip), false, ip);
+  assert.throws(() => parseAllowFrom(['10.0.0.0/33']), /--allow-from: "10\.0\.0\.0\/33" is not a CIDR/);
+  assert.throws(() => parseAllowFrom(['lan']), /--allow-from: "lan" is not a CIDR/);
 });

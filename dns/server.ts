@@ -4,6 +4,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import type { QueryHandler } from './handler.js';
+import { errorResponse } from './message.js';
 import type { Logger } from '../kube/log.js';
 
 const TCP_IDLE_MS = 10_000;
@@ -14,6 +15,9 @@ export interface DnsListening {
   close(): Promise<void>;
 }
 
+/** REFUSED for a message that has a DNS header at all. */
+const refused = (msg: Buffer): Buffer | undefined => (msg.length >= 12 && !(msg[2]! & 0x80) ? errorResponse(msg.readUInt16BE(0), 'REFUSED') : undefined);
+
 export function splitHostPort(bind: string, flag: string): { host: string; port: number } {
   const i = bind.lastIndexOf(':');
   const port = Number(bind.slice(i + 1));
@@ -23,12 +27,14 @@ export function splitHostPort(bind: string, flag: string): { host: string; port:
   return { host, port };
 }
 
-export async function serveDns(handler: QueryHandler, bind: string, log: Logger): Promise<DnsListening> {
+/** `allows` says whether a client address is answered; others get REFUSED. */
+export async function serveDns(handler: QueryHandler, bind: string, log: Logger, allows: (address: string) => boolean = () => true): Promise<DnsListening> {
   const { host, port } = splitHostPort(bind, 'dns-address');
   const family = net.isIPv6(host) ? 6 : 4;
   const conns = new Set<net.Socket>();
   const tcp = net.createServer((conn) => {
     conns.add(conn);
+    const allowed = allows(conn.remoteAddress ?? '');
     conn.on('close', () => conns.delete(conn));
     conn.setTimeout(TCP_IDLE_MS, () => conn.destroy());
     conn.on('error', () => undefined);
@@ -40,7 +46,7 @@ export async function serveDns(handler: QueryHandler, bind: string, log: Logger)
         const msg = buf.subarray(2, 2 + buf.readUInt16BE(0));
         buf = buf.subarray(2 + msg.length);
         chain = chain.then(async () => {
-          const out = await handler.handle(msg, 'tcp', family).catch((e: Error) => (log.error(`dns: tcp query: ${e.message}`), undefined));
+          const out = allowed ? await handler.handle(msg, 'tcp', family).catch((e: Error) => (log.error(`dns: tcp query: ${e.message}`), undefined)) : refused(msg);
           if (!out) return void conn.destroy();
           const len = Buffer.alloc(2);
           len.writeUInt16BE(out.length);
@@ -64,6 +70,11 @@ export async function serveDns(handler: QueryHandler, bind: string, log: Logger)
   });
   udp.on('error', (e) => log.error(`dns: udp socket: ${e.message}`));
   udp.on('message', (msg, rinfo) => {
+    if (!allows(rinfo.address)) {
+      const out = refused(msg);
+      if (out) udp.send(out, rinfo.port, rinfo.address);
+      return;
+    }
     handler.handle(msg, 'udp', family).then(
       (out) => {
         if (out) udp.send(out, rinfo.port, rinfo.address);

@@ -181,6 +181,15 @@ spec:
     assert.equal(vm.httpGet('http://127.0.0.1:8080/health').trim(), 'OK');
   });
 
+  test('a LAN host outside the cluster\'s ranges is refused: no recursion, no Services by PTR (the node and its pods still resolve)', () => {
+    const fromLan = (args: string[]): string => resolver.exec('dig', ['@192.0.2.1', '+time=2', '+tries=1', ...args], { allowFail: true });
+    assert.match(fromLan(['example.test']), /status: REFUSED/);
+    assert.match(fromLan(['-x', '10.96.0.1']), /status: REFUSED/);
+    assert.match(fromLan(['+tcp', 'kubernetes.default.svc.cluster.local']), /status: REFUSED/);
+    assert.match(dig('kubernetes.default.svc.cluster.local'), /status: NOERROR/);
+    assert.match(inPod('client', 'nslookup www.example.test'), /Address:\s+192\.0\.2\.200/);
+  });
+
   test('/etc/hosts has the pod\'s own line and its hostAliases; dnsPolicy None uses its dnsConfig; a hostNetwork pod with ClusterFirstWithHostNet resolves cluster names', () => {
     const ip = kubectl(['get', 'pod', 'client', '-o', 'jsonpath={.status.podIP}']);
     const hosts = inPod('client', 'cat /etc/hosts');
