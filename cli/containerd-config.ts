@@ -80,8 +80,8 @@ export function hostsToml(registry: string, mirror?: string): string {
   return `server = "http://${registry}"\n\n[host."http://${host}"]\n  capabilities = ["pull", "resolve"]\n  skip_verify = true\n`;
 }
 
-/** docker-registry (distribution) serving `dir` on `addr`. */
-export function registryConfig(dir: string, addr: string): string {
+/** docker-registry (distribution) serving `dir` on `addr`; `readOnly` refuses pushes and deletes (pull-only). */
+export function registryConfig(dir: string, addr: string, o: { readOnly?: boolean } = {}): string {
   return `version: 0.1
 log:
   level: warn
@@ -89,8 +89,8 @@ storage:
   filesystem:
     rootdirectory: ${dir}
   delete:
-    enabled: true
-http:
+    enabled: ${o.readOnly ? 'false' : 'true'}
+${o.readOnly ? '  maintenance:\n    readonly:\n      enabled: true\n' : ''}http:
   addr: "${addr}"
 `;
 }

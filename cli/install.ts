@@ -84,7 +84,9 @@ TSKUBE_APISERVER_ARGS="--advertise-address=${p.nodeIP} --authorization-mode=Node
 `,
       keep: true,
     },
-    { path: path.join(p.etc, 'registry.yml'), content: registryConfig(path.join(p.dataDir, 'registry'), `:${REGISTRY_PORT}`), keep: true },
+    // Pushes only from this machine; the node's address (what joining nodes and the LAN reach) serves pulls only.
+    { path: path.join(p.etc, 'registry.yml'), content: registryConfig(path.join(p.dataDir, 'registry'), REGISTRY), keep: true },
+    { path: path.join(p.etc, 'registry-lan.yml'), content: registryConfig(path.join(p.dataDir, 'registry'), `${p.nodeIP}:${REGISTRY_PORT}`, { readOnly: true }), keep: true },
   ];
 }
 
@@ -127,6 +129,6 @@ export async function runInstall(argv: string[]): Promise<void> {
     fs.writeFileSync(file.path, file.content);
     say(`wrote ${file.path}`);
   }
-  const units = plan.role === 'control-plane' ? 'tskube-registry tskube-images tskube-apiserver tskube-agent tskube-proxy' : 'tskube-join';
+  const units = plan.role === 'control-plane' ? 'tskube-registry tskube-registry-lan tskube-images tskube-apiserver tskube-agent tskube-proxy' : 'tskube-join';
   say(`${plan.role} at ${plan.nodeIP}, cgroup driver ${plan.cgroupDriver}${plan.mirror ? `, images from ${plan.mirror}` : ''}. Next: systemctl restart containerd && systemctl enable --now ${units}`);
 }

@@ -32,11 +32,12 @@ export const RESET_FLAGS: Record<string, string> = {
   'container-runtime-endpoint': 'where the pods run. Default: the one node.json records',
 };
 
-const UNITS = ['tskube-join', 'tskube-agent', 'tskube-proxy', 'tskube-apiserver', 'tskube-images', 'tskube-registry'];
+const UNITS = ['tskube-join', 'tskube-agent', 'tskube-proxy', 'tskube-apiserver', 'tskube-images', 'tskube-registry-lan', 'tskube-registry'];
 
 /** Daemons up/join start, by the name of their PID file and a word of their command line. */
 const DAEMONS: [string, string][] = [
   ['registry', 'docker-registry'],
+  ['registry-lan', 'docker-registry'],
   ['containerd', 'containerd'],
 ];
 

@@ -74,11 +74,15 @@ export async function runUp(argv: string[]): Promise<void> {
       if (await httpOk(`http://${REGISTRY}/v2/`).catch(() => false)) return note('using the one already running');
       const dir = path.join(data, 'registry');
       fs.mkdirSync(dir, { recursive: true });
-      // On every address: joined nodes pull the same names through their containerd's mirror of it.
-      fs.writeFileSync(path.join(dir, 'config.yml'), registryConfig(path.join(dir, 'data'), `:${REGISTRY_PORT}`));
+      // Pushes only from this machine (loopback); joined nodes pull the same storage from a read-only listener on the
+      // node's address, through their containerd's mirror of it.
+      fs.writeFileSync(path.join(dir, 'config.yml'), registryConfig(path.join(dir, 'data'), REGISTRY));
+      fs.writeFileSync(path.join(dir, 'config-lan.yml'), registryConfig(path.join(dir, 'data'), `${nodeIP}:${REGISTRY_PORT}`, { readOnly: true }));
       run.spawn('registry', 'docker-registry', ['serve', path.join(dir, 'config.yml')]);
+      run.spawn('registry-lan', 'docker-registry', ['serve', path.join(dir, 'config-lan.yml')]);
       await until('the registry', 20_000, () => httpOk(`http://${REGISTRY}/v2/`));
-      note(`started docker-registry on port ${REGISTRY_PORT} (joined nodes mirror ${REGISTRY} from ${nodeIP}:${REGISTRY_PORT}), storage in ${path.join(dir, 'data')}`);
+      await until('the read-only registry', 20_000, () => httpOk(`http://${nodeIP}:${REGISTRY_PORT}/v2/`));
+      note(`started docker-registry on ${REGISTRY} (pushes) and read-only on ${nodeIP}:${REGISTRY_PORT} (joined nodes mirror ${REGISTRY} from it), storage in ${path.join(dir, 'data')}`);
     });
 
     await progress.step('images (built locally from busybox, never pulled from the internet)', (note) => ensureDemoImages(REGISTRY, path.join(data, 'images'), note));

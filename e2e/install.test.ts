@@ -150,7 +150,9 @@ describe('install on a plain Debian machine', { skip, timeout: 10 * 60_000 }, ()
     assert.match(readInVm('/etc/containerd/certs.d/127.0.0.1:5000/hosts.toml'), /server = "http:\/\/127\.0\.0\.1:5000"/);
     assert.match(readInVm('/etc/tskube/kubelet-config.yaml'), /cgroupDriver: cgroupfs/);
     assert.match(readInVm('/etc/tskube/apiserver.env'), /--advertise-address=192\.0\.2\.10 .*--allocate-node-cidrs=true --cluster-cidr=10\.244\.0\.0\/16/);
-    const units = ['tskube-registry', 'tskube-images', 'tskube-apiserver', 'tskube-agent', 'tskube-proxy', 'tskube-join'].map((u) => `/etc/systemd/system/${u}.service`);
+    assert.match(readInVm('/etc/tskube/registry.yml'), /addr: "127\.0\.0\.1:5000"/);
+    assert.match(readInVm('/etc/tskube/registry-lan.yml'), /readonly:\n {6}enabled: true\nhttp:\n {2}addr: "192\.0\.2\.10:5000"/);
+    const units = ['tskube-registry', 'tskube-registry-lan', 'tskube-images', 'tskube-apiserver', 'tskube-agent', 'tskube-proxy', 'tskube-join'].map((u) => `/etc/systemd/system/${u}.service`);
     for (const u of units) assert.match(readInVm(u), /ExecStart=\/usr\/(local\/)?bin\//);
     // Warnings about units this machine lacks (containerd.service in a bare CI container) are not errors.
     vm('systemd-analyze', ['verify', ...units]);
@@ -163,6 +165,9 @@ describe('install on a plain Debian machine', { skip, timeout: 10 * 60_000 }, ()
     runUnit('containerd', '/lib/systemd/system/containerd.service');
     runUnit('tskube-registry', '/etc/systemd/system/tskube-registry.service');
     await waitFor(() => spawnSync('nsenter', [...enter(), 'curl', '-sf', 'http://127.0.0.1:5000/v2/']).status === 0, 20_000, 200, 'the registry');
+    runUnit('tskube-registry-lan', '/etc/systemd/system/tskube-registry-lan.service');
+    await waitFor(() => spawnSync('nsenter', [...enter(), 'curl', '-sf', 'http://192.0.2.10:5000/v2/']).status === 0, 20_000, 200, 'the read-only registry');
+    assert.equal(vm('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-X', 'POST', 'http://192.0.2.10:5000/v2/evil/blobs/uploads/']), '405', 'no push on the node address');
     // The oneshot unit: runs to its end.
     const images = execStart(readInVm('/etc/systemd/system/tskube-images.service'), readInVm);
     assert.match(vm(images[0]!, images.slice(1), { timeoutMs: 120_000 }), /127\.0\.0\.1:5000\/tskube\/pause:1: built and pushed/);

@@ -90,6 +90,17 @@ describe('security replay on a tskube up node', { skip, timeout: 15 * 60_000 }, 
     assert.deepEqual(csrState('maker-serving'), { conditions: 'Approved/KubectlApprove: This CSR was approved by kubectl certificate approve., Failed/SignerValidationFailure: subject organization is not system:nodes', certificate: false });
   });
 
+  test("the node's registry takes no push on the node's address (what the LAN reaches); pulls work there, pushes only on loopback", () => {
+    const copy = (dest: string): string => sh('skopeo', ['copy', '--src-tls-verify=false', '--dest-tls-verify=false', `docker://${APP}`, `docker://${dest}`], { netns: n.netns, allowFail: true, timeoutMs: 60_000 });
+    const viaLan = sh('sh', ['-c', `skopeo copy --src-tls-verify=false --dest-tls-verify=false docker://${APP} docker://${n.nodeIP}:5000/evil/app:1 2>&1; echo "exit $?"`], { netns: n.netns, timeoutMs: 60_000 });
+    assert.doesNotMatch(viaLan, /exit 0$/m, viaLan);
+    assert.match(viaLan, /405|Method Not Allowed|method not allowed/i);
+    assert.equal(sh('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', `http://${n.nodeIP}:5000/v2/evil/app/manifests/1`], { netns: n.netns }), '404', 'nothing landed');
+    assert.equal(sh('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', 'Accept: application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json', `http://${n.nodeIP}:5000/v2/tskube/app/manifests/1`], { netns: n.netns }), '200', 'pulls work on the node address');
+    copy('127.0.0.1:5000/mine/app:1');
+    assert.equal(sh('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', 'Accept: application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json', 'http://127.0.0.1:5000/v2/mine/app/manifests/1'], { netns: n.netns }), '200', 'a push on loopback lands');
+  });
+
   test('node credentials cannot mint a token for any ServiceAccount: not through a mirror pod, not for a pod running as another', async () => {
     fs.writeFileSync(path.join(n.manifests, 'static.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: static}\nspec:\n  containers: [{name: c, image: ${APP}, command: [sleep, '3600']}]\n`);
     await waitFor(() => n.kubectl(['get', 'pod', `static-${n.name}`, '-n', 'default', '--ignore-not-found', '-o', 'name']).trim(), 120_000, 500, 'mirror pod');
