@@ -29,6 +29,8 @@ export function dnsAddonObjects(serviceIP: string, dnsPort: number, metricsPort:
         rules: [
           { apiGroups: [''], resources: ['endpoints', 'services', 'pods', 'namespaces'], verbs: ['list', 'watch'] },
           { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+          // tskube's ACL answers the cluster's node addresses (pods on other nodes arrive masqueraded to them).
+          { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
         ],
       },
     },

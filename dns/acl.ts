@@ -1,11 +1,13 @@
 // Which clients the DNS server answers, as a CoreDNS `acl` block: the --allow-from ranges (the pod and Service
-// ranges), this host's own addresses and loopback. Everyone else gets REFUSED, so the server is no open resolver
+// ranges), the cluster's node addresses, this host's own addresses and loopback. Everyone else gets REFUSED, so the server is no open resolver
 // on the node's address and does not list the cluster's Services to the LAN.
 import { BlockList, isIP } from 'node:net';
 import os from 'node:os';
 
 export class ClientAcl {
   private readonly allowed = new BlockList();
+  /** The cluster's node addresses: pods on other nodes reach this server masqueraded to their node's address. */
+  private nodes = new Set<string>();
 
   constructor(cidrs: string[], hostAddresses: string[] = localAddresses()) {
     for (const c of ['127.0.0.0/8', '::1/128', ...cidrs]) {
@@ -16,12 +18,15 @@ export class ClientAcl {
     for (const ip of hostAddresses) this.allowed.addAddress(ip, ip.includes(':') ? 'ipv6' : 'ipv4');
   }
 
+  setNodeAddresses(addresses: Iterable<string>): void {
+    this.nodes = new Set(addresses);
+  }
+
   allows(address: string): boolean {
     // An IPv4 client on a dual-stack socket arrives as ::ffff:a.b.c.d.
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-    if (mapped) return this.allowed.check(mapped, 'ipv4');
-    const family = isIP(address);
-    return family !== 0 && this.allowed.check(address, family === 6 ? 'ipv6' : 'ipv4');
+    const ip = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address;
+    const family = isIP(ip);
+    return family !== 0 && (this.nodes.has(ip) || this.allowed.check(ip, family === 6 ? 'ipv6' : 'ipv4'));
   }
 }
 

@@ -60,6 +60,22 @@ export async function startDns(cfg: DnsConfig, log: Logger): Promise<RunningDns>
     new Informer(client, { path: '/apis/discovery.k8s.io/v1/endpointslices', transform: slim, onAdd: (o) => zone.setSlice(o), onUpdate: (o) => zone.setSlice(o), onDelete: (o) => zone.deleteSlice(o), onError: onError('endpointslices') }),
     new Informer(client, { path: '/api/v1/namespaces', transform: slim, onAdd: (o) => zone.setNamespace(o, true), onUpdate: (o) => zone.setNamespace(o, true), onDelete: (o) => zone.setNamespace(o, false), onError: onError('namespaces') }),
   ];
+  // Node addresses for the ACL: pods on other nodes arrive masqueraded to their node's address. Optional: without
+  // the right to list Nodes only the --allow-from ranges are answered.
+  const acl = new ClientAcl(cfg.allowFrom);
+  const nodeAddresses = new Map<string, string[]>();
+  const setNode = (o: KObj): void => {
+    nodeAddresses.set(o.metadata?.name, ((o.status?.addresses ?? []) as { type: string; address: string }[]).filter((a) => a.type === 'InternalIP' || a.type === 'ExternalIP').map((a) => a.address));
+    acl.setNodeAddresses([...nodeAddresses.values()].flat());
+  };
+  const nodes = new Informer(client, {
+    path: '/api/v1/nodes',
+    transform: (o) => ({ metadata: { name: o.metadata?.name, resourceVersion: o.metadata?.resourceVersion }, status: { addresses: o.status?.addresses } }),
+    onAdd: setNode,
+    onUpdate: setNode,
+    onDelete: (o) => (nodeAddresses.delete(o.metadata?.name), acl.setNodeAddresses([...nodeAddresses.values()].flat())),
+    onError: onError('nodes'),
+  });
   let synced = false;
   const http: HttpListening[] = [];
   let dns: DnsListening | undefined;
@@ -68,11 +84,11 @@ export async function startDns(cfg: DnsConfig, log: Logger): Promise<RunningDns>
     http.push(await serveHttp(cfg.readyAddress, 'ready-address', readyRoutes(() => (synced && dns ? [] : ['kubernetes']))));
     http.push(await serveHttp(cfg.metricsAddress, 'metrics-address', metricsRoutes(metrics.registry)));
     await Promise.all(informers.map((i) => i.start()));
+    nodes.start().catch((e: Error) => log.warn(`dns: nodes watch: ${e.message}; only --allow-from is answered`));
     synced = true;
-    const acl = new ClientAcl(cfg.allowFrom);
     dns = await serveDns(handler, cfg.dnsAddress, log, (address) => acl.allows(address));
   } catch (e) {
-    await Promise.all([...informers.map((i) => i.stop()), ...http.map((h) => h.close())]);
+    await Promise.all([...informers.map((i) => i.stop()), nodes.stop(), ...http.map((h) => h.close())]);
     client.close();
     throw e;
   }
@@ -95,7 +111,7 @@ export async function startDns(cfg: DnsConfig, log: Logger): Promise<RunningDns>
       // Not ready first, so clients move off before the sockets close.
       if (target) await publishEndpoints(client, target, false).catch((e: Error) => log.warn(`dns: cannot mark the ${DNS_SERVICE} endpoints not ready: ${e.message}`));
       await dns!.close();
-      await Promise.all([...informers.map((i) => i.stop()), ...http.map((h) => h.close())]);
+      await Promise.all([...informers.map((i) => i.stop()), nodes.stop(), ...http.map((h) => h.close())]);
       client.close();
     },
   };
