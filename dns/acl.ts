@@ -1,32 +1,30 @@
 // Which clients the DNS server answers, as a CoreDNS `acl` block: the --allow-from ranges (the pod and Service
-// ranges), the cluster's node addresses, this host's own addresses and loopback. Everyone else gets REFUSED, so the server is no open resolver
-// on the node's address and does not list the cluster's Services to the LAN.
-import { BlockList, isIP } from 'node:net';
+// ranges), the cluster's node addresses, this host's own addresses and loopback. Everyone else gets REFUSED, so the
+// server is no open resolver on the node's address and does not list the cluster's Services to the LAN.
+import { isIP } from 'node:net';
 import os from 'node:os';
+import { checkableIP, cidrBlockList } from '../kube/cidr.js';
 
 export class ClientAcl {
-  private readonly allowed = new BlockList();
-  /** The cluster's node addresses: pods on other nodes reach this server masqueraded to their node's address. */
-  private nodes = new Set<string>();
+  private readonly allowed;
+  /** The cluster's node addresses by node: pods on other nodes reach this server masqueraded to their node's address. */
+  private readonly nodes = new Map<string, string[]>();
+  private nodeAddresses = new Set<string>();
 
   constructor(cidrs: string[], hostAddresses: string[] = localAddresses()) {
-    for (const c of ['127.0.0.0/8', '::1/128', ...cidrs]) {
-      const [net, bits] = c.split('/') as [string, string | undefined];
-      const type = net.includes(':') ? 'ipv6' : 'ipv4';
-      this.allowed.addSubnet(net, bits === undefined ? (type === 'ipv6' ? 128 : 32) : Number(bits), type);
-    }
-    for (const ip of hostAddresses) this.allowed.addAddress(ip, ip.includes(':') ? 'ipv6' : 'ipv4');
+    this.allowed = cidrBlockList(['127.0.0.0/8', '::1/128', ...cidrs, ...hostAddresses]);
   }
 
-  setNodeAddresses(addresses: Iterable<string>): void {
-    this.nodes = new Set(addresses);
+  /** A node's addresses, or none when it is gone. */
+  setNode(name: string, addresses: string[]): void {
+    if (addresses.length) this.nodes.set(name, addresses);
+    else this.nodes.delete(name);
+    this.nodeAddresses = new Set([...this.nodes.values()].flat());
   }
 
   allows(address: string): boolean {
-    // An IPv4 client on a dual-stack socket arrives as ::ffff:a.b.c.d.
-    const ip = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address;
-    const family = isIP(ip);
-    return family !== 0 && (this.nodes.has(ip) || this.allowed.check(ip, family === 6 ? 'ipv6' : 'ipv4'));
+    const a = checkableIP(address);
+    return !!a && (this.nodeAddresses.has(a.ip) || this.allowed.check(a.ip, a.type));
   }
 }
 

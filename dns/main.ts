@@ -63,17 +63,13 @@ export async function startDns(cfg: DnsConfig, log: Logger): Promise<RunningDns>
   // Node addresses for the ACL: pods on other nodes arrive masqueraded to their node's address. Optional: without
   // the right to list Nodes only the --allow-from ranges are answered.
   const acl = new ClientAcl(cfg.allowFrom);
-  const nodeAddresses = new Map<string, string[]>();
-  const setNode = (o: KObj): void => {
-    nodeAddresses.set(o.metadata?.name, ((o.status?.addresses ?? []) as { type: string; address: string }[]).filter((a) => a.type === 'InternalIP' || a.type === 'ExternalIP').map((a) => a.address));
-    acl.setNodeAddresses([...nodeAddresses.values()].flat());
-  };
+  const setNode = (o: KObj): void => acl.setNode(o.metadata?.name, ((o.status?.addresses ?? []) as { type: string; address: string }[]).filter((a) => a.type === 'InternalIP' || a.type === 'ExternalIP').map((a) => a.address));
   const nodes = new Informer(client, {
     path: '/api/v1/nodes',
     transform: (o) => ({ metadata: { name: o.metadata?.name, resourceVersion: o.metadata?.resourceVersion }, status: { addresses: o.status?.addresses } }),
     onAdd: setNode,
     onUpdate: setNode,
-    onDelete: (o) => (nodeAddresses.delete(o.metadata?.name), acl.setNodeAddresses([...nodeAddresses.values()].flat())),
+    onDelete: (o) => acl.setNode(o.metadata?.name, []),
     onError: onError('nodes'),
   });
   let synced = false;

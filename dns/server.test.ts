@@ -181,11 +181,11 @@ test('the ACL: the allowed ranges, loopback and this host, IPv4-mapped clients a
   for (const ip of ['10.244.3.7', '10.96.0.10', '127.0.0.1', '::1', '192.0.2.1', '::ffff:10.244.0.5', 'fd00:10:244::9', 'fe80::1']) assert.equal(acl.allows(ip), true, ip);
   for (const ip of ['192.0.2.99', '10.245.0.1', '::ffff:192.0.2.99', 'fd00:10:245::1', '', 'not-an-ip']) assert.equal(acl.allows(ip), false, ip);
   // The cluster's nodes: pods on other nodes arrive masqueraded to their node's address.
-  acl.setNodeAddresses(['192.0.2.2']);
+  acl.setNode('n2', ['192.0.2.2']);
   assert.equal(acl.allows('192.0.2.2'), true);
   assert.equal(acl.allows('::ffff:192.0.2.2'), true);
   assert.equal(acl.allows('192.0.2.99'), false);
-  acl.setNodeAddresses([]);
+  acl.setNode('n2', []);
   assert.equal(acl.allows('192.0.2.2'), false, 'a node that is gone is no longer answered');
   assert.throws(() => parseAllowFrom(['10.0.0.0/33']), /--allow-from: "10\.0\.0\.0\/33" is not a CIDR/);
   assert.throws(() => parseAllowFrom(['lan']), /--allow-from: "lan" is not a CIDR/);

@@ -1,7 +1,30 @@
 // CIDR arithmetic shared by the Service allocators, node IPAM, the pod network and the proxy: IPv4 as numbers,
-// either family as bigints.
+// either family as bigints, and BlockLists of CIDRs to check addresses against (externalIPs, the DNS ACL).
+
+import { BlockList, isIP } from 'node:net';
 
 export type IPFamily = 'IPv4' | 'IPv6';
+
+/** CIDRs (or single addresses) of either family as a BlockList to check addresses against. */
+export function cidrBlockList(cidrs: string[]): BlockList {
+  const list = new BlockList();
+  for (const c of cidrs) {
+    const [net, bits] = c.split('/') as [string, string | undefined];
+    const type = net.includes(':') ? 'ipv6' : 'ipv4';
+    list.addSubnet(net, bits === undefined ? (type === 'ipv6' ? 128 : 32) : Number(bits), type);
+  }
+  return list;
+}
+
+/**
+ * An address as Go's net.IP reads it, for a BlockList check: an IPv4-mapped IPv6 address (::ffff:a.b.c.d, as an IPv4
+ * client on a dual-stack socket arrives) is its IPv4 address. Undefined when it is no IP address.
+ */
+export function checkableIP(address: string): { ip: string; type: 'ipv4' | 'ipv6' } | undefined {
+  const ip = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address;
+  const family = isIP(ip);
+  return family === 0 ? undefined : { ip, type: family === 6 ? 'ipv6' : 'ipv4' };
+}
 
 /** The family an address or CIDR is written in (a colon means IPv6); no validation. */
 export const familyOfText = (ip: string): IPFamily => (ip.includes(':') ? 'IPv6' : 'IPv4');

@@ -11,7 +11,8 @@ import { validateCronJob, validateJob } from './jobs.js';
 import { validateControllerRevision, validateDaemonSet, validateStatefulSet } from './apps.js';
 import { validatePriorityClass } from '../admission/priority.js';
 import type { Obj } from '../storage/store.js';
-import { BlockList, isIP } from 'node:net';
+import type { BlockList } from 'node:net';
+import { checkableIP, cidrBlockList } from '../../kube/cidr.js';
 
 export const MAX_DATA_SIZE = 1024 * 1024;
 const DNS_LABEL_NAMED = new Set(['namespaces', 'services']);
@@ -28,30 +29,19 @@ const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 const CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
 const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
 
-const specialRanges = (cidrs: string[]): BlockList => {
-  const list = new BlockList();
-  for (const c of cidrs) {
-    const [net, bits] = c.split('/') as [string, string];
-    list.addSubnet(net, Number(bits), net.includes(':') ? 'ipv6' : 'ipv4');
-  }
-  return list;
-};
 const SPECIAL_IPS: [BlockList, (ip: string) => string][] = [
-  [specialRanges(['0.0.0.0/32', '::/128']), (ip) => `may not be unspecified (${ip})`],
-  [specialRanges(['127.0.0.0/8', '::1/128']), () => 'may not be in the loopback range (127.0.0.0/8, ::1/128)'],
-  [specialRanges(['169.254.0.0/16', 'fe80::/10']), () => 'may not be in the link-local range (169.254.0.0/16, fe80::/10)'],
+  [cidrBlockList(['0.0.0.0/32', '::/128']), (ip) => `may not be unspecified (${ip})`],
+  [cidrBlockList(['127.0.0.0/8', '::1/128']), () => 'may not be in the loopback range (127.0.0.0/8, ::1/128)'],
+  [cidrBlockList(['169.254.0.0/16', 'fe80::/10']), () => 'may not be in the link-local range (169.254.0.0/16, fe80::/10)'],
   // Go's IsLinkLocalMulticast: 224.0.0.0/24, and ff02::/16 with any flags (ff12::, ff32::, …).
-  [specialRanges(['224.0.0.0/24', ...Array.from({ length: 16 }, (_, f) => `ff${f.toString(16)}2::/16`)]), () => 'may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)'],
+  [cidrBlockList(['224.0.0.0/24', ...Array.from({ length: 16 }, (_, f) => `ff${f.toString(16)}2::/16`)]), () => 'may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)'],
 ];
 
 /** Upstream's ValidateNonSpecialIP: no unspecified, loopback, link-local or link-local multicast address. */
 export function validateNonSpecialIP(ip: string, field: string): Cause[] {
-  const family = isIP(ip);
-  if (!family) return [{ field, message: `Invalid value: ${JSON.stringify(ip)}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)` }];
-  // An IPv4-mapped IPv6 address is its IPv4 address, as Go's net.IP reads it.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)?.[1];
-  const [addr, type] = mapped ? [mapped, 'ipv4' as const] : [ip, family === 6 ? ('ipv6' as const) : ('ipv4' as const)];
-  return SPECIAL_IPS.filter(([ranges]) => ranges.check(addr, type)).map(([, why]) => ({ field, message: `Invalid value: ${JSON.stringify(ip)}: ${why(ip)}` }));
+  const addr = checkableIP(ip);
+  if (!addr) return [{ field, message: `Invalid value: ${JSON.stringify(ip)}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)` }];
+  return SPECIAL_IPS.filter(([ranges]) => ranges.check(addr.ip, addr.type)).map(([, why]) => ({ field, message: `Invalid value: ${JSON.stringify(ip)}: ${why(ip)}` }));
 }
 
 /** ValidateNodeUpdate's immutable parts: podCIDR(s) and providerID only go from unset to set. */

@@ -48,16 +48,16 @@ const ATTRIBUTE_TYPES: Record<string, string> = {
 const EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
 
 /** Signature algorithms Go verifies on a request: digest and the key type they need. */
-const SIGNATURE_ALGORITHMS: Record<string, { name: string; digest: string | null; key: PublicKeyAlgorithm }> = {
-  '1.2.840.113549.1.1.5': { name: 'SHA1-RSA', digest: 'sha1', key: 'RSA' },
-  '1.2.840.113549.1.1.11': { name: 'SHA256-RSA', digest: 'sha256', key: 'RSA' },
-  '1.2.840.113549.1.1.12': { name: 'SHA384-RSA', digest: 'sha384', key: 'RSA' },
-  '1.2.840.113549.1.1.13': { name: 'SHA512-RSA', digest: 'sha512', key: 'RSA' },
-  '1.2.840.10045.4.1': { name: 'ECDSA-SHA1', digest: 'sha1', key: 'ECDSA' },
-  '1.2.840.10045.4.3.2': { name: 'ECDSA-SHA256', digest: 'sha256', key: 'ECDSA' },
-  '1.2.840.10045.4.3.3': { name: 'ECDSA-SHA384', digest: 'sha384', key: 'ECDSA' },
-  '1.2.840.10045.4.3.4': { name: 'ECDSA-SHA512', digest: 'sha512', key: 'ECDSA' },
-  '1.3.101.112': { name: 'Ed25519', digest: null, key: 'Ed25519' },
+const SIGNATURE_ALGORITHMS: Record<string, { digest: string | null; key: PublicKeyAlgorithm }> = {
+  '1.2.840.113549.1.1.5': { digest: 'sha1', key: 'RSA' },
+  '1.2.840.113549.1.1.11': { digest: 'sha256', key: 'RSA' },
+  '1.2.840.113549.1.1.12': { digest: 'sha384', key: 'RSA' },
+  '1.2.840.113549.1.1.13': { digest: 'sha512', key: 'RSA' },
+  '1.2.840.10045.4.1': { digest: 'sha1', key: 'ECDSA' },
+  '1.2.840.10045.4.3.2': { digest: 'sha256', key: 'ECDSA' },
+  '1.2.840.10045.4.3.3': { digest: 'sha384', key: 'ECDSA' },
+  '1.2.840.10045.4.3.4': { digest: 'sha512', key: 'ECDSA' },
+  '1.3.101.112': { digest: null, key: 'Ed25519' },
 };
 
 const EC_CURVES = new Set(['prime256v1', 'secp384r1', 'secp521r1']);
