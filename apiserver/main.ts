@@ -17,6 +17,8 @@ import { alwaysAllow, AuthorizerChain, type Authorizer } from './authz/authorize
 import { RbacAuthorizer } from './authz/rbac.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
 import { certificateApproval, certificateSigning, certificateSubjectRestriction } from './admission/certificates.js';
+import { loadAdmissionConfig, type AdmissionConfig } from './admission/admission-config.js';
+import { DEFAULT_POD_SECURITY, podSecurity } from './admission/pod-security/admission.js';
 import { FULL_AUTHORITY } from './authz/escalation.js';
 import { NodeAuthorizer } from './authz/node-authorizer.js';
 import { ensureBootstrapPolicy, KUBELET_CLIENT_USER } from './authz/bootstrap-policy.js';
@@ -53,8 +55,10 @@ export interface ApiServerConfig {
   localStoragePath?: string;
   /** --authorization-mode: AlwaysAllow (default), or e.g. Node,RBAC. */
   authorizationModes?: string[];
-  /** --enable-admission-plugins: NodeRestriction, DenyServiceExternalIPs (the CSR plugins are always on). */
+  /** --enable-admission-plugins: NodeRestriction, DenyServiceExternalIPs (the CSR plugins and PodSecurity are always on). */
   admissionPlugins?: string[];
+  /** --admission-control-config-file: an AdmissionConfiguration (PodSecurity's defaults and exemptions). */
+  admissionControlConfigFile?: string;
   /** kube-controller-manager's --controllers; default ["*"]. */
   controllers?: string[];
   nodeMonitorGracePeriodMs?: number;
@@ -87,7 +91,7 @@ export function authorizerChain(store: Store, modes: string[] = ['AlwaysAllow'])
 }
 
 /** Plugins upstream turns on by default; naming them in --enable-admission-plugins changes nothing. */
-const DEFAULT_PLUGINS = ['CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction'];
+const DEFAULT_PLUGINS = ['CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction', 'PodSecurity'];
 
 export function admissionChain(names: string[] = []): AdmissionPlugin[] {
   return names
@@ -99,9 +103,9 @@ export function admissionChain(names: string[] = []): AdmissionPlugin[] {
     });
 }
 
-/** Always on: RBAC's escalation checks (part of its registry upstream) and the default-on CSR plugins. */
-function defaultAdmission(rbac: RbacAuthorizer, authz: AuthorizerChain): AdmissionPlugin[] {
-  return [rbacEscalation(rbac, authz), certificateSubjectRestriction, certificateApproval(authz), certificateSigning(authz)];
+/** Always on: RBAC's escalation checks (part of its registry upstream) and the default-on CSR and PodSecurity plugins. */
+function defaultAdmission(rbac: RbacAuthorizer, authz: AuthorizerChain, config: AdmissionConfig): AdmissionPlugin[] {
+  return [rbacEscalation(rbac, authz), certificateSubjectRestriction, certificateApproval(authz), certificateSigning(authz), podSecurity(config.podSecurity)];
 }
 
 export interface RunningApiServer {
@@ -128,13 +132,18 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const pki = ensurePki(c.certDir, { ips, dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', os.hostname()] });
   const ids = [adminIdentity, proxyIdentity, dnsIdentity, ...c.nodeNames.map(nodeIdentity)];
   const tokens = ensureTokens(c.certDir, ids);
+  const admissionConfig = c.admissionControlConfigFile ? loadAdmissionConfig(c.admissionControlConfigFile) : { podSecurity: DEFAULT_POD_SECURITY };
   const store = new Store({ dataDir: c.dataDir, historySize: c.historySize, log });
   store.onWatcherError = (e) => log(`watch delivery: ${e.message}`);
   const modes = c.authorizationModes?.length ? c.authorizationModes : ['AlwaysAllow'];
   const authz = authorizerChain(store, modes);
   const rbac = authz.authorizers.find((z): z is RbacAuthorizer => z instanceof RbacAuthorizer) ?? new RbacAuthorizer(store);
   // Escalation prevention is part of the RBAC registry upstream, so it is always on.
-  const api = new Api(store, c.serviceClusterIpRange, [...admissionChain(c.admissionPlugins), ...defaultAdmission(rbac, authz)]);
+  const api = new Api(store, c.serviceClusterIpRange, [...admissionChain(c.admissionPlugins), ...defaultAdmission(rbac, authz, admissionConfig)]);
+  // No audit log: violations of a namespace's audit level go to the apiserver's log.
+  api.onAuditAnnotation = (a, key, value) => {
+    if (key.endsWith('/audit-violations')) log(`audit: ${a.user.name} ${a.operation} ${a.resource.resource} ${a.namespace}/${a.name}: ${key}=${value}`);
+  };
   ensureBootstrapPolicy(api);
   const kc = ensureClientCert(pki, kubeletClientIdentity);
   const saKey = ensureServiceAccountKey(pki);

@@ -101,6 +101,32 @@ describe('security replay on a tskube up node', { skip, timeout: 15 * 60_000 }, 
     assert.equal(sh('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', 'Accept: application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json', 'http://127.0.0.1:5000/v2/mine/app/manifests/1'], { netns: n.netns }), '200', 'a push on loopback lands');
   });
 
+  test('Pod Security: a restricted namespace refuses a privileged hostPID pod with hostPath /; workloads and a raised level warn', async () => {
+    n.kubectl(['create', 'namespace', 'locked']);
+    n.kubectl(['label', 'namespace', 'locked', 'pod-security.kubernetes.io/enforce=restricted']);
+    const rootSpec = {
+      hostPID: true,
+      containers: [{ name: 'sh', image: APP, command: ['sleep', '3600'], securityContext: { privileged: true }, volumeMounts: [{ name: 'host', mountPath: '/host' }] }],
+      volumes: [{ name: 'host', hostPath: { path: '/' } }],
+    };
+    const refused = n.kubectlFails(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'root', namespace: 'locked' }, spec: rootSpec }) });
+    assert.match(refused, /pods "root" is forbidden: violates PodSecurity "restricted:latest": host namespaces \(hostPID=true\), privileged \(container "sh" must not set securityContext\.privileged=true\), .*restricted volume types \(volume "host" uses restricted volume type "hostPath"\)/);
+    assert.equal(n.kubectl(['get', 'pods', '-n', 'locked', '-o', 'name']), '', 'nothing was created');
+    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'rooter', namespace: 'locked' }, spec: { selector: { matchLabels: { app: 'rooter' } }, template: { metadata: { labels: { app: 'rooter' } }, spec: rootSpec } } };
+    const applied = n.kubectlWarnings(['apply', '-f', '-'], { input: JSON.stringify(deployment) });
+    assert.match(applied.out, /deployment.apps\/rooter created/);
+    assert.match(applied.warnings, /^Warning: would violate PodSecurity "restricted:latest": host namespaces \(hostPID=true\)/m);
+    await waitFor(() => /FailedCreate.*pods "rooter-[a-z0-9-]+" is forbidden: violates PodSecurity "restricted:latest"/.test(n.kubectl(['get', 'events', '-n', 'locked'])), 60_000, 500, "the ReplicaSet's pods refused");
+    assert.equal(n.kubectl(['get', 'pods', '-n', 'locked', '-o', 'name']), '', 'the Deployment ran nothing');
+    // A pod already in a namespace that is then held to baseline: the label goes on, with a warning naming it.
+    n.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'netadmin', namespace: 'team' }, spec: { containers: [{ name: 'c', image: APP, command: ['sleep', '3600'], securityContext: { capabilities: { add: ['NET_ADMIN'] } } }] } }) });
+    const raised = n.kubectlWarnings(['label', 'namespace', 'team', 'pod-security.kubernetes.io/enforce=baseline']);
+    assert.match(raised.warnings, /Warning: existing pods in namespace "team" violate the new PodSecurity enforce level "baseline:latest"\nWarning: netadmin: non-default capabilities/);
+    assert.match(n.kubectlFails(['label', 'namespace', 'team', 'pod-security.kubernetes.io/warn=strict']), /metadata\.labels\[pod-security\.kubernetes\.io\/warn\]: Invalid value: "strict": must be one of privileged, baseline, restricted/);
+    n.kubectl(['delete', 'pod', 'netadmin', '-n', 'team', '--wait=false']);
+    n.kubectl(['label', 'namespace', 'team', 'pod-security.kubernetes.io/enforce-']);
+  });
+
   test('node credentials cannot mint a token for any ServiceAccount: not through a mirror pod, not for a pod running as another', async () => {
     fs.writeFileSync(path.join(n.manifests, 'static.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: static}\nspec:\n  containers: [{name: c, image: ${APP}, command: [sleep, '3600']}]\n`);
     await waitFor(() => n.kubectl(['get', 'pod', `static-${n.name}`, '-n', 'default', '--ignore-not-found', '-o', 'name']).trim(), 120_000, 500, 'mirror pod');

@@ -1,5 +1,6 @@
 // e2e: one `tskube up` node in its own network namespace and data dir, with
 // kubectl and curl run inside that namespace. Shared by the up and security suites.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -58,6 +59,13 @@ export class UpNode {
 
   kubectl(args: string[], o: { kubeconfig?: string; input?: string } = {}): string {
     return sh('kubectl', [`--kubeconfig=${o.kubeconfig ?? this.kubeconfig}`, ...args], { netns: this.netns, timeoutMs: 30_000, input: o.input });
+  }
+
+  /** kubectl that is expected to succeed, with what it printed on stderr (the server's warnings). */
+  kubectlWarnings(args: string[], o: { kubeconfig?: string; input?: string } = {}): { out: string; warnings: string } {
+    const r = spawnSync('nsenter', [`--net=/run/netns/${this.netns}`, 'kubectl', `--kubeconfig=${o.kubeconfig ?? this.kubeconfig}`, ...args], { encoding: 'utf8', timeout: 30_000, input: o.input });
+    if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr.trim() || r.error?.message}`);
+    return { out: r.stdout, warnings: r.stderr };
   }
 
   /** kubectl that is expected to fail: its error text. */

@@ -90,7 +90,7 @@ spec:
     await waitFor(() => kubectl(['exec', 'keeper', '--', 'cat', '/data/log']) === 'start\n', 20_000, 500, 'keeper started');
     assert.ok(shims().length >= 3, `three pods' shims: ${shims().join('; ')}`);
     assert.equal(await interrupt(), 0);
-    assert.match(text(), /SIGINT: stopping the cluster DNS, the kubelet and its pods, the kube-proxy, the apiserver and registry, containerd/);
+    assert.match(text(), /SIGINT: stopping the cluster DNS, the kubelet and its pods, the kube-proxy, the apiserver and registry-lan, registry, containerd/);
     assert.match(text(), /stopping \d+ container\(s\) of 3 pod\(s\), each within its grace period \(at most 10s/);
     assert.match(text(), /stopped 3 pod\(s\)/);
     assert.match(text(), /stopped; `tskube up` again picks up where this left off/);

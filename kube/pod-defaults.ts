@@ -48,5 +48,7 @@ export function applyPodDefaults(pod: Pod): Pod {
   for (const c of spec.initContainers ?? []) defaultContainer(c);
   for (const c of spec.containers) defaultContainer(c);
   for (const c of spec.ephemeralContainers ?? []) defaultContainer(c as Container);
+  // SetDefaults_Volume: a volume that names no source is an emptyDir.
+  for (const v of spec.volumes ?? []) if (Object.keys(v).every((k) => k === 'name')) v.emptyDir = {};
   return pod;
 }

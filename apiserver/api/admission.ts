@@ -24,12 +24,19 @@ export interface Attributes {
   object?: Obj;
   /** The stored object (UPDATE, DELETE). */
   oldObject?: Obj;
+  /** Adds a warning to the response (a `Warning: 299` header), as upstream's warning.AddWarning. */
+  warn?: (message: string) => void;
+  /** Records an audit annotation of this request. */
+  annotate?: (key: string, value: string) => void;
 }
+
+export type GetObject = (group: string, resource: string, namespace: string, name: string) => Obj | undefined;
+export type ListObjects = (group: string, resource: string, namespace: string) => Obj[];
 
 export interface AdmissionPlugin {
   readonly name: string;
-  /** Throws an ApiError to refuse. `get` reads current objects (e.g. the Node for a uid check). */
-  admit(a: Attributes, get: (group: string, resource: string, namespace: string, name: string) => Obj | undefined): void;
+  /** Throws an ApiError to refuse. `get` and `list` read current objects (e.g. the Node for a uid check). */
+  admit(a: Attributes, get: GetObject, list: ListObjects): void;
 }
 
 /** Internal writers (controllers, bootstrap) that bypass identity checks. */

@@ -16,7 +16,7 @@ import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector, Selec
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 import { rfc3339 } from '../../kube/time.js';
 import { familyOfText } from '../../kube/cidr.js';
-import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type User } from './admission.js';
+import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type GetObject, type ListObjects, type User } from './admission.js';
 import { admitServiceAccount, validateMirrorPod } from '../admission/service-account.js';
 import { admitRuntimeClass, validateRuntimeClassUpdate } from '../admission/runtime-class.js';
 import { admitPriority, checkSingleDefault, SYSTEM_PRIORITY_CLASSES, validatePriorityClassUpdate } from '../admission/priority.js';
@@ -137,6 +137,10 @@ export class Api {
   private fields: FieldCheck = { mode: 'Ignore' };
   /** The field manager of the current call (fieldManager, else the client's user agent). */
   private manager = INTERNAL_MANAGER;
+  /** Where admission's warnings for the current call go (the response's Warning headers). */
+  private warnings: string[] | undefined;
+  /** Audit annotations admission records (there is no audit log: main.ts logs them). */
+  onAuditAnnotation?: (a: Attributes, key: string, value: string) => void;
   /** managedFields a server-side apply computed, for the create or update it ends in. */
   private applied: ManagedFieldsEntry[] | undefined;
   /** Writes of a dry run: what the store would return, with no resourceVersion consumed and no event sent. */
@@ -176,10 +180,11 @@ export class Api {
 
   /** Runs one call as `user`, for admission. Api calls are synchronous, so a field is enough. */
   runAs<T>(user: User, fn: () => T, o: { dryRun?: boolean; fields?: FieldCheck; manager?: string } = {}): T {
-    const prev = { user: this.user, dry: this.dry, fields: this.fields, manager: this.manager };
+    const prev = { user: this.user, dry: this.dry, fields: this.fields, manager: this.manager, warnings: this.warnings };
     this.user = user;
     this.dry = o.dryRun ?? false;
     this.fields = o.fields ?? { mode: 'Ignore' };
+    this.warnings = o.fields?.warnings;
     this.manager = o.manager ?? INTERNAL_MANAGER;
     try {
       return fn();
@@ -237,8 +242,12 @@ export class Api {
 
   private admit(a: Omit<Attributes, 'user'>): void {
     if (this.user === SYSTEM_USER) return;
-    const get = (group: string, resource: string, ns: string, name: string): Obj | undefined => this.store.get(storageKey(this.res(group, resource), ns, name));
-    for (const p of this.admission) p.admit({ ...a, user: this.user }, get);
+    const get: GetObject = (group, resource, ns, name) => this.store.get(storageKey(this.res(group, resource), ns, name));
+    const list: ListObjects = (group, resource, ns) => this.store.list(storagePrefix(this.res(group, resource), ns)).items;
+    const warnings = this.warnings;
+    const attrs: Attributes = { ...a, user: this.user, warn: (w) => warnings?.push(w) };
+    attrs.annotate = (key, value) => this.onAuditAnnotation?.(attrs, key, value);
+    for (const p of this.admission) p.admit(attrs, get, list);
   }
 
   /** A resource stored as another (events.k8s.io Events as core Events): its view and the stored resource. */
