@@ -114,6 +114,9 @@ function stopOnSignals(stop: () => Promise<unknown>): void {
   process.on('SIGINT', on);
 }
 
+/** How long a stopping kubelet waits for its servers and sources to close before it exits anyway. */
+const AGENT_STOP_WAIT_MS = 1000;
+
 async function runAgent(argv: string[]): Promise<void> {
   const { loadAgentConfig } = await import('./agent-config.js');
   const { startAgent } = await import('./agent.js');
@@ -126,6 +129,9 @@ async function runAgent(argv: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info(`received ${sig}; stopping (pods keep running)`);
+    // As upstream's kubelet: exit at once. Container stops in flight are abandoned, not awaited (a pod's grace
+    // period can be years); the next kubelet picks them up again.
+    setTimeout(() => process.exit(0), AGENT_STOP_WAIT_MS).unref();
     void agent.stop().finally(() => process.exit(0));
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));

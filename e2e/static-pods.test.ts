@@ -229,4 +229,19 @@ spec:
     for (const f of [...Object.keys(bad), 'good.yaml']) fs.rmSync(path.join(node.manifests, f), { force: true });
     await waitFor(async () => (await gone('good')) && (await gone('dupe')), 60_000, 300, 'all removed');
   });
+
+  test('SIGTERM stops the kubelet at once while a container stop is in flight, leaving the container as it was', async () => {
+    const stubborn = podYaml('stubborn', "trap '' TERM; while true; do sleep 1; done").replace('terminationGracePeriodSeconds: 5', 'terminationGracePeriodSeconds: 1000000000');
+    writeManifestAtomic(node.manifests, 'stubborn.yaml', stubborn);
+    await waitFor(() => runningContainer('stubborn'), 60_000, 200, 'stubborn running');
+    fs.rmSync(path.join(node.manifests, 'stubborn.yaml'));
+    await waitFor(() => /stubborn/.test(node.kubeletLog().split('\n').filter((l) => /Killing|stopping/i.test(l)).join('\n')), 30_000, 200, 'the stop under way');
+    const kubelet = node.kubelet!;
+    const t0 = Date.now();
+    process.kill(kubelet.pid, 'SIGTERM');
+    const code = await Promise.race([kubelet.exited, new Promise<'still running'>((r) => setTimeout(() => r('still running'), 10_000).unref())]);
+    assert.equal(code, 0, `the kubelet exited by itself after SIGTERM (${Date.now() - t0} ms)`);
+    assert.ok(await runningContainer('stubborn'), 'the container was left as it was');
+    node.kubelet = undefined;
+  });
 });
