@@ -49,7 +49,7 @@ for (const t of [...keep].sort((a, b) => a.fullName.localeCompare(b.fullName))) 
   const fields: Record<string, unknown> = {};
   for (const f of t.fieldsArray) {
     const type = f.resolvedType ? f.resolvedType.fullName.slice(1) : f.type;
-    fields[f.name] = f.map ? { keyType: (f as protobuf.MapField).keyType, type, id: f.id } : { ...(f.repeated ? { rule: 'repeated' } : {}), type, id: f.id };
+    fields[f.name] = f.map ? { keyType: (f as unknown as protobuf.MapField).keyType, type, id: f.id } : { ...(f.repeated ? { rule: 'repeated' } : {}), type, id: f.id };
   }
   ns[t.name] = { fields };
 }

@@ -1,0 +1,88 @@
+// What the upstream fixtures are and how each is built: the pinned releases, the
+// replace lines for k8s.io/kubernetes's staging modules, the version ldflags and
+// one build command per binary. Pure; scripts/upstream.ts runs it.
+import path from 'node:path';
+
+export const KUBERNETES_VERSION = 'v1.37.2';
+/** Staging modules are tagged v0.<minor>.<patch> for Kubernetes v1.<minor>.<patch>. */
+export const STAGING_VERSION = KUBERNETES_VERSION.replace(/^v1\./, 'v0.');
+export const ETCD_VERSION = 'v3.6.16';
+
+/** `go mod edit -json`'s view of a go.mod (the fields read here). */
+export interface GoModJson {
+  Module?: { Path: string };
+  Replace?: { Old: { Path: string; Version?: string }; New: { Path: string; Version?: string } }[];
+}
+
+/**
+ * k8s.io/kubernetes replaces each staging module with a directory of its own tree
+ * (`k8s.io/api => ./staging/src/k8s.io/api`); a module that requires it replaces each
+ * with the published module at the staging version instead.
+ */
+export function stagingReplaces(kubernetesMod: GoModJson, version = STAGING_VERSION): { path: string; version: string }[] {
+  return (kubernetesMod.Replace ?? [])
+    .filter((r) => !r.New.Version && r.New.Path.replace(/^\.\//, '') === `staging/src/${r.Old.Path}`)
+    .map((r) => ({ path: r.Old.Path, version }))
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** The -replace arguments of `go mod edit` for those. */
+export const replaceArgs = (replaces: { path: string; version: string }[]): string[] =>
+  replaces.map((r) => `-replace=${r.path}=${r.path}@${r.version}`);
+
+/** hack/lib/version.sh's -X flags, for both packages that report the version. */
+export function versionLdflags(version = KUBERNETES_VERSION, buildDate = '1970-01-01T00:00:00Z'): string {
+  const m = /^v(\d+)\.(\d+)\.\d+/.exec(version);
+  if (!m) throw new Error(`not a release version: ${version}`);
+  const vars: Record<string, string> = {
+    gitVersion: version,
+    gitMajor: m[1]!,
+    gitMinor: m[2]!,
+    gitCommit: '0000000000000000000000000000000000000000',
+    gitTreeState: 'clean',
+    buildDate,
+  };
+  const pkgs = ['k8s.io/client-go/pkg/version', 'k8s.io/component-base/version'];
+  return pkgs.flatMap((p) => Object.entries(vars).map(([k, v]) => `-X ${p}.${k}=${v}`)).join(' ');
+}
+
+export interface Fixture {
+  name: string;
+  /** Which Go module folder under upstream/ builds it. */
+  module: 'kubernetes' | 'etcd';
+  pkg: string;
+  /** A test binary (`go test -c`) rather than a command. */
+  test?: boolean;
+}
+
+export const FIXTURES: readonly Fixture[] = [
+  { name: 'etcd', module: 'etcd', pkg: 'go.etcd.io/etcd/server/v3' },
+  { name: 'kube-apiserver', module: 'kubernetes', pkg: 'k8s.io/kubernetes/cmd/kube-apiserver' },
+  { name: 'kube-controller-manager', module: 'kubernetes', pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager' },
+  { name: 'kube-scheduler', module: 'kubernetes', pkg: 'k8s.io/kubernetes/cmd/kube-scheduler' },
+  { name: 'kubeadm', module: 'kubernetes', pkg: 'k8s.io/kubernetes/cmd/kubeadm' },
+  { name: 'kubectl', module: 'kubernetes', pkg: 'k8s.io/kubernetes/cmd/kubectl' },
+  { name: 'kubelet', module: 'kubernetes', pkg: 'k8s.io/kubernetes/cmd/kubelet' },
+  { name: 'kube-proxy', module: 'kubernetes', pkg: 'k8s.io/kubernetes/cmd/kube-proxy' },
+  { name: 'e2e.test', module: 'kubernetes', pkg: 'k8s.io/kubernetes/test/e2e', test: true },
+  { name: 'agnhost', module: 'kubernetes', pkg: 'k8s.io/kubernetes/test/images/agnhost' },
+];
+
+/** The fixtures named (all when none), or an error naming the unknown ones. */
+export function selectFixtures(names: string[]): Fixture[] {
+  if (!names.length) return [...FIXTURES];
+  const unknown = names.filter((n) => !FIXTURES.some((f) => f.name === n));
+  if (unknown.length) throw new Error(`unknown fixture(s): ${unknown.join(', ')} (known: ${FIXTURES.map((f) => f.name).join(', ')})`);
+  return FIXTURES.filter((f) => names.includes(f.name));
+}
+
+/** Where the binaries go: $TSKUBE_UPSTREAM_DIR, else /var/cache/tskube/upstream/<release>. */
+export const upstreamDir = (env: NodeJS.ProcessEnv = process.env): string =>
+  env.TSKUBE_UPSTREAM_DIR || path.join('/var/cache/tskube/upstream', KUBERNETES_VERSION);
+
+/** The go command that builds one fixture into `out`, run in its module's folder. */
+export function buildCommand(f: Fixture, out: string): { args: string[]; env: Record<string, string> } {
+  const ldflags = f.module === 'kubernetes' ? ['-ldflags', `-s -w ${versionLdflags()}`] : ['-ldflags', '-s -w'];
+  const args = f.test ? ['test', '-c', '-trimpath', ...ldflags, '-o', out, f.pkg] : ['build', '-trimpath', ...ldflags, '-o', out, f.pkg];
+  return { args, env: { CGO_ENABLED: '0', GOFLAGS: '-mod=mod -buildvcs=false' } };
+}

@@ -1,0 +1,93 @@
+// npm run upstream -- <command>: the upstream Kubernetes binaries tskube's tests
+// and benchmarks run beside it, built from their Go modules (never used by tskube).
+//   gen               write upstream/go.mod (k8s.io/kubernetes + one replace per staging module) and
+//                     upstream/etcd/go.mod, then go mod tidy
+//   build [names…]    build the named fixtures (all when none) into $TSKUBE_UPSTREAM_DIR, skipping built ones
+//   path <name>       print where a fixture's binary is
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  buildCommand,
+  ETCD_VERSION,
+  KUBERNETES_VERSION,
+  replaceArgs,
+  selectFixtures,
+  stagingReplaces,
+  upstreamDir,
+  type Fixture,
+  type GoModJson,
+} from './upstream-plan.js';
+
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'upstream');
+const moduleDir = (m: Fixture['module']): string => (m === 'kubernetes' ? ROOT : path.join(ROOT, 'etcd'));
+
+function go(args: string[], cwd: string, env: Record<string, string> = {}): string {
+  return execFileSync('go', args, { cwd, encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+function gen(): void {
+  const info = JSON.parse(go(['mod', 'download', '-json', `k8s.io/kubernetes@${KUBERNETES_VERSION}`], ROOT)) as { GoMod: string };
+  const upstreamMod = JSON.parse(go(['mod', 'edit', '-json', info.GoMod], ROOT)) as GoModJson;
+  const replaces = stagingReplaces(upstreamMod);
+  if (!replaces.length) throw new Error(`${info.GoMod}: no staging replace lines found`);
+  // etcd's module first: until it has its go.mod, its folder belongs to the Kubernetes module.
+  const etcdDir = path.join(ROOT, 'etcd');
+  fs.writeFileSync(path.join(etcdDir, 'go.mod'), 'module tskube.dev/upstream/etcd\n\ngo 1.26\n');
+  go(['mod', 'edit', `-require=go.etcd.io/etcd/server/v3@${ETCD_VERSION}`], etcdDir);
+  go(['mod', 'tidy'], etcdDir);
+  fs.writeFileSync(path.join(ROOT, 'go.mod'), 'module tskube.dev/upstream\n\ngo 1.26\n');
+  go(['mod', 'edit', `-require=k8s.io/kubernetes@${KUBERNETES_VERSION}`, ...replaceArgs(replaces)], ROOT);
+  go(['mod', 'tidy'], ROOT);
+  console.log(`upstream/go.mod: k8s.io/kubernetes ${KUBERNETES_VERSION}, ${replaces.length} staging modules replaced; upstream/etcd/go.mod: etcd ${ETCD_VERSION}`);
+}
+
+/** Runs one build; its output goes to our stderr as it comes. */
+function run(args: string[], cwd: string, env: Record<string, string>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('go', args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`go ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+async function build(names: string[]): Promise<void> {
+  const dir = upstreamDir();
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of selectFixtures(names)) {
+    const out = path.join(dir, f.name);
+    if (fs.existsSync(out)) {
+      console.log(`${f.name}: built already, ${out}`);
+      continue;
+    }
+    const started = Date.now();
+    const { args, env } = buildCommand(f, `${out}.partial`);
+    await run(args, moduleDir(f.module), env);
+    fs.renameSync(`${out}.partial`, out);
+    console.log(`${f.name}: built in ${((Date.now() - started) / 1000).toFixed(0)} s, ${out}`);
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'gen':
+      return gen();
+    case 'build':
+      return build(rest);
+    case 'path': {
+      const [f] = selectFixtures(rest.slice(0, 1));
+      if (rest.length !== 1 || !f) throw new Error('usage: npm run upstream -- path <name>');
+      console.log(path.join(upstreamDir(), f.name));
+      return;
+    }
+    default:
+      throw new Error('usage: npm run upstream -- gen | build [names…] | path <name>');
+  }
+}
+
+main(process.argv.slice(2)).catch((e: Error) => {
+  console.error(`upstream: ${e.message}`);
+  process.exit(1);
+});
