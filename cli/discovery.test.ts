@@ -77,3 +77,24 @@ test('discovery against the apiserver: the printed join line verifies and pins t
   assert.equal(who.status.userInfo.username, `system:bootstrap:${id}`);
   await assert.rejects(fetchClusterInfo('https://127.0.0.1:1'), /cannot reach the apiserver at https:\/\/127\.0\.0\.1:1: connect ECONNREFUSED/);
 });
+
+test('token create on a control plane without kubeadm\'s join objects creates them, says so, and leaves existing ones alone', async () => {
+  const admin = s.api.srv.kubeconfigs['kubernetes-admin']!;
+  await s.api.admin.delete('/api/v1/namespaces/kube-public/configmaps/cluster-info');
+  await s.api.admin.delete('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kubeadm:node-autoapprove-bootstrap');
+  await s.api.admin.delete('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/tskube:node-proxier');
+  const notes: string[] = [];
+  let out = '';
+  await runToken(['create', '--kubeconfig', admin, '--print-join-command'], (x) => (out += x), (x) => notes.push(x));
+  assert.deepEqual(notes, [
+    'created ConfigMap kube-public/cluster-info, as kubeadm init does for joining nodes\n',
+    'created ClusterRoleBinding kubeadm:node-autoapprove-bootstrap, as kubeadm init does for joining nodes\n',
+    'created ClusterRoleBinding tskube:node-proxier, as kubeadm init does for joining nodes\n',
+  ]);
+  assert.match(out, /^tskube join https:\/\/\S+ --token \S+ --discovery-token-ca-cert-hash sha256:[0-9a-f]{64}\n$/);
+  const binding = await s.api.admin.get('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kubeadm:node-autoapprove-bootstrap');
+  assert.deepEqual(binding.subjects, [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:bootstrappers:kubeadm:default-node-token' }]);
+  const again: string[] = [];
+  await runToken(['create', '--kubeconfig', admin], () => undefined, (x) => again.push(x));
+  assert.deepEqual(again, [], 'nothing to add the second time');
+});

@@ -9,6 +9,7 @@ import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { field, NAMESPACE, newTokenSecret, parseToken, SECRET_PREFIX, SECRET_TYPE } from '../apiserver/bootstrap/tokens.js';
 import { CLUSTER_INFO, PUBLIC_NAMESPACE } from '../apiserver/bootstrap/cluster-info.js';
 import { durationFlag, parseFlags, splitArgs } from './flags.js';
+import { ensureJoinSupport, joinSupportObjects } from './join-support.js';
 
 export const TOKEN_FLAGS: Record<string, string> = {
   kubeconfig: 'kubeconfig of a user allowed to manage Secrets in kube-system. Default <data-dir>/pki/admin.kubeconfig',
@@ -42,7 +43,11 @@ const table = (rows: string[][]): string => {
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]! + 3))).join('').trimEnd()).join('\n');
 };
 
-export async function runToken(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<void> {
+export async function runToken(
+  argv: string[],
+  out: (s: string) => void = (s) => process.stdout.write(s),
+  note: (s: string) => void = (s) => process.stderr.write(s),
+): Promise<void> {
   const [sub, ...rest] = argv;
   const { positional, flags: flagArgs } = splitArgs(rest, BOOLEANS);
   const f = parseFlags(flagArgs, TOKEN_FLAGS);
@@ -55,6 +60,9 @@ export async function runToken(argv: string[], out: (s: string) => void = (s) =>
         const ttlMs = durationFlag(f, 'ttl', '24h');
         const groups = f.get('groups')?.split(',').map((g) => g.trim()).filter(Boolean);
         const { token, secret } = newTokenSecret({ ttlSeconds: ttlMs / 1000, description: f.get('description'), groups, token: positional[0] });
+        // A control plane kubeadm's bootstrap-token phase never ran on lacks what join needs: add it, and say so.
+        if (!auth.ca) throw new Error(`${kubeconfig}: no certificate-authority data for the cluster, needed for cluster-info`);
+        for (const what of await ensureJoinSupport(client, joinSupportObjects(auth.server, auth.ca.toString('utf8')))) note(`created ${what}, as kubeadm init does for joining nodes\n`);
         await client.create(SECRETS, secret);
         if (f.get('print-join-command') !== 'true') return out(`${token}\n`);
         const cm = await client.get(`/api/v1/namespaces/${PUBLIC_NAMESPACE}/configmaps/${CLUSTER_INFO}`);

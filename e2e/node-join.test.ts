@@ -32,7 +32,7 @@ describe('kubelet joins an apiserver', { skip, timeout: 8 * 60_000 }, () => {
       const o = as.kubectl(['get', 'nodes']);
       return /node-a\s+Ready/.test(o) ? o : undefined;
     }, 60_000, 500, 'node Ready');
-    assert.match(out, /^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\nnode-a\s+Ready\s+<none>\s+\d+s\s+v1\.32\.0-tskube/);
+    assert.match(out, /^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\nnode-a\s+Ready\s+<none>\s+\d+s\s+v1\.37\.2-tskube/);
     assert.match(as.kubectl(['get', 'node', 'node-a', '-o', 'jsonpath={.status.nodeInfo.containerRuntimeVersion}']), /^containerd:\/\/1\./);
     assert.equal(as.kubectl(['get', 'node', 'node-a', '-o', 'jsonpath={.status.capacity.pods}']), '110');
     assert.equal(as.kubectl(['get', 'lease', 'node-a', '-n', 'kube-node-lease', '-o', 'jsonpath={.spec.holderIdentity} {.spec.leaseDurationSeconds}']), 'node-a 40');

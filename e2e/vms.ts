@@ -84,7 +84,7 @@ export class Lan {
     // Workers before the control plane, as one would shut a cluster down: a join stopping while its apiserver is gone
     // can run out of time and leave its containerd (teardown then stops it by its PID file).
     for (const vm of [...this.vms].reverse()) await vm.stop().catch(() => undefined);
-    for (const vm of this.vms) await teardown({ netns: vm.netns, dir: vm.dir, pids: [] });
+    for (const vm of this.vms) await teardown({ netns: vm.netns, dir: vm.dir, pids: vm.extraPids });
     if (this.routerRec) await teardown(this.routerRec);
     await teardown({ netns: this.netns, dir: this.dir, pids: [] });
   }
@@ -96,6 +96,8 @@ export class Vm {
   readonly dir = path.join(E2E_ROOT, 'nodes', this.id);
   readonly rootDir = path.join(this.dir, 'kubelet');
   proc: Proc | undefined;
+  /** Other processes run in this VM (the upstream control plane's), stopped by teardown after a crash too. */
+  readonly extraPids: number[] = [];
   out = '';
 
   constructor(
@@ -105,7 +107,8 @@ export class Vm {
   ) {}
 
   record(): void {
-    fs.writeFileSync(recordPath(this.dir), JSON.stringify({ netns: this.netns, dir: this.dir, pids: this.proc ? [this.proc.pid] : [] } satisfies NodeRecord));
+    const pids = [...(this.proc ? [this.proc.pid] : []), ...this.extraPids];
+    fs.writeFileSync(recordPath(this.dir), JSON.stringify({ netns: this.netns, dir: this.dir, pids } satisfies NodeRecord));
   }
 
   /** The flags `up` and `join` share: everything under this VM's dir. */

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { goArch } from '../../kube/platform.js';
 
-export const KUBELET_VERSION = 'v1.32.0-tskube';
+export const KUBELET_VERSION = 'v1.37.2-tskube';
 export const KUBELET_PORT = 10250;
 export const MAX_PODS = 110;
 

@@ -30,7 +30,7 @@ test('httpGet: 2xx succeeds, >=400 fails with the upstream message, default and 
     const url = (p: string) => new URL(`http://127.0.0.1:${s.port}${p}`);
     assert.deepEqual(await httpProbe({ url: url('/ok'), headers: probeHeaders(), timeoutMs: 1000 }), { result: 'success', output: 'fine' });
     assert.equal(seen[0]!['user-agent'], PROBE_USER_AGENT);
-    assert.equal(PROBE_USER_AGENT, 'kube-probe/1.32');
+    assert.equal(PROBE_USER_AGENT, 'kube-probe/1.37');
     assert.equal(seen[0]!.accept, '*/*');
     assert.deepEqual(await httpProbe({ url: url('/missing'), headers: probeHeaders(), timeoutMs: 1000 }), { result: 'failure', output: 'HTTP probe failed with statuscode: 404' });
     await httpProbe({ url: url('/ok'), headers: probeHeaders([{ name: 'X-Custom', value: 'yes' }, { name: 'accept', value: 'application/json' }, { name: 'User-Agent', value: '' }]), timeoutMs: 1000 });

@@ -114,15 +114,16 @@ export const BOOTSTRAP_BINDINGS: Record<string, { role: string; subjects: Subjec
   'system:public-info-viewer': { role: 'system:public-info-viewer', subjects: [group('system:authenticated'), group('system:unauthenticated')] },
   'system:basic-user': { role: 'system:basic-user', subjects: [group('system:authenticated')] },
   'system:node-proxier': { role: 'system:node-proxier', subjects: [user('system:kube-proxy')] },
-  'kube-apiserver-kubelet-client': { role: 'system:kubelet-api-admin', subjects: [user(KUBELET_CLIENT_USER)] },
+  // kubeadm's name for it (its bootstrap-token phase).
+  'kubeadm:apiserver-kubelet-client': { role: 'system:kubelet-api-admin', subjects: [user(KUBELET_CLIENT_USER)] },
   'system:controller:certificate-controller': { role: 'system:controller:certificate-controller', subjects: [controller('certificate-controller')] },
   // kubeadm's bindings for joining nodes (kubeadm init's bootstrap-token phase).
   'kubeadm:kubelet-bootstrap': { role: 'system:node-bootstrapper', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
   'kubeadm:node-autoapprove-bootstrap': { role: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
   'kubeadm:node-autoapprove-certificate-rotation': { role: 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', subjects: [group('system:nodes')] },
   'kubeadm:get-nodes': { role: 'kubeadm:get-nodes', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
-  // tskube's own: a joined node's kube-proxy runs with the node's credentials (kubeadm runs it as a DaemonSet
-  // with the kube-proxy ServiceAccount instead; this cluster has no DaemonSets yet).
+  // tskube's own: a joined node's kube-proxy is a host process with the node's credentials (kubeadm runs it as a
+  // DaemonSet with the kube-proxy ServiceAccount instead). `tskube token create` adds it to other control planes.
   'tskube:node-proxier': { role: 'system:node-proxier', subjects: [group('system:nodes')] },
 };
 

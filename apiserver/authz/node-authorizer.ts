@@ -12,8 +12,9 @@ const READ = ['get', 'list', 'watch'];
 const NODE_RULES: PolicyRule[] = [
   { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
   { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews', 'localsubjectaccessreviews'], verbs: ['create'] },
-  { apiGroups: [''], resources: ['services', 'endpoints'], verbs: READ },
-  { apiGroups: [''], resources: ['nodes'], verbs: ['create', ...READ, 'patch', 'update', 'delete'] },
+  { apiGroups: [''], resources: ['services'], verbs: READ },
+  { apiGroups: [''], resources: ['endpoints'], verbs: ['get'] },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['create', ...READ, 'patch', 'update'] },
   { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch', 'update'] },
   { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
   { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'create', 'delete'] },
@@ -21,7 +22,6 @@ const NODE_RULES: PolicyRule[] = [
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch', 'delete'] },
-  { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
   { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: READ },
   // Client certificate rotation and serving certificates (upstream's node rules).
   { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', ...READ] },

@@ -10,7 +10,7 @@ import type { Obj } from '../storage/store.js';
 
 export const CLUSTER_INFO = 'cluster-info';
 export const PUBLIC_NAMESPACE = 'kube-public';
-const ROLE = 'kubeadm:bootstrap-signer-clusterinfo';
+export const CLUSTER_INFO_ROLE = 'kubeadm:bootstrap-signer-clusterinfo';
 
 /** The kubeconfig kubeadm puts in cluster-info (clientcmd's serialization of a cluster-only config). */
 export function clusterInfoKubeconfig(caPem: string, server: string): string {
@@ -27,7 +27,7 @@ export function ensureClusterInfo(api: Api, caPem: string, server: string): void
     else if (cur.data?.kubeconfig !== kubeconfig) api.update(cms, PUBLIC_NAMESPACE, CLUSTER_INFO, { ...cur, data: { ...cur.data, kubeconfig } });
     const roles = api.res('rbac.authorization.k8s.io', 'roles');
     const bindings = api.res('rbac.authorization.k8s.io', 'rolebindings');
-    if (!api.store.get(storageKey(roles, PUBLIC_NAMESPACE, ROLE))) api.create(roles, PUBLIC_NAMESPACE, { metadata: { name: ROLE }, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [CLUSTER_INFO], verbs: ['get'] }] });
-    if (!api.store.get(storageKey(bindings, PUBLIC_NAMESPACE, ROLE))) api.create(bindings, PUBLIC_NAMESPACE, { metadata: { name: ROLE }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: ROLE }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:anonymous' }] });
+    if (!api.store.get(storageKey(roles, PUBLIC_NAMESPACE, CLUSTER_INFO_ROLE))) api.create(roles, PUBLIC_NAMESPACE, { metadata: { name: CLUSTER_INFO_ROLE }, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [CLUSTER_INFO], verbs: ['get'] }] });
+    if (!api.store.get(storageKey(bindings, PUBLIC_NAMESPACE, CLUSTER_INFO_ROLE))) api.create(bindings, PUBLIC_NAMESPACE, { metadata: { name: CLUSTER_INFO_ROLE }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: CLUSTER_INFO_ROLE }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:anonymous' }] });
   });
 }
