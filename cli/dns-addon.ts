@@ -6,6 +6,7 @@
 import { KubeApiError, KubeClient, type KObj } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { ipToString, parseCidr } from '../kube/cidr.js';
+import { parseFlags } from './flags.js';
 
 export const DNS_USER = 'system:coredns';
 
@@ -79,4 +80,31 @@ export async function ensureDnsAddon(adminKubeconfig: string, serviceIP: string,
   } finally {
     client.close();
   }
+}
+
+export const ADDON_FLAGS: Record<string, string> = {
+  kubeconfig: "a cluster admin's kubeconfig (kubeadm's /etc/kubernetes/admin.conf). Required",
+  'service-cidr': 'the cluster\'s Service range; the kube-dns Service gets its 10th address. Default 10.96.0.0/12',
+  'dns-port': 'the port `tskube dns` answers on (the Service\'s targetPort). Default 53',
+  'metrics-port': 'the port of its /metrics. Default 9153',
+};
+
+/**
+ * `tskube addon dns`: the cluster DNS add-on on any control plane, as `kubeadm init phase addon coredns`
+ * installs CoreDNS's: the kube-dns Service and the RBAC of the user `tskube dns` runs as (system:coredns).
+ */
+export async function runAddon(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<void> {
+  const [name, ...rest] = argv;
+  if (name !== 'dns') throw new Error('usage: tskube addon dns --kubeconfig <admin kubeconfig> [--service-cidr …]');
+  const f = parseFlags(rest, ADDON_FLAGS);
+  const kubeconfig = f.get('kubeconfig');
+  if (!kubeconfig) throw new Error('addon dns: --kubeconfig is required (a cluster admin\'s)');
+  const port = (flag: string, dflt: number): number => {
+    const v = Number(f.get(flag) ?? dflt);
+    if (!Number.isInteger(v) || v < 1 || v > 65535) throw new Error(`--${flag}: invalid port "${f.get(flag)!}"`);
+    return v;
+  };
+  const ip = dnsServiceIP(f.get('service-cidr') ?? '10.96.0.0/12');
+  await ensureDnsAddon(kubeconfig, ip, port('dns-port', 53), port('metrics-port', 9153));
+  out(`kube-system/kube-dns at ${ip}: the cluster DNS add-on is in place; run \`tskube dns\` as ${DNS_USER} with --publish-address\n`);
 }

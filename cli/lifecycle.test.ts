@@ -130,7 +130,7 @@ test('every subcommand answers --help and -h with its flags and defaults, and ex
   const top = tskube(['--help']);
   assert.equal(top.status, 0, top.stderr);
   const names = /^usage: tskube (\S+) \[flags\]/.exec(top.stdout)![1]!.split('|');
-  assert.deepEqual(names, ['up', 'join', 'reset', 'agent', 'proxy', 'apiserver', 'dns', 'images', 'install', 'token']);
+  assert.deepEqual(names, ['up', 'join', 'reset', 'agent', 'proxy', 'apiserver', 'addon', 'dns', 'images', 'install', 'token']);
   for (const name of names) {
     const r = tskube([name, name === 'token' ? '-h' : '--help']);
     assert.equal(r.status, 0, `${name}: ${r.stderr}`);

@@ -58,6 +58,12 @@ const COMMANDS: Record<string, Command> = {
       stopOnSignals(() => running.stop());
     },
   },
+  addon: {
+    synopsis: 'addon dns --kubeconfig <admin kubeconfig> [flags]',
+    summary: 'installs the cluster DNS add-on (the kube-dns Service and its RBAC) on any control plane, as kubeadm\'s addon phase',
+    flags: async () => (await import('./dns-addon.js')).ADDON_FLAGS,
+    run: async (argv) => (await import('./dns-addon.js')).runAddon(argv),
+  },
   dns: {
     synopsis: 'dns [flags]',
     summary: 'the cluster DNS server alone',

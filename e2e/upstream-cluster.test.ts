@@ -52,6 +52,7 @@ describe('the upstream control plane with two tskube nodes joined to it', { skip
     cp = new UpstreamControlPlane(vm1);
     await cp.start();
     await startRegistry(vm1);
+    cp.startDns((args) => tskube(vm1, args));
   });
   after(() => lan.cleanup());
 
@@ -123,6 +124,20 @@ describe('the upstream control plane with two tskube nodes joined to it', { skip
     }
   });
 
+  test('pods on both nodes resolve Services by name through tskube\'s cluster DNS, run beside the real control plane', async () => {
+    const ip = kubectl(['get', 'svc', 'spread', '-o', 'jsonpath={.spec.clusterIP}']);
+    await waitFor(() => /192\.0\.2\.1/.test(kubectl(['get', 'endpointslices', '-n', 'kube-system', '-l', 'kubernetes.io/service-name=kube-dns', '-o', 'jsonpath={.items[*].endpoints[*].addresses}'])), 60_000, 500, 'tskube dns published as kube-dns');
+    const pods = podsByNode();
+    for (const node of ['vm-2', 'vm-3']) {
+      const client = pods.find((p) => p.node === node)!;
+      const out = await waitFor(() => {
+        const o = kubectl(['exec', client.name, '--', 'sh', '-c', 'nslookup spread.default.svc.cluster.local 2>&1; true']);
+        return o.includes(ip) ? o : undefined;
+      }, 30_000, 1000, `a Service name resolved from ${node}`);
+      assert.match(out, new RegExp(`Name:\\s+spread\\.default\\.svc\\.cluster\\.local\\s+Address:\\s+${ip.replace(/\./g, '\\.')}`), `${node}:\n${out}`);
+    }
+  });
+
   test('kubectl logs, exec and port-forward go through the real apiserver to tskube\'s kubelet API', async () => {
     for (const p of podsByNode().slice(0, 2)) {
       assert.equal(kubectl(['exec', p.name, '--', 'hostname']).trim(), p.name);
@@ -148,11 +163,22 @@ describe('the upstream control plane with two tskube nodes joined to it', { skip
   });
 
   test('nothing tskube\'s agents asked the real apiserver for was refused (NodeRestriction and the Node authorizer are upstream\'s)', () => {
-    const refused = cp.refusals((u) => u.startsWith('system:node:') || u.startsWith('system:bootstrap:'));
+    const refused = cp.refusals((u) => u.startsWith('system:node:') || u.startsWith('system:bootstrap:') || u === 'system:coredns');
     assert.deepEqual(refused, []);
   });
 
-  test('node 3 stopped: NotReady, its pods replaced on node 2; kubectl drain of node 2 then moves nothing it cannot', async () => {
+  test('kubectl drain evicts node 2\'s pods through the real eviction API; they run on node 3; uncordon', async () => {
+    const out = kubectl(['drain', 'vm-2', '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=120s']);
+    assert.match(out, /node\/vm-2 drained/);
+    await waitFor(() => {
+      const p = podsByNode();
+      return p.length === 4 && p.every((x) => x.node === 'vm-3');
+    }, 180_000, 1000, 'four pods Running on vm-3');
+    assert.match(kubectl(['get', 'pods', 'static-vm-2']), /Running/, 'the mirror pod stays: drain leaves static pods to their node');
+    kubectl(['uncordon', 'vm-2']);
+  });
+
+  test('node 3 stopped: NotReady, its pods replaced on node 2', async () => {
     assert.equal(await vm3.stop(), 0, `join on vm-3 stopped by Ctrl-C:\n${vm3.log().slice(-3000)}`);
     await waitFor(() => / (False|Unknown) /.test(kubectl(['get', 'node', 'vm-3', '-o', 'jsonpath={.metadata.name} {.status.conditions[?(@.type=="Ready")].status} x'])), 120_000, 1000, 'vm-3 NotReady');
     await waitFor(() => {

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { KUBERNETES_VERSION, upstreamDir } from '../scripts/upstream-plan.js';
+import { REPO } from './harness.js';
 import { sh, start, waitFor, type Proc } from './proc.js';
 import type { Vm } from './vms.js';
 
@@ -154,6 +155,25 @@ export class UpstreamControlPlane {
     ]);
     // The default ServiceAccount appears once the controller manager's serviceaccount controller runs.
     await waitFor(() => /default/.test(this.kubectl(['get', 'serviceaccount', 'default', '-o', 'name', '--ignore-not-found'])), 120_000, 500, `controller manager running:\n${this.log('kube-controller-manager').slice(-3000)}`);
+  }
+
+  /**
+   * tskube's cluster DNS beside the control plane, as a user would run it there: the add-on's Service and RBAC from
+   * `tskube addon dns`, and a kubeconfig for system:coredns signed by the cluster CA (`kubeadm kubeconfig user`).
+   */
+  startDns(tskube: (args: string[]) => string): Proc {
+    const config = path.join(this.dir, 'kubeadm.yaml');
+    fs.writeFileSync(config, `apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: ${KUBERNETES_VERSION}\ncertificatesDir: ${this.pki}\ncontrolPlaneEndpoint: ${this.vm.ip}:6443\n`);
+    const kubeconfig = path.join(this.dir, 'coredns.conf');
+    fs.writeFileSync(kubeconfig, this.kubeadm(['kubeconfig', 'user', '--client-name=system:coredns', `--config=${config}`]), { mode: 0o600 });
+    tskube(['addon', 'dns', `--kubeconfig=${this.adminConf}`]);
+    const args = ['dns', `--kubeconfig=${kubeconfig}`, `--publish-address=${this.vm.ip}`, `--hostname-override=${this.vm.name}`, `--resolv-conf=${path.join(this.dir, 'no-upstream.conf')}`];
+    fs.writeFileSync(path.join(this.dir, 'no-upstream.conf'), '');
+    const p = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args], path.join(this.dir, 'dns.log'), { netns: this.vm.netns, cwd: REPO });
+    this.procs.push(p);
+    this.vm.extraPids.push(p.pid);
+    this.vm.record();
+    return p;
   }
 
   /** Metadata of every request, for finding what the apiserver refused tskube's agents. */
