@@ -33,7 +33,7 @@ export const IMAGES: ImageSpec[] = [
   },
 ];
 
-function busyboxRootfs(dir: string, files: Record<string, string> = {}): void {
+export function busyboxRootfs(dir: string, files: Record<string, string> = {}): void {
   fs.rmSync(dir, { recursive: true, force: true });
   for (const d of ['bin', 'etc', 'tmp', 'proc', 'sys', 'dev', 'www', 'var/www']) fs.mkdirSync(path.join(dir, d), { recursive: true });
   fs.copyFileSync(BUSYBOX, path.join(dir, 'bin/busybox'));

@@ -1,12 +1,23 @@
 // What the upstream fixtures are and how each is built: the pinned releases, the
 // replace lines for k8s.io/kubernetes's staging modules, the version ldflags and
 // one build command per binary. Pure; scripts/upstream.ts runs it.
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 
 export const KUBERNETES_VERSION = 'v1.37.2';
 /** Staging modules are tagged v0.<minor>.<patch> for Kubernetes v1.<minor>.<patch>. */
 export const STAGING_VERSION = KUBERNETES_VERSION.replace(/^v1\./, 'v0.');
-export const ETCD_VERSION = 'v3.6.16';
+/** kubeadm v1.37's etcd (its DefaultEtcdVersion, image tag 3.7.0-0). */
+export const ETCD_VERSION = 'v3.7.0';
+
+/** Tags of the images built from the fixtures: kubeadm's for the control plane, the e2e suite's for its test images. */
+export const IMAGE_VERSIONS = {
+  kubernetes: KUBERNETES_VERSION,
+  etcd: `${ETCD_VERSION.slice(1)}-0`,
+  pause: '3.10.2',
+  agnhost: '2.66.1',
+  busybox: '1.37.0-2',
+};
 
 /** `go mod edit -json`'s view of a go.mod (the fields read here). */
 export interface GoModJson {
@@ -79,6 +90,13 @@ export function selectFixtures(names: string[]): Fixture[] {
 /** Where the binaries go: $TSKUBE_UPSTREAM_DIR, else /var/cache/tskube/upstream/<release>. */
 export const upstreamDir = (env: NodeJS.ProcessEnv = process.env): string =>
   env.TSKUBE_UPSTREAM_DIR || path.join('/var/cache/tskube/upstream', KUBERNETES_VERSION);
+
+/** Identifies a build: the go arguments (the output path aside) and the module's go.sum. */
+export function buildStamp(args: string[], goSum: Buffer | string): string {
+  const out = args.indexOf('-o');
+  const stable = args.filter((_, i) => i !== out + 1);
+  return `${createHash('sha256').update(JSON.stringify(stable)).update(goSum).digest('hex')}\n`;
+}
 
 /** The go command that builds one fixture into `out`, run in its module's folder. */
 export function buildCommand(f: Fixture, out: string): { args: string[]; env: Record<string, string> } {

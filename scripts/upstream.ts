@@ -4,13 +4,21 @@
 //                     upstream/etcd/go.mod, then go mod tidy
 //   build [names…]    build the named fixtures (all when none) into $TSKUBE_UPSTREAM_DIR, skipping built ones
 //   path <name>       print where a fixture's binary is
+//   images --registry=<host:port> [--work-dir=<dir>]
+//                     build the images of the fixtures (kubeadm's control plane, the e2e suite's test images)
+//                     and push them to a plain-HTTP registry under upstream's repository paths
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseFlags } from '../cli/flags.js';
+import { pushImage } from '../images/build.js';
+import { buildUpstreamImage, repositoryOf, upstreamImages } from '../images/upstream-images.js';
 import {
   buildCommand,
+  buildStamp,
   ETCD_VERSION,
+  IMAGE_VERSIONS,
   KUBERNETES_VERSION,
   replaceArgs,
   selectFixtures,
@@ -52,19 +60,30 @@ function run(args: string[], cwd: string, env: Record<string, string>): Promise<
   });
 }
 
+const readOr = (file: string): string | undefined => {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+};
+
 async function build(names: string[]): Promise<void> {
   const dir = upstreamDir();
   fs.mkdirSync(dir, { recursive: true });
   for (const f of selectFixtures(names)) {
     const out = path.join(dir, f.name);
-    if (fs.existsSync(out)) {
+    const { args, env } = buildCommand(f, `${out}.partial`);
+    // What the binary was built from: its command and its module's go.sum. Another pin rebuilds it.
+    const stamp = buildStamp(args, fs.readFileSync(path.join(moduleDir(f.module), 'go.sum')));
+    if (fs.existsSync(out) && readOr(`${out}.stamp`) === stamp) {
       console.log(`${f.name}: built already, ${out}`);
       continue;
     }
     const started = Date.now();
-    const { args, env } = buildCommand(f, `${out}.partial`);
     await run(args, moduleDir(f.module), env);
     fs.renameSync(`${out}.partial`, out);
+    fs.writeFileSync(`${out}.stamp`, stamp);
     console.log(`${f.name}: built in ${((Date.now() - started) / 1000).toFixed(0)} s, ${out}`);
   }
 }
@@ -76,6 +95,19 @@ async function main(argv: string[]): Promise<void> {
       return gen();
     case 'build':
       return build(rest);
+    case 'images': {
+      const f = parseFlags(rest, { registry: 'the registry to push to', 'work-dir': 'where layouts are built' });
+      const registry = f.get('registry');
+      if (!registry) throw new Error('usage: npm run upstream -- images --registry=<host:port> [--work-dir=<dir>]');
+      const workDir = f.get('work-dir') ?? path.join(upstreamDir(), 'images');
+      fs.mkdirSync(workDir, { recursive: true });
+      for (const img of upstreamImages(IMAGE_VERSIONS, (n) => path.join(upstreamDir(), n))) {
+        const started = Date.now();
+        pushImage(buildUpstreamImage(img, workDir), registry);
+        console.log(`${img.name}:${img.tag}: pushed to ${registry}/${repositoryOf(img.name)} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      }
+      return;
+    }
     case 'path': {
       const [f] = selectFixtures(rest.slice(0, 1));
       if (rest.length !== 1 || !f) throw new Error('usage: npm run upstream -- path <name>');
@@ -83,7 +115,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     default:
-      throw new Error('usage: npm run upstream -- gen | build [names…] | path <name>');
+      throw new Error('usage: npm run upstream -- gen | build [names…] | path <name> | images --registry=<host:port>');
   }
 }
 
