@@ -144,6 +144,22 @@ test('every subcommand answers --help and -h with its flags and defaults, and ex
   assert.match(bad.stderr, /unknown command "nope"/);
 });
 
+test('`--version` and a `kubelet` link answer as upstream\'s kubelet (kubeadm\'s preflight runs `kubelet --version`)', () => {
+  const agent = spawnSync(process.execPath, ['--import', 'tsx', 'cli/tskube.ts', 'agent', '--version'], { encoding: 'utf8' });
+  assert.equal(agent.status, 0, agent.stderr);
+  assert.equal(agent.stdout, 'Kubernetes v1.37.2-tskube\n');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-kubelet-link-'));
+  try {
+    fs.symlinkSync(path.resolve('cli/tskube.ts'), path.join(dir, 'kubelet'));
+    const link = spawnSync(process.execPath, ['--import', 'tsx', path.join(dir, 'kubelet'), '--version'], { encoding: 'utf8' });
+    assert.equal(link.stdout, 'Kubernetes v1.37.2-tskube\n', link.stderr);
+    const help = spawnSync(process.execPath, ['--import', 'tsx', path.join(dir, 'kubelet'), '--help'], { encoding: 'utf8' });
+    assert.match(help.stdout, /^usage: tskube agent/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('install: a control plane gets containerd\'s config for its cgroup driver, the registry and the apiserver\'s address; a worker mirrors the first node\'s registry', () => {
   const cp = installPlan(['--node-ip=192.0.2.10'], { hasSystemd: true, firstIP: () => '10.0.0.1' });
   assert.equal(cp.cgroupDriver, 'systemd');

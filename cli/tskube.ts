@@ -1,6 +1,7 @@
 // The tskube command: one subcommand per daemon. Each subcommand's code is
 // imported only when it runs, so the kubelet never loads the apiserver and
 // the proxy never loads the kubelet.
+import path from 'node:path';
 import { createLogger } from '../kube/log.js';
 import { applyEngineSettings, KUBELET_ENGINE, type EngineSettings } from './engine-flags.js';
 
@@ -167,8 +168,18 @@ async function runProxy(argv: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
+/** Installed under the upstream names (a `kubelet` link, as kubeadm expects one), tskube acts as that component. */
+const AS_COMPONENT: Record<string, string> = { kubelet: 'agent', 'kube-proxy': 'proxy' };
+
+/** `--version`, as upstream's components print it (kubeadm's preflight reads the kubelet's). */
+async function componentVersion(name: string): Promise<string | undefined> {
+  if (name === 'agent') return `Kubernetes ${(await import('../agent/node/node-object.js')).KUBELET_VERSION}\n`;
+  return undefined;
+}
+
 async function main(): Promise<void> {
-  const [name, ...rest] = process.argv.slice(2);
+  const invokedAs = AS_COMPONENT[path.basename(process.argv[1] ?? '')];
+  const [name, ...rest] = invokedAs ? [invokedAs, ...process.argv.slice(2)] : process.argv.slice(2);
   if (name === undefined || name === 'help' || name === '-h' || name === '--help') {
     const topic = name === 'help' ? rest[0] : undefined;
     const cmd = topic ? COMMANDS[topic] : undefined;
@@ -182,6 +193,11 @@ async function main(): Promise<void> {
   }
   if (wantsHelp(rest)) {
     process.stdout.write(commandHelp(name, cmd.synopsis, cmd.summary, await cmd.flags()));
+    return;
+  }
+  const version = rest.some((a) => a === '--version' || a === '--version=true') ? await componentVersion(name) : undefined;
+  if (version) {
+    process.stdout.write(version);
     return;
   }
   if (cmd.engine) applyEngineSettings(cmd.engine);
