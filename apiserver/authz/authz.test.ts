@@ -59,7 +59,7 @@ test('TokenReview and SubjectAccessReview answer for the kubelet webhook; SelfSu
   assert.equal((await sar('system:kube-proxy', ['system:authenticated'])).status.allowed, false);
   const ok = await sar('kube-apiserver-kubelet-client', ['system:authenticated']);
   assert.equal(ok.status.allowed, true);
-  assert.match(ok.status.reason, /ClusterRoleBinding "kube-apiserver-kubelet-client"/);
+  assert.match(ok.status.reason, /ClusterRoleBinding "kubeadm:apiserver-kubelet-client"/);
   const self = await proxy.create('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', { spec: { resourceAttributes: { verb: 'list', resource: 'services' } } });
   assert.equal(self.status.allowed, true);
   await assert.rejects(proxy.create('/apis/authorization.k8s.io/v1/subjectaccessreviews', { spec: { user: 'x', resourceAttributes: { verb: 'get', resource: 'pods' } } }), /cannot create resource "subjectaccessreviews"/);
