@@ -10,6 +10,11 @@ import { firstIPv4 } from '../kube/platform.js';
 import { containerdConfig, hostsToml, registryConfig } from './containerd-config.js';
 import { parseFlags } from './flags.js';
 import { REGISTRY, REGISTRY_PORT } from './node-runner.js';
+import { dnsServiceIP } from './dns-addon.js';
+
+/** The Service range the dev apiserver defaults to, and its kube-dns address (kubeadm's defaults too). */
+const SERVICE_CIDR = '10.96.0.0/12';
+const DNS_SERVICE_IP = dnsServiceIP(SERVICE_CIDR);
 
 export const INSTALL_FLAGS: Record<string, string> = {
   role: 'control-plane (registry, images, apiserver, kubelet, kube-proxy) or worker (tskube join). Default control-plane',
@@ -69,6 +74,9 @@ authentication:
   x509:
     # The CA that signed the apiserver's kubelet client certificate (tskube apiserver: ${p.dataDir}/pki/pki/ca.crt).
     clientCAFile: ${p.dataDir}/pki/pki/ca.crt
+# The cluster DNS (tskube-dns on the control plane, through the kube-dns Service), as kubeadm's kubelets have it.
+clusterDNS: [${DNS_SERVICE_IP}]
+clusterDomain: cluster.local
 `,
       keep: true,
     },
@@ -81,6 +89,14 @@ authentication:
       content: `# Extra flags for \`tskube apiserver\` (see README): the secure defaults of a real cluster, this node's address
 # in its certificate and kubeconfigs, and a podCIDR for every Node (the kubelet's pod network needs one).
 TSKUBE_APISERVER_ARGS="--advertise-address=${p.nodeIP} --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction --allocate-node-cidrs=true --cluster-cidr=${p.clusterCIDR}"
+`,
+      keep: true,
+    },
+    {
+      path: path.join(p.etc, 'dns.env'),
+      content: `# Extra flags for \`tskube dns\` (docs/dns.md): served on this node's address, published as kube-dns's endpoint,
+# answering the pod and Service ranges (and loopback, this host and the cluster's nodes).
+TSKUBE_DNS_ARGS="--dns-address=${p.nodeIP}:53 --metrics-address=${p.nodeIP}:9153 --health-address=127.0.0.1:8080 --ready-address=127.0.0.1:8181 --publish-address=${p.nodeIP} --allow-from=${p.clusterCIDR},${SERVICE_CIDR}"
 `,
       keep: true,
     },
@@ -129,6 +145,6 @@ export async function runInstall(argv: string[]): Promise<void> {
     fs.writeFileSync(file.path, file.content);
     say(`wrote ${file.path}`);
   }
-  const units = plan.role === 'control-plane' ? 'tskube-registry tskube-registry-lan tskube-images tskube-apiserver tskube-agent tskube-proxy' : 'tskube-join';
+  const units = plan.role === 'control-plane' ? 'tskube-registry tskube-registry-lan tskube-images tskube-apiserver tskube-dns tskube-agent tskube-proxy' : 'tskube-join';
   say(`${plan.role} at ${plan.nodeIP}, cgroup driver ${plan.cgroupDriver}${plan.mirror ? `, images from ${plan.mirror}` : ''}. Next: systemctl restart containerd && systemctl enable --now ${units}`);
 }

@@ -173,6 +173,8 @@ test('install: a control plane gets containerd\'s config for its cgroup driver, 
   assert.match(files.get('/etc/tskube/kubelet-config.yaml')!.content, /cgroupDriver: systemd/);
   assert.equal(files.get('/etc/tskube/kubelet-config.yaml')!.keep, true);
   assert.match(files.get('/etc/tskube/apiserver.env')!.content, /--advertise-address=192\.0\.2\.10 /);
+  assert.match(files.get('/etc/tskube/kubelet-config.yaml')!.content, /^clusterDNS: \[10\.96\.0\.10\]\nclusterDomain: cluster\.local$/m);
+  assert.match(files.get('/etc/tskube/dns.env')!.content, /--dns-address=192\.0\.2\.10:53 .*--publish-address=192\.0\.2\.10 --allow-from=10\.244\.0\.0\/16,10\.96\.0\.0\/12"/);
   assert.match(files.get('/etc/tskube/registry.yml')!.content, /rootdirectory: \/var\/lib\/tskube\/registry/);
   assert.match(files.get('/etc/containerd/certs.d/127.0.0.1:5000/hosts.toml')!.content, /\[host\."http:\/\/127\.0\.0\.1:5000"\]/);
 
@@ -181,6 +183,7 @@ test('install: a control plane gets containerd\'s config for its cgroup driver, 
   const wf = new Map(installFiles(worker).map((f) => [f.path, f]));
   assert.equal(wf.has('/etc/tskube/apiserver.env'), false);
   assert.equal(wf.has('/etc/tskube/registry.yml'), false);
+  assert.equal(wf.has('/etc/tskube/dns.env'), false, 'the DNS runs on the control plane');
   assert.doesNotMatch(wf.get('/etc/containerd/config.toml')!.content, /SystemdCgroup/);
   assert.match(wf.get('/etc/containerd/certs.d/127.0.0.1:5000/hosts.toml')!.content, /\[host\."http:\/\/192\.0\.2\.10:5000"\]/);
 

@@ -32,7 +32,7 @@ export const RESET_FLAGS: Record<string, string> = {
   'container-runtime-endpoint': 'where the pods run. Default: the one node.json records',
 };
 
-const UNITS = ['tskube-join', 'tskube-agent', 'tskube-proxy', 'tskube-apiserver', 'tskube-images', 'tskube-registry-lan', 'tskube-registry'];
+const UNITS = ['tskube-join', 'tskube-agent', 'tskube-proxy', 'tskube-dns', 'tskube-apiserver', 'tskube-images', 'tskube-registry-lan', 'tskube-registry'];
 
 /** Daemons up/join start, by the name of their PID file and a word of their command line. */
 const DAEMONS: [string, string][] = [

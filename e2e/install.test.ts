@@ -17,27 +17,13 @@ import { randomBytes } from 'node:crypto';
 import { REPO } from './harness.js';
 import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
 import { CgroupTree } from '../agent/cm/cgroupfs.js';
+import { HOLDER } from './machine.js';
 
 const skip = process.getuid?.() !== 0 ? 'needs root' : spawnSync('sh', ['-c', 'command -v systemd-analyze']).status !== 0 ? 'systemd-analyze missing (Debian package systemd)' : undefined;
 
-/** Runs in the VM's new mount namespace: private copies of what an install writes, then waits to be killed. */
-const HOLDER = `set -e
-S=$1
-mount -t tmpfs tmpfs "$S"
-for d in etc varlib opt usrlocal; do mkdir -p "$S/$d/upper" "$S/$d/work"; done
-mount -t overlay overlay -o lowerdir=/etc,upperdir=$S/etc/upper,workdir=$S/etc/work /etc
-mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$S/varlib/upper,workdir=$S/varlib/work /var/lib
-mount -t overlay overlay -o lowerdir=/opt,upperdir=$S/opt/upper,workdir=$S/opt/work /opt
-mount -t overlay overlay -o lowerdir=/usr/local,upperdir=$S/usrlocal/upper,workdir=$S/usrlocal/work /usr/local
-mkdir -p /var/lib/containerd && mount -t tmpfs tmpfs /var/lib/containerd
-mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /var/log
-echo ready
-exec sleep infinity
-`;
 
-/** A unit's ExecStart as argv, with $VARS from its EnvironmentFile(s) (read inside the VM). Pure but for `read`. */
-function execStart(unit: string, read: (file: string) => string): string[] {
+/** A unit's `key` lines (ExecStart, ExecStartPre) as argvs, with $VARS from its EnvironmentFile(s) (read inside the VM). */
+function execLines(unit: string, key: string, read: (file: string) => string): string[][] {
   const env: Record<string, string> = {};
   for (const m of unit.matchAll(/^EnvironmentFile=-?(\S+)$/gm)) {
     let text = '';
@@ -51,12 +37,18 @@ function execStart(unit: string, read: (file: string) => string): string[] {
       if (kv) env[kv[1]!] = kv[2] ?? kv[3] ?? '';
     }
   }
-  const line = /^ExecStart=(.+)$/m.exec(unit)?.[1];
+  return [...unit.matchAll(new RegExp(`^${key}=(.+)$`, 'gm'))].map((m) =>
+    m[1]!
+      .trim()
+      .split(/\s+/)
+      .flatMap((w) => (/^\$[A-Z_]+$/.test(w) ? (env[w.slice(1)] ?? '').split(/\s+/).filter(Boolean) : [w])),
+  );
+}
+
+function execStart(unit: string, read: (file: string) => string): string[] {
+  const [line] = execLines(unit, 'ExecStart', read);
   if (!line) throw new Error('no ExecStart');
-  return line
-    .trim()
-    .split(/\s+/)
-    .flatMap((w) => (/^\$[A-Z_]+$/.test(w) ? (env[w.slice(1)] ?? '').split(/\s+/).filter(Boolean) : [w]));
+  return line;
 }
 
 describe('install on a plain Debian machine', { skip, timeout: 10 * 60_000 }, () => {
@@ -76,7 +68,15 @@ describe('install on a plain Debian machine', { skip, timeout: 10 * 60_000 }, ()
   };
   const readInVm = (f: string): string => vm('cat', [f]);
   const runUnit = (name: string, unitFile: string): Proc => {
-    const argv = execStart(readInVm(unitFile), readInVm);
+    const unit = readInVm(unitFile);
+    // ExecStartPre lines run to their end first, as systemd runs them; a leading "-" lets one fail.
+    for (const pre of execLines(unit, 'ExecStartPre', readInVm)) {
+      const mayFail = pre[0]!.startsWith('-');
+      const cmd = pre[0]!.replace(/^[-@+!]+/, '');
+      if (mayFail) spawnSync('nsenter', [...enter(), cmd, ...pre.slice(1)], { timeout: 60_000 });
+      else vm(cmd, pre.slice(1), { timeoutMs: 60_000 });
+    }
+    const argv = execStart(unit, readInVm);
     // Without the malloc setting the harness gives its own children: what the installed command sets is checked.
     const { MALLOC_MMAP_THRESHOLD_: _set, ...env } = process.env;
     const p = start('nsenter', [...enter(), ...argv], path.join(logs, `${name}.log`), { env });
@@ -119,7 +119,7 @@ describe('install on a plain Debian machine', { skip, timeout: 10 * 60_000 }, ()
   after(async () => {
     if (holder?.pid) {
       // Pods first, through the VM's containerd while it runs; then every process left in the VM, by PID.
-      for (const name of ['tskube-agent', 'tskube-proxy', 'tskube-apiserver']) if (daemons.get(name)) await stopPid(daemons.get(name)!.pid, 5000);
+      for (const name of ['tskube-agent', 'tskube-proxy', 'tskube-dns', 'tskube-apiserver']) if (daemons.get(name)) await stopPid(daemons.get(name)!.pid, 5000);
       spawnSync('nsenter', [...enter(), '/usr/local/bin/tskube', 'reset', '--force'], { timeout: 60_000 });
       for (const pid of vmPids()) await stopPid(pid, 3000);
       await stopPid(holder.pid, 2000, 'SIGKILL');
@@ -152,7 +152,8 @@ describe('install on a plain Debian machine', { skip, timeout: 10 * 60_000 }, ()
     assert.match(readInVm('/etc/tskube/apiserver.env'), /--advertise-address=192\.0\.2\.10 .*--allocate-node-cidrs=true --cluster-cidr=10\.244\.0\.0\/16/);
     assert.match(readInVm('/etc/tskube/registry.yml'), /addr: "127\.0\.0\.1:5000"/);
     assert.match(readInVm('/etc/tskube/registry-lan.yml'), /readonly:\n {6}enabled: true\nhttp:\n {2}addr: "192\.0\.2\.10:5000"/);
-    const units = ['tskube-registry', 'tskube-registry-lan', 'tskube-images', 'tskube-apiserver', 'tskube-agent', 'tskube-proxy', 'tskube-join'].map((u) => `/etc/systemd/system/${u}.service`);
+    const units = ['tskube-registry', 'tskube-registry-lan', 'tskube-images', 'tskube-apiserver', 'tskube-dns', 'tskube-agent', 'tskube-proxy', 'tskube-join'].map((u) => `/etc/systemd/system/${u}.service`);
+    assert.equal(vm('readlink', ['/etc/systemd/system/docker-registry.service']).trim(), '/dev/null', "Debian's own registry unit is masked: tskube-registry takes :5000");
     for (const u of units) assert.match(readInVm(u), /ExecStart=\/usr\/(local\/)?bin\//);
     // Warnings about units this machine lacks (containerd.service in a bare CI container) are not errors.
     vm('systemd-analyze', ['verify', ...units]);
@@ -175,6 +176,7 @@ describe('install on a plain Debian machine', { skip, timeout: 10 * 60_000 }, ()
     await waitFor(() => spawnSync('nsenter', [...enter(), 'kubectl', '--kubeconfig=/var/lib/tskube/pki/admin.kubeconfig', 'get', 'ns', 'default']).status === 0, 30_000, 300, 'the apiserver serving');
     // systemd/README.md's steps: the node's and the proxy's kubeconfigs; the cgroup root keeps this node's kubepods apart from the host's.
     vm('sh', ['-c', `cp /var/lib/tskube/pki/node-$(hostname | tr A-Z a-z).kubeconfig /etc/tskube/kubelet.kubeconfig && cp /var/lib/tskube/pki/kube-proxy.kubeconfig /etc/tskube/kube-proxy.kubeconfig && echo 'cgroupRoot: ${cgroupRoot}' >> /etc/tskube/kubelet-config.yaml`]);
+    runUnit('tskube-dns', '/etc/systemd/system/tskube-dns.service');
     runUnit('tskube-agent', '/etc/systemd/system/tskube-agent.service');
     runUnit('tskube-proxy', '/etc/systemd/system/tskube-proxy.service');
     await waitFor(() => / Ready /.test(kubectl(['get', 'nodes'])), 60_000, 500, 'the node Ready');
@@ -185,10 +187,17 @@ describe('install on a plain Debian machine', { skip, timeout: 10 * 60_000 }, ()
     assert.match(readInVm('/etc/cni/net.d/10-tskube.conflist'), /"subnet": "10\.244\.0\.0\/24"/, 'the pod network wrote the CNI config containerd reads');
     const ip = kubectl(['get', 'svc', 'hello', '-o', 'jsonpath={.spec.clusterIP}']).trim();
     await waitFor(() => spawnSync('nsenter', [...enter(), 'curl', '-s', '-m', '3', `http://${ip}/`], { encoding: 'utf8' }).stdout.includes('hello from tskube'), 30_000, 500, 'the Service answering');
+    // The DNS unit: pods get 10.96.0.10 from the kubelet config and resolve the Service through it.
+    const pod = kubectl(['get', 'pods', '-l', 'app=hello', '-o', 'jsonpath={.items[0].metadata.name}']).trim();
+    const answer = await waitFor(() => {
+      const o = spawnSync('nsenter', [...enter(), 'kubectl', '--kubeconfig=/var/lib/tskube/pki/admin.kubeconfig', 'exec', pod, '--', 'sh', '-c', 'cat /etc/resolv.conf; nslookup hello.default.svc.cluster.local'], { encoding: 'utf8', timeout: 20_000 }).stdout;
+      return o.includes(ip) ? o : undefined;
+    }, 60_000, 1000, 'a Service name resolved in a pod');
+    assert.match(answer, /^nameserver 10\.96\.0\.10$/m);
   });
 
   test('tskube reset on the stopped node removes its pods, rules, pod network, log links and dirs, and not the packages\' files', async () => {
-    for (const name of ['tskube-agent', 'tskube-proxy', 'tskube-apiserver']) await stopPid(daemons.get(name)!.pid, 10_000);
+    for (const name of ['tskube-agent', 'tskube-proxy', 'tskube-dns', 'tskube-apiserver']) await stopPid(daemons.get(name)!.pid, 10_000);
     const out = vm('/usr/local/bin/tskube', ['reset', '--force'], { timeoutMs: 120_000 });
     assert.match(out, /2 pod sandbox\(es\) and their containers/);
     assert.match(out, /the tskube0 device/);

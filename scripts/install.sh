@@ -39,9 +39,17 @@ mkdir -p "$PREFIX"
 # The same build as `npm ci` makes in the checkout: compiled modules plus the schemas they load at run time.
 node scripts/build.mjs "$PREFIX/dist"
 cp package.json package-lock.json "$PREFIX/"
-echo "install: runtime dependencies (npm ci --omit=dev)"
+REGISTRY_URL="$(npm config get registry)"
+if [ "$(npm config get offline)" = true ]; then
+  echo "install: runtime dependencies (npm ci --omit=dev) from the npm cache only (offline)"
+else
+  echo "install: runtime dependencies (npm ci --omit=dev) from $REGISTRY_URL (or the npm cache); giving up after about 2 minutes without an answer"
+fi
 # No scripts: the build is already there (prepare needs the dev dependencies), and no dependency needs its own.
-(cd "$PREFIX" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
+if ! (cd "$PREFIX" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error --fetch-timeout=30000 --fetch-retries=2 --fetch-retry-maxtimeout=20000); then
+  echo "install: npm ci failed: the npm registry $REGISTRY_URL could not be reached or lacks a package, and the npm cache does not have it; fix the network or the registry (npm config set registry …), or fill the cache on a connected machine" >&2
+  exit 1
+fi
 mkdir -p "$BIN"
 # glibc's mmap threshold fixed at its initial 128 KiB unless the user sets it (docs/kubelet-config.md, "The process's
 # memory"): grown by glibc after a large free, it put later large buffers in the heap, which freed memory then pinned.
@@ -58,6 +66,10 @@ done
 for c in systemd/etc/*; do
   [ -e "$ETC/$(basename "$c")" ] || sed "s#/etc/tskube#$ETC#g" "$c" > "$ETC/$(basename "$c")"
 done
+# Debian's docker-registry package enables its own unit on :5000, where tskube-registry listens: mask it (the
+# registry tskube runs has its own configs and storage).
+if [ -d /run/systemd/system ]; then systemctl stop docker-registry.service 2>/dev/null || true; fi
+ln -sf /dev/null "$UNITS/docker-registry.service"
 if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 "$BIN/tskube" install --etc="$ETC" "${NODE_ARGS[@]}"
 echo "install: done. $BIN/tskube --help"
