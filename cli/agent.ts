@@ -15,7 +15,7 @@ import { startNodeSync, type NodeSync } from '../agent/node/node-sync.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { familyOfText } from '../kube/cidr.js';
 import { tlsBootstrap } from '../agent/node/tls-bootstrap.js';
-import { ClientCertRotation } from '../agent/node/cert-rotation.js';
+import { ClientCertRotation, clientCredentials } from '../agent/node/cert-rotation.js';
 import { PodNetwork } from '../agent/network/network.js';
 import { effectiveResolvConf } from '../agent/pods/dns.js';
 import { checkReservations, nodeResources, readCapacity, reserved } from '../agent/cm/node-allocatable.js';
@@ -53,9 +53,10 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     if (!cfg.kubeconfig) throw new Error('--bootstrap-kubeconfig needs --kubeconfig: the file the bootstrapped credentials are written to');
     await tlsBootstrap({ nodeName: cfg.nodeName, kubeconfig: cfg.kubeconfig, bootstrapKubeconfig: cfg.bootstrapKubeconfig, certDir: cfg.certDir }, log);
   }
-  const client = cfg.kubeconfig ? new KubeClient(loadKubeconfig(cfg.kubeconfig)) : undefined;
+  const credentials = (file: string) => clientCredentials(file, cfg.certDir, cfg.rotateCertificates);
+  const client = cfg.kubeconfig ? new KubeClient(credentials(cfg.kubeconfig)) : undefined;
   // The Lease gets its own connection, as upstream's heartbeat client: status patches and volume reads cannot hold it up.
-  const heartbeat = cfg.kubeconfig ? new KubeClient(loadKubeconfig(cfg.kubeconfig)) : undefined;
+  const heartbeat = cfg.kubeconfig ? new KubeClient(credentials(cfg.kubeconfig)) : undefined;
   let nodeSync: NodeSync | undefined;
   let rotation: ClientCertRotation | undefined;
   if (client && heartbeat && cfg.rotateCertificates && cfg.kubeconfig && loadKubeconfig(cfg.kubeconfig).cert) {

@@ -14,6 +14,8 @@ export interface ClusterAuth {
   token?: string;
   /** A file re-read on each use (projected ServiceAccount tokens rotate). */
   tokenFile?: string;
+  /** Whether the client certificate is inline (client-certificate-data) rather than a file. */
+  certEmbedded?: boolean;
 }
 
 type Obj = Record<string, any>;
@@ -52,6 +54,7 @@ export function loadKubeconfig(file: string, contextName?: string): ClusterAuth 
     tlsServerName: cluster['tls-server-name'],
     cert: readData(base, user['client-certificate-data'], user['client-certificate'], 'client-certificate', file),
     key: readData(base, user['client-key-data'], user['client-key'], 'client-key', file),
+    certEmbedded: typeof user['client-certificate-data'] === 'string' && user['client-certificate-data'] !== '',
     token: user.token,
     tokenFile: user.tokenFile ? (path.isAbsolute(user.tokenFile) ? user.tokenFile : path.join(base, user.tokenFile)) : undefined,
   };

@@ -6,7 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { rotationDeadline, ClientCertRotation, CertificateRotator } from './cert-rotation.js';
+import { rotationDeadline, ClientCertRotation, CertificateRotator, clientCredentials } from './cert-rotation.js';
 import { tlsBootstrap } from './tls-bootstrap.js';
 import { useTestApiServer, writeBootstrapKubeconfig } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
@@ -43,6 +43,37 @@ test('rotation: a new certificate through a CSR posted with the current one; the
   assert.equal(who.status.userInfo.username, 'system:node:rot');
   const csrs = (await s.api.admin.get('/apis/certificates.k8s.io/v1/certificatesigningrequests')).items as { spec: { username: string }; status: { conditions: { message: string }[] } }[];
   assert.ok(csrs.some((c) => c.spec.username === 'system:node:rot' && c.status.conditions[0]!.message === 'Auto approving self kubelet client certificate after SubjectAccessReview.'));
+  client.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('an inline certificate (kubeadm init\'s kubelet.conf) is rotated out at once; the pair in kubelet-client-current.pem then replaces it', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-rotate-inline-'));
+  const boot = await writeBootstrapKubeconfig(s.api, path.join(dir, 'bootstrap-kubelet.conf'));
+  const bootstrapped = path.join(dir, 'bootstrapped.conf');
+  await tlsBootstrap({ nodeName: 'inl', kubeconfig: bootstrapped, bootstrapKubeconfig: boot, certDir: path.join(dir, 'first'), pollMs: 100 }, log);
+  // kubeadm writes the node's first certificate into kubelet.conf itself.
+  const first = loadKubeconfig(bootstrapped);
+  const kubeconfig = path.join(dir, 'kubelet.conf');
+  const b64 = (b: Buffer) => b.toString('base64');
+  fs.writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: k\n  cluster: {server: "${first.server}", certificate-authority-data: ${b64(first.ca!)}}\nusers:\n- name: u\n  user: {client-certificate-data: ${b64(first.cert!)}, client-key-data: ${b64(first.key!)}}\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\ncurrent-context: c\n`);
+  const certDir = path.join(dir, 'pki');
+  assert.equal(clientCredentials(kubeconfig, certDir, true).certEmbedded, true, 'no rotated pair yet: the inline one');
+  const client = new KubeClient(clientCredentials(kubeconfig, certDir, true));
+  const r = new ClientCertRotation({ kubeconfig, nodeName: 'inl', certDir, clients: [client], pollMs: 100, rand: () => 0 }, log);
+  // As upstream's store: the inline pair is written as the current one at once (kubeadm's kubelet-finalize looks for it).
+  const adopted = clientCredentials(kubeconfig, certDir, true);
+  assert.equal(new X509Certificate(adopted.cert!).serialNumber, new X509Certificate(first.cert!).serialNumber);
+  assert.equal(r.due(), 0, 'and rotated out immediately, as upstream\'s certificate manager does with a kubeconfig\'s certificate');
+  await r.rotate();
+  assert.ok(fs.existsSync(path.join(certDir, 'kubelet-client-current.pem')));
+  const now = clientCredentials(kubeconfig, certDir, true);
+  assert.equal(now.certEmbedded, false);
+  assert.notEqual(new X509Certificate(now.cert!).serialNumber, new X509Certificate(first.cert!).serialNumber);
+  assert.ok(r.due() > 0, 'then due at 70-90 % of the new lifetime');
+  assert.equal(clientCredentials(kubeconfig, certDir, false).certEmbedded, true, 'without rotation the kubeconfig is used as it is');
+  const who = await client.create('/apis/authentication.k8s.io/v1/selfsubjectreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
+  assert.equal(who.status.userInfo.username, 'system:node:inl');
   client.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -6,9 +6,11 @@
 // touched. A failed attempt is retried with backoff.
 import { X509Certificate } from 'node:crypto';
 import { KubeClient } from '../../kube/client.js';
-import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadKubeconfig, type ClusterAuth } from '../../kube/kubeconfig.js';
 import type { Logger } from '../../kube/log.js';
-import { requestCertificate } from './tls-bootstrap.js';
+import { requestCertificate, storePair } from './tls-bootstrap.js';
 
 /** When to renew: notBefore + lifetime x (0.7 + 0.2 x rand), upstream's jittered deadline. */
 export function rotationDeadline(cert: X509Certificate, rand: number): number {
@@ -31,6 +33,8 @@ export class CertificateRotator {
       renew: () => Promise<void>;
       /** No current certificate means: get one now (the serving certificate before its first CSR was issued). */
       missingIsDue?: boolean;
+      /** A current certificate that must be replaced at once, whatever its lifetime. */
+      replaceNow?: () => boolean;
       rand?: () => number;
       now?: () => number;
     },
@@ -41,6 +45,7 @@ export class CertificateRotator {
   due(): number {
     const cert = this.r.current();
     if (!cert) return this.r.missingIsDue ? 0 : Infinity;
+    if (this.r.replaceNow?.()) return 0;
     return Math.max(0, rotationDeadline(cert, (this.r.rand ?? Math.random)()) - (this.r.now ?? Date.now)());
   }
 
@@ -95,28 +100,54 @@ export interface RotationOptions {
   pollMs?: number;
 }
 
-/** rotateCertificates: the client certificate, through a selfnodeclient CSR; the clients switch to it in place. */
+/**
+ * The credentials the kubelet uses. A kubeconfig whose certificate is inline (kubeadm init's kubelet.conf) is a
+ * starting point only, as upstream's certificate manager treats it: with rotation on, the pair in
+ * <certDir>/kubelet-client-current.pem replaces it once there is one.
+ */
+export function clientCredentials(kubeconfig: string, certDir: string, rotate: boolean): ClusterAuth {
+  const auth = loadKubeconfig(kubeconfig);
+  const current = path.join(certDir, 'kubelet-client-current.pem');
+  if (!rotate || !auth.certEmbedded || !fs.existsSync(current)) return auth;
+  const pair = fs.readFileSync(current);
+  return { ...auth, cert: pair, key: pair, certEmbedded: false };
+}
+
+/**
+ * rotateCertificates: the client certificate, through a selfnodeclient CSR; the clients switch to it in place. An
+ * inline certificate with no rotated pair yet is renewed at once ("rotated out immediately", as kubeadm expects:
+ * its kubelet-finalize phase then points kubelet.conf at kubelet-client-current.pem).
+ */
 export class ClientCertRotation extends CertificateRotator {
   constructor(o: RotationOptions, log: Logger) {
+    // As upstream's certificate store: the kubeconfig's inline pair becomes the current one at once (kubeadm's
+    // kubelet-finalize looks for the file), and is replaced as soon as the signer answers.
+    const inline = loadKubeconfig(o.kubeconfig);
+    const inlineSerial = inline.certEmbedded && inline.cert ? new X509Certificate(inline.cert).serialNumber : undefined;
+    if (inline.certEmbedded && inline.cert && inline.key && !fs.existsSync(path.join(o.certDir, 'kubelet-client-current.pem'))) {
+      storePair(o.certDir, 'kubelet-client', inline.cert.toString('utf8'), inline.key.toString('utf8'));
+    }
     const current = (): X509Certificate | undefined => {
-      const auth = loadKubeconfig(o.kubeconfig);
+      const auth = clientCredentials(o.kubeconfig, o.certDir, true);
       return auth.cert ? new X509Certificate(auth.cert) : undefined;
     };
     super(
       {
         what: 'client certificate',
         current,
+        missingIsDue: true,
+        replaceNow: () => inlineSerial !== undefined && current()?.serialNumber === inlineSerial,
         rand: o.rand,
         now: o.now,
         renew: async () => {
-          const client = new KubeClient(loadKubeconfig(o.kubeconfig));
+          const client = new KubeClient(clientCredentials(o.kubeconfig, o.certDir, true));
           try {
             await requestCertificate(client, { nodeName: o.nodeName, certDir: o.certDir, pollMs: o.pollMs }, log);
           } finally {
             client.close();
           }
-          // The kubeconfig names the link, which now points at the new file.
-          const auth = loadKubeconfig(o.kubeconfig);
+          // The kubeconfig names the link (or is inline and gives way to it), which now points at the new file.
+          const auth = clientCredentials(o.kubeconfig, o.certDir, true);
           for (const c of o.clients) c.setCredentials(auth);
         },
       },

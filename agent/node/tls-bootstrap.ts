@@ -117,14 +117,21 @@ export async function requestCertificate(client: KubeApi, o: Pick<TlsBootstrapOp
     await new Promise((r) => setTimeout(r, o.pollMs ?? 1000));
   }
   const certPem = Buffer.from(String(csr.status.certificate), 'base64').toString('utf8');
-  const file = path.join(o.certDir, certFileName(new Date(), k.prefix));
+  const current = storePair(o.certDir, k.prefix, certPem, keyPem);
+  log.info(`certificate issued (${name}); ${current} -> ${path.basename(fs.readlinkSync(current))}`);
+  return current;
+}
+
+/** Writes <prefix>-<time>.pem (certificate, then key) and points <prefix>-current.pem at it, atomically. */
+export function storePair(certDir: string, prefix: string, certPem: string, keyPem: string): string {
+  fs.mkdirSync(certDir, { recursive: true, mode: 0o700 });
+  const file = path.join(certDir, certFileName(new Date(), prefix));
   fs.writeFileSync(file, `${certPem.trimEnd()}\n${keyPem}`, { mode: 0o600 });
-  const current = path.join(o.certDir, `${k.prefix}-current.pem`);
+  const current = path.join(certDir, `${prefix}-current.pem`);
   const tmpLink = `${current}.tmp`;
   fs.rmSync(tmpLink, { force: true });
   fs.symlinkSync(file, tmpLink);
   fs.renameSync(tmpLink, current);
-  log.info(`certificate issued (${name}); ${current} -> ${path.basename(file)}`);
   return current;
 }
 
