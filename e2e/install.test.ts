@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { REPO } from './harness.js';
 import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
 import { CgroupTree } from '../agent/cm/cgroupfs.js';
-import { HOLDER } from './machine.js';
+import { HOLDER, pidsInMountNamespaceOf } from './machine.js';
 
 const skip = process.getuid?.() !== 0 ? 'needs root' : spawnSync('sh', ['-c', 'command -v systemd-analyze']).status !== 0 ? 'systemd-analyze missing (Debian package systemd)' : undefined;
 
@@ -85,21 +85,7 @@ describe('install on a plain Debian machine', { skip, timeout: 10 * 60_000 }, ()
   };
   const kubectl = (args: string[]): string => vm('kubectl', ['--kubeconfig=/var/lib/tskube/pki/admin.kubeconfig', ...args]);
   /** Processes in the VM's mount namespace (found by PID through /proc, never by name). */
-  const vmPids = (): number[] => {
-    if (!holder?.pid) return [];
-    const ns = fs.readlinkSync(`/proc/${holder.pid}/ns/mnt`);
-    return fs
-      .readdirSync('/proc')
-      .filter((d) => /^\d+$/.test(d))
-      .map(Number)
-      .filter((p) => {
-        try {
-          return p !== holder!.pid && fs.readlinkSync(`/proc/${p}/ns/mnt`) === ns;
-        } catch {
-          return false;
-        }
-      });
-  };
+  const vmPids = (): number[] => (holder?.pid ? pidsInMountNamespaceOf(holder.pid) : []);
   const shims = (): number[] => vmPids().filter((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('containerd-shim'));
 
   before(async () => {

@@ -232,8 +232,16 @@ nodeRegistration:
     assert.equal(state(), before, 'the same containers, no restarts');
   });
 
-  test('kubeadm reset on the worker stops and removes its pods and the kubelet\'s files', async () => {
+  test('tskube reset, then kubeadm reset, on the worker leave no pod, rule, pod network or kubelet file behind', async () => {
     for (const name of ['kube-proxy', 'kubelet']) await stopPid(worker.daemons.get(name)!.pid, 10_000);
+    // tskube's reset first, from the kubelet config kubeadm wrote (it says where the pods, cgroups and logs are);
+    // here with the cgroup root this worker ran with (the cluster's config names the control plane's, on this one host).
+    worker.write('/root/kubelet-config.yaml', worker.read('/var/lib/kubelet/config.yaml').replace(/^cgroupRoot: .*$/m, `cgroupRoot: ${cgroupRoot('worker-1')}`));
+    const own = worker.run(process.execPath, [path.join(REPO, 'cli/bin.js'), 'reset', '--force', '--config=/root/kubelet-config.yaml'], { timeoutMs: 120_000 });
+    assert.match(own, /the tskube0 device/);
+    assert.equal(worker.ok('ip', ['link', 'show', 'tskube0']), false, 'no bridge');
+    assert.equal(worker.ok('test', ['-e', '/etc/cni/net.d/10-tskube.conflist']), false, 'no CNI config');
+    for (const table of ['nat', 'filter']) assert.doesNotMatch(worker.run('iptables-save', ['-t', table]), /KUBE-|TSKUBE-/, `no proxy rules in ${table}`);
     const out = worker.run('kubeadm', ['reset', '-f', '--cri-socket=unix:///run/containerd/containerd.sock'], { timeoutMs: 180_000 });
     assert.match(out, /\[reset\] Deleting contents of directories/);
     assert.equal(worker.run('ctr', ['--address=/run/containerd/containerd.sock', '-n', 'k8s.io', 'containers', 'ls', '-q']).trim(), '', 'no container left');

@@ -26,6 +26,22 @@ echo ready
 exec sleep infinity
 `;
 
+/** The processes sharing `holder`'s mount namespace, but `holder` itself (found through /proc, never by name). */
+export function pidsInMountNamespaceOf(holder: number): number[] {
+  const ns = fs.readlinkSync(`/proc/${holder}/ns/mnt`);
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((p) => {
+      try {
+        return p !== holder && fs.readlinkSync(`/proc/${p}/ns/mnt`) === ns;
+      } catch {
+        return false;
+      }
+    });
+}
+
 export class Machine {
   private holder: ChildProcess | undefined;
   readonly scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-machine-'));
@@ -87,19 +103,7 @@ export class Machine {
 
   /** Processes in the machine's mount namespace but the holder. */
   pids(): number[] {
-    if (!this.holder?.pid) return [];
-    const ns = fs.readlinkSync(`/proc/${this.holder.pid}/ns/mnt`);
-    return fs
-      .readdirSync('/proc')
-      .filter((d) => /^\d+$/.test(d))
-      .map(Number)
-      .filter((p) => {
-        try {
-          return p !== this.holder!.pid && fs.readlinkSync(`/proc/${p}/ns/mnt`) === ns;
-        } catch {
-          return false;
-        }
-      });
+    return this.holder?.pid ? pidsInMountNamespaceOf(this.holder.pid) : [];
   }
 
   /** Stops every process left in the machine (by PID), then the holder; the overlays go with it. */

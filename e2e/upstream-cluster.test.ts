@@ -153,6 +153,13 @@ describe('the upstream control plane with two tskube nodes joined to it', { skip
     }
   });
 
+  test('kubectl run -i --rm shows the output of a container that exits before the attach (kubectl falls back to its logs)', () => {
+    for (const name of ['quick-1', 'quick-2']) {
+      const out = kubectl(['run', '-i', '--rm', name, '--image=127.0.0.1:5000/tskube/app:1', '--restart=Never', '--', 'sh', '-c', 'echo hi from $HOSTNAME']);
+      assert.match(out, new RegExp(`^hi from ${name}$`, 'm'), out);
+    }
+  });
+
   test('a static pod on a joined node gets its mirror pod; the node Lease is renewed', async () => {
     fs.mkdirSync(path.join(vm2.dir, 'manifests'), { recursive: true });
     fs.writeFileSync(path.join(vm2.dir, 'manifests', 'static.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: static}\nspec:\n  containers:\n  - {name: c, image: 127.0.0.1:5000/tskube/app:1, command: [sleep, "3600"]}\n');
