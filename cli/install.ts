@@ -17,7 +17,7 @@ const SERVICE_CIDR = '10.96.0.0/12';
 const DNS_SERVICE_IP = dnsServiceIP(SERVICE_CIDR);
 
 export const INSTALL_FLAGS: Record<string, string> = {
-  role: 'control-plane (registry, images, apiserver, kubelet, kube-proxy) or worker (tskube join). Default control-plane',
+  role: 'control-plane (registry, images, apiserver, kubelet, kube-proxy), worker (tskube join), or kubeadm (containerd for kubeadm\'s images; kubeadm runs tskube as the kubelet, see docs/kubeadm.md). Default control-plane',
   'node-ip': 'this node\'s address: the apiserver\'s --advertise-address on a control plane. Default: the first non-loopback IPv4',
   'registry-mirror': `worker: where the first node's registry answers (host:port), mirrored as ${REGISTRY}; required for workers`,
   'cgroup-driver': 'cgroupfs or systemd, for the kubelet and containerd alike. Default systemd where systemd is the init system, else cgroupfs',
@@ -30,8 +30,11 @@ export const INSTALL_FLAGS: Record<string, string> = {
 
 export const OURS_MARK = '# Written by tskube install';
 
+/** The sandbox image kubeadm v1.37 expects the runtime to use (its preflight warns about any other). */
+export const KUBEADM_PAUSE_IMAGE = 'registry.k8s.io/pause:3.10.2';
+
 export interface InstallPlan {
-  role: 'control-plane' | 'worker';
+  role: 'control-plane' | 'worker' | 'kubeadm';
   nodeIP: string;
   mirror?: string;
   cgroupDriver: 'cgroupfs' | 'systemd';
@@ -52,7 +55,7 @@ export function installFiles(p: InstallPlan): { path: string; content: string; k
         root: '/var/lib/containerd',
         state: '/run/containerd',
         socket: '/run/containerd/containerd.sock',
-        sandboxImage: `${REGISTRY}/tskube/pause:1`,
+        sandboxImage: p.role === 'kubeadm' ? KUBEADM_PAUSE_IMAGE : `${REGISTRY}/tskube/pause:1`,
         cniConfDir: p.cniConfDir,
         certsDir,
         systemdCgroup: p.cgroupDriver === 'systemd',
@@ -60,6 +63,10 @@ export function installFiles(p: InstallPlan): { path: string; content: string; k
       keep: false,
     },
     { path: path.join(certsDir, REGISTRY, 'hosts.toml'), content: hostsToml(REGISTRY, p.mirror), keep: false },
+  ];
+  // kubeadm writes the kubelet's configuration itself (/var/lib/kubelet/config.yaml).
+  if (p.role === 'kubeadm') return files;
+  files.push(
     {
       path: path.join(p.etc, 'kubelet-config.yaml'),
       content: `# tskube agent configuration: a kubelet.config.k8s.io/v1beta1 KubeletConfiguration.
@@ -80,7 +87,7 @@ clusterDomain: cluster.local
 `,
       keep: true,
     },
-  ];
+  );
   if (p.role === 'worker') return files;
   return [
     ...files,
@@ -109,7 +116,7 @@ TSKUBE_DNS_ARGS="--dns-address=${p.nodeIP}:53 --metrics-address=${p.nodeIP}:9153
 export function installPlan(argv: string[], o: { hasSystemd: boolean; firstIP: () => string }): InstallPlan {
   const f = parseFlags(argv, INSTALL_FLAGS);
   const role = f.get('role') ?? 'control-plane';
-  if (role !== 'control-plane' && role !== 'worker') throw new Error(`--role: must be control-plane or worker, got "${role}"`);
+  if (role !== 'control-plane' && role !== 'worker' && role !== 'kubeadm') throw new Error(`--role: must be control-plane, worker or kubeadm, got "${role}"`);
   const cgroupDriver = f.get('cgroup-driver') ?? (o.hasSystemd ? 'systemd' : 'cgroupfs');
   if (cgroupDriver !== 'cgroupfs' && cgroupDriver !== 'systemd') throw new Error(`--cgroup-driver: must be cgroupfs or systemd, got "${cgroupDriver}"`);
   const mirror = f.get('registry-mirror');
@@ -145,6 +152,10 @@ export async function runInstall(argv: string[]): Promise<void> {
     fs.writeFileSync(file.path, file.content);
     say(`wrote ${file.path}`);
   }
-  const units = plan.role === 'control-plane' ? 'tskube-registry tskube-registry-lan tskube-images tskube-apiserver tskube-dns tskube-agent tskube-proxy' : 'tskube-join';
-  say(`${plan.role} at ${plan.nodeIP}, cgroup driver ${plan.cgroupDriver}${plan.mirror ? `, images from ${plan.mirror}` : ''}. Next: systemctl restart containerd && systemctl enable --now ${units}`);
+  const next: Record<InstallPlan['role'], string> = {
+    'control-plane': 'systemctl enable --now tskube-registry tskube-registry-lan tskube-images tskube-apiserver tskube-dns tskube-agent tskube-proxy',
+    worker: 'systemctl enable --now tskube-join',
+    kubeadm: 'systemctl enable kubelet, then kubeadm init or join (docs/kubeadm.md)',
+  };
+  say(`${plan.role} at ${plan.nodeIP}, cgroup driver ${plan.cgroupDriver}${plan.mirror ? `, images from ${plan.mirror}` : ''}. Next: systemctl restart containerd && ${next[plan.role]}`);
 }

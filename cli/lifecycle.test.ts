@@ -187,7 +187,13 @@ test('install: a control plane gets containerd\'s config for its cgroup driver, 
   assert.doesNotMatch(wf.get('/etc/containerd/config.toml')!.content, /SystemdCgroup/);
   assert.match(wf.get('/etc/containerd/certs.d/127.0.0.1:5000/hosts.toml')!.content, /\[host\."http:\/\/192\.0\.2\.10:5000"\]/);
 
+  const kubeadm = installPlan(['--role=kubeadm'], { hasSystemd: true, firstIP: () => '10.0.0.3' });
+  const kf = new Map(installFiles(kubeadm).map((f) => [f.path, f]));
+  assert.deepEqual([...kf.keys()], ['/etc/containerd/config.toml', '/etc/containerd/certs.d/127.0.0.1:5000/hosts.toml'], 'kubeadm writes the kubelet\'s config itself');
+  assert.match(kf.get('/etc/containerd/config.toml')!.content, /sandbox_image = "registry\.k8s\.io\/pause:3\.10\.2"/);
+  assert.match(kf.get('/etc/containerd/config.toml')!.content, /SystemdCgroup = true/);
+
   assert.throws(() => installPlan(['--role=worker'], { hasSystemd: false, firstIP: () => 'x' }), /--registry-mirror is required with --role=worker/);
-  assert.throws(() => installPlan(['--role=boss'], { hasSystemd: false, firstIP: () => 'x' }), /--role: must be control-plane or worker, got "boss"/);
+  assert.throws(() => installPlan(['--role=boss'], { hasSystemd: false, firstIP: () => 'x' }), /--role: must be control-plane, worker or kubeadm, got "boss"/);
   assert.throws(() => installPlan(['--cgroup-driver=none'], { hasSystemd: false, firstIP: () => 'x' }), /--cgroup-driver: must be cgroupfs or systemd/);
 });

@@ -17,33 +17,10 @@ import { randomBytes } from 'node:crypto';
 import { REPO } from './harness.js';
 import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
 import { CgroupTree } from '../agent/cm/cgroupfs.js';
-import { HOLDER, pidsInMountNamespaceOf } from './machine.js';
+import { execLines, HOLDER, pidsInMountNamespaceOf } from './machine.js';
 
 const skip = process.getuid?.() !== 0 ? 'needs root' : spawnSync('sh', ['-c', 'command -v systemd-analyze']).status !== 0 ? 'systemd-analyze missing (Debian package systemd)' : undefined;
 
-
-/** A unit's `key` lines (ExecStart, ExecStartPre) as argvs, with $VARS from its EnvironmentFile(s) (read inside the VM). */
-function execLines(unit: string, key: string, read: (file: string) => string): string[][] {
-  const env: Record<string, string> = {};
-  for (const m of unit.matchAll(/^EnvironmentFile=-?(\S+)$/gm)) {
-    let text = '';
-    try {
-      text = read(m[1]!);
-    } catch {
-      continue;
-    }
-    for (const l of text.split('\n')) {
-      const kv = /^([A-Z_][A-Z0-9_]*)=(?:"(.*)"|(.*))$/.exec(l.trim());
-      if (kv) env[kv[1]!] = kv[2] ?? kv[3] ?? '';
-    }
-  }
-  return [...unit.matchAll(new RegExp(`^${key}=(.+)$`, 'gm'))].map((m) =>
-    m[1]!
-      .trim()
-      .split(/\s+/)
-      .flatMap((w) => (/^\$[A-Z_]+$/.test(w) ? (env[w.slice(1)] ?? '').split(/\s+/).filter(Boolean) : [w])),
-  );
-}
 
 function execStart(unit: string, read: (file: string) => string): string[] {
   const [line] = execLines(unit, 'ExecStart', read);

@@ -16,9 +16,9 @@ import { e2eSkipReason, REPO } from './harness.js';
 import { stopPid, waitFor, type Proc } from './proc.js';
 import { clusterSkip } from './cluster.js';
 import { Lan, whoamiDeployment, type Vm } from './vms.js';
-import { Machine } from './machine.js';
+import { execLines, Machine } from './machine.js';
 import { upstreamBin, upstreamSkip } from './upstream-control-plane.js';
-import { containerdConfig, registryConfig } from '../cli/containerd-config.js';
+import { registryConfig } from '../cli/containerd-config.js';
 import { IMAGE_VERSIONS, KUBERNETES_VERSION } from '../scripts/upstream-plan.js';
 import { CgroupTree } from '../agent/cm/cgroupfs.js';
 
@@ -49,36 +49,29 @@ describe('kubeadm init and join with tskube as the kubelet', { skip, timeout: 25
   let worker: Machine;
   let joinLine = '';
 
-  /** containerd for kubeadm: the stock socket, CNI dirs the pod network writes, registry.k8s.io from `mirror`. */
-  function startContainerd(m: Machine, mirror: string): void {
-    m.write(
-      '/etc/containerd/config.toml',
-      containerdConfig({ root: '/var/lib/containerd', state: '/run/containerd', socket: '/run/containerd/containerd.sock', sandboxImage: PAUSE, cniConfDir: '/etc/cni/net.d', certsDir: '/etc/containerd/certs.d' }),
-    );
+  /**
+   * tskube installed as docs/kubeadm.md says (`scripts/install.sh --role=kubeadm`: the `kubelet` command and unit,
+   * containerd's config with kubeadm's pause image), then containerd started with registry.k8s.io mirrored from
+   * `mirror` (this sandbox's stand-in for the internet).
+   */
+  function install(m: Machine, mirror: string, args: string[] = []): void {
+    // No network in here: npm installs from its cache (filled by the checkout's `npm ci`).
+    const out = m.run('bash', [path.join(REPO, 'scripts/install.sh'), '--role=kubeadm', ...args], { timeoutMs: 8 * 60_000, env: { ...process.env, npm_config_offline: 'true' } });
+    assert.match(out, /\[install\] kubeadm at .*Next: systemctl restart containerd && systemctl enable kubelet/);
+    assert.match(m.run('kubelet', ['--version']), /^Kubernetes v1\.37\.2-tskube$/m);
+    m.run('systemd-analyze', ['verify', '/etc/systemd/system/kubelet.service']);
+    assert.match(m.read('/etc/containerd/config.toml'), new RegExp(`sandbox_image = "${PAUSE.replace(/\./g, '\\.')}"`));
+    m.run('ln', ['-sf', upstreamBin('kubeadm'), '/usr/local/bin/kubeadm']);
+    m.run('ln', ['-sf', upstreamBin('kubectl'), '/usr/local/bin/kubectl']);
     m.write('/etc/containerd/certs.d/registry.k8s.io/hosts.toml', mirrorHosts('registry.k8s.io', mirror));
-    m.write('/etc/containerd/certs.d/127.0.0.1:5000/hosts.toml', mirrorHosts('127.0.0.1:5000', mirror));
     m.daemon('containerd', ['containerd', '--config', '/etc/containerd/config.toml']);
   }
 
-  /** The `kubelet` command kubeadm runs (`kubelet --version` in its preflight): tskube, through a link so named. */
-  function installKubelet(m: Machine): void {
-    m.run('ln', ['-sf', path.join(REPO, 'cli/bin.js'), '/usr/local/bin/kubelet']);
-    m.run('ln', ['-sf', upstreamBin('kubeadm'), '/usr/local/bin/kubeadm']);
-    m.run('ln', ['-sf', upstreamBin('kubectl'), '/usr/local/bin/kubectl']);
-  }
-
-  /** Starts the kubelet as kubeadm's systemd drop-in (10-kubeadm.conf) would, once kubeadm has written its files. */
-  async function startKubeletLikeTheDropIn(m: Machine, name: string, extraArgs: string[] = []): Promise<Proc> {
+  /** Starts the kubelet as systemd would start the installed unit, once kubeadm has written the files it names. */
+  async function startKubeletUnit(m: Machine, name: string): Promise<Proc> {
     await waitFor(() => m.ok('test', ['-s', '/var/lib/kubelet/config.yaml']) && m.ok('test', ['-s', '/var/lib/kubelet/kubeadm-flags.env']), 240_000, 500, `kubeadm wrote the kubelet's files on ${name}`);
-    const env = /KUBELET_KUBEADM_ARGS="(.*)"/.exec(m.read('/var/lib/kubelet/kubeadm-flags.env'))?.[1] ?? '';
-    return m.daemon('kubelet', [
-      '/usr/local/bin/kubelet',
-      '--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf',
-      '--kubeconfig=/etc/kubernetes/kubelet.conf',
-      '--config=/var/lib/kubelet/config.yaml',
-      ...env.split(/\s+/).filter(Boolean),
-      ...extraArgs,
-    ]);
+    const [argv] = execLines(m.read('/etc/systemd/system/kubelet.service'), 'ExecStart', (f) => m.read(f));
+    return m.daemon('kubelet', argv!);
   }
 
   const kubectl = (args: string[]): string => cp.run('kubectl', ['--kubeconfig=/etc/kubernetes/admin.conf', ...args], { timeoutMs: 60_000 });
@@ -90,7 +83,6 @@ describe('kubeadm init and join with tskube as the kubelet', { skip, timeout: 25
     cpVm.exec('sysctl', ['-qw', 'net.ipv4.ip_forward=1']);
     cp = new Machine(cpVm.netns);
     await cp.create();
-    installKubelet(cp);
     cp.write('/etc/tskube-e2e/registry.yml', registryConfig('/var/lib/registry', '127.0.0.1:5000'));
     cp.write('/etc/tskube-e2e/registry-lan.yml', registryConfig('/var/lib/registry', '192.0.2.1:5000', { readOnly: true }));
     cp.daemon('registry', ['docker-registry', 'serve', '/etc/tskube-e2e/registry.yml']);
@@ -98,14 +90,13 @@ describe('kubeadm init and join with tskube as the kubelet', { skip, timeout: 25
     await waitFor(() => cp.ok('curl', ['-sf', 'http://127.0.0.1:5000/v2/']), 20_000, 200, 'the registry');
     cp.run(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts/upstream.ts'), 'images', '--registry=127.0.0.1:5000', '--work-dir=/var/lib/tskube-e2e-images'], { timeoutMs: 180_000 });
     cp.run(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'images', '--registry=127.0.0.1:5000', '--work-dir=/var/lib/tskube-e2e-images'], { timeoutMs: 120_000 });
-    startContainerd(cp, '127.0.0.1:5000');
+    install(cp, '127.0.0.1:5000');
     workerVm = await lan.vm('worker-1', '192.0.2.2');
     workerVm.exec('sysctl', ['-qw', 'net.ipv4.ip_forward=1']);
     worker = new Machine(workerVm.netns);
     await worker.create();
-    installKubelet(worker);
     // A worker pulls registry.k8s.io's names and the README's 127.0.0.1:5000 ones from the control plane's registry.
-    startContainerd(worker, '192.0.2.1:5000');
+    install(worker, '192.0.2.1:5000', ['--registry-mirror=192.0.2.1:5000']);
     for (const m of [cp, worker]) await waitFor(() => m.ok('test', ['-S', '/run/containerd/containerd.sock']), 20_000, 200, 'containerd');
   });
 
@@ -140,7 +131,7 @@ cgroupRoot: ${cgroupRoot('cp-1')}
 `,
     );
     const init = cp.daemon('kubeadm-init', ['kubeadm', 'init', '--config=/root/kubeadm.yaml', `--ignore-preflight-errors=${SANDBOX_PREFLIGHT.join(',')}`, '--v=1']);
-    await startKubeletLikeTheDropIn(cp, 'cp-1');
+    await startKubeletUnit(cp, 'cp-1');
     const code = await Promise.race([init.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 8 * 60_000).unref())]);
     if (code === 'timeout') await stopPid(init.pid, 2000);
     assert.equal(code, 0, `kubeadm init:\n${cp.log('kubeadm-init').slice(-6000)}\nkubelet:\n${cp.log('kubelet').slice(-6000)}`);
@@ -178,8 +169,9 @@ nodeRegistration:
     );
     const join = worker.daemon('kubeadm-join', ['kubeadm', 'join', '--config=/root/join.yaml', `--ignore-preflight-errors=${SANDBOX_PREFLIGHT.join(',')}`]);
     // The cluster's KubeletConfiguration names the control plane's cgroup root: this node keeps its own
-    // (KUBELET_EXTRA_ARGS, as /etc/default/kubelet gives the drop-in).
-    const kubelet = await startKubeletLikeTheDropIn(worker, 'worker-1', [`--cgroup-root=${cgroupRoot('worker-1')}`]);
+    // (KUBELET_EXTRA_ARGS in /etc/default/kubelet, which the unit reads).
+    worker.write('/etc/default/kubelet', `KUBELET_EXTRA_ARGS=--cgroup-root=${cgroupRoot('worker-1')}\n`);
+    const kubelet = await startKubeletUnit(worker, 'worker-1');
     const code = await Promise.race([join.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 5 * 60_000).unref())]);
     assert.equal(code, 0, `kubeadm join:\n${worker.log('kubeadm-join').slice(-5000)}\nkubelet:\n${worker.log('kubelet').slice(-5000)}`);
     assert.match(worker.log('kubeadm-join'), /This node has joined the cluster/);
@@ -226,7 +218,7 @@ nodeRegistration:
     const before = state();
     const kubelet = cp.daemons.get('kubelet')!;
     await stopPid(kubelet.pid, 10_000);
-    await startKubeletLikeTheDropIn(cp, 'cp-1');
+    await startKubeletUnit(cp, 'cp-1');
     await waitFor(() => / Ready /.test(kubectl(['get', 'node', 'cp-1'])), 60_000, 1000, 'cp-1 Ready again');
     await new Promise((r) => setTimeout(r, 15_000));
     assert.equal(state(), before, 'the same containers, no restarts');

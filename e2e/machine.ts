@@ -26,6 +26,34 @@ echo ready
 exec sleep infinity
 `;
 
+/**
+ * A unit's `key` lines (ExecStart, ExecStartPre) as argvs, with $VARS from its Environment= lines and
+ * EnvironmentFile(s) (read with `read`, inside the machine), as systemd would expand them.
+ */
+export function execLines(unit: string, key: string, read: (file: string) => string): string[][] {
+  const env: Record<string, string> = {};
+  const assign = (text: string): void => {
+    for (const l of text.split('\n')) {
+      const kv = /^([A-Z_][A-Z0-9_]*)=(?:"(.*)"|(.*))$/.exec(l.trim());
+      if (kv) env[kv[1]!] = kv[2] ?? kv[3] ?? '';
+    }
+  };
+  for (const m of unit.matchAll(/^Environment=(.+)$/gm)) assign(m[1]!.replace(/^"(.*)"$/, '$1'));
+  for (const m of unit.matchAll(/^EnvironmentFile=-?(\S+)$/gm)) {
+    try {
+      assign(read(m[1]!));
+    } catch {
+      continue;
+    }
+  }
+  return [...unit.matchAll(new RegExp(`^${key}=(.+)$`, 'gm'))].map((m) =>
+    m[1]!
+      .trim()
+      .split(/\s+/)
+      .flatMap((w) => (/^\$[A-Z_]+$/.test(w) ? (env[w.slice(1)] ?? '').split(/\s+/).filter(Boolean) : [w])),
+  );
+}
+
 /** The processes sharing `holder`'s mount namespace, but `holder` itself (found through /proc, never by name). */
 export function pidsInMountNamespaceOf(holder: number): number[] {
   const ns = fs.readlinkSync(`/proc/${holder}/ns/mnt`);

@@ -14,13 +14,15 @@ BIN=/usr/local/bin
 UNITS=/etc/systemd/system
 ETC=/etc/tskube
 NODE_ARGS=()
+ROLE=control-plane
 for a in "$@"; do
   case "$a" in
     --prefix=*) PREFIX="${a#*=}" ;;
     --etc=*) ETC="${a#*=}" ;;
     --bin=*) BIN="${a#*=}" ;;
     --units=*) UNITS="${a#*=}" ;;
-    --role=*|--node-ip=*|--registry-mirror=*|--cgroup-driver=*|--cluster-cidr=*|--containerd-config=*|--cni-conf-dir=*|--data-dir=*) NODE_ARGS+=("$a") ;;
+    --role=*) ROLE="${a#*=}"; NODE_ARGS+=("$a") ;;
+    --node-ip=*|--registry-mirror=*|--cgroup-driver=*|--cluster-cidr=*|--containerd-config=*|--cni-conf-dir=*|--data-dir=*) NODE_ARGS+=("$a") ;;
     *) echo "install: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -58,11 +60,20 @@ cat > "$BIN/tskube" <<SH
 MALLOC_MMAP_THRESHOLD_="\${MALLOC_MMAP_THRESHOLD_:-131072}" exec /usr/bin/env node "$PREFIX/dist/cli/tskube.js" "\$@"
 SH
 chmod 0755 "$BIN/tskube"
+if [ "$ROLE" = kubeadm ]; then
+  # kubeadm runs `kubelet` (its preflight asks `kubelet --version`) and manages a unit of that name.
+  cat > "$BIN/kubelet" <<SH
+#!/bin/sh
+MALLOC_MMAP_THRESHOLD_="\${MALLOC_MMAP_THRESHOLD_:-131072}" exec /usr/bin/env node "$PREFIX/dist/cli/tskube.js" agent "\$@"
+SH
+  chmod 0755 "$BIN/kubelet"
+fi
 echo "install: units to $UNITS, configs to $ETC"
 mkdir -p "$UNITS" "$ETC"
 for u in systemd/tskube-*.service; do
   sed -e "s#/usr/local/bin/tskube#$BIN/tskube#g" -e "s#/etc/tskube#$ETC#g" "$u" > "$UNITS/$(basename "$u")"
 done
+if [ "$ROLE" = kubeadm ]; then sed -e "s#/usr/local/bin/kubelet#$BIN/kubelet#g" systemd/kubeadm/kubelet.service > "$UNITS/kubelet.service"; fi
 for c in systemd/etc/*; do
   [ -e "$ETC/$(basename "$c")" ] || sed "s#/etc/tskube#$ETC#g" "$c" > "$ETC/$(basename "$c")"
 done
