@@ -8,7 +8,7 @@
 // `tskube token create` adds what a kubeadm-made or bare cluster lacks.
 import { KubeApiError, type KObj, type KubeClient } from '../kube/client.js';
 import { BOOTSTRAP_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from '../apiserver/authz/bootstrap-policy.js';
-import { CLUSTER_INFO, clusterInfoKubeconfig, CLUSTER_INFO_ROLE, PUBLIC_NAMESPACE } from '../apiserver/bootstrap/cluster-info.js';
+import { CLUSTER_INFO, clusterInfoKubeconfig, clusterInfoReaders, CLUSTER_INFO_ROLE, PUBLIC_NAMESPACE } from '../apiserver/bootstrap/cluster-info.js';
 
 const RBAC = 'rbac.authorization.k8s.io';
 const RBAC_PATH = `/apis/${RBAC}/v1`;
@@ -32,28 +32,15 @@ export interface ClusterObject {
 
 /** Everything join needs, for a cluster served at `server` with CA `caPem`. */
 export function joinSupportObjects(server: string, caPem: string): ClusterObject[] {
+  const readers = clusterInfoReaders();
   const out: ClusterObject[] = [
     {
       collection: `/api/v1/namespaces/${PUBLIC_NAMESPACE}/configmaps`,
       obj: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_INFO, namespace: PUBLIC_NAMESPACE }, data: { kubeconfig: clusterInfoKubeconfig(caPem, server) } },
       what: `ConfigMap ${PUBLIC_NAMESPACE}/${CLUSTER_INFO}`,
     },
-    {
-      collection: `${RBAC_PATH}/namespaces/${PUBLIC_NAMESPACE}/roles`,
-      obj: { apiVersion: `${RBAC}/v1`, kind: 'Role', metadata: { name: CLUSTER_INFO_ROLE, namespace: PUBLIC_NAMESPACE }, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [CLUSTER_INFO], verbs: ['get'] }] },
-      what: `Role ${PUBLIC_NAMESPACE}/${CLUSTER_INFO_ROLE}`,
-    },
-    {
-      collection: `${RBAC_PATH}/namespaces/${PUBLIC_NAMESPACE}/rolebindings`,
-      obj: {
-        apiVersion: `${RBAC}/v1`,
-        kind: 'RoleBinding',
-        metadata: { name: CLUSTER_INFO_ROLE, namespace: PUBLIC_NAMESPACE },
-        roleRef: { apiGroup: RBAC, kind: 'Role', name: CLUSTER_INFO_ROLE },
-        subjects: [{ apiGroup: RBAC, kind: 'User', name: 'system:anonymous' }],
-      },
-      what: `RoleBinding ${PUBLIC_NAMESPACE}/${CLUSTER_INFO_ROLE}`,
-    },
+    { collection: `${RBAC_PATH}/namespaces/${PUBLIC_NAMESPACE}/roles`, obj: readers.role, what: `Role ${PUBLIC_NAMESPACE}/${CLUSTER_INFO_ROLE}` },
+    { collection: `${RBAC_PATH}/namespaces/${PUBLIC_NAMESPACE}/rolebindings`, obj: readers.binding, what: `RoleBinding ${PUBLIC_NAMESPACE}/${CLUSTER_INFO_ROLE}` },
     {
       collection: `${RBAC_PATH}/clusterroles`,
       obj: { apiVersion: `${RBAC}/v1`, kind: 'ClusterRole', metadata: { name: 'kubeadm:get-nodes' }, rules: BOOTSTRAP_CLUSTER_ROLES['kubeadm:get-nodes'] },

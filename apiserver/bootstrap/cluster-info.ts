@@ -17,6 +17,21 @@ export function clusterInfoKubeconfig(caPem: string, server: string): string {
   return stringify({ apiVersion: 'v1', clusters: [{ cluster: { 'certificate-authority-data': Buffer.from(caPem).toString('base64'), server }, name: '' }], contexts: null, 'current-context': '', kind: 'Config', preferences: {}, users: null });
 }
 
+/** kubeadm's Role that lets anyone read cluster-info (and nothing else), and its binding to system:anonymous. */
+export function clusterInfoReaders(): { role: Obj; binding: Obj } {
+  const meta = { name: CLUSTER_INFO_ROLE, namespace: PUBLIC_NAMESPACE };
+  return {
+    role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [CLUSTER_INFO], verbs: ['get'] }] },
+    binding: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: CLUSTER_INFO_ROLE },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:anonymous' }],
+    },
+  };
+}
+
 /** Creates or corrects cluster-info's kubeconfig (signatures are kept: bootstrapsigner recomputes them), and the anonymous read Role. */
 export function ensureClusterInfo(api: Api, caPem: string, server: string): void {
   const cms = api.res('', 'configmaps');
@@ -27,7 +42,8 @@ export function ensureClusterInfo(api: Api, caPem: string, server: string): void
     else if (cur.data?.kubeconfig !== kubeconfig) api.update(cms, PUBLIC_NAMESPACE, CLUSTER_INFO, { ...cur, data: { ...cur.data, kubeconfig } });
     const roles = api.res('rbac.authorization.k8s.io', 'roles');
     const bindings = api.res('rbac.authorization.k8s.io', 'rolebindings');
-    if (!api.store.get(storageKey(roles, PUBLIC_NAMESPACE, CLUSTER_INFO_ROLE))) api.create(roles, PUBLIC_NAMESPACE, { metadata: { name: CLUSTER_INFO_ROLE }, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [CLUSTER_INFO], verbs: ['get'] }] });
-    if (!api.store.get(storageKey(bindings, PUBLIC_NAMESPACE, CLUSTER_INFO_ROLE))) api.create(bindings, PUBLIC_NAMESPACE, { metadata: { name: CLUSTER_INFO_ROLE }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: CLUSTER_INFO_ROLE }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:anonymous' }] });
+    const readers = clusterInfoReaders();
+    if (!api.store.get(storageKey(roles, PUBLIC_NAMESPACE, CLUSTER_INFO_ROLE))) api.create(roles, PUBLIC_NAMESPACE, readers.role);
+    if (!api.store.get(storageKey(bindings, PUBLIC_NAMESPACE, CLUSTER_INFO_ROLE))) api.create(bindings, PUBLIC_NAMESPACE, readers.binding);
   });
 }
