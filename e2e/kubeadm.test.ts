@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { e2eSkipReason, REPO } from './harness.js';
 import { stopPid, waitFor, type Proc } from './proc.js';
 import { clusterSkip } from './cluster.js';
-import { Lan, whoamiDeployment, type Vm } from './vms.js';
+import { Lan, runningPods, whoamiDeployment, type Vm } from './vms.js';
 import { execLines, Machine } from './machine.js';
 import { upstreamBin, upstreamSkip } from './upstream-control-plane.js';
 import { registryConfig } from '../cli/containerd-config.js';
@@ -180,12 +180,7 @@ nodeRegistration:
     await waitFor(() => (kubectl(['get', 'nodes']).match(/ Ready /g) ?? []).length === 2, 180_000, 1000, `both nodes Ready:\n${kubectl(['get', 'nodes'])}`);
   });
 
-  const podsByNode = (): { name: string; node: string }[] =>
-    kubectl(['get', 'pods', '-l', 'app=spread', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName} {.status.phase}{.metadata.deletionTimestamp}{"\\n"}{end}'])
-      .trim()
-      .split('\n')
-      .filter((l) => l.endsWith(' Running'))
-      .map((l) => ({ name: l.split(' ')[0]!, node: l.split(' ')[1]! }));
+  const podsByNode = () => runningPods((args) => kubectl(args), 'spread');
 
   test('a Deployment spreads over both nodes and answers through its Service from both machines', async () => {
     cp.run('kubectl', ['--kubeconfig=/etc/kubernetes/admin.conf', 'apply', '-f', '-'], {

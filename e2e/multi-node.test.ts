@@ -13,7 +13,7 @@ import path from 'node:path';
 import { e2eSkipReason } from './harness.js';
 import { start, stopPid, waitFor } from './proc.js';
 import { clusterSkip } from './cluster.js';
-import { HTTP_GET, Lan, whoamiDeployment, type Vm } from './vms.js';
+import { HTTP_GET, Lan, runningPods, whoamiDeployment, type Vm } from './vms.js';
 
 const skip = clusterSkip(e2eSkipReason());
 
@@ -91,15 +91,7 @@ describe('three VMs: tskube up, then tskube join', { skip, timeout: 15 * 60_000 
     await waitFor(() => kubectl(['get', 'pods', '-l', 'app=everywhere', '-o', 'name']).trim() === '', 60_000, 1000, 'daemon pods gone');
   });
 
-  const podsByNode = (): { name: string; ip: string; node: string }[] =>
-    kubectl(['get', 'pods', '-l', 'app=spread', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.podIP} {.spec.nodeName} {.status.phase}{.metadata.deletionTimestamp}{"\\n"}{end}'])
-      .trim()
-      .split('\n')
-      .filter((l) => l.endsWith(' Running')) // not terminating
-      .map((l) => {
-        const [name, ip, node] = l.split(' ');
-        return { name: name!, ip: ip!, node: node! };
-      });
+  const podsByNode = () => runningPods((args) => kubectl(args), 'spread');
 
   test('a 6-replica Deployment spreads over the three nodes and every pod reaches every other pod by IP', async () => {
     kubectl(['apply', '-f', '-'], whoamiDeployment('spread', 6, `      tolerations:

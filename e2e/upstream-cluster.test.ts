@@ -12,7 +12,7 @@ import path from 'node:path';
 import { e2eSkipReason, REPO } from './harness.js';
 import { start, stopPid, waitFor } from './proc.js';
 import { clusterSkip } from './cluster.js';
-import { HTTP_GET, Lan, whoamiDeployment, type Vm } from './vms.js';
+import { HTTP_GET, Lan, runningPods, whoamiDeployment, type Vm } from './vms.js';
 import { upstreamBin, UpstreamControlPlane, upstreamSkip } from './upstream-control-plane.js';
 import { registryConfig } from '../cli/containerd-config.js';
 
@@ -80,15 +80,7 @@ describe('the upstream control plane with two tskube nodes joined to it', { skip
     assert.match(routes, /via 192\.0\.2\.3 dev eth0/);
   });
 
-  const podsByNode = (): { name: string; ip: string; node: string }[] =>
-    kubectl(['get', 'pods', '-l', 'app=spread', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.podIP} {.spec.nodeName} {.status.phase}{.metadata.deletionTimestamp}{"\\n"}{end}'])
-      .trim()
-      .split('\n')
-      .filter((l) => l.endsWith(' Running'))
-      .map((l) => {
-        const [name, ip, node] = l.split(' ');
-        return { name: name!, ip: ip!, node: node! };
-      });
+  const podsByNode = () => runningPods((args) => kubectl(args), 'spread');
 
   test('a 4-replica Deployment spreads over both nodes; every pod reaches every other by IP', async () => {
     kubectl(['apply', '-f', '-'], whoamiDeployment('spread', 4, `      tolerations:

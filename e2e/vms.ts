@@ -7,6 +7,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { e2eCgroupRoot, E2E_ROOT, recordPath, REPO, sweepStale, teardown, type NodeRecord } from './harness.js';
 import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
+import type { Pod } from 'kubernetes-types/core/v1.js';
 
 export class Lan {
   readonly id = randomBytes(3).toString('hex');
@@ -171,6 +172,14 @@ export class Vm {
     await stopPid(p.pid, 60_000, 'SIGINT');
     return p.child.exitCode;
   }
+}
+
+/** The Running, not terminating pods labelled app=`app`: name, IP and node, from `kubectl get -o json`. */
+export function runningPods(kubectl: (args: string[]) => string, app: string): { name: string; ip: string; node: string }[] {
+  const list = JSON.parse(kubectl(['get', 'pods', '-l', `app=${app}`, '-o', 'json'])) as { items: Pod[] };
+  return list.items
+    .filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp)
+    .map((p) => ({ name: p.metadata!.name!, ip: p.status!.podIP ?? '', node: p.spec!.nodeName ?? '' }));
 }
 
 /** A GET from inside a pod with busybox nc (Debian's static busybox wget crashes there too): prints the body's last line. */
