@@ -95,12 +95,12 @@ export function podSecurity(config: PodSecurityConfiguration = DEFAULT_POD_SECUR
   const policyOf = (labels: Record<string, string> | undefined) => policyFromLabels(labels, config.defaults);
 
   /** Enforce (pods only), audit and warn one pod or template; throws 403 when enforce refuses. */
-  function evaluate(a: Attributes, labels: Record<string, string> | undefined, meta: ObjectMeta, spec: PodSpec, enforce: boolean): void {
+  function evaluate(a: Attributes, parsed: ReturnType<typeof policyOf>, meta: ObjectMeta, spec: PodSpec, enforce: boolean): void {
     if (exemptRuntimeClass(spec)) {
       a.annotate?.(AUDIT.exempt, 'runtimeClass');
       return;
     }
-    const { policy, errors: labelErrors } = policyOf(labels);
+    const { policy, errors: labelErrors } = parsed;
     if (labelErrors.length) a.annotate?.(AUDIT.error, `Failed to parse policy: ${labelErrors.map((e) => `${e.field}: ${e.message}`).join(', ')}`);
     const results = new Map<string, Violation[]>();
     const resultOf = (lv: LevelVersion): Violation[] => {
@@ -213,13 +213,14 @@ export function podSecurity(config: PodSecurityConfiguration = DEFAULT_POD_SECUR
     if (exemptNamespace(a.namespace)) return a.annotate?.(AUDIT.exempt, 'namespace');
     if (exemptUser(a.user.name)) return a.annotate?.(AUDIT.exempt, 'user');
     const labels = namespaceLabels(get, a.namespace);
-    const { policy, errors: labelErrors } = policyOf(labels);
+    const parsed = policyOf(labels);
+    const { policy, errors: labelErrors } = parsed;
     if (!labelErrors.length && fullyPrivileged(policy)) {
       return a.annotate?.(AUDIT.enforcePolicy, levelVersionString(PRIVILEGED_LATEST));
     }
     const pod = a.object as Pod;
     if (a.operation === 'UPDATE' && a.oldObject && !significantPodUpdate(pod, a.oldObject as Pod)) return;
-    evaluate(a, labels, pod.metadata ?? {}, (pod.spec ?? { containers: [] }) as PodSpec, true);
+    evaluate(a, parsed, pod.metadata ?? {}, (pod.spec ?? { containers: [] }) as PodSpec, true);
   }
 
   function admitTemplate(a: Attributes, get: GetObject, template: (o: Obj) => PodTemplateSpec | undefined): void {
@@ -229,11 +230,12 @@ export function podSecurity(config: PodSecurityConfiguration = DEFAULT_POD_SECUR
     const namespace = get('', 'namespaces', '', a.namespace);
     if (!namespace) return a.annotate?.(AUDIT.error, `failed to lookup namespace "${a.namespace}"`);
     const labels = labelsOf(namespace);
-    const { policy, errors: labelErrors } = policyOf(labels);
+    const parsed = policyOf(labels);
+    const { policy, errors: labelErrors } = parsed;
     if (!labelErrors.length && policy.warn.level === 'privileged' && policy.audit.level === 'privileged') return;
     const t = a.object ? template(a.object) : undefined;
     if (!t) return;
-    evaluate(a, labels, t.metadata ?? {}, (t.spec ?? { containers: [] }) as PodSpec, false);
+    evaluate(a, parsed, t.metadata ?? {}, (t.spec ?? { containers: [] }) as PodSpec, false);
   }
 
   return {
