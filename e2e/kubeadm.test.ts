@@ -208,6 +208,14 @@ nodeRegistration:
     }
   });
 
+  test('the e2e suite\'s nginx image, built from Debian\'s nginx, serves its welcome page from the worker', async () => {
+    kubectl(['run', 'web', `--image=registry.k8s.io/e2e-test-images/nginx:${IMAGE_VERSIONS.nginx[0]}`, '--port=80', '--overrides={"spec":{"nodeName":"worker-1"}}']);
+    const ip = await waitFor(() => kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.phase} {.status.podIP}']).match(/^Running (\S+)$/)?.[1], 120_000, 500, 'nginx pod Running');
+    await waitFor(() => /Welcome to nginx!/.test(cp.run('sh', ['-c', `curl -s -m 3 http://${ip}/ || true`])), 30_000, 200, 'welcome page');
+    assert.match(kubectl(['logs', 'web']), /"GET \/ HTTP\/1\.1" 200/, 'access log on the container\'s stdout');
+    kubectl(['delete', 'pod', 'web', '--wait=true']);
+  });
+
   test('restarting tskube\'s kubelet on the control plane restarts none of its containers', async () => {
     const state = () => kubectl(['get', 'pods', '-n', 'kube-system', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount}{"\\n"}{end}']);
     const before = state();

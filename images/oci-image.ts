@@ -13,6 +13,8 @@ export interface ImageConfig {
   env?: string[];
   workingDir?: string;
   exposedPorts?: string[];
+  /** The signal containerd stops the container with (SIGTERM when unset). */
+  stopSignal?: string;
 }
 
 const sha = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
@@ -45,6 +47,7 @@ export function writeOciLayout(rootfs: string, layout: string, tag: string, cfg:
       ...(cfg.cmd ? { Cmd: cfg.cmd } : {}),
       ...(cfg.workingDir ? { WorkingDir: cfg.workingDir } : {}),
       ...(cfg.exposedPorts ? { ExposedPorts: Object.fromEntries(cfg.exposedPorts.map((p) => [p, {}])) } : {}),
+      ...(cfg.stopSignal ? { StopSignal: cfg.stopSignal } : {}),
     },
     rootfs: { type: 'layers', diff_ids: [sha(tar)] },
     history: [{ created: '1970-01-01T00:00:00Z', created_by: 'tskube images/oci-image.ts' }],

@@ -6,7 +6,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { buildUpstreamImage, repositoryOf, upstreamImages } from './upstream-images.js';
 
-const VERSIONS = { kubernetes: 'v1.37.2', etcd: '3.7.0-0', pause: '3.10.2', agnhost: '2.66.1', busybox: '1.37.0-2' };
+const VERSIONS = { kubernetes: 'v1.37.2', etcd: '3.7.0-0', pause: '3.10.2', agnhost: '2.66.1', busybox: '1.37.0-2', nginx: ['1.27.0-2', '1.28.0-2'] as [string, string] };
 
 /** Name → mode of each entry of an uncompressed ustar/pax archive (pax headers skipped). */
 function tarEntries(tar: Buffer): Map<string, number> {
@@ -26,7 +26,7 @@ function tarEntries(tar: Buffer): Map<string, number> {
 }
 
 test('upstream images: kubeadm\'s and the e2e suite\'s names and tags; each carries its fixture binary', () => {
-  const images = upstreamImages(VERSIONS, (n) => `/fixtures/${n}`);
+  const images = upstreamImages(VERSIONS, (n) => `/fixtures/${n}`, (p) => `/debs/${p}.deb`);
   assert.deepEqual(
     images.map((i) => `${i.name}:${i.tag}`),
     [
@@ -37,8 +37,14 @@ test('upstream images: kubeadm\'s and the e2e suite\'s names and tags; each carr
       'registry.k8s.io/pause:3.10.2',
       'registry.k8s.io/e2e-test-images/agnhost:2.66.1',
       'registry.k8s.io/e2e-test-images/busybox:1.37.0-2',
+      'registry.k8s.io/e2e-test-images/nginx:1.27.0-2',
+      'registry.k8s.io/e2e-test-images/nginx:1.28.0-2',
     ],
   );
+  const nginx = images.find((i) => i.name.endsWith('/nginx'))!;
+  assert.deepEqual(nginx.debs, ['/debs/nginx.deb', '/debs/nginx-common.deb']);
+  assert.deepEqual(nginx.config.cmd, ['/usr/sbin/nginx', '-g', 'daemon off;']);
+  assert.match(nginx.contents!['etc/nginx/conf.d/default.conf']!, /listen 80;/);
   assert.deepEqual(images[0]!.files, { 'usr/local/bin/kube-apiserver': '/fixtures/kube-apiserver' });
   assert.equal(repositoryOf('registry.k8s.io/e2e-test-images/agnhost'), 'e2e-test-images/agnhost');
   assert.equal(repositoryOf('registry.k8s.io/etcd'), 'etcd');
@@ -49,7 +55,7 @@ test('an upstream image is a layout whose one layer holds the binary, executable
   try {
     const fake = path.join(dir, 'kube-scheduler');
     fs.writeFileSync(fake, '#!/bin/sh\necho scheduler\n');
-    const scheduler = upstreamImages(VERSIONS, () => fake).find((i) => i.name.endsWith('/kube-scheduler'))!;
+    const scheduler = upstreamImages(VERSIONS, () => fake, () => '').find((i) => i.name.endsWith('/kube-scheduler'))!;
     const built = buildUpstreamImage(scheduler, dir);
     assert.equal(built.name, 'kube-scheduler');
     assert.equal(built.tag, 'v1.37.2');
@@ -61,7 +67,7 @@ test('an upstream image is a layout whose one layer holds the binary, executable
     assert.equal(entries.get('usr/local/bin/kube-scheduler'), 0o755);
     assert.ok(entries.has('etc/passwd') && entries.has('tmp'), [...entries.keys()].join(' '));
     assert.ok(!entries.has('bin/sh'), 'no shell in a component image');
-    const agnhost = buildUpstreamImage(upstreamImages(VERSIONS, () => fake).find((i) => i.name.endsWith('/agnhost'))!, dir);
+    const agnhost = buildUpstreamImage(upstreamImages(VERSIONS, () => fake, () => '').find((i) => i.name.endsWith('/agnhost'))!, dir);
     const agnManifest = JSON.parse(fs.readFileSync(path.join(agnhost.layout, 'blobs/sha256', agnhost.digest.slice(7))).toString()) as { layers: { digest: string }[] };
     const agnEntries = tarEntries(zlib.gunzipSync(fs.readFileSync(path.join(agnhost.layout, 'blobs/sha256', agnManifest.layers[0]!.digest.slice(7)))));
     assert.ok(agnEntries.has('agnhost') && agnEntries.has('bin/sh'), 'agnhost with a shell, as upstream\'s');

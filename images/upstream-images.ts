@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { busyboxRootfs, type BuiltImage } from './build.js';
+import { unpackWithLibraries } from './debian-packages.js';
 import { writeOciLayout, type ImageConfig } from './oci-image.js';
 
 export interface UpstreamImage {
@@ -16,6 +17,12 @@ export interface UpstreamImage {
   files: Record<string, string>;
   /** Busybox's shell and tools beside them (upstream's image has a shell too). */
   busybox: boolean;
+  /** Debian packages (.deb files) unpacked into it, with the libraries they need from this machine. */
+  debs?: string[];
+  /** Files written into it: path in the image → content. */
+  contents?: Record<string, string>;
+  /** Empty directories it needs. */
+  dirs?: string[];
   config: ImageConfig;
 }
 
@@ -25,10 +32,58 @@ export interface UpstreamImageVersions {
   pause: string;
   agnhost: string;
   busybox: string;
+  /** The e2e suite's nginx and "new" nginx tags (its rolling updates switch from one to the other). */
+  nginx: [string, string];
 }
 
-/** The images, with the binary of each fixture taken from `bin(name)`. */
-export function upstreamImages(v: UpstreamImageVersions, bin: (name: string) => string): UpstreamImage[] {
+// As upstream's nginx image: the default site on :80, logs to the container's stdout and stderr.
+const NGINX_CONF = `user www-data;
+worker_processes 1;
+pid /run/nginx.pid;
+error_log /dev/stderr notice;
+events {
+  worker_connections 1024;
+}
+http {
+  include /etc/nginx/mime.types;
+  default_type application/octet-stream;
+  access_log /dev/stdout;
+  sendfile on;
+  keepalive_timeout 65;
+  include /etc/nginx/conf.d/*.conf;
+}
+`;
+const NGINX_SITE = `server {
+  listen 80;
+  server_name localhost;
+  location / {
+    root /usr/share/nginx/html;
+    index index.html;
+  }
+}
+`;
+
+/**
+ * The images, with the binary of each fixture taken from `bin(name)` and each Debian
+ * package's downloaded .deb from `deb(package)`.
+ */
+export function upstreamImages(v: UpstreamImageVersions, bin: (name: string) => string, deb: (pkg: string) => string): UpstreamImage[] {
+  // Debian's nginx (the e2e suite only needs an HTTP server on :80 with nginx's welcome page), under both of the suite's tags.
+  const nginx = (tag: string): UpstreamImage => ({
+    name: 'registry.k8s.io/e2e-test-images/nginx',
+    tag,
+    files: {},
+    busybox: true,
+    debs: [deb('nginx'), deb('nginx-common')],
+    contents: {
+      'etc/nginx/nginx.conf': NGINX_CONF,
+      'etc/nginx/conf.d/default.conf': NGINX_SITE,
+      'etc/passwd': 'root:x:0:0:root:/root:/bin/sh\nwww-data:x:33:33:www-data:/var/www:/bin/false\nnobody:x:65534:65534:nobody:/:/bin/false\n',
+      'etc/group': 'root:x:0:\nwww-data:x:33:\nnogroup:x:65534:\n',
+    },
+    dirs: ['var/log/nginx', 'var/lib/nginx', 'run'],
+    config: { cmd: ['/usr/sbin/nginx', '-g', 'daemon off;'], exposedPorts: ['80/tcp'], stopSignal: 'SIGQUIT' },
+  });
   const component = (name: string): UpstreamImage => ({
     name: `registry.k8s.io/${name}`,
     tag: v.kubernetes,
@@ -45,6 +100,8 @@ export function upstreamImages(v: UpstreamImageVersions, bin: (name: string) => 
     { name: 'registry.k8s.io/pause', tag: v.pause, files: {}, busybox: true, config: { entrypoint: ['/bin/sleep', '2147483647'] } },
     { name: 'registry.k8s.io/e2e-test-images/agnhost', tag: v.agnhost, files: { agnhost: bin('agnhost') }, busybox: true, config: { entrypoint: ['/agnhost'] } },
     { name: 'registry.k8s.io/e2e-test-images/busybox', tag: v.busybox, files: {}, busybox: true, config: { cmd: ['/bin/sh'] } },
+    nginx(v.nginx[0]),
+    nginx(v.nginx[1]),
   ];
 }
 
@@ -73,6 +130,12 @@ export function buildUpstreamImage(img: UpstreamImage, workDir: string): BuiltIm
     fs.copyFileSync(from, to);
     fs.chmodSync(to, 0o755);
   }
+  if (img.debs) unpackWithLibraries(img.debs, rootfs);
+  for (const [inImage, content] of Object.entries(img.contents ?? {})) {
+    fs.mkdirSync(path.dirname(path.join(rootfs, inImage)), { recursive: true });
+    fs.writeFileSync(path.join(rootfs, inImage), content);
+  }
+  for (const d of img.dirs ?? []) fs.mkdirSync(path.join(rootfs, d), { recursive: true });
   const digest = writeOciLayout(rootfs, layout, img.tag, img.config);
   fs.rmSync(rootfs, { recursive: true, force: true });
   return { name: repositoryOf(img.name), tag: img.tag, layout, digest };

@@ -16,4 +16,11 @@ apt-get install -y -qq --no-install-recommends python3-kubernetes
 apt-get install -y -qq --no-install-recommends bind9-dnsutils dnsmasq-base dnsperf
 # The e2e tests drive the real kubectl. These machines ship v1.32; Debian's kubernetes-client is older but works.
 command -v kubectl >/dev/null || apt-get install -y -qq --no-install-recommends kubernetes-client
+# The e2e suite's nginx image is built from Debian's nginx: downloaded, not installed (installing starts a web server).
+deb_dir="${TSKUBE_DEB_DIR:-/var/cache/tskube/debs}"
+mkdir -p "$deb_dir"
+rm -f "$deb_dir"/nginx_*.deb "$deb_dir"/nginx-common_*.deb
+# Its libraries come from this machine's own packages.
+apt-get install -y -qq --no-install-recommends libc6 libcrypt1 libpcre2-8-0 libssl3 zlib1g
+(cd "$deb_dir" && apt-get download -qq -o APT::Sandbox::User=root nginx nginx-common)
 echo "install-deps: done"

@@ -17,7 +17,11 @@ export const IMAGE_VERSIONS = {
   pause: '3.10.2',
   agnhost: '2.66.1',
   busybox: '1.37.0-2',
+  nginx: ['1.27.0-2', '1.28.0-2'] as [string, string],
 };
+
+/** Where scripts/install-deps.sh downloads the Debian packages the test images are built from. */
+export const debDir = (): string => process.env.TSKUBE_DEB_DIR ?? '/var/cache/tskube/debs';
 
 /** `go mod edit -json`'s view of a go.mod (the fields read here). */
 export interface GoModJson {

@@ -17,6 +17,7 @@ import { buildUpstreamImage, repositoryOf, upstreamImages } from '../images/upst
 import {
   buildCommand,
   buildStamp,
+  debDir,
   ETCD_VERSION,
   IMAGE_VERSIONS,
   KUBERNETES_VERSION,
@@ -88,6 +89,14 @@ async function build(names: string[]): Promise<void> {
   }
 }
 
+/** The .deb scripts/install-deps.sh downloaded for a package. */
+function downloadedDeb(pkg: string): string {
+  const dir = debDir();
+  const found = (fs.existsSync(dir) ? fs.readdirSync(dir) : []).filter((f) => f.startsWith(`${pkg}_`) && f.endsWith('.deb')).sort();
+  if (!found.length) throw new Error(`${dir}: no ${pkg}_*.deb (scripts/install-deps.sh downloads it)`);
+  return path.join(dir, found[found.length - 1]!);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -101,7 +110,7 @@ async function main(argv: string[]): Promise<void> {
       if (!registry) throw new Error('usage: npm run upstream -- images --registry=<host:port> [--work-dir=<dir>]');
       const workDir = f.get('work-dir') ?? path.join(upstreamDir(), 'images');
       fs.mkdirSync(workDir, { recursive: true });
-      for (const img of upstreamImages(IMAGE_VERSIONS, (n) => path.join(upstreamDir(), n))) {
+      for (const img of upstreamImages(IMAGE_VERSIONS, (n) => path.join(upstreamDir(), n), downloadedDeb)) {
         const started = Date.now();
         pushImage(buildUpstreamImage(img, workDir), registry);
         console.log(`${img.name}:${img.tag}: pushed to ${registry}/${repositoryOf(img.name)} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
