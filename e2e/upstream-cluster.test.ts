@@ -9,12 +9,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { e2eSkipReason, REPO } from './harness.js';
+import { e2eSkipReason } from './harness.js';
 import { start, stopPid, waitFor } from './proc.js';
 import { clusterSkip } from './cluster.js';
 import { HTTP_GET, Lan, runningPods, whoamiDeployment, type Vm } from './vms.js';
 import { upstreamBin, UpstreamControlPlane, upstreamSkip } from './upstream-control-plane.js';
-import { registryConfig } from '../cli/containerd-config.js';
+import { joinArgs, joinLine, startUpstreamControlPlane, tokenCreate } from './upstream-cluster.js';
 
 const skip = clusterSkip(e2eSkipReason()) ?? upstreamSkip();
 
@@ -26,42 +26,20 @@ describe('the upstream control plane with two tskube nodes joined to it', { skip
   let cp: UpstreamControlPlane;
   let join = '';
   const kubectl = (args: string[], input?: string): string => cp.kubectl(args, input);
-  const joinArgs = (line: string): string[] => line.trim().split(/\s+/).slice(1);
-  const tskube = (vm: Vm, args: string[]): string => vm.exec(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args], { timeoutMs: 120_000 });
-
-  /** The registry joined nodes mirror 127.0.0.1:5000 from: pushes on VM 1's loopback, pulls on its address. */
-  async function startRegistry(vm: Vm): Promise<void> {
-    const dir = path.join(vm.dir, 'registry');
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, 'config.yml'), registryConfig(path.join(dir, 'data'), '127.0.0.1:5000'));
-    fs.writeFileSync(path.join(dir, 'config-lan.yml'), registryConfig(path.join(dir, 'data'), `${vm.ip}:5000`, { readOnly: true }));
-    for (const c of ['config.yml', 'config-lan.yml']) {
-      const p = start('docker-registry', ['serve', path.join(dir, c)], path.join(dir, `${c}.log`), { netns: vm.netns });
-      vm.extraPids.push(p.pid);
-    }
-    vm.record();
-    await waitFor(() => vm.httpGet(`http://${vm.ip}:5000/v2/`) !== '' || undefined, 20_000, 200, 'registry up');
-    tskube(vm, ['images', '--registry=127.0.0.1:5000', `--work-dir=${path.join(dir, 'images')}`]);
-  }
-
   before(async () => {
     await lan.create();
-    vm1 = await lan.vm('vm-1', '192.0.2.1');
+    ({ vm: vm1, cp } = await startUpstreamControlPlane(lan));
     vm2 = await lan.vm('vm-2', '192.0.2.2');
     vm3 = await lan.vm('vm-3', '192.0.2.3');
-    cp = new UpstreamControlPlane(vm1);
-    await cp.start();
-    await startRegistry(vm1);
-    cp.startDns((args) => tskube(vm1, args));
   });
   after(() => lan.cleanup());
 
   test('the control plane is upstream v1.37.2; tskube token create adds what join needs and prints the join line', () => {
     assert.match(kubectl(['version', '-o', 'json']), /"gitVersion": "v1\.37\.2"/);
-    const out = vm1.exec('sh', ['-c', `${process.execPath} --import tsx ${path.join(REPO, 'cli/tskube.ts')} token create --print-join-command --kubeconfig=${cp.adminConf} 2>&1`], { timeoutMs: 60_000 });
+    const out = tokenCreate(cp);
     assert.match(out, /created ConfigMap kube-public\/cluster-info, as kubeadm init does for joining nodes/);
     assert.match(out, /created ClusterRoleBinding tskube:node-proxier/);
-    join = /tskube join .*$/m.exec(out)![0];
+    join = joinLine(out);
     assert.match(join, /^tskube join https:\/\/192\.0\.2\.1:6443 --token [a-z0-9]{6}\.[a-z0-9]{16} --discovery-token-ca-cert-hash sha256:[0-9a-f]{64}$/);
   });
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { buildUpstreamImage, repositoryOf, upstreamImages } from './upstream-images.js';
 
-const VERSIONS = { kubernetes: 'v1.37.2', etcd: '3.7.0-0', pause: '3.10.2', agnhost: '2.66.1', busybox: '1.37.0-2', nginx: ['1.27.0-2', '1.28.0-2'] as [string, string] };
+const VERSIONS = { kubernetes: 'v1.37.2', etcd: '3.7.0-0', pause: '3.10.2', agnhost: '2.66.1', agnhostPrev: '2.55', busybox: '1.37.0-2', nginx: ['1.27.0-2', '1.28.0-2'] as [string, string] };
 
 /** Name → mode of each entry of an uncompressed ustar/pax archive (pax headers skipped). */
 function tarEntries(tar: Buffer): Map<string, number> {
@@ -36,6 +36,7 @@ test('upstream images: kubeadm\'s and the e2e suite\'s names and tags; each carr
       'registry.k8s.io/etcd:3.7.0-0',
       'registry.k8s.io/pause:3.10.2',
       'registry.k8s.io/e2e-test-images/agnhost:2.66.1',
+      'registry.k8s.io/e2e-test-images/agnhost:2.55',
       'registry.k8s.io/e2e-test-images/busybox:1.37.0-2',
       'registry.k8s.io/e2e-test-images/nginx:1.27.0-2',
       'registry.k8s.io/e2e-test-images/nginx:1.28.0-2',

@@ -31,6 +31,8 @@ export interface UpstreamImageVersions {
   etcd: string;
   pause: string;
   agnhost: string;
+  /** The suite's previous agnhost tag (tests that change a pod's image switch between the two). */
+  agnhostPrev: string;
   busybox: string;
   /** The e2e suite's nginx and "new" nginx tags (its rolling updates switch from one to the other). */
   nginx: [string, string];
@@ -98,7 +100,8 @@ export function upstreamImages(v: UpstreamImageVersions, bin: (name: string) => 
     { name: 'registry.k8s.io/etcd', tag: v.etcd, files: { 'usr/local/bin/etcd': bin('etcd') }, busybox: false, config: { cmd: ['/usr/local/bin/etcd'] } },
     // The sandbox only holds the pod's namespaces.
     { name: 'registry.k8s.io/pause', tag: v.pause, files: {}, busybox: true, config: { entrypoint: ['/bin/sleep', '2147483647'] } },
-    { name: 'registry.k8s.io/e2e-test-images/agnhost', tag: v.agnhost, files: { agnhost: bin('agnhost') }, busybox: true, config: { entrypoint: ['/agnhost'] } },
+    // The previous tag holds the same agnhost: the suite needs a second name, not an older binary.
+    ...[v.agnhost, v.agnhostPrev].map((tag): UpstreamImage => ({ name: 'registry.k8s.io/e2e-test-images/agnhost', tag, files: { agnhost: bin('agnhost') }, busybox: true, config: { entrypoint: ['/agnhost'] } })),
     { name: 'registry.k8s.io/e2e-test-images/busybox', tag: v.busybox, files: {}, busybox: true, config: { cmd: ['/bin/sh'] } },
     nginx(v.nginx[0]),
     nginx(v.nginx[1]),

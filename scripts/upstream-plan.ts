@@ -16,6 +16,7 @@ export const IMAGE_VERSIONS = {
   etcd: `${ETCD_VERSION.slice(1)}-0`,
   pause: '3.10.2',
   agnhost: '2.66.1',
+  agnhostPrev: '2.55',
   busybox: '1.37.0-2',
   nginx: ['1.27.0-2', '1.28.0-2'] as [string, string],
 };
@@ -81,6 +82,8 @@ export const FIXTURES: readonly Fixture[] = [
   { name: 'kube-proxy', module: 'kubernetes', pkg: 'k8s.io/kubernetes/cmd/kube-proxy' },
   { name: 'e2e.test', module: 'kubernetes', pkg: 'k8s.io/kubernetes/test/e2e', test: true },
   { name: 'agnhost', module: 'kubernetes', pkg: 'k8s.io/kubernetes/test/images/agnhost' },
+  // The e2e suite's runner, for parallel runs (its version is the one k8s.io/kubernetes requires).
+  { name: 'ginkgo', module: 'kubernetes', pkg: 'github.com/onsi/ginkgo/v2/ginkgo' },
 ];
 
 /** The fixtures named (all when none), or an error naming the unknown ones. */

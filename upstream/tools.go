@@ -6,6 +6,8 @@
 package upstream
 
 import (
+	// Runs e2e.test in parallel processes (ginkgo -p), as hack/ginkgo-e2e.sh does.
+	_ "github.com/onsi/ginkgo/v2/ginkgo"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-proxy"
