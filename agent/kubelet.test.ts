@@ -25,13 +25,30 @@ function newKubelet(relistPeriodMs = 50): Kubelet {
   const log = memoryLogger();
   const rec = new LogEventRecorder(log);
   rec.onEvent((e) => events.push(e));
-  const k = new Kubelet({ cri, log, events: rec, node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') }, relistPeriodMs, gcPeriodMs: 60_000 });
+  const k = new Kubelet({
+    cri,
+    log,
+    events: rec,
+    node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') },
+    relistPeriodMs,
+    gcPeriodMs: 60_000,
+  });
   kubelets.push(k);
   return k;
 }
 
 const pod = (name: string, spec: Partial<NonNullable<Pod['spec']>>): Pod =>
-  toStaticPod({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'main', image: 'reg/app:1' }], ...spec } }, `/m/${name}.yaml`, 'file', 'n1');
+  toStaticPod(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: { containers: [{ name: 'main', image: 'reg/app:1' }], ...spec },
+    },
+    `/m/${name}.yaml`,
+    'file',
+    'n1',
+  );
 
 beforeEach(async () => {
   rt = new FakeRuntime();
@@ -78,7 +95,13 @@ test('a failed pull is ErrImagePull, then ImagePullBackOff without another pull'
   const w = k.workers.get(p.metadata!.uid!)!;
   await waitFor(() => w.waiting.get('main')?.reason === 'ErrImagePull');
   assert.equal(rt.count('PullImage'), 1);
-  assert.ok(events.some((e) => e.reason === 'Failed' && e.message.startsWith('Failed to pull image "reg/app:1": CRI PullImage for pod default/bad-n1 failed')));
+  assert.ok(
+    events.some(
+      (e) =>
+        e.reason === 'Failed' &&
+        e.message.startsWith('Failed to pull image "reg/app:1": CRI PullImage for pod default/bad-n1 failed'),
+    ),
+  );
   w.requestSync();
   await waitFor(() => w.waiting.get('main')?.reason === 'ImagePullBackOff');
   assert.equal(rt.count('PullImage'), 1, 'no pull while backing off');
@@ -103,11 +126,22 @@ test('init containers run to completion, one at a time, before the app container
   rt.exitOnStart.set('init2', 0);
   const k = newKubelet();
   await k.start();
-  k.setSource('file', [pod('init', { initContainers: [{ name: 'init1', image: 'reg/app:1' }, { name: 'init2', image: 'reg/app:1' }] })]);
-  await waitFor(() => [...rt.containers.values()].some((c) => c.config.metadata.name === 'main' && c.state === 'CONTAINER_RUNNING'));
+  k.setSource('file', [
+    pod('init', {
+      initContainers: [
+        { name: 'init1', image: 'reg/app:1' },
+        { name: 'init2', image: 'reg/app:1' },
+      ],
+    }),
+  ]);
+  await waitFor(() =>
+    [...rt.containers.values()].some((c) => c.config.metadata.name === 'main' && c.state === 'CONTAINER_RUNNING'),
+  );
   const order = rt.calls.filter((c) => c.method === 'CreateContainer').map((c) => c.req.config.metadata.name);
   assert.deepEqual(order, ['init1', 'init2', 'main']);
-  const types = rt.calls.filter((c) => c.method === 'CreateContainer').map((c) => c.req.config.annotations['io.kubernetes.container.type']);
+  const types = rt.calls
+    .filter((c) => c.method === 'CreateContainer')
+    .map((c) => c.req.config.annotations['io.kubernetes.container.type']);
   assert.deepEqual(types, ['init', 'init', 'container']);
 });
 
@@ -120,7 +154,9 @@ test('a crashing container restarts at once, then waits in CrashLoopBackOff', as
   k.setSource('file', [p]);
   const w = k.workers.get(p.metadata!.uid!)!;
   await waitFor(() => w.waiting.get('main')?.reason === 'CrashLoopBackOff');
-  const creates = rt.calls.filter((c) => c.method === 'CreateContainer').map((c) => c.req.config.annotations['io.kubernetes.container.restartCount']);
+  const creates = rt.calls
+    .filter((c) => c.method === 'CreateContainer')
+    .map((c) => c.req.config.annotations['io.kubernetes.container.restartCount']);
   assert.deepEqual(creates, ['0', '1']);
   assert.match(w.waiting.get('main')!.message, /^back-off 10s restarting failed container=main pod=crash-n1_default\(/);
 });
@@ -173,7 +209,10 @@ test('a removed pod is stopped with its grace period and removed; running orphan
   k.setSource('file', []);
   await waitFor(() => rt.sandboxes.size === 0 && rt.containers.size === 0);
   const stop = rt.calls.find((c) => c.method === 'StopContainer')!;
-  assert.ok(Number(stop.req.timeout) >= 6 && Number(stop.req.timeout) <= 7, `grace passed to StopContainer: ${stop.req.timeout}`);
+  assert.ok(
+    Number(stop.req.timeout) >= 6 && Number(stop.req.timeout) <= 7,
+    `grace passed to StopContainer: ${stop.req.timeout}`,
+  );
   assert.ok(events.some((e) => e.reason === 'Killing' && e.message === 'Stopping container main'));
 
   await k.stop(); // otherwise it would (rightly) treat the next kubelet's pod as an orphan
@@ -192,7 +231,17 @@ test('a removed pod is stopped with its grace period and removed; running orphan
 
 test('an apiserver that does not answer at start never gets its running pods killed; once it answers, orphans go', async () => {
   rt.pullable.add('reg/app:1');
-  const apiPod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'api-pod', namespace: 'default', uid: 'api-uid-1', annotations: { 'kubernetes.io/config.source': 'api' } }, spec: { nodeName: 'n1', containers: [{ name: 'main', image: 'reg/app:1', imagePullPolicy: 'IfNotPresent' }] } };
+  const apiPod: Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'api-pod',
+      namespace: 'default',
+      uid: 'api-uid-1',
+      annotations: { 'kubernetes.io/config.source': 'api' },
+    },
+    spec: { nodeName: 'n1', containers: [{ name: 'main', image: 'reg/app:1', imagePullPolicy: 'IfNotPresent' }] },
+  };
   const k1 = newKubelet();
   await k1.start();
   k1.setSource('api', [apiPod]);
@@ -201,7 +250,14 @@ test('an apiserver that does not answer at start never gets its running pods kil
   // Restarted while the apiserver is down: its first list never answers.
   const dead = new KubeClient({ server: 'https://127.0.0.1:1' });
   const log = memoryLogger();
-  const k2 = new Kubelet({ cri, log, events: new LogEventRecorder(log), client: dead, node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') }, relistPeriodMs: 50 });
+  const k2 = new Kubelet({
+    cri,
+    log,
+    events: new LogEventRecorder(log),
+    client: dead,
+    node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') },
+    relistPeriodMs: 50,
+  });
   kubelets.push(k2);
   await k2.start();
   await new Promise((r) => setTimeout(r, 300));
@@ -223,9 +279,14 @@ test('a static pod whose file changed starts only after the old instance is gone
   k.setSource('file', [v1]);
   await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
   k.setSource('file', [v2]);
-  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING' && c.config.command[0] === 'v2'));
+  await waitFor(() =>
+    [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING' && c.config.command[0] === 'v2'),
+  );
   const methods = rt.calls.map((c) => c.method);
-  assert.ok(methods.lastIndexOf('RemovePodSandbox') < methods.lastIndexOf('RunPodSandbox'), 'old sandbox removed before the new one is made');
+  assert.ok(
+    methods.lastIndexOf('RemovePodSandbox') < methods.lastIndexOf('RunPodSandbox'),
+    'old sandbox removed before the new one is made',
+  );
   assert.equal(rt.sandboxes.size, 1);
 });
 
@@ -241,7 +302,10 @@ test('transient PodSandboxStatus and ContainerStatus errors never recreate a san
   const sandboxes = rt.count('RunPodSandbox');
   const creates = rt.count('CreateContainer');
   const fail = () => {
-    throw Object.assign(new Error('timeout'), { code: grpcMod.status.DEADLINE_EXCEEDED, details: 'context deadline exceeded' });
+    throw Object.assign(new Error('timeout'), {
+      code: grpcMod.status.DEADLINE_EXCEEDED,
+      details: 'context deadline exceeded',
+    });
   };
   rt.hooks.set('PodSandboxStatus', fail);
   rt.hooks.set('ContainerStatus', fail);
@@ -259,7 +323,10 @@ test('transient PodSandboxStatus and ContainerStatus errors never recreate a san
 
 test('at start, directories of pods that vanished while the kubelet was down are unmounted and removed; live pods keep theirs (issue 16)', async () => {
   const { selectOrphans } = await import('./pods/orphans.js');
-  assert.deepEqual(selectOrphans(['a', 'b', '..', 'c'], ['ns_p_a', 'ns_q_c', 'weird'], (u) => u === 'a'), { podDirs: ['b', 'c'], logDirs: ['ns_q_c'] });
+  assert.deepEqual(
+    selectOrphans(['a', 'b', '..', 'c'], ['ns_p_a', 'ns_q_c', 'weird'], (u) => u === 'a'),
+    { podDirs: ['b', 'c'], logDirs: ['ns_q_c'] },
+  );
   rt.pullable.add('reg/app:1');
   const { mountTmpfs, mountsUnder } = await import('./volumes/mounts.js');
   const root = path.join(dir, 'root');
@@ -272,7 +339,12 @@ test('at start, directories of pods that vanished while the kubelet was down are
   await k.start();
   k.setSource('file', [keep]);
   // The pod directory goes first, then the log directory.
-  await waitFor(() => !fs.existsSync(path.join(root, 'pods', 'vanished-uid')) && !fs.existsSync(path.join(dir, 'logs', 'default_old_vanished-uid')), 5000);
+  await waitFor(
+    () =>
+      !fs.existsSync(path.join(root, 'pods', 'vanished-uid')) &&
+      !fs.existsSync(path.join(dir, 'logs', 'default_old_vanished-uid')),
+    5000,
+  );
   assert.deepEqual(await mountsUnder(path.join(root, 'pods', 'vanished-uid')), []);
   await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
   await k.gc();
@@ -283,25 +355,45 @@ test('termination messages: the file at terminationMessagePath, or with Fallback
   rt.pullable.add('reg/app:1');
   rt.exitOnStart.set('file', 3);
   rt.exitOnStart.set('logs', 1);
-  rt.hooks.set('CreateContainer', (req: { config: { metadata: { name: string }; mounts: { container_path: string; host_path: string }[]; log_path: string }; sandbox_config: { log_directory: string } }) => {
-    const name = req.config.metadata.name;
-    const m = req.config.mounts.find((x) => x.container_path === '/dev/termination-log' || x.container_path === '/tmp/msg');
-    assert.ok(m, `${name} gets a termination message mount`);
-    assert.equal(fs.statSync(m.host_path).mode & 0o777, 0o666);
-    if (name === 'file') fs.writeFileSync(m.host_path, 'disk full\n');
-    if (name === 'logs') {
-      const log = path.join(req.sandbox_config.log_directory, req.config.log_path);
-      fs.mkdirSync(path.dirname(log), { recursive: true });
-      fs.writeFileSync(log, Array.from({ length: 100 }, (_, i) => `2026-12-02T10:00:00Z stderr F line ${i}`).join('\n') + '\n');
-    }
-    return undefined;
+  rt.hooks.set(
+    'CreateContainer',
+    (req: {
+      config: { metadata: { name: string }; mounts: { container_path: string; host_path: string }[]; log_path: string };
+      sandbox_config: { log_directory: string };
+    }) => {
+      const name = req.config.metadata.name;
+      const m = req.config.mounts.find(
+        (x) => x.container_path === '/dev/termination-log' || x.container_path === '/tmp/msg',
+      );
+      assert.ok(m, `${name} gets a termination message mount`);
+      assert.equal(fs.statSync(m.host_path).mode & 0o777, 0o666);
+      if (name === 'file') fs.writeFileSync(m.host_path, 'disk full\n');
+      if (name === 'logs') {
+        const log = path.join(req.sandbox_config.log_directory, req.config.log_path);
+        fs.mkdirSync(path.dirname(log), { recursive: true });
+        fs.writeFileSync(
+          log,
+          Array.from({ length: 100 }, (_, i) => `2026-12-02T10:00:00Z stderr F line ${i}`).join('\n') + '\n',
+        );
+      }
+      return undefined;
+    },
+  );
+  const p = pod('msgs', {
+    restartPolicy: 'Never',
+    containers: [
+      { name: 'file', image: 'reg/app:1', terminationMessagePath: '/tmp/msg' },
+      { name: 'logs', image: 'reg/app:1', terminationMessagePolicy: 'FallbackToLogsOnError' },
+    ],
   });
-  const p = pod('msgs', { restartPolicy: 'Never', containers: [{ name: 'file', image: 'reg/app:1', terminationMessagePath: '/tmp/msg' }, { name: 'logs', image: 'reg/app:1', terminationMessagePolicy: 'FallbackToLogsOnError' }] });
   const k = newKubelet();
   await k.start();
   k.setSource('file', [p]);
   const w = await waitFor(() => k.workers.get(p.metadata!.uid!));
-  await waitFor(() => w.lastState?.containers.length === 2 && w.lastState.containers.every((c) => c.state === 'exited' && c.message));
+  await waitFor(
+    () =>
+      w.lastState?.containers.length === 2 && w.lastState.containers.every((c) => c.state === 'exited' && c.message),
+  );
   const byName = new Map(w.lastState!.containers.map((c) => [c.name, c.message]));
   assert.equal(byName.get('file'), 'disk full\n');
   const tail = byName.get('logs')!;
@@ -312,19 +404,46 @@ test('termination messages: the file at terminationMessagePath, or with Fallback
 
 test('lifecycle hooks: postStart runs after start (a failure kills the container with FailedPostStartHook); preStop runs before the stop, inside the grace period (issue 16)', async () => {
   rt.pullable.add('reg/app:1');
-  rt.hooks.set('ExecSync', (req: { cmd: string[] }) => ({ stdout: Buffer.from(''), stderr: Buffer.from(req.cmd.includes('fail') ? 'nope' : ''), exit_code: req.cmd.includes('fail') ? 1 : 0 }));
-  const good = pod('hooks', { terminationGracePeriodSeconds: 20, containers: [{ name: 'main', image: 'reg/app:1', lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo started'] } }, preStop: { exec: { command: ['sh', '-c', 'drain'] } } } }] });
-  const bad = pod('badhook', { restartPolicy: 'Never', containers: [{ name: 'main', image: 'reg/app:1', lifecycle: { postStart: { exec: { command: ['sh', '-c', 'fail'] } } } }] });
+  rt.hooks.set('ExecSync', (req: { cmd: string[] }) => ({
+    stdout: Buffer.from(''),
+    stderr: Buffer.from(req.cmd.includes('fail') ? 'nope' : ''),
+    exit_code: req.cmd.includes('fail') ? 1 : 0,
+  }));
+  const good = pod('hooks', {
+    terminationGracePeriodSeconds: 20,
+    containers: [
+      {
+        name: 'main',
+        image: 'reg/app:1',
+        lifecycle: {
+          postStart: { exec: { command: ['sh', '-c', 'echo started'] } },
+          preStop: { exec: { command: ['sh', '-c', 'drain'] } },
+        },
+      },
+    ],
+  });
+  const bad = pod('badhook', {
+    restartPolicy: 'Never',
+    containers: [
+      { name: 'main', image: 'reg/app:1', lifecycle: { postStart: { exec: { command: ['sh', '-c', 'fail'] } } } },
+    ],
+  });
   const k = newKubelet();
   await k.start();
   k.setSource('file', [good, bad]);
   await waitFor(() => events.some((e) => e.reason === 'FailedPostStartHook'));
   const failed = events.find((e) => e.reason === 'FailedPostStartHook')!;
-  assert.match(failed.message, /^Exec lifecycle hook \(\[sh -c fail\]\) for Container "main" in Pod "badhook-n1_default\(.+\)" failed - error: command 'sh -c fail' exited with 1: nope, message: "nope"$/);
-  const calls = () => rt.calls.map((c) => `${c.method}${c.method === 'ExecSync' ? ` ${(c.req.cmd as string[]).join(' ')}` : ''}`);
+  assert.match(
+    failed.message,
+    /^Exec lifecycle hook \(\[sh -c fail\]\) for Container "main" in Pod "badhook-n1_default\(.+\)" failed - error: command 'sh -c fail' exited with 1: nope, message: "nope"$/,
+  );
+  const calls = () =>
+    rt.calls.map((c) => `${c.method}${c.method === 'ExecSync' ? ` ${(c.req.cmd as string[]).join(' ')}` : ''}`);
   // The two pods' workers run side by side: the good pod's hook may come after the bad pod's failure.
   await waitFor(() => calls().includes('ExecSync sh -c echo started'));
-  const badId = [...rt.containers.values()].find((c) => c.config.metadata.name === 'main' && c.config.labels['io.kubernetes.pod.name'] === 'badhook-n1')!.id;
+  const badId = [...rt.containers.values()].find(
+    (c) => c.config.metadata.name === 'main' && c.config.labels['io.kubernetes.pod.name'] === 'badhook-n1',
+  )!.id;
   await waitFor(() => rt.calls.some((c) => c.method === 'StopContainer' && c.req.container_id === badId));
   // Removing the good pod: preStop first, then StopContainer with what is left of 20 s.
   const goodId = [...rt.containers.values()].find((c) => c.config.labels['io.kubernetes.pod.name'] === 'hooks-n1')!.id;
@@ -332,7 +451,11 @@ test('lifecycle hooks: postStart runs after start (a failure kills the container
   await waitFor(() => rt.calls.some((c) => c.method === 'StopContainer' && c.req.container_id === goodId));
   assert.ok(calls().includes('ExecSync sh -c drain'), 'preStop ran');
   const stop = rt.calls.find((c) => c.method === 'StopContainer' && c.req.container_id === goodId)!;
-  assert.ok(rt.calls.indexOf(stop) > rt.calls.findIndex((c) => c.method === 'ExecSync' && (c.req.cmd as string[]).includes('drain')), 'preStop before StopContainer');
+  assert.ok(
+    rt.calls.indexOf(stop) >
+      rt.calls.findIndex((c) => c.method === 'ExecSync' && (c.req.cmd as string[]).includes('drain')),
+    'preStop before StopContainer',
+  );
   assert.ok(Number(stop.req.timeout) <= 20 && Number(stop.req.timeout) >= 19, `grace left: ${stop.req.timeout}`);
 });
 
@@ -350,7 +473,14 @@ test('activeDeadlineSeconds: past it the pod is killed with a DeadlineExceeded e
   const creates = rt.count('CreateContainer');
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(rt.count('CreateContainer'), creates, 'not started again');
-  const st = computePodStatus({ pod: p, state: w.lastState!, waiting: w.waiting, hostIP: '10.1.1.1', startTime: 'x', evicted: w.evicted });
+  const st = computePodStatus({
+    pod: p,
+    state: w.lastState!,
+    waiting: w.waiting,
+    hostIP: '10.1.1.1',
+    startTime: 'x',
+    evicted: w.evicted,
+  });
   assert.equal(st.phase, 'Failed');
   assert.equal(st.reason, 'DeadlineExceeded');
   assert.equal(st.message, 'Pod was active on the node longer than the specified deadline');
@@ -367,7 +497,10 @@ test("relists of what a pod's sync made or already read are no news: no second r
   await waitFor(() => w.lastState?.containers.some((c) => c.state === 'running'));
   await w.idle();
   // The pod's own reads: ListPodSandbox filtered by its UID (the first sync's, and the one right after its starts).
-  const reads = () => rt.calls.filter((c) => c.method === 'ListPodSandbox' && c.req.filter?.label_selector?.['io.kubernetes.pod.uid'] === uid).length;
+  const reads = () =>
+    rt.calls.filter(
+      (c) => c.method === 'ListPodSandbox' && c.req.filter?.label_selector?.['io.kubernetes.pod.uid'] === uid,
+    ).length;
   assert.equal(reads(), 2);
   const pleg = (k as unknown as { pleg: { relist(): Promise<{ at: number } | undefined> } }).pleg;
   const onRelist = (k as unknown as { onRelist(u: string[], s: unknown): void }).onRelist.bind(k);

@@ -119,8 +119,15 @@ export class Kubelet {
     this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP, this.prober, o.node.hostIPs) : undefined;
     this.mirror = o.client && o.nodeUid ? new MirrorPods(o.client, o.node.nodeName, o.nodeUid, o.log) : undefined;
     this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
-    this.volumes = new VolumeManager({ rootDir: o.node.rootDir, log: o.log, objects: new ApiObjects(o.client), resyncMs: o.volumeResyncMs });
-    this.services = o.client ? new Informer(o.client, { path: '/api/v1/services', onError: (e) => o.log.warn(`service watch: ${e.message}`) }) : undefined;
+    this.volumes = new VolumeManager({
+      rootDir: o.node.rootDir,
+      log: o.log,
+      objects: new ApiObjects(o.client),
+      resyncMs: o.volumeResyncMs,
+    });
+    this.services = o.client
+      ? new Informer(o.client, { path: '/api/v1/services', onError: (e) => o.log.warn(`service watch: ${e.message}`) })
+      : undefined;
     this.runtimeClasses = o.client ? new RuntimeClasses(o.client, o.log) : undefined;
     const m = o.metrics;
     if (m) {
@@ -169,10 +176,20 @@ export class Kubelet {
   }
 
   /** The pods the eviction manager may choose from: running here, not already on their way out. */
-  evictionCandidates(): { pod: Pod; critical: boolean; evict(message: string, graceSec: number): void; cleanedUp(): boolean }[] {
+  evictionCandidates(): {
+    pod: Pod;
+    critical: boolean;
+    evict(message: string, graceSec: number): void;
+    cleanedUp(): boolean;
+  }[] {
     return [...this.workers.values()]
       .filter((w) => w.phase === 'syncing' && !w.evicted && this.desired.has(w.uid))
-      .map((w) => ({ pod: w.pod, critical: isCriticalPod(w.pod, this.isStaticPod(w.pod)), evict: (m: string, g: number) => w.evict(m, g), cleanedUp: () => w.evictionDone || w.phase !== 'syncing' }));
+      .map((w) => ({
+        pod: w.pod,
+        critical: isCriticalPod(w.pod, this.isStaticPod(w.pod)),
+        evict: (m: string, g: number) => w.evict(m, g),
+        cleanedUp: () => w.evictionDone || w.phase !== 'syncing',
+      }));
   }
 
   /** Graceful node shutdown's view: running pods, each ended Failed/Terminated within a grace period. */
@@ -208,9 +225,14 @@ export class Kubelet {
       this.o.cgroups ? this.o.cri.cgroupDriver().catch(() => undefined) : undefined,
       this.o.manifestPath ? this.o.cri.listPodSandbox().catch(() => []) : [],
     ]);
-    this.o.log.info(`connected to container runtime ${v.runtime_name} ${v.runtime_version} (CRI ${v.runtime_api_version})`);
+    this.o.log.info(
+      `connected to container runtime ${v.runtime_name} ${v.runtime_version} (CRI ${v.runtime_api_version})`,
+    );
     if (this.o.cgroups) {
-      if (runtimeDriver && runtimeDriver !== this.o.cgroups.o.cgroupDriver) throw new FatalConfigError(`cgroupDriver: "${this.o.cgroups.o.cgroupDriver}" does not match the container runtime's cgroup driver "${runtimeDriver}" (containerd's SystemdCgroup = ${String(runtimeDriver === 'systemd')}); set cgroupDriver: ${runtimeDriver}`);
+      if (runtimeDriver && runtimeDriver !== this.o.cgroups.o.cgroupDriver)
+        throw new FatalConfigError(
+          `cgroupDriver: "${this.o.cgroups.o.cgroupDriver}" does not match the container runtime's cgroup driver "${runtimeDriver}" (containerd's SystemdCgroup = ${String(runtimeDriver === 'systemd')}); set cgroupDriver: ${runtimeDriver}`,
+        );
       await this.o.cgroups.start();
     }
     if (this.o.manifestPath) this.expectedSources.add('file');
@@ -218,7 +240,9 @@ export class Kubelet {
     if (this.o.client) this.expectedSources.add('api');
     if (this.o.manifestPath) {
       // What runs already (the PLEG has not relisted yet), so that of two files defining one pod the running one keeps it.
-      const running = new Set(sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((s) => s.labels[L_POD_UID] ?? ''));
+      const running = new Set(
+        sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((s) => s.labels[L_POD_UID] ?? ''),
+      );
       const fs = new FileSource({
         path: this.o.manifestPath,
         nodeName: this.o.node.nodeName,
@@ -243,14 +267,22 @@ export class Kubelet {
       await hs.start();
     }
     if (this.o.client) {
-      const api = new ApiSource(this.o.client, this.o.node.nodeName, this.o.log, (pods) => this.setSource('api', pods), (m) => {
-        const before = new Set(this.mirrors.map((x) => x.metadata.uid));
-        this.mirrors = m;
-        this.syncMirrors();
-        // A new mirror pod gets its status from the next sync of its static pod.
-        const fresh = new Set(m.filter((x) => !before.has(x.metadata.uid)).map((x) => `${x.metadata.namespace}/${x.metadata.name}`));
-        for (const w of this.workers.values()) if (fresh.has(w.fullName)) w.requestSync();
-      });
+      const api = new ApiSource(
+        this.o.client,
+        this.o.node.nodeName,
+        this.o.log,
+        (pods) => this.setSource('api', pods),
+        (m) => {
+          const before = new Set(this.mirrors.map((x) => x.metadata.uid));
+          this.mirrors = m;
+          this.syncMirrors();
+          // A new mirror pod gets its status from the next sync of its static pod.
+          const fresh = new Set(
+            m.filter((x) => !before.has(x.metadata.uid)).map((x) => `${x.metadata.namespace}/${x.metadata.name}`),
+          );
+          for (const w of this.workers.values()) if (fresh.has(w.fullName)) w.requestSync();
+        },
+      );
       // The Node may register after us; retry mirror pods until it has.
       this.mirrorTimer = setInterval(() => this.syncMirrors(), 2000);
       this.mirrorTimer.unref();
@@ -296,12 +328,18 @@ export class Kubelet {
     this.syncMirrors();
     // The last source answered late: pods no source wants can be cleaned up now.
     const snap = this.pleg.snapshot;
-    if (!wasReady && this.sourcesReady && snap) this.onRelist([...new Set(snap.sandboxes.map((sb) => sb.labels[L_POD_UID] ?? ''))].filter(Boolean), snap);
+    if (!wasReady && this.sourcesReady && snap)
+      this.onRelist([...new Set(snap.sandboxes.map((sb) => sb.labels[L_POD_UID] ?? ''))].filter(Boolean), snap);
   }
 
   /** Only what changed, as upstream's SyncLoop lines: a source reports all its pods on every change (O(pods) a line). */
   private logChanges(source: string, ch: SourceChanges): void {
-    for (const [op, pods] of [['ADD', ch.add], ['DELETE', ch.delete], ['REMOVE', ch.remove]] as const) if (pods.length) this.o.log.info(`SyncLoop ${op}`, { source, pods: podNames(pods) });
+    for (const [op, pods] of [
+      ['ADD', ch.add],
+      ['DELETE', ch.delete],
+      ['REMOVE', ch.remove],
+    ] as const)
+      if (pods.length) this.o.log.info(`SyncLoop ${op}`, { source, pods: podNames(pods) });
     if (ch.update.length) this.o.log.debug('SyncLoop UPDATE', { source, pods: podNames(ch.update) });
   }
 
@@ -326,7 +364,10 @@ export class Kubelet {
       clusterDomain: this.o.dns?.clusterDomain,
       resizeFit: (pod: Pod) => this.resizeFit(pod),
       runtimeHandler: this.runtimeClasses ? (pod: Pod) => this.runtimeClasses!.handlerFor(pod) : undefined,
-      admit: (pod: Pod) => (this.o.shuttingDown?.() ? SHUTDOWN_NOT_ADMITTED : undefined) ?? admitSysctls(pod, this.o.allowedUnsafeSysctls ?? []) ?? admitUnderPressure(pod, this.o.pressure?.() ?? new Set(), isCriticalPod(pod, this.isStaticPod(pod))),
+      admit: (pod: Pod) =>
+        (this.o.shuttingDown?.() ? SHUTDOWN_NOT_ADMITTED : undefined) ??
+        admitSysctls(pod, this.o.allowedUnsafeSysctls ?? []) ??
+        admitUnderPressure(pod, this.o.pressure?.() ?? new Set(), isCriticalPod(pod, this.isStaticPod(pod))),
       cgroups: this.o.cgroups,
     };
   }
@@ -340,7 +381,10 @@ export class Kubelet {
       others.cpu += r.cpu;
       others.memory += r.memory;
     }
-    return resizeFit(podRequests(pod), others, { cpu: milliValue(this.allocatable.cpu!), memory: parseQuantity(this.allocatable.memory!) });
+    return resizeFit(podRequests(pod), others, {
+      cpu: milliValue(this.allocatable.cpu!),
+      memory: parseQuantity(this.allocatable.memory!),
+    });
   }
 
   /** The pod's DNS settings; the node's resolv.conf is read each time, as upstream (it may change). */
@@ -354,7 +398,12 @@ export class Kubelet {
         throw new Error(`resolvConf ${d.resolvConf}: ${(e as Error).message}`);
       }
     }
-    return podDnsConfig(pod, { clusterDNS: d.clusterDNS, clusterDomain: d.clusterDomain, host, nodeIPs: this.o.node.hostIPs ?? [this.o.node.hostIP] });
+    return podDnsConfig(pod, {
+      clusterDNS: d.clusterDNS,
+      clusterDomain: d.clusterDomain,
+      host,
+      nodeIPs: this.o.node.hostIPs ?? [this.o.node.hostIP],
+    });
   }
 
   /** What the prober sees of a container: the newest instance in the worker's last runtime read. */
@@ -363,7 +412,14 @@ export class Kubelet {
     const ci = st && latestContainer(st, c.name);
     if (!ci) return undefined;
     const podIP = w.pod.spec?.hostNetwork ? this.o.node.hostIP : (st.sandboxes[0]?.ip ?? '');
-    return { pod: w.pod, container: c, id: ci.id, running: ci.state === 'running', startedAt: ci.startedAt || ci.createdAt, podIP };
+    return {
+      pod: w.pod,
+      container: c,
+      id: ci.id,
+      running: ci.state === 'running',
+      startedAt: ci.startedAt || ci.createdAt,
+      podIP,
+    };
   }
 
   private watchProbes(w: PodWorker): void {
@@ -384,8 +440,19 @@ export class Kubelet {
     const source = w.pod.metadata?.annotations?.[ANN_CONFIG_SOURCE];
     if (source === 'api') return this.status.update(w.pod, w.lastState, w.waiting, w.statusExtras());
     if (source !== 'file' && source !== 'http') return;
-    const m = this.mirrors.find((x) => x.metadata.namespace === w.pod.metadata!.namespace && x.metadata.name === w.pod.metadata!.name && !x.metadata.deletionTimestamp);
-    if (m) this.status.update({ ...w.pod, metadata: { ...w.pod.metadata, uid: m.metadata.uid }, status: m.status }, w.lastState, w.waiting, w.statusExtras());
+    const m = this.mirrors.find(
+      (x) =>
+        x.metadata.namespace === w.pod.metadata!.namespace &&
+        x.metadata.name === w.pod.metadata!.name &&
+        !x.metadata.deletionTimestamp,
+    );
+    if (m)
+      this.status.update(
+        { ...w.pod, metadata: { ...w.pod.metadata, uid: m.metadata.uid }, status: m.status },
+        w.lastState,
+        w.waiting,
+        w.statusExtras(),
+      );
   }
 
   private spawnWorker(uid: string, pod: Pod): PodWorker {
@@ -406,12 +473,19 @@ export class Kubelet {
     if (!this.o.client || !md.deletionTimestamp || md.annotations?.[ANN_CONFIG_SOURCE] !== 'api') return;
     this.deleted.add(md.uid!);
     try {
-      await this.o.client.delete(`/api/v1/namespaces/${md.namespace!}/pods/${md.name!}`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: md.uid } });
+      await this.o.client.delete(`/api/v1/namespaces/${md.namespace!}/pods/${md.name!}`, {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        gracePeriodSeconds: 0,
+        preconditions: { uid: md.uid },
+      });
       this.o.log.info(`pod ${md.namespace!}/${md.name!} terminated and deleted from the API`, { podUID: md.uid });
     } catch (e) {
       if (e instanceof KubeApiError && (e.code === 404 || e.code === 409)) return; // already gone, or a new pod of that name
       this.deleted.delete(md.uid!);
-      this.o.log.warn(`deleting pod ${md.namespace!}/${md.name!} from the API failed, will retry: ${(e as Error).message}`);
+      this.o.log.warn(
+        `deleting pod ${md.namespace!}/${md.name!} from the API failed, will retry: ${(e as Error).message}`,
+      );
       setTimeout(() => this.reconcile(), 2000).unref();
     }
   }
@@ -423,7 +497,9 @@ export class Kubelet {
   }
 
   private reconcile(): void {
-    void this.o.cgroups?.updateQos([...this.desired.values()]).catch((e: Error) => this.o.log.warn(`QoS cgroups: ${e.message}`));
+    void this.o.cgroups
+      ?.updateQos([...this.desired.values()])
+      .catch((e: Error) => this.o.log.warn(`QoS cgroups: ${e.message}`));
     for (const uid of this.deleted) if (!this.desired.has(uid)) this.deleted.delete(uid);
     for (const w of this.workers.values()) {
       const want = this.desired.get(w.uid);
@@ -456,7 +532,10 @@ export class Kubelet {
       // A static pod whose file changed gets a new UID; it may start only after the old one is gone.
       const blocker = [...this.workers.values()].find((x) => x.fullName === full && x.phase === 'terminating');
       if (blocker) {
-        this.o.log.info(`pod ${full} waits for its previous instance to terminate`, { podUID: uid, previousUID: blocker.uid });
+        this.o.log.info(`pod ${full} waits for its previous instance to terminate`, {
+          podUID: uid,
+          previousUID: blocker.uid,
+        });
         void blocker.whenTerminated().then(() => this.reconcile());
         continue;
       }
@@ -478,16 +557,29 @@ export class Kubelet {
       }
       if (!this.sourcesReady || this.desired.has(uid)) continue;
       const sb = snap.sandboxes.find((s) => s.labels[L_POD_UID] === uid);
-      const live = snap.containers.some((c) => c.labels[L_POD_UID] === uid && c.state !== 'CONTAINER_EXITED') || snap.sandboxes.some((s) => s.labels[L_POD_UID] === uid && s.state === 'SANDBOX_READY');
+      const live =
+        snap.containers.some((c) => c.labels[L_POD_UID] === uid && c.state !== 'CONTAINER_EXITED') ||
+        snap.sandboxes.some((s) => s.labels[L_POD_UID] === uid && s.state === 'SANDBOX_READY');
       if (!sb || !live) continue;
-      const grace = Number(sb.annotations[A_POD_TERMINATION_GRACE] ?? snap.containers.find((c) => c.labels[L_POD_UID] === uid)?.annotations[A_POD_TERMINATION_GRACE] ?? 30);
+      const grace = Number(
+        sb.annotations[A_POD_TERMINATION_GRACE] ??
+          snap.containers.find((c) => c.labels[L_POD_UID] === uid)?.annotations[A_POD_TERMINATION_GRACE] ??
+          30,
+      );
       const standIn: Pod = {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: sb.labels[L_POD_NAME] ?? sb.metadata?.name, namespace: sb.labels[L_POD_NAMESPACE] ?? sb.metadata?.namespace, uid },
+        metadata: {
+          name: sb.labels[L_POD_NAME] ?? sb.metadata?.name,
+          namespace: sb.labels[L_POD_NAMESPACE] ?? sb.metadata?.namespace,
+          uid,
+        },
         spec: { containers: [], terminationGracePeriodSeconds: grace },
       };
-      this.o.log.info(`found running pod ${standIn.metadata!.namespace!}/${standIn.metadata!.name!} that no source wants; terminating`, { podUID: uid });
+      this.o.log.info(
+        `found running pod ${standIn.metadata!.namespace!}/${standIn.metadata!.name!} that no source wants; terminating`,
+        { podUID: uid },
+      );
       this.terminate(this.spawnWorker(uid, standIn), grace);
     }
   }
@@ -497,10 +589,20 @@ export class Kubelet {
     if (!snap || !this.sourcesReady) return { containers: 0, sandboxes: 0 };
     const active = new Set(this.workers.keys());
     const g = selectGarbage(snap, active);
-    for (const id of g.containers) await this.o.cri.removeContainer(id).catch((e: Error) => this.o.log.warn(`GC: remove container ${id}: ${e.message}`));
-    if (this.o.node.containerLogsDir) await removeContainerLogLinks(this.o.node.containerLogsDir, new Set(g.containers)).catch((e: Error) => this.o.log.warn(`GC: container log links: ${e.message}`));
-    for (const id of g.sandboxes) await this.o.cri.removePodSandbox(id).catch((e: Error) => this.o.log.warn(`GC: remove sandbox ${id}: ${e.message}`));
-    if (g.containers.length || g.sandboxes.length) this.o.log.info(`GC removed ${g.containers.length} container(s) and ${g.sandboxes.length} sandbox(es)`);
+    for (const id of g.containers)
+      await this.o.cri
+        .removeContainer(id)
+        .catch((e: Error) => this.o.log.warn(`GC: remove container ${id}: ${e.message}`));
+    if (this.o.node.containerLogsDir)
+      await removeContainerLogLinks(this.o.node.containerLogsDir, new Set(g.containers)).catch((e: Error) =>
+        this.o.log.warn(`GC: container log links: ${e.message}`),
+      );
+    for (const id of g.sandboxes)
+      await this.o.cri
+        .removePodSandbox(id)
+        .catch((e: Error) => this.o.log.warn(`GC: remove sandbox ${id}: ${e.message}`));
+    if (g.containers.length || g.sandboxes.length)
+      this.o.log.info(`GC removed ${g.containers.length} container(s) and ${g.sandboxes.length} sandbox(es)`);
     await this.cleanupOrphanDirs(snap);
     return { containers: g.containers.length, sandboxes: g.sandboxes.length };
   }
@@ -508,10 +610,17 @@ export class Kubelet {
   /** Pod and log directories of pods nobody wants and the runtime no longer holds. */
   private async cleanupOrphanDirs(snap: RuntimeSnapshot): Promise<void> {
     const inRuntime = new Set<string>();
-    for (const o of [...snap.sandboxes, ...snap.containers]) if (o.labels[L_POD_UID]) inRuntime.add(o.labels[L_POD_UID]);
+    for (const o of [...snap.sandboxes, ...snap.containers])
+      if (o.labels[L_POD_UID]) inRuntime.add(o.labels[L_POD_UID]);
     const isLive = (uid: string): boolean => inRuntime.has(uid) || this.workers.has(uid) || this.desired.has(uid);
-    await cleanupOrphans(this.o.node.rootDir, this.o.node.podLogsDir, isLive, this.o.log).catch((e: Error) => this.o.log.warn(`orphaned pod directories: ${e.message}`));
-    await this.o.cgroups?.removeOrphans(isLive).catch((e: Error) => this.o.log.warn(`orphaned pod cgroups: ${e.message}`));
-    await this.o.cgroups?.updateQos([...this.desired.values()]).catch((e: Error) => this.o.log.warn(`QoS cgroups: ${e.message}`));
+    await cleanupOrphans(this.o.node.rootDir, this.o.node.podLogsDir, isLive, this.o.log).catch((e: Error) =>
+      this.o.log.warn(`orphaned pod directories: ${e.message}`),
+    );
+    await this.o.cgroups
+      ?.removeOrphans(isLive)
+      .catch((e: Error) => this.o.log.warn(`orphaned pod cgroups: ${e.message}`));
+    await this.o.cgroups
+      ?.updateQos([...this.desired.values()])
+      .catch((e: Error) => this.o.log.warn(`QoS cgroups: ${e.message}`));
   }
 }

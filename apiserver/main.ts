@@ -30,7 +30,15 @@ import { ServiceAccountTokens } from './serviceaccount/tokens.js';
 import { IpAllocator, serviceCidrs } from './api/allocators.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { reconcileKubernetesEndpoints } from './api/kubernetes-endpoints.js';
-import { adminIdentity, ensurePki, ensureTokens, dnsIdentity, nodeIdentity, proxyIdentity, writeKubeconfig } from './pki.js';
+import {
+  adminIdentity,
+  ensurePki,
+  ensureTokens,
+  dnsIdentity,
+  nodeIdentity,
+  proxyIdentity,
+  writeKubeconfig,
+} from './pki.js';
 
 export interface ApiServerConfig {
   certDir: string;
@@ -68,10 +76,17 @@ export interface ApiServerConfig {
   log?: (line: string) => void;
 }
 
-const ADMISSION_PLUGINS: Record<string, AdmissionPlugin> = { NodeRestriction: nodeRestriction, DenyServiceExternalIPs: denyServiceExternalIPs };
+const ADMISSION_PLUGINS: Record<string, AdmissionPlugin> = {
+  NodeRestriction: nodeRestriction,
+  DenyServiceExternalIPs: denyServiceExternalIPs,
+};
 
 /** How the apiserver talks to kubelets (kubeadm's apiserver-kubelet-client). */
-export const kubeletClientIdentity: Identity = { file: 'apiserver-kubelet-client.kubeconfig', cn: KUBELET_CLIENT_USER, orgs: ['system:masters'] };
+export const kubeletClientIdentity: Identity = {
+  file: 'apiserver-kubelet-client.kubeconfig',
+  cn: KUBELET_CLIENT_USER,
+  orgs: ['system:masters'],
+};
 
 export function authorizerChain(store: Store, modes: string[] = ['AlwaysAllow']): AuthorizerChain {
   return new AuthorizerChain(
@@ -98,14 +113,23 @@ export function admissionChain(names: string[] = []): AdmissionPlugin[] {
     .filter((n) => !DEFAULT_PLUGINS.includes(n))
     .map((n) => {
       const p = ADMISSION_PLUGINS[n];
-      if (!p) throw new Error(`--enable-admission-plugins: unknown plugin "${n}" (known: ${[...Object.keys(ADMISSION_PLUGINS), ...DEFAULT_PLUGINS].join(', ')})`);
+      if (!p)
+        throw new Error(
+          `--enable-admission-plugins: unknown plugin "${n}" (known: ${[...Object.keys(ADMISSION_PLUGINS), ...DEFAULT_PLUGINS].join(', ')})`,
+        );
       return p;
     });
 }
 
 /** Always on: RBAC's escalation checks (part of its registry upstream) and the default-on CSR and PodSecurity plugins. */
 function defaultAdmission(rbac: RbacAuthorizer, authz: AuthorizerChain, config: AdmissionConfig): AdmissionPlugin[] {
-  return [rbacEscalation(rbac, authz), certificateSubjectRestriction, certificateApproval(authz), certificateSigning(authz), podSecurity(config.podSecurity)];
+  return [
+    rbacEscalation(rbac, authz),
+    certificateSubjectRestriction,
+    certificateApproval(authz),
+    certificateSigning(authz),
+    podSecurity(config.podSecurity),
+  ];
 }
 
 export interface RunningApiServer {
@@ -124,42 +148,74 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const serviceRanges = serviceCidrs(c.serviceClusterIpRange).map((r) => new IpAllocator(r));
   let nodeIpam: NodeIpamOptions | undefined;
   if (c.allocateNodeCidrs) {
-    nodeIpam = { clusterCidr: c.clusterCidr ?? '10.244.0.0/16', nodeCidrMaskSize: c.nodeCidrMaskSize, nodeCidrMaskSizeIPv4: c.nodeCidrMaskSizeIPv4, nodeCidrMaskSizeIPv6: c.nodeCidrMaskSizeIPv6 };
-    validateClusterCidr(nodeIpam, serviceRanges.map((r) => r.cidr).join(','), c.advertiseAddress ? [c.advertiseAddress] : []);
+    nodeIpam = {
+      clusterCidr: c.clusterCidr ?? '10.244.0.0/16',
+      nodeCidrMaskSize: c.nodeCidrMaskSize,
+      nodeCidrMaskSizeIPv4: c.nodeCidrMaskSizeIPv4,
+      nodeCidrMaskSizeIPv6: c.nodeCidrMaskSizeIPv6,
+    };
+    validateClusterCidr(
+      nodeIpam,
+      serviceRanges.map((r) => r.cidr).join(','),
+      c.advertiseAddress ? [c.advertiseAddress] : [],
+    );
   }
   // As upstream: in-cluster clients verify the apiserver at the kubernetes Service's ClusterIP (the primary range's) and names.
   const ips = [...new Set(['127.0.0.1', serviceRanges[0]!.first, c.advertiseAddress].filter(Boolean))];
-  const pki = ensurePki(c.certDir, { ips, dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', os.hostname()] });
+  const pki = ensurePki(c.certDir, {
+    ips,
+    dns: [
+      'localhost',
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local',
+      os.hostname(),
+    ],
+  });
   const ids = [adminIdentity, proxyIdentity, dnsIdentity, ...c.nodeNames.map(nodeIdentity)];
   const tokens = ensureTokens(c.certDir, ids);
-  const admissionConfig = c.admissionControlConfigFile ? loadAdmissionConfig(c.admissionControlConfigFile) : { podSecurity: DEFAULT_POD_SECURITY };
+  const admissionConfig = c.admissionControlConfigFile
+    ? loadAdmissionConfig(c.admissionControlConfigFile)
+    : { podSecurity: DEFAULT_POD_SECURITY };
   const store = new Store({ dataDir: c.dataDir, historySize: c.historySize, log });
   store.onWatcherError = (e) => log(`watch delivery: ${e.message}`);
   const modes = c.authorizationModes?.length ? c.authorizationModes : ['AlwaysAllow'];
   const authz = authorizerChain(store, modes);
-  const rbac = authz.authorizers.find((z): z is RbacAuthorizer => z instanceof RbacAuthorizer) ?? new RbacAuthorizer(store);
+  const rbac =
+    authz.authorizers.find((z): z is RbacAuthorizer => z instanceof RbacAuthorizer) ?? new RbacAuthorizer(store);
   // Escalation prevention is part of the RBAC registry upstream, so it is always on.
-  const api = new Api(store, c.serviceClusterIpRange, [...admissionChain(c.admissionPlugins), ...defaultAdmission(rbac, authz, admissionConfig)]);
+  const api = new Api(store, c.serviceClusterIpRange, [
+    ...admissionChain(c.admissionPlugins),
+    ...defaultAdmission(rbac, authz, admissionConfig),
+  ]);
   // No audit log: violations of a namespace's audit level go to the apiserver's log.
   api.onAuditAnnotation = (a, key, value) => {
-    if (key.endsWith('/audit-violations')) log(`audit: ${a.user.name} ${a.operation} ${a.resource.resource} ${a.namespace}/${a.name}: ${key}=${value}`);
+    if (key.endsWith('/audit-violations'))
+      log(`audit: ${a.user.name} ${a.operation} ${a.resource.resource} ${a.namespace}/${a.name}: ${key}=${value}`);
   };
   ensureBootstrapPolicy(api);
   const kc = ensureClientCert(pki, kubeletClientIdentity);
   const saKey = ensureServiceAccountKey(pki);
-  const saTokens = await ServiceAccountTokens.load(saKey.key, saKey.pub, (resource, ns, name) => api.find(api.res('', resource), resource === 'nodes' ? '' : ns, name));
+  const saTokens = await ServiceAccountTokens.load(saKey.key, saKey.pub, (resource, ns, name) =>
+    api.find(api.res('', resource), resource === 'nodes' ? '' : ns, name),
+  );
   const server = new ApiServer({
     api,
     cert: pki.serverCert,
     key: pki.serverKey,
     ca: pki.caCert,
-    authn: new Authenticator(tokens, c.anonymousAuth ?? false, saTokens, (name) => api.find(api.res('', 'secrets'), 'kube-system', name)),
+    authn: new Authenticator(tokens, c.anonymousAuth ?? false, saTokens, (name) =>
+      api.find(api.res('', 'secrets'), 'kube-system', name),
+    ),
     serviceAccountTokens: saTokens,
     authz,
     alwaysAllow: modes.length === 1 && modes[0] === 'AlwaysAllow',
     // Rules come from RBAC; with AlwaysAllow first in the chain everything is allowed; other authorizers (Node) may add more.
     rulesFor: (user, ns) =>
-      modes[0] === 'AlwaysAllow' ? { rules: FULL_AUTHORITY, incomplete: false } : { rules: modes.includes('RBAC') ? rbac.rulesFor(user, ns) : [], incomplete: modes.some((m) => m !== 'RBAC') },
+      modes[0] === 'AlwaysAllow'
+        ? { rules: FULL_AUTHORITY, incomplete: false }
+        : { rules: modes.includes('RBAC') ? rbac.rulesFor(user, ns) : [], incomplete: modes.some((m) => m !== 'RBAC') },
     kubelets: new KubeletProxy(api, { cert: fs.readFileSync(kc.cert), key: fs.readFileSync(kc.key) }),
     log,
     bookmarkIntervalSec: c.bookmarkIntervalSec,
@@ -170,8 +226,32 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const kubeconfigs: Record<string, string> = {};
   for (const id of ids) kubeconfigs[id.cn] = writeKubeconfig(c.certDir, pki, id, url);
   const authorizeCsr = (u: { name: string; groups: string[] }, subresource: string): boolean =>
-    authz.authorize({ user: u, verb: 'create', resourceRequest: true, apiGroup: 'certificates.k8s.io', resource: 'certificatesigningrequests', subresource, namespace: '', name: '', path: '' }).allowed;
-  const controllers = await startControllers(api, { nodeIpam, authorizeCsr, pkiDir: path.dirname(pki.caCert), signingDurationSec: c.clusterSigningDurationMs ? Math.round(c.clusterSigningDurationMs / 1000) : undefined, localStoragePath: c.localStoragePath, controllers: c.controllers ?? ['*'], gracePeriodMs: c.nodeMonitorGracePeriodMs, monitorPeriodMs: c.nodeMonitorPeriodMs, caPem: fs.readFileSync(pki.caCert, 'utf8') }, createLogger('apiserver', c.log ? { sink: (line) => c.log!(line.replace(/^\S+ /, '')) } : {}));
+    authz.authorize({
+      user: u,
+      verb: 'create',
+      resourceRequest: true,
+      apiGroup: 'certificates.k8s.io',
+      resource: 'certificatesigningrequests',
+      subresource,
+      namespace: '',
+      name: '',
+      path: '',
+    }).allowed;
+  const controllers = await startControllers(
+    api,
+    {
+      nodeIpam,
+      authorizeCsr,
+      pkiDir: path.dirname(pki.caCert),
+      signingDurationSec: c.clusterSigningDurationMs ? Math.round(c.clusterSigningDurationMs / 1000) : undefined,
+      localStoragePath: c.localStoragePath,
+      controllers: c.controllers ?? ['*'],
+      gracePeriodMs: c.nodeMonitorGracePeriodMs,
+      monitorPeriodMs: c.nodeMonitorPeriodMs,
+      caPem: fs.readFileSync(pki.caCert, 'utf8'),
+    },
+    createLogger('apiserver', c.log ? { sink: (line) => c.log!(line.replace(/^\S+ /, '')) } : {}),
+  );
   // default/kubernetes points at this apiserver, re-checked as upstream's endpoint reconciler does.
   const selfIP = c.advertiseAddress || (c.bindAddress === '0.0.0.0' ? firstIPv4() : c.bindAddress);
   const reconcileSelf = (): void => {
@@ -184,7 +264,11 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   reconcileSelf();
   // As kubeadm init: kube-public/cluster-info names this apiserver for nodes that join with a token.
   try {
-    ensureClusterInfo(api, fs.readFileSync(pki.caCert, 'utf8'), `https://${selfIP.includes(':') ? `[${selfIP}]` : selfIP}:${port}`);
+    ensureClusterInfo(
+      api,
+      fs.readFileSync(pki.caCert, 'utf8'),
+      `https://${selfIP.includes(':') ? `[${selfIP}]` : selfIP}:${port}`,
+    );
   } catch (e) {
     log(`cluster-info: ${(e as Error).message}`);
   }
@@ -201,7 +285,9 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   expire();
   const eventTimer = setInterval(expire, Math.min(60_000, Math.max(1000, eventTtl / 2)));
   eventTimer.unref();
-  log(`serving on ${url} (storage: ${c.dataDir ? `persistent in ${c.dataDir}` : 'memory'}); admin kubeconfig: ${kubeconfigs[adminIdentity.cn]}`);
+  log(
+    `serving on ${url} (storage: ${c.dataDir ? `persistent in ${c.dataDir}` : 'memory'}); admin kubeconfig: ${kubeconfigs[adminIdentity.cn]}`,
+  );
   return {
     url,
     port,

@@ -16,7 +16,11 @@ export const adminIdentity: Identity = { file: 'admin.kubeconfig', cn: 'kubernet
 export const proxyIdentity: Identity = { file: 'kube-proxy.kubeconfig', cn: 'system:kube-proxy', orgs: [] };
 /** The cluster DNS server's user; its permissions come with the DNS add-on (`tskube up`), as kubeadm's system:coredns. */
 export const dnsIdentity: Identity = { file: 'coredns.kubeconfig', cn: 'system:coredns', orgs: [] };
-export const nodeIdentity = (node: string): Identity => ({ file: `node-${node}.kubeconfig`, cn: `system:node:${node}`, orgs: ['system:nodes'] });
+export const nodeIdentity = (node: string): Identity => ({
+  file: `node-${node}.kubeconfig`,
+  cn: `system:node:${node}`,
+  orgs: ['system:nodes'],
+});
 
 const openssl = (args: string[], cwd: string): void => {
   execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -44,7 +48,27 @@ function sign(dir: string, name: string, subj: string, ext: string, rsa = false)
   else ecKey(dir, name);
   openssl(['req', '-new', '-key', `${name}.key`, '-subj', subj, '-out', `${name}.csr`], dir);
   fs.writeFileSync(path.join(dir, `${name}.ext`), ext);
-  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '3650', '-sha256', '-extfile', `${name}.ext`, '-out', `${name}.crt`], dir);
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '3650',
+      '-sha256',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.crt`,
+    ],
+    dir,
+  );
   fs.rmSync(path.join(dir, `${name}.csr`));
   fs.rmSync(path.join(dir, `${name}.ext`));
 }
@@ -57,17 +81,51 @@ export function ensurePki(dataDir: string, sans: { ips: string[]; dns: string[] 
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (!fs.existsSync(path.join(dir, 'ca.crt'))) {
     ecKey(dir, 'ca');
-    openssl(['req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=tskube-ca', '-days', '3650', '-sha256', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature', '-out', 'ca.crt'], dir);
+    openssl(
+      [
+        'req',
+        '-x509',
+        '-new',
+        '-key',
+        'ca.key',
+        '-subj',
+        '/CN=tskube-ca',
+        '-days',
+        '3650',
+        '-sha256',
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+        '-out',
+        'ca.crt',
+      ],
+      dir,
+    );
   }
   const sanLine = [...sans.dns.map((d) => `DNS:${d}`), ...sans.ips.map((i) => `IP:${i}`)].join(',');
   const sanFile = path.join(dir, 'apiserver.sans');
   // RSA 2048 for the serving key, kubeadm's default, which the widest range of in-cluster clients speaks.
   const want = `rsa ${sanLine}`;
-  if (!fs.existsSync(path.join(dir, 'apiserver.crt')) || (fs.existsSync(sanFile) ? fs.readFileSync(sanFile, 'utf8') : '') !== want) {
-    sign(dir, 'apiserver', '/CN=kube-apiserver', `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${sanLine}\n`, true);
+  if (
+    !fs.existsSync(path.join(dir, 'apiserver.crt')) ||
+    (fs.existsSync(sanFile) ? fs.readFileSync(sanFile, 'utf8') : '') !== want
+  ) {
+    sign(
+      dir,
+      'apiserver',
+      '/CN=kube-apiserver',
+      `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${sanLine}\n`,
+      true,
+    );
     fs.writeFileSync(sanFile, want);
   }
-  return { dir, caCert: path.join(dir, 'ca.crt'), serverCert: path.join(dir, 'apiserver.crt'), serverKey: path.join(dir, 'apiserver.key') };
+  return {
+    dir,
+    caCert: path.join(dir, 'ca.crt'),
+    serverCert: path.join(dir, 'apiserver.crt'),
+    serverKey: path.join(dir, 'apiserver.key'),
+  };
 }
 
 /** The ServiceAccount token signing key pair, kubeadm's sa.key/sa.pub (EC P-256, ES256). */
@@ -81,7 +139,13 @@ export function ensureServiceAccountKey(pki: Pki): { key: string; pub: string } 
 
 export function ensureClientCert(pki: Pki, id: Identity): { cert: string; key: string } {
   const name = id.file.replace(/\.kubeconfig$/, '');
-  if (!fs.existsSync(path.join(pki.dir, `${name}.crt`))) sign(pki.dir, name, subject(id), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n');
+  if (!fs.existsSync(path.join(pki.dir, `${name}.crt`)))
+    sign(
+      pki.dir,
+      name,
+      subject(id),
+      'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n',
+    );
   return { cert: path.join(pki.dir, `${name}.crt`), key: path.join(pki.dir, `${name}.key`) };
 }
 
@@ -129,6 +193,10 @@ export function ensureTokens(dataDir: string, ids: Identity[]): Map<string, { us
     if (have.has(id.cn)) continue;
     map.set(randomBytes(24).toString('base64url'), { user: id.cn, groups: id.orgs });
   }
-  fs.writeFileSync(file, [...map].map(([t, v]) => `${t},${v.user},${v.user},"${v.groups.join(',')}"`).join('\n') + '\n', { mode: 0o600 });
+  fs.writeFileSync(
+    file,
+    [...map].map(([t, v]) => `${t},${v.user},${v.user},"${v.groups.join(',')}"`).join('\n') + '\n',
+    { mode: 0o600 },
+  );
   return map;
 }

@@ -39,23 +39,100 @@ export interface CustomVersion {
 }
 
 /** status, binding and scale are stored; token is issued; the others connect to the kubelet (log is a GET stream, the rest upgrade). */
-export type Subresource = 'status' | 'approval' | 'ephemeralcontainers' | 'resize' | 'finalize' | 'eviction' | 'binding' | 'scale' | 'token' | 'log' | 'exec' | 'attach' | 'portforward';
+export type Subresource =
+  | 'status'
+  | 'approval'
+  | 'ephemeralcontainers'
+  | 'resize'
+  | 'finalize'
+  | 'eviction'
+  | 'binding'
+  | 'scale'
+  | 'token'
+  | 'log'
+  | 'exec'
+  | 'attach'
+  | 'portforward';
 export const CONNECT_SUBRESOURCES = new Set<string>(['exec', 'attach', 'portforward']);
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 export const verbsOf = (r: ResourceDef): string[] => (r.review ? ['create'] : ALL_VERBS);
 
-function def(group: string, version: string, resource: string, kind: string, namespaced: boolean, shortNames: string[] = [], extra: Partial<ResourceDef> = {}): ResourceDef {
-  return { group, version, resource, singular: kind.toLowerCase(), kind, listKind: `${kind}List`, namespaced, shortNames, subresources: [], fields: [], ...extra };
+function def(
+  group: string,
+  version: string,
+  resource: string,
+  kind: string,
+  namespaced: boolean,
+  shortNames: string[] = [],
+  extra: Partial<ResourceDef> = {},
+): ResourceDef {
+  return {
+    group,
+    version,
+    resource,
+    singular: kind.toLowerCase(),
+    kind,
+    listKind: `${kind}List`,
+    namespaced,
+    shortNames,
+    subresources: [],
+    fields: [],
+    ...extra,
+  };
 }
 
 export const RESOURCES: ResourceDef[] = [
-  def('', 'v1', 'namespaces', 'Namespace', false, ['ns'], { subresources: ['status', 'finalize'], fields: ['status.phase'] }),
-  def('', 'v1', 'pods', 'Pod', true, ['po'], { categories: ['all'], subresources: ['status', 'ephemeralcontainers', 'resize', 'eviction', 'binding', 'log', 'exec', 'attach', 'portforward'], fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'] }),
+  def('', 'v1', 'namespaces', 'Namespace', false, ['ns'], {
+    subresources: ['status', 'finalize'],
+    fields: ['status.phase'],
+  }),
+  def('', 'v1', 'pods', 'Pod', true, ['po'], {
+    categories: ['all'],
+    subresources: [
+      'status',
+      'ephemeralcontainers',
+      'resize',
+      'eviction',
+      'binding',
+      'log',
+      'exec',
+      'attach',
+      'portforward',
+    ],
+    fields: [
+      'spec.nodeName',
+      'spec.restartPolicy',
+      'spec.schedulerName',
+      'spec.serviceAccountName',
+      'spec.hostNetwork',
+      'status.phase',
+      'status.podIP',
+      'status.nominatedNodeName',
+    ],
+  }),
   def('', 'v1', 'nodes', 'Node', false, ['no'], { subresources: ['status'], fields: ['spec.unschedulable'] }),
-  def('', 'v1', 'services', 'Service', true, ['svc'], { categories: ['all'], subresources: ['status'], fields: ['spec.clusterIP', 'spec.type'] }),
+  def('', 'v1', 'services', 'Service', true, ['svc'], {
+    categories: ['all'],
+    subresources: ['status'],
+    fields: ['spec.clusterIP', 'spec.type'],
+  }),
   def('', 'v1', 'endpoints', 'Endpoints', true, ['ep']),
-  def('', 'v1', 'events', 'Event', true, ['ev'], { fields: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'] }),
+  def('', 'v1', 'events', 'Event', true, ['ev'], {
+    fields: [
+      'involvedObject.kind',
+      'involvedObject.namespace',
+      'involvedObject.name',
+      'involvedObject.uid',
+      'involvedObject.apiVersion',
+      'involvedObject.resourceVersion',
+      'involvedObject.fieldPath',
+      'reason',
+      'reportingComponent',
+      'source',
+      'type',
+    ],
+  }),
   def('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true, ['pvc'], { subresources: ['status'] }),
   def('', 'v1', 'persistentvolumes', 'PersistentVolume', false, ['pv'], { subresources: ['status'] }),
   def('', 'v1', 'resourcequotas', 'ResourceQuota', true, ['quota'], { subresources: ['status'] }),
@@ -65,14 +142,40 @@ export const RESOURCES: ResourceDef[] = [
   def('', 'v1', 'serviceaccounts', 'ServiceAccount', true, ['sa'], { subresources: ['token'] }),
   def('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
   // Stored as core/v1 Events (see api/views.ts).
-  def('events.k8s.io', 'v1', 'events', 'Event', true, ['ev'], { fields: ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'regarding.apiVersion', 'regarding.resourceVersion', 'regarding.fieldPath', 'reason', 'reportingController', 'type'] }),
+  def('events.k8s.io', 'v1', 'events', 'Event', true, ['ev'], {
+    fields: [
+      'regarding.kind',
+      'regarding.namespace',
+      'regarding.name',
+      'regarding.uid',
+      'regarding.apiVersion',
+      'regarding.resourceVersion',
+      'regarding.fieldPath',
+      'reason',
+      'reportingController',
+      'type',
+    ],
+  }),
   def('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
-  def('apps', 'v1', 'deployments', 'Deployment', true, ['deploy'], { categories: ['all'], subresources: ['status', 'scale'] }),
-  def('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], { categories: ['all'], subresources: ['status', 'scale'] }),
+  def('apps', 'v1', 'deployments', 'Deployment', true, ['deploy'], {
+    categories: ['all'],
+    subresources: ['status', 'scale'],
+  }),
+  def('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], {
+    categories: ['all'],
+    subresources: ['status', 'scale'],
+  }),
   def('apps', 'v1', 'daemonsets', 'DaemonSet', true, ['ds'], { categories: ['all'], subresources: ['status'] }),
-  def('apps', 'v1', 'statefulsets', 'StatefulSet', true, ['sts'], { categories: ['all'], subresources: ['status', 'scale'] }),
+  def('apps', 'v1', 'statefulsets', 'StatefulSet', true, ['sts'], {
+    categories: ['all'],
+    subresources: ['status', 'scale'],
+  }),
   def('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),
-  def('batch', 'v1', 'jobs', 'Job', true, [], { categories: ['all'], subresources: ['status'], fields: ['status.successful'] }),
+  def('batch', 'v1', 'jobs', 'Job', true, [], {
+    categories: ['all'],
+    subresources: ['status'],
+    fields: ['status.successful'],
+  }),
   def('batch', 'v1', 'cronjobs', 'CronJob', true, ['cj'], { categories: ['all'], subresources: ['status'] }),
   def('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true, ['pdb'], { subresources: ['status'] }),
   def('networking.k8s.io', 'v1', 'ingresses', 'Ingress', true, ['ing'], { subresources: ['status'] }),
@@ -81,8 +184,14 @@ export const RESOURCES: ResourceDef[] = [
   def('scheduling.k8s.io', 'v1', 'priorityclasses', 'PriorityClass', false, ['pc']),
   def('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false, ['sc']),
   def('node.k8s.io', 'v1', 'runtimeclasses', 'RuntimeClass', false),
-  def('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', false, ['csr'], { subresources: ['status', 'approval'], fields: ['spec.signerName'] }),
-  def('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], { categories: ['api-extensions'], subresources: ['status'] }),
+  def('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', false, ['csr'], {
+    subresources: ['status', 'approval'],
+    fields: ['spec.signerName'],
+  }),
+  def('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], {
+    categories: ['api-extensions'],
+    subresources: ['status'],
+  }),
   def('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
   def('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   def('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),
@@ -128,7 +237,9 @@ export class Registry {
 
   /** The resource as stored: a built-in, or a custom resource's storage version. */
   stored(group: string, resource: string): ResourceDef | undefined {
-    return this.current.find((r) => r.group === group && r.resource === resource && (!r.custom || r.custom.storageVersion === r.version));
+    return this.current.find(
+      (r) => r.group === group && r.resource === resource && (!r.custom || r.custom.storageVersion === r.version),
+    );
   }
 
   /** Serves (or stops serving, with []) the versions of one CustomResourceDefinition. */

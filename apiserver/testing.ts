@@ -20,9 +20,22 @@ export interface TestApiServer {
 }
 
 /** Controllers are off unless asked for, so tests see only what they do themselves; but every namespace has its default ServiceAccount and kube-root-ca.crt, which pods' kube-api-access volumes need. */
-export async function startTestApiServer(nodeName = 'n1', extra: Partial<ApiServerConfig> = {}): Promise<TestApiServer> {
+export async function startTestApiServer(
+  nodeName = 'n1',
+  extra: Partial<ApiServerConfig> = {},
+): Promise<TestApiServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-testapi-'));
-  const srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [nodeName], controllers: ['serviceaccount-controller', 'root-ca-certificate-publisher-controller'], log: () => {}, ...extra });
+  const srv = await startApiServer({
+    certDir: dir,
+    bindAddress: '127.0.0.1',
+    securePort: 0,
+    advertiseAddress: '',
+    serviceClusterIpRange: '10.96.0.0/12',
+    nodeNames: [nodeName],
+    controllers: ['serviceaccount-controller', 'root-ca-certificate-publisher-controller'],
+    log: () => {},
+    ...extra,
+  });
   const admin = new KubeClient(loadKubeconfig(srv.kubeconfigs['kubernetes-admin']!));
   const node = new KubeClient(loadKubeconfig(srv.kubeconfigs[`system:node:${nodeName}`]!));
   return {
@@ -39,7 +52,10 @@ export async function startTestApiServer(nodeName = 'n1', extra: Partial<ApiServ
 }
 
 /** One test apiserver for a whole test file (before/after hooks); `node` is the client tests act as. */
-export function useTestApiServer(nodeName = 'n1', extra: Partial<ApiServerConfig> = {}): { readonly api: TestApiServer; readonly node: KubeClient } {
+export function useTestApiServer(
+  nodeName = 'n1',
+  extra: Partial<ApiServerConfig> = {},
+): { readonly api: TestApiServer; readonly node: KubeClient } {
   let api: TestApiServer | undefined;
   before(async () => {
     api = await startTestApiServer(nodeName, extra);
@@ -64,20 +80,40 @@ export interface RawReply {
 }
 
 /** A raw request as the admin (bodies as given: a string goes out byte for byte), resolving as soon as the headers arrive when `headersOnly`. */
-export function rawRequest(api: TestApiServer, method: string, path: string, o: { body?: unknown; contentType?: string; accept?: string; headersOnly?: boolean; headers?: Record<string, string>; noClientCert?: boolean } = {}): Promise<RawReply> {
+export function rawRequest(
+  api: TestApiServer,
+  method: string,
+  path: string,
+  o: {
+    body?: unknown;
+    contentType?: string;
+    accept?: string;
+    headersOnly?: boolean;
+    headers?: Record<string, string>;
+    noClientCert?: boolean;
+  } = {},
+): Promise<RawReply> {
   const auth = loadKubeconfig(api.srv.kubeconfigs['kubernetes-admin']!);
-  const body = o.body === undefined ? undefined : Buffer.from(typeof o.body === 'string' ? o.body : JSON.stringify(o.body));
-  const headers: Record<string, string | number> = body ? { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': body.length } : {};
+  const body =
+    o.body === undefined ? undefined : Buffer.from(typeof o.body === 'string' ? o.body : JSON.stringify(o.body));
+  const headers: Record<string, string | number> = body
+    ? { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': body.length }
+    : {};
   if (o.accept) headers.Accept = o.accept;
   Object.assign(headers, o.headers);
   return new Promise((resolve, reject) => {
-    const req = https.request(`${api.srv.url}${path}`, { method, ...(o.noClientCert ? {} : { cert: auth.cert, key: auth.key }), ca: auth.ca, headers }, (res) => {
-      const done = (b: Buffer) => resolve({ code: res.statusCode ?? 0, headers: res.headers, body: b, text: b.toString('utf8'), req });
-      if (o.headersOnly) return done(Buffer.alloc(0));
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => done(Buffer.concat(chunks)));
-    });
+    const req = https.request(
+      `${api.srv.url}${path}`,
+      { method, ...(o.noClientCert ? {} : { cert: auth.cert, key: auth.key }), ca: auth.ca, headers },
+      (res) => {
+        const done = (b: Buffer) =>
+          resolve({ code: res.statusCode ?? 0, headers: res.headers, body: b, text: b.toString('utf8'), req });
+        if (o.headersOnly) return done(Buffer.alloc(0));
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done(Buffer.concat(chunks)));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -89,6 +125,21 @@ export async function writeBootstrapKubeconfig(api: TestApiServer, file: string)
   await api.admin.create('/api/v1/namespaces/kube-system/secrets', secret);
   const admin = loadKubeconfig(api.srv.kubeconfigs['kubernetes-admin']!);
   const cluster = { server: admin.server, 'certificate-authority-data': admin.ca!.toString('base64') };
-  fs.writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'kubernetes', cluster }], contexts: [{ name: 'tls-bootstrap-token-user@kubernetes', context: { cluster: 'kubernetes', user: 'tls-bootstrap-token-user' } }], 'current-context': 'tls-bootstrap-token-user@kubernetes', users: [{ name: 'tls-bootstrap-token-user', user: { token } }] }));
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'kubernetes', cluster }],
+      contexts: [
+        {
+          name: 'tls-bootstrap-token-user@kubernetes',
+          context: { cluster: 'kubernetes', user: 'tls-bootstrap-token-user' },
+        },
+      ],
+      'current-context': 'tls-bootstrap-token-user@kubernetes',
+      users: [{ name: 'tls-bootstrap-token-user', user: { token } }],
+    }),
+  );
   return file;
 }

@@ -10,7 +10,13 @@ import { waitFor } from '../e2e/proc.js';
 import { cpuSeconds, rssKiB } from './stats.js';
 import { IDLE_CMD } from './bench-node.js';
 
-const [kubeconfig, nodeName, image, sizesArg, kubeletPidArg] = process.argv.slice(2) as [string, string, string, string, string];
+const [kubeconfig, nodeName, image, sizesArg, kubeletPidArg] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 const SIZES = sizesArg.split(',').map(Number);
 const KUBELET = Number(kubeletPidArg);
 const PODS = '/api/v1/namespaces/default/pods';
@@ -32,7 +38,9 @@ export interface Round {
 }
 
 const allRunning = (p: KObj): boolean =>
-  p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).length === p.spec.containers.length && p.status.containerStatuses.every((c: KObj) => c.state?.running);
+  p.status?.phase === 'Running' &&
+  (p.status.containerStatuses ?? []).length === p.spec.containers.length &&
+  p.status.containerStatuses.every((c: KObj) => c.state?.running);
 
 async function round(mode: Round['mode'], n: number): Promise<Round> {
   const label = `bench-${mode}-${n}`.toLowerCase();
@@ -40,8 +48,16 @@ async function round(mode: Round['mode'], n: number): Promise<Round> {
   const seen = new Map<string, number>();
   const ac = new AbortController();
   const watching = (async () => {
-    for await (const ev of client.watch(PODS, { labelSelector: `round=${label}`, resourceVersion: list.metadata.resourceVersion }, ac.signal)) {
-      if ((ev.type === 'ADDED' || ev.type === 'MODIFIED') && allRunning(ev.object) && !seen.has(ev.object.metadata.name)) {
+    for await (const ev of client.watch(
+      PODS,
+      { labelSelector: `round=${label}`, resourceVersion: list.metadata.resourceVersion },
+      ac.signal,
+    )) {
+      if (
+        (ev.type === 'ADDED' || ev.type === 'MODIFIED') &&
+        allRunning(ev.object) &&
+        !seen.has(ev.object.metadata.name)
+      ) {
         seen.set(ev.object.metadata.name, Date.now());
       }
     }
@@ -75,12 +91,25 @@ async function round(mode: Round['mode'], n: number): Promise<Round> {
   const sli = created.map((p) => seen.get(p.metadata.name)! - Date.parse(p.metadata.creationTimestamp));
   const fromRequest = created.map((p) => seen.get(p.metadata.name)! - sent.get(p.metadata.name)!);
   await Promise.all(created.map((p) => client.delete(`${PODS}/${p.metadata.name}`)));
-  await waitFor(async () => ((await client.get(PODS, { labelSelector: `round=${label}` })).items as KObj[]).length === 0, 300_000, 200, `${n} pods deleted`);
+  await waitFor(
+    async () => ((await client.get(PODS, { labelSelector: `round=${label}` })).items as KObj[]).length === 0,
+    300_000,
+    200,
+    `${n} pods deleted`,
+  );
   return { mode, n, sli, fromRequest, kubeletCpuSeconds, kubeletRssMiB, steadyCpuPct };
 }
 
 async function main(): Promise<void> {
-  await waitFor(async () => ((await client.get(`/api/v1/nodes/${nodeName}`)).status?.conditions ?? []).some((c: KObj) => c.type === 'Ready' && c.status === 'True'), 60_000, 200, 'node Ready').catch((e: Error) => {
+  await waitFor(
+    async () =>
+      ((await client.get(`/api/v1/nodes/${nodeName}`)).status?.conditions ?? []).some(
+        (c: KObj) => c.type === 'Ready' && c.status === 'True',
+      ),
+    60_000,
+    200,
+    'node Ready',
+  ).catch((e: Error) => {
     throw new Error(`${e.message}: the kubelet did not register`);
   });
   const idleRssMiB = rssKiB(KUBELET) / 1024;

@@ -29,19 +29,45 @@ runBench(async () => {
       for (const n of SIZES) floors.set(n, await criFloor(node, n, imageRef));
     });
     const node = cluster.node;
-    const out = execFileSync('nsenter', [`--net=/run/netns/${node.netns}`, process.execPath, '--import', 'tsx', path.join(REPO, 'bench/api-pod-startup-runner.ts'), cluster.as.kubeconfig, node.name, APP_IMAGE, SIZES.join(','), String(node.kubelet!.pid)], {
-      cwd: REPO,
-      encoding: 'utf8',
-      maxBuffer: 16 * 1024 * 1024,
-      timeout: 30 * 60_000,
-    });
+    const out = execFileSync(
+      'nsenter',
+      [
+        `--net=/run/netns/${node.netns}`,
+        process.execPath,
+        '--import',
+        'tsx',
+        path.join(REPO, 'bench/api-pod-startup-runner.ts'),
+        cluster.as.kubeconfig,
+        node.name,
+        APP_IMAGE,
+        SIZES.join(','),
+        String(node.kubelet!.pid),
+      ],
+      {
+        cwd: REPO,
+        encoding: 'utf8',
+        maxBuffer: 16 * 1024 * 1024,
+        timeout: 30 * 60_000,
+      },
+    );
     const r = JSON.parse(out.trim().split('\n').pop()!) as { idleRssMiB: number; rounds: Round[] };
-    process.stdout.write(`API pod startup (creationTimestamp -> all containers running, seen through a watch; image pre-pulled), containerd ${(await node.cri.version()).runtime_version}\n`);
+    process.stdout.write(
+      `API pod startup (creationTimestamp -> all containers running, seen through a watch; image pre-pulled), containerd ${(await node.cri.version()).runtime_version}\n`,
+    );
     process.stdout.write(`kubelet RSS idle: ${r.idleRssMiB.toFixed(1)} MiB\n\n`);
-    process.stdout.write('mode      |    N |  SLI p50 |  SLI p99 | req p50 | req p99 | floor p50 | floor p99 | ratio p50 | ratio p99 | kubelet CPU | steady CPU | kubelet RSS\n');
+    process.stdout.write(
+      'mode      |    N |  SLI p50 |  SLI p99 | req p50 | req p99 | floor p50 | floor p99 | ratio p50 | ratio p99 | kubelet CPU | steady CPU | kubelet RSS\n',
+    );
     for (const x of r.rounds) {
       const floor = floors.get(x.n)!;
-      const [sp50, sp99, rp50, rp99, fp50, fp99] = [percentile(x.sli, 50), percentile(x.sli, 99), percentile(x.fromRequest, 50), percentile(x.fromRequest, 99), percentile(floor, 50), percentile(floor, 99)];
+      const [sp50, sp99, rp50, rp99, fp50, fp99] = [
+        percentile(x.sli, 50),
+        percentile(x.sli, 99),
+        percentile(x.fromRequest, 50),
+        percentile(x.fromRequest, 99),
+        percentile(floor, 50),
+        percentile(floor, 99),
+      ];
       process.stdout.write(
         `${x.mode.padEnd(9)} | ${String(x.n).padStart(4)} | ${ms(sp50).padStart(8)} | ${ms(sp99).padStart(8)} | ${ms(rp50).padStart(7)} | ${ms(rp99).padStart(7)} | ${ms(fp50).padStart(9)} | ${ms(fp99).padStart(9)} | ${(rp50 / fp50).toFixed(2).padStart(9)} | ${(rp99 / fp99).toFixed(2).padStart(9)} | ${`${x.kubeletCpuSeconds.toFixed(2)} s`.padStart(11)} | ${`${x.steadyCpuPct.toFixed(1)} %`.padStart(10)} | ${x.kubeletRssMiB.toFixed(1)} MiB\n`,
       );

@@ -33,23 +33,42 @@ async function pool<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ lat:
   const lat: number[] = [];
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < n) {
-      const i = next++;
-      const s = performance.now();
-      await fn(i);
-      lat.push(performance.now() - s);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < n) {
+        const i = next++;
+        const s = performance.now();
+        await fn(i);
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
   return { lat, ms: performance.now() - t0 };
 }
 
-const line = (what: string, r: { lat: number[]; ms: number }, n: number): string => `${what.padEnd(34)} ${(n / (r.ms / 1000)).toFixed(0).padStart(7)} req/s   p50 ${percentile(r.lat, 50).toFixed(2).padStart(7)} ms   p99 ${percentile(r.lat, 99).toFixed(2).padStart(7)} ms`;
+const line = (what: string, r: { lat: number[]; ms: number }, n: number): string =>
+  `${what.padEnd(34)} ${(n / (r.ms / 1000)).toFixed(0).padStart(7)} req/s   p50 ${percentile(r.lat, 50).toFixed(2).padStart(7)} ms   p99 ${percentile(r.lat, 99).toFixed(2).padStart(7)} ms`;
 
 /** Starts `tskube apiserver` on a free port; resolves once its admin kubeconfig is written. */
-async function startApiserver(dir: string, extra: string[] = []): Promise<{ child: ReturnType<typeof spawn>; kubeconfig: string }> {
+async function startApiserver(
+  dir: string,
+  extra: string[] = [],
+): Promise<{ child: ReturnType<typeof spawn>; kubeconfig: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'apiserver', '--bind-address=127.0.0.1', `--secure-port=${port}`, `--cert-dir=${dir}`, ...extra], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(REPO, 'cli/tskube.ts'),
+      'apiserver',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${port}`,
+      `--cert-dir=${dir}`,
+      ...extra,
+    ],
+    { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const kubeconfig = path.join(dir, 'admin.kubeconfig');
   const end = Date.now() + 30_000;
   while (!fs.existsSync(kubeconfig) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
@@ -75,25 +94,44 @@ async function boundedLoad(): Promise<void> {
     const checkpoints: string[] = [];
     for (let i = 0; i < writes; i++) {
       const name = `max-${i % names}`;
-      const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { blob: `${blob}${String(i).padStart(8, '0')}` } };
+      const body = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name },
+        data: { blob: `${blob}${String(i).padStart(8, '0')}` },
+      };
       if (i < names) await client.create('/api/v1/namespaces/default/configmaps', body);
       else await client.update(`/api/v1/namespaces/default/configmaps/${name}`, body);
       if (i % 50 === 0) {
         maxRss = Math.max(maxRss, rssKiB(child.pid!));
         maxLog = Math.max(maxLog, fs.statSync(path.join(dir, 'data', 'objects.log')).size);
       }
-      if ((i + 1) % Math.max(1, Math.floor(writes / 4)) === 0) checkpoints.push(`${i + 1}: ${(rssKiB(child.pid!) / 1024).toFixed(0)} MiB`);
+      if ((i + 1) % Math.max(1, Math.floor(writes / 4)) === 0)
+        checkpoints.push(`${i + 1}: ${(rssKiB(child.pid!) / 1024).toFixed(0)} MiB`);
     }
-    const over = await client.create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'over' }, data: { blob: `${blob}${blob}` } }).then(() => 'accepted', (e: Error) => e.message.split(': ').slice(1).join(': '));
+    const over = await client
+      .create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'over' }, data: { blob: `${blob}${blob}` } })
+      .then(
+        () => 'accepted',
+        (e: Error) => e.message.split(': ').slice(1).join(': '),
+      );
     const rss = rssKiB(child.pid!);
     const log = fs.statSync(path.join(dir, 'data', 'objects.log')).size;
     client.close();
     const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(1)} MiB`;
     const live = names * 1024 * 1024;
-    process.stdout.write(`\nbounded load (issue 12): ${writes} writes of 1 MiB ConfigMaps over ${names} names, persistent storage\n`);
-    process.stdout.write(`apiserver RSS: start ${mib(rss0 * 1024)}, peak ${mib(maxRss * 1024)}, end ${mib(rss * 1024)}; after writes ${checkpoints.join(', ')}\n`);
-    process.stdout.write(`  (bound: flat in the number of writes; what is held is the watch history, at most 64 MiB of JSON, plus the live data ${mib(live)}; the rest is V8 heap headroom)\n`);
-    process.stdout.write(`data log: peak ${mib(maxLog)}, end ${mib(log)}   (bound: compacted past max(64 MiB, 2 x live data) = ${mib(Math.max(64 * 1024 * 1024, 2 * live))})\n`);
+    process.stdout.write(
+      `\nbounded load (issue 12): ${writes} writes of 1 MiB ConfigMaps over ${names} names, persistent storage\n`,
+    );
+    process.stdout.write(
+      `apiserver RSS: start ${mib(rss0 * 1024)}, peak ${mib(maxRss * 1024)}, end ${mib(rss * 1024)}; after writes ${checkpoints.join(', ')}\n`,
+    );
+    process.stdout.write(
+      `  (bound: flat in the number of writes; what is held is the watch history, at most 64 MiB of JSON, plus the live data ${mib(live)}; the rest is V8 heap headroom)\n`,
+    );
+    process.stdout.write(
+      `data log: peak ${mib(maxLog)}, end ${mib(log)}   (bound: compacted past max(64 MiB, 2 x live data) = ${mib(Math.max(64 * 1024 * 1024, 2 * live))})\n`,
+    );
     process.stdout.write(`a 2 MiB ConfigMap: ${over}\n`);
   } finally {
     child.kill('SIGTERM');
@@ -112,14 +150,38 @@ function benchCrd(i: number): object {
       group,
       scope: 'Namespaced',
       names: { plural: `widget${i}s`, singular: `widget${i}`, kind: `Widget${i}` },
-      versions: [{
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', required: ['size'], properties: { size: { type: 'integer', minimum: 0 }, color: { type: 'string', enum: ['red', 'green'], default: 'red' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } }, status: { type: 'object', properties: { replicas: { type: 'integer' } } } } } },
-        subresources: { status: {}, scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.replicas' } },
-        additionalPrinterColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }, { name: 'Color', type: 'string', jsonPath: '.spec.color' }],
-      }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: {
+                  type: 'object',
+                  required: ['size'],
+                  properties: {
+                    size: { type: 'integer', minimum: 0 },
+                    color: { type: 'string', enum: ['red', 'green'], default: 'red' },
+                    labels: { type: 'object', additionalProperties: { type: 'string' } },
+                  },
+                },
+                status: { type: 'object', properties: { replicas: { type: 'integer' } } },
+              },
+            },
+          },
+          subresources: {
+            status: {},
+            scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.replicas' },
+          },
+          additionalPrinterColumns: [
+            { name: 'Size', type: 'integer', jsonPath: '.spec.size' },
+            { name: 'Color', type: 'string', jsonPath: '.spec.color' },
+          ],
+        },
+      ],
     },
   };
 }
@@ -146,12 +208,24 @@ async function customResourceBench(): Promise<void> {
       return performance.now() - t;
     };
     const spec = (i: number) => ({ size: i, labels: { tier: 'bench', n: String(i % 10) } });
-    const cms = await pool(n, (i) => client.create('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data: { size: String(i), color: 'red', tier: 'bench', n: String(i % 10) } }));
-    const cmList = [await listMs('/api/v1/namespaces/default/configmaps'), await listMs('/api/v1/namespaces/default/configmaps')];
+    const cms = await pool(n, (i) =>
+      client.create('/api/v1/namespaces/default/configmaps', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `cm-${i}` },
+        data: { size: String(i), color: 'red', tier: 'bench', n: String(i % 10) },
+      }),
+    );
+    const cmList = [
+      await listMs('/api/v1/namespaces/default/configmaps'),
+      await listMs('/api/v1/namespaces/default/configmaps'),
+    ];
     const cmTable = [kubectl(['get', 'configmaps']), kubectl(['get', 'configmaps'])];
     const rss0 = rssKiB(child.pid!);
     const t0 = performance.now();
-    const install = await pool(crds, (i) => client.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', benchCrd(i)));
+    const install = await pool(crds, (i) =>
+      client.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', benchCrd(i)),
+    );
     // Established means served: the first list of the last definition's objects answers.
     await client.get(`/apis/g${(crds - 1) % 10}.bench.example.com/v1/namespaces/default/widget${crds - 1}s`);
     const installedMs = performance.now() - t0;
@@ -161,7 +235,14 @@ async function customResourceBench(): Promise<void> {
     const docs = await openapiBytes(client, kubeconfig);
     const openapiMs = performance.now() - tOpenapi;
     const base = '/apis/g0.bench.example.com/v1/namespaces/default/widget0s';
-    const crs = await pool(n, (i) => client.create(base, { apiVersion: 'g0.bench.example.com/v1', kind: 'Widget0', metadata: { name: `w-${i}` }, spec: spec(i) }));
+    const crs = await pool(n, (i) =>
+      client.create(base, {
+        apiVersion: 'g0.bench.example.com/v1',
+        kind: 'Widget0',
+        metadata: { name: `w-${i}` },
+        spec: spec(i),
+      }),
+    );
     const crList = [await listMs(base), await listMs(base)];
     const crTable = [kubectl(['get', 'widget0s']), kubectl(['get', 'widget0s'])];
     const rssEnd = rssKiB(child.pid!);
@@ -172,17 +253,23 @@ custom resources (issue 17): ${crds} CRDs installed, then ${n} custom resources 
 `);
     process.stdout.write(`${line(`create ConfigMap (baseline)`, cms, n)}
 `);
-    process.stdout.write(`${line(`create custom resource`, crs, n)}   (${ratio(crs.ms, cms.ms)} ConfigMap time; schema defaulting, pruning and validation included)
+    process.stdout
+      .write(`${line(`create custom resource`, crs, n)}   (${ratio(crs.ms, cms.ms)} ConfigMap time; schema defaulting, pruning and validation included)
 `);
-    process.stdout.write(`list ${n}: ConfigMaps ${percentile(cmList, 50).toFixed(0)} ms, custom resources ${percentile(crList, 50).toFixed(0)} ms (${ratio(percentile(crList, 50), percentile(cmList, 50))})
+    process.stdout
+      .write(`list ${n}: ConfigMaps ${percentile(cmList, 50).toFixed(0)} ms, custom resources ${percentile(crList, 50).toFixed(0)} ms (${ratio(percentile(crList, 50), percentile(cmList, 50))})
 `);
-    process.stdout.write(`kubectl get (Table) ${n}: ConfigMaps ${percentile(cmTable, 50).toFixed(0)} ms, custom resources with printer columns ${percentile(crTable, 50).toFixed(0)} ms (${ratio(percentile(crTable, 50), percentile(cmTable, 50))})
+    process.stdout
+      .write(`kubectl get (Table) ${n}: ConfigMaps ${percentile(cmTable, 50).toFixed(0)} ms, custom resources with printer columns ${percentile(crTable, 50).toFixed(0)} ms (${ratio(percentile(crTable, 50), percentile(cmTable, 50))})
 `);
-    process.stdout.write(`${crds} CRDs created and served in ${installedMs.toFixed(0)} ms (${(installedMs / crds).toFixed(1)} ms each, ${(install.ms / crds).toFixed(1)} ms of creates); apiserver RSS +${((rssCrds - rss0) / 1024).toFixed(1)} MiB
+    process.stdout
+      .write(`${crds} CRDs created and served in ${installedMs.toFixed(0)} ms (${(installedMs / crds).toFixed(1)} ms each, ${(install.ms / crds).toFixed(1)} ms of creates); apiserver RSS +${((rssCrds - rss0) / 1024).toFixed(1)} MiB
 `);
-    process.stdout.write(`kubectl api-resources with ${crds} CRDs: ${discovery.toFixed(0)} ms; OpenAPI documents rebuilt and served: ${(docs / 1024).toFixed(0)} KiB in ${openapiMs.toFixed(0)} ms
+    process.stdout
+      .write(`kubectl api-resources with ${crds} CRDs: ${discovery.toFixed(0)} ms; OpenAPI documents rebuilt and served: ${(docs / 1024).toFixed(0)} KiB in ${openapiMs.toFixed(0)} ms
 `);
-    process.stdout.write(`apiserver RSS at the end: ${(rssEnd / 1024).toFixed(1)} MiB   (goal: custom resources within 2x of ConfigMaps for create and list)
+    process.stdout
+      .write(`apiserver RSS at the end: ${(rssEnd / 1024).toFixed(1)} MiB   (goal: custom resources within 2x of ConfigMaps for create and list)
 `);
   } finally {
     child.kill('SIGTERM');
@@ -197,11 +284,15 @@ async function watchTimeToFirstByte(kubeconfig: string, n: number): Promise<numb
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     await new Promise<void>((resolve, reject) => {
-      const req = https.request(`${auth.server}/api/v1/namespaces/kube-public/secrets?watch=1&timeoutSeconds=5`, { cert: auth.cert, key: auth.key, ca: auth.ca }, (res) => {
-        out.push(performance.now() - t0);
-        res.destroy();
-        resolve();
-      });
+      const req = https.request(
+        `${auth.server}/api/v1/namespaces/kube-public/secrets?watch=1&timeoutSeconds=5`,
+        { cert: auth.cert, key: auth.key, ca: auth.ca },
+        (res) => {
+          out.push(performance.now() - t0);
+          res.destroy();
+          resolve();
+        },
+      );
       req.on('error', (e) => (out.length > i ? resolve() : reject(e)));
       req.end();
     });
@@ -213,18 +304,25 @@ async function watchTimeToFirstByte(kubeconfig: string, n: number): Promise<numb
 async function openapiBytes(client: KubeClient, kubeconfig: string): Promise<number> {
   let total = JSON.stringify(await client.get('/openapi/v2')).length;
   const root = (await client.get('/openapi/v3')) as unknown as { paths: Record<string, { serverRelativeURL: string }> };
-  for (const p of Object.values(root.paths)) total += JSON.stringify(await client.get(p.serverRelativeURL.split('?')[0]!)).length;
-  return total + (await rawLength(kubeconfig, '/openapi/v2', 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf'));
+  for (const p of Object.values(root.paths))
+    total += JSON.stringify(await client.get(p.serverRelativeURL.split('?')[0]!)).length;
+  return (
+    total + (await rawLength(kubeconfig, '/openapi/v2', 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf'))
+  );
 }
 
 function rawLength(kubeconfig: string, p: string, accept: string): Promise<number> {
   const auth = loadKubeconfig(kubeconfig);
   return new Promise((resolve, reject) => {
-    const req = https.request(`${auth.server}${p}`, { cert: auth.cert, key: auth.key, ca: auth.ca, headers: { Accept: accept } }, (res) => {
-      let n = 0;
-      res.on('data', (c: Buffer) => (n += c.length));
-      res.on('end', () => resolve(n));
-    });
+    const req = https.request(
+      `${auth.server}${p}`,
+      { cert: auth.cert, key: auth.key, ca: auth.ca, headers: { Accept: accept } },
+      (res) => {
+        let n = 0;
+        res.on('data', (c: Buffer) => (n += c.length));
+        res.on('end', () => resolve(n));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -240,17 +338,35 @@ async function main(): Promise<void> {
     const client = new KubeClient(auth);
 
     // Baseline: the same client and TLS, against a server that does nothing.
-    const base = https.createServer({ cert: fs.readFileSync(path.join(dir, 'pki/apiserver.crt')), key: fs.readFileSync(path.join(dir, 'pki/apiserver.key')) }, (req, res) => {
-      req.resume();
-      req.on('end', () => {
-        const b = '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"x"}}';
-        res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': b.length });
-        res.end(b);
-      });
-    });
+    const base = https.createServer(
+      {
+        cert: fs.readFileSync(path.join(dir, 'pki/apiserver.crt')),
+        key: fs.readFileSync(path.join(dir, 'pki/apiserver.key')),
+      },
+      (req, res) => {
+        req.resume();
+        req.on('end', () => {
+          const b = '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"x"}}';
+          res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': b.length });
+          res.end(b);
+        });
+      },
+    );
     await new Promise<void>((r) => base.listen(0, '127.0.0.1', r));
-    const baseClient = new KubeClient({ ...auth, server: `https://127.0.0.1:${(base.address() as net.AddressInfo).port}`, tlsServerName: 'localhost' });
-    const pod = (i: number) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `bench-${i}`, labels: { app: 'bench', n: String(i % 10) } }, spec: { nodeName: 'node-a', containers: [{ name: 'c', image: '127.0.0.1:5000/tskube/app:1', ports: [{ containerPort: 8080 }] }] } });
+    const baseClient = new KubeClient({
+      ...auth,
+      server: `https://127.0.0.1:${(base.address() as net.AddressInfo).port}`,
+      tlsServerName: 'localhost',
+    });
+    const pod = (i: number) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `bench-${i}`, labels: { app: 'bench', n: String(i % 10) } },
+      spec: {
+        nodeName: 'node-a',
+        containers: [{ name: 'c', image: '127.0.0.1:5000/tskube/app:1', ports: [{ containerPort: 8080 }] }],
+      },
+    });
     const floor = await pool(N, (i) => baseClient.create('/api/v1/namespaces/default/pods', pod(i)));
     base.close();
     baseClient.close();
@@ -265,8 +381,16 @@ async function main(): Promise<void> {
     const getJson = [kubectl(['get', 'pods', '-o', 'json']), kubectl(['get', 'pods', '-o', 'json'])];
 
     // Issue 13: dry-run creates and server-side applies, next to the creates and patches.
-    const dryCreates = await pool(N, (i) => client.request('POST', '/api/v1/namespaces/default/pods', { body: pod(N + i), query: { dryRun: 'All' } }));
-    const applies = await pool(N, (i) => client.request('PATCH', `/api/v1/namespaces/default/pods/bench-${i}`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `bench-${i}`, labels: { applied: 'yes' } } }, contentType: 'application/apply-patch+yaml', query: { fieldManager: 'bench' } }));
+    const dryCreates = await pool(N, (i) =>
+      client.request('POST', '/api/v1/namespaces/default/pods', { body: pod(N + i), query: { dryRun: 'All' } }),
+    );
+    const applies = await pool(N, (i) =>
+      client.request('PATCH', `/api/v1/namespaces/default/pods/bench-${i}`, {
+        body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `bench-${i}`, labels: { applied: 'yes' } } },
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: 'bench' },
+      }),
+    );
     const watchTtfb = await watchTimeToFirstByte(kubeconfig, 50);
     const rssBeforeOpenapi = rssKiB(child.pid!);
     const docs = await openapiBytes(client, kubeconfig);
@@ -281,7 +405,11 @@ async function main(): Promise<void> {
       const ac = new AbortController();
       aborts.push(ac);
       try {
-        for await (const ev of client.watch('/api/v1/namespaces/default/pods', { resourceVersion: list.metadata.resourceVersion }, ac.signal)) {
+        for await (const ev of client.watch(
+          '/api/v1/namespaces/default/pods',
+          { resourceVersion: list.metadata.resourceVersion },
+          ac.signal,
+        )) {
           const t = sentAt.get(`${ev.object.metadata.name}/${ev.object.metadata.labels?.round}`);
           if (t !== undefined) delivery.push(performance.now() - t);
           received++;
@@ -293,7 +421,11 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 300));
     const writes = await pool(N, async (i) => {
       sentAt.set(`bench-${i}/1`, performance.now());
-      await client.patch(`/api/v1/namespaces/default/pods/bench-${i}`, { metadata: { labels: { round: '1' } } }, 'merge');
+      await client.patch(
+        `/api/v1/namespaces/default/pods/bench-${i}`,
+        { metadata: { labels: { round: '1' } } },
+        'merge',
+      );
     });
     const endWait = Date.now() + 30_000;
     while (received < N * WATCHERS && Date.now() < endWait) await new Promise((r) => setTimeout(r, 20));
@@ -302,15 +434,29 @@ async function main(): Promise<void> {
     const rss = rssKiB(child.pid!);
     client.close();
 
-    process.stdout.write(`dev apiserver benchmark: ${N} objects, ${CONCURRENCY} concurrent requests, ${WATCHERS} watchers\n\n`);
+    process.stdout.write(
+      `dev apiserver benchmark: ${N} objects, ${CONCURRENCY} concurrent requests, ${WATCHERS} watchers\n\n`,
+    );
     process.stdout.write(`${line('baseline: bare https JSON server', floor, N)}\n`);
-    process.stdout.write(`${line('create pod', creates, N)}   (${((creates.ms / floor.ms)).toFixed(2)}x baseline time)\n`);
+    process.stdout.write(
+      `${line('create pod', creates, N)}   (${(creates.ms / floor.ms).toFixed(2)}x baseline time)\n`,
+    );
     process.stdout.write(`${line(`merge-patch pod (${WATCHERS} watchers)`, writes, N)}\n`);
-    process.stdout.write(`${line('create pod, dryRun=All', dryCreates, N)}   (${(dryCreates.ms / creates.ms).toFixed(2)}x create time; goal: no slower than a create)\n`);
-    process.stdout.write(`${line('server-side apply (labels, pod)', applies, N)}   (${(applies.ms / creates.ms).toFixed(2)}x create time; goal: within 2x of a create)\n`);
-    process.stdout.write(`watch time to first byte (quiet collection)  p50 ${percentile(watchTtfb, 50).toFixed(2)} ms   p99 ${percentile(watchTtfb, 99).toFixed(2)} ms   (goal: headers at once, not at the first event)\n`);
-    process.stdout.write(`OpenAPI documents served: ${(docs / 1024).toFixed(0)} KiB (v2 JSON + protobuf, all v3); apiserver RSS ${(rssBeforeOpenapi / 1024).toFixed(1)} -> ${(rssAfterOpenapi / 1024).toFixed(1)} MiB (+${((rssAfterOpenapi - rssBeforeOpenapi) / 1024).toFixed(1)} MiB; built on first use)\n`);
-    process.stdout.write(`watch delivery (write sent -> event)  p50 ${percentile(delivery, 50).toFixed(2)} ms   p99 ${percentile(delivery, 99).toFixed(2)} ms   events ${received}/${N * WATCHERS}\n`);
+    process.stdout.write(
+      `${line('create pod, dryRun=All', dryCreates, N)}   (${(dryCreates.ms / creates.ms).toFixed(2)}x create time; goal: no slower than a create)\n`,
+    );
+    process.stdout.write(
+      `${line('server-side apply (labels, pod)', applies, N)}   (${(applies.ms / creates.ms).toFixed(2)}x create time; goal: within 2x of a create)\n`,
+    );
+    process.stdout.write(
+      `watch time to first byte (quiet collection)  p50 ${percentile(watchTtfb, 50).toFixed(2)} ms   p99 ${percentile(watchTtfb, 99).toFixed(2)} ms   (goal: headers at once, not at the first event)\n`,
+    );
+    process.stdout.write(
+      `OpenAPI documents served: ${(docs / 1024).toFixed(0)} KiB (v2 JSON + protobuf, all v3); apiserver RSS ${(rssBeforeOpenapi / 1024).toFixed(1)} -> ${(rssAfterOpenapi / 1024).toFixed(1)} MiB (+${((rssAfterOpenapi - rssBeforeOpenapi) / 1024).toFixed(1)} MiB; built on first use)\n`,
+    );
+    process.stdout.write(
+      `watch delivery (write sent -> event)  p50 ${percentile(delivery, 50).toFixed(2)} ms   p99 ${percentile(delivery, 99).toFixed(2)} ms   events ${received}/${N * WATCHERS}\n`,
+    );
     process.stdout.write(`kubectl get pods (${N}, Table)        p50 ${percentile(getTable, 50).toFixed(0)} ms\n`);
     process.stdout.write(`kubectl get pods -o json (${N})       p50 ${percentile(getJson, 50).toFixed(0)} ms\n`);
     process.stdout.write(`apiserver RSS after the run: ${(rss / 1024).toFixed(1)} MiB\n`);

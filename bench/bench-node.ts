@@ -50,11 +50,26 @@ export async function criFloor(node: TestNode, n: number, imageRef: string): Pro
         hostname: `floor-${i}`,
         log_directory: path.join(node.podLogsDir, uid),
         labels: { [L_POD_UID]: uid },
-        linux: { security_context: { namespace_options: { network: 'POD' as const, pid: 'CONTAINER' as const, ipc: 'POD' as const } } },
+        linux: {
+          security_context: {
+            namespace_options: { network: 'POD' as const, pid: 'CONTAINER' as const, ipc: 'POD' as const },
+          },
+        },
       };
       fs.mkdirSync(cfg.log_directory, { recursive: true });
       const sb = await node.cri.runPodSandbox(cfg, uid);
-      const id = await node.cri.createContainer(sb, { metadata: { name: 'main', attempt: 0 }, image: { image: imageRef }, command: ['/bin/sh', '-c', IDLE_CMD], labels: { [L_POD_UID]: uid }, log_path: 'main.log' }, cfg, uid);
+      const id = await node.cri.createContainer(
+        sb,
+        {
+          metadata: { name: 'main', attempt: 0 },
+          image: { image: imageRef },
+          command: ['/bin/sh', '-c', IDLE_CMD],
+          labels: { [L_POD_UID]: uid },
+          log_path: 'main.log',
+        },
+        cfg,
+        uid,
+      );
       await node.cri.startContainer(id, uid);
       return Date.now() - t0;
     }),

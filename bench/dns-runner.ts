@@ -27,11 +27,17 @@ export interface Row {
 }
 
 function dig(port: number, name: string): string {
-  return execFileSync('dig', ['@127.0.0.1', '-p', String(port), '+short', '+time=1', '+tries=1', name], { encoding: 'utf8' }).trim();
+  return execFileSync('dig', ['@127.0.0.1', '-p', String(port), '+short', '+time=1', '+tries=1', name], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 function dnsperf(port: number, file: string): { qps: number; latencies: number[]; lost: number } {
-  const out = execFileSync('dnsperf', ['-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(SECONDS), '-c', '4', '-q', '20', '-v'], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const out = execFileSync(
+    'dnsperf',
+    ['-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(SECONDS), '-c', '4', '-q', '20', '-v'],
+    { encoding: 'utf8', maxBuffer: 1 << 30 },
+  );
   const qps = Number(/Queries per second:\s+([\d.]+)/.exec(out)?.[1]);
   const lost = Number(/Queries lost:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const latencies: number[] = [];
@@ -54,23 +60,75 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     const admin = api.admin;
-    await admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'web' }, spec: { ports: [{ name: 'http', port: 80 }] } });
-    await admin.create('/api/v1/namespaces/default/services', { metadata: { name: 'db' }, spec: { clusterIP: 'None', ports: [{ name: 'pg', port: 5432 }] } });
+    await admin.create('/api/v1/namespaces/default/services', {
+      metadata: { name: 'web' },
+      spec: { ports: [{ name: 'http', port: 80 }] },
+    });
+    await admin.create('/api/v1/namespaces/default/services', {
+      metadata: { name: 'db' },
+      spec: { clusterIP: 'None', ports: [{ name: 'pg', port: 5432 }] },
+    });
     const dbIPs = ['10.244.0.11', '10.244.0.12', '10.244.0.13'];
-    await admin.create('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', { metadata: { name: 'db-1', labels: { 'kubernetes.io/service-name': 'db' } }, addressType: 'IPv4', ports: [{ name: 'pg', port: 5432, protocol: 'TCP' }], endpoints: dbIPs.map((ip) => ({ addresses: [ip], conditions: { ready: true } })) });
+    await admin.create('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', {
+      metadata: { name: 'db-1', labels: { 'kubernetes.io/service-name': 'db' } },
+      addressType: 'IPv4',
+      ports: [{ name: 'pg', port: 5432, protocol: 'TCP' }],
+      endpoints: dbIPs.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
+    });
     const webIP = (await admin.get('/api/v1/namespaces/default/services/web')).spec.clusterIP as string;
 
     const dnsLog = fs.openSync(path.join(dir, 'dns.log'), 'a');
-    const dns = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), 'dns', `--kubeconfig=${api.srv.kubeconfigs['kubernetes-admin']!}`, `--dns-address=127.0.0.1:${DNS_PORT}`, '--health-address=127.0.0.1:0', '--ready-address=127.0.0.1:0', '--metrics-address=127.0.0.1:0', `--upstream=127.0.0.1:${FLOOR_PORT}`], { stdio: ['ignore', dnsLog, dnsLog], cwd: REPO });
+    const dns = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(REPO, 'cli/tskube.ts'),
+        'dns',
+        `--kubeconfig=${api.srv.kubeconfigs['kubernetes-admin']!}`,
+        `--dns-address=127.0.0.1:${DNS_PORT}`,
+        '--health-address=127.0.0.1:0',
+        '--ready-address=127.0.0.1:0',
+        '--metrics-address=127.0.0.1:0',
+        `--upstream=127.0.0.1:${FLOOR_PORT}`,
+      ],
+      { stdio: ['ignore', dnsLog, dnsLog], cwd: REPO },
+    );
     children.push(dns);
     // The floor: dnsmasq answering the same names from a hosts file, authoritative for cluster.local (NXDOMAIN for the rest of it).
     const hosts = path.join(dir, 'hosts');
-    fs.writeFileSync(hosts, [`${webIP} web.default.svc.cluster.local`, ...dbIPs.map((ip) => `${ip} db.default.svc.cluster.local`)].join('\n') + '\n');
-    const floor = spawn('dnsmasq', ['--keep-in-foreground', '--no-resolv', '--no-hosts', '--conf-file=/dev/null', `--addn-hosts=${hosts}`, '--local=/cluster.local/', '--listen-address=127.0.0.1', '--bind-interfaces', `--port=${FLOOR_PORT}`, '--user=root', '--group=root', `--pid-file=${path.join(dir, 'dnsmasq.pid')}`, '--cache-size=0'], { stdio: 'ignore' });
+    fs.writeFileSync(
+      hosts,
+      [`${webIP} web.default.svc.cluster.local`, ...dbIPs.map((ip) => `${ip} db.default.svc.cluster.local`)].join(
+        '\n',
+      ) + '\n',
+    );
+    const floor = spawn(
+      'dnsmasq',
+      [
+        '--keep-in-foreground',
+        '--no-resolv',
+        '--no-hosts',
+        '--conf-file=/dev/null',
+        `--addn-hosts=${hosts}`,
+        '--local=/cluster.local/',
+        '--listen-address=127.0.0.1',
+        '--bind-interfaces',
+        `--port=${FLOOR_PORT}`,
+        '--user=root',
+        '--group=root',
+        `--pid-file=${path.join(dir, 'dnsmasq.pid')}`,
+        '--cache-size=0',
+      ],
+      { stdio: 'ignore' },
+    );
     children.push(floor);
     await until('both servers answering', () => {
       try {
-        return dig(DNS_PORT, 'web.default.svc.cluster.local') === webIP && dig(FLOOR_PORT, 'web.default.svc.cluster.local') === webIP;
+        return (
+          dig(DNS_PORT, 'web.default.svc.cluster.local') === webIP &&
+          dig(FLOOR_PORT, 'web.default.svc.cluster.local') === webIP
+        );
       } catch {
         return false;
       }
@@ -85,9 +143,19 @@ async function main(): Promise<void> {
     for (const [name, line] of queries) {
       const file = path.join(dir, `${name.replace(/\W+/g, '-')}.txt`);
       fs.writeFileSync(file, `${line}\n`);
-      for (const [server, port] of [['dnsmasq', FLOOR_PORT], ['tskube', DNS_PORT]] as const) {
+      for (const [server, port] of [
+        ['dnsmasq', FLOOR_PORT],
+        ['tskube', DNS_PORT],
+      ] as const) {
         const r = dnsperf(port, file);
-        rows.push({ name, server, qps: r.qps, p50ms: percentile(r.latencies, 50), p99ms: percentile(r.latencies, 99), lost: r.lost });
+        rows.push({
+          name,
+          server,
+          qps: r.qps,
+          p50ms: percentile(r.latencies, 50),
+          p99ms: percentile(r.latencies, 99),
+          lost: r.lost,
+        });
       }
     }
 
@@ -98,8 +166,18 @@ async function main(): Promise<void> {
       await Promise.all(
         Array.from({ length: Math.min(50, SERVICES - i) }, async (_, j) => {
           const n = i + j;
-          await admin.create('/api/v1/namespaces/default/services', { metadata: { name: `s${n}` }, spec: { ports: [{ name: 'http', port: 80 }] } });
-          await admin.create('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', { metadata: { name: `s${n}-1`, labels: { 'kubernetes.io/service-name': `s${n}` } }, addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }], endpoints: [{ addresses: [`10.${100 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`], conditions: { ready: true } }] });
+          await admin.create('/api/v1/namespaces/default/services', {
+            metadata: { name: `s${n}` },
+            spec: { ports: [{ name: 'http', port: 80 }] },
+          });
+          await admin.create('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', {
+            metadata: { name: `s${n}-1`, labels: { 'kubernetes.io/service-name': `s${n}` } },
+            addressType: 'IPv4',
+            ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+            endpoints: [
+              { addresses: [`10.${100 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`], conditions: { ready: true } },
+            ],
+          });
         }),
       );
     }
@@ -114,7 +192,9 @@ async function main(): Promise<void> {
     global.gc?.();
     await new Promise((r) => setTimeout(r, 2000));
     const rssAfter = rssKiB(dns.pid!);
-    process.stdout.write(`${JSON.stringify({ rows, rssBeforeKiB: rssBefore, rssAfterKiB: rssAfter, services: SERVICES, createMs, seconds: SECONDS })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ rows, rssBeforeKiB: rssBefore, rssAfterKiB: rssAfter, services: SERVICES, createMs, seconds: SECONDS })}\n`,
+    );
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await api.stop();

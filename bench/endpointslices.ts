@@ -24,12 +24,27 @@ function cluster(): { api: Api; client: LocalClient } {
   const svcs = api.res('', 'services');
   const pods = api.res('', 'pods');
   for (let i = 0; i < SERVICES; i++) {
-    api.create(svcs, 'default', { metadata: { name: `svc${i}` }, spec: { selector: { app: `app${i}` }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
+    api.create(svcs, 'default', {
+      metadata: { name: `svc${i}` },
+      spec: { selector: { app: `app${i}` }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+    });
     for (let k = 0; k < PODS; k++) {
       const name = `pod${i}-${k}`;
-      api.create(pods, 'default', { metadata: { name, labels: { app: `app${i}`, 'pod-template-hash': 'abc' } }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i:1', ports: [{ containerPort: 8080 }] }] } });
+      api.create(pods, 'default', {
+        metadata: { name, labels: { app: `app${i}`, 'pod-template-hash': 'abc' } },
+        spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i:1', ports: [{ containerPort: 8080 }] }] },
+      });
       const ip = `10.${(i >> 8) & 255}.${i & 255}.${k + 1}`;
-      api.update(pods, 'default', name, { ...api.get(pods, 'default', name), status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], conditions: [{ type: 'Ready', status: 'True' }] } }, 'status');
+      api.update(
+        pods,
+        'default',
+        name,
+        {
+          ...api.get(pods, 'default', name),
+          status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], conditions: [{ type: 'Ready', status: 'True' }] },
+        },
+        'status',
+      );
     }
   }
   return { api, client };
@@ -42,14 +57,22 @@ runBench(async () => {
   {
     const { api } = cluster();
     const slices = api.res('discovery.k8s.io', 'endpointslices');
-    const svcs = (api.list(api.res('', 'services'), 'default').items as Record<string, any>[]).filter((s) => s.spec.selector);
+    const svcs = (api.list(api.res('', 'services'), 'default').items as Record<string, any>[]).filter(
+      (s) => s.spec.selector,
+    );
     const pods = api.list(api.res('', 'pods'), 'default').items as Record<string, any>[];
     const byApp = new Map<string, Record<string, any>[]>();
-    for (const p of pods) (byApp.get(p.metadata.labels.app) ?? byApp.set(p.metadata.labels.app, []).get(p.metadata.labels.app)!).push(p);
+    for (const p of pods)
+      (byApp.get(p.metadata.labels.app) ?? byApp.set(p.metadata.labels.app, []).get(p.metadata.labels.app)!).push(p);
     const t0 = performance.now();
     for (const s of svcs) {
       for (const c of desiredSlices(s, byApp.get(s.spec.selector.app) ?? [])) {
-        api.create(slices, 'default', { metadata: { generateName: `${s.metadata.name}-`, labels: { 'kubernetes.io/service-name': s.metadata.name } }, addressType: 'IPv4', ports: c.ports, endpoints: c.endpoints });
+        api.create(slices, 'default', {
+          metadata: { generateName: `${s.metadata.name}-`, labels: { 'kubernetes.io/service-name': s.metadata.name } },
+          addressType: 'IPv4',
+          ports: c.ports,
+          endpoints: c.endpoints,
+        });
       }
     }
     floor = performance.now() - t0;
@@ -57,21 +80,40 @@ runBench(async () => {
   }
   const { api, client } = cluster();
   const slices = api.res('discovery.k8s.io', 'endpointslices');
-  const count = (): number => (api.list(slices, 'default').items as Record<string, any>[]).filter((s) => (s.endpoints ?? []).length === PODS).length;
+  const count = (): number =>
+    (api.list(slices, 'default').items as Record<string, any>[]).filter((s) => (s.endpoints ?? []).length === PODS)
+      .length;
   const ctl = new EndpointSliceController(client, memoryLogger());
   const t0 = performance.now();
   await ctl.start();
-  await waitFor(() => count() === SERVICES, 600_000, 100, 'every Service\'s slice');
+  await waitFor(() => count() === SERVICES, 600_000, 100, "every Service's slice");
   const all = performance.now() - t0;
   // One pod becomes unready: its Service's slice follows.
   const pods = api.res('', 'pods');
   const target = `pod${Math.floor(SERVICES / 2)}-0`;
   const u0 = performance.now();
   const cur = api.get(pods, 'default', target);
-  api.update(pods, 'default', target, { ...cur, status: { ...cur.status, conditions: [{ type: 'Ready', status: 'False' }] } }, 'status');
-  await waitFor(() => (api.list(slices, 'default', { labelSelector: `kubernetes.io/service-name=svc${Math.floor(SERVICES / 2)}` }).items as Record<string, any>[])[0]?.endpoints?.some((e: any) => e.conditions.ready === false), 60_000, 1, 'slice update');
+  api.update(
+    pods,
+    'default',
+    target,
+    { ...cur, status: { ...cur.status, conditions: [{ type: 'Ready', status: 'False' }] } },
+    'status',
+  );
+  await waitFor(
+    () =>
+      (
+        api.list(slices, 'default', { labelSelector: `kubernetes.io/service-name=svc${Math.floor(SERVICES / 2)}` })
+          .items as Record<string, any>[]
+      )[0]?.endpoints?.some((e: any) => e.conditions.ready === false),
+    60_000,
+    1,
+    'slice update',
+  );
   const one = performance.now() - u0;
   await ctl.stop();
-  process.stdout.write(`controller start to all ${SERVICES} slices: ${ms(all)} (ratio to the floor: ${(all / floor).toFixed(1)}; goal: seconds, not O(Services × pods))\n`);
+  process.stdout.write(
+    `controller start to all ${SERVICES} slices: ${ms(all)} (ratio to the floor: ${(all / floor).toFixed(1)}; goal: seconds, not O(Services × pods))\n`,
+  );
   process.stdout.write(`one pod unready to its slice updated: ${ms(one)}\n`);
 });

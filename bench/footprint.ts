@@ -82,7 +82,10 @@ async function standaloneKubelet(f: Partial<Figures>): Promise<void> {
   try {
     await node.start();
     await node.cri.pullImage(APP_IMAGE, null);
-    fs.writeFileSync(path.join(node.manifests, 'first.yaml'), podManifest('first', `  - name: main\n    image: ${APP_IMAGE}\n    command: ['/bin/sh', '-c', "${IDLE_CMD}"]\n`));
+    fs.writeFileSync(
+      path.join(node.manifests, 'first.yaml'),
+      podManifest('first', `  - name: main\n    image: ${APP_IMAGE}\n    command: ['/bin/sh', '-c', "${IDLE_CMD}"]\n`),
+    );
     const seen: number[] = [];
     const sandbox: number[] = [];
     const running: number[] = [];
@@ -109,7 +112,9 @@ async function standaloneKubelet(f: Partial<Figures>): Promise<void> {
       await waitFor(() => CONTAINER_STARTED.test(log()), 60_000, 25, 'first container started');
       running.push(Date.parse(CONTAINER_STARTED.exec(log())![1]!) - t0);
     }
-    process.stderr.write(`${process.env.TSKUBE_CLI}: fresh starts, ms to sync / sandbox / running: ${seen.join(' ')} / ${sandbox.join(' ')} / ${running.join(' ')}\n`);
+    process.stderr.write(
+      `${process.env.TSKUBE_CLI}: fresh starts, ms to sync / sandbox / running: ${seen.join(' ')} / ${sandbox.join(' ')} / ${running.join(' ')}\n`,
+    );
     f.firstSeenMs = percentile(seen, 50);
     f.firstSandboxMs = percentile(sandbox, 50);
     f.firstRunningMs = percentile(running, 50);
@@ -130,7 +135,12 @@ async function restartSeen(node: TestNode, env: NodeJS.ProcessEnv): Promise<numb
   const from = node.kubeletLog().length;
   const t0 = Date.now();
   node.startKubelet([], env);
-  await waitFor(() => FILE_SOURCE_REPORTED.test(node.kubeletLog().slice(from)), 60_000, 10, 'the restarted kubelet reading its manifests');
+  await waitFor(
+    () => FILE_SOURCE_REPORTED.test(node.kubeletLog().slice(from)),
+    60_000,
+    10,
+    'the restarted kubelet reading its manifests',
+  );
   return Date.parse(FILE_SOURCE_REPORTED.exec(node.kubeletLog().slice(from))![1]!) - t0;
 }
 
@@ -145,13 +155,21 @@ async function joinedNode(f: Partial<Figures>): Promise<void> {
     await cluster.start(async (node) => void (await node.cri.pullImage(APP_IMAGE, null)));
     const kubelet = cluster.node.kubelet!.pid;
     await waitFor(() => /\sReady/.test(cluster.kubectl(['get', 'nodes'])), 120_000, 500, 'node Ready');
-    const proxy = cluster.node.startProxy([`--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`, '--cluster-cidr=10.244.0.0/16']);
+    const proxy = cluster.node.startProxy([
+      `--kubeconfig=${path.join(cluster.as.dir, 'pki', 'kube-proxy.kubeconfig')}`,
+      '--cluster-cidr=10.244.0.0/16',
+    ]);
     cluster.kubectl(['create', 'deployment', 'load', `--image=${APP_IMAGE}`, '--replicas=0', '--', 'sleep', '36000']);
     let prev = 0;
     for (const n of SIZES) {
       const c0 = cpuSeconds(kubelet);
       cluster.kubectl(['scale', 'deployment', 'load', `--replicas=${n}`]);
-      await waitFor(() => (cluster.kubectl(['get', 'pods', '--no-headers']).match(/1\/1\s+Running/g) ?? []).length === n, 15 * 60_000, 500, `${n} pods running`);
+      await waitFor(
+        () => (cluster.kubectl(['get', 'pods', '--no-headers']).match(/1\/1\s+Running/g) ?? []).length === n,
+        15 * 60_000,
+        500,
+        `${n} pods running`,
+      );
       if (n > prev) f.cpuPerPodMs[n] = ((cpuSeconds(kubelet) - c0) * 1000) / (n - prev);
       prev = n;
       const s = await settled(kubelet);
@@ -179,7 +197,21 @@ async function podFloor(): Promise<Record<number, number>> {
     await cluster.start(async (node) => void (await node.cri.pullImage(APP_IMAGE, null)));
     const log = path.join(cluster.node.dir, 'pod-floor.log');
     const steps = SIZES.filter((n) => n > 0);
-    const floor = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/pod-floor.ts'), cluster.as.kubeconfig, cluster.node.socket, cluster.node.name, cluster.node.podLogsDir, steps.join(',')], log, { netns: cluster.node.netns, cwd: REPO });
+    const floor = start(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(REPO, 'bench/pod-floor.ts'),
+        cluster.as.kubeconfig,
+        cluster.node.socket,
+        cluster.node.name,
+        cluster.node.podLogsDir,
+        steps.join(','),
+      ],
+      log,
+      { netns: cluster.node.netns, cwd: REPO },
+    );
     const lines = (): { ready?: true; pods?: number; cpuMs?: number }[] =>
       fs
         .readFileSync(log, 'utf8')
@@ -190,7 +222,8 @@ async function podFloor(): Promise<Record<number, number>> {
       throw new Error(`bench/pod-floor.ts exited (${code}): ${fs.readFileSync(log, 'utf8').slice(-2000)}`);
     });
     died.catch(() => undefined);
-    const until = async (what: string, ok: () => boolean): Promise<void> => void (await Promise.race([waitFor(ok, 15 * 60_000, 200, what), died]));
+    const until = async (what: string, ok: () => boolean): Promise<void> =>
+      void (await Promise.race([waitFor(ok, 15 * 60_000, 200, what), died]));
     try {
       await until('pod-floor ready', () => lines().some((l) => l.ready));
       cluster.kubectl(['create', 'deployment', 'load', `--image=${APP_IMAGE}`, '--replicas=0', '--', 'sleep', '36000']);
@@ -219,7 +252,14 @@ async function apiserverStart(f: Partial<Figures>): Promise<void> {
   try {
     const t0 = Date.now();
     const started = as.start();
-    await waitFor(() => fs.existsSync(path.join(as.dir, 'apiserver.log')) && /serving on/.test(fs.readFileSync(path.join(as.dir, 'apiserver.log'), 'utf8')), 60_000, 10, 'serving on');
+    await waitFor(
+      () =>
+        fs.existsSync(path.join(as.dir, 'apiserver.log')) &&
+        /serving on/.test(fs.readFileSync(path.join(as.dir, 'apiserver.log'), 'utf8')),
+      60_000,
+      10,
+      'serving on',
+    );
     f.apiserverStartMs = Date.now() - t0;
     await started;
   } finally {
@@ -237,7 +277,12 @@ async function up(f: Partial<Figures>): Promise<void> {
     await n.run();
     f.upStartMs = Date.now() - t0;
     n.kubectl(['create', 'deployment', 'hello', `--image=${APP_IMAGE}`, '--replicas=2']);
-    await waitFor(() => (n.kubectl(['get', 'pods', '--no-headers']).match(/1\/1\s+Running/g) ?? []).length === 3, 120_000, 500, '3 pods running');
+    await waitFor(
+      () => (n.kubectl(['get', 'pods', '--no-headers']).match(/1\/1\s+Running/g) ?? []).length === 3,
+      120_000,
+      500,
+      '3 pods running',
+    );
     f.upMiB = (await settled(n.proc!.pid)).rssMiB;
   } finally {
     await n.stop();
@@ -258,7 +303,8 @@ function table(rows: [string, (f: Figures) => number, string, string][], by: Rec
 runBench(async () => {
   const skip = e2eSkipReason();
   if (skip) throw new Error(skip);
-  if (!fs.existsSync(path.join(REPO, 'dist/cli/tskube.js'))) throw new Error('no compiled build: run `npm run build` first');
+  if (!fs.existsSync(path.join(REPO, 'dist/cli/tskube.js')))
+    throw new Error('no compiled build: run `npm run build` first');
   const figures: Record<string, Partial<Figures>> = {};
   // The start times first, for every runtime: on a machine in the same state, not right after 110 pods were removed.
   for (const rt of RUNTIMES) {
@@ -280,7 +326,12 @@ runBench(async () => {
   const big = SIZES[SIZES.length - 1]!;
   const rows: [string, (f: Figures) => number, string, string][] = [
     ['kubelet alone, idle: RSS', (f) => f.kubeletIdleMiB, 'MiB', '≤ 60 MiB'],
-    [`kubelet start → first static pod sync begins (median of ${FIRST_STARTS})`, (f) => f.firstSeenMs, 'ms', '≤ 300 ms'],
+    [
+      `kubelet start → first static pod sync begins (median of ${FIRST_STARTS})`,
+      (f) => f.firstSeenMs,
+      'ms',
+      '≤ 300 ms',
+    ],
     ['kubelet start → first static pod sandbox', (f) => f.firstSandboxMs, 'ms', ''],
     ['kubelet start → first static pod running', (f) => f.firstRunningMs, 'ms', ''],
     ['kubelet restart → static pod sync begins', (f) => f.restartSeenMs, 'ms', ''],
@@ -292,20 +343,39 @@ runBench(async () => {
         ['  the same 30 s later', (f) => f.kubeletLaterMiB[n]!, 'MiB', goal],
       ];
     }),
-    ...SIZES.filter((n) => n > 0).map((n): [string, (f: Figures) => number, string, string] => [`kubelet CPU per API pod started (→${n})`, (f) => f.cpuPerPodMs[n]!, 'ms', '≤ 10 ms']),
-    ...SIZES.map((n): [string, (f: Figures) => number, string, string] => [`kubelet idle CPU with ${n} API pods (ms/s)`, (f) => f.kubeletIdleCpu[n]!, 'ms', '']),
+    ...SIZES.filter((n) => n > 0).map((n): [string, (f: Figures) => number, string, string] => [
+      `kubelet CPU per API pod started (→${n})`,
+      (f) => f.cpuPerPodMs[n]!,
+      'ms',
+      '≤ 10 ms',
+    ]),
+    ...SIZES.map((n): [string, (f: Figures) => number, string, string] => [
+      `kubelet idle CPU with ${n} API pods (ms/s)`,
+      (f) => f.kubeletIdleCpu[n]!,
+      'ms',
+      '',
+    ]),
     ['kube-proxy idle: RSS', (f) => f.proxyMiB, 'MiB', ''],
     ['apiserver (with a node): RSS', (f) => f.apiserverMiB, 'MiB', ''],
     ['apiserver start → serving', (f) => f.apiserverStartMs, 'ms', ''],
     ['tskube up, 3 pods: RSS', (f) => f.upMiB, 'MiB', '≤ 100 MiB'],
     ['tskube up start → "tskube is up"', (f) => f.upStartMs, 'ms', ''],
   ];
-  process.stdout.write(`tskube footprint: compiled (dist/, as users run it) vs through tsx (baseline), same run\n\n${table(rows, by)}\n`);
+  process.stdout.write(
+    `tskube footprint: compiled (dist/, as users run it) vs through tsx (baseline), same run\n\n${table(rows, by)}\n`,
+  );
   const kubelet = by.compiled ?? by.tsx!;
   process.stdout.write(
-    `\nfloor of the CPU per API pod started (bench/pod-floor.ts in the kubelet's place: a bare script with its CRI and REST clients and engine settings; per pod a watch event, RunPodSandbox, PodSandboxStatus, CreateContainer, StartContainer, one status patch):\n${Object.entries(floor)
-      .map(([n, ms]) => `  →${n}: floor ${ms.toFixed(1)} ms; kubelet (${by.compiled ? 'compiled' : 'tsx'}) ${kubelet.cpuPerPodMs[Number(n)]!.toFixed(1)} ms = ${(kubelet.cpuPerPodMs[Number(n)]! / ms).toFixed(2)}× the floor; goal ≤ 10 ms`)
+    `\nfloor of the CPU per API pod started (bench/pod-floor.ts in the kubelet's place: a bare script with its CRI and REST clients and engine settings; per pod a watch event, RunPodSandbox, PodSandboxStatus, CreateContainer, StartContainer, one status patch):\n${Object.entries(
+      floor,
+    )
+      .map(
+        ([n, ms]) =>
+          `  →${n}: floor ${ms.toFixed(1)} ms; kubelet (${by.compiled ? 'compiled' : 'tsx'}) ${kubelet.cpuPerPodMs[Number(n)]!.toFixed(1)} ms = ${(kubelet.cpuPerPodMs[Number(n)]! / ms).toFixed(2)}× the floor; goal ≤ 10 ms`,
+      )
       .join('\n')}\n`,
   );
-  process.stdout.write('\nprobe CPU goal (≤ 1.1× the bare-script floor at 110 pods × 2 probes/s): npm run bench:probes\n');
+  process.stdout.write(
+    '\nprobe CPU goal (≤ 1.1× the bare-script floor at 110 pods × 2 probes/s): npm run bench:probes\n',
+  );
 });

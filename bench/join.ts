@@ -24,7 +24,8 @@ async function joinTimes(): Promise<void> {
   try {
     const vm1 = await lan.vm('vm-1', '192.0.2.1');
     const vm2 = await lan.vm('vm-2', '192.0.2.2');
-    const kubectl = (args: string[], input?: string): string => vm1.exec('kubectl', [`--kubeconfig=${vm1.dir}/pki/admin.kubeconfig`, ...args], { input });
+    const kubectl = (args: string[], input?: string): string =>
+      vm1.exec('kubectl', [`--kubeconfig=${vm1.dir}/pki/admin.kubeconfig`, ...args], { input });
     let t = Date.now();
     const out = await vm1.run(['up'], /tskube join \S+ --token \S+ --discovery-token-ca-cert-hash \S+/);
     const upMs = Date.now() - t;
@@ -32,15 +33,26 @@ async function joinTimes(): Promise<void> {
     // Bound to vm-2 before it exists: the kubelet runs it as soon as it has joined.
     kubectl(['run', 'first', '--image=127.0.0.1:5000/tskube/app:1', '--overrides={"spec":{"nodeName":"vm-2"}}']);
     t = Date.now();
-    const running = waitFor(() => (kubectl(['get', 'pod', 'first', '-o', 'jsonpath={.status.phase}']) === 'Running' ? Date.now() : 0), 180_000, 100, 'first pod Running on vm-2');
+    const running = waitFor(
+      () => (kubectl(['get', 'pod', 'first', '-o', 'jsonpath={.status.phase}']) === 'Running' ? Date.now() : 0),
+      180_000,
+      100,
+      'first pod Running on vm-2',
+    );
     await vm2.run(join, /This node has joined the cluster/);
     const readyMs = Date.now() - t;
     const podMs = (await running) - t;
     process.stdout.write(`\n== tskube join (two VMs on one LAN bridge) ==\n`);
     process.stdout.write(`tskube up on vm-1 to Ready (reference, includes building the images): ${s(upMs)}\n`);
-    process.stdout.write(`tskube join on vm-2 to Node Ready (discovery, containerd start, TLS bootstrap, registration): ${s(readyMs)}\n`);
-    process.stdout.write(`tskube join on vm-2 to its first pod Running (image pulled through the mirror): ${s(podMs)}\n`);
-    process.stdout.write(`goal (issue 14): none stated; upstream kubeadm join takes tens of seconds (preflight, kubelet restart)\n`);
+    process.stdout.write(
+      `tskube join on vm-2 to Node Ready (discovery, containerd start, TLS bootstrap, registration): ${s(readyMs)}\n`,
+    );
+    process.stdout.write(
+      `tskube join on vm-2 to its first pod Running (image pulled through the mirror): ${s(podMs)}\n`,
+    );
+    process.stdout.write(
+      `goal (issue 14): none stated; upstream kubeadm join takes tens of seconds (preflight, kubelet restart)\n`,
+    );
   } finally {
     await lan.cleanup();
   }
@@ -52,7 +64,17 @@ function routeConvergence(): void {
   let r: { floorMs: number; results: { nodes: number; initialMs: number; addMs: number[] }[] };
   try {
     sh('ip', ['link', 'set', 'lo', 'up'], { netns });
-    const out = execFileSync('nsenter', [`--net=/run/netns/${netns}`, process.execPath, '--import', 'tsx', path.join(REPO, 'bench/route-convergence-runner.ts')], { cwd: REPO, encoding: 'utf8', maxBuffer: 16 << 20, timeout: 1_800_000, env: process.env });
+    const out = execFileSync(
+      'nsenter',
+      [
+        `--net=/run/netns/${netns}`,
+        process.execPath,
+        '--import',
+        'tsx',
+        path.join(REPO, 'bench/route-convergence-runner.ts'),
+      ],
+      { cwd: REPO, encoding: 'utf8', maxBuffer: 16 << 20, timeout: 1_800_000, env: process.env },
+    );
     r = JSON.parse(out.trim().split('\n').pop()!) as typeof r;
   } finally {
     sh('ip', ['netns', 'del', netns], { allowFail: true });
@@ -62,9 +84,13 @@ function routeConvergence(): void {
   process.stdout.write('  nodes | first sync (all routes) | Node created -> route in kernel (median of 5) | x floor\n');
   for (const x of r.results) {
     const m = median(x.addMs);
-    process.stdout.write(`${String(x.nodes).padStart(7)} | ${msf(x.initialMs).padStart(23)} | ${msf(m).padStart(46)} | ${(m / r.floorMs).toFixed(1).padStart(7)}\n`);
+    process.stdout.write(
+      `${String(x.nodes).padStart(7)} | ${msf(x.initialMs).padStart(23)} | ${msf(m).padStart(46)} | ${(m / r.floorMs).toFixed(1).padStart(7)}\n`,
+    );
   }
-  process.stdout.write('goal (issue 14): convergence after a Node is added, measured against the floor; no number stated\n');
+  process.stdout.write(
+    'goal (issue 14): convergence after a Node is added, measured against the floor; no number stated\n',
+  );
 }
 
 runBench(async () => {

@@ -18,26 +18,39 @@ const FOLLOW_SECONDS = Number(process.env.BENCH_FOLLOW_SECONDS ?? 10);
 const RUNS = 3;
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+const pct = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 
 runBench(async () => {
   const cluster = new TestCluster();
   try {
     await cluster.start();
     const ns = cluster.node.netns;
-    const inNs = (cmd: string, args: string[]): [string, string[]] => ['nsenter', [`--net=/run/netns/${ns}`, cmd, ...args]];
+    const inNs = (cmd: string, args: string[]): [string, string[]] => [
+      'nsenter',
+      [`--net=/run/netns/${ns}`, cmd, ...args],
+    ];
     /** Wall time of one command, its stdout counted by `wc -c` (the same pipe for every row). */
     const time = (cmd: string, args: string[], minBytes = 1): number => {
       const [c, a] = inNs('sh', ['-c', '"$@" | wc -c', 'sh', cmd, ...args]);
       const t0 = performance.now();
       const r = spawnSync(c, a, { encoding: 'utf8', timeout: 300_000 });
       const ms = performance.now() - t0;
-      if (r.status !== 0 || !(Number(r.stdout) >= minBytes)) throw new Error(`${cmd} ${args.join(' ')}: ${r.stdout.trim()} bytes; ${r.stderr}`);
+      if (r.status !== 0 || !(Number(r.stdout) >= minBytes))
+        throw new Error(`${cmd} ${args.join(' ')}: ${r.stdout.trim()} bytes; ${r.stderr}`);
       return ms;
     };
     const kc = (args: string[]): [string, string[]] => ['kubectl', [`--kubeconfig=${cluster.as.kubeconfig}`, ...args]];
 
-    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'logbench' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['/bin/sleep', '3600'] }] } });
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'logbench' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'c', image: APP_IMAGE, command: ['/bin/sleep', '3600'] }],
+      },
+    });
     await waitFor(() => /Running/.test(cluster.kubectl(['get', 'pod', 'logbench'])), 60_000, 300, 'logbench Running');
     const uid = cluster.kubectl(['get', 'pod', 'logbench', '-o', 'jsonpath={.metadata.uid}']);
     const file = path.join(cluster.node.podLogsDir, `default_logbench_${uid}`, 'c', '0.log');
@@ -68,17 +81,39 @@ runBench(async () => {
       const b = median(Array.from({ length: RUNS }, baseline));
       rows.push([label, s, b]);
     };
-    measure('kubectl logs (full)', () => time(...kc(['logs', 'logbench']), size / 2), () => time('cat', [file]));
-    measure('kubectl logs --tail=100', () => time(...kc(['logs', 'logbench', '--tail=100'])), () => time('tail', ['-n', '100', file]));
-    measure('kubelet /containerLogs (full)', () => time('curl', ['-skf', '-H', `Authorization: Bearer ${token}`, direct], size / 2), () => time('cat', [file]));
-    measure('kubelet /containerLogs?tailLines=100', () => time('curl', ['-skf', '-H', `Authorization: Bearer ${token}`, `${direct}?tailLines=100`]), () => time('tail', ['-n', '100', file]));
+    measure(
+      'kubectl logs (full)',
+      () => time(...kc(['logs', 'logbench']), size / 2),
+      () => time('cat', [file]),
+    );
+    measure(
+      'kubectl logs --tail=100',
+      () => time(...kc(['logs', 'logbench', '--tail=100'])),
+      () => time('tail', ['-n', '100', file]),
+    );
+    measure(
+      'kubelet /containerLogs (full)',
+      () => time('curl', ['-skf', '-H', `Authorization: Bearer ${token}`, direct], size / 2),
+      () => time('cat', [file]),
+    );
+    measure(
+      'kubelet /containerLogs?tailLines=100',
+      () => time('curl', ['-skf', '-H', `Authorization: Bearer ${token}`, `${direct}?tailLines=100`]),
+      () => time('tail', ['-n', '100', file]),
+    );
 
-    process.stdout.write(`logs: ${(size / 1024 / 1024).toFixed(0)} MB CRI log, ${n} lines; median of ${RUNS} runs; containerd ${(await cluster.node.cri.version()).runtime_version}\n\n`);
+    process.stdout.write(
+      `logs: ${(size / 1024 / 1024).toFixed(0)} MB CRI log, ${n} lines; median of ${RUNS} runs; containerd ${(await cluster.node.cri.version()).runtime_version}\n\n`,
+    );
     process.stdout.write('                                      |     time ms |  MB/s | baseline ms | ratio\n');
     for (const [label, s, b] of rows) {
-      process.stdout.write(`${label.padEnd(37)} | ${s.toFixed(0).padStart(11)} | ${(size / 1024 / 1024 / (s / 1000)).toFixed(0).padStart(5)} | ${b.toFixed(1).padStart(11)} | ${(s / b).toFixed(1)}\n`);
+      process.stdout.write(
+        `${label.padEnd(37)} | ${s.toFixed(0).padStart(11)} | ${(size / 1024 / 1024 / (s / 1000)).toFixed(0).padStart(5)} | ${b.toFixed(1).padStart(11)} | ${(s / b).toFixed(1)}\n`,
+      );
     }
-    process.stdout.write('each command\'s output goes through the same pipe to wc -c. baseline: cat (full) or tail -n 100 of the same file. kubectl rows include kubectl start-up, the apiserver hop and TLS twice.\n\n');
+    process.stdout.write(
+      "each command's output goes through the same pipe to wc -c. baseline: cat (full) or tail -n 100 of the same file. kubectl rows include kubectl start-up, the apiserver hop and TLS twice.\n\n",
+    );
 
     // Follow: both readers see the same appends.
     const follow = (label: string, cmd: string, args: string[]) => {
@@ -99,9 +134,19 @@ runBench(async () => {
           lat.push(now - Number(m[2]));
         }
       });
-      return { label, child, lat, get last() { return last; } };
+      return {
+        label,
+        child,
+        lat,
+        get last() {
+          return last;
+        },
+      };
     };
-    const readers = [follow('kubectl logs -f', ...kc(['logs', '-f', 'logbench', '--tail=0'])), follow('tail -F', 'tail', ['-F', '-n', '0', file])];
+    const readers = [
+      follow('kubectl logs -f', ...kc(['logs', '-f', 'logbench', '--tail=0'])),
+      follow('tail -F', 'tail', ['-F', '-n', '0', file]),
+    ];
     await new Promise((r) => setTimeout(r, 3000)); // both attached
     const total = RATE * FOLLOW_SECONDS;
     let seq = 0;
@@ -120,15 +165,23 @@ runBench(async () => {
       }, 10);
     });
     const wrote = (Date.now() - t0) / 1000;
-    await waitFor(() => readers.every((r) => r.last >= total - 1), 60_000, 100, 'readers caught up').catch(() => undefined);
+    await waitFor(() => readers.every((r) => r.last >= total - 1), 60_000, 100, 'readers caught up').catch(
+      () => undefined,
+    );
     for (const r of readers) r.child.kill();
-    process.stdout.write(`follow: ${total} lines appended at ${(total / wrote).toFixed(0)} lines/s for ${wrote.toFixed(1)} s\n`);
+    process.stdout.write(
+      `follow: ${total} lines appended at ${(total / wrote).toFixed(0)} lines/s for ${wrote.toFixed(1)} s\n`,
+    );
     process.stdout.write('                 | received | lines/s | latency p50 ms | p99 ms | max ms\n');
     for (const r of readers) {
-      process.stdout.write(`${r.label.padEnd(16)} | ${String(r.lat.length).padStart(8)} | ${(r.lat.length / wrote).toFixed(0).padStart(7)} | ${String(pct(r.lat, 50)).padStart(14)} | ${String(pct(r.lat, 99)).padStart(6)} | ${String(Math.max(...r.lat)).padStart(6)}\n`);
+      process.stdout.write(
+        `${r.label.padEnd(16)} | ${String(r.lat.length).padStart(8)} | ${(r.lat.length / wrote).toFixed(0).padStart(7)} | ${String(pct(r.lat, 50)).padStart(14)} | ${String(pct(r.lat, 99)).padStart(6)} | ${String(Math.max(...r.lat)).padStart(6)}\n`,
+      );
     }
     const [k, t] = readers;
-    process.stdout.write(`ratio kubectl/tail: p99 latency ${(pct(k!.lat, 99) / Math.max(1, pct(t!.lat, 99))).toFixed(1)}, lines received ${(k!.lat.length / Math.max(1, t!.lat.length)).toFixed(2)}\n`);
+    process.stdout.write(
+      `ratio kubectl/tail: p99 latency ${(pct(k!.lat, 99) / Math.max(1, pct(t!.lat, 99))).toFixed(1)}, lines received ${(k!.lat.length / Math.max(1, t!.lat.length)).toFixed(2)}\n`,
+    );
   } finally {
     await cluster.cleanup();
   }

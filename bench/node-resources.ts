@@ -30,7 +30,12 @@ async function measure(managers: boolean): Promise<Row[]> {
     cluster.kubectl(['create', 'deployment', 'load', `--image=${APP_IMAGE}`, '--replicas=0', '--', 'sleep', '36000']);
     for (const n of SIZES) {
       cluster.kubectl(['scale', 'deployment', 'load', `--replicas=${n}`]);
-      await waitFor(() => (cluster.kubectl(['get', 'pods', '--no-headers']).match(/1\/1\s+Running/g) ?? []).length === n, 15 * 60_000, 2000, `${n} pods running`);
+      await waitFor(
+        () => (cluster.kubectl(['get', 'pods', '--no-headers']).match(/1\/1\s+Running/g) ?? []).length === n,
+        15 * 60_000,
+        2000,
+        `${n} pods running`,
+      );
       await new Promise((r) => setTimeout(r, 5000)); // settle
       const c0 = cpuSeconds(pid);
       await new Promise((r) => setTimeout(r, STEADY_SECONDS * 1000));
@@ -47,11 +52,15 @@ runBench(async () => {
   if (skip) throw new Error(skip);
   const off = await measure(false);
   const on = await measure(true);
-  process.stdout.write(`kubelet steady CPU (% of a core over ${STEADY_SECONDS} s) and RSS, node-resource managers on vs off (baseline, same run)\n\n`);
+  process.stdout.write(
+    `kubelet steady CPU (% of a core over ${STEADY_SECONDS} s) and RSS, node-resource managers on vs off (baseline, same run)\n\n`,
+  );
   process.stdout.write('pods | CPU off | CPU on | CPU on/off | RSS off | RSS on | RSS on/off\n');
   for (const [i, a] of off.entries()) {
     const b = on[i]!;
-    process.stdout.write(`${String(a.pods).padStart(4)} | ${`${a.cpuPct.toFixed(2)} %`.padStart(7)} | ${`${b.cpuPct.toFixed(2)} %`.padStart(6)} | ${(b.cpuPct / Math.max(a.cpuPct, 0.01)).toFixed(2).padStart(10)} | ${`${a.rssMiB.toFixed(1)} MiB`.padStart(9)} | ${`${b.rssMiB.toFixed(1)} MiB`.padStart(9)} | ${(b.rssMiB / a.rssMiB).toFixed(2)}\n`);
+    process.stdout.write(
+      `${String(a.pods).padStart(4)} | ${`${a.cpuPct.toFixed(2)} %`.padStart(7)} | ${`${b.cpuPct.toFixed(2)} %`.padStart(6)} | ${(b.cpuPct / Math.max(a.cpuPct, 0.01)).toFixed(2).padStart(10)} | ${`${a.rssMiB.toFixed(1)} MiB`.padStart(9)} | ${`${b.rssMiB.toFixed(1)} MiB`.padStart(9)} | ${(b.rssMiB / a.rssMiB).toFixed(2)}\n`,
+    );
   }
-  process.stdout.write('\ngoal (issue 18): the managers\' cost visible beside the baseline; no numeric target is set\n');
+  process.stdout.write("\ngoal (issue 18): the managers' cost visible beside the baseline; no numeric target is set\n");
 });

@@ -38,16 +38,41 @@ async function startPod(pod: KObj): Promise<void> {
     hostname: md.name,
     log_directory: path.join(logsDir, `${md.namespace}_${md.name}_${md.uid}`),
     labels: { [L_POD_UID]: md.uid },
-    linux: { security_context: { namespace_options: { network: 'POD' as const, pid: 'CONTAINER' as const, ipc: 'POD' as const } } },
+    linux: {
+      security_context: {
+        namespace_options: { network: 'POD' as const, pid: 'CONTAINER' as const, ipc: 'POD' as const },
+      },
+    },
   };
   fs.mkdirSync(sandboxConfig.log_directory, { recursive: true });
   const sandbox = await cri.runPodSandbox(sandboxConfig, md.uid);
   const ip = (await cri.podSandboxStatus(sandbox, md.uid)).status?.network?.ip ?? '';
   const statuses = [];
   for (const c of spec.containers) {
-    const id = await cri.createContainer(sandbox, { metadata: { name: c.name, attempt: 0 }, image: { image: c.image }, command: c.command ?? [], args: c.args ?? [], labels: { [L_POD_UID]: md.uid }, log_path: `${c.name}/0.log` }, sandboxConfig, md.uid);
+    const id = await cri.createContainer(
+      sandbox,
+      {
+        metadata: { name: c.name, attempt: 0 },
+        image: { image: c.image },
+        command: c.command ?? [],
+        args: c.args ?? [],
+        labels: { [L_POD_UID]: md.uid },
+        log_path: `${c.name}/0.log`,
+      },
+      sandboxConfig,
+      md.uid,
+    );
     await cri.startContainer(id, md.uid);
-    statuses.push({ name: c.name, image: c.image, imageID: '', containerID: `containerd://${id}`, ready: true, started: true, restartCount: 0, state: { running: { startedAt: new Date().toISOString() } } });
+    statuses.push({
+      name: c.name,
+      image: c.image,
+      imageID: '',
+      containerID: `containerd://${id}`,
+      ready: true,
+      started: true,
+      restartCount: 0,
+      state: { running: { startedAt: new Date().toISOString() } },
+    });
   }
   const now = new Date().toISOString();
   const status = {
@@ -55,18 +80,43 @@ async function startPod(pod: KObj): Promise<void> {
     podIP: ip,
     podIPs: ip ? [{ ip }] : [],
     startTime: now,
-    conditions: ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({ type, status: 'True', lastTransitionTime: now })),
+    conditions: ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({
+      type,
+      status: 'True',
+      lastTransitionTime: now,
+    })),
     containerStatuses: statuses,
   };
-  await client.patch(`/api/v1/namespaces/${md.namespace}/pods/${md.name}/status`, { metadata: { uid: md.uid }, status }, 'strategic');
+  await client.patch(
+    `/api/v1/namespaces/${md.namespace}/pods/${md.name}/status`,
+    { metadata: { uid: md.uid }, status },
+    'strategic',
+  );
 }
 
 /** The node the scheduler binds to: Ready, with room for the pods (a heartbeat is not needed for a minute's run). */
 async function registerNode(): Promise<void> {
   const now = new Date().toISOString();
   const resources = { cpu: '16', memory: '64Gi', pods: '250' };
-  const node = await client.create('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName, labels: { 'kubernetes.io/hostname': nodeName, 'kubernetes.io/os': 'linux' } } });
-  const status = { capacity: resources, allocatable: resources, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'pod-floor', lastHeartbeatTime: now, lastTransitionTime: now }] };
+  const node = await client.create('/api/v1/nodes', {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: nodeName, labels: { 'kubernetes.io/hostname': nodeName, 'kubernetes.io/os': 'linux' } },
+  });
+  const status = {
+    capacity: resources,
+    allocatable: resources,
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        message: 'pod-floor',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      },
+    ],
+  };
   await client.patch(`/api/v1/nodes/${nodeName}/status`, { metadata: { uid: node.metadata.uid }, status }, 'strategic');
 }
 
@@ -78,7 +128,10 @@ async function main(): Promise<void> {
   let next = 0;
   let batchCpu: number | undefined;
   const seen = new Set<string>();
-  for await (const e of client.watch('/api/v1/pods', { fieldSelector: `spec.nodeName=${nodeName}`, resourceVersion: (list.metadata as KObj).resourceVersion as string })) {
+  for await (const e of client.watch('/api/v1/pods', {
+    fieldSelector: `spec.nodeName=${nodeName}`,
+    resourceVersion: (list.metadata as KObj).resourceVersion as string,
+  })) {
     if (e.type !== 'ADDED' || seen.has(e.object.metadata.uid as string)) continue;
     seen.add(e.object.metadata.uid as string);
     batchCpu ??= cpuMs();

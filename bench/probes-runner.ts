@@ -62,7 +62,12 @@ async function measure(seconds: number, runs: Map<string, number[]>): Promise<Wi
   const c = process.cpuUsage(c0);
   const t1 = Date.now();
   const errors = errorsOf(runs, 1000, t0, t1);
-  return { errors, cpuPct: ((c.user + c.system) / 1000 / (t1 - t0)) * 100, rssMiB: Math.max(...rss) / 1024 / 1024, runs: errors.length };
+  return {
+    errors,
+    cpuPct: ((c.user + c.system) / 1000 / (t1 - t0)) * 100,
+    rssMiB: Math.max(...rss) / 1024 / 1024,
+    runs: errors.length,
+  };
 }
 
 /** The floor: the same probes from setInterval with bare http.get and net.connect. */
@@ -70,16 +75,33 @@ function floorProbes(ips: string[], runs: Map<string, number[]>): () => void {
   const timers: NodeJS.Timeout[] = [];
   ips.forEach((ip, i) => {
     const start = (key: string, fn: () => void): void => {
-      setTimeout(() => {
-        const tick = (): void => {
-          (runs.get(key) ?? runs.set(key, []).get(key)!).push(Date.now());
-          fn();
-        };
-        tick();
-        timers.push(setInterval(tick, 1000));
-      }, (i / ips.length) * 1000);
+      setTimeout(
+        () => {
+          const tick = (): void => {
+            (runs.get(key) ?? runs.set(key, []).get(key)!).push(Date.now());
+            fn();
+          };
+          tick();
+          timers.push(setInterval(tick, 1000));
+        },
+        (i / ips.length) * 1000,
+      );
     };
-    start(`${ip}/http`, () => http.get({ host: ip, port: 8080, path: '/', timeout: 1000, headers: { 'User-Agent': 'kube-probe/1.32', Accept: '*/*' }, agent: false }, (res) => res.resume()).on('error', () => {}));
+    start(`${ip}/http`, () =>
+      http
+        .get(
+          {
+            host: ip,
+            port: 8080,
+            path: '/',
+            timeout: 1000,
+            headers: { 'User-Agent': 'kube-probe/1.32', Accept: '*/*' },
+            agent: false,
+          },
+          (res) => res.resume(),
+        )
+        .on('error', () => {}),
+    );
     start(`${ip}/tcp`, () => {
       const s = net.connect({ host: ip, port: 8080 }, () => s.destroy());
       s.on('error', () => {});
@@ -100,13 +122,29 @@ async function main(): Promise<void> {
     log,
     events: new LogEventRecorder(log),
     metrics: new KubeletMetrics(),
-    node: { nodeName: 'bench', hostIP: '127.0.0.1', podLogsDir: path.join(dir!, 'pod-logs'), rootDir: path.join(dir!, 'kubelet') },
+    node: {
+      nodeName: 'bench',
+      hostIP: '127.0.0.1',
+      podLogsDir: path.join(dir!, 'pod-logs'),
+      rootDir: path.join(dir!, 'kubelet'),
+    },
     manifestPath: manifests,
     onProbeRun: (key, at) => (runs.get(key) ?? runs.set(key, []).get(key)!).push(at),
   });
   await kubelet.start();
   const t0 = Date.now();
-  await waitFor(() => kubelet.workers.size === N && [...kubelet.workers.values()].every((w) => w.lastState?.containers.some((c) => c.state === 'running') && kubelet.prober.ready(w.pod, 'web', w.lastState.containers[0]!.id)), 600_000, 500, `${N} pods ready`);
+  await waitFor(
+    () =>
+      kubelet.workers.size === N &&
+      [...kubelet.workers.values()].every(
+        (w) =>
+          w.lastState?.containers.some((c) => c.state === 'running') &&
+          kubelet.prober.ready(w.pod, 'web', w.lastState.containers[0]!.id),
+      ),
+    600_000,
+    500,
+    `${N} pods ready`,
+  );
   const readyAfter = Date.now() - t0;
   await new Promise((r) => setTimeout(r, 5000)); // settle
   const k = await measure(SECONDS, runs);
@@ -119,8 +157,18 @@ async function main(): Promise<void> {
   const f = await measure(Math.min(SECONDS, 30), floorRuns);
   stop();
   cri.close();
-  const summary = (w: Window) => ({ p50: percentile(w.errors, 50), p99: percentile(w.errors, 99), max: Math.max(...w.errors), min: Math.min(...w.errors), runs: w.runs, cpuPct: w.cpuPct, rssMiB: w.rssMiB });
-  process.stdout.write(JSON.stringify({ n: N, seconds: SECONDS, readyAfterMs: readyAfter, kubelet: summary(k), floor: summary(f) }) + '\n');
+  const summary = (w: Window) => ({
+    p50: percentile(w.errors, 50),
+    p99: percentile(w.errors, 99),
+    max: Math.max(...w.errors),
+    min: Math.min(...w.errors),
+    runs: w.runs,
+    cpuPct: w.cpuPct,
+    rssMiB: w.rssMiB,
+  });
+  process.stdout.write(
+    JSON.stringify({ n: N, seconds: SECONDS, readyAfterMs: readyAfter, kubelet: summary(k), floor: summary(f) }) + '\n',
+  );
   process.exit(0);
 }
 

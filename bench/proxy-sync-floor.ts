@@ -28,11 +28,17 @@ function growTo(targetMiB: number): void {
 
 async function main(): Promise<void> {
   growTo(Number(process.argv[3] ?? 0));
-  const [path, labelSelector] = process.argv[4] ? [process.argv[4], process.argv[5]!] : ['/apis/discovery.k8s.io/v1/endpointslices', NOT_OURS];
+  const [path, labelSelector] = process.argv[4]
+    ? [process.argv[4], process.argv[5]!]
+    : ['/apis/discovery.k8s.io/v1/endpointslices', NOT_OURS];
   // One item is enough for the resourceVersion to watch from.
   const list = await client.get(path, { labelSelector, limit: 1 });
   process.stdout.write(`${JSON.stringify({ ready: true, rssMiB: process.memoryUsage().rss / MiB })}\n`);
-  for await (const e of client.watch(path, { labelSelector, resourceVersion: list.metadata.resourceVersion as string, allowWatchBookmarks: false }))
+  for await (const e of client.watch(path, {
+    labelSelector,
+    resourceVersion: list.metadata.resourceVersion as string,
+    allowWatchBookmarks: false,
+  }))
     process.stdout.write(`${JSON.stringify({ at: wallMs(), type: e.type, name: e.object.metadata?.name })}\n`);
 }
 

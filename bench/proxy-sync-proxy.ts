@@ -36,14 +36,40 @@ new PerformanceObserver((list) => {
 
 async function main(): Promise<void> {
   const [kubeconfig, mode] = process.argv.slice(2);
-  const cfg = loadProxyConfig([`--kubeconfig=${kubeconfig!}`, `--proxy-mode=${mode!}`, '--hostname-override=bench', '--cluster-cidr=11.0.0.0/8', '--iptables-sync-period=10m', '--iptables-min-sync-period=1s'], () => {});
+  const cfg = loadProxyConfig(
+    [
+      `--kubeconfig=${kubeconfig!}`,
+      `--proxy-mode=${mode!}`,
+      '--hostname-override=bench',
+      '--cluster-cidr=11.0.0.0/8',
+      '--iptables-sync-period=10m',
+      '--iptables-min-sync-period=1s',
+    ],
+    () => {},
+  );
   const log = createLogger('kube-proxy', { sink: () => {} });
   const metrics = new ProxyMetrics();
-  const ipt = process.env.BENCH_IPT === 'legacy' ? new ExecIptables({ iptables: 'iptables-legacy', restore: 'iptables-legacy-restore', save: 'iptables-legacy-save' }) : undefined;
+  const ipt =
+    process.env.BENCH_IPT === 'legacy'
+      ? new ExecIptables({
+          iptables: 'iptables-legacy',
+          restore: 'iptables-legacy-restore',
+          save: 'iptables-legacy-save',
+        })
+      : undefined;
   const backends = await proxyBackends(cfg, { metrics, log, conntrackTCPLiberal: false, ipt });
   const client = new KubeClient(loadKubeconfig(cfg.kubeconfig));
   const proxier = new Proxier(
-    { nodeName: cfg.nodeName, clusterCIDR: cfg.clusterCIDR, masqueradeAll: false, masqueradeBit: 14, syncPeriodMs: cfg.syncPeriodMs, minSyncPeriodMs: cfg.minSyncPeriodMs, localhostNodePorts: false, conntrackTCPLiberal: false },
+    {
+      nodeName: cfg.nodeName,
+      clusterCIDR: cfg.clusterCIDR,
+      masqueradeAll: false,
+      masqueradeBit: 14,
+      syncPeriodMs: cfg.syncPeriodMs,
+      minSyncPeriodMs: cfg.minSyncPeriodMs,
+      localhostNodePorts: false,
+      conntrackTCPLiberal: false,
+    },
     { client, backends, log, metrics, health: new ProxyHealth(1_200_000), conntrack: async () => 0 },
   );
   // When the last EndpointSlice event reached the proxier (its informer's handler).
@@ -64,7 +90,25 @@ async function main(): Promise<void> {
     if (proxier.syncs === before) return; // not initialized yet, or failed
     const cpu = process.cpuUsage();
     const s = proxier.lastSync;
-    process.stdout.write(JSON.stringify({ ev: 'sync', syncs: proxier.syncs, sliceAt, begin, end, at: s.at, full: s.full, changed: s.changed, renderMs: s.renderMs, applyMs: s.applyMs, rssMiB: process.memoryUsage().rss / 2 ** 20, cpuMs: (cpu.user + cpu.system) / 1000, gcMs: gc.ms, gcMajor: gc.major, childCpuMs: childCpuMs() }) + '\n');
+    process.stdout.write(
+      JSON.stringify({
+        ev: 'sync',
+        syncs: proxier.syncs,
+        sliceAt,
+        begin,
+        end,
+        at: s.at,
+        full: s.full,
+        changed: s.changed,
+        renderMs: s.renderMs,
+        applyMs: s.applyMs,
+        rssMiB: process.memoryUsage().rss / 2 ** 20,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        gcMs: gc.ms,
+        gcMajor: gc.major,
+        childCpuMs: childCpuMs(),
+      }) + '\n',
+    );
   };
   process.stdout.write(JSON.stringify({ ev: 'start', at: Date.now() }) + '\n');
   await proxier.start();

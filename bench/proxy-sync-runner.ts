@@ -91,7 +91,8 @@ class JsonLinesChild<E> {
       const found = this.events.slice(from).find(match);
       if (found) return found;
       const left = deadline - Date.now();
-      if (this.child.exitCode !== null) throw new Error(`${this.name} exited (${this.child.exitCode}) while waiting for ${what}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`${this.name} exited (${this.child.exitCode}) while waiting for ${what}`);
       if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
       await new Promise<void>((r) => {
         const t = setTimeout(r, Math.min(left, 1000));
@@ -106,7 +107,16 @@ class ProxyProcess extends JsonLinesChild<SyncEvent> {
   startedAt = 0;
   constructor(kubeconfig: string) {
     const mode = MODE === 'nftables' ? 'nftables' : 'iptables';
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/proxy-sync-proxy.ts'), kubeconfig, mode], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'], detached: true, env: { ...process.env, BENCH_IPT: MODE === 'legacy' ? 'legacy' : '' } });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO, 'bench/proxy-sync-proxy.ts'), kubeconfig, mode],
+      {
+        cwd: REPO,
+        stdio: ['ignore', 'pipe', 'inherit'],
+        detached: true,
+        env: { ...process.env, BENCH_IPT: MODE === 'legacy' ? 'legacy' : '' },
+      },
+    );
     super(child, 'the proxy', (l) => {
       const e = l as SyncEvent | { ev: 'start'; at: number };
       if (e.ev === 'sync') return e;
@@ -137,7 +147,22 @@ type FloorLine = { ready?: true; rssMiB?: number; at: number; name: string };
 class FloorWatcher extends JsonLinesChild<FloorLine> {
   rssMiB = 0;
   private constructor(kubeconfig: string, rssMiB: number, watch: string[]) {
-    super(spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/proxy-sync-floor.ts'), kubeconfig, String(Math.round(rssMiB)), ...watch], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] }), 'the floor watcher', (l) => l as FloorLine);
+    super(
+      spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          path.join(REPO, 'bench/proxy-sync-floor.ts'),
+          kubeconfig,
+          String(Math.round(rssMiB)),
+          ...watch,
+        ],
+        { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] },
+      ),
+      'the floor watcher',
+      (l) => l as FloorLine,
+    );
   }
   static async start(kubeconfig: string, rssMiB = 0, watch: string[] = []): Promise<FloorWatcher> {
     const w = new FloorWatcher(kubeconfig, rssMiB, watch);
@@ -174,7 +199,13 @@ async function changeFloor(kubeconfig: string, client: KubeClient, n: number, fi
     const out: number[] = [];
     for (let k = first; k < first + CHANGES; k++) {
       await new Promise((r) => setTimeout(r, 1100));
-      out.push(await watcher.time(client, `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/svc${(k * 991) % n}-x`, (o) => (o.endpoints[0].addresses = [ip(400_000 + k, 13)])));
+      out.push(
+        await watcher.time(
+          client,
+          `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/svc${(k * 991) % n}-x`,
+          (o) => (o.endpoints[0].addresses = [ip(400_000 + k, 13)]),
+        ),
+      );
     }
     return out;
   } finally {
@@ -184,45 +215,83 @@ async function changeFloor(kubeconfig: string, client: KubeClient, n: number, fi
 
 function clearRules(): void {
   execFileSync('nft', ['flush', 'ruleset']);
-  for (const t of ['nat', 'filter']) for (const bin of ['iptables-legacy', 'iptables-nft']) execFileSync(bin, ['-t', t, '-F']), execFileSync(bin, ['-t', t, '-X']);
+  for (const t of ['nat', 'filter'])
+    for (const bin of ['iptables-legacy', 'iptables-nft'])
+      (execFileSync(bin, ['-t', t, '-F']), execFileSync(bin, ['-t', t, '-X']));
 }
 
 function inKernel(newIP: string, svc: string, clusterIP: string): boolean {
   if (MODE === 'nftables') {
     // A plain ClusterIP Service's rule in its group chain names its map of endpoint slots; the endpoint is the value
     // of one of its ranges.
-    const chain = execFileSync('nft', ['list', 'chain', 'ip', 'kube-proxy', groupChainOf(`service-${servicePortBase(`default/${svc}:http`, 'tcp')}`)], { encoding: 'utf8' });
-    const map = new RegExp(`ip daddr ${clusterIP.replaceAll('.', '\\.')} tcp dport 80 dnat .* map @(endpoint-slots-tcp-\\d+)`).exec(chain)?.[1];
-    return !!map && execFileSync('nft', ['list', 'map', 'ip', 'kube-proxy', map], { encoding: 'utf8', maxBuffer: 1 << 28 }).includes(`: ${newIP} . 8080`);
+    const chain = execFileSync(
+      'nft',
+      ['list', 'chain', 'ip', 'kube-proxy', groupChainOf(`service-${servicePortBase(`default/${svc}:http`, 'tcp')}`)],
+      { encoding: 'utf8' },
+    );
+    const map = new RegExp(
+      `ip daddr ${clusterIP.replaceAll('.', '\\.')} tcp dport 80 dnat .* map @(endpoint-slots-tcp-\\d+)`,
+    ).exec(chain)?.[1];
+    return (
+      !!map &&
+      execFileSync('nft', ['list', 'map', 'ip', 'kube-proxy', map], { encoding: 'utf8', maxBuffer: 1 << 28 }).includes(
+        `: ${newIP} . 8080`,
+      )
+    );
   }
   const save = MODE === 'legacy' ? 'iptables-legacy-save' : 'iptables-nft-save';
-  return execFileSync(save, ['-t', 'nat'], { encoding: 'utf8', maxBuffer: 1 << 30 }).includes(`--to-destination ${newIP}:8080`);
+  return execFileSync(save, ['-t', 'nat'], { encoding: 'utf8', maxBuffer: 1 << 30 }).includes(
+    `--to-destination ${newIP}:8080`,
+  );
 }
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-proxy-'));
   const max = Math.max(...SIZES);
-  const srv = await startApiServer({ certDir: dir, bindAddress: '127.0.0.1', securePort: 0, advertiseAddress: '', serviceClusterIpRange: '10.96.0.0/12', nodeNames: [], controllers: [], historySize: 2 * max + 1000, log: () => {} });
+  const srv = await startApiServer({
+    certDir: dir,
+    bindAddress: '127.0.0.1',
+    securePort: 0,
+    advertiseAddress: '',
+    serviceClusterIpRange: '10.96.0.0/12',
+    nodeNames: [],
+    controllers: [],
+    historySize: 2 * max + 1000,
+    log: () => {},
+  });
   const kubeconfig = srv.kubeconfigs['kubernetes-admin']!;
   const client = new KubeClient(loadKubeconfig(kubeconfig));
   const api = srv.api;
   const svcs = api.res('', 'services');
   const slices = api.res('discovery.k8s.io', 'endpointslices');
   // A slice's endpoints as text, so that a floor ConfigMap is about a slice's size.
-  const filler = JSON.stringify(Array.from({ length: EPS }, (_, e) => ({ addresses: [ip(e + 1, 11)], conditions: { ready: true } })));
-  if (MODE === 'nftables') for (let k = 0; k < CHANGES; k++) api.create(api.res('', 'configmaps'), 'default', { metadata: { name: `floor-${k}`, labels: FLOOR_LABELS }, data: { v: '0', filler } });
+  const filler = JSON.stringify(
+    Array.from({ length: EPS }, (_, e) => ({ addresses: [ip(e + 1, 11)], conditions: { ready: true } })),
+  );
+  if (MODE === 'nftables')
+    for (let k = 0; k < CHANGES; k++)
+      api.create(api.res('', 'configmaps'), 'default', {
+        metadata: { name: `floor-${k}`, labels: FLOOR_LABELS },
+        data: { v: '0', filler },
+      });
   const rows: object[] = [];
   let have = 0;
   let change = 0;
   for (const n of SIZES) {
     // Straight into the Api: tens of thousands of objects over HTTPS would take longer than the measurement.
     for (; have < n; have++) {
-      api.create(svcs, 'default', { metadata: { name: `svc${have}` }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
+      api.create(svcs, 'default', {
+        metadata: { name: `svc${have}` },
+        spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+      });
       api.create(slices, 'default', {
         metadata: { name: `svc${have}-x`, labels: { 'kubernetes.io/service-name': `svc${have}` } },
         addressType: 'IPv4',
         ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-        endpoints: Array.from({ length: EPS }, (_, e) => ({ addresses: [ip(have * EPS + e + 1, 11)], conditions: { ready: true } })),
+        endpoints: Array.from({ length: EPS }, (_, e) => ({
+          addresses: [ip(have * EPS + e + 1, 11)],
+          conditions: { ready: true },
+        })),
       });
     }
     const floorMs = MODE === 'nftables' ? await changeFloor(kubeconfig, client, n, change) : [];
@@ -235,9 +304,19 @@ async function main(): Promise<void> {
       break;
     }
     const changes: number[] = [];
-    const splits: { renderMs: number; applyMs: number; requestMs: number; toProxierMs: number; toSyncMs: number; apiserverGcMs: number }[] = [];
+    const splits: {
+      renderMs: number;
+      applyMs: number;
+      requestMs: number;
+      toProxierMs: number;
+      toSyncMs: number;
+      apiserverGcMs: number;
+    }[] = [];
     // In turns with the proxy's changes: the floor from a watcher as large as the proxy, on updates the proxy does not see.
-    const sized = MODE === 'nftables' ? await FloorWatcher.start(kubeconfig, first.rssMiB, ['/api/v1/namespaces/default/configmaps', FLOOR_SELECTOR]) : undefined;
+    const sized =
+      MODE === 'nftables'
+        ? await FloorWatcher.start(kubeconfig, first.rssMiB, ['/api/v1/namespaces/default/configmaps', FLOOR_SELECTOR])
+        : undefined;
     const sizedFloorMs: number[] = [];
     const cpu0 = cold.last()!;
     for (let k = 0; k < CHANGES; k++, change++) {
@@ -253,8 +332,19 @@ async function main(): Promise<void> {
       const u1 = wallMs();
       const ev = await cold.next(before, (e) => !e.full && e.changed > 0, 60_000, 'partial sync');
       changes.push(ev.end - u0);
-      splits.push({ renderMs: ev.renderMs, applyMs: ev.applyMs, requestMs: u1 - u0, toProxierMs: ev.sliceAt - u0, toSyncMs: ev.begin - u0, apiserverGcMs: runnerGc.ms - gc0 });
-      if (k === 0 && !inKernel(newIP, name, (await client.get(`/api/v1/namespaces/default/services/${name}`)).spec.clusterIP)) throw new Error(`${MODE}: the new endpoint ${newIP} is not in the kernel`);
+      splits.push({
+        renderMs: ev.renderMs,
+        applyMs: ev.applyMs,
+        requestMs: u1 - u0,
+        toProxierMs: ev.sliceAt - u0,
+        toSyncMs: ev.begin - u0,
+        apiserverGcMs: runnerGc.ms - gc0,
+      });
+      if (
+        k === 0 &&
+        !inKernel(newIP, name, (await client.get(`/api/v1/namespaces/default/services/${name}`)).spec.clusterIP)
+      )
+        throw new Error(`${MODE}: the new endpoint ${newIP} is not in the kernel`);
       if (!sized) continue;
       await new Promise((r) => setTimeout(r, 1100));
       sizedFloorMs.push(await sized.time(client, floorConfigMap(k), (o) => (o.data.v = String(change + 1))));

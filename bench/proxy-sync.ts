@@ -27,7 +27,14 @@ interface Row {
   /** The floor from a watcher grown to the proxy's resident size (ConfigMap updates, in turns with the changes), and that size. */
   sizedFloorMs: number[];
   sizedFloorRssMiB: number;
-  splits: { renderMs: number; applyMs: number; requestMs: number; toProxierMs: number; toSyncMs: number; apiserverGcMs: number }[];
+  splits: {
+    renderMs: number;
+    applyMs: number;
+    requestMs: number;
+    toProxierMs: number;
+    toSyncMs: number;
+    apiserverGcMs: number;
+  }[];
   changeCpuMs: number;
   /** Of it, garbage collection, and major collections per change. */
   changeGcMs: number;
@@ -47,7 +54,25 @@ function runIn(mode: string): Result {
   sh('ip', ['netns', 'add', netns]);
   try {
     sh('ip', ['link', 'set', 'lo', 'up'], { netns });
-    const out = execFileSync('nsenter', [`--net=/run/netns/${netns}`, process.execPath, '--import', 'tsx', path.join(REPO, 'bench/proxy-sync-runner.ts'), mode], { cwd: REPO, encoding: 'utf8', maxBuffer: 16 << 20, timeout: 3_600_000, env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync(
+      'nsenter',
+      [
+        `--net=/run/netns/${netns}`,
+        process.execPath,
+        '--import',
+        'tsx',
+        path.join(REPO, 'bench/proxy-sync-runner.ts'),
+        mode,
+      ],
+      {
+        cwd: REPO,
+        encoding: 'utf8',
+        maxBuffer: 16 << 20,
+        timeout: 3_600_000,
+        env: process.env,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     return JSON.parse(out.trim().split('\n').pop()!) as Result;
   } finally {
     sh('ip', ['netns', 'del', netns], { allowFail: true });
@@ -57,11 +82,17 @@ function runIn(mode: string): Result {
 const ms = (x: number): string => `${x < 10 ? x.toFixed(1) : x.toFixed(0)} ms`;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const all = (xs: number[]): string => xs.map((x) => x.toFixed(1)).join(', ');
-const LABEL: Record<string, string> = { nftables: 'nftables mode', legacy: 'iptables mode (iptables-legacy)', nft: 'iptables mode (iptables-nft)' };
+const LABEL: Record<string, string> = {
+  nftables: 'nftables mode',
+  legacy: 'iptables mode (iptables-legacy)',
+  nft: 'iptables mode (iptables-nft)',
+};
 
 function print(r: Result): void {
   process.stdout.write(`\n== ${LABEL[r.mode] ?? r.mode} ==\n`);
-  process.stdout.write('services | cold start (sync) | change median (all)              | CPU/change (own+child) | restart (sync)    | cold CPU (own+child) |   RSS   | change inside the proxy (median); the update request, and its start to the sync\'s (apiserver, watch, proxy)\n');
+  process.stdout.write(
+    "services | cold start (sync) | change median (all)              | CPU/change (own+child) | restart (sync)    | cold CPU (own+child) |   RSS   | change inside the proxy (median); the update request, and its start to the sync's (apiserver, watch, proxy)\n",
+  );
   for (const f of r.rows) {
     if (f.coldMs === null) {
       process.stdout.write(`${String(f.services).padStart(8)} | > ${ms(f.overBudgetMs!)} (stopped)\n`);
@@ -73,14 +104,18 @@ function print(r: Result): void {
     const m = (k: keyof Row['splits'][number]): string => ms(median(f.splits.map((s) => s[k])));
     const inSync = `render ${m('renderMs')} + apply ${m('applyMs')}; ${gcPart} per change; update request ${m('requestMs')}, update to the proxier's handler ${m('toProxierMs')}, update to sync start ${m('toSyncMs')} (apiserver GC ${m('apiserverGcMs')})`;
     const cpu = `${ms(f.changeCpuMs)}+${ms(f.changeChildCpuMs)}`;
-    process.stdout.write(`${String(f.services).padStart(8)} | ${cold.padStart(16)} | ${change.padEnd(32)} | ${cpu.padStart(22)} | ${`${ms(f.restartMs)} (${ms(f.restartSyncMs)})`.padStart(17)} | ${`${ms(f.coldCpuMs)}+${ms(f.coldChildCpuMs)}`.padStart(20)} | ${f.rssMiB.toFixed(0).padStart(3)} MiB | ${inSync}\n`);
+    process.stdout.write(
+      `${String(f.services).padStart(8)} | ${cold.padStart(16)} | ${change.padEnd(32)} | ${cpu.padStart(22)} | ${`${ms(f.restartMs)} (${ms(f.restartSyncMs)})`.padStart(17)} | ${`${ms(f.coldCpuMs)}+${ms(f.coldChildCpuMs)}`.padStart(20)} | ${f.rssMiB.toFixed(0).padStart(3)} MiB | ${inSync}\n`,
+    );
   }
 }
 
 runBench(async () => {
   const skip = e2eSkipReason();
   if (skip) throw new Error(skip);
-  process.stdout.write(`kube-proxy sync: ${execFileSync('nft', ['--version'], { encoding: 'utf8' }).trim()}, ${execFileSync('iptables-legacy', ['--version'], { encoding: 'utf8' }).trim()}\n`);
+  process.stdout.write(
+    `kube-proxy sync: ${execFileSync('nft', ['--version'], { encoding: 'utf8' }).trim()}, ${execFileSync('iptables-legacy', ['--version'], { encoding: 'utf8' }).trim()}\n`,
+  );
   const results = (process.env.BENCH_MODES ?? 'nftables,legacy').split(',').map(runIn);
   results.forEach(print);
   const nft = results.find((r) => r.mode === 'nftables');
@@ -107,6 +142,11 @@ runBench(async () => {
     );
   }
   const at10k = nft.rows.find((r) => r.services === 10_000);
-  if (ok(at10k)) process.stdout.write(`cold start at 10,000 Services: ${ms(at10k.coldMs!)} (goal < 10 s: ${at10k.coldMs! < 10_000 ? 'met' : 'NOT met'})\n`);
-  process.stdout.write('\ncold start = proxy process start to the end of its first full sync, with no rules in the kernel (sync = the sync alone); change = EndpointSlice update request to the end of the sync that wrote it; floor = the same kind of update request to its event at a bare watcher: in a small process before the proxy starts, and, in turns with the proxy\'s changes (ConfigMap updates the proxy does not see), in one grown to the proxy\'s resident size with a buffer it never touches (on some VMs waking an idle process costs time that grows with its resident memory); restart = a new proxy over the rules the last one left.\n');
+  if (ok(at10k))
+    process.stdout.write(
+      `cold start at 10,000 Services: ${ms(at10k.coldMs!)} (goal < 10 s: ${at10k.coldMs! < 10_000 ? 'met' : 'NOT met'})\n`,
+    );
+  process.stdout.write(
+    "\ncold start = proxy process start to the end of its first full sync, with no rules in the kernel (sync = the sync alone); change = EndpointSlice update request to the end of the sync that wrote it; floor = the same kind of update request to its event at a bare watcher: in a small process before the proxy starts, and, in turns with the proxy's changes (ConfigMap updates the proxy does not see), in one grown to the proxy's resident size with a buffer it never touches (on some VMs waking an idle process costs time that grows with its resident memory); restart = a new proxy over the rules the last one left.\n",
+  );
 });

@@ -17,14 +17,23 @@ const ip = (args: string[]): string => execFileSync('ip', args, { encoding: 'utf
 // Node i: podCIDR 10.(64 + i/256).(i%256).0/24, reached via 10.200.(i/250).(i%250 + 2) on a veth.
 const podCIDR = (i: number): string => `10.${64 + Math.floor(i / 256)}.${i % 256}.0/24`;
 const nodeIP = (i: number): string => `10.200.${Math.floor(i / 250)}.${(i % 250) + 2}`;
-const nodeObj = (i: number) => ({ metadata: { name: `sim-${i}` }, spec: { podCIDR: podCIDR(i), podCIDRs: [podCIDR(i)] }, status: { addresses: [{ type: 'InternalIP', address: nodeIP(i) }] } });
+const nodeObj = (i: number) => ({
+  metadata: { name: `sim-${i}` },
+  spec: { podCIDR: podCIDR(i), podCIDRs: [podCIDR(i)] },
+  status: { addresses: [{ type: 'InternalIP', address: nodeIP(i) }] },
+});
 
 /** `ip` that tells when a given route replace has finished. */
 class Watched implements IpCommand {
   private waiters = new Map<string, () => void>();
   run(args: string[], bin?: 'ip' | 'bridge', input?: string): Promise<string> {
     return execIp.run(args, bin, input).then((out) => {
-      const lines = input ? input.trim().split('\n').map((l) => l.split(' ')) : [args];
+      const lines = input
+        ? input
+            .trim()
+            .split('\n')
+            .map((l) => l.split(' '))
+        : [args];
       for (const a of lines) if (a[0] === 'route' && a[1] === 'replace') this.waiters.get(a[2]!)?.();
       return out;
     });
@@ -54,9 +63,21 @@ async function main(): Promise<void> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-net-'));
     const watched = new Watched();
     try {
-      await api.admin.create('/api/v1/nodes', { metadata: { name: 'self' }, spec: { podCIDR: '10.63.0.0/24', podCIDRs: ['10.63.0.0/24'] }, status: { addresses: [{ type: 'InternalIP', address: '10.200.0.1' }] } });
+      await api.admin.create('/api/v1/nodes', {
+        metadata: { name: 'self' },
+        spec: { podCIDR: '10.63.0.0/24', podCIDRs: ['10.63.0.0/24'] },
+        status: { addresses: [{ type: 'InternalIP', address: '10.200.0.1' }] },
+      });
       for (let i = 0; i < n; i++) await api.admin.create('/api/v1/nodes', nodeObj(i));
-      const net = new PodNetwork({ mode: 'host-gw', nodeName: 'self', nodeIP: '10.200.0.1', client: api.admin, cniConfDir: dir, log: createLogger('bench', { sink: () => {} }), ip: watched });
+      const net = new PodNetwork({
+        mode: 'host-gw',
+        nodeName: 'self',
+        nodeIP: '10.200.0.1',
+        client: api.admin,
+        cniConfDir: dir,
+        log: createLogger('bench', { sink: () => {} }),
+        ip: watched,
+      });
       const last = watched.when(podCIDR(n - 1));
       const t0 = performance.now();
       await net.start();

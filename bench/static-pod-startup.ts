@@ -29,10 +29,17 @@ async function kubeletRun(node: TestNode, n: number): Promise<{ lat: number[]; r
     written.set(`${name}-${node.name}`, Date.now());
     writeManifestAtomic(node.manifests, `${name}.yaml`, manifest(name));
   }
-  const started = await waitFor(async () => {
-    const cs = (await node.cri.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING' && written.has(c.labels[L_POD_NAME] ?? ''));
-    return cs.length >= n ? cs : undefined;
-  }, 300_000, 100, `${n} pods running`);
+  const started = await waitFor(
+    async () => {
+      const cs = (await node.cri.listContainers()).filter(
+        (c) => c.state === 'CONTAINER_RUNNING' && written.has(c.labels[L_POD_NAME] ?? ''),
+      );
+      return cs.length >= n ? cs : undefined;
+    },
+    300_000,
+    100,
+    `${n} pods running`,
+  );
   const lat: number[] = [];
   for (const c of started) {
     const st = await node.cri.containerStatus(c.id);
@@ -54,17 +61,28 @@ runBench(() =>
     node.startKubelet();
     await waitFor(() => node.kubeletLog().includes('kubelet started'), 30_000, 100, 'kubelet');
     const idleRss = rssKiB(node.kubelet!.pid);
-    process.stdout.write(`static pod startup (manifest write -> container running), containerd ${(await node.cri.version()).runtime_version}\n`);
+    process.stdout.write(
+      `static pod startup (manifest write -> container running), containerd ${(await node.cri.version()).runtime_version}\n`,
+    );
     process.stdout.write(`kubelet RSS idle: ${(idleRss / 1024).toFixed(1)} MiB\n\n`);
-    process.stdout.write('   N | kubelet p50 | kubelet p99 |  floor p50 |  floor p99 | ratio p50 | ratio p99 | kubelet RSS\n');
+    process.stdout.write(
+      '   N | kubelet p50 | kubelet p99 |  floor p50 |  floor p99 | ratio p50 | ratio p99 | kubelet RSS\n',
+    );
     for (const n of SIZES) {
       const floor = floors.get(n)!;
       const k = await kubeletRun(node, n);
-      const [kp50, kp99, fp50, fp99] = [percentile(k.lat, 50), percentile(k.lat, 99), percentile(floor, 50), percentile(floor, 99)];
+      const [kp50, kp99, fp50, fp99] = [
+        percentile(k.lat, 50),
+        percentile(k.lat, 99),
+        percentile(floor, 50),
+        percentile(floor, 99),
+      ];
       process.stdout.write(
         `${String(n).padStart(4)} | ${fmt(kp50).padStart(11)} | ${fmt(kp99).padStart(11)} | ${fmt(fp50).padStart(10)} | ${fmt(fp99).padStart(10)} | ${(kp50 / fp50).toFixed(2).padStart(9)} | ${(kp99 / fp99).toFixed(2).padStart(9)} | ${(k.rss / 1024).toFixed(1)} MiB\n`,
       );
     }
-    process.stdout.write('\nfloor = RunPodSandbox+CreateContainer+StartContainer for N pods at once from a minimal script; ratio = kubelet/floor.\n');
+    process.stdout.write(
+      '\nfloor = RunPodSandbox+CreateContainer+StartContainer for N pods at once from a minimal script; ratio = kubelet/floor.\n',
+    );
   }),
 );

@@ -10,7 +10,13 @@ import { parseBool, parseFlags } from './flags.js';
 import { parseQuantity } from '../kube/quantity.js';
 import type { KubeletApiConfig } from '../agent/server/start.js';
 import { checkAllowedUnsafe } from '../agent/pods/sysctls.js';
-import { DEFAULT_EVICTION_HARD, EVICTION_SIGNALS, parseReserved, parseThreshold, type Threshold } from '../agent/cm/node-allocatable.js';
+import {
+  DEFAULT_EVICTION_HARD,
+  EVICTION_SIGNALS,
+  parseReserved,
+  parseThreshold,
+  type Threshold,
+} from '../agent/cm/node-allocatable.js';
 import { formatMilliCpu, formatBytes } from '../kube/quantity.js';
 import { parseNodeIPs } from '../kube/node-ips.js';
 
@@ -85,66 +91,97 @@ export interface AgentConfig extends KubeletApiConfig {
 }
 
 export const AGENT_FLAGS: Record<string, string> = {
-  'pod-manifest-path': 'static pod manifest directory or file (config: staticPodPath). Default /etc/kubernetes/manifests',
+  'pod-manifest-path':
+    'static pod manifest directory or file (config: staticPodPath). Default /etc/kubernetes/manifests',
   'file-check-frequency': 'rescan interval for the manifest path (config: fileCheckFrequency). Default 20s',
   'manifest-url': 'URL of static pod manifests, a Pod or a PodList (config: staticPodURL)',
   'manifest-url-header': 'HTTP headers for --manifest-url, "a:hello,b:again" (config: staticPodURLHeader)',
   'http-check-frequency': 'how often --manifest-url is fetched (config: httpCheckFrequency). Default 20s',
-  'container-runtime-endpoint': 'CRI socket (config: containerRuntimeEndpoint). Default unix:///run/containerd/containerd.sock',
+  'container-runtime-endpoint':
+    'CRI socket (config: containerRuntimeEndpoint). Default unix:///run/containerd/containerd.sock',
   'hostname-override': 'node name to use instead of the hostname',
   'node-ip': 'IP address of the node (host IP of pods); an IPv4,IPv6 pair for a dual-stack node',
   'root-dir': 'kubelet state directory. Default /var/lib/kubelet',
   config: 'KubeletConfiguration YAML file',
   kubeconfig: 'kubeconfig of the apiserver to join; without it the kubelet runs standalone (static pods only)',
-  'pod-infra-container-image': 'deprecated upstream; accepted for kubeadm-flags.env (the sandbox image comes from the runtime)',
-  'rotate-certificates': 'renew the client certificate through a CSR before it expires (config: rotateCertificates). Default false',
-  'bootstrap-kubeconfig': 'kubeconfig (a bootstrap token) used to get a client certificate through a CSR when --kubeconfig is missing or its certificate expired; --kubeconfig is then written',
+  'pod-infra-container-image':
+    'deprecated upstream; accepted for kubeadm-flags.env (the sandbox image comes from the runtime)',
+  'rotate-certificates':
+    'renew the client certificate through a CSR before it expires (config: rotateCertificates). Default false',
+  'bootstrap-kubeconfig':
+    'kubeconfig (a bootstrap token) used to get a client certificate through a CSR when --kubeconfig is missing or its certificate expired; --kubeconfig is then written',
   'register-node': 'register the Node with the apiserver (config: registerNode). Default true',
   'register-with-taints': 'taints the Node registers with, "key=value:Effect,..." (config: registerWithTaints)',
   'node-labels': 'labels the Node registers with, "key=value,..."',
   'max-pods': 'pods this node can run (config: maxPods). Default 110',
-  'node-status-update-frequency': 'how often node status is computed, and posted if it changed (config: nodeStatusUpdateFrequency). Default 10s',
-  'sync-frequency': 'how often volume contents (ConfigMaps, Secrets, tokens) are refreshed (config: syncFrequency). Default 1m',
-  'metrics-bind-address': 'also serve /metrics and /metrics/probes over plain HTTP here, e.g. 127.0.0.1:10249 (off by default)',
+  'node-status-update-frequency':
+    'how often node status is computed, and posted if it changed (config: nodeStatusUpdateFrequency). Default 10s',
+  'sync-frequency':
+    'how often volume contents (ConfigMaps, Secrets, tokens) are refreshed (config: syncFrequency). Default 1m',
+  'metrics-bind-address':
+    'also serve /metrics and /metrics/probes over plain HTTP here, e.g. 127.0.0.1:10249 (off by default)',
   port: 'kubelet API port, HTTPS (config: port). Default 10250',
   address: 'kubelet API address (config: address). Default 0.0.0.0',
   'tls-cert-file': 'serving certificate of the kubelet API (config: tlsCertFile); default: self-signed in --cert-dir',
   'tls-private-key-file': 'its key (config: tlsPrivateKeyFile)',
   'cert-dir': 'where the self-signed serving certificate is kept. Default <root-dir>/pki',
-  'client-ca-file': 'CA bundle: client certificates it signed authenticate as CN (user) and O (groups) (config: authentication.x509.clientCAFile)',
-  'anonymous-auth': 'allow anonymous requests to the kubelet API (config: authentication.anonymous.enabled). Default false',
-  'authentication-token-webhook': 'check bearer tokens with TokenReview (config: authentication.webhook.enabled). Default true',
-  'authentication-token-webhook-cache-ttl': 'how long TokenReview answers are cached (config: authentication.webhook.cacheTTL). Default 2m',
+  'client-ca-file':
+    'CA bundle: client certificates it signed authenticate as CN (user) and O (groups) (config: authentication.x509.clientCAFile)',
+  'anonymous-auth':
+    'allow anonymous requests to the kubelet API (config: authentication.anonymous.enabled). Default false',
+  'authentication-token-webhook':
+    'check bearer tokens with TokenReview (config: authentication.webhook.enabled). Default true',
+  'authentication-token-webhook-cache-ttl':
+    'how long TokenReview answers are cached (config: authentication.webhook.cacheTTL). Default 2m',
   'authorization-mode': 'AlwaysAllow or Webhook (SubjectAccessReview) (config: authorization.mode). Default Webhook',
-  'authorization-webhook-cache-authorized-ttl': 'cache time of allowed answers (config: authorization.webhook.cacheAuthorizedTTL). Default 5m',
-  'authorization-webhook-cache-unauthorized-ttl': 'cache time of denied answers (config: authorization.webhook.cacheUnauthorizedTTL). Default 30s',
-  'enable-debugging-handlers': 'serve containerLogs, exec, attach, portForward and run (config: enableDebuggingHandlers). Default true',
+  'authorization-webhook-cache-authorized-ttl':
+    'cache time of allowed answers (config: authorization.webhook.cacheAuthorizedTTL). Default 5m',
+  'authorization-webhook-cache-unauthorized-ttl':
+    'cache time of denied answers (config: authorization.webhook.cacheUnauthorizedTTL). Default 30s',
+  'enable-debugging-handlers':
+    'serve containerLogs, exec, attach, portForward and run (config: enableDebuggingHandlers). Default true',
   'container-log-max-size': 'rotate a container log above this size (config: containerLogMaxSize). Default 10Mi',
-  'container-log-max-files': 'log files kept per container, the current one included (config: containerLogMaxFiles). Default 5',
+  'container-log-max-files':
+    'log files kept per container, the current one included (config: containerLogMaxFiles). Default 5',
   'healthz-port': 'plain-HTTP /healthz port, 0 to disable (config: healthzPort). Default 10248',
   'healthz-bind-address': 'address of the healthz port (config: healthzBindAddress). Default 127.0.0.1',
-  'pod-network': 'host-gw: write the CNI config for the Node\'s spec.podCIDR and route to other nodes\' podCIDRs; vxlan: the same over a VXLAN device; none: leave pod networking to an installed CNI. Default host-gw',
-  'cni-conf-dir': 'where the pod network writes its CNI conflist (containerd\'s conf_dir). Default /etc/cni/net.d',
-  'cni-ipam-dir': 'host-local IPAM state of the pod network. Default the plugin\'s (/var/lib/cni/networks)',
+  'pod-network':
+    "host-gw: write the CNI config for the Node's spec.podCIDR and route to other nodes' podCIDRs; vxlan: the same over a VXLAN device; none: leave pod networking to an installed CNI. Default host-gw",
+  'cni-conf-dir': "where the pod network writes its CNI conflist (containerd's conf_dir). Default /etc/cni/net.d",
+  'cni-ipam-dir': "host-local IPAM state of the pod network. Default the plugin's (/var/lib/cni/networks)",
   'cluster-dns': 'comma-separated DNS server addresses for pods with dnsPolicy ClusterFirst (config: clusterDNS)',
-  'cluster-domain': 'the cluster\'s DNS domain, e.g. cluster.local: pods search <ns>.svc.<domain>, svc.<domain>, <domain> (config: clusterDomain)',
-  'resolv-conf': 'the resolver file pods with dnsPolicy Default copy, and whose search path ClusterFirst pods append; "" for none (config: resolvConf). Default /etc/resolv.conf',
-  'cgroup-driver': 'cgroupfs or systemd: how pod cgroups are named and made; must match the runtime\'s (config: cgroupDriver). Default cgroupfs',
-  'cgroups-per-qos': 'make the QoS cgroup hierarchy (kubepods, burstable, besteffort) and a cgroup per pod (config: cgroupsPerQOS). Default true',
+  'cluster-domain':
+    "the cluster's DNS domain, e.g. cluster.local: pods search <ns>.svc.<domain>, svc.<domain>, <domain> (config: clusterDomain)",
+  'resolv-conf':
+    'the resolver file pods with dnsPolicy Default copy, and whose search path ClusterFirst pods append; "" for none (config: resolvConf). Default /etc/resolv.conf',
+  'cgroup-driver':
+    "cgroupfs or systemd: how pod cgroups are named and made; must match the runtime's (config: cgroupDriver). Default cgroupfs",
+  'cgroups-per-qos':
+    'make the QoS cgroup hierarchy (kubepods, burstable, besteffort) and a cgroup per pod (config: cgroupsPerQOS). Default true',
   'cgroup-root': 'the cgroup under which kubepods is made (config: cgroupRoot). Default /',
-  'enforce-node-allocatable': 'comma-separated: pods (limit kubepods to allocatable) or none (config: enforceNodeAllocatable). Default pods',
-  'kube-reserved': 'resources kept back for the kubelet and runtime, e.g. cpu=100m,memory=256Mi,ephemeral-storage=1Gi (config: kubeReserved)',
+  'enforce-node-allocatable':
+    'comma-separated: pods (limit kubepods to allocatable) or none (config: enforceNodeAllocatable). Default pods',
+  'kube-reserved':
+    'resources kept back for the kubelet and runtime, e.g. cpu=100m,memory=256Mi,ephemeral-storage=1Gi (config: kubeReserved)',
   'system-reserved': 'resources kept back for the system, e.g. cpu=100m,memory=256Mi (config: systemReserved)',
   'eviction-hard': 'hard eviction thresholds, e.g. memory.available<100Mi,nodefs.available<10% (config: evictionHard)',
-  'eviction-soft': 'soft eviction thresholds, e.g. memory.available<300Mi (config: evictionSoft); each needs a grace period',
-  'eviction-soft-grace-period': 'how long each soft threshold must be met before pods are evicted, e.g. memory.available=1m30s (config: evictionSoftGracePeriod)',
-  'eviction-pressure-transition-period': 'how long a pressure condition stays after its threshold was last met (config: evictionPressureTransitionPeriod). Default 5m',
-  'eviction-max-pod-grace-period': 'the most grace a pod gets when evicted for a soft threshold (config: evictionMaxPodGracePeriod). Default 0',
-  'image-gc-high-threshold': 'image filesystem usage (percent) at which images are garbage-collected (config: imageGCHighThresholdPercent). Default 85',
-  'image-gc-low-threshold': 'image filesystem usage (percent) image garbage collection frees down to (config: imageGCLowThresholdPercent). Default 80',
-  'minimum-image-ttl-duration': 'the youngest an unused image may be to be garbage-collected (config: imageMinimumGCAge). Default 2m',
+  'eviction-soft':
+    'soft eviction thresholds, e.g. memory.available<300Mi (config: evictionSoft); each needs a grace period',
+  'eviction-soft-grace-period':
+    'how long each soft threshold must be met before pods are evicted, e.g. memory.available=1m30s (config: evictionSoftGracePeriod)',
+  'eviction-pressure-transition-period':
+    'how long a pressure condition stays after its threshold was last met (config: evictionPressureTransitionPeriod). Default 5m',
+  'eviction-max-pod-grace-period':
+    'the most grace a pod gets when evicted for a soft threshold (config: evictionMaxPodGracePeriod). Default 0',
+  'image-gc-high-threshold':
+    'image filesystem usage (percent) at which images are garbage-collected (config: imageGCHighThresholdPercent). Default 85',
+  'image-gc-low-threshold':
+    'image filesystem usage (percent) image garbage collection frees down to (config: imageGCLowThresholdPercent). Default 80',
+  'minimum-image-ttl-duration':
+    'the youngest an unused image may be to be garbage-collected (config: imageMinimumGCAge). Default 2m',
   'pod-max-pids': 'the most processes a pod may have; -1 for no limit (config: podPidsLimit). Default -1',
-  'allowed-unsafe-sysctls': 'comma-separated unsafe sysctls or prefixes (ending in *) pods may set beside the safe ones, e.g. net.core.*,kernel.msg* (config: allowedUnsafeSysctls)',
+  'allowed-unsafe-sysctls':
+    'comma-separated unsafe sysctls or prefixes (ending in *) pods may set beside the safe ones, e.g. net.core.*,kernel.msg* (config: allowedUnsafeSysctls)',
   v: 'log verbosity (4 and up: debug)',
 };
 
@@ -218,11 +255,15 @@ const NESTED_FIELDS: Record<string, string[]> = {
 const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
 function parseTaintFlag(s: string): Taint[] {
-  return s.split(',').filter(Boolean).map((t) => {
-    const m = /^([^=:]+)(?:=([^:]*))?:(\w+)$/.exec(t.trim());
-    if (!m || !EFFECTS.includes(m[3]!)) throw new Error(`--register-with-taints: invalid taint "${t}": want key[=value]:${EFFECTS.join('|')}`);
-    return { key: m[1]!, ...(m[2] ? { value: m[2] } : {}), effect: m[3]! };
-  });
+  return s
+    .split(',')
+    .filter(Boolean)
+    .map((t) => {
+      const m = /^([^=:]+)(?:=([^:]*))?:(\w+)$/.exec(t.trim());
+      if (!m || !EFFECTS.includes(m[3]!))
+        throw new Error(`--register-with-taints: invalid taint "${t}": want key[=value]:${EFFECTS.join('|')}`);
+      return { key: m[1]!, ...(m[2] ? { value: m[2] } : {}), effect: m[3]! };
+    });
 }
 
 function parseMapFlag(flag: string, s: string, sep: string): Record<string, string> {
@@ -238,13 +279,17 @@ function parseMapFlag(flag: string, s: string, sep: string): Record<string, stri
 /** A dotted field path (authentication.x509.clientCAFile) in the config document. */
 function lookup(doc: Record<string, unknown>, field: string): unknown {
   let v: unknown = doc;
-  for (const k of field.split('.')) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[k] : undefined;
+  for (const k of field.split('.'))
+    v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[k] : undefined;
   return v;
 }
 
 export function loadAgentConfig(argv: string[], warn: (m: string) => void): AgentConfig {
   const flags = parseFlags(argv, AGENT_FLAGS);
-  if (flags.has('pod-infra-container-image')) warn('Flag --pod-infra-container-image has been deprecated, will be removed in 1.35. Image garbage collector will get sandbox image information from CRI.');
+  if (flags.has('pod-infra-container-image'))
+    warn(
+      'Flag --pod-infra-container-image has been deprecated, will be removed in 1.35. Image garbage collector will get sandbox image information from CRI.',
+    );
   let file: Record<string, unknown> = {};
   const cfgPath = flags.get('config');
   if (cfgPath) {
@@ -256,16 +301,25 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     }
     if (typeof doc !== 'object' || doc === null) throw new Error(`${cfgPath}: expected a KubeletConfiguration object`);
     file = doc as Record<string, unknown>;
-    if (file.kind !== 'KubeletConfiguration') throw new Error(`${cfgPath}: kind: must be "KubeletConfiguration", got ${JSON.stringify(file.kind)}`);
-    if (file.apiVersion !== 'kubelet.config.k8s.io/v1beta1') throw new Error(`${cfgPath}: apiVersion: must be "kubelet.config.k8s.io/v1beta1", got ${JSON.stringify(file.apiVersion)}`);
-    for (const k of Object.keys(file)) if (!SUPPORTED_CONFIG_FIELDS.has(k)) warn(`${cfgPath}: field ${k} is not supported by this kubelet and is ignored`);
+    if (file.kind !== 'KubeletConfiguration')
+      throw new Error(`${cfgPath}: kind: must be "KubeletConfiguration", got ${JSON.stringify(file.kind)}`);
+    if (file.apiVersion !== 'kubelet.config.k8s.io/v1beta1')
+      throw new Error(
+        `${cfgPath}: apiVersion: must be "kubelet.config.k8s.io/v1beta1", got ${JSON.stringify(file.apiVersion)}`,
+      );
+    for (const k of Object.keys(file))
+      if (!SUPPORTED_CONFIG_FIELDS.has(k))
+        warn(`${cfgPath}: field ${k} is not supported by this kubelet and is ignored`);
     for (const [parent, known] of Object.entries(NESTED_FIELDS)) {
       const v = lookup(file, parent);
       if (typeof v !== 'object' || v === null) continue;
-      for (const k of Object.keys(v)) if (!known.includes(k)) warn(`${cfgPath}: field ${parent}.${k} is not supported by this kubelet and is ignored`);
+      for (const k of Object.keys(v))
+        if (!known.includes(k))
+          warn(`${cfgPath}: field ${parent}.${k} is not supported by this kubelet and is ignored`);
     }
   }
-  const where = (flag: string | undefined, field: string): string => (flag && flags.has(flag) ? `--${flag}` : `${cfgPath!}: ${field}`);
+  const where = (flag: string | undefined, field: string): string =>
+    flag && flags.has(flag) ? `--${flag}` : `${cfgPath!}: ${field}`;
   const fieldOf = <T>(field: string, type: string, check: (v: unknown) => v is T): T | undefined => {
     const v = lookup(file, field);
     if (v === undefined || v === null) return undefined;
@@ -292,8 +346,16 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   };
   const int = (flag: string | undefined, field: string, dflt: number, min: number): number => {
     const fromFile = fieldOf(field, 'an integer', (v): v is number => typeof v === 'number');
-    const raw = flag && flags.has(flag) ? Number(flags.get(flag)) : fromFile === undefined || (fromFile === 0 && field !== 'healthzPort') ? dflt : fromFile;
-    if (!Number.isInteger(raw) || raw < min) throw new Error(`${where(flag, field)}: must be an integer of at least ${min}, got ${flag && flags.has(flag) ? flags.get(flag)! : String(raw)}`);
+    const raw =
+      flag && flags.has(flag)
+        ? Number(flags.get(flag))
+        : fromFile === undefined || (fromFile === 0 && field !== 'healthzPort')
+          ? dflt
+          : fromFile;
+    if (!Number.isInteger(raw) || raw < min)
+      throw new Error(
+        `${where(flag, field)}: must be an integer of at least ${min}, got ${flag && flags.has(flag) ? flags.get(flag)! : String(raw)}`,
+      );
     return raw;
   };
   const bool = (flag: string, field: string, dflt: boolean): boolean => {
@@ -304,31 +366,64 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   const headerField = fieldOf(
     'staticPodURLHeader',
     'a map of header names to lists of values',
-    (v): v is Record<string, string[]> => typeof v === 'object' && !Array.isArray(v) && Object.values(v as object).every((x) => Array.isArray(x) && x.every(isString)),
+    (v): v is Record<string, string[]> =>
+      typeof v === 'object' &&
+      !Array.isArray(v) &&
+      Object.values(v as object).every((x) => Array.isArray(x) && x.every(isString)),
   );
   const headerFlag = flags.get('manifest-url-header');
   const taintField = fieldOf(
     'registerWithTaints',
     'a list of taints ({key, value, effect})',
-    (v): v is Taint[] => Array.isArray(v) && v.every((t) => typeof t === 'object' && t !== null && isString((t as Taint).key) && EFFECTS.includes((t as Taint).effect)),
+    (v): v is Taint[] =>
+      Array.isArray(v) &&
+      v.every(
+        (t) =>
+          typeof t === 'object' && t !== null && isString((t as Taint).key) && EFFECTS.includes((t as Taint).effect),
+      ),
   );
   const taintFlag = flags.get('register-with-taints');
   const leaseSec = int(undefined, 'nodeLeaseDurationSeconds', 40, 1);
   const rootDir = flags.get('root-dir') ?? '/var/lib/kubelet';
   const mode = str('authorization-mode', 'authorization.mode', 'Webhook');
-  if (mode !== 'AlwaysAllow' && mode !== 'Webhook') throw new Error(`${where('authorization-mode', 'authorization.mode')}: must be AlwaysAllow or Webhook, got "${mode}"`);
+  if (mode !== 'AlwaysAllow' && mode !== 'Webhook')
+    throw new Error(
+      `${where('authorization-mode', 'authorization.mode')}: must be AlwaysAllow or Webhook, got "${mode}"`,
+    );
   const dnsFlag = flags.get('cluster-dns');
-  const clusterDNS = dnsFlag !== undefined ? dnsFlag.split(',').map((x) => x.trim()).filter(Boolean) : (fieldOf('clusterDNS', 'a list of IP addresses', (v): v is string[] => Array.isArray(v) && v.every(isString)) ?? []);
-  for (const ip of clusterDNS) if (!net.isIP(ip)) throw new Error(`${where('cluster-dns', 'clusterDNS')}: ${JSON.stringify(ip)} is not an IP address`);
+  const clusterDNS =
+    dnsFlag !== undefined
+      ? dnsFlag
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean)
+      : (fieldOf('clusterDNS', 'a list of IP addresses', (v): v is string[] => Array.isArray(v) && v.every(isString)) ??
+        []);
+  for (const ip of clusterDNS)
+    if (!net.isIP(ip))
+      throw new Error(`${where('cluster-dns', 'clusterDNS')}: ${JSON.stringify(ip)} is not an IP address`);
   const unsafeFlag = flags.get('allowed-unsafe-sysctls');
-  const allowedUnsafeSysctls = unsafeFlag !== undefined ? unsafeFlag.split(',').map((x) => x.trim()).filter(Boolean) : (fieldOf('allowedUnsafeSysctls', 'a list of strings', (v): v is string[] => Array.isArray(v) && v.every(isString)) ?? []);
+  const allowedUnsafeSysctls =
+    unsafeFlag !== undefined
+      ? unsafeFlag
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean)
+      : (fieldOf(
+          'allowedUnsafeSysctls',
+          'a list of strings',
+          (v): v is string[] => Array.isArray(v) && v.every(isString),
+        ) ?? []);
   try {
     checkAllowedUnsafe(allowedUnsafeSysctls);
   } catch (e) {
-    throw new Error(`${where('allowed-unsafe-sysctls', 'allowedUnsafeSysctls')}: ${(e as Error).message.replace(/^allowedUnsafeSysctls: /, '')}`);
+    throw new Error(
+      `${where('allowed-unsafe-sysctls', 'allowedUnsafeSysctls')}: ${(e as Error).message.replace(/^allowedUnsafeSysctls: /, '')}`,
+    );
   }
   const podNetwork = (flags.get('pod-network') ?? 'host-gw') as PodNetworkMode;
-  if (!POD_NETWORK_MODES.includes(podNetwork)) throw new Error(`--pod-network: must be one of ${POD_NETWORK_MODES.join(', ')}, got "${podNetwork}"`);
+  if (!POD_NETWORK_MODES.includes(podNetwork))
+    throw new Error(`--pod-network: must be one of ${POD_NETWORK_MODES.join(', ')}, got "${podNetwork}"`);
   const logMax = str('container-log-max-size', 'containerLogMaxSize', '10Mi');
   let containerLogMaxBytes: number;
   try {
@@ -337,22 +432,43 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     throw new Error(`${where('container-log-max-size', 'containerLogMaxSize')}: ${(e as Error).message}`);
   }
   const cgroupDriver = str('cgroup-driver', 'cgroupDriver', 'cgroupfs');
-  if (cgroupDriver !== 'cgroupfs' && cgroupDriver !== 'systemd') throw new Error(`${where('cgroup-driver', 'cgroupDriver')}: must be cgroupfs or systemd, got "${cgroupDriver}"`);
+  if (cgroupDriver !== 'cgroupfs' && cgroupDriver !== 'systemd')
+    throw new Error(`${where('cgroup-driver', 'cgroupDriver')}: must be cgroupfs or systemd, got "${cgroupDriver}"`);
   const listOf = (flag: string, field: string): string[] | undefined => {
     const f = flags.get(flag);
-    if (f !== undefined) return f.split(',').map((x) => x.trim()).filter(Boolean);
+    if (f !== undefined)
+      return f
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
     return fieldOf(field, 'a list of strings', (v): v is string[] => Array.isArray(v) && v.every(isString));
   };
   const enforceNodeAllocatable = listOf('enforce-node-allocatable', 'enforceNodeAllocatable') ?? ['pods'];
   for (const e of enforceNodeAllocatable) {
     // kube-reserved and system-reserved enforcement need their own cgroups (kubeReservedCgroup, systemReservedCgroup), which this kubelet does not manage.
-    if (e !== 'pods' && e !== 'none') throw new Error(`${where('enforce-node-allocatable', 'enforceNodeAllocatable')}: "${e}" is not supported by this kubelet (supported: pods, none)`);
+    if (e !== 'pods' && e !== 'none')
+      throw new Error(
+        `${where('enforce-node-allocatable', 'enforceNodeAllocatable')}: "${e}" is not supported by this kubelet (supported: pods, none)`,
+      );
   }
-  if (enforceNodeAllocatable.includes('none') && enforceNodeAllocatable.length > 1) throw new Error(`${where('enforce-node-allocatable', 'enforceNodeAllocatable')}: none cannot be combined with other values`);
+  if (enforceNodeAllocatable.includes('none') && enforceNodeAllocatable.length > 1)
+    throw new Error(
+      `${where('enforce-node-allocatable', 'enforceNodeAllocatable')}: none cannot be combined with other values`,
+    );
   const mapOf = (flag: string, field: string, sep: string): Record<string, string> => {
     const f = flags.get(flag);
     if (f !== undefined) return parseMapFlag(flag, f, sep);
-    return fieldOf(field, 'a map of strings', (v): v is Record<string, string> => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string')) ?? {};
+    return (
+      fieldOf(
+        field,
+        'a map of strings',
+        (v): v is Record<string, string> =>
+          typeof v === 'object' &&
+          v !== null &&
+          !Array.isArray(v) &&
+          Object.values(v).every((x) => typeof x === 'string'),
+      ) ?? {}
+    );
   };
   const reservedOf = (flag: string, field: string): Record<string, number> => {
     try {
@@ -363,23 +479,34 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   };
   const kubeReserved = reservedOf('kube-reserved', 'kubeReserved');
   const systemReserved = reservedOf('system-reserved', 'systemReserved');
-  const hardRaw = flags.has('eviction-hard') ? parseMapFlag('eviction-hard', flags.get('eviction-hard')!, '<') : lookup(file, 'evictionHard') === undefined ? DEFAULT_EVICTION_HARD : mapOf('eviction-hard', 'evictionHard', '<');
+  const hardRaw = flags.has('eviction-hard')
+    ? parseMapFlag('eviction-hard', flags.get('eviction-hard')!, '<')
+    : lookup(file, 'evictionHard') === undefined
+      ? DEFAULT_EVICTION_HARD
+      : mapOf('eviction-hard', 'evictionHard', '<');
   const evictionHard: Record<string, Threshold> = {};
   for (const [k, v] of Object.entries(hardRaw)) {
-    if (!EVICTION_SIGNALS.includes(k)) throw new Error(`${where('eviction-hard', 'evictionHard')}: unsupported eviction signal ${k}`);
+    if (!EVICTION_SIGNALS.includes(k))
+      throw new Error(`${where('eviction-hard', 'evictionHard')}: unsupported eviction signal ${k}`);
     try {
       evictionHard[k] = parseThreshold(v);
     } catch (e) {
       throw new Error(`${where('eviction-hard', 'evictionHard')}[${k}]: ${(e as Error).message}`);
     }
   }
-  const softRaw = flags.has('eviction-soft') ? parseMapFlag('eviction-soft', flags.get('eviction-soft')!, '<') : mapOf('eviction-soft', 'evictionSoft', '<');
+  const softRaw = flags.has('eviction-soft')
+    ? parseMapFlag('eviction-soft', flags.get('eviction-soft')!, '<')
+    : mapOf('eviction-soft', 'evictionSoft', '<');
   const softGraceRaw = mapOf('eviction-soft-grace-period', 'evictionSoftGracePeriod', '=');
   const evictionSoft: Record<string, { threshold: Threshold; gracePeriodMs: number }> = {};
   for (const [k, v] of Object.entries(softRaw)) {
-    if (!EVICTION_SIGNALS.includes(k)) throw new Error(`${where('eviction-soft', 'evictionSoft')}: unsupported eviction signal ${k}`);
+    if (!EVICTION_SIGNALS.includes(k))
+      throw new Error(`${where('eviction-soft', 'evictionSoft')}: unsupported eviction signal ${k}`);
     const grace = softGraceRaw[k];
-    if (grace === undefined) throw new Error(`${where('eviction-soft-grace-period', 'evictionSoftGracePeriod')}: grace period must be specified for the soft eviction threshold ${k}`);
+    if (grace === undefined)
+      throw new Error(
+        `${where('eviction-soft-grace-period', 'evictionSoftGracePeriod')}: grace period must be specified for the soft eviction threshold ${k}`,
+      );
     let threshold: Threshold;
     let gracePeriodMs: number;
     try {
@@ -392,9 +519,18 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   }
   const imageGCHighThresholdPercent = int('image-gc-high-threshold', 'imageGCHighThresholdPercent', 85, 0);
   const imageGCLowThresholdPercent = int('image-gc-low-threshold', 'imageGCLowThresholdPercent', 80, 0);
-  if (imageGCHighThresholdPercent > 100) throw new Error(`invalid configuration: imageGCHighThresholdPercent (--image-gc-high-threshold) ${imageGCHighThresholdPercent} must be between 0 and 100, inclusive`);
-  if (imageGCLowThresholdPercent > 100) throw new Error(`invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) ${imageGCLowThresholdPercent} must be between 0 and 100, inclusive`);
-  if (imageGCLowThresholdPercent >= imageGCHighThresholdPercent) throw new Error(`invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) ${imageGCLowThresholdPercent} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${imageGCHighThresholdPercent}`);
+  if (imageGCHighThresholdPercent > 100)
+    throw new Error(
+      `invalid configuration: imageGCHighThresholdPercent (--image-gc-high-threshold) ${imageGCHighThresholdPercent} must be between 0 and 100, inclusive`,
+    );
+  if (imageGCLowThresholdPercent > 100)
+    throw new Error(
+      `invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) ${imageGCLowThresholdPercent} must be between 0 and 100, inclusive`,
+    );
+  if (imageGCLowThresholdPercent >= imageGCHighThresholdPercent)
+    throw new Error(
+      `invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) ${imageGCLowThresholdPercent} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${imageGCHighThresholdPercent}`,
+    );
   const imageMinimumGCAgeMs = dur('minimum-image-ttl-duration', 'imageMinimumGCAge', '2m');
   const imageMaximumGCAgeMs = (() => {
     const v = fieldOf('imageMaximumGCAge', 'a duration', isString);
@@ -405,7 +541,10 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
       throw new Error(`${cfgPath!}: imageMaximumGCAge: ${(e as Error).message}`);
     }
   })();
-  if (imageMaximumGCAgeMs && imageMaximumGCAgeMs <= imageMinimumGCAgeMs) throw new Error(`invalid configuration: imageMaximumGCAge ${imageMaximumGCAgeMs / 1000}s must be greater than imageMinimumGCAge ${imageMinimumGCAgeMs / 1000}s`);
+  if (imageMaximumGCAgeMs && imageMaximumGCAgeMs <= imageMinimumGCAgeMs)
+    throw new Error(
+      `invalid configuration: imageMaximumGCAge ${imageMaximumGCAgeMs / 1000}s must be greater than imageMinimumGCAge ${imageMinimumGCAgeMs / 1000}s`,
+    );
   const durField = (field: string): number => {
     const v = fieldOf(field, 'a duration', isString);
     if (v === undefined || v === '') return 0;
@@ -417,7 +556,10 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   };
   const shutdownGracePeriodMs = durField('shutdownGracePeriod');
   const shutdownGracePeriodCriticalPodsMs = durField('shutdownGracePeriodCriticalPods');
-  if (shutdownGracePeriodCriticalPodsMs > shutdownGracePeriodMs) throw new Error(`invalid configuration: shutdownGracePeriodCriticalPods (${shutdownGracePeriodCriticalPodsMs / 1000}s) must be <= shutdownGracePeriod (${shutdownGracePeriodMs / 1000}s)`);
+  if (shutdownGracePeriodCriticalPodsMs > shutdownGracePeriodMs)
+    throw new Error(
+      `invalid configuration: shutdownGracePeriodCriticalPods (${shutdownGracePeriodCriticalPodsMs / 1000}s) must be <= shutdownGracePeriod (${shutdownGracePeriodMs / 1000}s)`,
+    );
   const nodeIPs = parseNodeIPs(flags.get('node-ip') ?? '');
   return {
     shutdownGracePeriodMs,
@@ -427,7 +569,11 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     imageMinimumGCAgeMs,
     imageMaximumGCAgeMs,
     evictionSoft,
-    evictionPressureTransitionPeriodMs: dur('eviction-pressure-transition-period', 'evictionPressureTransitionPeriod', '5m'),
+    evictionPressureTransitionPeriodMs: dur(
+      'eviction-pressure-transition-period',
+      'evictionPressureTransitionPeriod',
+      '5m',
+    ),
     evictionMaxPodGracePeriod: int('eviction-max-pod-grace-period', 'evictionMaxPodGracePeriod', 0, 0),
     cgroupDriver,
     cgroupsPerQOS: bool('cgroups-per-qos', 'cgroupsPerQOS', true),
@@ -443,16 +589,26 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     staticPodPath: str('pod-manifest-path', 'staticPodPath', '/etc/kubernetes/manifests'),
     fileCheckFrequencyMs: dur('file-check-frequency', 'fileCheckFrequency', '20s'),
     staticPodURL: str('manifest-url', 'staticPodURL', ''),
-    staticPodURLHeader: headerFlag !== undefined ? Object.fromEntries(Object.entries(parseMapFlag('manifest-url-header', headerFlag, ':')).map(([k, v]) => [k, [v]])) : (headerField ?? {}),
+    staticPodURLHeader:
+      headerFlag !== undefined
+        ? Object.fromEntries(
+            Object.entries(parseMapFlag('manifest-url-header', headerFlag, ':')).map(([k, v]) => [k, [v]]),
+          )
+        : (headerField ?? {}),
     httpCheckFrequencyMs: dur('http-check-frequency', 'httpCheckFrequency', '20s'),
-    containerRuntimeEndpoint: str('container-runtime-endpoint', 'containerRuntimeEndpoint', 'unix:///run/containerd/containerd.sock'),
+    containerRuntimeEndpoint: str(
+      'container-runtime-endpoint',
+      'containerRuntimeEndpoint',
+      'unix:///run/containerd/containerd.sock',
+    ),
     rootDir,
     podLogsDir: str(undefined, 'podLogsDir', '/var/log/pods'),
     verbosity: Number(flags.get('v') ?? 0),
     kubeconfig: flags.get('kubeconfig'),
     bootstrapKubeconfig: flags.get('bootstrap-kubeconfig'),
     rotateCertificates: bool('rotate-certificates', 'rotateCertificates', false),
-    serverTLSBootstrap: fieldOf('serverTLSBootstrap', 'a boolean', (v): v is boolean => typeof v === 'boolean') ?? false,
+    serverTLSBootstrap:
+      fieldOf('serverTLSBootstrap', 'a boolean', (v): v is boolean => typeof v === 'boolean') ?? false,
     registerNode: bool('register-node', 'registerNode', true),
     registerWithTaints: taintFlag !== undefined ? parseTaintFlag(taintFlag) : (taintField ?? []),
     nodeLabels: parseMapFlag('node-labels', flags.get('node-labels') ?? '', '='),
@@ -475,8 +631,16 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     webhookAuthn: bool('authentication-token-webhook', 'authentication.webhook.enabled', true),
     webhookAuthnCacheTtlMs: dur('authentication-token-webhook-cache-ttl', 'authentication.webhook.cacheTTL', '2m'),
     authorizationMode: mode,
-    authorizedTtlMs: dur('authorization-webhook-cache-authorized-ttl', 'authorization.webhook.cacheAuthorizedTTL', '5m'),
-    unauthorizedTtlMs: dur('authorization-webhook-cache-unauthorized-ttl', 'authorization.webhook.cacheUnauthorizedTTL', '30s'),
+    authorizedTtlMs: dur(
+      'authorization-webhook-cache-authorized-ttl',
+      'authorization.webhook.cacheAuthorizedTTL',
+      '5m',
+    ),
+    unauthorizedTtlMs: dur(
+      'authorization-webhook-cache-unauthorized-ttl',
+      'authorization.webhook.cacheUnauthorizedTTL',
+      '30s',
+    ),
     enableDebuggingHandlers: bool('enable-debugging-handlers', 'enableDebuggingHandlers', true),
     containerLogMaxBytes,
     containerLogMaxFiles: int('container-log-max-files', 'containerLogMaxFiles', 5, 2),
@@ -521,7 +685,10 @@ export function kubeletConfigz(c: AgentConfig): object {
       webhook: { enabled: c.webhookAuthn, cacheTTL: dur(c.webhookAuthnCacheTtlMs) },
       anonymous: { enabled: c.anonymousAuth },
     },
-    authorization: { mode: c.authorizationMode, webhook: { cacheAuthorizedTTL: dur(c.authorizedTtlMs), cacheUnauthorizedTTL: dur(c.unauthorizedTtlMs) } },
+    authorization: {
+      mode: c.authorizationMode,
+      webhook: { cacheAuthorizedTTL: dur(c.authorizedTtlMs), cacheUnauthorizedTTL: dur(c.unauthorizedTtlMs) },
+    },
     enableDebuggingHandlers: c.enableDebuggingHandlers,
     containerLogMaxSize: String(c.containerLogMaxBytes),
     containerLogMaxFiles: c.containerLogMaxFiles,
@@ -539,7 +706,12 @@ export function kubeletConfigz(c: AgentConfig): object {
     enforceNodeAllocatable: c.enforceNodeAllocatable.length ? c.enforceNodeAllocatable : ['none'],
     kubeReserved: reservedMap(c.kubeReserved),
     systemReserved: reservedMap(c.systemReserved),
-    evictionHard: Object.fromEntries(Object.entries(c.evictionHard).map(([k, t]) => [k, 'quantity' in t ? formatBytes(t.quantity) : `${Math.round(t.percentage * 100)}%`])),
+    evictionHard: Object.fromEntries(
+      Object.entries(c.evictionHard).map(([k, t]) => [
+        k,
+        'quantity' in t ? formatBytes(t.quantity) : `${Math.round(t.percentage * 100)}%`,
+      ]),
+    ),
     podPidsLimit: c.podPidsLimit,
     evictionPressureTransitionPeriod: dur(c.evictionPressureTransitionPeriodMs),
     evictionMaxPodGracePeriod: c.evictionMaxPodGracePeriod,
@@ -552,4 +724,12 @@ export function kubeletConfigz(c: AgentConfig): object {
   };
 }
 
-const reservedMap = (m: Record<string, number>): Record<string, string> | undefined => (Object.keys(m).length ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k === 'cpu' ? formatMilliCpu(v) : k === 'pid' ? String(v) : formatBytes(v)])) : undefined);
+const reservedMap = (m: Record<string, number>): Record<string, string> | undefined =>
+  Object.keys(m).length
+    ? Object.fromEntries(
+        Object.entries(m).map(([k, v]) => [
+          k,
+          k === 'cpu' ? formatMilliCpu(v) : k === 'pid' ? String(v) : formatBytes(v),
+        ]),
+      )
+    : undefined;

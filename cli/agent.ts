@@ -48,10 +48,22 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
   });
   if (resolv.warning) log.warn(resolv.warning);
   const resolvConf = resolv.file;
-  if (cfg.staticPodPath && ensureManifestDir(cfg.staticPodPath)) log.info(`created the static pod directory ${cfg.staticPodPath}`);
+  if (cfg.staticPodPath && ensureManifestDir(cfg.staticPodPath))
+    log.info(`created the static pod directory ${cfg.staticPodPath}`);
   if (cfg.bootstrapKubeconfig) {
-    if (!cfg.kubeconfig) throw new Error('--bootstrap-kubeconfig needs --kubeconfig: the file the bootstrapped credentials are written to');
-    await tlsBootstrap({ nodeName: cfg.nodeName, kubeconfig: cfg.kubeconfig, bootstrapKubeconfig: cfg.bootstrapKubeconfig, certDir: cfg.certDir }, log);
+    if (!cfg.kubeconfig)
+      throw new Error(
+        '--bootstrap-kubeconfig needs --kubeconfig: the file the bootstrapped credentials are written to',
+      );
+    await tlsBootstrap(
+      {
+        nodeName: cfg.nodeName,
+        kubeconfig: cfg.kubeconfig,
+        bootstrapKubeconfig: cfg.bootstrapKubeconfig,
+        certDir: cfg.certDir,
+      },
+      log,
+    );
   }
   const credentials = (file: string) => clientCredentials(file, cfg.certDir, cfg.rotateCertificates);
   const client = cfg.kubeconfig ? new KubeClient(credentials(cfg.kubeconfig)) : undefined;
@@ -60,23 +72,43 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
   let nodeSync: NodeSync | undefined;
   let rotation: ClientCertRotation | undefined;
   if (client && heartbeat && cfg.rotateCertificates && cfg.kubeconfig && loadKubeconfig(cfg.kubeconfig).cert) {
-    rotation = new ClientCertRotation({ kubeconfig: cfg.kubeconfig, nodeName: cfg.nodeName, certDir: cfg.certDir, clients: [client, heartbeat] }, log);
+    rotation = new ClientCertRotation(
+      { kubeconfig: cfg.kubeconfig, nodeName: cfg.nodeName, certDir: cfg.certDir, clients: [client, heartbeat] },
+      log,
+    );
     rotation.start();
   }
   const metrics = new KubeletMetrics().collectProcessMetrics();
   // Node resources: checked against the reservations before anything runs, as upstream's validation.
   const capacity = readCapacity(cfg.rootDir, cfg.maxPods);
-  const reservations = { kubeReserved: cfg.kubeReserved, systemReserved: cfg.systemReserved, evictionHard: cfg.evictionHard };
+  const reservations = {
+    kubeReserved: cfg.kubeReserved,
+    systemReserved: cfg.systemReserved,
+    evictionHard: cfg.evictionHard,
+  };
   checkReservations(capacity, reservations);
   const resources = nodeResources(capacity, reservations);
   const cgroups = new ContainerManager(
-    { cgroupDriver: cfg.cgroupDriver, cgroupsPerQOS: cfg.cgroupsPerQOS, cgroupRoot: cfg.cgroupRoot, enforceNodeAllocatable: cfg.enforceNodeAllocatable, podPidsLimit: cfg.podPidsLimit },
-    { cpuMilli: capacity.cpuMilli, memory: capacity.memory, reservedCpuMilli: reserved(reservations, 'cpu'), reservedMemory: reserved(reservations, 'memory') },
+    {
+      cgroupDriver: cfg.cgroupDriver,
+      cgroupsPerQOS: cfg.cgroupsPerQOS,
+      cgroupRoot: cfg.cgroupRoot,
+      enforceNodeAllocatable: cfg.enforceNodeAllocatable,
+      podPidsLimit: cfg.podPidsLimit,
+    },
+    {
+      cpuMilli: capacity.cpuMilli,
+      memory: capacity.memory,
+      reservedCpuMilli: reserved(reservations, 'cpu'),
+      reservedMemory: reserved(reservations, 'memory'),
+    },
     log,
   );
   let eviction: EvictionManager | undefined;
   let shutdown: NodeShutdownManager | undefined;
-  const events = client ? new ApiEventRecorder(client, { component: 'kubelet', host: cfg.nodeName }, log, new LogEventRecorder(log)) : new LogEventRecorder(log);
+  const events = client
+    ? new ApiEventRecorder(client, { component: 'kubelet', host: cfg.nodeName }, log, new LogEventRecorder(log))
+    : new LogEventRecorder(log);
   const kubelet = new Kubelet({
     cgroups,
     pressure: () => eviction?.conditions() ?? new Set(),
@@ -88,7 +120,14 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     cri,
     log,
     events,
-    node: { nodeName: cfg.nodeName, hostIP, hostIPs, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir, containerLogsDir: containerLogsDir(cfg.podLogsDir) },
+    node: {
+      nodeName: cfg.nodeName,
+      hostIP,
+      hostIPs,
+      podLogsDir: cfg.podLogsDir,
+      rootDir: cfg.rootDir,
+      containerLogsDir: containerLogsDir(cfg.podLogsDir),
+    },
     manifestPath: cfg.staticPodPath,
     fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
     manifestURL: cfg.staticPodURL || undefined,
@@ -102,7 +141,8 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
   const allocatableMemory = capacity.memory - reserved(reservations, 'memory');
   // The image filesystem: where the runtime says its images are (ImageFsInfo), else the kubelet's root dir.
   let imageFsDir: string | undefined;
-  const imageFs = async (): Promise<string> => (imageFsDir ??= (await cri.imageFsInfo().catch(() => []))[0] ?? cfg.rootDir);
+  const imageFs = async (): Promise<string> =>
+    (imageFsDir ??= (await cri.imageFsInfo().catch(() => []))[0] ?? cfg.rootDir);
   const statfs = (dir: string): { capacity: number; available: number } | undefined => {
     try {
       const s = fs.statfsSync(dir);
@@ -112,16 +152,36 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     }
   };
   const imageGc = new ImageGcManager(
-    { highThresholdPercent: cfg.imageGCHighThresholdPercent, lowThresholdPercent: cfg.imageGCLowThresholdPercent, minAgeMs: cfg.imageMinimumGCAgeMs, maxAgeMs: cfg.imageMaximumGCAgeMs },
-    { cri, imageFs: () => statfs(imageFsDir ?? cfg.rootDir), sandboxImage: () => cri.sandboxImage().catch(() => undefined), events, nodeName: cfg.nodeName, log },
+    {
+      highThresholdPercent: cfg.imageGCHighThresholdPercent,
+      lowThresholdPercent: cfg.imageGCLowThresholdPercent,
+      minAgeMs: cfg.imageMinimumGCAgeMs,
+      maxAgeMs: cfg.imageMaximumGCAgeMs,
+    },
+    {
+      cri,
+      imageFs: () => statfs(imageFsDir ?? cfg.rootDir),
+      sandboxImage: () => cri.sandboxImage().catch(() => undefined),
+      events,
+      nodeName: cfg.nodeName,
+      log,
+    },
     process.env.TSKUBE_IMAGE_GC_PERIOD ? Number(process.env.TSKUBE_IMAGE_GC_PERIOD) : undefined,
   );
   void imageFs().then(() => imageGc.start());
   eviction = new EvictionManager(
     {
       thresholds: [
-        ...Object.entries(cfg.evictionHard).map(([signal, value]) => ({ signal: signal as Signal, value, gracePeriodMs: 0 })),
-        ...Object.entries(cfg.evictionSoft).map(([signal, s]) => ({ signal: signal as Signal, value: s.threshold, gracePeriodMs: s.gracePeriodMs })),
+        ...Object.entries(cfg.evictionHard).map(([signal, value]) => ({
+          signal: signal as Signal,
+          value,
+          gracePeriodMs: 0,
+        })),
+        ...Object.entries(cfg.evictionSoft).map(([signal, s]) => ({
+          signal: signal as Signal,
+          value: s.threshold,
+          gracePeriodMs: s.gracePeriodMs,
+        })),
       ],
       transitionPeriodMs: cfg.evictionPressureTransitionPeriodMs,
       maxPodGracePeriodSec: cfg.evictionMaxPodGracePeriod,
@@ -130,19 +190,31 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
       podLogsDir: cfg.podLogsDir,
     },
     {
-      observe: async () => observeNode({ tree: cgroups.tree, rootDir: cfg.rootDir, imageFsDir: await imageFs(), memoryCapacity: capacity.memory, kubepods: cfg.cgroupsPerQOS ? { cgroup: cgroups.kubepodsPath(), allocatable: allocatableMemory } : undefined }),
+      observe: async () =>
+        observeNode({
+          tree: cgroups.tree,
+          rootDir: cfg.rootDir,
+          imageFsDir: await imageFs(),
+          memoryCapacity: capacity.memory,
+          kubepods: cfg.cgroupsPerQOS ? { cgroup: cgroups.kubepodsPath(), allocatable: allocatableMemory } : undefined,
+        }),
       cri,
       activePods: () => kubelet.evictionCandidates(),
       reclaimDisk: async () => {
         await kubelet.gc();
-        await imageGc.deleteUnusedImages().catch((e: Error) => log.warn(`eviction: deleting unused images: ${e.message}`));
+        await imageGc
+          .deleteUnusedImages()
+          .catch((e: Error) => log.warn(`eviction: deleting unused images: ${e.message}`));
       },
       events,
       nodeName: cfg.nodeName,
       log,
     },
   );
-  shutdown = new NodeShutdownManager(cfg.shutdownGracePeriodMs / 1000, cfg.shutdownGracePeriodCriticalPodsMs / 1000, { pods: () => kubelet.shutdownCandidates(), log });
+  shutdown = new NodeShutdownManager(cfg.shutdownGracePeriodMs / 1000, cfg.shutdownGracePeriodCriticalPodsMs / 1000, {
+    pods: () => kubelet.shutdownCandidates(),
+    log,
+  });
   shutdown.start();
   // No thresholds at all (evictionHard: {}): nothing to watch.
   if (eviction && (Object.keys(cfg.evictionHard).length || Object.keys(cfg.evictionSoft).length)) eviction.start();
@@ -189,7 +261,9 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
     for (let attempt = 0; !stopped; attempt++) {
       try {
         await kubelet.start();
-        log.info(`kubelet started on node ${cfg.nodeName}, watching ${cfg.staticPodPath}${cfg.staticPodURL ? ` and ${cfg.staticPodURL}` : ''}`);
+        log.info(
+          `kubelet started on node ${cfg.nodeName}, watching ${cfg.staticPodPath}${cfg.staticPodURL ? ` and ${cfg.staticPodURL}` : ''}`,
+        );
         return;
       } catch (e) {
         // A configuration the runtime contradicts cannot get better: upstream exits.
@@ -207,7 +281,17 @@ export async function startAgent(cfg: AgentConfig, log: Logger): Promise<Running
   // started, or after a second without the runtime: static pods do not wait for it, on a single-threaded start.
   const apiStarting = Promise.race([started, new Promise((r) => setTimeout(r, 1000).unref())])
     .then(() => import('../agent/server/start.js'))
-    .then(({ startKubeletApi }) => startKubeletApi(kubelet, cri, cfg, { client, log, metrics, hostIP, hostIPs, configz: () => kubeletConfigz(cfg), cgroups }));
+    .then(({ startKubeletApi }) =>
+      startKubeletApi(kubelet, cri, cfg, {
+        client,
+        log,
+        metrics,
+        hostIP,
+        hostIPs,
+        configz: () => kubeletConfigz(cfg),
+        cgroups,
+      }),
+    );
   const kubeletApi = await apiStarting.catch(async (e: Error) => {
     stopped = true;
     await started;

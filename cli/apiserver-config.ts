@@ -5,27 +5,37 @@ import type { ApiServerConfig } from '../apiserver/main.js';
 
 export const APISERVER_FLAGS: Record<string, string> = {
   'cert-dir': 'CA, serving and client certificates, tokens.csv and kubeconfigs. Default /var/lib/tskube/pki',
-  'data-dir': 'persist objects here (fsync\'d log); in memory only when unset',
+  'data-dir': "persist objects here (fsync'd log); in memory only when unset",
   'bind-address': 'address to listen on. Default 0.0.0.0',
   'secure-port': 'HTTPS port. Default 6443',
   'advertise-address': 'node IP put in the serving certificate and kubeconfigs',
-  'service-cluster-ip-range': 'ClusterIP range; two comma-separated CIDRs, one per IP family, for dual-stack Services (the first is primary). Default 10.96.0.0/12',
+  'service-cluster-ip-range':
+    'ClusterIP range; two comma-separated CIDRs, one per IP family, for dual-stack Services (the first is primary). Default 10.96.0.0/12',
   'node-kubeconfigs': 'comma-separated node names to write kubeconfigs for. Default: this hostname',
-  'anonymous-auth': 'true: requests without credentials are system:anonymous (discovery only, else 403) instead of 401. Default false',
-  'authorization-mode': 'comma-separated authorizers, in order: AlwaysAllow, Node, RBAC (e.g. Node,RBAC). Default AlwaysAllow',
-  'enable-admission-plugins': 'comma-separated admission plugins to turn on: NodeRestriction (nodes may only touch their own Node, Lease, mirror pods and bound pods), DenyServiceExternalIPs (no new externalIPs on Services). Always on: PodSecurity, CertificateApproval, CertificateSigning, CertificateSubjectRestriction',
-  'admission-control-config-file': 'an AdmissionConfiguration file: PodSecurity\'s defaults and exemptions (a PodSecurityConfiguration). Default: privileged everywhere, nothing exempt',
-  controllers: 'built-in controllers to run, kube-controller-manager style: "*" for all, "-name" to turn one off (see docs/apiserver.md for the names). Default *',
-  'node-monitor-grace-period': 'how long a node may go without renewing its Lease before it is marked Unknown. Default 40s',
+  'anonymous-auth':
+    'true: requests without credentials are system:anonymous (discovery only, else 403) instead of 401. Default false',
+  'authorization-mode':
+    'comma-separated authorizers, in order: AlwaysAllow, Node, RBAC (e.g. Node,RBAC). Default AlwaysAllow',
+  'enable-admission-plugins':
+    'comma-separated admission plugins to turn on: NodeRestriction (nodes may only touch their own Node, Lease, mirror pods and bound pods), DenyServiceExternalIPs (no new externalIPs on Services). Always on: PodSecurity, CertificateApproval, CertificateSigning, CertificateSubjectRestriction',
+  'admission-control-config-file':
+    "an AdmissionConfiguration file: PodSecurity's defaults and exemptions (a PodSecurityConfiguration). Default: privileged everywhere, nothing exempt",
+  controllers:
+    'built-in controllers to run, kube-controller-manager style: "*" for all, "-name" to turn one off (see docs/apiserver.md for the names). Default *',
+  'node-monitor-grace-period':
+    'how long a node may go without renewing its Lease before it is marked Unknown. Default 40s',
   'node-monitor-period': 'how often node health is checked. Default 5s',
   'event-ttl': 'how long Events are kept after their last write. Default 1h',
   'allocate-node-cidrs': 'give every Node a spec.podCIDR from --cluster-cidr (node-ipam-controller). Default false',
-  'cluster-cidr': 'the pods\' address range, cut into one podCIDR per Node; two comma-separated CIDRs, one per IP family, for dual stack (podCIDRs). Default 10.244.0.0/16',
-  'node-cidr-mask-size': 'prefix length of each Node\'s podCIDR (single stack). Default 24 (IPv4), 64 (IPv6)',
-  'node-cidr-mask-size-ipv4': 'prefix length of each Node\'s IPv4 podCIDR (dual stack). Default 24',
-  'node-cidr-mask-size-ipv6': 'prefix length of each Node\'s IPv6 podCIDR (dual stack). Default 64',
-  'default-local-storage-path': 'where the local-path provisioner makes volumes on the chosen node (k3s\'s flag). Default /var/lib/tskube/storage',
-  'cluster-signing-duration': 'the longest certificate the CSR signer issues (kube-controller-manager\'s flag). Default 8760h0m0s',
+  'cluster-cidr':
+    "the pods' address range, cut into one podCIDR per Node; two comma-separated CIDRs, one per IP family, for dual stack (podCIDRs). Default 10.244.0.0/16",
+  'node-cidr-mask-size': "prefix length of each Node's podCIDR (single stack). Default 24 (IPv4), 64 (IPv6)",
+  'node-cidr-mask-size-ipv4': "prefix length of each Node's IPv4 podCIDR (dual stack). Default 24",
+  'node-cidr-mask-size-ipv6': "prefix length of each Node's IPv6 podCIDR (dual stack). Default 64",
+  'default-local-storage-path':
+    "where the local-path provisioner makes volumes on the chosen node (k3s's flag). Default /var/lib/tskube/storage",
+  'cluster-signing-duration':
+    "the longest certificate the CSR signer issues (kube-controller-manager's flag). Default 8760h0m0s",
 };
 
 /** A prefix-length flag: undefined when not given (the defaults depend on the family). */
@@ -38,7 +48,8 @@ function maskFlag(v: string | undefined, name: string): number | undefined {
 export function loadApiServerConfig(argv: string[]): ApiServerConfig {
   const f = parseFlags(argv, APISERVER_FLAGS);
   const port = Number(f.get('secure-port') ?? 6443);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--secure-port: invalid port "${f.get('secure-port')!}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--secure-port: invalid port "${f.get('secure-port')!}"`);
   return {
     certDir: f.get('cert-dir') ?? '/var/lib/tskube/pki',
     dataDir: f.get('data-dir'),
@@ -61,6 +72,9 @@ export function loadApiServerConfig(argv: string[]): ApiServerConfig {
     nodeCidrMaskSizeIPv6: maskFlag(f.get('node-cidr-mask-size-ipv6'), 'node-cidr-mask-size-ipv6'),
     clusterSigningDurationMs: duration(f, 'cluster-signing-duration', '8760h'),
     localStoragePath: f.get('default-local-storage-path'),
-    nodeNames: (f.get('node-kubeconfigs') ?? os.hostname().toLowerCase()).split(',').map((s) => s.trim()).filter(Boolean),
+    nodeNames: (f.get('node-kubeconfigs') ?? os.hostname().toLowerCase())
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
   };
 }

@@ -25,11 +25,19 @@ export interface ContainerdLayout {
 }
 
 function extraRuntimes(l: ContainerdLayout): string {
-  return Object.entries(l.runtimes ?? {}).map(([name, r]) => `    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${name}]
+  return Object.entries(l.runtimes ?? {})
+    .map(
+      ([name, r]) => `    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${name}]
       runtime_type = "io.containerd.runc.v2"
-${r.root ? `      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${name}.options]
+${
+  r.root
+    ? `      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${name}.options]
         Root = "${r.root}"
-` : ''}`).join('');
+`
+    : ''
+}`,
+    )
+    .join('');
 }
 
 export function containerdConfig(l: ContainerdLayout): string {
@@ -54,9 +62,13 @@ state = "${l.state}"
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-${l.systemdCgroup ? `      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+${
+  l.systemdCgroup
+    ? `      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = true
-` : ''}${extraRuntimes(l)}`;
+`
+    : ''
+}${extraRuntimes(l)}`;
 }
 
 /**
@@ -64,12 +76,22 @@ ${l.systemdCgroup ? `      [plugins."io.containerd.grpc.v1.cri".containerd.runti
  * the README's 127.0.0.1:5000 names from the first node's registry) and, when `net` is given, a fixed CNI conflist
  * (the e2e harness; `up` and `join` leave it to the agent's pod network, which writes it for the Node's podCIDR).
  */
-export function writeContainerdFiles(l: ContainerdLayout, configFile: string, net: { bridge: string; subnet: string; ipamDir: string; ipMasq: boolean } | undefined, registry: string, mirror?: string): void {
-  for (const d of [l.root, l.state, l.cniConfDir, path.join(l.certsDir, registry), path.dirname(configFile)]) fs.mkdirSync(d, { recursive: true });
+export function writeContainerdFiles(
+  l: ContainerdLayout,
+  configFile: string,
+  net: { bridge: string; subnet: string; ipamDir: string; ipMasq: boolean } | undefined,
+  registry: string,
+  mirror?: string,
+): void {
+  for (const d of [l.root, l.state, l.cniConfDir, path.join(l.certsDir, registry), path.dirname(configFile)])
+    fs.mkdirSync(d, { recursive: true });
   fs.writeFileSync(configFile, containerdConfig(l));
   if (net) {
     fs.mkdirSync(net.ipamDir, { recursive: true });
-    fs.writeFileSync(path.join(l.cniConfDir, CONFLIST_NAME), podConflist({ podCIDRs: [net.subnet], ipamDir: net.ipamDir, bridge: net.bridge, ipMasq: net.ipMasq }));
+    fs.writeFileSync(
+      path.join(l.cniConfDir, CONFLIST_NAME),
+      podConflist({ podCIDRs: [net.subnet], ipamDir: net.ipamDir, bridge: net.bridge, ipMasq: net.ipMasq }),
+    );
   }
   fs.writeFileSync(path.join(l.certsDir, registry, 'hosts.toml'), hostsToml(registry, mirror));
 }

@@ -9,7 +9,14 @@ import { httpOk, until } from './node-runner.js';
 export async function ensureDemoImages(registry: string, workDir: string, note: (s: string) => void): Promise<void> {
   for (const spec of IMAGES) {
     const ref = `${registry}/${spec.name}:${spec.tag}`;
-    const have = await fetch(`http://${registry}/v2/${spec.name}/manifests/${spec.tag}`, { method: 'HEAD', headers: { Accept: 'application/vnd.oci.image.manifest.v1+json' }, signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+    const have = await fetch(`http://${registry}/v2/${spec.name}/manifests/${spec.tag}`, {
+      method: 'HEAD',
+      headers: { Accept: 'application/vnd.oci.image.manifest.v1+json' },
+      signal: AbortSignal.timeout(2000),
+    }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (have) {
       note(`${ref}: present`);
       continue;
@@ -29,6 +36,10 @@ export const IMAGES_FLAGS: Record<string, string> = {
 export async function runImages(argv: string[]): Promise<void> {
   const f = parseFlags(argv, IMAGES_FLAGS);
   const registry = f.get('registry') ?? '127.0.0.1:5000';
-  await until(`the registry on http://${registry}/v2/ (is tskube-registry running?)`, 60_000, () => httpOk(`http://${registry}/v2/`));
-  await ensureDemoImages(registry, f.get('work-dir') ?? '/var/lib/tskube/images', (s) => process.stdout.write(`${s}\n`));
+  await until(`the registry on http://${registry}/v2/ (is tskube-registry running?)`, 60_000, () =>
+    httpOk(`http://${registry}/v2/`),
+  );
+  await ensureDemoImages(registry, f.get('work-dir') ?? '/var/lib/tskube/images', (s) =>
+    process.stdout.write(`${s}\n`),
+  );
 }

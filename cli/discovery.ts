@@ -25,7 +25,9 @@ export function detachedJwsValid(jws: string, content: string, id: string, secre
     return false;
   }
   if (header.alg !== 'HS256' || header.kid !== id) return false;
-  const want = createHmac('sha256', secret).update(`${parts[0]}.${Buffer.from(content).toString('base64url')}`).digest();
+  const want = createHmac('sha256', secret)
+    .update(`${parts[0]}.${Buffer.from(content).toString('base64url')}`)
+    .digest();
   const got = Buffer.from(parts[2]!, 'base64url');
   return got.length === want.length && timingSafeEqual(got, want);
 }
@@ -40,10 +42,21 @@ export function verifyClusterInfo(data: Record<string, string>, token: string, p
   const kubeconfig = data.kubeconfig;
   if (!kubeconfig) throw new Error(`there is no "kubeconfig" key in the ${CLUSTER_INFO} ConfigMap`);
   const jws = data[`${JWS_PREFIX}${t.id}`];
-  if (!jws) throw new Error(`could not find a JWS signature in the ${CLUSTER_INFO} ConfigMap for token ID "${t.id}": the token is wrong or has expired; create a new one on the control plane with \`tskube token create --print-join-command\``);
-  if (!detachedJwsValid(jws, kubeconfig, t.id, t.secret)) throw new Error(`failed to verify JWS signature of received cluster info object, can't trust this API Server (is the token's secret right?)`);
-  const cluster = (parseYaml(kubeconfig) as { clusters?: { cluster?: { server?: string; 'certificate-authority-data'?: string } }[] } | null)?.clusters?.[0]?.cluster;
-  if (!cluster?.server || !cluster['certificate-authority-data']) throw new Error(`the ${CLUSTER_INFO} kubeconfig holds no cluster server and CA`);
+  if (!jws)
+    throw new Error(
+      `could not find a JWS signature in the ${CLUSTER_INFO} ConfigMap for token ID "${t.id}": the token is wrong or has expired; create a new one on the control plane with \`tskube token create --print-join-command\``,
+    );
+  if (!detachedJwsValid(jws, kubeconfig, t.id, t.secret))
+    throw new Error(
+      `failed to verify JWS signature of received cluster info object, can't trust this API Server (is the token's secret right?)`,
+    );
+  const cluster = (
+    parseYaml(kubeconfig) as {
+      clusters?: { cluster?: { server?: string; 'certificate-authority-data'?: string } }[];
+    } | null
+  )?.clusters?.[0]?.cluster;
+  if (!cluster?.server || !cluster['certificate-authority-data'])
+    throw new Error(`the ${CLUSTER_INFO} kubeconfig holds no cluster server and CA`);
   const caPem = Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8');
   if (pins.length) {
     let hash: string;
@@ -52,7 +65,10 @@ export function verifyClusterInfo(data: Record<string, string>, token: string, p
     } catch (e) {
       throw new Error(`cluster CA found in ${CLUSTER_INFO} ConfigMap is invalid: ${(e as Error).message}`);
     }
-    if (!pins.includes(hash)) throw new Error(`cluster CA found in ${CLUSTER_INFO} ConfigMap is invalid: none of the public keys "${hash}" are pinned (check --discovery-token-ca-cert-hash)`);
+    if (!pins.includes(hash))
+      throw new Error(
+        `cluster CA found in ${CLUSTER_INFO} ConfigMap is invalid: none of the public keys "${hash}" are pinned (check --discovery-token-ca-cert-hash)`,
+      );
   }
   return { server: cluster.server, caPem };
 }
@@ -61,13 +77,18 @@ export function verifyClusterInfo(data: Record<string, string>, token: string, p
 export function parsePins(values: string[]): string[] {
   return values.map((v) => {
     const p = v.trim().toLowerCase();
-    if (!/^sha256:[0-9a-f]{64}$/.test(p)) throw new Error(`--discovery-token-ca-cert-hash: "${v}" is not of the form sha256:<64 hex digits>`);
+    if (!/^sha256:[0-9a-f]{64}$/.test(p))
+      throw new Error(`--discovery-token-ca-cert-hash: "${v}" is not of the form sha256:<64 hex digits>`);
     return p;
   });
 }
 
 /** GET cluster-info from `server`: without a trusted CA (insecure) for discovery, or with `ca` to confirm it. */
-export async function fetchClusterInfo(server: string, ca?: string, timeoutMs = 10_000): Promise<Record<string, string>> {
+export async function fetchClusterInfo(
+  server: string,
+  ca?: string,
+  timeoutMs = 10_000,
+): Promise<Record<string, string>> {
   const path = `/api/v1/namespaces/${PUBLIC_NAMESPACE}/configmaps/${CLUSTER_INFO}`;
   const client = new KubeClient(ca ? { server, ca: Buffer.from(ca) } : { server, insecureSkipTLSVerify: true });
   let cm: KObj | undefined;
@@ -88,8 +109,18 @@ export function bootstrapKubeconfig(c: DiscoveredCluster, token: string): string
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'kubernetes', cluster: { server: c.server, 'certificate-authority-data': Buffer.from(c.caPem).toString('base64') } }],
-    contexts: [{ name: 'tls-bootstrap-token-user@kubernetes', context: { cluster: 'kubernetes', user: 'tls-bootstrap-token-user' } }],
+    clusters: [
+      {
+        name: 'kubernetes',
+        cluster: { server: c.server, 'certificate-authority-data': Buffer.from(c.caPem).toString('base64') },
+      },
+    ],
+    contexts: [
+      {
+        name: 'tls-bootstrap-token-user@kubernetes',
+        context: { cluster: 'kubernetes', user: 'tls-bootstrap-token-user' },
+      },
+    ],
     'current-context': 'tls-bootstrap-token-user@kubernetes',
     users: [{ name: 'tls-bootstrap-token-user', user: { token } }],
   });

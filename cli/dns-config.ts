@@ -25,18 +25,21 @@ export interface DnsConfig {
 
 export const DNS_FLAGS: Record<string, string> = {
   kubeconfig: 'kubeconfig of the apiserver (needs list/watch of services, endpointslices, namespaces)',
-  'cluster-domain': 'the zone served, as the kubelet\'s --cluster-domain. Default cluster.local',
+  'cluster-domain': "the zone served, as the kubelet's --cluster-domain. Default cluster.local",
   'dns-address': 'UDP and TCP listen address. Default 0.0.0.0:53',
   'health-address': '/health (CoreDNS health plugin). Default 0.0.0.0:8080',
   'ready-address': '/ready (CoreDNS ready plugin). Default 0.0.0.0:8181',
   'metrics-address': '/metrics with CoreDNS metric names. Default 0.0.0.0:9153',
-  upstream: 'comma-separated resolvers for names outside the cluster (ip or ip:port). Default: the nameservers of --resolv-conf',
+  upstream:
+    'comma-separated resolvers for names outside the cluster (ip or ip:port). Default: the nameservers of --resolv-conf',
   'resolv-conf': 'resolv.conf whose nameservers are the upstreams. Default /etc/resolv.conf',
   ttl: 'TTL of cluster records, 0-3600 seconds. Default 5',
-  'publish-address': 'the address clients reach this server on; when set, the server publishes it as the endpoints of kube-system/kube-dns (ready only while serving)',
+  'publish-address':
+    'the address clients reach this server on; when set, the server publishes it as the endpoints of kube-system/kube-dns (ready only while serving)',
   'hostname-override': 'node name written into the published endpoint',
   v: 'log verbosity (4 and up: debug)',
-  'allow-from': 'comma-separated client CIDRs answered besides loopback and this host\'s own addresses; others get REFUSED. Default 10.244.0.0/16,10.96.0.0/12 (the pod and Service ranges)',
+  'allow-from':
+    "comma-separated client CIDRs answered besides loopback and this host's own addresses; others get REFUSED. Default 10.244.0.0/16,10.96.0.0/12 (the pod and Service ranges)",
 };
 
 export function loadDnsConfig(argv: string[]): DnsConfig {
@@ -47,9 +50,11 @@ export function loadDnsConfig(argv: string[]): DnsConfig {
   const bad = checkDns1123Subdomain(clusterDomain);
   if (bad) throw new Error(`--cluster-domain: "${clusterDomain}": ${bad}`);
   const ttl = Number(f.get('ttl') ?? 5);
-  if (!Number.isInteger(ttl) || ttl < 0 || ttl > 3600) throw new Error(`--ttl: must be an integer from 0 to 3600, got "${f.get('ttl')}"`);
+  if (!Number.isInteger(ttl) || ttl < 0 || ttl > 3600)
+    throw new Error(`--ttl: must be an integer from 0 to 3600, got "${f.get('ttl')}"`);
   const publishAddress = f.get('publish-address') ?? '';
-  if (publishAddress && !net.isIP(publishAddress)) throw new Error(`--publish-address: "${publishAddress}" is not an IP address`);
+  if (publishAddress && !net.isIP(publishAddress))
+    throw new Error(`--publish-address: "${publishAddress}" is not an IP address`);
   return {
     kubeconfig,
     clusterDomain,

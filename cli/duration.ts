@@ -1,5 +1,5 @@
 // Go time.ParseDuration for flags and config fields ("20s", "1m30s", "500ms").
-const UNIT: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 export function parseDuration(s: string): number {
   if (s === '0') return 0;

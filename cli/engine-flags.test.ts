@@ -18,7 +18,16 @@ test('the young generation is kept small unless the user sized it', () => {
 test('the baseline compiler is the top tier unless the user chose the compilers', () => {
   assert.deepEqual(engineFlags(both, '', []), [SMALL_YOUNG_GENERATION, BASELINE_TOP_TIER]);
   assert.deepEqual(engineFlags(both, '--max-semi-space-size=8', []), [BASELINE_TOP_TIER]);
-  for (const user of ['--max-opt=3', '--max_opt=0', '--turbofan', '--no-opt', '--maglev', '--no-sparkplug', '--lite-mode', '--jitless']) {
+  for (const user of [
+    '--max-opt=3',
+    '--max_opt=0',
+    '--turbofan',
+    '--no-opt',
+    '--maglev',
+    '--no-sparkplug',
+    '--lite-mode',
+    '--jitless',
+  ]) {
     assert.deepEqual(engineFlags(both, '', [user]), [SMALL_YOUNG_GENERATION], user);
     assert.deepEqual(engineFlags(both, user, []), [SMALL_YOUNG_GENERATION], user);
   }
@@ -33,7 +42,8 @@ test('set at run time, the baseline top tier keeps a hot function out of TurboFa
     let s = 0; for (let i = 0; i < 2e6; i++) s += f(i);
     // Bit 4 (16) of the status: optimized by TurboFan.
     process.stdout.write(String((%GetOptimizationStatus(f) & 16) !== 0));`;
-  const optimized = (mode: string): string => spawnSync(process.execPath, ['--allow-natives-syntax', '-e', hot, mode], { encoding: 'utf8' }).stdout;
+  const optimized = (mode: string): string =>
+    spawnSync(process.execPath, ['--allow-natives-syntax', '-e', hot, mode], { encoding: 'utf8' }).stdout;
   assert.equal(optimized('default'), 'true');
   assert.equal(optimized('baseline'), 'false');
 });
@@ -45,7 +55,8 @@ test('the flag set at run time stops the young generation growing (what a comman
     let keep = [];
     for (let i = 0; i < 2e6; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 20000) keep = []; }
     process.stdout.write(String(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size));`;
-  const newSpace = (mode: string): number => Number(spawnSync(process.execPath, ['-e', churn, mode], { encoding: 'utf8' }).stdout);
+  const newSpace = (mode: string): number =>
+    Number(spawnSync(process.execPath, ['-e', churn, mode], { encoding: 'utf8' }).stdout);
   const dflt = newSpace('default');
   const small = newSpace('small');
   assert.ok(small > 0 && small <= 4 << 20, `new space with the flag: ${small} bytes`);

@@ -31,7 +31,11 @@ export const KUBELET_ENGINE: EngineSettings = { smallYoungGeneration: true, base
 /** Each setting's flag, and the user's flags (NODE_OPTIONS or node's own) that decide the same thing: theirs apply. */
 const SETTINGS: { key: keyof EngineSettings; flag: string; userDecides: RegExp }[] = [
   { key: 'smallYoungGeneration', flag: SMALL_YOUNG_GENERATION, userDecides: /^--(max-|min-)?semi[-_]space[-_]/ },
-  { key: 'baselineTopTier', flag: BASELINE_TOP_TIER, userDecides: /^--(no-)?(max[-_]opt|opt|turbofan|maglev|sparkplug|lite[-_]mode|jitless)(=|$)/ },
+  {
+    key: 'baselineTopTier',
+    flag: BASELINE_TOP_TIER,
+    userDecides: /^--(no-)?(max[-_]opt|opt|turbofan|maglev|sparkplug|lite[-_]mode|jitless)(=|$)/,
+  },
 ];
 
 /** The V8 flags to set for a subcommand, leaving out those the user already decided. */
@@ -41,5 +45,6 @@ export function engineFlags(settings: EngineSettings, nodeOptions: string, execA
 }
 
 export function applyEngineSettings(settings: EngineSettings): void {
-  for (const flag of engineFlags(settings, process.env.NODE_OPTIONS ?? '', process.execArgv)) v8.setFlagsFromString(flag);
+  for (const flag of engineFlags(settings, process.env.NODE_OPTIONS ?? '', process.execArgv))
+    v8.setFlagsFromString(flag);
 }

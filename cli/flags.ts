@@ -44,7 +44,11 @@ export function durationFlag(f: Map<string, string>, flag: string, dflt: string)
   }
 }
 
-export const commaList = (v: string): string[] => v.split(',').map((s) => s.trim()).filter(Boolean);
+export const commaList = (v: string): string[] =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /**
  * Splits a command line whose arguments (a token, a server) may sit among the flags, and whose boolean flags

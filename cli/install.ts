@@ -17,15 +17,19 @@ const SERVICE_CIDR = '10.96.0.0/12';
 const DNS_SERVICE_IP = dnsServiceIP(SERVICE_CIDR);
 
 export const INSTALL_FLAGS: Record<string, string> = {
-  role: 'control-plane (registry, images, apiserver, kubelet, kube-proxy), worker (tskube join), or kubeadm (containerd for kubeadm\'s images; kubeadm runs tskube as the kubelet, see docs/kubeadm.md). Default control-plane',
-  'node-ip': 'this node\'s address: the apiserver\'s --advertise-address on a control plane. Default: the first non-loopback IPv4',
+  role: "control-plane (registry, images, apiserver, kubelet, kube-proxy), worker (tskube join), or kubeadm (containerd for kubeadm's images; kubeadm runs tskube as the kubelet, see docs/kubeadm.md). Default control-plane",
+  'node-ip':
+    "this node's address: the apiserver's --advertise-address on a control plane. Default: the first non-loopback IPv4",
   'registry-mirror': `worker: where the first node's registry answers (host:port), mirrored as ${REGISTRY}; required for workers`,
-  'cgroup-driver': 'cgroupfs or systemd, for the kubelet and containerd alike. Default systemd where systemd is the init system, else cgroupfs',
-  'cluster-cidr': 'the pods\' address range (the apiserver gives each Node a /24 of it). Default 10.244.0.0/16',
+  'cgroup-driver':
+    'cgroupfs or systemd, for the kubelet and containerd alike. Default systemd where systemd is the init system, else cgroupfs',
+  'cluster-cidr': "the pods' address range (the apiserver gives each Node a /24 of it). Default 10.244.0.0/16",
   etc: 'where the tskube configs go. Default /etc/tskube',
-  'containerd-config': 'containerd\'s config file, replaced (the old one kept as <file>.orig). Default /etc/containerd/config.toml',
-  'cni-conf-dir': 'containerd\'s CNI config dir, where the kubelet writes the pod network\'s conflist. Default /etc/cni/net.d',
-  'data-dir': 'tskube\'s state (PKI, objects, the registry\'s storage). Default /var/lib/tskube',
+  'containerd-config':
+    "containerd's config file, replaced (the old one kept as <file>.orig). Default /etc/containerd/config.toml",
+  'cni-conf-dir':
+    "containerd's CNI config dir, where the kubelet writes the pod network's conflist. Default /etc/cni/net.d",
+  'data-dir': "tskube's state (PKI, objects, the registry's storage). Default /var/lib/tskube",
 };
 
 export const OURS_MARK = '# Written by tskube install';
@@ -51,25 +55,26 @@ export function installFiles(p: InstallPlan): { path: string; content: string; k
   const files = [
     {
       path: p.containerdConfig,
-      content: `${OURS_MARK} for the kubelet (cgroupDriver: ${p.cgroupDriver}); the original is beside it as config.toml.orig.\n${containerdConfig({
-        root: '/var/lib/containerd',
-        state: '/run/containerd',
-        socket: '/run/containerd/containerd.sock',
-        sandboxImage: p.role === 'kubeadm' ? KUBEADM_PAUSE_IMAGE : `${REGISTRY}/tskube/pause:1`,
-        cniConfDir: p.cniConfDir,
-        certsDir,
-        systemdCgroup: p.cgroupDriver === 'systemd',
-      })}`,
+      content: `${OURS_MARK} for the kubelet (cgroupDriver: ${p.cgroupDriver}); the original is beside it as config.toml.orig.\n${containerdConfig(
+        {
+          root: '/var/lib/containerd',
+          state: '/run/containerd',
+          socket: '/run/containerd/containerd.sock',
+          sandboxImage: p.role === 'kubeadm' ? KUBEADM_PAUSE_IMAGE : `${REGISTRY}/tskube/pause:1`,
+          cniConfDir: p.cniConfDir,
+          certsDir,
+          systemdCgroup: p.cgroupDriver === 'systemd',
+        },
+      )}`,
       keep: false,
     },
     { path: path.join(certsDir, REGISTRY, 'hosts.toml'), content: hostsToml(REGISTRY, p.mirror), keep: false },
   ];
   // kubeadm writes the kubelet's configuration itself (/var/lib/kubelet/config.yaml).
   if (p.role === 'kubeadm') return files;
-  files.push(
-    {
-      path: path.join(p.etc, 'kubelet-config.yaml'),
-      content: `# tskube agent configuration: a kubelet.config.k8s.io/v1beta1 KubeletConfiguration.
+  files.push({
+    path: path.join(p.etc, 'kubelet-config.yaml'),
+    content: `# tskube agent configuration: a kubelet.config.k8s.io/v1beta1 KubeletConfiguration.
 # Supported fields: docs/kubelet-config.md. --kubeconfig comes from the unit.
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -85,9 +90,8 @@ authentication:
 clusterDNS: [${DNS_SERVICE_IP}]
 clusterDomain: cluster.local
 `,
-      keep: true,
-    },
-  );
+    keep: true,
+  });
   if (p.role === 'worker') return files;
   return [
     ...files,
@@ -108,19 +112,32 @@ TSKUBE_DNS_ARGS="--dns-address=${p.nodeIP}:53 --metrics-address=${p.nodeIP}:9153
       keep: true,
     },
     // Pushes only from this machine; the node's address (what joining nodes and the LAN reach) serves pulls only.
-    { path: path.join(p.etc, 'registry.yml'), content: registryConfig(path.join(p.dataDir, 'registry'), REGISTRY), keep: true },
-    { path: path.join(p.etc, 'registry-lan.yml'), content: registryConfig(path.join(p.dataDir, 'registry'), `${p.nodeIP}:${REGISTRY_PORT}`, { readOnly: true }), keep: true },
+    {
+      path: path.join(p.etc, 'registry.yml'),
+      content: registryConfig(path.join(p.dataDir, 'registry'), REGISTRY),
+      keep: true,
+    },
+    {
+      path: path.join(p.etc, 'registry-lan.yml'),
+      content: registryConfig(path.join(p.dataDir, 'registry'), `${p.nodeIP}:${REGISTRY_PORT}`, { readOnly: true }),
+      keep: true,
+    },
   ];
 }
 
 export function installPlan(argv: string[], o: { hasSystemd: boolean; firstIP: () => string }): InstallPlan {
   const f = parseFlags(argv, INSTALL_FLAGS);
   const role = f.get('role') ?? 'control-plane';
-  if (role !== 'control-plane' && role !== 'worker' && role !== 'kubeadm') throw new Error(`--role: must be control-plane, worker or kubeadm, got "${role}"`);
+  if (role !== 'control-plane' && role !== 'worker' && role !== 'kubeadm')
+    throw new Error(`--role: must be control-plane, worker or kubeadm, got "${role}"`);
   const cgroupDriver = f.get('cgroup-driver') ?? (o.hasSystemd ? 'systemd' : 'cgroupfs');
-  if (cgroupDriver !== 'cgroupfs' && cgroupDriver !== 'systemd') throw new Error(`--cgroup-driver: must be cgroupfs or systemd, got "${cgroupDriver}"`);
+  if (cgroupDriver !== 'cgroupfs' && cgroupDriver !== 'systemd')
+    throw new Error(`--cgroup-driver: must be cgroupfs or systemd, got "${cgroupDriver}"`);
   const mirror = f.get('registry-mirror');
-  if (role === 'worker' && !mirror) throw new Error(`--registry-mirror is required with --role=worker: the first node's registry (<its ip>:${REGISTRY_PORT}), where this node gets the pause image`);
+  if (role === 'worker' && !mirror)
+    throw new Error(
+      `--registry-mirror is required with --role=worker: the first node's registry (<its ip>:${REGISTRY_PORT}), where this node gets the pause image`,
+    );
   return {
     role,
     nodeIP: f.get('node-ip') ?? o.firstIP(),
@@ -144,7 +161,12 @@ export async function runInstall(argv: string[]): Promise<void> {
       say(`kept ${file.path} (delete it to have it written again)`);
       continue;
     }
-    if (exists && file.path === plan.containerdConfig && !fs.readFileSync(file.path, 'utf8').startsWith(OURS_MARK) && !fs.existsSync(`${file.path}.orig`)) {
+    if (
+      exists &&
+      file.path === plan.containerdConfig &&
+      !fs.readFileSync(file.path, 'utf8').startsWith(OURS_MARK) &&
+      !fs.existsSync(`${file.path}.orig`)
+    ) {
       fs.renameSync(file.path, `${file.path}.orig`);
       say(`moved the existing ${file.path} to ${file.path}.orig`);
     }
@@ -153,9 +175,12 @@ export async function runInstall(argv: string[]): Promise<void> {
     say(`wrote ${file.path}`);
   }
   const next: Record<InstallPlan['role'], string> = {
-    'control-plane': 'systemctl enable --now tskube-registry tskube-registry-lan tskube-images tskube-apiserver tskube-dns tskube-agent tskube-proxy',
+    'control-plane':
+      'systemctl enable --now tskube-registry tskube-registry-lan tskube-images tskube-apiserver tskube-dns tskube-agent tskube-proxy',
     worker: 'systemctl enable --now tskube-join',
     kubeadm: 'systemctl enable kubelet, then kubeadm init or join (docs/kubeadm.md)',
   };
-  say(`${plan.role} at ${plan.nodeIP}, cgroup driver ${plan.cgroupDriver}${plan.mirror ? `, images from ${plan.mirror}` : ''}. Next: systemctl restart containerd && ${next[plan.role]}`);
+  say(
+    `${plan.role} at ${plan.nodeIP}, cgroup driver ${plan.cgroupDriver}${plan.mirror ? `, images from ${plan.mirror}` : ''}. Next: systemctl restart containerd && ${next[plan.role]}`,
+  );
 }

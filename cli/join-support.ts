@@ -8,7 +8,13 @@
 // `tskube token create` adds what a kubeadm-made or bare cluster lacks.
 import { KubeApiError, type KObj, type KubeClient } from '../kube/client.js';
 import { BOOTSTRAP_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from '../apiserver/authz/bootstrap-policy.js';
-import { CLUSTER_INFO, clusterInfoKubeconfig, clusterInfoReaders, CLUSTER_INFO_ROLE, PUBLIC_NAMESPACE } from '../apiserver/bootstrap/cluster-info.js';
+import {
+  CLUSTER_INFO,
+  clusterInfoKubeconfig,
+  clusterInfoReaders,
+  CLUSTER_INFO_ROLE,
+  PUBLIC_NAMESPACE,
+} from '../apiserver/bootstrap/cluster-info.js';
 
 const RBAC = 'rbac.authorization.k8s.io';
 const RBAC_PATH = `/apis/${RBAC}/v1`;
@@ -36,14 +42,32 @@ export function joinSupportObjects(server: string, caPem: string): ClusterObject
   const out: ClusterObject[] = [
     {
       collection: `/api/v1/namespaces/${PUBLIC_NAMESPACE}/configmaps`,
-      obj: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_INFO, namespace: PUBLIC_NAMESPACE }, data: { kubeconfig: clusterInfoKubeconfig(caPem, server) } },
+      obj: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: CLUSTER_INFO, namespace: PUBLIC_NAMESPACE },
+        data: { kubeconfig: clusterInfoKubeconfig(caPem, server) },
+      },
       what: `ConfigMap ${PUBLIC_NAMESPACE}/${CLUSTER_INFO}`,
     },
-    { collection: `${RBAC_PATH}/namespaces/${PUBLIC_NAMESPACE}/roles`, obj: readers.role, what: `Role ${PUBLIC_NAMESPACE}/${CLUSTER_INFO_ROLE}` },
-    { collection: `${RBAC_PATH}/namespaces/${PUBLIC_NAMESPACE}/rolebindings`, obj: readers.binding, what: `RoleBinding ${PUBLIC_NAMESPACE}/${CLUSTER_INFO_ROLE}` },
+    {
+      collection: `${RBAC_PATH}/namespaces/${PUBLIC_NAMESPACE}/roles`,
+      obj: readers.role,
+      what: `Role ${PUBLIC_NAMESPACE}/${CLUSTER_INFO_ROLE}`,
+    },
+    {
+      collection: `${RBAC_PATH}/namespaces/${PUBLIC_NAMESPACE}/rolebindings`,
+      obj: readers.binding,
+      what: `RoleBinding ${PUBLIC_NAMESPACE}/${CLUSTER_INFO_ROLE}`,
+    },
     {
       collection: `${RBAC_PATH}/clusterroles`,
-      obj: { apiVersion: `${RBAC}/v1`, kind: 'ClusterRole', metadata: { name: 'kubeadm:get-nodes' }, rules: BOOTSTRAP_CLUSTER_ROLES['kubeadm:get-nodes'] },
+      obj: {
+        apiVersion: `${RBAC}/v1`,
+        kind: 'ClusterRole',
+        metadata: { name: 'kubeadm:get-nodes' },
+        rules: BOOTSTRAP_CLUSTER_ROLES['kubeadm:get-nodes'],
+      },
       what: 'ClusterRole kubeadm:get-nodes',
     },
   ];
@@ -51,7 +75,13 @@ export function joinSupportObjects(server: string, caPem: string): ClusterObject
     const b = BOOTSTRAP_BINDINGS[name]!;
     out.push({
       collection: `${RBAC_PATH}/clusterrolebindings`,
-      obj: { apiVersion: `${RBAC}/v1`, kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: b.role }, subjects: b.subjects },
+      obj: {
+        apiVersion: `${RBAC}/v1`,
+        kind: 'ClusterRoleBinding',
+        metadata: { name },
+        roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: b.role },
+        subjects: b.subjects,
+      },
       what: `ClusterRoleBinding ${name}`,
     });
   }

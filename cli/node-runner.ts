@@ -32,7 +32,12 @@ function spawnLogged(cmd: string, args: string[], logFile: string): ChildProcess
   return p;
 }
 
-export async function until<T>(what: string, ms: number, fn: () => Promise<T | undefined>, tick?: (elapsed: number) => void): Promise<T> {
+export async function until<T>(
+  what: string,
+  ms: number,
+  fn: () => Promise<T | undefined>,
+  tick?: (elapsed: number) => void,
+): Promise<T> {
   const t0 = Date.now();
   let lastTick = t0;
   for (;;) {
@@ -54,7 +59,10 @@ export async function criAnswers(endpoint: string): Promise<boolean> {
   if (!fs.existsSync(endpoint.replace(/^unix:\/\//, ''))) return false;
   const probe = new CriClient({ endpoint, timeoutMs: 3000 });
   try {
-    return await probe.version().then(() => true, () => false);
+    return await probe.version().then(
+      () => true,
+      () => false,
+    );
   } finally {
     probe.close();
   }
@@ -117,7 +125,9 @@ export class NodeRunner {
   }
 
   fileLog(component: string): Logger {
-    return createLogger(component, { sink: (l) => fs.appendFileSync(path.join(this.logs, `${component}.log`), `${l}\n`) });
+    return createLogger(component, {
+      sink: (l) => fs.appendFileSync(path.join(this.logs, `${component}.log`), `${l}\n`),
+    });
   }
 
   /**
@@ -184,8 +194,17 @@ export class NodeRunner {
         return;
       }
       this.stopping = true;
-      const parts = [this.dns && 'the cluster DNS', this.agent && (this.owned.some((o) => o.name === 'containerd') ? 'the kubelet and its pods' : 'the kubelet'), this.proxy && 'the kube-proxy', this.apiserver && 'the apiserver'].filter(Boolean).join(', ');
-      process.stdout.write(`\n${sig}: stopping ${parts || 'what was started'}${this.owned.length ? ` and ${this.ownedNames().reverse().join(', ')}` : ''} ...\n`);
+      const parts = [
+        this.dns && 'the cluster DNS',
+        this.agent && (this.owned.some((o) => o.name === 'containerd') ? 'the kubelet and its pods' : 'the kubelet'),
+        this.proxy && 'the kube-proxy',
+        this.apiserver && 'the apiserver',
+      ]
+        .filter(Boolean)
+        .join(', ');
+      process.stdout.write(
+        `\n${sig}: stopping ${parts || 'what was started'}${this.owned.length ? ` and ${this.ownedNames().reverse().join(', ')}` : ''} ...\n`,
+      );
       void this.stopAll((s) => process.stdout.write(`  ${s}\n`)).then(
         (problems) => {
           if (problems.length) {
@@ -210,11 +229,21 @@ export class NodeRunner {
     const probe = new CriClient({ endpoint: this.o.endpoint, timeoutMs: 3000 });
     const v = await probe.version().catch(() => undefined);
     probe.close();
-    if (v) return note(`using the running ${v.runtime_name} ${v.runtime_version} on ${this.socket} (its sandbox_image must be pullable, its CNI conf_dir given as --cni-conf-dir)`);
+    if (v)
+      return note(
+        `using the running ${v.runtime_name} ${v.runtime_version} on ${this.socket} (its sandbox_image must be pullable, its CNI conf_dir given as --cni-conf-dir)`,
+      );
     const dir = path.join(this.o.data, 'containerd');
     const config = path.join(dir, 'config.toml');
     writeContainerdFiles(
-      { root: path.join(dir, 'root'), state: path.join(dir, 'state'), socket: this.socket, sandboxImage: `${REGISTRY}/tskube/pause:1`, cniConfDir: this.cniConfDir, certsDir: path.join(dir, 'certs.d') },
+      {
+        root: path.join(dir, 'root'),
+        state: path.join(dir, 'state'),
+        socket: this.socket,
+        sandboxImage: `${REGISTRY}/tskube/pause:1`,
+        cniConfDir: this.cniConfDir,
+        certsDir: path.join(dir, 'certs.d'),
+      },
       config,
       undefined,
       REGISTRY,
@@ -225,8 +254,12 @@ export class NodeRunner {
     this.spawn('containerd', 'containerd', ['--config', config]);
     const cri = new CriClient({ endpoint: this.o.endpoint, timeoutMs: 2000 });
     try {
-      const started = await until('containerd', 30_000, async () => (fs.existsSync(this.socket) ? cri.version() : undefined));
-      note(`started ${started.runtime_name} ${started.runtime_version}: config ${config}, socket ${this.socket}${mirror ? `, ${REGISTRY} mirrored from ${mirror}` : ''}`);
+      const started = await until('containerd', 30_000, async () =>
+        fs.existsSync(this.socket) ? cri.version() : undefined,
+      );
+      note(
+        `started ${started.runtime_name} ${started.runtime_version}: config ${config}, socket ${this.socket}${mirror ? `, ${REGISTRY} mirrored from ${mirror}` : ''}`,
+      );
     } finally {
       cri.close();
     }
@@ -242,14 +275,38 @@ export class NodeRunner {
    * the node's name, address and dirs, `auth` (its credential flags) and the pod network, whose CNI config goes to our
    * containerd's conf_dir, else --cni-conf-dir or the usual one.
    */
-  async startKubelet(o: { nodeName: string; nodeIP: string; manifests: string; podLogsDir: string; cgroupRoot?: string; podNetwork: string; cniConfDir?: string; auth: string[]; clusterDNS: string; clusterDomain: string; configExtra?: string }, note: (s: string) => void): Promise<AgentConfig> {
+  async startKubelet(
+    o: {
+      nodeName: string;
+      nodeIP: string;
+      manifests: string;
+      podLogsDir: string;
+      cgroupRoot?: string;
+      podNetwork: string;
+      cniConfDir?: string;
+      auth: string[];
+      clusterDNS: string;
+      clusterDomain: string;
+      configExtra?: string;
+    },
+    note: (s: string) => void,
+  ): Promise<AgentConfig> {
     const cfgFile = path.join(this.o.data, 'kubelet-config.yaml');
     fs.mkdirSync(o.manifests, { recursive: true });
     // As kubeadm writes it: pods resolve through the cluster DNS Service.
     const dns = `clusterDNS:\n- ${o.clusterDNS}\nclusterDomain: ${o.clusterDomain}\n`;
-    fs.writeFileSync(cfgFile, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${o.podLogsDir}\n${dns}${o.configExtra ?? ''}`);
-    const cniConfDir = o.cniConfDir ?? (this.owned.some((x) => x.name === 'containerd') ? this.cniConfDir : '/etc/cni/net.d');
-    recordNodeState(this.o.data, { podLogsDir: o.podLogsDir, cniConfDir, ipamDir: path.join(this.o.data, 'ipam'), podNetwork: o.podNetwork });
+    fs.writeFileSync(
+      cfgFile,
+      `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${o.podLogsDir}\n${dns}${o.configExtra ?? ''}`,
+    );
+    const cniConfDir =
+      o.cniConfDir ?? (this.owned.some((x) => x.name === 'containerd') ? this.cniConfDir : '/etc/cni/net.d');
+    recordNodeState(this.o.data, {
+      podLogsDir: o.podLogsDir,
+      cniConfDir,
+      ipamDir: path.join(this.o.data, 'ipam'),
+      podNetwork: o.podNetwork,
+    });
     const cfg = loadAgentConfig(
       [
         `--config=${cfgFile}`,
@@ -279,7 +336,11 @@ export class NodeRunner {
         180_000,
         async () => {
           const n = await client.get(`/api/v1/nodes/${nodeName}`);
-          return n.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') || undefined;
+          return (
+            n.status?.conditions?.some(
+              (c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True',
+            ) || undefined
+          );
         },
         (ms) => note(`still waiting (${Math.round(ms / 1000)}s): see ${path.join(this.logs, 'kubelet.log')}`),
       );

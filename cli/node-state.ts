@@ -41,7 +41,10 @@ export function recordNodeState(data: string, patch: Partial<NodeState>): void {
 /** Whether a process with this PID runs and its command line mentions `name` (a PID reused by something else does not count). */
 export function processRuns(pid: number, name: string): boolean {
   try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some((a) => a.includes(name));
+    return fs
+      .readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .some((a) => a.includes(name));
   } catch {
     return false;
   }

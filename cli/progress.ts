@@ -20,7 +20,9 @@ export class Progress {
       this.out(`[${i}/${this.total}] ${title}: done (${((Date.now() - t0) / 1000).toFixed(1)}s)\n`);
       return r;
     } catch (e) {
-      this.out(`[${i}/${this.total}] ${title}: FAILED after ${((Date.now() - t0) / 1000).toFixed(1)}s: ${(e as Error).message}\n`);
+      this.out(
+        `[${i}/${this.total}] ${title}: FAILED after ${((Date.now() - t0) / 1000).toFixed(1)}s: ${(e as Error).message}\n`,
+      );
       throw e;
     }
   }

@@ -9,6 +9,10 @@ test('registryConfig: writable by default; readOnly turns on maintenance.readonl
   assert.deepEqual(rw.storage, { filesystem: { rootdirectory: '/d' }, delete: { enabled: true } });
   assert.equal(rw.http.addr, '127.0.0.1:5000');
   const ro = parse(registryConfig('/d', '192.0.2.1:5000', { readOnly: true }));
-  assert.deepEqual(ro.storage, { filesystem: { rootdirectory: '/d' }, delete: { enabled: false }, maintenance: { readonly: { enabled: true } } });
+  assert.deepEqual(ro.storage, {
+    filesystem: { rootdirectory: '/d' },
+    delete: { enabled: false },
+    maintenance: { readonly: { enabled: true } },
+  });
   assert.equal(ro.http.addr, '192.0.2.1:5000');
 });

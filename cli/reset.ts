@@ -11,7 +11,16 @@ import { parse as parseYaml } from 'yaml';
 import { CriClient } from '../agent/cri/client.js';
 import { cgroupPath, kubepods, parseCgroupRoot } from '../agent/cm/cgroup-names.js';
 import { CgroupTree } from '../agent/cm/cgroupfs.js';
-import { BRIDGE, CNI_NETWORK, CONFLIST_NAME, FORWARD_CHAIN, NAT_CHAIN, ROUTE_PROTO, VXLAN_DEV, VXLAN_DEV6 } from '../agent/network/plan.js';
+import {
+  BRIDGE,
+  CNI_NETWORK,
+  CONFLIST_NAME,
+  FORWARD_CHAIN,
+  NAT_CHAIN,
+  ROUTE_PROTO,
+  VXLAN_DEV,
+  VXLAN_DEV6,
+} from '../agent/network/plan.js';
 import { containerLogsDir } from '../agent/pods/log-links.js';
 import { mountsUnder, unmountAll } from '../agent/volumes/mounts.js';
 import { createLogger } from '../kube/log.js';
@@ -25,14 +34,24 @@ import { processRuns, readNodeState, type NodeState } from './node-state.js';
 import { stopPods } from './stop-pods.js';
 
 export const RESET_FLAGS: Record<string, string> = {
-  config: 'where there is no node.json (a node the systemd units ran): the KubeletConfiguration that names its cgroupRoot, cgroupDriver and podLogsDir. Default /etc/tskube/kubelet-config.yaml',
+  config:
+    'where there is no node.json (a node the systemd units ran): the KubeletConfiguration that names its cgroupRoot, cgroupDriver and podLogsDir. Default /etc/tskube/kubelet-config.yaml',
   force: 'reset without asking for confirmation (needed when stdin is not a terminal). Default false',
   'data-dir': 'the data dir up or join used; its node.json says what else they used. Default /var/lib/tskube',
   'root-dir': 'the kubelet dir to remove. Default: the one node.json records, else /var/lib/kubelet',
   'container-runtime-endpoint': 'where the pods run. Default: the one node.json records',
 };
 
-const UNITS = ['tskube-join', 'tskube-agent', 'tskube-proxy', 'tskube-dns', 'tskube-apiserver', 'tskube-images', 'tskube-registry-lan', 'tskube-registry'];
+const UNITS = [
+  'tskube-join',
+  'tskube-agent',
+  'tskube-proxy',
+  'tskube-dns',
+  'tskube-apiserver',
+  'tskube-images',
+  'tskube-registry-lan',
+  'tskube-registry',
+];
 
 /** Daemons up/join start, by the name of their PID file and a word of their command line. */
 const DAEMONS: [string, string][] = [
@@ -54,21 +73,36 @@ export function resetTargets(data: string, st: NodeState | undefined, flags: { r
     data,
     rootDir: rootDir ? path.resolve(rootDir) : undefined,
     endpoint: flags.endpoint ?? st?.endpoint ?? DEFAULT_CRI_ENDPOINT,
-    containerdConfig: st?.containerdConfig ?? (fs.existsSync(path.join(data, 'containerd', 'config.toml')) ? path.join(data, 'containerd', 'config.toml') : undefined),
+    containerdConfig:
+      st?.containerdConfig ??
+      (fs.existsSync(path.join(data, 'containerd', 'config.toml'))
+        ? path.join(data, 'containerd', 'config.toml')
+        : undefined),
     podLogsDir,
     // A links dir of its own (beside a pod logs dir in the data dir) goes whole; /var/log/containers keeps others' links.
     linksDir: podLogsDir ? containerLogsDir(podLogsDir) : undefined,
     conflist: st?.cniConfDir && podNetwork ? path.join(st.cniConfDir, CONFLIST_NAME) : undefined,
     ipamDir: podNetwork ? (st?.ipamDir ?? `/var/lib/cni/networks/${CNI_NETWORK}`) : undefined,
     podNetwork,
-    kubepodsCgroup: st?.cgroupRoot !== undefined ? cgroupPath(kubepods(parseCgroupRoot(st.cgroupRoot, st.cgroupDriver ?? 'cgroupfs')), st.cgroupDriver ?? 'cgroupfs') : undefined,
+    kubepodsCgroup:
+      st?.cgroupRoot !== undefined
+        ? cgroupPath(
+            kubepods(parseCgroupRoot(st.cgroupRoot, st.cgroupDriver ?? 'cgroupfs')),
+            st.cgroupDriver ?? 'cgroupfs',
+          )
+        : undefined,
   };
 }
 
 /** A node without node.json (the systemd units ran it): what its kubelet config says, over the kubelet's defaults; undefined without a config either. */
 export function kubeletDefaults(file: string, endpoint: string | undefined): NodeState | undefined {
   if (!fs.existsSync(file)) return undefined;
-  const c = (parseYaml(fs.readFileSync(file, 'utf8')) ?? {}) as { cgroupRoot?: string; cgroupDriver?: 'cgroupfs' | 'systemd'; podLogsDir?: string; containerRuntimeEndpoint?: string };
+  const c = (parseYaml(fs.readFileSync(file, 'utf8')) ?? {}) as {
+    cgroupRoot?: string;
+    cgroupDriver?: 'cgroupfs' | 'systemd';
+    podLogsDir?: string;
+    containerRuntimeEndpoint?: string;
+  };
   return {
     command: 'join',
     pid: 0,
@@ -89,10 +123,13 @@ export function ourLogLinks(entries: { name: string; target: string | undefined 
 }
 
 async function confirm(): Promise<boolean> {
-  if (!process.stdin.isTTY) throw new Error('reset: stdin is not a terminal; use --force to reset without confirmation');
+  if (!process.stdin.isTTY)
+    throw new Error('reset: stdin is not a terminal; use --force to reset without confirmation');
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
   try {
-    const a = await rl.question('[reset] The node will be reset: its pods stopped, its rules, pod network and data dirs removed.\n[reset] Are you sure you want to proceed? [y/N]: ');
+    const a = await rl.question(
+      '[reset] The node will be reset: its pods stopped, its rules, pod network and data dirs removed.\n[reset] Are you sure you want to proceed? [y/N]: ',
+    );
     return /^y(es)?$/i.test(a.trim());
   } finally {
     rl.close();
@@ -105,11 +142,18 @@ function run(cmd: string, args: string[]): { ok: boolean; out: string; err: stri
 }
 
 export async function runReset(argv: string[]): Promise<void> {
-  const f = parseFlags(argv.map((a) => (a === '--force' || a === '-f' ? '--force=true' : a)), RESET_FLAGS);
-  if (process.getuid?.() !== 0) throw new Error('tskube reset must run as root: it unmounts volumes and removes kernel rules');
+  const f = parseFlags(
+    argv.map((a) => (a === '--force' || a === '-f' ? '--force=true' : a)),
+    RESET_FLAGS,
+  );
+  if (process.getuid?.() !== 0)
+    throw new Error('tskube reset must run as root: it unmounts volumes and removes kernel rules');
   const data = path.resolve(f.get('data-dir') ?? '/var/lib/tskube');
-  const st = readNodeState(data) ?? kubeletDefaults(f.get('config') ?? '/etc/tskube/kubelet-config.yaml', f.get('container-runtime-endpoint'));
-  if (st && st.pid && processRuns(st.pid, 'tskube') && st.pid !== process.pid) throw new Error(`tskube ${st.command} is still running (pid ${st.pid}); stop it first (Ctrl-C)`);
+  const st =
+    readNodeState(data) ??
+    kubeletDefaults(f.get('config') ?? '/etc/tskube/kubelet-config.yaml', f.get('container-runtime-endpoint'));
+  if (st && st.pid && processRuns(st.pid, 'tskube') && st.pid !== process.pid)
+    throw new Error(`tskube ${st.command} is still running (pid ${st.pid}); stop it first (Ctrl-C)`);
   const t = resetTargets(data, st, { rootDir: f.get('root-dir'), endpoint: f.get('container-runtime-endpoint') });
   if (!parseBool(f.get('force') ?? 'false', 'force') && !(await confirm())) {
     process.stdout.write('[reset] aborted; nothing was changed\n');
@@ -140,27 +184,30 @@ export async function runReset(argv: string[]): Promise<void> {
   if (!known) say(`no tskube node recorded in ${data} (node.json) and no kubelet config: only ${data} is removed`);
 
   // Pods first, while a containerd can still stop them: the running one, or ours started once more for this.
-  if (known) await attempt('pods', async () => {
-    const socket = t.endpoint.replace(/^unix:\/\//, '');
-    let started: ReturnType<typeof spawn> | undefined;
-    const cri = new CriClient({ endpoint: t.endpoint, timeoutMs: 30_000 });
-    try {
-      let answers = await criAnswers(t.endpoint);
-      if (!answers && t.containerdConfig && fs.existsSync(t.containerdConfig)) {
-        say(`starting containerd (${t.containerdConfig}) to stop the pods it ran`);
-        started = spawn('containerd', ['--config', t.containerdConfig], { stdio: 'ignore', detached: true });
-        started.on('error', (e) => say(`containerd: ${e.message}`));
-        answers = await until('containerd', 30_000, async () => (fs.existsSync(socket) ? cri.version().then(() => true) : undefined)).catch(() => false);
+  if (known)
+    await attempt('pods', async () => {
+      const socket = t.endpoint.replace(/^unix:\/\//, '');
+      let started: ReturnType<typeof spawn> | undefined;
+      const cri = new CriClient({ endpoint: t.endpoint, timeoutMs: 30_000 });
+      try {
+        let answers = await criAnswers(t.endpoint);
+        if (!answers && t.containerdConfig && fs.existsSync(t.containerdConfig)) {
+          say(`starting containerd (${t.containerdConfig}) to stop the pods it ran`);
+          started = spawn('containerd', ['--config', t.containerdConfig], { stdio: 'ignore', detached: true });
+          started.on('error', (e) => say(`containerd: ${e.message}`));
+          answers = await until('containerd', 30_000, async () =>
+            fs.existsSync(socket) ? cri.version().then(() => true) : undefined,
+          ).catch(() => false);
+        }
+        if (!answers) return say(`no container runtime answers on ${t.endpoint}; no pods to stop`);
+        const r = await stopPods(cri, { capSec: 0, note: say });
+        problems.push(...r.problems);
+        if (r.pods) removed.push(`${r.pods} pod sandbox(es) and their containers`);
+      } finally {
+        cri.close();
+        if (started) await stopChild(started, 15_000);
       }
-      if (!answers) return say(`no container runtime answers on ${t.endpoint}; no pods to stop`);
-      const r = await stopPods(cri, { capSec: 0, note: say });
-      problems.push(...r.problems);
-      if (r.pods) removed.push(`${r.pods} pod sandbox(es) and their containers`);
-    } finally {
-      cri.close();
-      if (started) await stopChild(started, 15_000);
-    }
-  });
+    });
 
   for (const [name, word] of DAEMONS) {
     const pidFile = path.join(data, `${name}.pid`);
@@ -168,7 +215,9 @@ export async function runReset(argv: string[]): Promise<void> {
     if (pid && processRuns(pid, word)) {
       await attempt(`stopping ${name} (pid ${pid})`, async () => {
         process.kill(pid, 'SIGTERM');
-        await until(`${name} to exit`, 15_000, async () => !processRuns(pid, word) || undefined).catch(() => process.kill(pid, 'SIGKILL'));
+        await until(`${name} to exit`, 15_000, async () => !processRuns(pid, word) || undefined).catch(() =>
+          process.kill(pid, 'SIGKILL'),
+        );
         removed.push(`${name} (pid ${pid}, left running by an earlier run)`);
       });
     }
@@ -185,29 +234,34 @@ export async function runReset(argv: string[]): Promise<void> {
     });
   }
 
-  if (known) await attempt('kube-proxy rules', async () => {
-    const lines: string[] = [];
-    const failed = await cleanupProxyRules(createLogger('reset', { sink: (l) => lines.push(l) }));
-    for (const l of lines) if (/ removed /.test(l)) removed.push(`kube-proxy: ${l.replace(/^.*? removed /, '')}`);
-    if (failed) throw new Error(lines.join('; '));
-  });
+  if (known)
+    await attempt('kube-proxy rules', async () => {
+      const lines: string[] = [];
+      const failed = await cleanupProxyRules(createLogger('reset', { sink: (l) => lines.push(l) }));
+      for (const l of lines) if (/ removed /.test(l)) removed.push(`kube-proxy: ${l.replace(/^.*? removed /, '')}`);
+      if (failed) throw new Error(lines.join('; '));
+    });
 
   // What is left of KUBE-* after the proxy's own cleanup (KUBE-MARK-MASQ, KUBE-FIREWALL), and the pod network's chains.
-  if (known) await attempt('iptables chains', async () => {
-    const ours = (c: string): boolean => c.startsWith('KUBE-') || (t.podNetwork && (c === NAT_CHAIN || c === FORWARD_CHAIN));
-    for (const family of IP_FAMILIES) {
-      if (family === 'IPv6' && !(await ipv6Usable('iptables'))) continue;
-      const bin = IPTABLES_BINARIES[family];
-      const ipt = new ExecIptables(bin);
-      for (const table of ['nat', 'filter'] as const) {
-        const save = await ipt.save(table);
-        const text = chainRemoval(table, save, ours);
-        if (!text) continue;
-        await ipt.restore(text);
-        removed.push(`${bin.iptables} ${table} chains ${[...text.matchAll(/^-X (\S+)/gm)].map((m) => m[1]).join(', ')}`);
+  if (known)
+    await attempt('iptables chains', async () => {
+      const ours = (c: string): boolean =>
+        c.startsWith('KUBE-') || (t.podNetwork && (c === NAT_CHAIN || c === FORWARD_CHAIN));
+      for (const family of IP_FAMILIES) {
+        if (family === 'IPv6' && !(await ipv6Usable('iptables'))) continue;
+        const bin = IPTABLES_BINARIES[family];
+        const ipt = new ExecIptables(bin);
+        for (const table of ['nat', 'filter'] as const) {
+          const save = await ipt.save(table);
+          const text = chainRemoval(table, save, ours);
+          if (!text) continue;
+          await ipt.restore(text);
+          removed.push(
+            `${bin.iptables} ${table} chains ${[...text.matchAll(/^-X (\S+)/gm)].map((m) => m[1]).join(', ')}`,
+          );
+        }
       }
-    }
-  });
+    });
 
   if (t.podNetwork) {
     // Both families: a dual-stack pod network routes IPv6 podCIDRs too.
@@ -233,7 +287,10 @@ export async function runReset(argv: string[]): Promise<void> {
 
   // Log links the kubelet made outside the dirs removed below.
   if (t.linksDir && t.podLogsDir && !t.linksDir.startsWith(`${data}/`) && fs.existsSync(t.linksDir)) {
-    const entries = fs.readdirSync(t.linksDir, { withFileTypes: true }).filter((e) => e.isSymbolicLink()).map((e) => ({ name: e.name, target: fs.readlinkSync(path.join(t.linksDir!, e.name)) }));
+    const entries = fs
+      .readdirSync(t.linksDir, { withFileTypes: true })
+      .filter((e) => e.isSymbolicLink())
+      .map((e) => ({ name: e.name, target: fs.readlinkSync(path.join(t.linksDir!, e.name)) }));
     const ours = ourLogLinks(entries, t.podLogsDir);
     for (const n of ours) fs.rmSync(path.join(t.linksDir, n), { force: true });
     if (ours.length) removed.push(`${ours.length} log link(s) in ${t.linksDir}`);

@@ -21,7 +21,8 @@ export interface StopItem {
   graceSec: number;
 }
 
-const podName = (o: CriObject): string => (o.labels[L_POD_NAME] ? `${o.labels[L_POD_NAMESPACE] ?? 'default'}/${o.labels[L_POD_NAME]}` : o.id.slice(0, 13));
+const podName = (o: CriObject): string =>
+  o.labels[L_POD_NAME] ? `${o.labels[L_POD_NAMESPACE] ?? 'default'}/${o.labels[L_POD_NAME]}` : o.id.slice(0, 13);
 
 /** The running containers to stop and how long each may take: its pod's terminationGracePeriodSeconds (30 when unknown), at most capSec. */
 export function stopPlan(containers: CriObject[], capSec: number): StopItem[] {
@@ -29,7 +30,12 @@ export function stopPlan(containers: CriObject[], capSec: number): StopItem[] {
     .filter((c) => c.state !== 'CONTAINER_EXITED')
     .map((c) => {
       const g = Number(c.annotations[A_POD_TERMINATION_GRACE] ?? 30);
-      return { id: c.id, pod: podName(c), container: c.labels[L_CONTAINER_NAME] ?? c.id.slice(0, 13), graceSec: Math.max(0, Math.min(Number.isFinite(g) ? g : 30, capSec)) };
+      return {
+        id: c.id,
+        pod: podName(c),
+        container: c.labels[L_CONTAINER_NAME] ?? c.id.slice(0, 13),
+        graceSec: Math.max(0, Math.min(Number.isFinite(g) ? g : 30, capSec)),
+      };
     });
 }
 
@@ -44,14 +50,26 @@ export interface StopResult {
  * Stops every container (in parallel, each within its grace) and then stops and removes every sandbox.
  * `force` resolves when the user asks to stop waiting: containers still stopping are killed.
  */
-export async function stopPods(cri: CriClient, o: { capSec: number; note: (s: string) => void; force?: Promise<void> }): Promise<StopResult> {
+export async function stopPods(
+  cri: CriClient,
+  o: { capSec: number; note: (s: string) => void; force?: Promise<void> },
+): Promise<StopResult> {
   const problems: string[] = [];
   const [sandboxes, containers] = await Promise.all([cri.listPodSandbox(), cri.listContainers()]);
   const plan = stopPlan(containers as CriObject[], o.capSec);
   const pending = new Set(plan.map((p) => p.id));
-  if (plan.length) o.note(`stopping ${plan.length} container(s) of ${new Set(plan.map((p) => p.pod)).size} pod(s), each within its grace period (at most ${o.capSec}s${o.force ? '; Ctrl-C again to kill them now' : ''})`);
+  if (plan.length)
+    o.note(
+      `stopping ${plan.length} container(s) of ${new Set(plan.map((p) => p.pod)).size} pod(s), each within its grace period (at most ${o.capSec}s${o.force ? '; Ctrl-C again to kill them now' : ''})`,
+    );
   const t0 = Date.now();
-  const ticker = setInterval(() => o.note(`still stopping ${pending.size} container(s) after ${Math.round((Date.now() - t0) / 1000)}s: ${[...new Set(plan.filter((p) => pending.has(p.id)).map((p) => p.pod))].join(', ')}`), 5000);
+  const ticker = setInterval(
+    () =>
+      o.note(
+        `still stopping ${pending.size} container(s) after ${Math.round((Date.now() - t0) / 1000)}s: ${[...new Set(plan.filter((p) => pending.has(p.id)).map((p) => p.pod))].join(', ')}`,
+      ),
+    5000,
+  );
   void o.force?.then(() => {
     if (!pending.size) return;
     o.note(`killing ${pending.size} container(s) now`);

@@ -6,7 +6,14 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { KubeClient, type KObj } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
-import { field, NAMESPACE, newTokenSecret, parseToken, SECRET_PREFIX, SECRET_TYPE } from '../apiserver/bootstrap/tokens.js';
+import {
+  field,
+  NAMESPACE,
+  newTokenSecret,
+  parseToken,
+  SECRET_PREFIX,
+  SECRET_TYPE,
+} from '../apiserver/bootstrap/tokens.js';
 import { CLUSTER_INFO, PUBLIC_NAMESPACE } from '../apiserver/bootstrap/cluster-info.js';
 import { durationFlag, parseFlags, splitArgs } from './flags.js';
 import { ensureJoinSupport, joinSupportObjects } from './join-support.js';
@@ -34,13 +41,31 @@ export function tokenRow(s: KObj, now = Date.now()): string[] {
   const id = field(s, 'token-id') ?? '';
   const exp = field(s, 'expiration');
   const ttl = exp ? `${Math.max(0, Math.round((Date.parse(exp) - now) / 3600_000))}h` : '<forever>';
-  const usages = Object.keys(s.data ?? {}).filter((k) => k.startsWith('usage-bootstrap-') && field(s, k) === 'true').map((k) => k.slice('usage-bootstrap-'.length)).sort().join(',');
-  return [`${id}.${field(s, 'token-secret') ?? ''}`, ttl, exp ?? '<never>', usages || '<none>', field(s, 'description') ?? '<none>', field(s, 'auth-extra-groups') ?? ''];
+  const usages = Object.keys(s.data ?? {})
+    .filter((k) => k.startsWith('usage-bootstrap-') && field(s, k) === 'true')
+    .map((k) => k.slice('usage-bootstrap-'.length))
+    .sort()
+    .join(',');
+  return [
+    `${id}.${field(s, 'token-secret') ?? ''}`,
+    ttl,
+    exp ?? '<never>',
+    usages || '<none>',
+    field(s, 'description') ?? '<none>',
+    field(s, 'auth-extra-groups') ?? '',
+  ];
 }
 
 const table = (rows: string[][]): string => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]! + 3))).join('').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]! + 3)))
+        .join('')
+        .trimEnd(),
+    )
+    .join('\n');
 };
 
 export async function runToken(
@@ -51,42 +76,68 @@ export async function runToken(
   const [sub, ...rest] = argv;
   const { positional, flags: flagArgs } = splitArgs(rest, BOOLEANS);
   const f = parseFlags(flagArgs, TOKEN_FLAGS);
-  const kubeconfig = f.get('kubeconfig') ?? path.join(path.resolve(f.get('data-dir') ?? '/var/lib/tskube'), 'pki', 'admin.kubeconfig');
+  const kubeconfig =
+    f.get('kubeconfig') ?? path.join(path.resolve(f.get('data-dir') ?? '/var/lib/tskube'), 'pki', 'admin.kubeconfig');
   const auth = loadKubeconfig(kubeconfig);
   const client = new KubeClient(auth);
   try {
     switch (sub) {
       case 'create': {
         const ttlMs = durationFlag(f, 'ttl', '24h');
-        const groups = f.get('groups')?.split(',').map((g) => g.trim()).filter(Boolean);
-        const { token, secret } = newTokenSecret({ ttlSeconds: ttlMs / 1000, description: f.get('description'), groups, token: positional[0] });
+        const groups = f
+          .get('groups')
+          ?.split(',')
+          .map((g) => g.trim())
+          .filter(Boolean);
+        const { token, secret } = newTokenSecret({
+          ttlSeconds: ttlMs / 1000,
+          description: f.get('description'),
+          groups,
+          token: positional[0],
+        });
         // A control plane kubeadm's bootstrap-token phase never ran on lacks what join needs: add it, and say so.
-        if (!auth.ca) throw new Error(`${kubeconfig}: no certificate-authority data for the cluster, needed for cluster-info`);
-        for (const what of await ensureJoinSupport(client, joinSupportObjects(auth.server, auth.ca.toString('utf8')))) note(`created ${what}, as kubeadm init does for joining nodes\n`);
+        if (!auth.ca)
+          throw new Error(`${kubeconfig}: no certificate-authority data for the cluster, needed for cluster-info`);
+        for (const what of await ensureJoinSupport(client, joinSupportObjects(auth.server, auth.ca.toString('utf8'))))
+          note(`created ${what}, as kubeadm init does for joining nodes\n`);
         await client.create(SECRETS, secret);
         if (f.get('print-join-command') !== 'true') return out(`${token}\n`);
         const cm = await client.get(`/api/v1/namespaces/${PUBLIC_NAMESPACE}/configmaps/${CLUSTER_INFO}`);
-        const cluster = (parseYaml(String(cm.data?.kubeconfig ?? '')) as { clusters?: { cluster: { server: string; 'certificate-authority-data': string } }[] }).clusters?.[0]?.cluster;
-        if (!cluster) throw new Error(`${PUBLIC_NAMESPACE}/${CLUSTER_INFO} holds no cluster; is this a tskube or kubeadm control plane?`);
-        return out(`tskube join ${cluster.server} --token ${token} --discovery-token-ca-cert-hash ${caCertHash(Buffer.from(cluster['certificate-authority-data'], 'base64'))}\n`);
+        const cluster = (
+          parseYaml(String(cm.data?.kubeconfig ?? '')) as {
+            clusters?: { cluster: { server: string; 'certificate-authority-data': string } }[];
+          }
+        ).clusters?.[0]?.cluster;
+        if (!cluster)
+          throw new Error(
+            `${PUBLIC_NAMESPACE}/${CLUSTER_INFO} holds no cluster; is this a tskube or kubeadm control plane?`,
+          );
+        return out(
+          `tskube join ${cluster.server} --token ${token} --discovery-token-ca-cert-hash ${caCertHash(Buffer.from(cluster['certificate-authority-data'], 'base64'))}\n`,
+        );
       }
       case 'list': {
         const list = await client.get(SECRETS, { fieldSelector: `type=${SECRET_TYPE}` });
-        const rows = (list.items as KObj[]).filter((s) => s.metadata.name.startsWith(SECRET_PREFIX)).map((s) => tokenRow(s));
+        const rows = (list.items as KObj[])
+          .filter((s) => s.metadata.name.startsWith(SECRET_PREFIX))
+          .map((s) => tokenRow(s));
         return out(`${table([['TOKEN', 'TTL', 'EXPIRES', 'USAGES', 'DESCRIPTION', 'EXTRA GROUPS'], ...rows])}\n`);
       }
       case 'delete': {
         if (!positional.length) throw new Error('token delete: give the token id or the whole token');
         for (const p of positional) {
           const id = parseToken(p)?.id ?? (/^[a-z0-9]{6}$/.test(p) ? p : undefined);
-          if (!id) throw new Error(`token delete: ${JSON.stringify(p)} is neither a token id ([a-z0-9]{6}) nor a token`);
+          if (!id)
+            throw new Error(`token delete: ${JSON.stringify(p)} is neither a token id ([a-z0-9]{6}) nor a token`);
           await client.delete(`${SECRETS}/${SECRET_PREFIX}${id}`);
           out(`bootstrap token "${id}" deleted\n`);
         }
         return;
       }
       default:
-        throw new Error(`usage: tskube token create [token] [--ttl 24h] [--description …] [--print-join-command] | list | delete <id>`);
+        throw new Error(
+          `usage: tskube token create [token] [--ttl 24h] [--description …] [--print-join-command] | list | delete <id>`,
+        );
     }
   } finally {
     client.close();

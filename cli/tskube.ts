@@ -18,7 +18,8 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   up: {
     synopsis: 'up [flags]',
-    summary: 'containerd, a registry, the dev apiserver and controllers, the cluster DNS, the kubelet and the kube-proxy on this machine',
+    summary:
+      'containerd, a registry, the dev apiserver and controllers, the cluster DNS, the kubelet and the kube-proxy on this machine',
     engine: { smallYoungGeneration: true },
     flags: async () => (await import('./up.js')).UP_FLAGS,
     run: async (argv) => (await import('./up.js')).runUp(argv),
@@ -61,7 +62,8 @@ const COMMANDS: Record<string, Command> = {
   },
   addon: {
     synopsis: 'addon dns --kubeconfig <admin kubeconfig> [flags]',
-    summary: 'installs the cluster DNS add-on (the kube-dns Service and its RBAC) on any control plane, as kubeadm\'s addon phase',
+    summary:
+      "installs the cluster DNS add-on (the kube-dns Service and its RBAC) on any control plane, as kubeadm's addon phase",
     flags: async () => (await import('./dns-addon.js')).ADDON_FLAGS,
     run: async (argv) => (await import('./dns-addon.js')).runAddon(argv),
   },
@@ -79,13 +81,15 @@ const COMMANDS: Record<string, Command> = {
   },
   images: {
     synopsis: 'images [flags]',
-    summary: 'builds the demo images (tskube/pause, tskube/app) from the local busybox and pushes them to the node\'s registry',
+    summary:
+      "builds the demo images (tskube/pause, tskube/app) from the local busybox and pushes them to the node's registry",
     flags: async () => (await import('./demo-images.js')).IMAGES_FLAGS,
     run: async (argv) => (await import('./demo-images.js')).runImages(argv),
   },
   install: {
     synopsis: 'install [--role=control-plane|worker] [flags]',
-    summary: 'configures this machine\'s containerd (Debian\'s) and writes the node\'s tskube configs for the systemd units (scripts/install.sh runs it)',
+    summary:
+      "configures this machine's containerd (Debian's) and writes the node's tskube configs for the systemd units (scripts/install.sh runs it)",
     flags: async () => (await import('./install.js')).INSTALL_FLAGS,
     run: async (argv) => (await import('./install.js')).runInstall(argv),
   },
@@ -107,7 +111,9 @@ function usage(): string {
 
 /** One subcommand's help: its synopsis and every flag with its description (which names the default). */
 function commandHelp(name: string, synopsis: string, summary: string, flags: Record<string, string>): string {
-  const list = Object.entries(flags).map(([k, v]) => `  --${k}\n      ${v}`).join('\n');
+  const list = Object.entries(flags)
+    .map(([k, v]) => `  --${k}\n      ${v}`)
+    .join('\n');
   return `usage: tskube ${synopsis}\n\n${summary}.\n\nflags:\n${list}\n  -h, --help\n      this help\n`;
 }
 
@@ -195,7 +201,9 @@ async function main(): Promise<void> {
     process.stdout.write(commandHelp(name, cmd.synopsis, cmd.summary, await cmd.flags()));
     return;
   }
-  const version = rest.some((a) => a === '--version' || a === '--version=true') ? await componentVersion(name) : undefined;
+  const version = rest.some((a) => a === '--version' || a === '--version=true')
+    ? await componentVersion(name)
+    : undefined;
   if (version) {
     process.stdout.write(version);
     return;

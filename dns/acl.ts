@@ -41,7 +41,8 @@ export function parseAllowFrom(list: string[]): string[] {
     const [net, bits] = c.split('/') as [string, string | undefined];
     const family = isIP(net);
     const max = family === 6 ? 128 : 32;
-    if (!family || (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > max))) throw new Error(`--allow-from: "${c}" is not a CIDR`);
+    if (!family || (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > max)))
+      throw new Error(`--allow-from: "${c}" is not a CIDR`);
   }
   return list;
 }

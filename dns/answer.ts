@@ -4,7 +4,15 @@
 // sections and rcode out, or "forward" for names this server is not the authority for.
 import net from 'node:net';
 import type { Answer, Question } from 'dns-packet';
-import { dashedIp, endpointLabel, expandIPv6, type Endpoint, type ServiceInfo, type ServicePort, type ZoneData } from './zone.js';
+import {
+  dashedIp,
+  endpointLabel,
+  expandIPv6,
+  type Endpoint,
+  type ServiceInfo,
+  type ServicePort,
+  type ZoneData,
+} from './zone.js';
 
 export const DNS_SCHEMA_VERSION = '1.1.0';
 /** CoreDNS's kubernetes plugin default TTL. */
@@ -37,7 +45,15 @@ function soa(cfg: ZoneConfig, serial: number): Answer {
     name: cfg.zone,
     ttl: cfg.ttl,
     class: 'IN',
-    data: { mname: `ns.dns.${cfg.zone}`, rname: `hostmaster.${cfg.zone}`, serial, refresh: 7200, retry: 1800, expire: 86400, minimum: cfg.ttl },
+    data: {
+      mname: `ns.dns.${cfg.zone}`,
+      rname: `hostmaster.${cfg.zone}`,
+      serial,
+      refresh: 7200,
+      retry: 1800,
+      expire: 86400,
+      minimum: cfg.ttl,
+    },
   };
 }
 
@@ -56,7 +72,9 @@ function undashIp(label: string): string | undefined {
 function addressRecords(name: string, ips: string[], qtype: string, ttl: number): Answer[] {
   const want = qtype === 'A' ? 4 : qtype === 'AAAA' ? 6 : qtype === 'ANY' ? 0 : -1;
   if (want < 0) return [];
-  return ips.filter((ip) => want === 0 || net.isIP(ip) === want).map((ip) => ({ type: net.isIPv4(ip) ? 'A' : 'AAAA', name, ttl, class: 'IN', data: ip }) as Answer);
+  return ips
+    .filter((ip) => want === 0 || net.isIP(ip) === want)
+    .map((ip) => ({ type: net.isIPv4(ip) ? 'A' : 'AAAA', name, ttl, class: 'IN', data: ip }) as Answer);
 }
 
 /** The IP a reverse name stands for, or undefined when it is not a complete in-addr.arpa / ip6.arpa name. */
@@ -76,7 +94,8 @@ export function reverseNameToIp(name: string): string | undefined {
   return undefined;
 }
 
-const isReverse = (n: string): boolean => n.endsWith('.in-addr.arpa') || n.endsWith('.ip6.arpa') || n === 'in-addr.arpa' || n === 'ip6.arpa';
+const isReverse = (n: string): boolean =>
+  n.endsWith('.in-addr.arpa') || n.endsWith('.ip6.arpa') || n === 'in-addr.arpa' || n === 'ip6.arpa';
 
 /** Decides the answer to one question. */
 export function resolve(data: ZoneData, q: Question, cfg: ZoneConfig): Resolution {
@@ -86,7 +105,8 @@ export function resolve(data: ZoneData, q: Question, cfg: ZoneConfig): Resolutio
   if (name !== zone && !name.endsWith(`.${zone}`)) return { forward: true };
   // Inside the zone this server is the authority: every miss is final.
   const r = resolveInZone(data, name === zone ? [] : name.slice(0, -(zone.length + 1)).split('.'), q.type, cfg);
-  if (r.rcode === 'NXDOMAIN' || (r.rcode === 'NOERROR' && r.answers.length === 0)) r.authorities = [soa(cfg, data.modified)];
+  if (r.rcode === 'NXDOMAIN' || (r.rcode === 'NOERROR' && r.answers.length === 0))
+    r.authorities = [soa(cfg, data.modified)];
   return { forward: false, ...r };
 }
 
@@ -95,8 +115,18 @@ function resolveReverse(data: ZoneData, name: string, qtype: string, cfg: ZoneCo
   const hits = ip ? data.reverse(ip) : [];
   // CoreDNS's fallthrough for in-addr.arpa and ip6.arpa: addresses the cluster does not know go upstream.
   if (hits.length === 0) return { forward: true };
-  if (qtype !== 'PTR' && qtype !== 'ANY') return { ...reply('NOERROR'), authorities: [soa(cfg, data.modified)] } as Resolution;
-  const answers = hits.map(({ svc, endpoint }) => ({ type: 'PTR', name, ttl: cfg.ttl, class: 'IN', data: endpoint ? `${endpointLabel(endpoint)}.${svcName(svc, cfg)}` : svcName(svc, cfg) }) as Answer);
+  if (qtype !== 'PTR' && qtype !== 'ANY')
+    return { ...reply('NOERROR'), authorities: [soa(cfg, data.modified)] } as Resolution;
+  const answers = hits.map(
+    ({ svc, endpoint }) =>
+      ({
+        type: 'PTR',
+        name,
+        ttl: cfg.ttl,
+        class: 'IN',
+        data: endpoint ? `${endpointLabel(endpoint)}.${svcName(svc, cfg)}` : svcName(svc, cfg),
+      }) as Answer,
+  );
   return reply('NOERROR', answers);
 }
 
@@ -105,18 +135,37 @@ const svcName = (s: ServiceInfo, cfg: ZoneConfig): string => `${s.name}.${s.ns}.
 function resolveInZone(data: ZoneData, labels: string[], qtype: string, cfg: ZoneConfig): Reply {
   const ttl = cfg.ttl;
   const fqdn = labels.length ? `${labels.join('.')}.${cfg.zone}` : cfg.zone;
-  const nodata = (): Reply => ({ rcode: 'NOERROR', authoritative: true, answers: [], authorities: [], additionals: [] });
+  const nodata = (): Reply => ({
+    rcode: 'NOERROR',
+    authoritative: true,
+    answers: [],
+    authorities: [],
+    additionals: [],
+  });
   const nx = (): Reply => ({ rcode: 'NXDOMAIN', authoritative: true, answers: [], authorities: [], additionals: [] });
-  const ok = (answers: Answer[], additionals: Answer[] = []): Reply => ({ rcode: 'NOERROR', authoritative: true, answers, authorities: [], additionals });
+  const ok = (answers: Answer[], additionals: Answer[] = []): Reply => ({
+    rcode: 'NOERROR',
+    authoritative: true,
+    answers,
+    authorities: [],
+    additionals,
+  });
   const n = labels.length;
 
   if (n === 0) {
     if (qtype === 'SOA') return ok([soa(cfg, data.modified)]);
-    if (qtype === 'NS') return ok([{ type: 'NS', name: cfg.zone, ttl, class: 'IN', data: `ns.dns.${cfg.zone}` }], addressRecords(`ns.dns.${cfg.zone}`, cfg.dnsIPs, 'ANY', ttl));
+    if (qtype === 'NS')
+      return ok(
+        [{ type: 'NS', name: cfg.zone, ttl, class: 'IN', data: `ns.dns.${cfg.zone}` }],
+        addressRecords(`ns.dns.${cfg.zone}`, cfg.dnsIPs, 'ANY', ttl),
+      );
     return nodata();
   }
   const top = labels[n - 1]!;
-  if (n === 1 && top === 'dns-version') return qtype === 'TXT' || qtype === 'ANY' ? ok([{ type: 'TXT', name: fqdn, ttl, class: 'IN', data: DNS_SCHEMA_VERSION }]) : nodata();
+  if (n === 1 && top === 'dns-version')
+    return qtype === 'TXT' || qtype === 'ANY'
+      ? ok([{ type: 'TXT', name: fqdn, ttl, class: 'IN', data: DNS_SCHEMA_VERSION }])
+      : nodata();
   if (top === 'dns') {
     if (n === 1) return nodata();
     if (n === 2 && labels[0] === 'ns') return ok(addressRecords(fqdn, cfg.dnsIPs, qtype, ttl));
@@ -142,9 +191,18 @@ function resolveInZone(data: ZoneData, labels: string[], qtype: string, cfg: Zon
   if (n === 3) return serviceRecords(data, svc, base, qtype, ttl);
   if (n === 4) {
     if (!svc.headless) return nx();
-    const hits = data.endpoints(svc).filter(({ endpoint }) => endpointLabel(endpoint) === labels[0] || dashedIp(endpoint.ip) === labels[0]);
+    const hits = data
+      .endpoints(svc)
+      .filter(({ endpoint }) => endpointLabel(endpoint) === labels[0] || dashedIp(endpoint.ip) === labels[0]);
     if (hits.length === 0) return nx();
-    return ok(addressRecords(fqdn, hits.map((h) => h.endpoint.ip), qtype, ttl));
+    return ok(
+      addressRecords(
+        fqdn,
+        hits.map((h) => h.endpoint.ip),
+        qtype,
+        ttl,
+      ),
+    );
   }
   if (n === 5 && labels[0]!.startsWith('_') && labels[1]!.startsWith('_')) {
     const portName = labels[0]!.slice(1);
@@ -157,7 +215,13 @@ function resolveInZone(data: ZoneData, labels: string[], qtype: string, cfg: Zon
 }
 
 function serviceRecords(data: ZoneData, svc: ServiceInfo, base: string, qtype: string, ttl: number): Reply {
-  const ok = (answers: Answer[], additionals: Answer[] = []): Reply => ({ rcode: 'NOERROR', authoritative: true, answers, authorities: [], additionals });
+  const ok = (answers: Answer[], additionals: Answer[] = []): Reply => ({
+    rcode: 'NOERROR',
+    authoritative: true,
+    answers,
+    authorities: [],
+    additionals,
+  });
   if (svc.externalName) return ok([{ type: 'CNAME', name: base, ttl, class: 'IN', data: svc.externalName }]);
   if (qtype === 'SRV') {
     const srv = srvRecords(data, svc, base, base, () => true, ttl);
@@ -167,14 +231,34 @@ function serviceRecords(data: ZoneData, svc: ServiceInfo, base: string, qtype: s
   const eps = data.endpoints(svc);
   // CoreDNS: a headless Service without ready endpoints does not exist.
   if (eps.length === 0) return { ...ok([]), rcode: 'NXDOMAIN' };
-  return ok(addressRecords(base, eps.map((e) => e.endpoint.ip), qtype, ttl));
+  return ok(
+    addressRecords(
+      base,
+      eps.map((e) => e.endpoint.ip),
+      qtype,
+      ttl,
+    ),
+  );
 }
 
 /** SRV records for the ports `match` selects: the Service's own name (ClusterIP) or one per ready endpoint (headless), with their addresses as additionals. */
-function srvRecords(data: ZoneData, svc: ServiceInfo, base: string, owner: string, match: (p: ServicePort) => boolean, ttl: number): { answers: Answer[]; additionals: Answer[] } | undefined {
+function srvRecords(
+  data: ZoneData,
+  svc: ServiceInfo,
+  base: string,
+  owner: string,
+  match: (p: ServicePort) => boolean,
+  ttl: number,
+): { answers: Answer[]; additionals: Answer[] } | undefined {
   const answers: Answer[] = [];
   const additionals: Answer[] = [];
-  const srv = (port: number, target: string): Answer => ({ type: 'SRV', name: owner, ttl, class: 'IN', data: { priority: 0, weight: 0, port, target } });
+  const srv = (port: number, target: string): Answer => ({
+    type: 'SRV',
+    name: owner,
+    ttl,
+    class: 'IN',
+    data: { priority: 0, weight: 0, port, target },
+  });
   if (!svc.headless) {
     for (const p of svc.ports.filter(match)) answers.push(srv(p.port, base));
     additionals.push(...addressRecords(base, svc.clusterIPs, 'ANY', ttl));

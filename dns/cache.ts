@@ -17,9 +17,10 @@ interface Entry {
   expiresMs: number;
 }
 
-export const cacheKey = (q: Question, dnssecOk: boolean): string => `${q.name.toLowerCase().replace(/\.$/, '')}|${q.type}|${q.class ?? 'IN'}|${dnssecOk ? 1 : 0}`;
+export const cacheKey = (q: Question, dnssecOk: boolean): string =>
+  `${q.name.toLowerCase().replace(/\.$/, '')}|${q.type}|${q.class ?? 'IN'}|${dnssecOk ? 1 : 0}`;
 
-const ttlOf = (a: Answer): number => ((a as { ttl?: number }).ttl ?? 0);
+const ttlOf = (a: Answer): number => (a as { ttl?: number }).ttl ?? 0;
 
 /** How long a reply may be cached, and as what; undefined when it must not be (errors, no TTL). */
 export function cachePolicy(r: Reply, maxTtl = CACHE_MAX_TTL): { kind: CacheKind; ttl: number } | undefined {
@@ -27,7 +28,8 @@ export function cachePolicy(r: Reply, maxTtl = CACHE_MAX_TTL): { kind: CacheKind
   const negative = r.rcode === 'NXDOMAIN' || r.answers.length === 0;
   let ttl: number;
   if (negative) {
-    const soa = r.authorities.find((a) => a.type === 'SOA') as { ttl?: number; data?: { minimum?: number } } | undefined;
+    const soa = r.authorities.find((a) => a.type === 'SOA') as
+      { ttl?: number; data?: { minimum?: number } } | undefined;
     if (!soa) return undefined;
     ttl = Math.min(soa.ttl ?? 0, soa.data?.minimum ?? 0);
   } else {
@@ -37,7 +39,8 @@ export function cachePolicy(r: Reply, maxTtl = CACHE_MAX_TTL): { kind: CacheKind
   return ttl > 0 ? { kind: negative ? 'denial' : 'success', ttl } : undefined;
 }
 
-const age = (list: Answer[], by: number): Answer[] => list.map((a) => (a.type === 'OPT' ? a : ({ ...a, ttl: Math.max(0, ttlOf(a) - by) } as Answer)));
+const age = (list: Answer[], by: number): Answer[] =>
+  list.map((a) => (a.type === 'OPT' ? a : ({ ...a, ttl: Math.max(0, ttlOf(a) - by) } as Answer)));
 
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
@@ -57,7 +60,15 @@ export class ResponseCache {
       return undefined;
     }
     const by = Math.floor((t - e.storedMs) / 1000);
-    return { kind: e.kind, reply: { ...e.reply, answers: age(e.reply.answers, by), authorities: age(e.reply.authorities, by), additionals: age(e.reply.additionals, by) } };
+    return {
+      kind: e.kind,
+      reply: {
+        ...e.reply,
+        answers: age(e.reply.answers, by),
+        authorities: age(e.reply.authorities, by),
+        additionals: age(e.reply.additionals, by),
+      },
+    };
   }
 
   /** Stores a reply if it may be cached; returns what was stored (TTLs capped) and as what. */
@@ -68,8 +79,14 @@ export class ResponseCache {
     this.entries.delete(key);
     while (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value as string);
     // Served TTLs never exceed how long the entry is kept (CoreDNS rewrites them the same way).
-    const cap = (list: Answer[]): Answer[] => list.map((a) => (a.type === 'OPT' || ttlOf(a) <= p.ttl ? a : ({ ...a, ttl: p.ttl } as Answer)));
-    const stored = { ...reply, answers: cap(reply.answers), authorities: cap(reply.authorities), additionals: cap(reply.additionals) };
+    const cap = (list: Answer[]): Answer[] =>
+      list.map((a) => (a.type === 'OPT' || ttlOf(a) <= p.ttl ? a : ({ ...a, ttl: p.ttl } as Answer)));
+    const stored = {
+      ...reply,
+      answers: cap(reply.answers),
+      authorities: cap(reply.authorities),
+      additionals: cap(reply.additionals),
+    };
     this.entries.set(key, { reply: stored, kind: p.kind, storedMs: t, expiresMs: t + p.ttl * 1000 });
     return { reply: stored, kind: p.kind };
   }

@@ -19,10 +19,12 @@ export interface Upstream {
 /** Upstreams from "ip", "ip:port" or "[v6]:port" entries. */
 export function parseUpstreams(list: string[], source: string): Upstream[] {
   return list.map((s) => {
-    const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(s) ?? (net.isIPv6(s) ? [s, s, undefined] : /^([^:]+)(?::(\d+))?$/.exec(s));
+    const m =
+      /^\[([^\]]+)\](?::(\d+))?$/.exec(s) ?? (net.isIPv6(s) ? [s, s, undefined] : /^([^:]+)(?::(\d+))?$/.exec(s));
     const host = m?.[1];
     const port = Number(m?.[2] ?? 53);
-    if (!host || !net.isIP(host) || !Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${source}: upstream "${s}" is not an IP address with an optional port`);
+    if (!host || !net.isIP(host) || !Number.isInteger(port) || port < 1 || port > 65535)
+      throw new Error(`${source}: upstream "${s}" is not an IP address with an optional port`);
     return { host, port };
   });
 }
@@ -30,17 +32,35 @@ export function parseUpstreams(list: string[], source: string): Upstream[] {
 /** The nameservers of a resolv.conf, as upstreams. */
 export function upstreamsFromResolvConf(file: string): Upstream[] {
   const text = fs.readFileSync(file, 'utf8');
-  const ns = text.split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f[0] === 'nameserver' && f[1]).map((f) => f[1]!.replace(/%.*$/, ''));
+  const ns = text
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f[0] === 'nameserver' && f[1])
+    .map((f) => f[1]!.replace(/%.*$/, ''));
   return parseUpstreams(ns, file);
 }
 
-const ednsOpt = { type: 'OPT', name: '.', udpPayloadSize: EDNS_BUFSIZE, extendedRcode: 0, ednsVersion: 0, flags: 0, options: [] } as unknown as Answer;
+const ednsOpt = {
+  type: 'OPT',
+  name: '.',
+  udpPayloadSize: EDNS_BUFSIZE,
+  extendedRcode: 0,
+  ednsVersion: 0,
+  flags: 0,
+  options: [],
+} as unknown as Answer;
 
 /** dns-packet decodes the header's rcode, its types leave it out. */
 const rcodeOf = (p: DecodedPacket): string => (p as { rcode?: string }).rcode ?? 'SERVFAIL';
 
 function toReply(p: DecodedPacket): Reply {
-  return { rcode: rcodeOf(p) as Rcode, authoritative: false, answers: p.answers ?? [], authorities: p.authorities ?? [], additionals: (p.additionals ?? []).filter((a) => a.type !== 'OPT') };
+  return {
+    rcode: rcodeOf(p) as Rcode,
+    authoritative: false,
+    answers: p.answers ?? [],
+    authorities: p.authorities ?? [],
+    additionals: (p.additionals ?? []).filter((a) => a.type !== 'OPT'),
+  };
 }
 
 function queryBytes(q: Question, id: number): Buffer {
@@ -79,12 +99,25 @@ function overTcp(u: Upstream, q: Question, timeoutMs: number): Promise<DecodedPa
     const id = randomInt(0, 65536);
     const sock = net.connect({ host: u.host, port: u.port });
     let buf = Buffer.alloc(0);
-    const timer = setTimeout(() => sock.destroy(new Error(`${u.host}:${u.port}: TCP timed out after ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => sock.destroy(new Error(`${u.host}:${u.port}: TCP timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     sock.on('error', (e) => {
       clearTimeout(timer);
       reject(e);
     });
-    sock.on('connect', () => sock.write(packet.streamEncode({ id, type: 'query', flags: packet.RECURSION_DESIRED, questions: [q], additionals: [ednsOpt] })));
+    sock.on('connect', () =>
+      sock.write(
+        packet.streamEncode({
+          id,
+          type: 'query',
+          flags: packet.RECURSION_DESIRED,
+          questions: [q],
+          additionals: [ednsOpt],
+        }),
+      ),
+    );
     sock.on('data', (d: Buffer) => {
       buf = Buffer.concat([buf, d]);
       if (buf.length < 2 || buf.length < 2 + buf.readUInt16BE(0)) return;

@@ -4,13 +4,41 @@ import type { Question } from 'dns-packet';
 import { resolve, type Reply, type ZoneConfig } from './answer.js';
 import { cacheKey, type ResponseCache } from './cache.js';
 import type { Forwarder } from './forward.js';
-import { encodeWithin, errorResponse, MAX_TCP, parseQuery, rcodeName, responsePacket, udpLimit, type Query } from './message.js';
+import {
+  encodeWithin,
+  errorResponse,
+  MAX_TCP,
+  parseQuery,
+  rcodeName,
+  responsePacket,
+  udpLimit,
+  type Query,
+} from './message.js';
 import type { DnsMetrics } from './metrics.js';
 import type { ZoneData } from './zone.js';
 
 export type Proto = 'udp' | 'tcp';
 
-const COUNTED_TYPES = new Set(['A', 'AAAA', 'NS', 'PTR', 'SOA', 'SRV', 'TXT', 'CNAME', 'MX', 'ANY', 'HTTPS', 'DS', 'DNSKEY', 'NSEC3', 'NSEC', 'RRSIG', 'IXFR', 'AXFR']);
+const COUNTED_TYPES = new Set([
+  'A',
+  'AAAA',
+  'NS',
+  'PTR',
+  'SOA',
+  'SRV',
+  'TXT',
+  'CNAME',
+  'MX',
+  'ANY',
+  'HTTPS',
+  'DS',
+  'DNSKEY',
+  'NSEC3',
+  'NSEC',
+  'RRSIG',
+  'IXFR',
+  'AXFR',
+]);
 
 export interface HandlerDeps {
   zone: ZoneData;
@@ -84,9 +112,26 @@ export class QueryHandler {
   }
 
   /** Label sets resolved once: looking children up by label object on every query costs more than answering it. */
-  private readonly series = new Map<string, { requests: { inc(): void }; requestSize: { observe(v: number): void }; responses: { inc(): void }; responseSize: { observe(v: number): void }; duration: { observe(v: number): void } }>();
+  private readonly series = new Map<
+    string,
+    {
+      requests: { inc(): void };
+      requestSize: { observe(v: number): void };
+      responses: { inc(): void };
+      responseSize: { observe(v: number): void };
+      duration: { observe(v: number): void };
+    }
+  >();
 
-  private count(q: Query | undefined, size: number, proto: Proto, family: 4 | 6, out: Buffer, plugin: string, t0: bigint): void {
+  private count(
+    q: Query | undefined,
+    size: number,
+    proto: Proto,
+    family: 4 | 6,
+    out: Buffer,
+    plugin: string,
+    t0: bigint,
+  ): void {
     const type = q && COUNTED_TYPES.has(q.question.type) ? q.question.type : 'other';
     const rcode = rcodeName(out);
     const key = `${proto}|${family}|${type}|${rcode}|${plugin}`;

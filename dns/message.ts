@@ -21,9 +21,20 @@ export interface Query {
   raw: DecodedPacket;
 }
 
-export type ParsedQuery = { ok: true; query: Query } | { ok: false; id: number; rcode: 'FORMERR' | 'NOTIMP'; why: string } | { ok: false; id: undefined; why: string };
+export type ParsedQuery =
+  | { ok: true; query: Query }
+  | { ok: false; id: number; rcode: 'FORMERR' | 'NOTIMP'; why: string }
+  | { ok: false; id: undefined; why: string };
 
-const RCODES: Record<Rcode | 'BADVERS', number> = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5, BADVERS: 16 };
+const RCODES: Record<Rcode | 'BADVERS', number> = {
+  NOERROR: 0,
+  FORMERR: 1,
+  SERVFAIL: 2,
+  NXDOMAIN: 3,
+  NOTIMP: 4,
+  REFUSED: 5,
+  BADVERS: 16,
+};
 
 export function parseQuery(buf: Buffer): ParsedQuery {
   if (buf.length < 12) return { ok: false, id: undefined, why: 'shorter than a DNS header' };
@@ -37,7 +48,8 @@ export function parseQuery(buf: Buffer): ParsedQuery {
   } catch (e) {
     return { ok: false, id, rcode: 'FORMERR', why: (e as Error).message };
   }
-  if (p.questions?.length !== 1) return { ok: false, id, rcode: 'FORMERR', why: `${p.questions?.length ?? 0} questions` };
+  if (p.questions?.length !== 1)
+    return { ok: false, id, rcode: 'FORMERR', why: `${p.questions?.length ?? 0} questions` };
   const opts = (p.additionals ?? []).filter((a) => a.type === 'OPT');
   if (opts.length > 1) return { ok: false, id, rcode: 'FORMERR', why: 'more than one OPT record' };
   const opt = opts[0] as { udpPayloadSize?: number; ednsVersion?: number; flag_do?: boolean } | undefined;
@@ -49,7 +61,9 @@ export function parseQuery(buf: Buffer): ParsedQuery {
       question: { name: q.name, type: q.type, class: q.class ?? 'IN' },
       recursionDesired: ((p.flags ?? 0) & packet.RECURSION_DESIRED) !== 0,
       checkingDisabled: ((p.flags ?? 0) & packet.CHECKING_DISABLED) !== 0,
-      edns: opt ? { udpSize: opt.udpPayloadSize ?? PLAIN_UDP, version: opt.ednsVersion ?? 0, dnssecOk: opt.flag_do === true } : undefined,
+      edns: opt
+        ? { udpSize: opt.udpPayloadSize ?? PLAIN_UDP, version: opt.ednsVersion ?? 0, dnssecOk: opt.flag_do === true }
+        : undefined,
       raw: p,
     },
   };
@@ -62,14 +76,27 @@ export function udpLimit(q: Query | undefined): number {
 }
 
 function opt(rcode: number, dnssecOk: boolean): Answer {
-  return { type: 'OPT', name: '.', udpPayloadSize: EDNS_BUFSIZE, extendedRcode: rcode >> 4, ednsVersion: 0, flags: dnssecOk ? packet.DNSSEC_OK : 0, options: [] } as unknown as Answer;
+  return {
+    type: 'OPT',
+    name: '.',
+    udpPayloadSize: EDNS_BUFSIZE,
+    extendedRcode: rcode >> 4,
+    ednsVersion: 0,
+    flags: dnssecOk ? packet.DNSSEC_OK : 0,
+    options: [],
+  } as unknown as Answer;
 }
 
 /** A response to `q` with the given sections; EDNS0 echoed when the client used it. */
 export function responsePacket(q: Query, r: Reply, recursionAvailable = true): Packet {
   let rcode: number = RCODES[r.rcode] ?? RCODES.SERVFAIL;
   if (q.edns && q.edns.version > 0) rcode = RCODES.BADVERS;
-  const flags = (rcode & 0xf) | (r.authoritative ? packet.AUTHORITATIVE_ANSWER : 0) | (q.recursionDesired ? packet.RECURSION_DESIRED : 0) | (recursionAvailable ? packet.RECURSION_AVAILABLE : 0) | (q.checkingDisabled ? packet.CHECKING_DISABLED : 0);
+  const flags =
+    (rcode & 0xf) |
+    (r.authoritative ? packet.AUTHORITATIVE_ANSWER : 0) |
+    (q.recursionDesired ? packet.RECURSION_DESIRED : 0) |
+    (recursionAvailable ? packet.RECURSION_AVAILABLE : 0) |
+    (q.checkingDisabled ? packet.CHECKING_DISABLED : 0);
   const badvers = rcode === RCODES.BADVERS;
   return {
     id: q.id,
@@ -78,13 +105,19 @@ export function responsePacket(q: Query, r: Reply, recursionAvailable = true): P
     questions: [q.question],
     answers: badvers ? [] : r.answers,
     authorities: badvers ? [] : r.authorities,
-    additionals: [...(badvers ? [] : r.additionals.filter((a) => a.type !== 'OPT')), ...(q.edns ? [opt(rcode, q.edns.dnssecOk)] : [])],
+    additionals: [
+      ...(badvers ? [] : r.additionals.filter((a) => a.type !== 'OPT')),
+      ...(q.edns ? [opt(rcode, q.edns.dnssecOk)] : []),
+    ],
   };
 }
 
 /** An error answer to a query that could not be used (FORMERR, NOTIMP, SERVFAIL, REFUSED): header and, when readable, the question. */
 export function errorResponse(id: number, rcode: Rcode, q?: Query): Buffer {
-  if (q) return packet.encode(responsePacket(q, { rcode, authoritative: false, answers: [], authorities: [], additionals: [] }));
+  if (q)
+    return packet.encode(
+      responsePacket(q, { rcode, authoritative: false, answers: [], authorities: [], additionals: [] }),
+    );
   const b = Buffer.alloc(12);
   b.writeUInt16BE(id, 0);
   b.writeUInt16BE(0x8000 | RCODES[rcode], 2);
@@ -99,7 +132,12 @@ export function encodeWithin(p: Packet, limit: number): { buf: Buffer; truncated
   const full = packet.encode(p);
   if (full.length <= limit) return { buf: full, truncated: false };
   const optRec = (p.additionals ?? []).filter((a) => a.type === 'OPT');
-  const base: Packet = { ...p, flags: (p.flags ?? 0) | packet.TRUNCATED_RESPONSE, additionals: optRec, authorities: [] };
+  const base: Packet = {
+    ...p,
+    flags: (p.flags ?? 0) | packet.TRUNCATED_RESPONSE,
+    additionals: optRec,
+    authorities: [],
+  };
   const answers = p.answers ?? [];
   // The largest prefix of the answers that fits, by bisection.
   let lo = 0;
@@ -114,5 +152,5 @@ export function encodeWithin(p: Packet, limit: number): { buf: Buffer; truncated
 
 export const rcodeName = (buf: Buffer): string => {
   const n = buf.length >= 4 ? buf[3]! & 0xf : 2;
-  return (Object.entries(RCODES).find(([, v]) => v === n)?.[0] ?? String(n));
+  return Object.entries(RCODES).find(([, v]) => v === n)?.[0] ?? String(n);
 };

@@ -26,16 +26,30 @@ export function endpointObjects(t: PublishTarget, ready: boolean): { slice: KObj
   const slice = {
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
-    metadata: { name: `${t.service}-${MANAGED_BY}`, namespace: t.namespace, labels: { 'kubernetes.io/service-name': t.service, 'endpointslice.kubernetes.io/managed-by': MANAGED_BY } },
+    metadata: {
+      name: `${t.service}-${MANAGED_BY}`,
+      namespace: t.namespace,
+      labels: { 'kubernetes.io/service-name': t.service, 'endpointslice.kubernetes.io/managed-by': MANAGED_BY },
+    },
     addressType: t.ip.includes(':') ? 'IPv6' : 'IPv4',
-    endpoints: [{ addresses: [t.ip], conditions: { ready, serving: ready, terminating: false }, ...(t.nodeName ? { nodeName: t.nodeName } : {}) }],
+    endpoints: [
+      {
+        addresses: [t.ip],
+        conditions: { ready, serving: ready, terminating: false },
+        ...(t.nodeName ? { nodeName: t.nodeName } : {}),
+      },
+    ],
     ports,
   };
   const address = { ip: t.ip, ...(t.nodeName ? { nodeName: t.nodeName } : {}) };
   const endpoints = {
     apiVersion: 'v1',
     kind: 'Endpoints',
-    metadata: { name: t.service, namespace: t.namespace, labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } },
+    metadata: {
+      name: t.service,
+      namespace: t.namespace,
+      labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' },
+    },
     subsets: [{ ...(ready ? { addresses: [address] } : { notReadyAddresses: [address] }), ports }],
   };
   return { slice, endpoints };
@@ -50,12 +64,26 @@ async function upsert(client: KubeApi, collection: string, want: KObj, same: (cu
     if (!(e instanceof KubeApiError && e.code === 404)) throw e;
   }
   if (!cur) await client.create(collection, want);
-  else if (!same(cur)) await client.update(path, { ...want, metadata: { ...want.metadata, resourceVersion: cur.metadata?.resourceVersion } });
+  else if (!same(cur))
+    await client.update(path, {
+      ...want,
+      metadata: { ...want.metadata, resourceVersion: cur.metadata?.resourceVersion },
+    });
 }
 
 export async function publishEndpoints(client: KubeApi, t: PublishTarget, ready: boolean): Promise<void> {
   const { slice, endpoints } = endpointObjects(t, ready);
   const json = JSON.stringify;
-  await upsert(client, `/apis/discovery.k8s.io/v1/namespaces/${t.namespace}/endpointslices`, slice, (c) => json(c.endpoints) === json(slice.endpoints) && json(c.ports) === json(slice.ports));
-  await upsert(client, `/api/v1/namespaces/${t.namespace}/endpoints`, endpoints, (c) => json(c.subsets) === json(endpoints.subsets));
+  await upsert(
+    client,
+    `/apis/discovery.k8s.io/v1/namespaces/${t.namespace}/endpointslices`,
+    slice,
+    (c) => json(c.endpoints) === json(slice.endpoints) && json(c.ports) === json(slice.ports),
+  );
+  await upsert(
+    client,
+    `/api/v1/namespaces/${t.namespace}/endpoints`,
+    endpoints,
+    (c) => json(c.subsets) === json(endpoints.subsets),
+  );
 }

@@ -16,19 +16,26 @@ export interface DnsListening {
 }
 
 /** REFUSED for a message that has a DNS header at all. */
-const refused = (msg: Buffer): Buffer | undefined => (msg.length >= 12 && !(msg[2]! & 0x80) ? errorResponse(msg.readUInt16BE(0), 'REFUSED') : undefined);
+const refused = (msg: Buffer): Buffer | undefined =>
+  msg.length >= 12 && !(msg[2]! & 0x80) ? errorResponse(msg.readUInt16BE(0), 'REFUSED') : undefined;
 
 export function splitHostPort(bind: string, flag: string): { host: string; port: number } {
   const i = bind.lastIndexOf(':');
   const port = Number(bind.slice(i + 1));
-  if (i < 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--${flag}: want host:port, got "${bind}"`);
+  if (i < 0 || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--${flag}: want host:port, got "${bind}"`);
   const host = bind.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
   if (!net.isIP(host)) throw new Error(`--${flag}: "${host}" is not an IP address`);
   return { host, port };
 }
 
 /** `allows` says whether a client address is answered; others get REFUSED. */
-export async function serveDns(handler: QueryHandler, bind: string, log: Logger, allows: (address: string) => boolean = () => true): Promise<DnsListening> {
+export async function serveDns(
+  handler: QueryHandler,
+  bind: string,
+  log: Logger,
+  allows: (address: string) => boolean = () => true,
+): Promise<DnsListening> {
   const { host, port } = splitHostPort(bind, 'dns-address');
   const family = net.isIPv6(host) ? 6 : 4;
   const conns = new Set<net.Socket>();
@@ -46,7 +53,11 @@ export async function serveDns(handler: QueryHandler, bind: string, log: Logger,
         const msg = buf.subarray(2, 2 + buf.readUInt16BE(0));
         buf = buf.subarray(2 + msg.length);
         chain = chain.then(async () => {
-          const out = allowed ? await handler.handle(msg, 'tcp', family).catch((e: Error) => (log.error(`dns: tcp query: ${e.message}`), undefined)) : refused(msg);
+          const out = allowed
+            ? await handler
+                .handle(msg, 'tcp', family)
+                .catch((e: Error) => (log.error(`dns: tcp query: ${e.message}`), undefined))
+            : refused(msg);
           if (!out) return void conn.destroy();
           const len = Buffer.alloc(2);
           len.writeUInt16BE(out.length);

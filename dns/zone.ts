@@ -69,9 +69,22 @@ export function serviceInfo(o: KObj): ServiceInfo | undefined {
   // Only names that are DNS labels can be asked for; anything else is skipped, not a crash.
   if (checkDns1123Label(name) || checkDns1123Label(ns)) return undefined;
   const spec = o.spec ?? {};
-  const ips = ((spec.clusterIPs as string[] | undefined) ?? (spec.clusterIP ? [spec.clusterIP] : [])).filter((ip) => net.isIP(ip));
-  const externalName = spec.type === 'ExternalName' && typeof spec.externalName === 'string' ? spec.externalName.replace(/\.$/, '').toLowerCase() : undefined;
-  return { ns, name, clusterIPs: ips, headless: !externalName && ips.length === 0, externalName, ports: portsOf(spec.ports), publishNotReady: spec.publishNotReadyAddresses === true };
+  const ips = ((spec.clusterIPs as string[] | undefined) ?? (spec.clusterIP ? [spec.clusterIP] : [])).filter((ip) =>
+    net.isIP(ip),
+  );
+  const externalName =
+    spec.type === 'ExternalName' && typeof spec.externalName === 'string'
+      ? spec.externalName.replace(/\.$/, '').toLowerCase()
+      : undefined;
+  return {
+    ns,
+    name,
+    clusterIPs: ips,
+    headless: !externalName && ips.length === 0,
+    externalName,
+    ports: portsOf(spec.ports),
+    publishNotReady: spec.publishNotReadyAddresses === true,
+  };
 }
 
 function sliceInfo(o: KObj): { svcKey: string; info: SliceInfo } | undefined {
@@ -79,7 +92,11 @@ function sliceInfo(o: KObj): { svcKey: string; info: SliceInfo } | undefined {
   const svc = o.metadata?.labels?.['kubernetes.io/service-name'];
   if (!svc || (o.addressType !== 'IPv4' && o.addressType !== 'IPv6')) return undefined;
   const endpoints: Endpoint[] = [];
-  for (const e of (Array.isArray(o.endpoints) ? o.endpoints : []) as { addresses?: string[]; hostname?: string; conditions?: { ready?: boolean } }[]) {
+  for (const e of (Array.isArray(o.endpoints) ? o.endpoints : []) as {
+    addresses?: string[];
+    hostname?: string;
+    conditions?: { ready?: boolean };
+  }[]) {
     const hostname = e.hostname && !checkDns1123Label(e.hostname) ? e.hostname.toLowerCase() : undefined;
     // As EndpointSlice consumers must: an unset ready condition means ready.
     const ready = e.conditions?.ready !== false;

@@ -21,7 +21,10 @@ export class ApiServerNode {
   readonly caFile = path.join(this.dir, 'pki', 'pki', 'ca.crt');
   /** Bearer tokens by user, from the apiserver's tokens.csv. */
   token(user: string): string {
-    const line = fs.readFileSync(path.join(this.dir, 'pki', 'tokens.csv'), 'utf8').split('\n').find((l) => l.split(',')[1] === user);
+    const line = fs
+      .readFileSync(path.join(this.dir, 'pki', 'tokens.csv'), 'utf8')
+      .split('\n')
+      .find((l) => l.split(',')[1] === user);
     if (!line) throw new Error(`no token for ${user}`);
     return line.split(',')[0]!;
   }
@@ -33,12 +36,36 @@ export class ApiServerNode {
       sh('ip', ['netns', 'add', this.netns]);
       sh('ip', ['link', 'set', 'lo', 'up'], { netns: this.netns });
     }
-    this.proc = start(process.execPath, [...cliArgs(REPO), 'apiserver', '--bind-address=127.0.0.1', '--secure-port=6443', `--cert-dir=${path.join(this.dir, 'pki')}`, '--node-kubeconfigs=node-a', ...extra], path.join(this.dir, 'apiserver.log'), { netns: this.netns, cwd: REPO });
-    await waitFor(() => fs.existsSync(this.kubeconfig) && this.kubectlOk(['get', '--raw', '/healthz']), 30_000, 200, 'apiserver up');
+    this.proc = start(
+      process.execPath,
+      [
+        ...cliArgs(REPO),
+        'apiserver',
+        '--bind-address=127.0.0.1',
+        '--secure-port=6443',
+        `--cert-dir=${path.join(this.dir, 'pki')}`,
+        '--node-kubeconfigs=node-a',
+        ...extra,
+      ],
+      path.join(this.dir, 'apiserver.log'),
+      { netns: this.netns, cwd: REPO },
+    );
+    await waitFor(
+      () => fs.existsSync(this.kubeconfig) && this.kubectlOk(['get', '--raw', '/healthz']),
+      30_000,
+      200,
+      'apiserver up',
+    );
   }
 
   private kubectlOk(args: string[]): boolean {
-    return sh('kubectl', [`--kubeconfig=${this.kubeconfig}`, ...args], { netns: this.netns, allowFail: true, timeoutMs: 10_000 }) !== '';
+    return (
+      sh('kubectl', [`--kubeconfig=${this.kubeconfig}`, ...args], {
+        netns: this.netns,
+        allowFail: true,
+        timeoutMs: 10_000,
+      }) !== ''
+    );
   }
 
   kubectl(args: string[], input?: string, timeoutMs = 30_000): string {

@@ -14,7 +14,9 @@ export function clusterSkip(base: string | undefined): string | undefined {
 export function pythonClientSkip(base: string | undefined): string | undefined {
   const skip = clusterSkip(base);
   if (skip) return skip;
-  if (sh('/usr/bin/python3', ['-c', 'import kubernetes; print(1)'], { allowFail: true, timeoutMs: 20_000 }).trim() !== '1') {
+  if (
+    sh('/usr/bin/python3', ['-c', 'import kubernetes; print(1)'], { allowFail: true, timeoutMs: 20_000 }).trim() !== '1'
+  ) {
     const msg = 'e2e prerequisite missing: python3-kubernetes (scripts/install-deps.sh installs it)';
     if (process.env.TSKUBE_E2E_SKIP === '1') return msg;
     throw new Error(msg);
@@ -27,17 +29,35 @@ export class TestCluster {
   as!: ApiServerNode;
 
   constructor(
-    private readonly o: { /** false: no kubelet (a benchmark's floor drives the node) */ kubelet?: false; apiserverFlags?: string[]; kubeletFlags?: string[]; kubeletEnv?: NodeJS.ProcessEnv; /** extra KubeletConfiguration lines */ kubeletConfig?: string } = {},
+    private readonly o: {
+      /** false: no kubelet (a benchmark's floor drives the node) */ kubelet?: false;
+      apiserverFlags?: string[];
+      kubeletFlags?: string[];
+      kubeletEnv?: NodeJS.ProcessEnv;
+      /** extra KubeletConfiguration lines */ kubeletConfig?: string;
+    } = {},
   ) {}
 
   apiserverFlags(): string[] {
     // Served on the node's address so that pods reach it through default/kubernetes.
-    return [`--data-dir=${path.join(this.node.dir, 'apiserver-data')}`, '--enable-admission-plugins=NodeRestriction', '--bind-address=0.0.0.0', `--advertise-address=${this.node.nodeIP}`, `--default-local-storage-path=${path.join(this.node.dir, 'local-path')}`, ...(this.o.apiserverFlags ?? [])];
+    return [
+      `--data-dir=${path.join(this.node.dir, 'apiserver-data')}`,
+      '--enable-admission-plugins=NodeRestriction',
+      '--bind-address=0.0.0.0',
+      `--advertise-address=${this.node.nodeIP}`,
+      `--default-local-storage-path=${path.join(this.node.dir, 'local-path')}`,
+      ...(this.o.apiserverFlags ?? []),
+    ];
   }
 
   kubeletFlags(): string[] {
     // The apiserver's CA also signs its kubelet client certificate: trusting it lets kubectl logs/exec through.
-    return [`--kubeconfig=${path.join(this.as.dir, 'pki', `node-${this.node.name}.kubeconfig`)}`, `--client-ca-file=${this.as.caFile}`, `--node-ip=${this.node.nodeIP}`, ...(this.o.kubeletFlags ?? [])];
+    return [
+      `--kubeconfig=${path.join(this.as.dir, 'pki', `node-${this.node.name}.kubeconfig`)}`,
+      `--client-ca-file=${this.as.caFile}`,
+      `--node-ip=${this.node.nodeIP}`,
+      ...(this.o.kubeletFlags ?? []),
+    ];
   }
 
   /** `prepare` runs on the node before the apiserver and kubelet start (e.g. a benchmark's CRI floor). */

@@ -45,5 +45,5 @@ spec:
         x-kubernetes-preserve-unknown-fields: true
 `;
 
-export const tab = (name: string, spec: string) => `apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: ${name}}\nspec: ${spec}\n`;
-
+export const tab = (name: string, spec: string) =>
+  `apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: ${name}}\nspec: ${spec}\n`;

@@ -18,14 +18,19 @@ const raw = (b: Buffer): Buffer => b;
 export class CriFaultProxy {
   readonly faults: Faults = { fail: {}, stallUntil: 0 };
   readonly injected: Record<string, number> = {};
-  private readonly server = new grpc.Server({ 'grpc.max_receive_message_length': 16 << 20, 'grpc.max_send_message_length': 16 << 20 });
+  private readonly server = new grpc.Server({
+    'grpc.max_receive_message_length': 16 << 20,
+    'grpc.max_send_message_length': 16 << 20,
+  });
   private readonly upstream: grpc.Client;
 
   constructor(
     private readonly listen: string,
     target: string,
   ) {
-    this.upstream = new grpc.Client(`unix://${target}`, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': 16 << 20 });
+    this.upstream = new grpc.Client(`unix://${target}`, grpc.credentials.createInsecure(), {
+      'grpc.max_receive_message_length': 16 << 20,
+    });
   }
 
   private async delay(): Promise<void> {
@@ -41,31 +46,55 @@ export class CriFaultProxy {
   }
 
   async start(): Promise<void> {
-    const cri = loadCri() as unknown as { runtime: { v1: Record<string, { service: Record<string, { path: string; requestStream: boolean; responseStream: boolean }> }> } };
+    const cri = loadCri() as unknown as {
+      runtime: {
+        v1: Record<
+          string,
+          { service: Record<string, { path: string; requestStream: boolean; responseStream: boolean }> }
+        >;
+      };
+    };
     for (const svc of ['RuntimeService', 'ImageService']) {
       for (const [name, m] of Object.entries(cri.runtime.v1[svc]!.service)) {
         if (m.requestStream) continue;
         if (m.responseStream) {
           // GetContainerEvents: passed through as it is.
-          this.server.register(m.path, (call: grpc.ServerWritableStream<Buffer, Buffer>) => {
-            const up = this.upstream.makeServerStreamRequest(m.path, raw, raw, call.request);
-            up.on('data', (d: Buffer) => call.write(d));
-            up.on('end', () => call.end());
-            up.on('error', (e: grpc.ServiceError) => call.destroy(e));
-            call.on('cancelled', () => up.cancel());
-          }, raw, raw, 'serverStream');
+          this.server.register(
+            m.path,
+            (call: grpc.ServerWritableStream<Buffer, Buffer>) => {
+              const up = this.upstream.makeServerStreamRequest(m.path, raw, raw, call.request);
+              up.on('data', (d: Buffer) => call.write(d));
+              up.on('end', () => call.end());
+              up.on('error', (e: grpc.ServiceError) => call.destroy(e));
+              call.on('cancelled', () => up.cancel());
+            },
+            raw,
+            raw,
+            'serverStream',
+          );
           continue;
         }
-        this.server.register(m.path, (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
-          void this.delay().then(() => {
-            if (this.injectedFault(name)) return cb({ code: grpc.status.UNAVAILABLE, details: `injected fault in ${name}` });
-            this.upstream.makeUnaryRequest(m.path, raw, raw, call.request, (err, res) => cb(err, res));
-          });
-        }, raw, raw, 'unary');
+        this.server.register(
+          m.path,
+          (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
+            void this.delay().then(() => {
+              if (this.injectedFault(name))
+                return cb({ code: grpc.status.UNAVAILABLE, details: `injected fault in ${name}` });
+              this.upstream.makeUnaryRequest(m.path, raw, raw, call.request, (err, res) => cb(err, res));
+            });
+          },
+          raw,
+          raw,
+          'unary',
+        );
       }
     }
     fs.rmSync(this.listen, { force: true });
-    await new Promise<void>((resolve, reject) => this.server.bindAsync(`unix://${this.listen}`, grpc.ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      this.server.bindAsync(`unix://${this.listen}`, grpc.ServerCredentials.createInsecure(), (e) =>
+        e ? reject(e) : resolve(),
+      ),
+    );
   }
 
   async stop(): Promise<void> {

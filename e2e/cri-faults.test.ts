@@ -26,7 +26,10 @@ describe('CRI faults: a flaky runtime restarts nothing', { skip, timeout: (SECON
     await cluster.node.stopKubelet();
     proxy = new CriFaultProxy(path.join(cluster.node.dir, 'faulty.sock'), cluster.node.socket);
     await proxy.start();
-    cluster.node.startKubelet([...cluster.kubeletFlags(), `--container-runtime-endpoint=unix://${path.join(cluster.node.dir, 'faulty.sock')}`]);
+    cluster.node.startKubelet([
+      ...cluster.kubeletFlags(),
+      `--container-runtime-endpoint=unix://${path.join(cluster.node.dir, 'faulty.sock')}`,
+    ]);
   });
   after(async () => {
     await cluster.cleanup();
@@ -44,16 +47,63 @@ spec:
   containers: [{name: c, image: ${APP_IMAGE}, command: [sleep, '36000']}]
 `,
     );
-    cluster.apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'steady' }, spec: { replicas: 29, selector: { matchLabels: { app: 'steady' } }, template: { metadata: { labels: { app: 'steady' } }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '36000'], readinessProbe: { exec: { command: ['true'] }, periodSeconds: 5 } }] } } } });
+    cluster.apply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'steady' },
+      spec: {
+        replicas: 29,
+        selector: { matchLabels: { app: 'steady' } },
+        template: {
+          metadata: { labels: { app: 'steady' } },
+          spec: {
+            terminationGracePeriodSeconds: 1,
+            containers: [
+              {
+                name: 'c',
+                image: APP_IMAGE,
+                command: ['sleep', '36000'],
+                readinessProbe: { exec: { command: ['true'] }, periodSeconds: 5 },
+              },
+            ],
+          },
+        },
+      },
+    });
     const allReady = (): boolean => {
-      const r = cluster.kubectl(['get', 'pods', '-A', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {end}']).trim().split(/\s+/);
+      const r = cluster
+        .kubectl([
+          'get',
+          'pods',
+          '-A',
+          '-o',
+          'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {end}',
+        ])
+        .trim()
+        .split(/\s+/);
       return r.length === 30 && r.every((x) => x === 'True');
     };
-    const allPods = (): string[] => cluster.kubectl(['get', 'pods', '-A', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount}{"\\n"}{end}']).trim().split('\n').filter(Boolean);
-    await waitFor(() => {
-      const p = allPods();
-      return p.length === 30 && p.every((l) => / Running containerd:\/\/\S+ 0$/.test(l));
-    }, 300_000, 1000, '30 pods running');
+    const allPods = (): string[] =>
+      cluster
+        .kubectl([
+          'get',
+          'pods',
+          '-A',
+          '-o',
+          'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount}{"\\n"}{end}',
+        ])
+        .trim()
+        .split('\n')
+        .filter(Boolean);
+    await waitFor(
+      () => {
+        const p = allPods();
+        return p.length === 30 && p.every((l) => / Running containerd:\/\/\S+ 0$/.test(l));
+      },
+      300_000,
+      1000,
+      '30 pods running',
+    );
     await waitFor(allReady, 120_000, 1000, 'all 30 pods Ready');
     const cri = cluster.node.cri;
     const runtime = async () => ({
@@ -77,7 +127,10 @@ spec:
       if (Date.now() >= restartAt) {
         restartAt = Infinity;
         await cluster.node.stopKubelet();
-        cluster.node.startKubelet([...cluster.kubeletFlags(), `--container-runtime-endpoint=unix://${path.join(cluster.node.dir, 'faulty.sock')}`]);
+        cluster.node.startKubelet([
+          ...cluster.kubeletFlags(),
+          `--container-runtime-endpoint=unix://${path.join(cluster.node.dir, 'faulty.sock')}`,
+        ]);
       }
       if (Date.now() >= nextStall) {
         proxy.faults.stallUntil = Date.now() + 5000;
@@ -95,7 +148,8 @@ spec:
     proxy.faults.fail = {};
     proxy.faults.stallUntil = 0;
     assert.deepEqual([...seen], [], 'no pod changed phase, container or restart count during the faults');
-    for (const m of ['PodSandboxStatus', 'ContainerStatus', 'ListContainers']) assert.ok((proxy.injected[m] ?? 0) > 0, `faults were injected into ${m}: ${JSON.stringify(proxy.injected)}`);
+    for (const m of ['PodSandboxStatus', 'ContainerStatus', 'ListContainers'])
+      assert.ok((proxy.injected[m] ?? 0) > 0, `faults were injected into ${m}: ${JSON.stringify(proxy.injected)}`);
 
     // Status catches up; nothing was recreated or restarted in the runtime.
     await waitFor(allReady, 60_000, 1000, 'all 30 pods Ready again');

@@ -6,7 +6,12 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '../proto');
-const def = protoLoader.loadSync('grpc/health/v1/health.proto', { keepCase: true, enums: String, defaults: true, includeDirs: [dir] });
+const def = protoLoader.loadSync('grpc/health/v1/health.proto', {
+  keepCase: true,
+  enums: String,
+  defaults: true,
+  includeDirs: [dir],
+});
 const pkg = grpc.loadPackageDefinition(def);
 let status = 'SERVING';
 process.on('SIGUSR1', () => (status = status === 'SERVING' ? 'NOT_SERVING' : 'SERVING'));

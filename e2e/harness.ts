@@ -28,7 +28,12 @@ export function cliArgs(repo: string, dflt: 'tsx' | 'compiled' = 'tsx'): string[
   const mode = process.env.TSKUBE_CLI ?? dflt;
   // Node flags NODE_OPTIONS refuses (--cpu-prof), for profiling a run.
   const nodeArgs = (process.env.TSKUBE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  return [...nodeArgs, ...(mode === 'compiled' ? [path.join(repo, 'dist/cli/tskube.js')] : ['--import', 'tsx', path.join(repo, 'cli/tskube.ts')])];
+  return [
+    ...nodeArgs,
+    ...(mode === 'compiled'
+      ? [path.join(repo, 'dist/cli/tskube.js')]
+      : ['--import', 'tsx', path.join(repo, 'cli/tskube.ts')]),
+  ];
 }
 export const REGISTRY = '127.0.0.1:5000';
 export const SERVICE_CIDR = '10.96.0.0/12';
@@ -37,14 +42,31 @@ export const APP_IMAGE = `${REGISTRY}/tskube/app:1`;
 /** A second runc handler in every test node's containerd, with its own state root: what a RuntimeClass selects. */
 export const ALT_RUNTIME_HANDLER = 'tskube-alt';
 
-const REQUIRED_BINARIES = ['containerd', 'containerd-shim-runc-v2', 'runc', 'skopeo', 'docker-registry', 'ip', 'nsenter', 'tar'];
+const REQUIRED_BINARIES = [
+  'containerd',
+  'containerd-shim-runc-v2',
+  'runc',
+  'skopeo',
+  'docker-registry',
+  'ip',
+  'nsenter',
+  'tar',
+];
 
 /** Fails loudly with what is missing; TSKUBE_E2E_SKIP=1 lets a developer opt out locally. */
 export function e2eSkipReason(): string | undefined {
   const missing: string[] = [];
   if (process.getuid?.() !== 0) missing.push('root (run as root: network namespaces and containerd need it)');
-  for (const b of REQUIRED_BINARIES) if (!sh('sh', ['-c', `command -v ${b}`], { allowFail: true }).trim()) missing.push(b);
-  for (const f of ['/usr/lib/cni/bridge', '/usr/lib/cni/host-local', '/usr/lib/cni/loopback', '/usr/lib/cni/portmap', '/bin/busybox']) if (!fs.existsSync(f)) missing.push(f);
+  for (const b of REQUIRED_BINARIES)
+    if (!sh('sh', ['-c', `command -v ${b}`], { allowFail: true }).trim()) missing.push(b);
+  for (const f of [
+    '/usr/lib/cni/bridge',
+    '/usr/lib/cni/host-local',
+    '/usr/lib/cni/loopback',
+    '/usr/lib/cni/portmap',
+    '/bin/busybox',
+  ])
+    if (!fs.existsSync(f)) missing.push(f);
   if (missing.length === 0) return undefined;
   const msg = `e2e prerequisites missing: ${missing.join(', ')}. Install them with .ci/install-deps (see README).`;
   if (process.env.TSKUBE_E2E_SKIP === '1') return msg;
@@ -70,7 +92,6 @@ export interface NodeRecord {
 export function recordPath(dir: string): string {
   return path.join(dir, 'harness.json');
 }
-
 
 /** PIDs of shims that belong to the containerd whose state dir is `stateDir`. */
 function shimPids(stateDir: string): number[] {
@@ -100,7 +121,8 @@ export async function teardown(rec: NodeRecord): Promise<void> {
     if (pid > 1) await stopPid(pid, 3000);
   }
   // The harness's own containerd keeps its state in <dir>/state; the one `tskube up|join` starts in <dir>/containerd/state.
-  for (const state of [path.join(rec.dir, 'state'), path.join(rec.dir, 'containerd', 'state')]) for (const pid of shimPids(state)) await stopPid(pid, 2000, 'SIGKILL');
+  for (const state of [path.join(rec.dir, 'state'), path.join(rec.dir, 'containerd', 'state')])
+    for (const pid of shimPids(state)) await stopPid(pid, 2000, 'SIGKILL');
   for (const mp of await mountsUnder(rec.dir)) sh('umount', ['-l', mp], { allowFail: true });
   if (rec.netns) {
     sh('ip', ['netns', 'del', rec.netns], { allowFail: true });
@@ -186,12 +208,18 @@ export class TestNode {
   }
 
   private save(): void {
-    const pids = [this.proxy?.pid, this.kubelet?.pid, this.registry?.pid, this.containerd?.pid].filter((p): p is number => !!p);
-    fs.writeFileSync(recordPath(this.dir), JSON.stringify({ netns: this.netns, dir: this.dir, pids } satisfies NodeRecord));
+    const pids = [this.proxy?.pid, this.kubelet?.pid, this.registry?.pid, this.containerd?.pid].filter(
+      (p): p is number => !!p,
+    );
+    fs.writeFileSync(
+      recordPath(this.dir),
+      JSON.stringify({ netns: this.netns, dir: this.dir, pids } satisfies NodeRecord),
+    );
   }
 
   async start(): Promise<void> {
-    for (const d of ['root', 'state', 'cni', 'ipam', 'certs.d/127.0.0.1:5000', 'manifests', 'pod-logs', 'kubelet']) fs.mkdirSync(path.join(this.dir, d), { recursive: true });
+    for (const d of ['root', 'state', 'cni', 'ipam', 'certs.d/127.0.0.1:5000', 'manifests', 'pod-logs', 'kubelet'])
+      fs.mkdirSync(path.join(this.dir, d), { recursive: true });
     fs.writeFileSync(path.join(this.dir, 'owner.pid'), String(process.pid));
     this.save();
     sh('ip', ['netns', 'add', this.netns]);
@@ -202,33 +230,72 @@ export class TestNode {
     // would fail such packets at routing, before kube-proxy's filter rules could REJECT them, and "a Service
     // without endpoints refuses at once" could not be tested.)
     sh('ip', ['netns', 'add', `${this.netns}-svc`]);
-    sh('ip', ['link', 'add', 'tsk-svc', 'netns', this.netns, 'type', 'veth', 'peer', 'name', 'tsk-sink', 'netns', `${this.netns}-svc`]);
+    sh('ip', [
+      'link',
+      'add',
+      'tsk-svc',
+      'netns',
+      this.netns,
+      'type',
+      'veth',
+      'peer',
+      'name',
+      'tsk-sink',
+      'netns',
+      `${this.netns}-svc`,
+    ]);
     sh('ip', ['link', 'set', 'tsk-sink', 'up'], { netns: `${this.netns}-svc` });
     sh('ip', ['link', 'set', 'tsk-svc', 'up'], { netns: this.netns });
     sh('ip', ['route', 'add', SERVICE_CIDR, 'dev', 'tsk-svc'], { netns: this.netns });
     this.writeConfigs();
     await this.startRegistry();
-    this.containerd = start('containerd', ['--config', path.join(this.dir, 'config.toml')], path.join(this.dir, 'containerd.log'), { netns: this.netns });
+    this.containerd = start(
+      'containerd',
+      ['--config', path.join(this.dir, 'config.toml')],
+      path.join(this.dir, 'containerd.log'),
+      { netns: this.netns },
+    );
     this.save();
     this.cri = new CriClient({ endpoint: this.socket, timeoutMs: 60_000 });
-    await waitFor(async () => fs.existsSync(this.socket) && (await this.cri.version()).runtime_name, 30_000, 200, `containerd on ${this.socket} (log: ${path.join(this.dir, 'containerd.log')})`);
+    await waitFor(
+      async () => fs.existsSync(this.socket) && (await this.cri.version()).runtime_name,
+      30_000,
+      200,
+      `containerd on ${this.socket} (log: ${path.join(this.dir, 'containerd.log')})`,
+    );
   }
 
   private writeConfigs(): void {
     const d = this.dir;
     writeContainerdFiles(
-      { root: `${d}/root`, state: `${d}/state`, socket: this.socket, sandboxImage: PAUSE_IMAGE, cniConfDir: `${d}/cni`, certsDir: `${d}/certs.d`, runtimes: { [ALT_RUNTIME_HANDLER]: { root: this.altRuncRoot } } },
+      {
+        root: `${d}/root`,
+        state: `${d}/state`,
+        socket: this.socket,
+        sandboxImage: PAUSE_IMAGE,
+        cniConfDir: `${d}/cni`,
+        certsDir: `${d}/certs.d`,
+        runtimes: { [ALT_RUNTIME_HANDLER]: { root: this.altRuncRoot } },
+      },
       path.join(d, 'config.toml'),
       { bridge: `tsk${this.id}`, subnet: this.podSubnet, ipamDir: `${d}/ipam`, ipMasq: false },
       REGISTRY,
     );
     fs.writeFileSync(path.join(d, 'registry.yml'), registryConfig(path.join(E2E_ROOT, 'registry'), REGISTRY));
-    fs.writeFileSync(path.join(d, 'kubelet.yaml'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${this.podLogsDir}\ncgroupRoot: ${e2eCgroupRoot(d)}\n`);
+    fs.writeFileSync(
+      path.join(d, 'kubelet.yaml'),
+      `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${this.podLogsDir}\ncgroupRoot: ${e2eCgroupRoot(d)}\n`,
+    );
   }
 
   private async startRegistry(): Promise<void> {
     fs.mkdirSync(path.join(E2E_ROOT, 'registry'), { recursive: true });
-    this.registry = start('docker-registry', ['serve', path.join(this.dir, 'registry.yml')], path.join(this.dir, 'registry.log'), { netns: this.netns });
+    this.registry = start(
+      'docker-registry',
+      ['serve', path.join(this.dir, 'registry.yml')],
+      path.join(this.dir, 'registry.log'),
+      { netns: this.netns },
+    );
     this.save();
     await waitFor(() => this.httpGet(`http://${REGISTRY}/v2/`, 2) !== '', 20_000, 200, 'registry');
     for (const img of await builtImages()) pushImage(img, REGISTRY, `/run/netns/${this.netns}`);
@@ -241,7 +308,17 @@ export class TestNode {
     this.kubeletRuns++;
     this.kubelet = start(
       process.execPath,
-      [...cliArgs(repo), 'agent', `--hostname-override=${this.name}`, `--pod-manifest-path=${this.manifests}`, `--container-runtime-endpoint=${this.socket}`, `--root-dir=${this.kubeletRoot}`, `--config=${path.join(this.dir, 'kubelet.yaml')}`, '--pod-network=none', ...extraArgs],
+      [
+        ...cliArgs(repo),
+        'agent',
+        `--hostname-override=${this.name}`,
+        `--pod-manifest-path=${this.manifests}`,
+        `--container-runtime-endpoint=${this.socket}`,
+        `--root-dir=${this.kubeletRoot}`,
+        `--config=${path.join(this.dir, 'kubelet.yaml')}`,
+        '--pod-network=none',
+        ...extraArgs,
+      ],
       path.join(this.dir, 'kubelet.log'),
       { netns: this.netns, cwd: repo, env: { ...process.env, ...env } },
     );
@@ -257,7 +334,12 @@ export class TestNode {
   /** Starts `tskube proxy` in the node namespace: its iptables rules live and die with the namespace. */
   startProxy(args: string[]): Proc {
     if (this.proxy && alive(this.proxy.pid)) throw new Error('proxy already running');
-    this.proxy = start(process.execPath, [...cliArgs(REPO), 'proxy', `--hostname-override=${this.name}`, ...args], path.join(this.dir, 'proxy.log'), { netns: this.netns, cwd: REPO });
+    this.proxy = start(
+      process.execPath,
+      [...cliArgs(REPO), 'proxy', `--hostname-override=${this.name}`, ...args],
+      path.join(this.dir, 'proxy.log'),
+      { netns: this.netns, cwd: REPO },
+    );
     this.save();
     return this.proxy;
   }
@@ -282,7 +364,11 @@ export class TestNode {
 
   /** GET from the node namespace; '' on any failure. (Debian's static busybox wget crashes outside containers.) */
   httpGet(url: string, timeoutSec = 3): string {
-    return sh(process.execPath, [path.join(REPO, 'e2e/http-get.mjs'), url, String(timeoutSec * 1000)], { netns: this.netns, allowFail: true, timeoutMs: (timeoutSec + 5) * 1000 });
+    return sh(process.execPath, [path.join(REPO, 'e2e/http-get.mjs'), url, String(timeoutSec * 1000)], {
+      netns: this.netns,
+      allowFail: true,
+      timeoutMs: (timeoutSec + 5) * 1000,
+    });
   }
 
   async podSandboxes(uid?: string) {
@@ -307,7 +393,11 @@ export class TestNode {
       /* containerd already gone */
     }
     this.cri?.close();
-    await teardown({ netns: this.netns, dir: this.dir, pids: [this.registry?.pid, this.containerd?.pid].filter((p): p is number => !!p) });
+    await teardown({
+      netns: this.netns,
+      dir: this.dir,
+      pids: [this.registry?.pid, this.containerd?.pid].filter((p): p is number => !!p),
+    });
   }
 }
 

@@ -62,12 +62,25 @@ describe('the real kubectl against tskube apiserver', { skip, timeout: 5 * 60_00
   });
 
   test('apply -f creates a pod, a service and a deployment; re-apply is unchanged; an edit is configured', () => {
-    assert.deepEqual(as.kubectl(['apply', '-f', file]).trim().split('\n'), ['pod/web created', 'service/web created', 'deployment.apps/web created']);
-    assert.deepEqual(as.kubectl(['apply', '-f', file]).trim().split('\n'), ['pod/web unchanged', 'service/web unchanged', 'deployment.apps/web unchanged']);
+    assert.deepEqual(as.kubectl(['apply', '-f', file]).trim().split('\n'), [
+      'pod/web created',
+      'service/web created',
+      'deployment.apps/web created',
+    ]);
+    assert.deepEqual(as.kubectl(['apply', '-f', file]).trim().split('\n'), [
+      'pod/web unchanged',
+      'service/web unchanged',
+      'deployment.apps/web unchanged',
+    ]);
     fs.writeFileSync(file, MANIFESTS.replace('replicas: 2', 'replicas: 3'));
     assert.match(as.kubectl(['apply', '-f', file]), /deployment\.apps\/web configured/);
-    assert.equal(as.kubectl(['get', 'deployment', 'web', '-o', 'jsonpath={.spec.replicas} {.metadata.generation}']), '3 2');
-    const svc = as.kubectl(['get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP} {.spec.ports[0].nodePort}']).split(' ');
+    assert.equal(
+      as.kubectl(['get', 'deployment', 'web', '-o', 'jsonpath={.spec.replicas} {.metadata.generation}']),
+      '3 2',
+    );
+    const svc = as
+      .kubectl(['get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP} {.spec.ports[0].nodePort}'])
+      .split(' ');
     assert.match(svc[0]!, /^10\.(9[6-9]|1[01]\d)\.\d+\.\d+$/);
     assert.ok(Number(svc[1]) >= 30000 && Number(svc[1]) <= 32767);
   });
@@ -80,17 +93,44 @@ describe('the real kubectl against tskube apiserver', { skip, timeout: 5 * 60_00
     assert.match(as.kubectl(['get', 'pods', '--field-selector', 'spec.nodeName=x']) + 'none', /none/);
     assert.equal(as.kubectl(['get', 'pods', '--field-selector', 'spec.nodeName=x', '-o', 'name']).trim(), '');
     // The deployment controller has made a ReplicaSet with 3 pods; no kubelet runs them.
-    await waitFor(() => /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\nweb\s+0\/3\s+3\s+0\s+/.test(as.kubectl(['get', 'deploy'])), 10_000, 200, 'deployment with 3 up-to-date replicas');
-    assert.match(as.kubectl(['get', 'svc', 'web']), /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE\nweb\s+NodePort\s+10\.\S+\s+<none>\s+80:3\d{4}\/TCP\s+/);
+    await waitFor(
+      () => /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\nweb\s+0\/3\s+3\s+0\s+/.test(as.kubectl(['get', 'deploy'])),
+      10_000,
+      200,
+      'deployment with 3 up-to-date replicas',
+    );
+    assert.match(
+      as.kubectl(['get', 'svc', 'web']),
+      /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE\nweb\s+NodePort\s+10\.\S+\s+<none>\s+80:3\d{4}\/TCP\s+/,
+    );
   });
 
   test('describe pod shows its events', () => {
     const uid = as.kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.metadata.uid}']);
-    const ev = (n: number, reason: string, msg: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Event', metadata: { name: `web.${n}`, namespace: 'default' }, involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web', uid }, reason, message: msg, type: 'Normal', source: { component: 'kubelet', host: 'node-a' }, firstTimestamp: new Date(Date.now() - (10 - n) * 1000).toISOString().replace(/\.\d+Z/, 'Z'), lastTimestamp: new Date(Date.now() - (10 - n) * 1000).toISOString().replace(/\.\d+Z/, 'Z'), count: 1 });
-    as.kubectl(['create', '-f', '-'], ev(1, 'Pulled', 'Container image "127.0.0.1:5000/tskube/app:1" already present on machine'));
+    const ev = (n: number, reason: string, msg: string) =>
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: `web.${n}`, namespace: 'default' },
+        involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web', uid },
+        reason,
+        message: msg,
+        type: 'Normal',
+        source: { component: 'kubelet', host: 'node-a' },
+        firstTimestamp: new Date(Date.now() - (10 - n) * 1000).toISOString().replace(/\.\d+Z/, 'Z'),
+        lastTimestamp: new Date(Date.now() - (10 - n) * 1000).toISOString().replace(/\.\d+Z/, 'Z'),
+        count: 1,
+      });
+    as.kubectl(
+      ['create', '-f', '-'],
+      ev(1, 'Pulled', 'Container image "127.0.0.1:5000/tskube/app:1" already present on machine'),
+    );
     as.kubectl(['create', '-f', '-'], ev(2, 'Created', 'Created container: httpd'));
     const d = as.kubectl(['describe', 'pod', 'web']);
-    assert.match(d, /Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n\s+----.*\n\s+Normal\s+Pulled\s+\S+\s+kubelet\s+Container image .* already present on machine\n\s+Normal\s+Created\s+\S+\s+kubelet\s+Created container: httpd/);
+    assert.match(
+      d,
+      /Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n\s+----.*\n\s+Normal\s+Pulled\s+\S+\s+kubelet\s+Container image .* already present on machine\n\s+Normal\s+Created\s+\S+\s+kubelet\s+Created container: httpd/,
+    );
     assert.match(as.kubectl(['get', 'events']), /Normal\s+Created\s+pod\/web\s+Created container: httpd/);
   });
 
@@ -98,10 +138,28 @@ describe('the real kubectl against tskube apiserver', { skip, timeout: 5 * 60_00
     const log = path.join(as.dir, 'watch.log');
     const w = as.spawnKubectl(['get', 'pods', '-w', '--output-watch-events'], log);
     try {
-      await waitFor(() => fs.existsSync(log) && /web/.test(fs.readFileSync(log, 'utf8')), 15_000, 200, 'initial watch output');
-      as.kubectl(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'later' }, spec: { containers: [{ name: 'c', image: 'x:1' }] } }));
+      await waitFor(
+        () => fs.existsSync(log) && /web/.test(fs.readFileSync(log, 'utf8')),
+        15_000,
+        200,
+        'initial watch output',
+      );
+      as.kubectl(
+        ['create', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'later' },
+          spec: { containers: [{ name: 'c', image: 'x:1' }] },
+        }),
+      );
       as.kubectl(['label', 'pod', 'later', 'seen=yes']);
-      await waitFor(() => (fs.readFileSync(log, 'utf8').match(/later/g) ?? []).length >= 2, 15_000, 200, 'watch shows ADDED and MODIFIED for later');
+      await waitFor(
+        () => (fs.readFileSync(log, 'utf8').match(/later/g) ?? []).length >= 2,
+        15_000,
+        200,
+        'watch shows ADDED and MODIFIED for later',
+      );
       const out = fs.readFileSync(log, 'utf8');
       assert.match(out, /ADDED\s+later\s+0\/1\s+Pending/);
       assert.match(out, /MODIFIED\s+later\s+0\/1\s+Pending/);
@@ -122,18 +180,54 @@ describe('the real kubectl against tskube apiserver', { skip, timeout: 5 * 60_00
   });
 
   test('get nodes, get endpointslices, api-resources, create namespace', () => {
-    as.kubectl(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a' } }, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }], nodeInfo: { kubeletVersion: 'v1.32.0-tskube' } } }));
-    assert.match(as.kubectl(['get', 'nodes']), /^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\nnode-a\s+Ready\s+<none>\s+\d+s\s+v1\.32\.0-tskube/);
-    as.kubectl(['create', '-f', '-'], JSON.stringify({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-abc', labels: { 'kubernetes.io/service-name': 'web' } }, addressType: 'IPv4', ports: [{ name: '', port: 8080, protocol: 'TCP' }], endpoints: [{ addresses: ['10.244.0.5'], conditions: { ready: true } }] }));
+    as.kubectl(
+      ['create', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a' } },
+        status: {
+          conditions: [
+            { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
+          ],
+          nodeInfo: { kubeletVersion: 'v1.32.0-tskube' },
+        },
+      }),
+    );
+    assert.match(
+      as.kubectl(['get', 'nodes']),
+      /^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\nnode-a\s+Ready\s+<none>\s+\d+s\s+v1\.32\.0-tskube/,
+    );
+    as.kubectl(
+      ['create', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: 'web-abc', labels: { 'kubernetes.io/service-name': 'web' } },
+        addressType: 'IPv4',
+        ports: [{ name: '', port: 8080, protocol: 'TCP' }],
+        endpoints: [{ addresses: ['10.244.0.5'], conditions: { ready: true } }],
+      }),
+    );
     // The Service web also has the controller's slice (empty: its pod never ran), as upstream.
     const slices = as.kubectl(['get', 'endpointslices']);
     assert.match(slices, /^NAME\s+ADDRESSTYPE\s+PORTS\s+ENDPOINTS\s+AGE\n/);
     assert.match(slices, /\nweb-abc\s+IPv4\s+8080\s+10\.244\.0\.5\s+/);
     assert.match(slices, /\nweb-[a-z0-9]{5}\s+IPv4\s+<unset>\s+<none>\s+/);
     const res = as.kubectl(['api-resources']);
-    for (const line of [/^pods\s+po\s+v1\s+true\s+Pod$/m, /^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment$/m, /^leases\s+coordination\.k8s\.io\/v1\s+true\s+Lease$/m, /^endpointslices\s+discovery\.k8s\.io\/v1\s+true\s+EndpointSlice$/m, /^nodes\s+no\s+v1\s+false\s+Node$/m]) assert.match(res, line);
+    for (const line of [
+      /^pods\s+po\s+v1\s+true\s+Pod$/m,
+      /^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment$/m,
+      /^leases\s+coordination\.k8s\.io\/v1\s+true\s+Lease$/m,
+      /^endpointslices\s+discovery\.k8s\.io\/v1\s+true\s+EndpointSlice$/m,
+      /^nodes\s+no\s+v1\s+false\s+Node$/m,
+    ])
+      assert.match(res, line);
     assert.match(as.kubectl(['create', 'namespace', 'demo']), /namespace\/demo created/);
     assert.match(as.kubectl(['get', 'ns', 'demo']), /demo\s+Active/);
-    assert.match(as.kubectl(['get', 'serviceaccount', 'default', '-n', 'demo', '-o', 'name']), /serviceaccount\/default/);
+    assert.match(
+      as.kubectl(['get', 'serviceaccount', 'default', '-n', 'demo', '-o', 'name']),
+      /serviceaccount\/default/,
+    );
   });
 });

@@ -34,8 +34,13 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
   const kubectl = (args: string[]) => cluster.kubectl(args);
   /** kubectl in the node namespace, for exit codes and stdin. */
   const run = (args: string[], input?: string) =>
-    spawnSync('nsenter', [`--net=/run/netns/${cluster.node.netns}`, 'kubectl', `--kubeconfig=${cluster.as.kubeconfig}`, ...args], { encoding: 'utf8', input, timeout: 30_000 });
-  const restarts = () => Number(kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.containerStatuses[0].restartCount}']) || 0);
+    spawnSync(
+      'nsenter',
+      [`--net=/run/netns/${cluster.node.netns}`, 'kubectl', `--kubeconfig=${cluster.as.kubeconfig}`, ...args],
+      { encoding: 'utf8', input, timeout: 30_000 },
+    );
+  const restarts = () =>
+    Number(kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.containerStatuses[0].restartCount}']) || 0);
   const bootIds = (s: string) => [...s.matchAll(/^boot (\S+)$/gm)].map((m) => m[1]);
 
   test('a pod with a liveness probe runs', async () => {
@@ -45,7 +50,19 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
       metadata: { name: 'web' },
       spec: {
         terminationGracePeriodSeconds: 2,
-        containers: [{ name: 'web', image: APP_IMAGE, command: ['/bin/sh', '-c', SCRIPT], ports: [{ containerPort: 8080 }], livenessProbe: { exec: { command: ['sh', '-c', 'test ! -f /tmp/die'] }, periodSeconds: 1, failureThreshold: 1 } }],
+        containers: [
+          {
+            name: 'web',
+            image: APP_IMAGE,
+            command: ['/bin/sh', '-c', SCRIPT],
+            ports: [{ containerPort: 8080 }],
+            livenessProbe: {
+              exec: { command: ['sh', '-c', 'test ! -f /tmp/die'] },
+              periodSeconds: 1,
+              failureThreshold: 1,
+            },
+          },
+        ],
       },
     });
     await waitFor(() => /Running/.test(kubectl(['get', 'pod', 'web'])), 60_000, 300, 'web Running');
@@ -59,7 +76,10 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
     const lines = tail.trimEnd().split('\n');
     assert.equal(lines.length, 5);
     const first = Number(/^line (\d+)$/.exec(lines[0]!)?.[1]);
-    assert.deepEqual(lines, [0, 1, 2, 3, 4].map((i) => `line ${first + i}`));
+    assert.deepEqual(
+      lines,
+      [0, 1, 2, 3, 4].map((i) => `line ${first + i}`),
+    );
     const ts = kubectl(['logs', 'web', '--tail=2', '--timestamps']).trimEnd().split('\n');
     assert.equal(ts.length, 2);
     for (const l of ts) assert.match(l, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}(Z|[+-]\d\d:\d\d) line \d+$/);
@@ -68,13 +88,34 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
 
   test('kubectl logs -f streams new lines as they are written', async () => {
     const out = path.join(cluster.node.dir, 'logs-f.out');
-    const p = start('nsenter', [`--net=/run/netns/${cluster.node.netns}`, 'kubectl', `--kubeconfig=${cluster.as.kubeconfig}`, 'logs', '-f', 'web', '--tail=1'], out);
+    const p = start(
+      'nsenter',
+      [
+        `--net=/run/netns/${cluster.node.netns}`,
+        'kubectl',
+        `--kubeconfig=${cluster.as.kubeconfig}`,
+        'logs',
+        '-f',
+        'web',
+        '--tail=1',
+      ],
+      out,
+    );
     try {
       await waitFor(() => /line \d+/.test(fs.readFileSync(out, 'utf8')), 15_000, 100, 'first line');
       const n0 = Number(/line (\d+)/.exec(fs.readFileSync(out, 'utf8'))![1]);
-      await waitFor(() => fs.readFileSync(out, 'utf8').includes(`line ${n0 + 4}`), 15_000, 100, 'four more lines streamed');
+      await waitFor(
+        () => fs.readFileSync(out, 'utf8').includes(`line ${n0 + 4}`),
+        15_000,
+        100,
+        'four more lines streamed',
+      );
       const got = fs.readFileSync(out, 'utf8').trimEnd().split('\n').slice(0, 5);
-      assert.deepEqual(got, [0, 1, 2, 3, 4].map((i) => `line ${n0 + i}`), 'in order, none lost');
+      assert.deepEqual(
+        got,
+        [0, 1, 2, 3, 4].map((i) => `line ${n0 + i}`),
+        'in order, none lost',
+      );
     } finally {
       await stopPid(p.pid, 2000);
     }
@@ -95,21 +136,52 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
     assert.equal(v.stdout, 'web\n');
     assert.match(v.stderr, /GET https:\S+\/pods\/web\/exec\?\S+ 101 Switching Protocols/);
     assert.doesNotMatch(v.stderr, /fallback/i);
-    const py = sh('/usr/bin/python3', [path.join(REPO, 'e2e/clients/stream_exec.py'), cluster.as.kubeconfig, 'web'], { netns: cluster.node.netns, timeoutMs: 60_000 });
+    const py = sh('/usr/bin/python3', [path.join(REPO, 'e2e/clients/stream_exec.py'), cluster.as.kubeconfig, 'web'], {
+      netns: cluster.node.netns,
+      timeoutMs: 60_000,
+    });
     assert.match(py, /^exec: web$/m);
     assert.match(py, /^stdout: got:from-python$/m);
     assert.match(py, /^stderr: oops$/m);
     assert.match(py, /^returncode: 7$/m);
-    const pf = sh('/usr/bin/python3', [path.join(REPO, 'e2e/clients/stream_portforward.py'), cluster.as.kubeconfig, 'web'], { netns: cluster.node.netns, timeoutMs: 60_000 });
+    const pf = sh(
+      '/usr/bin/python3',
+      [path.join(REPO, 'e2e/clients/stream_portforward.py'), cluster.as.kubeconfig, 'web'],
+      { netns: cluster.node.netns, timeoutMs: 60_000 },
+    );
     assert.match(pf, /^portforward: hello from tskube error: None$/m);
-    const js = sh(process.execPath, ['--import', 'tsx', path.join(REPO, 'e2e/clients/client_node.ts'), cluster.as.kubeconfig, 'exec', 'web'], { netns: cluster.node.netns, timeoutMs: 60_000 });
+    const js = sh(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO, 'e2e/clients/client_node.ts'), cluster.as.kubeconfig, 'exec', 'web'],
+      { netns: cluster.node.netns, timeoutMs: 60_000 },
+    );
     assert.match(js, /^exec stdout: web stderr: e$/m);
     assert.match(js, /^exec status: Failure 5$/m);
     const out = path.join(cluster.node.dir, 'port-forward-ws.out');
-    const p = start('nsenter', [`--net=/run/netns/${cluster.node.netns}`, 'kubectl', '-v=6', `--kubeconfig=${cluster.as.kubeconfig}`, 'port-forward', 'pod/web', '18081:8080'], out);
+    const p = start(
+      'nsenter',
+      [
+        `--net=/run/netns/${cluster.node.netns}`,
+        'kubectl',
+        '-v=6',
+        `--kubeconfig=${cluster.as.kubeconfig}`,
+        'port-forward',
+        'pod/web',
+        '18081:8080',
+      ],
+      out,
+    );
     try {
-      await waitFor(() => /Forwarding from 127\.0\.0\.1:18081/.test(fs.readFileSync(out, 'utf8')), 15_000, 100, 'port-forward listening');
-      assert.equal(sh('curl', ['-sS', '--max-time', '5', 'http://127.0.0.1:18081/index.html'], { netns: cluster.node.netns }), 'hello from tskube\n');
+      await waitFor(
+        () => /Forwarding from 127\.0\.0\.1:18081/.test(fs.readFileSync(out, 'utf8')),
+        15_000,
+        100,
+        'port-forward listening',
+      );
+      assert.equal(
+        sh('curl', ['-sS', '--max-time', '5', 'http://127.0.0.1:18081/index.html'], { netns: cluster.node.netns }),
+        'hello from tskube\n',
+      );
       const log = fs.readFileSync(out, 'utf8');
       assert.match(log, /GET https:\S+\/pods\/web\/portforward 101 Switching Protocols/);
       assert.doesNotMatch(log, /fallback/i);
@@ -122,13 +194,33 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
     const sock = path.join(cluster.node.dir, 'tmux.sock');
     const done = path.join(cluster.node.dir, 'exec-it.status');
     const tmux = (args: string[]) => sh('tmux', ['-S', sock, ...args], { netns: cluster.node.netns });
-    tmux(['new-session', '-d', '-x', '120', '-y', '30', '-s', 'it', `kubectl --kubeconfig=${cluster.as.kubeconfig} exec -it web -- sh; echo "status=$?" > ${done}; sleep 60`]);
+    tmux([
+      'new-session',
+      '-d',
+      '-x',
+      '120',
+      '-y',
+      '30',
+      '-s',
+      'it',
+      `kubectl --kubeconfig=${cluster.as.kubeconfig} exec -it web -- sh; echo "status=$?" > ${done}; sleep 60`,
+    ]);
     try {
       await waitFor(() => /#\s*$/m.test(tmux(['capture-pane', '-p', '-t', 'it'])), 20_000, 200, 'shell prompt');
       tmux(['send-keys', '-t', 'it', 'echo tty=$(tty) sum=$((6*7))', 'Enter']);
-      await waitFor(() => /tty=\/dev\/pts\/\d+ sum=42/.test(tmux(['capture-pane', '-p', '-t', 'it'])), 10_000, 200, 'command output on the pty');
+      await waitFor(
+        () => /tty=\/dev\/pts\/\d+ sum=42/.test(tmux(['capture-pane', '-p', '-t', 'it'])),
+        10_000,
+        200,
+        'command output on the pty',
+      );
       tmux(['send-keys', '-t', 'it', 'exit 7', 'Enter']);
-      await waitFor(() => fs.existsSync(done) && fs.readFileSync(done, 'utf8').includes('status='), 10_000, 200, 'kubectl exited');
+      await waitFor(
+        () => fs.existsSync(done) && fs.readFileSync(done, 'utf8').includes('status='),
+        10_000,
+        200,
+        'kubectl exited',
+      );
       assert.equal(fs.readFileSync(done, 'utf8').trim(), 'status=7');
     } finally {
       sh('tmux', ['-S', sock, 'kill-server'], { netns: cluster.node.netns, allowFail: true });
@@ -137,41 +229,88 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
 
   test('kubectl port-forward pod/web 18080:8080, then curl on 127.0.0.1:18080', async () => {
     const out = path.join(cluster.node.dir, 'port-forward.out');
-    const p = start('nsenter', [`--net=/run/netns/${cluster.node.netns}`, 'kubectl', `--kubeconfig=${cluster.as.kubeconfig}`, 'port-forward', 'pod/web', '18080:8080'], out);
+    const p = start(
+      'nsenter',
+      [
+        `--net=/run/netns/${cluster.node.netns}`,
+        'kubectl',
+        `--kubeconfig=${cluster.as.kubeconfig}`,
+        'port-forward',
+        'pod/web',
+        '18080:8080',
+      ],
+      out,
+    );
     try {
-      await waitFor(() => /Forwarding from 127\.0\.0\.1:18080/.test(fs.readFileSync(out, 'utf8')), 15_000, 100, 'port-forward listening');
-      const body = sh('curl', ['-sS', '--max-time', '5', 'http://127.0.0.1:18080/index.html'], { netns: cluster.node.netns });
+      await waitFor(
+        () => /Forwarding from 127\.0\.0\.1:18080/.test(fs.readFileSync(out, 'utf8')),
+        15_000,
+        100,
+        'port-forward listening',
+      );
+      const body = sh('curl', ['-sS', '--max-time', '5', 'http://127.0.0.1:18080/index.html'], {
+        netns: cluster.node.netns,
+      });
       assert.equal(body, 'hello from tskube\n');
       // A second connection over the same forward.
-      assert.equal(sh('curl', ['-sS', '--max-time', '5', 'http://127.0.0.1:18080/index.html'], { netns: cluster.node.netns }), 'hello from tskube\n');
+      assert.equal(
+        sh('curl', ['-sS', '--max-time', '5', 'http://127.0.0.1:18080/index.html'], { netns: cluster.node.netns }),
+        'hello from tskube\n',
+      );
     } finally {
       await stopPid(p.pid, 2000);
     }
   });
 
   test('the kubelet answers 401 without credentials and 403 to a token without nodes/proxy', () => {
-    const curl = (args: string[]) => sh('curl', ['-sk', '--max-time', '5', '-w', ' %{http_code}', ...args], { netns: cluster.node.netns });
+    const curl = (args: string[]) =>
+      sh('curl', ['-sk', '--max-time', '5', '-w', ' %{http_code}', ...args], { netns: cluster.node.netns });
     assert.equal(curl(['https://127.0.0.1:10250/pods']), 'Unauthorized\n 401');
-    assert.equal(curl(['-H', `Authorization: Bearer ${cluster.as.token('system:kube-proxy')}`, 'https://127.0.0.1:10250/pods']), 'Forbidden (user=system:kube-proxy, verb=get, resource=nodes, subresource=proxy)\n 403');
-    assert.match(curl(['-H', `Authorization: Bearer ${cluster.as.token('kubernetes-admin')}`, 'https://127.0.0.1:10250/pods']), /"kind":"PodList".* 200$/s);
+    assert.equal(
+      curl(['-H', `Authorization: Bearer ${cluster.as.token('system:kube-proxy')}`, 'https://127.0.0.1:10250/pods']),
+      'Forbidden (user=system:kube-proxy, verb=get, resource=nodes, subresource=proxy)\n 403',
+    );
+    assert.match(
+      curl(['-H', `Authorization: Bearer ${cluster.as.token('kubernetes-admin')}`, 'https://127.0.0.1:10250/pods']),
+      /"kind":"PodList".* 200$/s,
+    );
     // The local healthz port needs no credentials and runs upstream's checks.
     assert.equal(curl(['http://127.0.0.1:10248/healthz']), 'ok 200');
-    assert.equal(curl(['http://127.0.0.1:10248/healthz?verbose']), '[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n 200');
+    assert.equal(
+      curl(['http://127.0.0.1:10248/healthz?verbose']),
+      '[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n 200',
+    );
   });
 
   test('the kubelet passes a WebSocket exec (v4.channel.k8s.io) through to the runtime', () => {
     const token = cluster.as.token('kubernetes-admin');
-    const out = sh(process.execPath, [path.join(REPO, 'e2e/ws-exec.mjs'), 'https://127.0.0.1:10250/exec/default/web/web?command=echo&command=ws-ok&output=1', token], { netns: cluster.node.netns, timeoutMs: 15_000 });
+    const out = sh(
+      process.execPath,
+      [
+        path.join(REPO, 'e2e/ws-exec.mjs'),
+        'https://127.0.0.1:10250/exec/default/web/web?command=echo&command=ws-ok&output=1',
+        token,
+      ],
+      { netns: cluster.node.netns, timeoutMs: 15_000 },
+    );
     assert.match(out, /^HTTP\/1.1 101 Switching Protocols\nws-ok\n$/);
   });
 
   test('after a liveness restart, kubectl logs --previous prints the old container output', async () => {
     const before = bootIds(kubectl(['logs', 'web']));
     assert.equal(before.length, 1);
-    assert.match(run(['logs', 'web', '--previous']).stderr, /previous terminated container "web" in pod "web" not found/);
+    assert.match(
+      run(['logs', 'web', '--previous']).stderr,
+      /previous terminated container "web" in pod "web" not found/,
+    );
     kubectl(['exec', 'web', '--', 'touch', '/tmp/die']);
     await waitFor(() => restarts() >= 1, 30_000, 300, 'liveness restart');
-    await waitFor(() => bootIds(kubectl(['logs', 'web'])).length === 1 && bootIds(kubectl(['logs', 'web']))[0] !== before[0], 30_000, 300, 'new container logging');
+    await waitFor(
+      () => bootIds(kubectl(['logs', 'web'])).length === 1 && bootIds(kubectl(['logs', 'web']))[0] !== before[0],
+      30_000,
+      300,
+      'new container logging',
+    );
     const prev = kubectl(['logs', 'web', '--previous']);
     assert.deepEqual(bootIds(prev), before, 'the previous instance had the old boot id');
     assert.match(prev, /line 3/);
@@ -180,12 +319,37 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
   test('the log of a chatty container is rotated (at most 4 files, older ones gzipped); logs and logs -f keep working', async () => {
     // ~250-byte lines at ~100 lines/s: 16 KiB fills in well under a second.
     const pad = 'p'.repeat(200);
-    cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'chatty' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: APP_IMAGE, command: ['/bin/sh', '-c', `i=0; while true; do echo "seq $i ${pad}"; i=$((i+1)); usleep 10000; done`] }] } });
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'chatty' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'c',
+            image: APP_IMAGE,
+            command: ['/bin/sh', '-c', `i=0; while true; do echo "seq $i ${pad}"; i=$((i+1)); usleep 10000; done`],
+          },
+        ],
+      },
+    });
     await waitFor(() => /Running/.test(kubectl(['get', 'pod', 'chatty'])), 60_000, 300, 'chatty Running');
     const uid = kubectl(['get', 'pod', 'chatty', '-o', 'jsonpath={.metadata.uid}']);
     const dir = path.join(cluster.node.podLogsDir, `default_chatty_${uid}`, 'c');
     const out = path.join(cluster.node.dir, 'chatty-f.out');
-    const f = start('nsenter', [`--net=/run/netns/${cluster.node.netns}`, 'kubectl', `--kubeconfig=${cluster.as.kubeconfig}`, 'logs', '-f', 'chatty'], out);
+    const f = start(
+      'nsenter',
+      [
+        `--net=/run/netns/${cluster.node.netns}`,
+        'kubectl',
+        `--kubeconfig=${cluster.as.kubeconfig}`,
+        'logs',
+        '-f',
+        'chatty',
+      ],
+      out,
+    );
     try {
       await waitFor(() => fs.readdirSync(dir).some((x) => x.endsWith('.gz')), 30_000, 200, 'a gzipped rotated log');
       const files = fs.readdirSync(dir).sort();
@@ -202,7 +366,17 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
           const n = followedSeqs(out).length;
           if (n >= 400) return true;
           // Say how far it got, and whether kubectl gave up, should this time out.
-          throw new Error(`${n} lines so far${alive(f.pid) ? '' : `; kubectl exited: ${fs.readFileSync(out, 'utf8').split('\n').filter((l) => !l.startsWith('seq ')).join(' | ')}`}`);
+          throw new Error(
+            `${n} lines so far${
+              alive(f.pid)
+                ? ''
+                : `; kubectl exited: ${fs
+                    .readFileSync(out, 'utf8')
+                    .split('\n')
+                    .filter((l) => !l.startsWith('seq '))
+                    .join(' | ')}`
+            }`,
+          );
         },
         60_000,
         200,
@@ -213,7 +387,8 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
     }
     // Followed across rotations: in order, and well past the first file.
     const seqs = followedSeqs(out);
-    for (let i = 1; i < seqs.length; i++) assert.ok(seqs[i]! > seqs[i - 1]!, `in order at ${i}: ${seqs[i - 1]} then ${seqs[i]}`);
+    for (let i = 1; i < seqs.length; i++)
+      assert.ok(seqs[i]! > seqs[i - 1]!, `in order at ${i}: ${seqs[i - 1]} then ${seqs[i]}`);
     assert.ok(seqs.length >= 400, `followed ${seqs.length} lines across rotations`);
     const missing = seqs.at(-1)! - seqs[0]! + 1 - seqs.length;
     assert.ok(missing <= seqs.length / 100, `${missing} lines missed by -f across rotations`);

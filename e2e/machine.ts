@@ -85,18 +85,41 @@ export class Machine {
 
   async create(): Promise<void> {
     fs.writeFileSync(path.join(this.logs, 'holder.sh'), HOLDER);
-    const holder = spawn('nsenter', [`--net=/run/netns/${this.netns}`, 'unshare', '--mount', '--propagation', 'private', 'bash', path.join(this.logs, 'holder.sh'), this.scratch], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const holder = spawn(
+      'nsenter',
+      [
+        `--net=/run/netns/${this.netns}`,
+        'unshare',
+        '--mount',
+        '--propagation',
+        'private',
+        'bash',
+        path.join(this.logs, 'holder.sh'),
+        this.scratch,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     this.holder = holder;
     let out = '';
     holder.stdout.on('data', (b: Buffer) => (out += b.toString()));
     holder.stderr.on('data', (b: Buffer) => (out += b.toString()));
-    const r = await waitFor(() => out.includes('ready') || (holder.exitCode !== null && 'exited'), 20_000, 100, 'the machine mount namespace');
+    const r = await waitFor(
+      () => out.includes('ready') || (holder.exitCode !== null && 'exited'),
+      20_000,
+      100,
+      'the machine mount namespace',
+    );
     if (r === 'exited') throw new Error(`mount namespace: ${out}`);
   }
 
   /** Runs a command in the machine to its end; throws with its output when it fails. */
   run(cmd: string, args: string[], o: { timeoutMs?: number; env?: NodeJS.ProcessEnv; input?: string } = {}): string {
-    const r = spawnSync('nsenter', [...this.enter(), cmd, ...args], { encoding: 'utf8', timeout: o.timeoutMs ?? 30_000, env: o.env ?? process.env, input: o.input });
+    const r = spawnSync('nsenter', [...this.enter(), cmd, ...args], {
+      encoding: 'utf8',
+      timeout: o.timeoutMs ?? 30_000,
+      env: o.env ?? process.env,
+      input: o.input,
+    });
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} (exit ${r.status}): ${r.stdout}${r.stderr}`);
     return r.stdout;
   }

@@ -22,7 +22,16 @@ const base = (name: string): Obj => ({
   spec: {
     terminationGracePeriodSeconds: 1,
     volumes: [{ name: 'scratch', emptyDir: {} }],
-    containers: [{ name: 'c', image: APP_IMAGE, command: ['sleep', '3600'], volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }], ports: [{ containerPort: 8080 }], resources: { requests: { cpu: '10m' } } }],
+    containers: [
+      {
+        name: 'c',
+        image: APP_IMAGE,
+        command: ['sleep', '3600'],
+        volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
+        ports: [{ containerPort: 8080 }],
+        resources: { requests: { cpu: '10m' } },
+      },
+    ],
   },
 });
 
@@ -41,13 +50,40 @@ function setPath(o: Obj, p: string, v: unknown): Obj {
 
 /** Field paths of the base pod (and a few it lacks), each given values of the wrong kind. */
 const PATHS = [
-  'metadata.name', 'metadata.namespace', 'metadata.uid', 'metadata.labels', 'metadata.annotations',
-  'spec', 'spec.containers', 'spec.containers.0', 'spec.containers.0.name', 'spec.containers.0.image', 'spec.containers.0.command',
-  'spec.containers.0.args', 'spec.containers.0.env', 'spec.containers.0.ports', 'spec.containers.0.ports.0.containerPort',
-  'spec.containers.0.ports.0.hostPort', 'spec.containers.0.ports.0.protocol', 'spec.containers.0.resources', 'spec.containers.0.resources.requests.cpu',
-  'spec.containers.0.volumeMounts', 'spec.containers.0.volumeMounts.0.mountPath', 'spec.containers.0.securityContext', 'spec.containers.0.securityContext.runAsUser',
-  'spec.containers.0.livenessProbe', 'spec.containers.0.imagePullPolicy', 'spec.volumes', 'spec.volumes.0.emptyDir', 'spec.restartPolicy',
-  'spec.terminationGracePeriodSeconds', 'spec.activeDeadlineSeconds', 'spec.hostNetwork', 'spec.tolerations', 'spec.dnsPolicy', 'spec.initContainers',
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+  'metadata.labels',
+  'metadata.annotations',
+  'spec',
+  'spec.containers',
+  'spec.containers.0',
+  'spec.containers.0.name',
+  'spec.containers.0.image',
+  'spec.containers.0.command',
+  'spec.containers.0.args',
+  'spec.containers.0.env',
+  'spec.containers.0.ports',
+  'spec.containers.0.ports.0.containerPort',
+  'spec.containers.0.ports.0.hostPort',
+  'spec.containers.0.ports.0.protocol',
+  'spec.containers.0.resources',
+  'spec.containers.0.resources.requests.cpu',
+  'spec.containers.0.volumeMounts',
+  'spec.containers.0.volumeMounts.0.mountPath',
+  'spec.containers.0.securityContext',
+  'spec.containers.0.securityContext.runAsUser',
+  'spec.containers.0.livenessProbe',
+  'spec.containers.0.imagePullPolicy',
+  'spec.volumes',
+  'spec.volumes.0.emptyDir',
+  'spec.restartPolicy',
+  'spec.terminationGracePeriodSeconds',
+  'spec.activeDeadlineSeconds',
+  'spec.hostNetwork',
+  'spec.tolerations',
+  'spec.dnsPolicy',
+  'spec.initContainers',
 ];
 
 const WRONG: [string, unknown][] = [
@@ -60,7 +96,8 @@ const WRONG: [string, unknown][] = [
 
 export function fuzzCases(): FuzzCase[] {
   const cases: FuzzCase[] = [];
-  const json = (file: string, o: Obj, valid = false): void => void cases.push({ file, content: JSON.stringify(o), valid });
+  const json = (file: string, o: Obj, valid = false): void =>
+    void cases.push({ file, content: JSON.stringify(o), valid });
   // 1. Wrong kinds of values, field by field.
   PATHS.forEach((p, i) => {
     for (const [tag, v] of WRONG) {
@@ -83,25 +120,48 @@ export function fuzzCases(): FuzzCase[] {
     ['mem-garbage', (o) => (o.spec.containers[0].resources = { limits: { memory: '12XB' } })],
     ['req-over-limit', (o) => (o.spec.containers[0].resources = { requests: { cpu: '2' }, limits: { cpu: '1' } })],
     ['runasuser-root', (o) => (o.spec.containers[0].securityContext = { runAsUser: 'root' })],
-    ['hostport-dup', (o) => (o.spec.containers[0].ports = [{ containerPort: 80, hostPort: 18081 }, { containerPort: 81, hostPort: 18081 }])],
+    [
+      'hostport-dup',
+      (o) =>
+        (o.spec.containers[0].ports = [
+          { containerPort: 80, hostPort: 18081 },
+          { containerPort: 81, hostPort: 18081 },
+        ]),
+    ],
     ['exec-string', (o) => (o.spec.containers[0].livenessProbe = { exec: { command: 'true' } })],
-    ['probe-two-handlers', (o) => (o.spec.containers[0].livenessProbe = { exec: { command: ['true'] }, tcpSocket: { port: 80 } })],
+    [
+      'probe-two-handlers',
+      (o) => (o.spec.containers[0].livenessProbe = { exec: { command: ['true'] }, tcpSocket: { port: 80 } }),
+    ],
     ['tolerations-number', (o) => (o.spec.tolerations = 5)],
     ['restart-policy', (o) => (o.spec.restartPolicy = 'Sometimes')],
     ['dns-policy', (o) => (o.spec.dnsPolicy = 'Google')],
     ['dns-none-empty', (o) => (o.spec.dnsPolicy = 'None')],
     ['dns-bad-ns', (o) => (o.spec.dnsConfig = { nameservers: ['dns.example'] })],
     ['sidecar-never', (o) => (o.spec.initContainers = [{ name: 'i', image: APP_IMAGE, restartPolicy: 'Never' }])],
-    ['init-probe', (o) => (o.spec.initContainers = [{ name: 'i', image: APP_IMAGE, readinessProbe: { exec: { command: ['true'] } } }])],
+    [
+      'init-probe',
+      (o) =>
+        (o.spec.initContainers = [{ name: 'i', image: APP_IMAGE, readinessProbe: { exec: { command: ['true'] } } }]),
+    ],
     ['dup-container', (o) => o.spec.containers.push({ name: 'c', image: APP_IMAGE })],
     ['no-containers', (o) => (o.spec.containers = [])],
     ['empty-image', (o) => (o.spec.containers[0].image = ' ')],
     ['hostpath-relative', (o) => (o.spec.volumes = [{ name: 'scratch', hostPath: { path: 'relative/dir' } }])],
     ['hostpath-dotdot', (o) => (o.spec.volumes = [{ name: 'scratch', hostPath: { path: '/tmp/../etc' } }])],
-    ['subpath-escape', (o) => (o.spec.containers[0].volumeMounts = [{ name: 'scratch', mountPath: '/x', subPath: '../../etc' }])],
-    ['subpath-absolute', (o) => (o.spec.containers[0].volumeMounts = [{ name: 'scratch', mountPath: '/x', subPath: '/etc' }])],
+    [
+      'subpath-escape',
+      (o) => (o.spec.containers[0].volumeMounts = [{ name: 'scratch', mountPath: '/x', subPath: '../../etc' }]),
+    ],
+    [
+      'subpath-absolute',
+      (o) => (o.spec.containers[0].volumeMounts = [{ name: 'scratch', mountPath: '/x', subPath: '/etc' }]),
+    ],
     ['secret-volume', (o) => (o.spec.volumes = [{ name: 'scratch', secret: { secretName: 's' } }])],
-    ['configmap-env', (o) => (o.spec.containers[0].env = [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }])],
+    [
+      'configmap-env',
+      (o) => (o.spec.containers[0].env = [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }]),
+    ],
     ['serviceaccount', (o) => (o.spec.serviceAccountName = 'default')],
     ['two-volume-types', (o) => (o.spec.volumes = [{ name: 'scratch', emptyDir: {}, hostPath: { path: '/tmp' } }])],
     ['port-range', (o) => (o.spec.containers[0].ports = [{ containerPort: 70000 }])],
@@ -121,7 +181,13 @@ export function fuzzCases(): FuzzCase[] {
   // 3. Odd but valid: these must run.
   const odd: [string, (o: Obj) => void][] = [
     // Honoured as given: the container leaves on SIGTERM, or the kubelet would (rightly) wait that long.
-    ['grace-huge', (o) => ((o.spec.terminationGracePeriodSeconds = 1_000_000_000_000), (o.spec.containers[0].command = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done']))],
+    [
+      'grace-huge',
+      (o) => (
+        (o.spec.terminationGracePeriodSeconds = 1_000_000_000_000),
+        (o.spec.containers[0].command = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'])
+      ),
+    ],
     ['long-arg', (o) => (o.spec.containers[0].args = ['x'.repeat(200 * 1024)])],
     ['unicode-label-value', (o) => (o.metadata.annotations = { note: 'ünïcödé ✓' })],
     ['deadline-huge', (o) => (o.spec.activeDeadlineSeconds = 2147483647)],
@@ -140,7 +206,10 @@ export function fuzzCases(): FuzzCase[] {
     ['list.yaml', '- a\n- b\n'],
     ['unclosed.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: x\n'],
     ['tabs.yaml', 'apiVersion: v1\nkind: Pod\nmetadata:\n\tname: tabs\n'],
-    ['alias-bomb.yaml', 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nkind: Pod\n'],
+    [
+      'alias-bomb.yaml',
+      'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nkind: Pod\n',
+    ],
     ['alias-self.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: &m {name: selfref, labels: *m}\n'],
     ['deep.json', `${'['.repeat(5000)}${']'.repeat(5000)}`],
     ['binary.yaml', Buffer.from([0x00, 0xff, 0xfe, 0x01, 0x80, 0x81])],
@@ -148,11 +217,21 @@ export function fuzzCases(): FuzzCase[] {
     ['kind-service.yaml', 'apiVersion: v1\nkind: Service\nmetadata: {name: svc}\n'],
     ['version.yaml', 'apiVersion: v2\nkind: Pod\nmetadata: {name: v2}\n'],
     ['podlist-bad.yaml', 'apiVersion: v1\nkind: PodList\nitems: 5\n'],
-    ['multi-doc.yaml', `apiVersion: v1\nkind: Pod\nmetadata: {name: multi-a}\nspec: {containers: [{name: c, image: ${APP_IMAGE}}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: multi-b}\n`],
+    [
+      'multi-doc.yaml',
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: multi-a}\nspec: {containers: [{name: c, image: ${APP_IMAGE}}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: multi-b}\n`,
+    ],
     ['json-trailing.json', '{"apiVersion":"v1","kind":"Pod"} {"x":1}'],
-    ['bom.yaml', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('apiVersion: v1\nkind: Pod\nmetadata: {name: bom}\nspec: {containers: 7}\n')])],
+    [
+      'bom.yaml',
+      Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from('apiVersion: v1\nkind: Pod\nmetadata: {name: bom}\nspec: {containers: 7}\n'),
+      ]),
+    ],
     ['dupkeys.yaml', 'apiVersion: v1\nkind: Pod\nkind: Pod\nmetadata: {name: dupkeys}\n'],
   ];
-  for (const [file, content] of text) cases.push({ file, content, empty: file === 'empty.yaml' || file === 'null.yaml' });
+  for (const [file, content] of text)
+    cases.push({ file, content, empty: file === 'empty.yaml' || file === 'null.yaml' });
   return cases;
 }

@@ -35,8 +35,18 @@ describe('manifest fuzz: bad files never crash, freeze or restart anything', { s
   const healthz = (): string => node.httpGet('http://127.0.0.1:10248/healthz', 3).trim();
 
   test('230+ bad and odd manifests in a batch, one by one and half-written', async () => {
-    for (const g of GOOD) writeManifestAtomic(node.manifests, `${g}.yaml`, `apiVersion: v1\nkind: Pod\nmetadata: {name: ${g}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers: [{name: c, image: ${APP_IMAGE}, command: [sleep, '36000']}]\n`);
-    await waitFor(async () => (await goodContainers()).filter((l) => l.endsWith('CONTAINER_RUNNING')).length === 3, 60_000, 300, 'three good pods running');
+    for (const g of GOOD)
+      writeManifestAtomic(
+        node.manifests,
+        `${g}.yaml`,
+        `apiVersion: v1\nkind: Pod\nmetadata: {name: ${g}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers: [{name: c, image: ${APP_IMAGE}, command: [sleep, '36000']}]\n`,
+      );
+    await waitFor(
+      async () => (await goodContainers()).filter((l) => l.endsWith('CONTAINER_RUNNING')).length === 3,
+      60_000,
+      300,
+      'three good pods running',
+    );
     const good = await goodContainers();
     const cases = fuzzCases();
     assert.ok(cases.length >= 150, `${cases.length} cases`);
@@ -58,9 +68,18 @@ describe('manifest fuzz: bad files never crash, freeze or restart anything', { s
     }
 
     // Each file is reported or runs. Reported: a log line that starts with the file's path.
-    const reported = (file: string): boolean => node.kubeletLog().slice(logFrom).includes(`${path.join(node.manifests, file)}:`);
+    const reported = (file: string): boolean =>
+      node
+        .kubeletLog()
+        .slice(logFrom)
+        .includes(`${path.join(node.manifests, file)}:`);
     // A pod that ran: it has a sandbox, ready or (activeDeadlineSeconds: 5 ran out) stopped.
-    const fuzzPods = async (): Promise<Set<string>> => new Set((await node.podSandboxes()).filter((s) => !GOOD.some((g) => s.labels[L_POD_NAME] === `${g}-${node.name}`)).map((s) => s.labels[L_POD_NAME]!));
+    const fuzzPods = async (): Promise<Set<string>> =>
+      new Set(
+        (await node.podSandboxes())
+          .filter((s) => !GOOD.some((g) => s.labels[L_POD_NAME] === `${g}-${node.name}`))
+          .map((s) => s.labels[L_POD_NAME]!),
+      );
     // The pod a file defines, when it can be read as JSON with a name: its sandbox is `<name>-<node>`.
     const podOf = (c: { content: string | Buffer }): string | undefined => {
       try {
@@ -71,16 +90,27 @@ describe('manifest fuzz: bad files never crash, freeze or restart anything', { s
       }
     };
     let missing: string[] = [];
-    await waitFor(async () => {
-      const running = await fuzzPods();
-      // Empty files (and a bare null) are an empty set, as while an editor writes: nothing runs, nothing to report.
-      missing = cases.filter((c) => !c.empty && !reported(c.file) && !(podOf(c) && running.has(podOf(c)!))).map((c) => c.file);
-      return missing.length === 0;
-    }, 180_000, 1000, 'every file reported or running').catch((e: Error) => {
+    await waitFor(
+      async () => {
+        const running = await fuzzPods();
+        // Empty files (and a bare null) are an empty set, as while an editor writes: nothing runs, nothing to report.
+        missing = cases
+          .filter((c) => !c.empty && !reported(c.file) && !(podOf(c) && running.has(podOf(c)!)))
+          .map((c) => c.file);
+        return missing.length === 0;
+      },
+      180_000,
+      1000,
+      'every file reported or running',
+    ).catch((e: Error) => {
       throw new Error(`${e.message}: neither reported nor running: ${missing.join(', ')}`);
     });
     const running = await fuzzPods();
-    for (const c of cases.filter((x) => x.valid)) assert.ok(running.has(`${c.file.replace(/\.json$/, '')}-${node.name}`), `${c.file} is odd but valid: it runs (running: ${[...running].join(', ')})`);
+    for (const c of cases.filter((x) => x.valid))
+      assert.ok(
+        running.has(`${c.file.replace(/\.json$/, '')}-${node.name}`),
+        `${c.file} is odd but valid: it runs (running: ${[...running].join(', ')})`,
+      );
 
     // The kubelet is fine and says so; the good pods were never touched.
     assert.ok(node.kubelet && alive(node.kubelet.pid), 'the kubelet runs');
@@ -90,18 +120,44 @@ describe('manifest fuzz: bad files never crash, freeze or restart anything', { s
     // The files go: everything of theirs goes, the good pods stay.
     for (const c of cases) fs.rmSync(path.join(node.manifests, c.file), { force: true });
     let left: string[] = [];
-    await waitFor(async () => {
-      left = [...(await fuzzPods()), ...(await node.podContainers()).map((c) => c.labels[L_POD_NAME]!).filter((n) => !GOOD.some((g) => n === `${g}-${node.name}`))];
-      return left.length === 0;
-    }, 180_000, 1000, 'nothing of the fuzz left in the runtime').catch((e: Error) => {
+    await waitFor(
+      async () => {
+        left = [
+          ...(await fuzzPods()),
+          ...(await node.podContainers())
+            .map((c) => c.labels[L_POD_NAME]!)
+            .filter((n) => !GOOD.some((g) => n === `${g}-${node.name}`)),
+        ];
+        return left.length === 0;
+      },
+      180_000,
+      1000,
+      'nothing of the fuzz left in the runtime',
+    ).catch((e: Error) => {
       throw new Error(`${e.message}: left: ${[...new Set(left)].join(', ')}`);
     });
     const root = node.kubeletRoot;
-    await waitFor(() => fs.readdirSync(path.join(root, 'pods')).length === 3, 120_000, 1000, 'only the good pods\' directories');
-    const mounts = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.split(' ')[4]?.startsWith(`${root}/`));
+    await waitFor(
+      () => fs.readdirSync(path.join(root, 'pods')).length === 3,
+      120_000,
+      1000,
+      "only the good pods' directories",
+    );
+    const mounts = fs
+      .readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .filter((l) => l.split(' ')[4]?.startsWith(`${root}/`));
     const goodUids = fs.readdirSync(path.join(root, 'pods'));
-    assert.deepEqual(mounts.filter((l) => !goodUids.some((u) => l.includes(`/pods/${u}/`))), [], 'no mount of a fuzz pod is left');
-    assert.equal(fs.existsSync(path.join(REPO, 'relative')), false, 'a relative hostPath created nothing in the kubelet\'s working directory');
+    assert.deepEqual(
+      mounts.filter((l) => !goodUids.some((u) => l.includes(`/pods/${u}/`))),
+      [],
+      'no mount of a fuzz pod is left',
+    );
+    assert.equal(
+      fs.existsSync(path.join(REPO, 'relative')),
+      false,
+      "a relative hostPath created nothing in the kubelet's working directory",
+    );
     assert.deepEqual(await goodContainers(), good, 'the good pods kept their containers to the end');
     assert.equal(healthz(), 'ok');
   });

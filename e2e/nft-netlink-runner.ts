@@ -14,12 +14,38 @@ import { randomChange, randomService, rng, v6, World } from '../proxy/nftables/r
 const FAM = process.argv[3] === 'ip6' ? 'ip6' : 'ip';
 const ctx: RenderContext =
   FAM === 'ip'
-    ? { family: 'ip', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: 'ip saddr 10.0.0.0/8', notLocalMatch: 'ip saddr != 10.0.0.0/8', nodeIP: '192.168.0.2', nodePortIPs: ['192.168.0.2'], conntrackTCPLiberal: false, groups: 4 }
-    : { family: 'ip6', masqueradeMark: '0x00004000', masqueradeAll: false, localMatch: `ip6 saddr ${v6('10.0.0.0/8')}`, notLocalMatch: `ip6 saddr != ${v6('10.0.0.0/8')}`, nodeIP: v6('192.168.0.2'), nodePortIPs: [v6('192.168.0.2')], conntrackTCPLiberal: false, groups: 4 };
+    ? {
+        family: 'ip',
+        masqueradeMark: '0x00004000',
+        masqueradeAll: false,
+        localMatch: 'ip saddr 10.0.0.0/8',
+        notLocalMatch: 'ip saddr != 10.0.0.0/8',
+        nodeIP: '192.168.0.2',
+        nodePortIPs: ['192.168.0.2'],
+        conntrackTCPLiberal: false,
+        groups: 4,
+      }
+    : {
+        family: 'ip6',
+        masqueradeMark: '0x00004000',
+        masqueradeAll: false,
+        localMatch: `ip6 saddr ${v6('10.0.0.0/8')}`,
+        notLocalMatch: `ip6 saddr != ${v6('10.0.0.0/8')}`,
+        nodeIP: v6('192.168.0.2'),
+        nodePortIPs: [v6('192.168.0.2')],
+        conntrackTCPLiberal: false,
+        groups: 4,
+      };
 
 /** Every rule of the table as the kernel stores it: chain and the raw bytes of its expressions and userdata, in order. */
 async function kernelRules(): Promise<string> {
-  const { RawNetlinkSocket } = (await import('netlink')) as unknown as { RawNetlinkSocket: new (p: number) => { send(m: Uint8Array[]): void; on(e: 'message', l: (m: Buffer) => void): void; close(): void } };
+  const { RawNetlinkSocket } = (await import('netlink')) as unknown as {
+    RawNetlinkSocket: new (p: number) => {
+      send(m: Uint8Array[]): void;
+      on(e: 'message', l: (m: Buffer) => void): void;
+      close(): void;
+    };
+  };
   const sock = new RawNetlinkSocket(12);
   const req = Buffer.alloc(20);
   req.writeUInt32LE(20, 0);
@@ -47,22 +73,35 @@ async function kernelRules(): Promise<string> {
     const c = r.slice(0, r.indexOf(' '));
     byChain.set(c, [...(byChain.get(c) ?? []), r]);
   }
-  return [...byChain.keys()].sort().flatMap((c) => byChain.get(c)!).join('\n');
+  return [...byChain.keys()]
+    .sort()
+    .flatMap((c) => byChain.get(c)!)
+    .join('\n');
 }
 
 /** The table as JSON, set and map elements sorted (hash sets list in no fixed order), and nft's netlink dump sorted. */
 async function snapshot(): Promise<{ json: string; debug: string; rules: string }> {
-  const list = JSON.parse(execFileSync('nft', ['-j', 'list', 'table', FAM, 'kube-proxy'], { encoding: 'utf8', maxBuffer: 1 << 28 })) as { nftables: Json[] };
-  const objs = list.nftables.filter((o) => !('metainfo' in o)).map((o) => {
-    const inner = (o.set ?? o.map) as Json | undefined;
-    if (inner && Array.isArray(inner.elem)) inner.elem = (inner.elem as unknown[]).map((e) => JSON.stringify(e)).sort();
-    for (const x of Object.values(o) as Json[]) delete x.handle;
-    return o;
+  const list = JSON.parse(
+    execFileSync('nft', ['-j', 'list', 'table', FAM, 'kube-proxy'], { encoding: 'utf8', maxBuffer: 1 << 28 }),
+  ) as { nftables: Json[] };
+  const objs = list.nftables
+    .filter((o) => !('metainfo' in o))
+    .map((o) => {
+      const inner = (o.set ?? o.map) as Json | undefined;
+      if (inner && Array.isArray(inner.elem))
+        inner.elem = (inner.elem as unknown[]).map((e) => JSON.stringify(e)).sort();
+      for (const x of Object.values(o) as Json[]) delete x.handle;
+      return o;
+    });
+  const debug = execFileSync('nft', ['--debug=netlink', 'list', 'table', FAM, 'kube-proxy'], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
   });
-  const debug = execFileSync('nft', ['--debug=netlink', 'list', 'table', FAM, 'kube-proxy'], { encoding: 'utf8', maxBuffer: 1 << 28 });
   // nft gives an interval set an end element at 0 the first time it adds to it (the gap below the first range); the
   // proxy's netlink batches do not, and lookups are the same either way.
-  const lines = debug.split('\n').filter((l) => !l.startsWith('table ') && l.trim() && l.trim() !== 'element 00000000  : 1 [end]');
+  const lines = debug
+    .split('\n')
+    .filter((l) => !l.startsWith('table ') && l.trim() && l.trim() !== 'element 00000000  : 1 [end]');
   return { json: JSON.stringify(objs, null, 1), debug: lines.sort().join('\n'), rules: await kernelRules() };
 }
 
@@ -91,14 +130,35 @@ async function main(): Promise<void> {
   clock += 5000;
   await syncer.partial([], w.ports(), w.endpoints());
   // The listing a full sync starts from, read from the kernel's dumps and from nft's JSON.
-  const plainListing = (l: Listing): string => JSON.stringify({ ...l, digests: undefined, slotBlocks: undefined, chains: [...l.chains].sort(), sets: [...l.sets].sort(), elements: [...l.elements].map(([m, e]) => [m, [...e].sort()]).sort(), baseChains: [...(l.baseChains ?? [])].sort() });
-  const listings = { netlink: plainListing(await netlink.list()), nft: plainListing(await exec.list()), digests: (await netlink.list()).digests?.size ?? 0, slotBlocks: (await netlink.list()).slotBlocks?.size ?? 0, groupChains: [...(await netlink.list()).chains].filter((c) => c.startsWith('clusterip-group/')).length };
+  const plainListing = (l: Listing): string =>
+    JSON.stringify({
+      ...l,
+      digests: undefined,
+      slotBlocks: undefined,
+      chains: [...l.chains].sort(),
+      sets: [...l.sets].sort(),
+      elements: [...l.elements].map(([m, e]) => [m, [...e].sort()]).sort(),
+      baseChains: [...(l.baseChains ?? [])].sort(),
+    });
+  const listings = {
+    netlink: plainListing(await netlink.list()),
+    nft: plainListing(await exec.list()),
+    digests: (await netlink.list()).digests?.size ?? 0,
+    slotBlocks: (await netlink.list()).slotBlocks?.size ?? 0,
+    groupChains: [...(await netlink.list()).chains].filter((c) => c.startsWith('clusterip-group/')).length,
+  };
   // A restart over this table: the rules read back over netlink leave every chain the encoder knows untouched.
   const before = transactions.length;
   const restarted = new NftSyncer(recording, ctx, { now: () => clock });
   const restart = await restarted.full(w.ports(), w.endpoints());
   const restartText = transactions.slice(before).join('');
-  const rewrites = restartText.match(new RegExp(`^add rule ${FAM} kube-proxy (?:(?:service|external|local|firewall|endpoint)-[A-Z2-7]{8}-|clusterip-group/).*$`, 'gm')) ?? [];
+  const rewrites =
+    restartText.match(
+      new RegExp(
+        `^add rule ${FAM} kube-proxy (?:(?:service|external|local|firewall|endpoint)-[A-Z2-7]{8}-|clusterip-group/).*$`,
+        'gm',
+      ),
+    ) ?? [];
   // Every block of endpoint slots adopted (group chains' rules by their cluster IP and port): no range rewritten.
   const slotRewrites = (restartText.match(/^(?:add|delete) element \S+ kube-proxy endpoint-slots-.*$/gm) ?? []).length;
   const unknown = /@affinity|fib |comment |update @/;
@@ -111,7 +171,17 @@ async function main(): Promise<void> {
   const viaNft = await snapshot();
   netlink.close();
   const partial = { netlink: netlink.counts.netlink - full.netlink, nft: netlink.counts.nft - full.nft };
-  process.stdout.write(JSON.stringify({ full, partial, transactions: transactions.length, restart: { ops: restart.ops, rewrites: rewrites.length, restartRewrites, slotRewrites }, listings, viaNetlink, viaNft }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      full,
+      partial,
+      transactions: transactions.length,
+      restart: { ops: restart.ops, rewrites: rewrites.length, restartRewrites, slotRewrites },
+      listings,
+      viaNetlink,
+      viaNft,
+    }) + '\n',
+  );
 }
 
 main().catch((e: unknown) => {

@@ -3,10 +3,19 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 
-export function sh(cmd: string, args: string[], opts: { netns?: string; timeoutMs?: number; allowFail?: boolean; input?: string } = {}): string {
+export function sh(
+  cmd: string,
+  args: string[],
+  opts: { netns?: string; timeoutMs?: number; allowFail?: boolean; input?: string } = {},
+): string {
   const [c, a] = opts.netns ? ['nsenter', [`--net=/run/netns/${opts.netns}`, cmd, ...args]] : [cmd, args];
   try {
-    return execFileSync(c, a, { encoding: 'utf8', timeout: opts.timeoutMs ?? 30_000, stdio: ['pipe', 'pipe', 'pipe'], input: opts.input });
+    return execFileSync(c, a, {
+      encoding: 'utf8',
+      timeout: opts.timeoutMs ?? 30_000,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      input: opts.input,
+    });
   } catch (e) {
     if (opts.allowFail) return '';
     const err = e as { stderr?: string; message: string };
@@ -22,10 +31,20 @@ export interface Proc {
 }
 
 /** `group`: the process leads a process group of its own, as a command started from a shell does (signal it with kill(-pid)). */
-export function start(cmd: string, args: string[], logFile: string, opts: { netns?: string; env?: NodeJS.ProcessEnv; cwd?: string; group?: boolean } = {}): Proc {
+export function start(
+  cmd: string,
+  args: string[],
+  logFile: string,
+  opts: { netns?: string; env?: NodeJS.ProcessEnv; cwd?: string; group?: boolean } = {},
+): Proc {
   const out = fs.openSync(logFile, 'a');
   const [c, a] = opts.netns ? ['nsenter', [`--net=/run/netns/${opts.netns}`, cmd, ...args]] : [cmd, args];
-  const child = spawn(c, a, { stdio: ['ignore', out, out], env: opts.env ?? process.env, cwd: opts.cwd, detached: opts.group === true });
+  const child = spawn(c, a, {
+    stdio: ['ignore', out, out],
+    env: opts.env ?? process.env,
+    cwd: opts.cwd,
+    detached: opts.group === true,
+  });
   fs.closeSync(out);
   if (!child.pid) throw new Error(`could not start ${cmd}`);
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -49,7 +68,10 @@ export async function stopPid(pid: number, graceMs = 5000, signal: NodeJS.Signal
   } catch {
     return;
   }
-  const ok = await waitFor(() => !alive(pid), graceMs, 50).then(() => true, () => false);
+  const ok = await waitFor(() => !alive(pid), graceMs, 50).then(
+    () => true,
+    () => false,
+  );
   if (!ok) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -60,7 +82,12 @@ export async function stopPid(pid: number, graceMs = 5000, signal: NodeJS.Signal
   }
 }
 
-export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs: number, intervalMs = 200, what = 'condition'): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  fn: () => T | Promise<T>,
+  timeoutMs: number,
+  intervalMs = 200,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   let lastErr: unknown;
   for (;;) {
@@ -70,7 +97,10 @@ export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs: number, in
     } catch (e) {
       lastErr = e;
     }
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
+    if (Date.now() > end)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

@@ -32,15 +32,41 @@ export class UpNode {
   }
 
   private record(): void {
-    fs.writeFileSync(recordPath(this.dir), JSON.stringify({ netns: this.netns, dir: this.dir, pids: this.proc ? [this.proc.pid] : [] }));
+    fs.writeFileSync(
+      recordPath(this.dir),
+      JSON.stringify({ netns: this.netns, dir: this.dir, pids: this.proc ? [this.proc.pid] : [] }),
+    );
   }
 
   /** Starts `tskube up` (the compiled CLI, as `npm start` runs it, leading its own process group) and waits for "tskube is up". */
   async run(): Promise<void> {
     this.out = path.join(this.dir, `up-${Date.now()}.out`);
-    this.proc = start(process.execPath, [...cliArgs(REPO, 'compiled'), 'up', '--pod-stop-timeout=10s', '--cluster-cidr=10.247.0.0/16', `--data-dir=${this.dir}`, `--container-runtime-endpoint=unix://${this.dir}/containerd.sock`, `--pod-manifest-path=${this.manifests}`, `--hostname-override=${this.name}`, `--node-ip=${this.nodeIP}`, `--root-dir=${this.rootDir}`, `--pod-logs-dir=${this.dir}/pod-logs`, `--cgroup-root=${e2eCgroupRoot(this.dir)}`], this.out, { netns: this.netns, cwd: REPO, group: true });
+    this.proc = start(
+      process.execPath,
+      [
+        ...cliArgs(REPO, 'compiled'),
+        'up',
+        '--pod-stop-timeout=10s',
+        '--cluster-cidr=10.247.0.0/16',
+        `--data-dir=${this.dir}`,
+        `--container-runtime-endpoint=unix://${this.dir}/containerd.sock`,
+        `--pod-manifest-path=${this.manifests}`,
+        `--hostname-override=${this.name}`,
+        `--node-ip=${this.nodeIP}`,
+        `--root-dir=${this.rootDir}`,
+        `--pod-logs-dir=${this.dir}/pod-logs`,
+        `--cgroup-root=${e2eCgroupRoot(this.dir)}`,
+      ],
+      this.out,
+      { netns: this.netns, cwd: REPO, group: true },
+    );
     this.record();
-    const r = await waitFor(() => /tskube is up/.test(fs.readFileSync(this.out, 'utf8')) || (this.proc!.child.exitCode !== null && 'exited'), 300_000, 500, '"tskube is up"');
+    const r = await waitFor(
+      () => /tskube is up/.test(fs.readFileSync(this.out, 'utf8')) || (this.proc!.child.exitCode !== null && 'exited'),
+      300_000,
+      500,
+      '"tskube is up"',
+    );
     if (r === 'exited') throw new Error(`tskube up exited: ${fs.readFileSync(this.out, 'utf8')}`);
   }
 
@@ -58,12 +84,20 @@ export class UpNode {
   }
 
   kubectl(args: string[], o: { kubeconfig?: string; input?: string } = {}): string {
-    return sh('kubectl', [`--kubeconfig=${o.kubeconfig ?? this.kubeconfig}`, ...args], { netns: this.netns, timeoutMs: 30_000, input: o.input });
+    return sh('kubectl', [`--kubeconfig=${o.kubeconfig ?? this.kubeconfig}`, ...args], {
+      netns: this.netns,
+      timeoutMs: 30_000,
+      input: o.input,
+    });
   }
 
   /** kubectl that is expected to succeed, with what it printed on stderr (the server's warnings). */
   kubectlWarnings(args: string[], o: { kubeconfig?: string; input?: string } = {}): { out: string; warnings: string } {
-    const r = spawnSync('nsenter', [`--net=/run/netns/${this.netns}`, 'kubectl', `--kubeconfig=${o.kubeconfig ?? this.kubeconfig}`, ...args], { encoding: 'utf8', timeout: 30_000, input: o.input });
+    const r = spawnSync(
+      'nsenter',
+      [`--net=/run/netns/${this.netns}`, 'kubectl', `--kubeconfig=${o.kubeconfig ?? this.kubeconfig}`, ...args],
+      { encoding: 'utf8', timeout: 30_000, input: o.input },
+    );
     if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr.trim() || r.error?.message}`);
     return { out: r.stdout, warnings: r.stderr };
   }

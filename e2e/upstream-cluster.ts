@@ -24,7 +24,10 @@ export async function startRegistry(vm: Vm, o: { upstreamImages?: boolean } = {}
   const dir = path.join(vm.dir, 'registry');
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'config.yml'), registryConfig(path.join(dir, 'data'), '127.0.0.1:5000'));
-  fs.writeFileSync(path.join(dir, 'config-lan.yml'), registryConfig(path.join(dir, 'data'), `${vm.ip}:5000`, { readOnly: true }));
+  fs.writeFileSync(
+    path.join(dir, 'config-lan.yml'),
+    registryConfig(path.join(dir, 'data'), `${vm.ip}:5000`, { readOnly: true }),
+  );
   for (const c of ['config.yml', 'config-lan.yml']) {
     const p = start('docker-registry', ['serve', path.join(dir, c)], path.join(dir, `${c}.log`), { netns: vm.netns });
     vm.extraPids.push(p.pid);
@@ -33,11 +36,19 @@ export async function startRegistry(vm: Vm, o: { upstreamImages?: boolean } = {}
   await waitFor(() => vm.httpGet(`http://${vm.ip}:5000/v2/`) !== '' || undefined, 20_000, 200, 'registry up');
   const workDir = `--work-dir=${path.join(dir, 'images')}`;
   tskubeIn(vm, ['images', '--registry=127.0.0.1:5000', workDir]);
-  if (o.upstreamImages) vm.exec(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts/upstream.ts'), 'images', '--registry=127.0.0.1:5000', workDir], { timeoutMs: 300_000 });
+  if (o.upstreamImages)
+    vm.exec(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO, 'scripts/upstream.ts'), 'images', '--registry=127.0.0.1:5000', workDir],
+      { timeoutMs: 300_000 },
+    );
 }
 
 /** The real control plane, its registry and tskube's DNS on a new VM `vm-1` (192.0.2.1) of `lan`. */
-export async function startUpstreamControlPlane(lan: Lan, o: { upstreamImages?: boolean } = {}): Promise<{ vm: Vm; cp: UpstreamControlPlane }> {
+export async function startUpstreamControlPlane(
+  lan: Lan,
+  o: { upstreamImages?: boolean } = {},
+): Promise<{ vm: Vm; cp: UpstreamControlPlane }> {
   const vm = await lan.vm('vm-1', '192.0.2.1');
   const cp = new UpstreamControlPlane(vm);
   await cp.start();
@@ -48,7 +59,14 @@ export async function startUpstreamControlPlane(lan: Lan, o: { upstreamImages?: 
 
 /** `tskube token create --print-join-command` against the control plane: its whole output. */
 export const tokenCreate = (cp: UpstreamControlPlane): string =>
-  cp.vm.exec('sh', ['-c', `${process.execPath} --import tsx ${path.join(REPO, 'cli/tskube.ts')} token create --print-join-command --kubeconfig=${cp.adminConf} 2>&1`], { timeoutMs: 60_000 });
+  cp.vm.exec(
+    'sh',
+    [
+      '-c',
+      `${process.execPath} --import tsx ${path.join(REPO, 'cli/tskube.ts')} token create --print-join-command --kubeconfig=${cp.adminConf} 2>&1`,
+    ],
+    { timeoutMs: 60_000 },
+  );
 
 /** The `tskube join …` line in that output. */
 export function joinLine(tokenCreateOutput: string): string {

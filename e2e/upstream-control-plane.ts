@@ -12,7 +12,9 @@ export const SERVICE_CIDR = '10.96.0.0/12';
 export const CLUSTER_CIDR = '10.244.0.0/16';
 
 /** The fixtures this needs; a reason to skip when one is missing (`npm run upstream -- build` makes them). */
-export function upstreamSkip(names = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubeadm']): string | undefined {
+export function upstreamSkip(
+  names = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubeadm'],
+): string | undefined {
   const missing = names.filter((n) => !fs.existsSync(path.join(upstreamDir(), n)));
   if (!missing.length) return undefined;
   const msg = `upstream fixtures missing in ${upstreamDir()}: ${missing.join(', ')} (npm run upstream -- build)`;
@@ -67,9 +69,25 @@ export class UpstreamControlPlane {
   async start(): Promise<void> {
     fs.mkdirSync(this.dir, { recursive: true });
     const common = [`--kubernetes-version=${KUBERNETES_VERSION}`, `--apiserver-advertise-address=${this.vm.ip}`];
-    this.kubeadm(['init', 'phase', 'certs', 'all', `--cert-dir=${this.pki}`, `--service-cidr=${SERVICE_CIDR}`, ...common]);
+    this.kubeadm([
+      'init',
+      'phase',
+      'certs',
+      'all',
+      `--cert-dir=${this.pki}`,
+      `--service-cidr=${SERVICE_CIDR}`,
+      ...common,
+    ]);
     for (const kc of ['admin', 'super-admin', 'controller-manager', 'scheduler']) {
-      this.kubeadm(['init', 'phase', 'kubeconfig', kc, `--cert-dir=${this.pki}`, `--kubeconfig-dir=${this.dir}`, ...common]);
+      this.kubeadm([
+        'init',
+        'phase',
+        'kubeconfig',
+        kc,
+        `--cert-dir=${this.pki}`,
+        `--kubeconfig-dir=${this.dir}`,
+        ...common,
+      ]);
     }
     const p = (f: string): string => path.join(this.pki, f);
     const ip = this.vm.ip;
@@ -124,9 +142,29 @@ export class UpstreamControlPlane {
       `--audit-policy-file=${this.auditPolicy()}`,
     ]);
     const superAdmin = path.join(this.dir, 'super-admin.conf');
-    await waitFor(() => sh(upstreamBin('kubectl'), [`--kubeconfig=${superAdmin}`, 'get', '--raw=/readyz'], { netns: this.vm.netns, allowFail: true, timeoutMs: 10_000 }) === 'ok', 120_000, 500, `kube-apiserver ready:\n${this.log('kube-apiserver').slice(-3000)}`);
+    await waitFor(
+      () =>
+        sh(upstreamBin('kubectl'), [`--kubeconfig=${superAdmin}`, 'get', '--raw=/readyz'], {
+          netns: this.vm.netns,
+          allowFail: true,
+          timeoutMs: 10_000,
+        }) === 'ok',
+      120_000,
+      500,
+      `kube-apiserver ready:\n${this.log('kube-apiserver').slice(-3000)}`,
+    );
     // As kubeadm init: admin.conf's group is cluster-admin.
-    this.kubectl(['create', 'clusterrolebinding', 'kubeadm:cluster-admins', '--clusterrole=cluster-admin', '--group=kubeadm:cluster-admins'], undefined, superAdmin);
+    this.kubectl(
+      [
+        'create',
+        'clusterrolebinding',
+        'kubeadm:cluster-admins',
+        '--clusterrole=cluster-admin',
+        '--group=kubeadm:cluster-admins',
+      ],
+      undefined,
+      superAdmin,
+    );
     this.run('kube-controller-manager', [
       '--allocate-node-cidrs=true',
       `--authentication-kubeconfig=${path.join(this.dir, 'controller-manager.conf')}`,
@@ -154,7 +192,12 @@ export class UpstreamControlPlane {
       '--leader-elect=true',
     ]);
     // The default ServiceAccount appears once the controller manager's serviceaccount controller runs.
-    await waitFor(() => /default/.test(this.kubectl(['get', 'serviceaccount', 'default', '-o', 'name', '--ignore-not-found'])), 120_000, 500, `controller manager running:\n${this.log('kube-controller-manager').slice(-3000)}`);
+    await waitFor(
+      () => /default/.test(this.kubectl(['get', 'serviceaccount', 'default', '-o', 'name', '--ignore-not-found'])),
+      120_000,
+      500,
+      `controller manager running:\n${this.log('kube-controller-manager').slice(-3000)}`,
+    );
   }
 
   /**
@@ -163,13 +206,31 @@ export class UpstreamControlPlane {
    */
   startDns(tskube: (args: string[]) => string): Proc {
     const config = path.join(this.dir, 'kubeadm.yaml');
-    fs.writeFileSync(config, `apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: ${KUBERNETES_VERSION}\ncertificatesDir: ${this.pki}\ncontrolPlaneEndpoint: ${this.vm.ip}:6443\n`);
+    fs.writeFileSync(
+      config,
+      `apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: ${KUBERNETES_VERSION}\ncertificatesDir: ${this.pki}\ncontrolPlaneEndpoint: ${this.vm.ip}:6443\n`,
+    );
     const kubeconfig = path.join(this.dir, 'coredns.conf');
-    fs.writeFileSync(kubeconfig, this.kubeadm(['kubeconfig', 'user', '--client-name=system:coredns', `--config=${config}`]), { mode: 0o600 });
+    fs.writeFileSync(
+      kubeconfig,
+      this.kubeadm(['kubeconfig', 'user', '--client-name=system:coredns', `--config=${config}`]),
+      { mode: 0o600 },
+    );
     tskube(['addon', 'dns', `--kubeconfig=${this.adminConf}`]);
-    const args = ['dns', `--kubeconfig=${kubeconfig}`, `--publish-address=${this.vm.ip}`, `--hostname-override=${this.vm.name}`, `--resolv-conf=${path.join(this.dir, 'no-upstream.conf')}`];
+    const args = [
+      'dns',
+      `--kubeconfig=${kubeconfig}`,
+      `--publish-address=${this.vm.ip}`,
+      `--hostname-override=${this.vm.name}`,
+      `--resolv-conf=${path.join(this.dir, 'no-upstream.conf')}`,
+    ];
     fs.writeFileSync(path.join(this.dir, 'no-upstream.conf'), '');
-    const p = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args], path.join(this.dir, 'dns.log'), { netns: this.vm.netns, cwd: REPO });
+    const p = start(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args],
+      path.join(this.dir, 'dns.log'),
+      { netns: this.vm.netns, cwd: REPO },
+    );
     this.procs.push(p);
     this.vm.extraPids.push(p.pid);
     this.vm.record();
@@ -179,7 +240,10 @@ export class UpstreamControlPlane {
   /** Metadata of every request, for finding what the apiserver refused tskube's agents. */
   private auditPolicy(): string {
     const file = path.join(this.dir, 'audit-policy.yaml');
-    fs.writeFileSync(file, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n');
+    fs.writeFileSync(
+      file,
+      'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n',
+    );
     return file;
   }
 
@@ -194,8 +258,24 @@ export class UpstreamControlPlane {
     return text
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as { user?: { username?: string }; verb?: string; requestURI?: string; responseStatus?: { code?: number; message?: string } })
-      .filter((e) => users(e.user?.username ?? '') && (e.responseStatus?.code ?? 200) >= 400 && ![404, 409].includes(e.responseStatus?.code ?? 0))
-      .map((e) => `${e.user?.username} ${e.verb} ${e.requestURI}: ${e.responseStatus?.code} ${e.responseStatus?.message ?? ''}`);
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            user?: { username?: string };
+            verb?: string;
+            requestURI?: string;
+            responseStatus?: { code?: number; message?: string };
+          },
+      )
+      .filter(
+        (e) =>
+          users(e.user?.username ?? '') &&
+          (e.responseStatus?.code ?? 200) >= 400 &&
+          ![404, 409].includes(e.responseStatus?.code ?? 0),
+      )
+      .map(
+        (e) =>
+          `${e.user?.username} ${e.verb} ${e.requestURI}: ${e.responseStatus?.code} ${e.responseStatus?.message ?? ''}`,
+      );
   }
 }

@@ -20,7 +20,10 @@ export class Lan {
     if (sweep) await sweepStale();
     fs.mkdirSync(this.dir, { recursive: true });
     fs.writeFileSync(path.join(this.dir, 'owner.pid'), String(process.pid));
-    fs.writeFileSync(recordPath(this.dir), JSON.stringify({ netns: this.netns, dir: this.dir, pids: [] } satisfies NodeRecord));
+    fs.writeFileSync(
+      recordPath(this.dir),
+      JSON.stringify({ netns: this.netns, dir: this.dir, pids: [] } satisfies NodeRecord),
+    );
     sh('ip', ['netns', 'add', this.netns]);
     sh('ip', ['link', 'set', 'lo', 'up'], { netns: this.netns });
     sh('ip', ['link', 'add', 'br0', 'type', 'bridge'], { netns: this.netns });
@@ -48,7 +51,10 @@ export class Lan {
     sh('ip', ['link', 'set', 'eth0', 'up'], { netns: vm.netns });
     sh('ip', ['route', 'add', 'default', ...(gateway ? ['via', gateway] : []), 'dev', 'eth0'], { netns: vm.netns });
     // A host reaches IPv6 cluster IPs through its default route too (netfilter rewrites the packet after routing).
-    if (ip6) sh('ip', ['-6', 'route', 'add', 'default', ...(gateway6 ? ['via', gateway6] : []), 'dev', 'eth0'], { netns: vm.netns });
+    if (ip6)
+      sh('ip', ['-6', 'route', 'add', 'default', ...(gateway6 ? ['via', gateway6] : []), 'dev', 'eth0'], {
+        netns: vm.netns,
+      });
     this.vms.push(vm);
     return vm;
   }
@@ -67,7 +73,10 @@ export class Lan {
     this.routerRec = { netns: ns, dir, pids: [] };
     sh('ip', ['netns', 'add', ns]);
     sh('ip', ['link', 'set', 'lo', 'up'], { netns: ns });
-    for (const [lan, ip, ip6, dev] of [[this, here, here6, 'r0'], [other, there, there6, 'r1']] as const) {
+    for (const [lan, ip, ip6, dev] of [
+      [this, here, here6, 'r0'],
+      [other, there, there6, 'r1'],
+    ] as const) {
       const port = `r${lan.id}`;
       sh('ip', ['-n', lan.netns, 'link', 'add', port, 'type', 'veth', 'peer', 'name', dev, 'netns', ns]);
       sh('ip', ['-n', lan.netns, 'link', 'set', port, 'master', 'br0', 'up']);
@@ -109,20 +118,43 @@ export class Vm {
 
   record(): void {
     const pids = [...(this.proc ? [this.proc.pid] : []), ...this.extraPids];
-    fs.writeFileSync(recordPath(this.dir), JSON.stringify({ netns: this.netns, dir: this.dir, pids } satisfies NodeRecord));
+    fs.writeFileSync(
+      recordPath(this.dir),
+      JSON.stringify({ netns: this.netns, dir: this.dir, pids } satisfies NodeRecord),
+    );
   }
 
   /** The flags `up` and `join` share: everything under this VM's dir. */
   private common(): string[] {
-    return [`--data-dir=${this.dir}`, '--pod-stop-timeout=5s', `--container-runtime-endpoint=unix://${this.dir}/containerd.sock`, `--pod-manifest-path=${this.dir}/manifests`, `--hostname-override=${this.name}`, `--node-ip=${this.ip6 ? `${this.ip},${this.ip6}` : this.ip}`, `--root-dir=${this.rootDir}`, `--pod-logs-dir=${this.dir}/pod-logs`, `--cgroup-root=${e2eCgroupRoot(this.dir)}`];
+    return [
+      `--data-dir=${this.dir}`,
+      '--pod-stop-timeout=5s',
+      `--container-runtime-endpoint=unix://${this.dir}/containerd.sock`,
+      `--pod-manifest-path=${this.dir}/manifests`,
+      `--hostname-override=${this.name}`,
+      `--node-ip=${this.ip6 ? `${this.ip},${this.ip6}` : this.ip}`,
+      `--root-dir=${this.rootDir}`,
+      `--pod-logs-dir=${this.dir}/pod-logs`,
+      `--cgroup-root=${e2eCgroupRoot(this.dir)}`,
+    ];
   }
 
   /** Starts `tskube <cmd>` and resolves with its output once `done` matches it (or throws when it exits first). */
   async run(args: string[], done: RegExp, timeoutMs = 300_000): Promise<string> {
     this.out = path.join(this.dir, `${args[0]}-${Date.now()}.out`);
-    this.proc = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args, ...this.common()], this.out, { netns: this.netns, cwd: REPO });
+    this.proc = start(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args, ...this.common()],
+      this.out,
+      { netns: this.netns, cwd: REPO },
+    );
     this.record();
-    const r = await waitFor(() => done.test(this.log()) || (this.proc!.child.exitCode !== null && 'exited'), timeoutMs, 500, String(done));
+    const r = await waitFor(
+      () => done.test(this.log()) || (this.proc!.child.exitCode !== null && 'exited'),
+      timeoutMs,
+      500,
+      String(done),
+    );
     if (r === 'exited') throw new Error(`tskube ${args[0]} exited: ${this.log()}`);
     return this.log();
   }
@@ -130,8 +162,16 @@ export class Vm {
   /** Runs `tskube join …` that must fail: its exit code and output. */
   async joinFails(args: string[], extra: string[] = []): Promise<{ code: number | null; out: string }> {
     this.out = path.join(this.dir, `join-fail-${Date.now()}.out`);
-    const p = start(process.execPath, ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args, ...this.common(), ...extra], this.out, { netns: this.netns, cwd: REPO });
-    const code = await Promise.race([p.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 60_000).unref())]);
+    const p = start(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args, ...this.common(), ...extra],
+      this.out,
+      { netns: this.netns, cwd: REPO },
+    );
+    const code = await Promise.race([
+      p.exited,
+      new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 60_000).unref()),
+    ]);
     if (code === 'timeout') {
       await stopPid(p.pid, 1000, 'SIGKILL');
       throw new Error(`tskube join did not fail within 60 s: ${this.log()}`);
@@ -156,11 +196,20 @@ export class Vm {
   }
 
   exec(cmd: string, args: string[], o: { input?: string; allowFail?: boolean; timeoutMs?: number } = {}): string {
-    return sh(cmd, args, { netns: this.netns, timeoutMs: o.timeoutMs ?? 30_000, input: o.input, allowFail: o.allowFail });
+    return sh(cmd, args, {
+      netns: this.netns,
+      timeoutMs: o.timeoutMs ?? 30_000,
+      input: o.input,
+      allowFail: o.allowFail,
+    });
   }
 
   httpGet(url: string, timeoutSec = 3): string {
-    return sh(process.execPath, [path.join(REPO, 'e2e/http-get.mjs'), url, String(timeoutSec * 1000)], { netns: this.netns, allowFail: true, timeoutMs: (timeoutSec + 5) * 1000 });
+    return sh(process.execPath, [path.join(REPO, 'e2e/http-get.mjs'), url, String(timeoutSec * 1000)], {
+      netns: this.netns,
+      allowFail: true,
+      timeoutMs: (timeoutSec + 5) * 1000,
+    });
   }
 
   /** Ctrl-C, as a terminal would send it; resolves with the exit code. */
@@ -175,7 +224,10 @@ export class Vm {
 }
 
 /** The Running, not terminating pods labelled app=`app`: name, IP and node, from `kubectl get -o json`. */
-export function runningPods(kubectl: (args: string[]) => string, app: string): { name: string; ip: string; node: string }[] {
+export function runningPods(
+  kubectl: (args: string[]) => string,
+  app: string,
+): { name: string; ip: string; node: string }[] {
   const list = JSON.parse(kubectl(['get', 'pods', '-l', `app=${app}`, '-o', 'json'])) as { items: Pod[] };
   return list.items
     .filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp)

@@ -7,7 +7,18 @@ const [url, token] = process.argv.slice(2);
 const u = new URL(url);
 const sock = tls.connect({ host: u.hostname, port: Number(u.port), rejectUnauthorized: false }, () => {
   sock.write(
-    [`GET ${u.pathname}${u.search} HTTP/1.1`, `Host: ${u.host}`, 'Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 13', `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}`, 'Sec-WebSocket-Protocol: v4.channel.k8s.io', `Authorization: Bearer ${token}`, '', ''].join('\r\n'),
+    [
+      `GET ${u.pathname}${u.search} HTTP/1.1`,
+      `Host: ${u.host}`,
+      'Connection: Upgrade',
+      'Upgrade: websocket',
+      'Sec-WebSocket-Version: 13',
+      `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}`,
+      'Sec-WebSocket-Protocol: v4.channel.k8s.io',
+      `Authorization: Bearer ${token}`,
+      '',
+      '',
+    ].join('\r\n'),
   );
 });
 let buf = Buffer.alloc(0);

@@ -28,20 +28,29 @@ export const IMAGES: ImageSpec[] = [
   {
     name: 'tskube/app',
     tag: '1',
-    config: { cmd: ['/bin/sh', '-c', "trap 'exit 0' TERM; httpd -f -p 8080 -h /www & wait"], exposedPorts: ['8080/tcp'] },
+    config: {
+      cmd: ['/bin/sh', '-c', "trap 'exit 0' TERM; httpd -f -p 8080 -h /www & wait"],
+      exposedPorts: ['8080/tcp'],
+    },
     files: { 'www/index.html': 'hello from tskube\n' },
   },
 ];
 
 export function busyboxRootfs(dir: string, files: Record<string, string> = {}): void {
   fs.rmSync(dir, { recursive: true, force: true });
-  for (const d of ['bin', 'etc', 'tmp', 'proc', 'sys', 'dev', 'www', 'var/www']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+  for (const d of ['bin', 'etc', 'tmp', 'proc', 'sys', 'dev', 'www', 'var/www'])
+    fs.mkdirSync(path.join(dir, d), { recursive: true });
   fs.copyFileSync(BUSYBOX, path.join(dir, 'bin/busybox'));
   fs.chmodSync(path.join(dir, 'bin/busybox'), 0o755);
-  const applets = execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' }).split('\n').filter((a) => a && a !== 'busybox');
+  const applets = execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((a) => a && a !== 'busybox');
   for (const a of applets) fs.symlinkSync('busybox', path.join(dir, 'bin', a));
   fs.chmodSync(path.join(dir, 'tmp'), 0o1777);
-  fs.writeFileSync(path.join(dir, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
+  fs.writeFileSync(
+    path.join(dir, 'etc/passwd'),
+    'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n',
+  );
   fs.writeFileSync(path.join(dir, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n');
   for (const [p, content] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
@@ -61,7 +70,15 @@ export function buildImage(spec: ImageSpec, workDir: string): BuiltImage {
 
 /** Push with skopeo to a plain-HTTP registry (e.g. 127.0.0.1:5000 inside a test namespace). */
 export function pushImage(img: BuiltImage, registry: string, nsenterNet?: string, creds?: string): void {
-  const args = ['copy', '--quiet', '--dest-tls-verify=false', ...(creds ? ['--dest-creds', creds] : []), `oci:${img.layout}:${img.tag}`, `docker://${registry}/${img.name}:${img.tag}`];
-  if (nsenterNet) execFileSync('nsenter', [`--net=${nsenterNet}`, 'skopeo', ...args], { stdio: 'pipe', timeout: 120_000 });
+  const args = [
+    'copy',
+    '--quiet',
+    '--dest-tls-verify=false',
+    ...(creds ? ['--dest-creds', creds] : []),
+    `oci:${img.layout}:${img.tag}`,
+    `docker://${registry}/${img.name}:${img.tag}`,
+  ];
+  if (nsenterNet)
+    execFileSync('nsenter', [`--net=${nsenterNet}`, 'skopeo', ...args], { stdio: 'pipe', timeout: 120_000 });
   else execFileSync('skopeo', args, { stdio: 'pipe', timeout: 120_000 });
 }

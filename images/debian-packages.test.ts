@@ -4,16 +4,21 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { dependsNames, isRuntimePath, libraryClosure, unpackWithLibraries, type PackageInfo } from './debian-packages.js';
+import {
+  dependsNames,
+  isRuntimePath,
+  libraryClosure,
+  unpackWithLibraries,
+  type PackageInfo,
+} from './debian-packages.js';
 
 test('dependsNames: first alternative of each clause, without versions or architecture qualifiers', () => {
-  assert.deepEqual(dependsNames('libc6 (>= 2.34), libcrypt1 (>= 1:4.1.0), debconf (>= 0.5) | debconf-2.0, python3:any, nginx-common (<< 1.22.1-9.1~)'), [
-    'libc6',
-    'libcrypt1',
-    'debconf',
-    'python3',
-    'nginx-common',
-  ]);
+  assert.deepEqual(
+    dependsNames(
+      'libc6 (>= 2.34), libcrypt1 (>= 1:4.1.0), debconf (>= 0.5) | debconf-2.0, python3:any, nginx-common (<< 1.22.1-9.1~)',
+    ),
+    ['libc6', 'libcrypt1', 'debconf', 'python3', 'nginx-common'],
+  );
   assert.deepEqual(dependsNames(''), []);
   assert.deepEqual(dependsNames('\n'), []);
 });
@@ -28,7 +33,10 @@ test('libraryClosure: library packages reachable through dependencies, each once
     libbpf1: { section: 'libs', depends: [] },
     'libfoo-nonfree': { section: 'non-free/libs', depends: [] },
   };
-  assert.deepEqual(libraryClosure(['libssl3', 'iproute2', 'nginx-common', 'libfoo-nonfree'], (p) => db[p]), ['libssl3', 'libfoo-nonfree', 'libc6', 'libgcc-s1', 'gcc-12-base']);
+  assert.deepEqual(
+    libraryClosure(['libssl3', 'iproute2', 'nginx-common', 'libfoo-nonfree'], (p) => db[p]),
+    ['libssl3', 'libfoo-nonfree', 'libc6', 'libgcc-s1', 'gcc-12-base'],
+  );
 });
 
 test('isRuntimePath: documentation and shared data stay out of images', () => {
@@ -44,7 +52,10 @@ test('unpackWithLibraries: a .deb unpacked beside the installed libraries it dep
     fs.mkdirSync(path.join(src, 'DEBIAN'), { recursive: true });
     fs.mkdirSync(path.join(src, 'usr/sbin'), { recursive: true });
     fs.writeFileSync(path.join(src, 'usr/sbin/hello'), '#!/bin/sh\necho hello\n', { mode: 0o755 });
-    fs.writeFileSync(path.join(src, 'DEBIAN/control'), 'Package: hello\nVersion: 1.0\nArchitecture: all\nMaintainer: tskube <tskube@example.invalid>\nDepends: libc6 (>= 2.34), hello-data | other\nDescription: test\n');
+    fs.writeFileSync(
+      path.join(src, 'DEBIAN/control'),
+      'Package: hello\nVersion: 1.0\nArchitecture: all\nMaintainer: tskube <tskube@example.invalid>\nDepends: libc6 (>= 2.34), hello-data | other\nDescription: test\n',
+    );
     execFileSync('dpkg-deb', ['--root-owner-group', '-b', src, path.join(dir, 'hello.deb')], { stdio: 'pipe' });
     const rootfs = path.join(dir, 'rootfs');
     const libs = unpackWithLibraries([path.join(dir, 'hello.deb')], rootfs);

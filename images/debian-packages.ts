@@ -40,7 +40,11 @@ export const isRuntimePath = (p: string): boolean => p !== '/.' && !p.startsWith
 
 function installedInfo(pkg: string): PackageInfo | undefined {
   try {
-    const [section = '', depends = '', preDepends = ''] = execFileSync('dpkg-query', ['-W', '-f=${Section}\n${Depends}\n${Pre-Depends}', pkg], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n');
+    const [section = '', depends = '', preDepends = ''] = execFileSync(
+      'dpkg-query',
+      ['-W', '-f=${Section}\n${Depends}\n${Pre-Depends}', pkg],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+    ).split('\n');
     return { section, depends: [...dependsNames(preDepends), ...dependsNames(depends)] };
   } catch {
     return undefined;
@@ -49,7 +53,9 @@ function installedInfo(pkg: string): PackageInfo | undefined {
 
 /** Copies an installed package's files (directories, files, symlinks as symlinks) into `rootfs`. */
 function copyInstalled(pkg: string, rootfs: string): void {
-  const listed = execFileSync('dpkg', ['-L', pkg], { encoding: 'utf8' }).split('\n').filter((p) => p && isRuntimePath(p));
+  const listed = execFileSync('dpkg', ['-L', pkg], { encoding: 'utf8' })
+    .split('\n')
+    .filter((p) => p && isRuntimePath(p));
   for (const p of listed) {
     const to = path.join(rootfs, p);
     const st = fs.lstatSync(p, { throwIfNoEntry: false });
@@ -74,7 +80,8 @@ export function unpackWithLibraries(debs: string[], rootfs: string): string[] {
   for (const deb of debs) {
     if (!fs.existsSync(deb)) throw new Error(`${deb}: not downloaded (scripts/install-deps.sh downloads it)`);
     execFileSync('dpkg-deb', ['-x', deb, rootfs]);
-    for (const field of ['Pre-Depends', 'Depends']) deps.push(...dependsNames(execFileSync('dpkg-deb', ['-f', deb, field], { encoding: 'utf8' })));
+    for (const field of ['Pre-Depends', 'Depends'])
+      deps.push(...dependsNames(execFileSync('dpkg-deb', ['-f', deb, field], { encoding: 'utf8' })));
   }
   const libs = libraryClosure(deps, installedInfo);
   for (const lib of libs) copyInstalled(lib, rootfs);

@@ -34,7 +34,24 @@ export function writeOciLayout(rootfs: string, layout: string, tag: string, cfg:
   fs.rmSync(layout, { recursive: true, force: true });
   fs.mkdirSync(layout, { recursive: true });
   // Reproducible tar: sorted names, root ownership, fixed mtime, so rebuilds give the same digests.
-  const tar = execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '--format=posix', '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime', '-C', rootfs, '-cf', '-', '.'], { maxBuffer: 256 * 1024 * 1024 });
+  const tar = execFileSync(
+    'tar',
+    [
+      '--sort=name',
+      '--owner=0',
+      '--group=0',
+      '--numeric-owner',
+      '--mtime=@0',
+      '--format=posix',
+      '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime',
+      '-C',
+      rootfs,
+      '-cf',
+      '-',
+      '.',
+    ],
+    { maxBuffer: 256 * 1024 * 1024 },
+  );
   const gz = zlib.gzipSync(tar, { level: 6 });
   const layer = writeBlob(layout, gz);
   const config = {
@@ -63,7 +80,14 @@ export function writeOciLayout(rootfs: string, layout: string, tag: string, cfg:
   const index = {
     schemaVersion: 2,
     mediaType: 'application/vnd.oci.image.index.v1+json',
-    manifests: [{ mediaType: manifest.mediaType, ...man, platform: { architecture: goArch(), os: 'linux' }, annotations: { 'org.opencontainers.image.ref.name': tag } }],
+    manifests: [
+      {
+        mediaType: manifest.mediaType,
+        ...man,
+        platform: { architecture: goArch(), os: 'linux' },
+        annotations: { 'org.opencontainers.image.ref.name': tag },
+      },
+    ],
   };
   fs.writeFileSync(path.join(layout, 'index.json'), JSON.stringify(index));
   fs.writeFileSync(path.join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));

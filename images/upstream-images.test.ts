@@ -6,27 +6,44 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { buildUpstreamImage, repositoryOf, upstreamImages } from './upstream-images.js';
 
-const VERSIONS = { kubernetes: 'v1.37.2', etcd: '3.7.0-0', pause: '3.10.2', agnhost: '2.66.1', agnhostPrev: '2.55', busybox: '1.37.0-2', nginx: ['1.27.0-2', '1.28.0-2'] as [string, string] };
+const VERSIONS = {
+  kubernetes: 'v1.37.2',
+  etcd: '3.7.0-0',
+  pause: '3.10.2',
+  agnhost: '2.66.1',
+  agnhostPrev: '2.55',
+  busybox: '1.37.0-2',
+  nginx: ['1.27.0-2', '1.28.0-2'] as [string, string],
+};
 
 /** Name → mode of each entry of an uncompressed ustar/pax archive (pax headers skipped). */
 function tarEntries(tar: Buffer): Map<string, number> {
   const out = new Map<string, number>();
-  for (let off = 0; off + 512 <= tar.length; ) {
+  for (let off = 0; off + 512 <= tar.length;) {
     const header = tar.subarray(off, off + 512);
     if (header.every((b) => b === 0)) break;
-    const field = (from: number, len: number): string => header.subarray(from, from + len).toString('latin1').replace(/\0.*$/s, '');
+    const field = (from: number, len: number): string =>
+      header
+        .subarray(from, from + len)
+        .toString('latin1')
+        .replace(/\0.*$/s, '');
     const size = parseInt(field(124, 12).trim() || '0', 8);
     const type = field(156, 1);
     const prefix = field(345, 155);
     const name = (prefix ? `${prefix}/` : '') + field(0, 100);
-    if (type !== 'x' && type !== 'g') out.set(name.replace(/^\.\//, '').replace(/\/$/, ''), parseInt(field(100, 8).trim(), 8));
+    if (type !== 'x' && type !== 'g')
+      out.set(name.replace(/^\.\//, '').replace(/\/$/, ''), parseInt(field(100, 8).trim(), 8));
     off += 512 + Math.ceil(size / 512) * 512;
   }
   return out;
 }
 
-test('upstream images: kubeadm\'s and the e2e suite\'s names and tags; each carries its fixture binary', () => {
-  const images = upstreamImages(VERSIONS, (n) => `/fixtures/${n}`, (p) => `/debs/${p}.deb`);
+test("upstream images: kubeadm's and the e2e suite's names and tags; each carries its fixture binary", () => {
+  const images = upstreamImages(
+    VERSIONS,
+    (n) => `/fixtures/${n}`,
+    (p) => `/debs/${p}.deb`,
+  );
   assert.deepEqual(
     images.map((i) => `${i.name}:${i.tag}`),
     [
@@ -56,22 +73,42 @@ test('an upstream image is a layout whose one layer holds the binary, executable
   try {
     const fake = path.join(dir, 'kube-scheduler');
     fs.writeFileSync(fake, '#!/bin/sh\necho scheduler\n');
-    const scheduler = upstreamImages(VERSIONS, () => fake, () => '').find((i) => i.name.endsWith('/kube-scheduler'))!;
+    const scheduler = upstreamImages(
+      VERSIONS,
+      () => fake,
+      () => '',
+    ).find((i) => i.name.endsWith('/kube-scheduler'))!;
     const built = buildUpstreamImage(scheduler, dir);
     assert.equal(built.name, 'kube-scheduler');
     assert.equal(built.tag, 'v1.37.2');
     const blob = (d: string) => fs.readFileSync(path.join(built.layout, 'blobs/sha256', d.slice(7)));
-    const manifest = JSON.parse(blob(built.digest).toString()) as { config: { digest: string }; layers: { digest: string }[] };
+    const manifest = JSON.parse(blob(built.digest).toString()) as {
+      config: { digest: string };
+      layers: { digest: string }[];
+    };
     const config = JSON.parse(blob(manifest.config.digest).toString()) as { config: { Entrypoint?: string[] } };
     assert.deepEqual(config.config.Entrypoint, ['/usr/local/bin/kube-scheduler']);
     const entries = tarEntries(zlib.gunzipSync(blob(manifest.layers[0]!.digest)));
     assert.equal(entries.get('usr/local/bin/kube-scheduler'), 0o755);
     assert.ok(entries.has('etc/passwd') && entries.has('tmp'), [...entries.keys()].join(' '));
     assert.ok(!entries.has('bin/sh'), 'no shell in a component image');
-    const agnhost = buildUpstreamImage(upstreamImages(VERSIONS, () => fake, () => '').find((i) => i.name.endsWith('/agnhost'))!, dir);
-    const agnManifest = JSON.parse(fs.readFileSync(path.join(agnhost.layout, 'blobs/sha256', agnhost.digest.slice(7))).toString()) as { layers: { digest: string }[] };
-    const agnEntries = tarEntries(zlib.gunzipSync(fs.readFileSync(path.join(agnhost.layout, 'blobs/sha256', agnManifest.layers[0]!.digest.slice(7)))));
-    assert.ok(agnEntries.has('agnhost') && agnEntries.has('bin/sh'), 'agnhost with a shell, as upstream\'s');
+    const agnhost = buildUpstreamImage(
+      upstreamImages(
+        VERSIONS,
+        () => fake,
+        () => '',
+      ).find((i) => i.name.endsWith('/agnhost'))!,
+      dir,
+    );
+    const agnManifest = JSON.parse(
+      fs.readFileSync(path.join(agnhost.layout, 'blobs/sha256', agnhost.digest.slice(7))).toString(),
+    ) as { layers: { digest: string }[] };
+    const agnEntries = tarEntries(
+      zlib.gunzipSync(
+        fs.readFileSync(path.join(agnhost.layout, 'blobs/sha256', agnManifest.layers[0]!.digest.slice(7))),
+      ),
+    );
+    assert.ok(agnEntries.has('agnhost') && agnEntries.has('bin/sh'), "agnhost with a shell, as upstream's");
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

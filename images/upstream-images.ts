@@ -69,7 +69,11 @@ const NGINX_SITE = `server {
  * The images, with the binary of each fixture taken from `bin(name)` and each Debian
  * package's downloaded .deb from `deb(package)`.
  */
-export function upstreamImages(v: UpstreamImageVersions, bin: (name: string) => string, deb: (pkg: string) => string): UpstreamImage[] {
+export function upstreamImages(
+  v: UpstreamImageVersions,
+  bin: (name: string) => string,
+  deb: (pkg: string) => string,
+): UpstreamImage[] {
   // Debian's nginx (the e2e suite only needs an HTTP server on :80 with nginx's welcome page), under both of the suite's tags.
   const nginx = (tag: string): UpstreamImage => ({
     name: 'registry.k8s.io/e2e-test-images/nginx',
@@ -80,7 +84,8 @@ export function upstreamImages(v: UpstreamImageVersions, bin: (name: string) => 
     contents: {
       'etc/nginx/nginx.conf': NGINX_CONF,
       'etc/nginx/conf.d/default.conf': NGINX_SITE,
-      'etc/passwd': 'root:x:0:0:root:/root:/bin/sh\nwww-data:x:33:33:www-data:/var/www:/bin/false\nnobody:x:65534:65534:nobody:/:/bin/false\n',
+      'etc/passwd':
+        'root:x:0:0:root:/root:/bin/sh\nwww-data:x:33:33:www-data:/var/www:/bin/false\nnobody:x:65534:65534:nobody:/:/bin/false\n',
       'etc/group': 'root:x:0:\nwww-data:x:33:\nnogroup:x:65534:\n',
     },
     dirs: ['var/log/nginx', 'var/lib/nginx', 'run'],
@@ -97,12 +102,36 @@ export function upstreamImages(v: UpstreamImageVersions, bin: (name: string) => 
     component('kube-apiserver'),
     component('kube-controller-manager'),
     component('kube-scheduler'),
-    { name: 'registry.k8s.io/etcd', tag: v.etcd, files: { 'usr/local/bin/etcd': bin('etcd') }, busybox: false, config: { cmd: ['/usr/local/bin/etcd'] } },
+    {
+      name: 'registry.k8s.io/etcd',
+      tag: v.etcd,
+      files: { 'usr/local/bin/etcd': bin('etcd') },
+      busybox: false,
+      config: { cmd: ['/usr/local/bin/etcd'] },
+    },
     // The sandbox only holds the pod's namespaces.
-    { name: 'registry.k8s.io/pause', tag: v.pause, files: {}, busybox: true, config: { entrypoint: ['/bin/sleep', '2147483647'] } },
+    {
+      name: 'registry.k8s.io/pause',
+      tag: v.pause,
+      files: {},
+      busybox: true,
+      config: { entrypoint: ['/bin/sleep', '2147483647'] },
+    },
     // The previous tag holds the same agnhost: the suite needs a second name, not an older binary.
-    ...[v.agnhost, v.agnhostPrev].map((tag): UpstreamImage => ({ name: 'registry.k8s.io/e2e-test-images/agnhost', tag, files: { agnhost: bin('agnhost') }, busybox: true, config: { entrypoint: ['/agnhost'] } })),
-    { name: 'registry.k8s.io/e2e-test-images/busybox', tag: v.busybox, files: {}, busybox: true, config: { cmd: ['/bin/sh'] } },
+    ...[v.agnhost, v.agnhostPrev].map((tag): UpstreamImage => ({
+      name: 'registry.k8s.io/e2e-test-images/agnhost',
+      tag,
+      files: { agnhost: bin('agnhost') },
+      busybox: true,
+      config: { entrypoint: ['/agnhost'] },
+    })),
+    {
+      name: 'registry.k8s.io/e2e-test-images/busybox',
+      tag: v.busybox,
+      files: {},
+      busybox: true,
+      config: { cmd: ['/bin/sh'] },
+    },
     nginx(v.nginx[0]),
     nginx(v.nginx[1]),
   ];
@@ -116,7 +145,10 @@ function minimalRootfs(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true });
   for (const d of ['etc', 'tmp', 'var/run']) fs.mkdirSync(path.join(dir, d), { recursive: true });
   fs.chmodSync(path.join(dir, 'tmp'), 0o1777);
-  fs.writeFileSync(path.join(dir, 'etc/passwd'), 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n');
+  fs.writeFileSync(
+    path.join(dir, 'etc/passwd'),
+    'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n',
+  );
   fs.writeFileSync(path.join(dir, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n');
 }
 

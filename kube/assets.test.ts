@@ -15,12 +15,23 @@ test('a runtime asset is found in the nearest directory upward that has it (dist
     fs.writeFileSync(path.join(dir, 'proto', 'cri', 'api.proto'), '');
   }
   assert.equal(assetPath('proto/cri/api.proto', chunks), path.join(root, 'dist', 'proto', 'cri', 'api.proto'));
-  assert.equal(assetPath('proto/cri/api.proto', path.join(root, 'agent')), path.join(root, 'proto', 'cri', 'api.proto'));
-  assert.throws(() => assetPath('apiserver/openapi/schemas.json', chunks), /runtime asset apiserver\/openapi\/schemas\.json not found in .*dist\/chunks or any parent directory/);
+  assert.equal(
+    assetPath('proto/cri/api.proto', path.join(root, 'agent')),
+    path.join(root, 'proto', 'cri', 'api.proto'),
+  );
+  assert.throws(
+    () => assetPath('apiserver/openapi/schemas.json', chunks),
+    /runtime asset apiserver\/openapi\/schemas\.json not found in .*dist\/chunks or any parent directory/,
+  );
 });
 
 test('the CRI definitions and the schemas are found from the sources', () => {
-  for (const rel of ['proto/cri/api.proto', 'proto/grpc/health/v1/health.proto', 'apiserver/openapi/schemas.json', 'apiserver/protobuf/schema.json']) {
+  for (const rel of [
+    'proto/cri/api.proto',
+    'proto/grpc/health/v1/health.proto',
+    'apiserver/openapi/schemas.json',
+    'apiserver/protobuf/schema.json',
+  ]) {
     assert.ok(fs.existsSync(assetPath(rel)), rel);
   }
 });

@@ -14,6 +14,9 @@ export function assetPath(rel: string, from = HERE): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
     const p = path.join(dir, rel);
     if (fs.existsSync(p)) return p;
-    if (path.dirname(dir) === dir) throw new Error(`runtime asset ${rel} not found in ${from} or any parent directory (a broken install: rerun \`npm ci\` or scripts/install.sh)`);
+    if (path.dirname(dir) === dir)
+      throw new Error(
+        `runtime asset ${rel} not found in ${from} or any parent directory (a broken install: rerun \`npm ci\` or scripts/install.sh)`,
+      );
   }
 }

@@ -61,7 +61,7 @@ export function ipInCidr(ip: string, cidr: string): boolean {
   const bits = Number(bitsText);
   if (!/^\d+\.\d+\.\d+\.\d+$/.test(ip) || !addr || !Number.isInteger(bits) || bits < 0 || bits > 32) return false;
   const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-  return ((ipToNumber(ip) & mask) >>> 0) === ((ipToNumber(addr) & mask) >>> 0);
+  return (ipToNumber(ip) & mask) >>> 0 === (ipToNumber(addr) & mask) >>> 0;
 }
 
 /** An IPv4 or IPv6 address as a number (bigint), and back; IPv6 printed in RFC 5952 form ("fd00::a"). */
@@ -72,7 +72,8 @@ export function ipToBigInt(ip: string): bigint {
   const h = parts(head);
   const t = parts(tail);
   const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  if (groups.length !== 8 || groups.some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g))) throw new Error(`invalid IPv6 address "${ip}"`);
+  if (groups.length !== 8 || groups.some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g)))
+    throw new Error(`invalid IPv6 address "${ip}"`);
   return groups.reduce((n, g) => (n << 16n) | BigInt(parseInt(g, 16)), 0n);
 }
 
@@ -82,7 +83,7 @@ export function bigIntToIp(n: bigint, v6: boolean): string {
   // The longest run of two or more zero groups becomes "::" (the first one on a tie).
   let best = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     let j = i;
     while (j < 8 && groups[j] === 0) j++;
     if (j - i > bestLen) [best, bestLen] = [i, j - i];
@@ -98,7 +99,8 @@ export function parseAnyCidr(cidr: string): { v6: boolean; base: bigint; size: b
   const v6 = (addr ?? '').includes(':');
   const max = v6 ? 128 : 32;
   const bits = Number(bitsText);
-  if (!addr || !Number.isInteger(bits) || bits < 0 || bits > max || (!v6 && !/^\d+\.\d+\.\d+\.\d+$/.test(addr))) throw new Error(`invalid CIDR "${cidr}"`);
+  if (!addr || !Number.isInteger(bits) || bits < 0 || bits > max || (!v6 && !/^\d+\.\d+\.\d+\.\d+$/.test(addr)))
+    throw new Error(`invalid CIDR "${cidr}"`);
   const n = ipToBigInt(addr);
   const size = 1n << BigInt(max - bits);
   return { v6, base: n - (n % size), size, bits };
@@ -128,9 +130,13 @@ export function ipInAnyCidr(ip: string, cidr: string): boolean {
  * kube-apiserver and kube-controller-manager take them; the first is the primary.
  */
 export function perFamilyCidrs(value: string, flag: string): string[] {
-  const cidrs = value.split(',').map((c) => c.trim()).filter(Boolean);
+  const cidrs = value
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
   if (!cidrs.length) throw new Error(`${flag}: a CIDR is required`);
   if (cidrs.length > 2) throw new Error(`${flag}: "${value}" may hold at most two CIDRs (one per IP family)`);
-  if (cidrs.length === 2 && familyOfText(cidrs[0]!) === familyOfText(cidrs[1]!)) throw new Error(`${flag}: "${value}": the two CIDRs must be of different IP families`);
+  if (cidrs.length === 2 && familyOfText(cidrs[0]!) === familyOfText(cidrs[1]!))
+    throw new Error(`${flag}: "${value}": the two CIDRs must be of different IP families`);
   return cidrs;
 }

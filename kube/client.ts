@@ -98,7 +98,10 @@ export class KubeClient implements KubeApi {
           port: this.url.port || 443,
           method,
           path: `${path}${qs.size ? `?${qs.toString()}` : ''}`,
-          headers: { ...this.headers(body ? (o.contentType ?? 'application/json') : undefined), ...(body ? { 'Content-Length': String(body.length) } : {}) },
+          headers: {
+            ...this.headers(body ? (o.contentType ?? 'application/json') : undefined),
+            ...(body ? { 'Content-Length': String(body.length) } : {}),
+          },
           signal: o.signal,
           timeout: o.timeoutMs ?? 30_000,
         },
@@ -123,7 +126,12 @@ export class KubeClient implements KubeApi {
     }
     const code = res.statusCode ?? 0;
     if (code < 200 || code >= 300) {
-      throw new KubeApiError(code, parsed?.reason ?? 'Unknown', `${method} ${path}: ${parsed?.message ?? (text.slice(0, 200) || `HTTP ${code}`)}`, parsed);
+      throw new KubeApiError(
+        code,
+        parsed?.reason ?? 'Unknown',
+        `${method} ${path}: ${parsed?.message ?? (text.slice(0, 200) || `HTTP ${code}`)}`,
+        parsed,
+      );
     }
     return parsed as T;
   }
@@ -132,8 +140,17 @@ export class KubeClient implements KubeApi {
   create = (path: string, body: unknown) => this.request('POST', path, { body });
   update = (path: string, body: unknown) => this.request('PUT', path, { body });
   patch = (path: string, body: unknown, type: 'merge' | 'strategic' | 'json' = 'strategic') =>
-    this.request('PATCH', path, { body, contentType: type === 'merge' ? 'application/merge-patch+json' : type === 'json' ? 'application/json-patch+json' : 'application/strategic-merge-patch+json' });
-  delete = (path: string, body?: unknown, query?: RequestOptions['query']) => this.request('DELETE', path, { body, query });
+    this.request('PATCH', path, {
+      body,
+      contentType:
+        type === 'merge'
+          ? 'application/merge-patch+json'
+          : type === 'json'
+            ? 'application/json-patch+json'
+            : 'application/strategic-merge-patch+json',
+    });
+  delete = (path: string, body?: unknown, query?: RequestOptions['query']) =>
+    this.request('DELETE', path, { body, query });
 
   /** A watch stream; ends when the server closes it or the signal aborts. */
   async *watch(path: string, query: RequestOptions['query'], signal?: AbortSignal): AsyncGenerator<WatchEvent> {
@@ -147,7 +164,12 @@ export class KubeClient implements KubeApi {
       } catch {
         st = undefined;
       }
-      throw new KubeApiError(res.statusCode ?? 0, st?.reason ?? 'Unknown', `watch ${path}: ${st?.message ?? `HTTP ${res.statusCode}`}`, st);
+      throw new KubeApiError(
+        res.statusCode ?? 0,
+        st?.reason ?? 'Unknown',
+        `watch ${path}: ${st?.message ?? `HTTP ${res.statusCode}`}`,
+        st,
+      );
     }
     res.setEncoding('utf8');
     let buf = '';

@@ -25,8 +25,18 @@ test('events are posted from kubelet/<node>, and repeats are aggregated by count
   assert.equal(by.BackOff.type, 'Warning');
   assert.equal(by.Pulled.count, 1);
   assert.deepEqual(by.Pulled.source, { component: 'kubelet', host: 'n1' });
-  assert.deepEqual(by.Pulled.involvedObject, { apiVersion: 'v1', kind: 'Pod', name: 'web', namespace: 'default', uid: 'u-1', fieldPath: 'spec.containers{c}' });
-  assert.ok(log.lines.some((l) => l.includes('event Warning BackOff pod/default/web')), 'still logged');
+  assert.deepEqual(by.Pulled.involvedObject, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    name: 'web',
+    namespace: 'default',
+    uid: 'u-1',
+    fieldPath: 'spec.containers{c}',
+  });
+  assert.ok(
+    log.lines.some((l) => l.includes('event Warning BackOff pod/default/web')),
+    'still logged',
+  );
 });
 
 test('an unreachable apiserver drops events without blocking the caller', async () => {
@@ -43,7 +53,8 @@ test('an unreachable apiserver drops events without blocking the caller', async 
 test('Events expire an --event-ttl after their last write; a repeat of an expired one creates it again with its count', async () => {
   const rec = new ApiEventRecorder(t.node, { component: 'kubelet', host: 'n1' }, memoryLogger());
   const ref = { kind: 'Pod' as const, namespace: 'default', name: 'ttl', uid: 'u-ttl' };
-  const mine = async () => (await t.node.get('/api/v1/namespaces/default/events', { fieldSelector: 'involvedObject.uid=u-ttl' })).items;
+  const mine = async () =>
+    (await t.node.get('/api/v1/namespaces/default/events', { fieldSelector: 'involvedObject.uid=u-ttl' })).items;
   rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c');
   rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c');
   await rec.flush();
@@ -68,15 +79,25 @@ test('Events expire an --event-ttl after their last write; a repeat of an expire
 test('from the 10th different message for one object and reason within 10 minutes, events fold into one "(combined from similar events)" Event', async () => {
   const rec = new ApiEventRecorder(t.node, { component: 'kubelet', host: 'n1' }, memoryLogger());
   const ref = { kind: 'Pod' as const, namespace: 'default', name: 'many', uid: 'u-many' };
-  for (let i = 1; i <= 12; i++) rec.event({ ...ref, fieldPath: `spec.containers{c${i % 2}}` }, 'Warning', 'Unhealthy', `Readiness probe failed: HTTP probe failed with statuscode: ${500 + i}`);
+  for (let i = 1; i <= 12; i++)
+    rec.event(
+      { ...ref, fieldPath: `spec.containers{c${i % 2}}` },
+      'Warning',
+      'Unhealthy',
+      `Readiness probe failed: HTTP probe failed with statuscode: ${500 + i}`,
+    );
   rec.event(ref, 'Normal', 'Pulled', 'another reason is not folded in');
   await rec.flush();
-  const items = (await t.node.get('/api/v1/namespaces/default/events', { fieldSelector: 'involvedObject.uid=u-many' })).items as any[];
+  const items = (await t.node.get('/api/v1/namespaces/default/events', { fieldSelector: 'involvedObject.uid=u-many' }))
+    .items as any[];
   const unhealthy = items.filter((e) => e.reason === 'Unhealthy');
   assert.equal(unhealthy.length, 10, '9 single events and one combined');
   const combined = unhealthy.filter((e) => e.message.startsWith('(combined from similar events): '));
   assert.equal(combined.length, 1);
-  assert.equal(combined[0].message, '(combined from similar events): Readiness probe failed: HTTP probe failed with statuscode: 512');
+  assert.equal(
+    combined[0].message,
+    '(combined from similar events): Readiness probe failed: HTTP probe failed with statuscode: 512',
+  );
   assert.equal(combined[0].count, 3);
   assert.equal(items.filter((e) => e.reason === 'Pulled').length, 1);
 });

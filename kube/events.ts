@@ -75,7 +75,9 @@ export class ApiEventRecorder implements EventRecorder {
   event(ref: ObjectRef, type: KubeEvent['type'], reason: string, message: string): void {
     this.next?.event(ref, type, reason, message);
     const at = new Date();
-    this.queue = this.queue.then(() => this.send(ref, type, reason, message, at)).catch((e: unknown) => this.log.debug(`event not posted: ${(e as Error).message}`));
+    this.queue = this.queue
+      .then(() => this.send(ref, type, reason, message, at))
+      .catch((e: unknown) => this.log.debug(`event not posted: ${(e as Error).message}`));
   }
 
   /** Resolves when everything recorded so far has been sent (or dropped). */
@@ -88,8 +90,25 @@ export class ApiEventRecorder implements EventRecorder {
    * minutes for one object, type and reason, they fold into one Event,
    * "(combined from similar events): <latest>", counted like a repeat.
    */
-  private aggregate(ref: ObjectRef, namespace: string, type: string, reason: string, message: string, at: Date): { key: string; message: string } {
-    const similar = [this.source.component, this.source.host ?? '', ref.kind, namespace, ref.name, ref.uid ?? '', ref.apiVersion ?? 'v1', type, reason].join('\u0000');
+  private aggregate(
+    ref: ObjectRef,
+    namespace: string,
+    type: string,
+    reason: string,
+    message: string,
+    at: Date,
+  ): { key: string; message: string } {
+    const similar = [
+      this.source.component,
+      this.source.host ?? '',
+      ref.kind,
+      namespace,
+      ref.name,
+      ref.uid ?? '',
+      ref.apiVersion ?? 'v1',
+      type,
+      reason,
+    ].join('\u0000');
     let r = this.similar.get(similar);
     if (!r || at.getTime() - r.last > SIMILAR_WINDOW_MS) r = { messages: new Set(), last: 0 };
     this.similar.delete(similar); // kept in least-recently-used order
@@ -109,7 +128,11 @@ export class ApiEventRecorder implements EventRecorder {
     if (prev) {
       prev.count++;
       try {
-        await this.client.patch(`/api/v1/namespaces/${prev.namespace}/events/${prev.name}`, { count: prev.count, lastTimestamp: rfc3339(at), message }, 'strategic');
+        await this.client.patch(
+          `/api/v1/namespaces/${prev.namespace}/events/${prev.name}`,
+          { count: prev.count, lastTimestamp: rfc3339(at), message },
+          'strategic',
+        );
         this.posted++;
         return;
       } catch (e) {
@@ -123,7 +146,14 @@ export class ApiEventRecorder implements EventRecorder {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { name, namespace },
-      involvedObject: { apiVersion: ref.apiVersion ?? 'v1', kind: ref.kind, name: ref.name, ...(ref.namespace ? { namespace } : {}), ...(ref.uid ? { uid: ref.uid } : {}), ...(ref.fieldPath ? { fieldPath: ref.fieldPath } : {}) },
+      involvedObject: {
+        apiVersion: ref.apiVersion ?? 'v1',
+        kind: ref.kind,
+        name: ref.name,
+        ...(ref.namespace ? { namespace } : {}),
+        ...(ref.uid ? { uid: ref.uid } : {}),
+        ...(ref.fieldPath ? { fieldPath: ref.fieldPath } : {}),
+      },
       reason,
       message,
       type,

@@ -5,7 +5,11 @@ export function canonicalJson(v: unknown): string {
   return JSON.stringify(v, (_k, val: unknown) => {
     if (val && typeof val === 'object' && !Array.isArray(val)) {
       const o = val as Record<string, unknown>;
-      return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+      return Object.fromEntries(
+        Object.keys(o)
+          .sort()
+          .map((k) => [k, o[k]]),
+      );
     }
     return val;
   });

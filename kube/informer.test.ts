@@ -7,7 +7,8 @@ import { KubeClient } from './client.js';
 test('stop() during a list does not leave a watch running', async () => {
   let watches = 0;
   const client = new KubeClient({ server: 'https://127.0.0.1:1' });
-  (client as unknown as { get: () => Promise<object> }).get = () => new Promise((r) => setTimeout(() => r({ items: [], metadata: { resourceVersion: '5' } }), 200));
+  (client as unknown as { get: () => Promise<object> }).get = () =>
+    new Promise((r) => setTimeout(() => r({ items: [], metadata: { resourceVersion: '5' } }), 200));
   (client as unknown as { watch: () => AsyncGenerator<never> }).watch = async function* () {
     watches++;
     await new Promise((r) => setTimeout(r, 60_000));
@@ -25,18 +26,36 @@ test('stop() during a list does not leave a watch running', async () => {
 
 test('a transform shapes what is cached and handed on, from the list and from the watch', async () => {
   const client = new KubeClient({ server: 'https://127.0.0.1:1' });
-  const big = (name: string, rv: string) => ({ metadata: { name, namespace: 'd', resourceVersion: rv, managedFields: [{ manager: 'x' }] }, spec: { clusterIP: '10.96.0.5' } });
-  (client as unknown as { get: () => Promise<object> }).get = async () => ({ items: [big('a', '1')], metadata: { resourceVersion: '1' } });
+  const big = (name: string, rv: string) => ({
+    metadata: { name, namespace: 'd', resourceVersion: rv, managedFields: [{ manager: 'x' }] },
+    spec: { clusterIP: '10.96.0.5' },
+  });
+  (client as unknown as { get: () => Promise<object> }).get = async () => ({
+    items: [big('a', '1')],
+    metadata: { resourceVersion: '1' },
+  });
   (client as unknown as { watch: () => AsyncGenerator<object> }).watch = async function* () {
     yield { type: 'ADDED', object: big('b', '2') };
     await new Promise((r) => setTimeout(r, 60_000));
   };
   const seen: unknown[] = [];
-  const inf = new Informer(client, { path: '/api/v1/services', transform: (o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, resourceVersion: o.metadata.resourceVersion } }), onAdd: (o) => seen.push(o) });
+  const inf = new Informer(client, {
+    path: '/api/v1/services',
+    transform: (o) => ({
+      metadata: { name: o.metadata.name, namespace: o.metadata.namespace, resourceVersion: o.metadata.resourceVersion },
+    }),
+    onAdd: (o) => seen.push(o),
+  });
   await inf.start();
   for (let i = 0; i < 50 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
   await inf.stop();
-  assert.deepEqual(seen, [{ metadata: { name: 'a', namespace: 'd', resourceVersion: '1' } }, { metadata: { name: 'b', namespace: 'd', resourceVersion: '2' } }]);
-  assert.deepEqual(inf.list().map((o) => Object.keys(o)), [['metadata'], ['metadata']]);
+  assert.deepEqual(seen, [
+    { metadata: { name: 'a', namespace: 'd', resourceVersion: '1' } },
+    { metadata: { name: 'b', namespace: 'd', resourceVersion: '2' } },
+  ]);
+  assert.deepEqual(
+    inf.list().map((o) => Object.keys(o)),
+    [['metadata'], ['metadata']],
+  );
   client.close();
 });

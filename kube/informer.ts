@@ -37,7 +37,10 @@ export class Informer {
   private markSynced!: () => void;
   private loop: Promise<void> | undefined;
 
-  constructor(private readonly client: KubeApi, private readonly o: InformerOptions) {
+  constructor(
+    private readonly client: KubeApi,
+    private readonly o: InformerOptions,
+  ) {
     this.synced = new Promise((r) => (this.markSynced = r));
   }
 
@@ -67,10 +70,11 @@ export class Informer {
     const fresh = new Map<string, KObj>();
     const t = this.o.transform;
     for (const item of (l.items ?? []) as KObj[]) fresh.set(keyOf(item), t ? t(item) : item);
-    for (const [k, old] of this.cache) if (!fresh.has(k)) {
-      this.cache.delete(k);
-      this.o.onDelete?.(old);
-    }
+    for (const [k, old] of this.cache)
+      if (!fresh.has(k)) {
+        this.cache.delete(k);
+        this.o.onDelete?.(old);
+      }
     for (const [k, o] of fresh) {
       const old = this.cache.get(k);
       this.cache.set(k, o);
@@ -106,10 +110,19 @@ export class Informer {
     const deadline = setTimeout(() => this.abort?.abort(), (timeoutSeconds + 30) * 1000);
     this.watches++;
     try {
-      for await (const ev of this.client.watch(this.o.path, { ...this.sel(), resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds }, this.abort.signal)) {
+      for await (const ev of this.client.watch(
+        this.o.path,
+        { ...this.sel(), resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
+        this.abort.signal,
+      )) {
         if (ev.type === 'ERROR') {
           if (ev.object?.code === 410) return 'expired';
-          throw new KubeApiError(ev.object?.code ?? 500, ev.object?.reason ?? 'Unknown', `watch ${this.o.path}: ${ev.object?.message ?? 'error event'}`, ev.object);
+          throw new KubeApiError(
+            ev.object?.code ?? 500,
+            ev.object?.reason ?? 'Unknown',
+            `watch ${this.o.path}: ${ev.object?.message ?? 'error event'}`,
+            ev.object,
+          );
         }
         const rv = ev.object?.metadata?.resourceVersion;
         if (ev.type !== 'BOOKMARK') this.apply(ev.type, ev.object);

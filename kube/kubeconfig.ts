@@ -49,13 +49,23 @@ export function loadKubeconfig(file: string, contextName?: string): ClusterAuth 
   const base = path.dirname(path.resolve(file));
   return {
     server: String(cluster.server).replace(/\/+$/, ''),
-    ca: readData(base, cluster['certificate-authority-data'], cluster['certificate-authority'], 'certificate-authority', file),
+    ca: readData(
+      base,
+      cluster['certificate-authority-data'],
+      cluster['certificate-authority'],
+      'certificate-authority',
+      file,
+    ),
     insecureSkipTLSVerify: cluster['insecure-skip-tls-verify'] === true,
     tlsServerName: cluster['tls-server-name'],
     cert: readData(base, user['client-certificate-data'], user['client-certificate'], 'client-certificate', file),
     key: readData(base, user['client-key-data'], user['client-key'], 'client-key', file),
     certEmbedded: typeof user['client-certificate-data'] === 'string' && user['client-certificate-data'] !== '',
     token: user.token,
-    tokenFile: user.tokenFile ? (path.isAbsolute(user.tokenFile) ? user.tokenFile : path.join(base, user.tokenFile)) : undefined,
+    tokenFile: user.tokenFile
+      ? path.isAbsolute(user.tokenFile)
+        ? user.tokenFile
+        : path.join(base, user.tokenFile)
+      : undefined,
   };
 }

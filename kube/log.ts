@@ -9,12 +9,19 @@ export interface Logger {
 type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 
-export function createLogger(component: string, opts: { verbosity?: number; sink?: (line: string) => void } = {}): Logger {
+export function createLogger(
+  component: string,
+  opts: { verbosity?: number; sink?: (line: string) => void } = {},
+): Logger {
   const min: Level = (opts.verbosity ?? 0) >= 4 ? 'debug' : 'info';
   const sink = opts.sink ?? ((l: string) => process.stderr.write(l + '\n'));
   const emit = (level: Level, msg: string, kv?: Record<string, unknown>): void => {
     if (ORDER[level] < ORDER[min]) return;
-    const extra = kv ? Object.entries(kv).map(([k, v]) => ` ${k}=${JSON.stringify(v)}`).join('') : '';
+    const extra = kv
+      ? Object.entries(kv)
+          .map(([k, v]) => ` ${k}=${JSON.stringify(v)}`)
+          .join('')
+      : '';
     sink(`${new Date().toISOString()} ${level.toUpperCase()} ${component}: ${msg}${extra}`);
   };
   return {

@@ -42,7 +42,13 @@ function setAt(doc: J, path: string[], value: J, mode: 'add' | 'replace' | 'remo
   if (Array.isArray(doc)) {
     const arr = [...doc];
     const idx = head === '-' ? arr.length : Number(head);
-    if (!Number.isInteger(idx) || idx < 0 || idx > arr.length || (rest.length === 0 && mode !== 'add' && idx >= arr.length)) throw new PatchError(`index ${head} out of range`);
+    if (
+      !Number.isInteger(idx) ||
+      idx < 0 ||
+      idx > arr.length ||
+      (rest.length === 0 && mode !== 'add' && idx >= arr.length)
+    )
+      throw new PatchError(`index ${head} out of range`);
     if (rest.length) arr[idx] = setAt(arr[idx], rest, value, mode);
     else if (mode === 'add') arr.splice(idx, 0, value);
     else if (mode === 'replace') arr[idx] = value;
@@ -58,7 +64,8 @@ function setAt(doc: J, path: string[], value: J, mode: 'add' | 'replace' | 'remo
     if (!(head in o)) throw new PatchError(`unable to remove nonexistent key "${head}"`);
     delete o[head];
   } else {
-    if (mode === 'replace' && !(head in o)) throw new PatchError(`replace operation does not apply: doc is missing key "${head}"`);
+    if (mode === 'replace' && !(head in o))
+      throw new PatchError(`replace operation does not apply: doc is missing key "${head}"`);
     o[head] = value;
   }
   return o;
@@ -68,12 +75,19 @@ export function jsonPatch(doc: J, ops: J): J {
   if (!Array.isArray(ops)) throw new PatchError('a JSON patch must be an array of operations');
   let cur = structuredClone(doc);
   for (const raw of ops) {
-    if (!isObj(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') throw new PatchError('each JSON patch operation needs "op" and "path"');
+    if (!isObj(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string')
+      throw new PatchError('each JSON patch operation needs "op" and "path"');
     const path = parsePointer(raw.path);
     switch (raw.op) {
-      case 'add': cur = setAt(cur, path, structuredClone(raw.value), 'add'); break;
-      case 'replace': cur = setAt(cur, path, structuredClone(raw.value), 'replace'); break;
-      case 'remove': cur = setAt(cur, path, undefined, 'remove'); break;
+      case 'add':
+        cur = setAt(cur, path, structuredClone(raw.value), 'add');
+        break;
+      case 'replace':
+        cur = setAt(cur, path, structuredClone(raw.value), 'replace');
+        break;
+      case 'remove':
+        cur = setAt(cur, path, undefined, 'remove');
+        break;
       case 'move':
       case 'copy': {
         if (typeof raw.from !== 'string') throw new PatchError(`"${raw.op}" needs "from"`);
@@ -85,7 +99,8 @@ export function jsonPatch(doc: J, ops: J): J {
         break;
       }
       case 'test':
-        if (JSON.stringify(getAt(cur, path)) !== JSON.stringify(raw.value)) throw new PatchError(`test operation failed at ${raw.path}`);
+        if (JSON.stringify(getAt(cur, path)) !== JSON.stringify(raw.value))
+          throw new PatchError(`test operation failed at ${raw.path}`);
         break;
       default:
         throw new PatchError(`unknown JSON patch operation "${raw.op}"`);
@@ -146,7 +161,13 @@ export function strategicMerge(target: J, patch: J, parentField = ''): J {
   }
   const out: Obj = isObj(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
-    if (k === '$patch' || k.startsWith('$setElementOrder/') || k.startsWith('$deleteFromPrimitiveList/') || k === '$retainKeys') continue;
+    if (
+      k === '$patch' ||
+      k.startsWith('$setElementOrder/') ||
+      k.startsWith('$deleteFromPrimitiveList/') ||
+      k === '$retainKeys'
+    )
+      continue;
     if (v === null) {
       delete out[k];
       continue;
@@ -160,7 +181,11 @@ export function strategicMerge(target: J, patch: J, parentField = ''): J {
     } else if (Array.isArray(v)) {
       out[k] = v.filter((x) => !(isObj(x) && x.$patch)).map((x) => strategicMerge(undefined, x, k));
     } else {
-      out[k] = strategicMerge(out[k], v, k === 'spec' && isObj(out[k]) && 'clusterIP' in (out[k] as Obj) ? 'spec-service' : k);
+      out[k] = strategicMerge(
+        out[k],
+        v,
+        k === 'spec' && isObj(out[k]) && 'clusterIP' in (out[k] as Obj) ? 'spec-service' : k,
+      );
     }
   }
   return out;

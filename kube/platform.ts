@@ -7,6 +7,7 @@ export function goArch(arch: string = process.arch): string {
 
 /** The first non-loopback IPv4 address: the default node IP. */
 export function firstIPv4(): string {
-  for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  for (const list of Object.values(os.networkInterfaces()))
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
   return '127.0.0.1';
 }

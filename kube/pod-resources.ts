@@ -13,7 +13,10 @@ const amount = (name: string, q: string | number): number => (name === 'cpu' ? m
 function of(c: Container, kind: Kind): Totals {
   const out: Totals = {};
   // A request left out is the limit, as the apiserver defaults it.
-  const src = { ...(kind === 'requests' ? (c.resources?.limits ?? {}) : {}), ...((c.resources?.[kind] ?? {}) as Record<string, string>) } as Record<string, string>;
+  const src = {
+    ...(kind === 'requests' ? (c.resources?.limits ?? {}) : {}),
+    ...((c.resources?.[kind] ?? {}) as Record<string, string>),
+  } as Record<string, string>;
   for (const [k, v] of Object.entries(src)) out[k] = amount(k, v);
   return out;
 }
@@ -42,12 +45,17 @@ export function podTotals(spec: PodSpec | undefined, kind: Kind, o: { overhead?:
     } else initMax = max(initMax, add(sidecars, r));
   }
   total = max(add(total, sidecars), initMax);
-  if (o.overhead !== false) for (const [k, v] of Object.entries((spec?.overhead ?? {}) as Record<string, string>)) total[k] = (total[k] ?? 0) + amount(k, v);
+  if (o.overhead !== false)
+    for (const [k, v] of Object.entries((spec?.overhead ?? {}) as Record<string, string>))
+      total[k] = (total[k] ?? 0) + amount(k, v);
   return total;
 }
 
 /** Whether every container that runs alongside the others (regular and sidecar) limits `resource`. */
 export function allLimit(spec: PodSpec | undefined, resource: string): boolean {
   const cs = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
-  return cs.length > 0 && cs.every((c) => (c.resources?.limits as Record<string, string> | undefined)?.[resource] !== undefined);
+  return (
+    cs.length > 0 &&
+    cs.every((c) => (c.resources?.limits as Record<string, string> | undefined)?.[resource] !== undefined)
+  );
 }

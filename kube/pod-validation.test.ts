@@ -11,13 +11,22 @@ const res = (kind: string) => RESOURCES.find((r) => r.kind === kind && r.group !
 
 test('containers: ports in range with known protocols and IANA names, env names, mounts of declared volumes, requests within limits, one probe handler', () => {
   const spec = {
-    volumes: [{ name: 'data', emptyDir: {} }, { name: 'data', emptyDir: {} }, { name: 'Bad_Vol', emptyDir: {} }],
+    volumes: [
+      { name: 'data', emptyDir: {} },
+      { name: 'data', emptyDir: {} },
+      { name: 'Bad_Vol', emptyDir: {} },
+    ],
     containers: [
       {
         name: 'web',
         image: 'x',
         imagePullPolicy: 'Sometimes',
-        ports: [{ containerPort: 0 }, { containerPort: 80, protocol: 'tcp', name: 'http' }, { containerPort: 81, name: 'http' }, { containerPort: 82, hostPort: 70000, name: 'very-long-port-name' }],
+        ports: [
+          { containerPort: 0 },
+          { containerPort: 80, protocol: 'tcp', name: 'http' },
+          { containerPort: 81, name: 'http' },
+          { containerPort: 82, hostPort: 70000, name: 'very-long-port-name' },
+        ],
         env: [{ name: 'A=B' }, { name: '1_RELAXED_IS_FINE' }],
         volumeMounts: [{ name: 'missing', mountPath: '/m' }, { name: 'data' }],
         resources: { requests: { cpu: '2', memory: '1Gi' }, limits: { cpu: '1', memory: '2Gi' } },
@@ -35,7 +44,7 @@ test('containers: ports in range with known protocols and IANA names, env names,
     'spec.containers[0].ports[2].name: Duplicate value: "http"',
     'spec.containers[0].ports[3].hostPort: Invalid value: 70000: must be between 0 and 65535, inclusive',
     'spec.containers[0].ports[3].name: Invalid value: "very-long-port-name": must be no more than 15 characters',
-    "spec.containers[0].env[0].name: Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='",
+    'spec.containers[0].env[0].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than \'=\'',
     'spec.containers[0].volumeMounts[0].name: Not found: "missing"',
     'spec.containers[0].volumeMounts[1].mountPath: Required value',
     'spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"',
@@ -50,7 +59,17 @@ test('containers: ports in range with known protocols and IANA names, env names,
 });
 
 test('Services: type, named ports when several, unique names, ports and targetPorts in range', () => {
-  const svc = { metadata: { name: 's' }, spec: { type: 'Internal', ports: [{ port: 80 }, { port: 70000, name: 'b', targetPort: 'way-too-long-name', protocol: 'HTTP' }, { port: 82, name: 'b' }] } };
+  const svc = {
+    metadata: { name: 's' },
+    spec: {
+      type: 'Internal',
+      ports: [
+        { port: 80 },
+        { port: 70000, name: 'b', targetPort: 'way-too-long-name', protocol: 'HTTP' },
+        { port: 82, name: 'b' },
+      ],
+    },
+  };
   assert.deepEqual(msgs(validateObject(res('Service'), svc)), [
     'spec.type: Unsupported value: "Internal": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"',
     'spec.ports[0].name: Required value',
@@ -62,35 +81,90 @@ test('Services: type, named ports when several, unique names, ports and targetPo
 });
 
 test('Deployments: strategy type, rollingUpdate not both 0, no rollingUpdate with Recreate; ConfigMap keys', () => {
-  const d = (strategy: object) => ({ metadata: { name: 'd' }, spec: { strategy, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } });
-  assert.deepEqual(msgs(validateObject(res('Deployment'), d({ type: 'BlueGreen' }))), ['spec.strategy.type: Unsupported value: "BlueGreen": supported values: "Recreate", "RollingUpdate"']);
-  assert.deepEqual(msgs(validateObject(res('Deployment'), d({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '0%' } }))), ['spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:""}: may not be 0 when `maxSurge` is 0']);
-  assert.deepEqual(msgs(validateObject(res('Deployment'), d({ type: 'Recreate', rollingUpdate: { maxSurge: 1 } }))), ["spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"]);
-  assert.deepEqual(msgs(validateObject(res('ConfigMap'), { metadata: { name: 'c' }, data: { 'ok.key': '1', 'bad key': '2' } })), [
-    `data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+  const d = (strategy: object) => ({
+    metadata: { name: 'd' },
+    spec: {
+      strategy,
+      selector: { matchLabels: { a: 'b' } },
+      template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    },
+  });
+  assert.deepEqual(msgs(validateObject(res('Deployment'), d({ type: 'BlueGreen' }))), [
+    'spec.strategy.type: Unsupported value: "BlueGreen": supported values: "Recreate", "RollingUpdate"',
   ]);
+  assert.deepEqual(
+    msgs(
+      validateObject(
+        res('Deployment'),
+        d({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '0%' } }),
+      ),
+    ),
+    [
+      'spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:""}: may not be 0 when `maxSurge` is 0',
+    ],
+  );
+  assert.deepEqual(msgs(validateObject(res('Deployment'), d({ type: 'Recreate', rollingUpdate: { maxSurge: 1 } }))), [
+    "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'",
+  ]);
+  assert.deepEqual(
+    msgs(validateObject(res('ConfigMap'), { metadata: { name: 'c' }, data: { 'ok.key': '1', 'bad key': '2' } })),
+    [
+      `data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+    ],
+  );
 });
 
 test('dnsConfig: None needs nameservers; at most 3 nameserver IPs, 32 search domains of 2048 characters, named options', () => {
   const pod = (extra: Record<string, unknown>) => ({ containers: [{ name: 'c', image: 'i' }], ...extra });
-  assert.deepEqual(msgs(validatePodSpec(pod({ dnsPolicy: 'None' }), 'spec')), ['spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None']);
-  assert.deepEqual(msgs(validatePodSpec(pod({ dnsPolicy: 'None', dnsConfig: { searches: ['a.b'] } }), 'spec')), ['spec.dnsConfig.nameservers: Required value: must provide at least one DNS nameserver when `dnsPolicy` is None']);
-  const bad = { nameservers: ['1.1.1.1', '2.2.2.2', '3.3.3.3', 'dns.local'], searches: ['ok.example.', 'Bad_Domain', ...Array.from({ length: 31 }, (_, i) => `s${i}.test`)], options: [{ name: 'ndots', value: '2' }, { value: '1' }] };
+  assert.deepEqual(msgs(validatePodSpec(pod({ dnsPolicy: 'None' }), 'spec')), [
+    'spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None',
+  ]);
+  assert.deepEqual(msgs(validatePodSpec(pod({ dnsPolicy: 'None', dnsConfig: { searches: ['a.b'] } }), 'spec')), [
+    'spec.dnsConfig.nameservers: Required value: must provide at least one DNS nameserver when `dnsPolicy` is None',
+  ]);
+  const bad = {
+    nameservers: ['1.1.1.1', '2.2.2.2', '3.3.3.3', 'dns.local'],
+    searches: ['ok.example.', 'Bad_Domain', ...Array.from({ length: 31 }, (_, i) => `s${i}.test`)],
+    options: [{ name: 'ndots', value: '2' }, { value: '1' }],
+  };
   assert.deepEqual(msgs(validatePodSpec(pod({ dnsConfig: bad }), 'spec')), [
     'spec.dnsConfig.nameservers: Invalid value: []string{"1.1.1.1", "2.2.2.2", "3.3.3.3", "dns.local"}: must not have more than 3 nameservers',
     'spec.dnsConfig.nameservers[3]: Invalid value: "dns.local": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
     `spec.dnsConfig.searches: Invalid value: []string{${bad.searches.map((s) => JSON.stringify(s)).join(', ')}}: must not have more than 32 search paths`,
-    'spec.dnsConfig.searches[1]: Invalid value: "Bad_Domain": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character (e.g. \'example.com\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\')',
+    "spec.dnsConfig.searches[1]: Invalid value: \"Bad_Domain\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
     'spec.dnsConfig.options[1]: Required value: must not be empty',
   ]);
-  const long = ['a'.repeat(63) + '.' + 'b'.repeat(63), ...Array.from({ length: 16 }, () => 'c'.repeat(63) + '.' + 'd'.repeat(63))];
-  assert.match(msgs(validatePodSpec(pod({ dnsConfig: { searches: long } }), 'spec')).join('\n'), /must not have more than 2048 characters \(including spaces\) in the search list/);
-  assert.deepEqual(validatePodSpec(pod({ dnsPolicy: 'None', dnsConfig: { nameservers: ['10.96.0.10', 'fd00::a'], searches: ['default.svc.cluster.local.'], options: [{ name: 'ndots', value: '2' }] } }), 'spec'), []);
+  const long = [
+    'a'.repeat(63) + '.' + 'b'.repeat(63),
+    ...Array.from({ length: 16 }, () => 'c'.repeat(63) + '.' + 'd'.repeat(63)),
+  ];
+  assert.match(
+    msgs(validatePodSpec(pod({ dnsConfig: { searches: long } }), 'spec')).join('\n'),
+    /must not have more than 2048 characters \(including spaces\) in the search list/,
+  );
+  assert.deepEqual(
+    validatePodSpec(
+      pod({
+        dnsPolicy: 'None',
+        dnsConfig: {
+          nameservers: ['10.96.0.10', 'fd00::a'],
+          searches: ['default.svc.cluster.local.'],
+          options: [{ name: 'ndots', value: '2' }],
+        },
+      }),
+      'spec',
+    ),
+    [],
+  );
 });
 
 test('container restartPolicy: Always on init containers only (native sidecars); plain init containers take no probes or hooks', () => {
   const spec = {
-    initContainers: [{ name: 'sc', image: 'i', restartPolicy: 'Always', readinessProbe: { exec: { command: ['true'] } } }, { name: 'i1', image: 'i', restartPolicy: 'OnFailure' }, { name: 'i2', image: 'i', livenessProbe: { exec: { command: ['true'] } } }],
+    initContainers: [
+      { name: 'sc', image: 'i', restartPolicy: 'Always', readinessProbe: { exec: { command: ['true'] } } },
+      { name: 'i1', image: 'i', restartPolicy: 'OnFailure' },
+      { name: 'i2', image: 'i', livenessProbe: { exec: { command: ['true'] } } },
+    ],
     containers: [{ name: 'c', image: 'i', restartPolicy: 'Always' }],
   };
   assert.deepEqual(msgs(validatePodSpec(spec, 'spec')), [
@@ -101,7 +175,17 @@ test('container restartPolicy: Always on init containers only (native sidecars);
 });
 
 test('sysctls: names as the kernel spells them, once each, with string values', () => {
-  const spec = { containers: [{ name: 'c', image: 'i' }], securityContext: { sysctls: [{ name: 'net.ipv4.tcp_syncookies', value: '1' }, { name: 'Net.Bad', value: '1' }, { name: 'net.ipv4.tcp_syncookies', value: '0' }, { name: 5, value: 1 }] } };
+  const spec = {
+    containers: [{ name: 'c', image: 'i' }],
+    securityContext: {
+      sysctls: [
+        { name: 'net.ipv4.tcp_syncookies', value: '1' },
+        { name: 'Net.Bad', value: '1' },
+        { name: 'net.ipv4.tcp_syncookies', value: '0' },
+        { name: 5, value: 1 },
+      ],
+    },
+  };
   assert.deepEqual(msgs(validatePodSpec(spec, 'spec')), [
     'spec.securityContext.sysctls[1].name: Invalid value: "Net.Bad": must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\.\\/])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$',
     'spec.securityContext.sysctls[2].name: Duplicate value: "net.ipv4.tcp_syncookies"',
@@ -110,9 +194,43 @@ test('sysctls: names as the kernel spells them, once each, with string values', 
 });
 
 test('resizePolicy: cpu and memory once each, NotRequired or RestartContainer, only NotRequired in a Never pod', () => {
-  const spec = (policy: unknown[], restartPolicy = 'Always') => ({ restartPolicy, containers: [{ name: 'c', image: 'i', resizePolicy: policy }] });
-  assert.deepEqual(validatePodSpec(spec([{ resourceName: 'cpu', restartPolicy: 'NotRequired' }, { resourceName: 'memory', restartPolicy: 'RestartContainer' }]), 'spec'), []);
-  assert.deepEqual(validatePodSpec(spec([{ resourceName: 'cpu', restartPolicy: 'NotRequired' }, { resourceName: 'cpu', restartPolicy: 'NotRequired' }]), 'spec').map((e) => e.message), ['Duplicate value: "cpu"']);
-  assert.deepEqual(validatePodSpec(spec([{ resourceName: 'gpu', restartPolicy: 'Later' }]), 'spec').map((e) => e.message), ['Unsupported value: "gpu": supported values: "cpu", "memory"', 'Unsupported value: "Later": supported values: "NotRequired", "RestartContainer"']);
-  assert.deepEqual(validatePodSpec(spec([{ resourceName: 'memory', restartPolicy: 'RestartContainer' }], 'Never'), 'spec').map((e) => `${e.field}: ${e.message}`), ["spec.containers[0].resizePolicy: Invalid value: \"RestartContainer\": must be 'NotRequired' when `restartPolicy` is 'Never'"]);
+  const spec = (policy: unknown[], restartPolicy = 'Always') => ({
+    restartPolicy,
+    containers: [{ name: 'c', image: 'i', resizePolicy: policy }],
+  });
+  assert.deepEqual(
+    validatePodSpec(
+      spec([
+        { resourceName: 'cpu', restartPolicy: 'NotRequired' },
+        { resourceName: 'memory', restartPolicy: 'RestartContainer' },
+      ]),
+      'spec',
+    ),
+    [],
+  );
+  assert.deepEqual(
+    validatePodSpec(
+      spec([
+        { resourceName: 'cpu', restartPolicy: 'NotRequired' },
+        { resourceName: 'cpu', restartPolicy: 'NotRequired' },
+      ]),
+      'spec',
+    ).map((e) => e.message),
+    ['Duplicate value: "cpu"'],
+  );
+  assert.deepEqual(
+    validatePodSpec(spec([{ resourceName: 'gpu', restartPolicy: 'Later' }]), 'spec').map((e) => e.message),
+    [
+      'Unsupported value: "gpu": supported values: "cpu", "memory"',
+      'Unsupported value: "Later": supported values: "NotRequired", "RestartContainer"',
+    ],
+  );
+  assert.deepEqual(
+    validatePodSpec(spec([{ resourceName: 'memory', restartPolicy: 'RestartContainer' }], 'Never'), 'spec').map(
+      (e) => `${e.field}: ${e.message}`,
+    ),
+    [
+      "spec.containers[0].resizePolicy: Invalid value: \"RestartContainer\": must be 'NotRequired' when `restartPolicy` is 'Never'",
+    ],
+  );
 });

@@ -9,7 +9,15 @@ import { validatePodPaths, type FieldError } from './validation.js';
 type O = Record<string, any>;
 const list = (v: unknown): O[] => (Array.isArray(v) ? (v as O[]) : []);
 const supported = (field: string, v: unknown, values: string[]): FieldError[] =>
-  v === undefined || values.includes(v as string) ? [] : [{ field, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(v)}: supported values: ${values.map((x) => JSON.stringify(x)).join(', ')}` }];
+  v === undefined || values.includes(v as string)
+    ? []
+    : [
+        {
+          field,
+          reason: 'FieldValueNotSupported',
+          message: `Unsupported value: ${JSON.stringify(v)}: supported values: ${values.map((x) => JSON.stringify(x)).join(', ')}`,
+        },
+      ];
 const required = (field: string): FieldError => ({ field, reason: 'FieldValueRequired', message: 'Required value' });
 
 export const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
@@ -17,7 +25,13 @@ export const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 /** A port number field: 1–65535 (0 too where `zeroOk`, as hostPort). */
 export function validatePortNumber(v: unknown, field: string, zeroOk = false): FieldError[] {
   if (v === undefined && zeroOk) return [];
-  if (!Number.isInteger(v) || (v as number) > 65535 || (v as number) < (zeroOk ? 0 : 1)) return [{ field, message: `Invalid value: ${JSON.stringify(v ?? 0)}: must be between ${zeroOk ? 0 : 1} and 65535, inclusive` }];
+  if (!Number.isInteger(v) || (v as number) > 65535 || (v as number) < (zeroOk ? 0 : 1))
+    return [
+      {
+        field,
+        message: `Invalid value: ${JSON.stringify(v ?? 0)}: must be between ${zeroOk ? 0 : 1} and 65535, inclusive`,
+      },
+    ];
   return [];
 }
 
@@ -35,7 +49,8 @@ export function portNameErrors(name: string): string[] {
 /** A port that is a number or an IANA name (Service targetPort, probes). */
 export function validateIntOrPortName(v: unknown, field: string): FieldError[] {
   if (typeof v === 'number') return validatePortNumber(v, field);
-  if (typeof v === 'string') return portNameErrors(v).map((m) => ({ field, message: `Invalid value: ${JSON.stringify(v)}: ${m}` }));
+  if (typeof v === 'string')
+    return portNameErrors(v).map((m) => ({ field, message: `Invalid value: ${JSON.stringify(v)}: ${m}` }));
   return [];
 }
 
@@ -48,7 +63,22 @@ export function parseQuantity(q: unknown): number | undefined {
   if (!m) return undefined;
   const n = Number(m[1]);
   const unit = m[2] ?? '';
-  const mult: Record<string, number> = { '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
+  const mult: Record<string, number> = {
+    '': 1,
+    m: 1e-3,
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+    P: 1e15,
+    E: 1e18,
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    Ti: 2 ** 40,
+    Pi: 2 ** 50,
+    Ei: 2 ** 60,
+  };
   if (unit.startsWith('e')) return n * 10 ** Number(unit.slice(1));
   return Number.isFinite(n) ? n * mult[unit]! : undefined;
 }
@@ -58,67 +88,115 @@ function validateResizePolicy(policies: unknown, p: string, podRestartPolicy: un
   const out: FieldError[] = [];
   const seen = new Set<string>();
   list(policies).forEach((x, i) => {
-    if (seen.has(x.resourceName)) out.push({ field: `${p}[${i}]`, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(x.resourceName)}` });
+    if (seen.has(x.resourceName))
+      out.push({
+        field: `${p}[${i}]`,
+        reason: 'FieldValueDuplicate',
+        message: `Duplicate value: ${JSON.stringify(x.resourceName)}`,
+      });
     seen.add(x.resourceName);
     if (!x.resourceName) out.push(required(p));
     else out.push(...supported(p, x.resourceName, ['cpu', 'memory']));
     if (!x.restartPolicy) out.push(required(p));
     else out.push(...supported(p, x.restartPolicy, ['NotRequired', 'RestartContainer']));
-    if (podRestartPolicy === 'Never' && x.restartPolicy !== 'NotRequired') out.push({ field: p, message: `Invalid value: ${JSON.stringify(x.restartPolicy ?? '')}: must be 'NotRequired' when \`restartPolicy\` is 'Never'` });
+    if (podRestartPolicy === 'Never' && x.restartPolicy !== 'NotRequired')
+      out.push({
+        field: p,
+        message: `Invalid value: ${JSON.stringify(x.restartPolicy ?? '')}: must be 'NotRequired' when \`restartPolicy\` is 'Never'`,
+      });
   });
   return out;
 }
 
-function validateContainer(c: O, p: string, volumes: Set<string>, seen: Set<string>, podRestartPolicy: unknown): FieldError[] {
+function validateContainer(
+  c: O,
+  p: string,
+  volumes: Set<string>,
+  seen: Set<string>,
+  podRestartPolicy: unknown,
+): FieldError[] {
   const out: FieldError[] = [];
   if (typeof c?.name !== 'string' || c.name === '') out.push(required(`${p}.name`));
   else {
     const bad = checkDns1123Label(c.name);
     if (bad) out.push({ field: `${p}.name`, message: `Invalid value: "${c.name}": ${bad}` });
-    if (seen.has(c.name)) out.push({ field: `${p}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: "${c.name}"` });
+    if (seen.has(c.name))
+      out.push({ field: `${p}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: "${c.name}"` });
     seen.add(c.name);
   }
   if (typeof c?.image !== 'string' || c.image.trim() === '') out.push(required(`${p}.image`));
   const portNames = new Set<string>();
   list(c?.ports).forEach((port, i) => {
     const pp = `${p}.ports[${i}]`;
-    out.push(...validatePortNumber(port.containerPort, `${pp}.containerPort`), ...validatePortNumber(port.hostPort, `${pp}.hostPort`, true));
+    out.push(
+      ...validatePortNumber(port.containerPort, `${pp}.containerPort`),
+      ...validatePortNumber(port.hostPort, `${pp}.hostPort`, true),
+    );
     out.push(...supported(`${pp}.protocol`, port.protocol, PROTOCOLS));
     if (typeof port.name === 'string' && port.name) {
-      for (const m of portNameErrors(port.name)) out.push({ field: `${pp}.name`, message: `Invalid value: ${JSON.stringify(port.name)}: ${m}` });
-      if (portNames.has(port.name)) out.push({ field: `${pp}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(port.name)}` });
+      for (const m of portNameErrors(port.name))
+        out.push({ field: `${pp}.name`, message: `Invalid value: ${JSON.stringify(port.name)}: ${m}` });
+      if (portNames.has(port.name))
+        out.push({
+          field: `${pp}.name`,
+          reason: 'FieldValueDuplicate',
+          message: `Duplicate value: ${JSON.stringify(port.name)}`,
+        });
       portNames.add(port.name);
     }
   });
   list(c?.env).forEach((e, i) => {
     const ep = `${p}.env[${i}].name`;
     if (typeof e.name !== 'string' || e.name === '') out.push(required(ep));
-    else if (!ENV_NAME.test(e.name)) out.push({ field: ep, message: `Invalid value: ${JSON.stringify(e.name)}: a valid environment variable name must consist only of printable ASCII characters other than '='` });
+    else if (!ENV_NAME.test(e.name))
+      out.push({
+        field: ep,
+        message: `Invalid value: ${JSON.stringify(e.name)}: a valid environment variable name must consist only of printable ASCII characters other than '='`,
+      });
   });
   list(c?.volumeMounts).forEach((m, i) => {
     const mp = `${p}.volumeMounts[${i}]`;
     if (typeof m.name !== 'string' || m.name === '') out.push(required(`${mp}.name`));
-    else if (!volumes.has(m.name)) out.push({ field: `${mp}.name`, reason: 'FieldValueNotFound', message: `Not found: ${JSON.stringify(m.name)}` });
+    else if (!volumes.has(m.name))
+      out.push({ field: `${mp}.name`, reason: 'FieldValueNotFound', message: `Not found: ${JSON.stringify(m.name)}` });
     if (typeof m.mountPath !== 'string' || m.mountPath === '') out.push(required(`${mp}.mountPath`));
   });
   out.push(...supported(`${p}.imagePullPolicy`, c?.imagePullPolicy, ['Always', 'IfNotPresent', 'Never']));
-  out.push(...supported(`${p}.terminationMessagePolicy`, c?.terminationMessagePolicy, ['File', 'FallbackToLogsOnError']));
+  out.push(
+    ...supported(`${p}.terminationMessagePolicy`, c?.terminationMessagePolicy, ['File', 'FallbackToLogsOnError']),
+  );
   const limits = (c?.resources?.limits ?? {}) as O;
   const requests = (c?.resources?.requests ?? {}) as O;
   for (const [res, req] of Object.entries(requests)) {
     const r = parseQuantity(req);
     const l = parseQuantity(limits[res]);
-    if (r !== undefined && l !== undefined && r > l) out.push({ field: `${p}.resources.requests`, message: `Invalid value: ${JSON.stringify(String(req))}: must be less than or equal to ${res} limit of ${String(limits[res])}` });
+    if (r !== undefined && l !== undefined && r > l)
+      out.push({
+        field: `${p}.resources.requests`,
+        message: `Invalid value: ${JSON.stringify(String(req))}: must be less than or equal to ${res} limit of ${String(limits[res])}`,
+      });
   }
   out.push(...validateResizePolicy(c?.resizePolicy, `${p}.resizePolicy`, podRestartPolicy));
   for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
     const pr = c?.[probe] as O | undefined;
     if (!pr) continue;
     const handlers = ['exec', 'httpGet', 'tcpSocket', 'grpc'].filter((h) => pr[h] !== undefined);
-    if (handlers.length === 0) out.push({ field: `${p}.${probe}`, reason: 'FieldValueRequired', message: 'Required value: must specify a handler type' });
-    else if (handlers.length > 1) out.push({ field: `${p}.${probe}.${handlers[1]}`, reason: 'FieldValueForbidden', message: `Forbidden: may not specify more than 1 handler type` });
-    if (pr.httpGet?.port !== undefined) out.push(...validateIntOrPortName(pr.httpGet.port, `${p}.${probe}.httpGet.port`));
-    if (pr.tcpSocket?.port !== undefined) out.push(...validateIntOrPortName(pr.tcpSocket.port, `${p}.${probe}.tcpSocket.port`));
+    if (handlers.length === 0)
+      out.push({
+        field: `${p}.${probe}`,
+        reason: 'FieldValueRequired',
+        message: 'Required value: must specify a handler type',
+      });
+    else if (handlers.length > 1)
+      out.push({
+        field: `${p}.${probe}.${handlers[1]}`,
+        reason: 'FieldValueForbidden',
+        message: `Forbidden: may not specify more than 1 handler type`,
+      });
+    if (pr.httpGet?.port !== undefined)
+      out.push(...validateIntOrPortName(pr.httpGet.port, `${p}.${probe}.httpGet.port`));
+    if (pr.tcpSocket?.port !== undefined)
+      out.push(...validateIntOrPortName(pr.tcpSocket.port, `${p}.${probe}.tcpSocket.port`));
   }
   return out;
 }
@@ -131,19 +209,49 @@ export function validateDnsConfig(spec: O, path: string): FieldError[] {
   const cfg = spec.dnsConfig as O | undefined;
   const p = `${path}.dnsConfig`;
   if (spec.dnsPolicy === 'None') {
-    if (!cfg) return [{ field: p, reason: 'FieldValueRequired', message: 'Required value: must provide `dnsConfig` when `dnsPolicy` is None' }];
-    if (!Array.isArray(cfg.nameservers) || cfg.nameservers.length === 0) return [{ field: `${p}.nameservers`, reason: 'FieldValueRequired', message: 'Required value: must provide at least one DNS nameserver when `dnsPolicy` is None' }];
+    if (!cfg)
+      return [
+        {
+          field: p,
+          reason: 'FieldValueRequired',
+          message: 'Required value: must provide `dnsConfig` when `dnsPolicy` is None',
+        },
+      ];
+    if (!Array.isArray(cfg.nameservers) || cfg.nameservers.length === 0)
+      return [
+        {
+          field: `${p}.nameservers`,
+          reason: 'FieldValueRequired',
+          message: 'Required value: must provide at least one DNS nameserver when `dnsPolicy` is None',
+        },
+      ];
   }
   if (!cfg || typeof cfg !== 'object') return [];
   const out: FieldError[] = [];
   const ns = Array.isArray(cfg.nameservers) ? (cfg.nameservers as unknown[]) : [];
-  if (ns.length > 3) out.push({ field: `${p}.nameservers`, message: `Invalid value: ${goStrings(ns)}: must not have more than 3 nameservers` });
+  if (ns.length > 3)
+    out.push({
+      field: `${p}.nameservers`,
+      message: `Invalid value: ${goStrings(ns)}: must not have more than 3 nameservers`,
+    });
   ns.forEach((n, i) => {
-    if (typeof n !== 'string' || !net.isIP(n)) out.push({ field: `${p}.nameservers[${i}]`, message: `Invalid value: ${JSON.stringify(n)}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)` });
+    if (typeof n !== 'string' || !net.isIP(n))
+      out.push({
+        field: `${p}.nameservers[${i}]`,
+        message: `Invalid value: ${JSON.stringify(n)}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`,
+      });
   });
   const searches = Array.isArray(cfg.searches) ? (cfg.searches as unknown[]) : [];
-  if (searches.length > 32) out.push({ field: `${p}.searches`, message: `Invalid value: ${goStrings(searches)}: must not have more than 32 search paths` });
-  if (searches.join(' ').length > 2048) out.push({ field: `${p}.searches`, message: `Invalid value: ${goStrings(searches)}: must not have more than 2048 characters (including spaces) in the search list` });
+  if (searches.length > 32)
+    out.push({
+      field: `${p}.searches`,
+      message: `Invalid value: ${goStrings(searches)}: must not have more than 32 search paths`,
+    });
+  if (searches.join(' ').length > 2048)
+    out.push({
+      field: `${p}.searches`,
+      message: `Invalid value: ${goStrings(searches)}: must not have more than 2048 characters (including spaces) in the search list`,
+    });
   searches.forEach((s, i) => {
     // A trailing dot is fine.
     const v = String(s).replace(/\.$/, '');
@@ -151,7 +259,12 @@ export function validateDnsConfig(spec: O, path: string): FieldError[] {
     if (bad) out.push({ field: `${p}.searches[${i}]`, message: `Invalid value: ${JSON.stringify(v)}: ${bad}` });
   });
   list(cfg.options).forEach((o, i) => {
-    if (typeof o?.name !== 'string' || o.name === '') out.push({ field: `${p}.options[${i}]`, reason: 'FieldValueRequired', message: 'Required value: must not be empty' });
+    if (typeof o?.name !== 'string' || o.name === '')
+      out.push({
+        field: `${p}.options[${i}]`,
+        reason: 'FieldValueRequired',
+        message: 'Required value: must not be empty',
+      });
   });
   return out;
 }
@@ -167,10 +280,19 @@ export function validateSysctls(spec: O, path: string): FieldError[] {
   list(spec.securityContext?.sysctls).forEach((s, i) => {
     const p = `${path}.securityContext.sysctls[${i}].name`;
     if (typeof s?.name !== 'string' || s.name === '') return out.push(required(p));
-    if (s.name.length > 253 || !SYSCTL_NAME.test(s.name)) out.push({ field: p, message: `Invalid value: ${JSON.stringify(s.name)}: must have at most 253 characters and match regex ${SYSCTL_NAME_TEXT}` });
-    else if (seen.has(s.name)) out.push({ field: p, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(s.name)}` });
+    if (s.name.length > 253 || !SYSCTL_NAME.test(s.name))
+      out.push({
+        field: p,
+        message: `Invalid value: ${JSON.stringify(s.name)}: must have at most 253 characters and match regex ${SYSCTL_NAME_TEXT}`,
+      });
+    else if (seen.has(s.name))
+      out.push({ field: p, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(s.name)}` });
     seen.add(s.name);
-    if (typeof s.value !== 'string') out.push({ field: `${path}.securityContext.sysctls[${i}].value`, message: `Invalid value: ${JSON.stringify(s.value ?? null)}: must be a string` });
+    if (typeof s.value !== 'string')
+      out.push({
+        field: `${path}.securityContext.sysctls[${i}].value`,
+        message: `Invalid value: ${JSON.stringify(s.value ?? null)}: must be a string`,
+      });
   });
   return out;
 }
@@ -186,31 +308,61 @@ export function validatePodSpec(spec: O | undefined, path: string): FieldError[]
     else {
       const bad = checkDns1123Label(v.name);
       if (bad) out.push({ field: vp, message: `Invalid value: ${JSON.stringify(v.name)}: ${bad}` });
-      if (volumes.has(v.name)) out.push({ field: vp, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(v.name)}` });
+      if (volumes.has(v.name))
+        out.push({ field: vp, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(v.name)}` });
       volumes.add(v.name);
     }
   });
   if (!Array.isArray(spec.containers) || spec.containers.length === 0) out.push(required(`${path}.containers`));
   const seen = new Set<string>();
-  for (const l of ['initContainers', 'containers']) list(spec[l]).forEach((c, i) => out.push(...validateContainer(c, `${path}.${l}[${i}]`, volumes, seen, spec.restartPolicy)));
+  for (const l of ['initContainers', 'containers'])
+    list(spec[l]).forEach((c, i) =>
+      out.push(...validateContainer(c, `${path}.${l}[${i}]`, volumes, seen, spec.restartPolicy)),
+    );
   // Container restartPolicy: only init containers may set it, to Always (a native sidecar); other init containers run once, so probes and hooks are not theirs.
   list(spec.containers).forEach((c, i) => {
-    if (c.restartPolicy !== undefined) out.push({ field: `${path}.containers[${i}].restartPolicy`, reason: 'FieldValueForbidden', message: 'Forbidden: may not be set for non-init containers' });
+    if (c.restartPolicy !== undefined)
+      out.push({
+        field: `${path}.containers[${i}].restartPolicy`,
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: may not be set for non-init containers',
+      });
   });
   list(spec.initContainers).forEach((c, i) => {
     const p = `${path}.initContainers[${i}]`;
     if (c.restartPolicy !== undefined) out.push(...supported(`${p}.restartPolicy`, c.restartPolicy, ['Always']));
     if (c.restartPolicy === 'Always') return;
     for (const f of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe']) {
-      if (c[f] !== undefined && c[f] !== null) out.push({ field: `${p}.${f}`, reason: 'FieldValueForbidden', message: 'Forbidden: may not be set for init containers without restartPolicy=Always' });
+      if (c[f] !== undefined && c[f] !== null)
+        out.push({
+          field: `${p}.${f}`,
+          reason: 'FieldValueForbidden',
+          message: 'Forbidden: may not be set for init containers without restartPolicy=Always',
+        });
     }
   });
   out.push(...validatePodPaths(spec, path));
   out.push(...supported(`${path}.restartPolicy`, spec.restartPolicy, ['Always', 'OnFailure', 'Never']));
-  out.push(...supported(`${path}.dnsPolicy`, spec.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None']));
+  out.push(
+    ...supported(`${path}.dnsPolicy`, spec.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None']),
+  );
   out.push(...validateDnsConfig(spec, path));
   out.push(...validateSysctls(spec, path));
-  if (spec.terminationGracePeriodSeconds !== undefined && (!Number.isInteger(spec.terminationGracePeriodSeconds) || spec.terminationGracePeriodSeconds < 0)) out.push({ field: `${path}.terminationGracePeriodSeconds`, message: `Invalid value: ${JSON.stringify(spec.terminationGracePeriodSeconds)}: must be greater than or equal to 0` });
-  if (spec.activeDeadlineSeconds !== undefined && (!Number.isInteger(spec.activeDeadlineSeconds) || spec.activeDeadlineSeconds < 1)) out.push({ field: `${path}.activeDeadlineSeconds`, message: `Invalid value: ${JSON.stringify(spec.activeDeadlineSeconds)}: must be between 1 and 2147483647, inclusive` });
+  if (
+    spec.terminationGracePeriodSeconds !== undefined &&
+    (!Number.isInteger(spec.terminationGracePeriodSeconds) || spec.terminationGracePeriodSeconds < 0)
+  )
+    out.push({
+      field: `${path}.terminationGracePeriodSeconds`,
+      message: `Invalid value: ${JSON.stringify(spec.terminationGracePeriodSeconds)}: must be greater than or equal to 0`,
+    });
+  if (
+    spec.activeDeadlineSeconds !== undefined &&
+    (!Number.isInteger(spec.activeDeadlineSeconds) || spec.activeDeadlineSeconds < 1)
+  )
+    out.push({
+      field: `${path}.activeDeadlineSeconds`,
+      message: `Invalid value: ${JSON.stringify(spec.activeDeadlineSeconds)}: must be between 1 and 2147483647, inclusive`,
+    });
   return out;
 }

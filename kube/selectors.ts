@@ -3,11 +3,12 @@
 export type Requirement =
   | { key: string; op: 'in' | 'notin'; values: string[] }
   | { key: string; op: '=' | '!='; values: [string] }
-  | { key: string; op: 'exists' | '!' ; values: [] };
+  | { key: string; op: 'exists' | '!'; values: [] };
 
 export class SelectorError extends Error {}
 
-const KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const KEY =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
 
 function splitTop(s: string): string[] {
@@ -62,12 +63,18 @@ export function matchLabels(reqs: Requirement[], labels: Record<string, string> 
     const has = Object.prototype.hasOwnProperty.call(l, r.key);
     const v = l[r.key];
     switch (r.op) {
-      case '=': return has && v === r.values[0];
-      case '!=': return !has || v !== r.values[0];
-      case 'in': return has && r.values.includes(v!);
-      case 'notin': return !has || !r.values.includes(v!);
-      case 'exists': return has;
-      case '!': return !has;
+      case '=':
+        return has && v === r.values[0];
+      case '!=':
+        return !has || v !== r.values[0];
+      case 'in':
+        return has && r.values.includes(v!);
+      case 'notin':
+        return !has || !r.values.includes(v!);
+      case 'exists':
+        return has;
+      case '!':
+        return !has;
     }
   });
 }
@@ -80,7 +87,10 @@ export interface FieldRequirement {
 
 export function parseFieldSelector(s: string): FieldRequirement[] {
   const out: FieldRequirement[] = [];
-  for (const part of s.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of s
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^([^=!]+)(==|=|!=)(.*)$/.exec(part);
     if (!m) throw new SelectorError(`invalid selector: '${s}'; can't understand '${part}'`);
     out.push({ field: m[1]!.trim(), op: m[2] === '!=' ? '!=' : '=', value: m[3]!.trim() });

@@ -18,12 +18,18 @@ interface Frame {
 
 function frames(b: Buffer): Frame[] {
   const out: Frame[] = [];
-  for (let off = 0; off + 8 <= b.length; ) {
+  for (let off = 0; off + 8 <= b.length;) {
     const first = b.readUInt32BE(off);
     const len = b.readUInt32BE(off + 4) & 0xffffff;
     const body = b.subarray(off + 8, off + 8 + len);
     const control = (first & 0x80000000) !== 0;
-    out.push({ control, type: control ? first & 0xffff : 0, id: control ? (body.length >= 4 ? body.readUInt32BE(0) & 0x7fffffff : 0) : first & 0x7fffffff, flags: b.readUInt8(off + 4), body });
+    out.push({
+      control,
+      type: control ? first & 0xffff : 0,
+      id: control ? (body.length >= 4 ? body.readUInt32BE(0) & 0x7fffffff : 0) : first & 0x7fffffff,
+      flags: b.readUInt8(off + 4),
+      body,
+    });
     off += 8 + len;
   }
   return out;
@@ -37,7 +43,11 @@ function session() {
     return true;
   }) as typeof socket.write;
   const events: string[] = [];
-  const s = new SpdySession(socket, { onData: (id, d) => events.push(`data ${id} ${d.toString()}`), onEnd: (id) => events.push(`end ${id}`), onClose: () => events.push('closed') });
+  const s = new SpdySession(socket, {
+    onData: (id, d) => events.push(`data ${id} ${d.toString()}`),
+    onEnd: (id) => events.push(`end ${id}`),
+    onClose: () => events.push('closed'),
+  });
   return { s, socket, sent: () => Buffer.concat(sent), events };
 }
 
@@ -79,7 +89,13 @@ test('data and FIN go out on the stream; an empty write sends nothing', () => {
   st.write(Buffer.from('abc'));
   st.end();
   const data = frames(sent()).filter((f) => !f.control);
-  assert.deepEqual(data.map((f) => [f.id, f.flags, f.body.toString()]), [[1, 0, 'abc'], [1, 1, '']]);
+  assert.deepEqual(
+    data.map((f) => [f.id, f.flags, f.body.toString()]),
+    [
+      [1, 0, 'abc'],
+      [1, 1, ''],
+    ],
+  );
 });
 
 test('incoming data (split across reads), FIN, RST_STREAM and GOAWAY reach the handlers; a peer ping is echoed', () => {
@@ -97,7 +113,14 @@ test('incoming data (split across reads), FIN, RST_STREAM and GOAWAY reach the h
     h.writeUInt32BE(body.length, 4);
     return Buffer.concat([h, body]);
   };
-  const u32 = (...n: number[]) => Buffer.concat(n.map((x) => { const b = Buffer.alloc(4); b.writeUInt32BE(x); return b; }));
+  const u32 = (...n: number[]) =>
+    Buffer.concat(
+      n.map((x) => {
+        const b = Buffer.alloc(4);
+        b.writeUInt32BE(x);
+        return b;
+      }),
+    );
   const wire = Buffer.concat([data(3, 0, 'hello'), data(3, 1, '!'), control(3, u32(5, 5)), control(6, u32(2))]);
   socket.emit('data', wire.subarray(0, 5));
   socket.emit('data', wire.subarray(5));

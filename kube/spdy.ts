@@ -14,7 +14,16 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 const VERSION = 3;
-const TYPE = { synStream: 1, synReply: 2, rstStream: 3, settings: 4, ping: 6, goAway: 7, headers: 8, windowUpdate: 9 } as const;
+const TYPE = {
+  synStream: 1,
+  synReply: 2,
+  rstStream: 3,
+  settings: 4,
+  ping: 6,
+  goAway: 7,
+  headers: 8,
+  windowUpdate: 9,
+} as const;
 const FLAG_FIN = 0x01;
 /** adler32 of SPDY/3's header dictionary (draft-mbelshe-httpbis-spdy-00 §2.6.10.1), as zlib's FDICT id. */
 const DICTIONARY_ID = 0xe3c6a7c2;
@@ -190,13 +199,22 @@ export function dialSpdy(d: SpdyDial): Promise<{ socket: Duplex; protocol: strin
       cert: d.cert,
       key: d.key,
       rejectUnauthorized: false,
-      headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': d.protocols, 'Content-Length': '0' },
+      headers: {
+        Connection: 'Upgrade',
+        Upgrade: 'SPDY/3.1',
+        'X-Stream-Protocol-Version': d.protocols,
+        'Content-Length': '0',
+      },
     });
-    req.on('upgrade', (res: IncomingMessage, socket: Duplex, head: Buffer) => resolve({ socket, protocol: String(res.headers['x-stream-protocol-version'] ?? ''), head }));
+    req.on('upgrade', (res: IncomingMessage, socket: Duplex, head: Buffer) =>
+      resolve({ socket, protocol: String(res.headers['x-stream-protocol-version'] ?? ''), head }),
+    );
     req.on('response', (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => reject(new SpdyDialError(res.statusCode ?? 502, Buffer.concat(chunks).toString('utf8').slice(0, 4096).trim())));
+      res.on('end', () =>
+        reject(new SpdyDialError(res.statusCode ?? 502, Buffer.concat(chunks).toString('utf8').slice(0, 4096).trim())),
+      );
     });
     req.on('error', reject);
     req.end();

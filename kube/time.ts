@@ -7,4 +7,8 @@ export const rfc3339 = (d: Date = new Date()): string => d.toISOString().replace
 export const microTime = (d: Date = new Date()): string => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 /** Go's RFC3339Nano, which trims trailing zeros of the fraction (annotations such as config.seen). */
-export const rfc3339Nano = (d: Date = new Date()): string => d.toISOString().replace(/\.?0+Z$/, 'Z').replace('.Z', 'Z');
+export const rfc3339Nano = (d: Date = new Date()): string =>
+  d
+    .toISOString()
+    .replace(/\.?0+Z$/, 'Z')
+    .replace('.Z', 'Z');

@@ -3,4 +3,5 @@
 // more, and a gRPC deadline that far out makes grpc-js throw. Clamp them.
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export const clampDelay = (ms: number): number => (Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_TIMER_MS) : MAX_TIMER_MS);
+export const clampDelay = (ms: number): number =>
+  Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_TIMER_MS) : MAX_TIMER_MS;

@@ -35,7 +35,17 @@ export function spliceUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer
   };
   const up: net.Socket =
     t.url.protocol === 'https:'
-      ? tls.connect({ host, port, cert: t.cert, key: t.key, rejectUnauthorized: false, servername: net.isIP(host) ? undefined : host }, onConnect)
+      ? tls.connect(
+          {
+            host,
+            port,
+            cert: t.cert,
+            key: t.key,
+            rejectUnauthorized: false,
+            servername: net.isIP(host) ? undefined : host,
+          },
+          onConnect,
+        )
       : net.connect({ host, port }, onConnect);
   const close = (): void => {
     up.destroy();
@@ -50,5 +60,7 @@ export function spliceUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer
 /** A plain HTTP answer on a connection that asked to be upgraded. */
 export function answerUpgrade(socket: Duplex, code: number, contentType: string, body: string): void {
   const text = STATUS_CODES[code] ?? 'Internal Server Error';
-  socket.end(`HTTP/1.1 ${code} ${text}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${code} ${text}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -14,8 +14,10 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 export const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
 
-const NAME_MSG = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-const VALUE_MSG = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+const NAME_MSG =
+  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const VALUE_MSG =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
 /** IsQualifiedName: [prefix/]name, the prefix a DNS subdomain. */
 export function qualifiedNameErrors(key: string): string[] {
@@ -27,9 +29,14 @@ export function qualifiedNameErrors(key: string): string[] {
     name = n;
     if (prefix.length === 0) out.push('prefix part must be non-empty');
     else if (prefix.length > 253) out.push('prefix part must be no more than 253 characters');
-    else if (!DNS1123_SUBDOMAIN.test(prefix)) out.push("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+    else if (!DNS1123_SUBDOMAIN.test(prefix))
+      out.push(
+        "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+      );
   } else if (parts.length > 2) {
-    return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"];
+    return [
+      "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
   }
   if (name.length === 0) out.push('name part must be non-empty');
   else if (name.length > 63) out.push('name part must be no more than 63 characters');
@@ -37,7 +44,8 @@ export function qualifiedNameErrors(key: string): string[] {
   return out;
 }
 
-const isStringMap = (m: unknown): m is Record<string, unknown> => typeof m === 'object' && m !== null && !Array.isArray(m);
+const isStringMap = (m: unknown): m is Record<string, unknown> =>
+  typeof m === 'object' && m !== null && !Array.isArray(m);
 
 /** ValidateLabels. */
 export function validateLabels(labels: unknown, path: string): FieldError[] {
@@ -45,11 +53,17 @@ export function validateLabels(labels: unknown, path: string): FieldError[] {
   if (!isStringMap(labels)) return [{ field: path, message: 'Invalid value: must be a map of strings' }];
   const out: FieldError[] = [];
   for (const [k, v] of Object.entries(labels)) {
-    for (const m of qualifiedNameErrors(k)) out.push({ field: path, message: `Invalid value: ${JSON.stringify(k)}: ${m}` });
+    for (const m of qualifiedNameErrors(k))
+      out.push({ field: path, message: `Invalid value: ${JSON.stringify(k)}: ${m}` });
     if (typeof v !== 'string') out.push({ field: `${path}[${k}]`, message: 'Invalid value: must be a string' });
     else {
-      if (v.length > 63) out.push({ field: `${path}`, message: `Invalid value: ${JSON.stringify(v.slice(0, 80))}: must be no more than 63 characters` });
-      else if (!LABEL_VALUE.test(v)) out.push({ field: `${path}`, message: `Invalid value: ${JSON.stringify(v)}: ${VALUE_MSG}` });
+      if (v.length > 63)
+        out.push({
+          field: `${path}`,
+          message: `Invalid value: ${JSON.stringify(v.slice(0, 80))}: must be no more than 63 characters`,
+        });
+      else if (!LABEL_VALUE.test(v))
+        out.push({ field: `${path}`, message: `Invalid value: ${JSON.stringify(v)}: ${VALUE_MSG}` });
     }
   }
   return out;
@@ -62,42 +76,66 @@ export function validateAnnotations(annotations: unknown, path: string): FieldEr
   const out: FieldError[] = [];
   let size = 0;
   for (const [k, v] of Object.entries(annotations)) {
-    for (const m of qualifiedNameErrors(k.toLowerCase())) out.push({ field: path, message: `Invalid value: ${JSON.stringify(k)}: ${m}` });
+    for (const m of qualifiedNameErrors(k.toLowerCase()))
+      out.push({ field: path, message: `Invalid value: ${JSON.stringify(k)}: ${m}` });
     if (typeof v !== 'string') out.push({ field: `${path}[${k}]`, message: 'Invalid value: must be a string' });
     else size += Buffer.byteLength(k) + Buffer.byteLength(v);
   }
-  if (size > TOTAL_ANNOTATION_SIZE_LIMIT) out.push({ field: path, reason: 'FieldValueTooLong', message: `Too long: may not be more than ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes` });
+  if (size > TOTAL_ANNOTATION_SIZE_LIMIT)
+    out.push({
+      field: path,
+      reason: 'FieldValueTooLong',
+      message: `Too long: may not be more than ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes`,
+    });
   return out;
 }
 
 /** validateLocalDescendingPath: relative, and no '..' element (subPath, items[].path). */
 export function validateLocalDescendingPath(p: string, path: string): FieldError[] {
   const out: FieldError[] = [];
-  if (p.startsWith('/')) out.push({ field: path, message: `Invalid value: ${JSON.stringify(p)}: must be a relative path` });
+  if (p.startsWith('/'))
+    out.push({ field: path, message: `Invalid value: ${JSON.stringify(p)}: must be a relative path` });
   out.push(...validatePathNoBacksteps(p, path));
   return out;
 }
 
 export function validatePathNoBacksteps(p: string, path: string): FieldError[] {
-  return p.split('/').includes('..') ? [{ field: path, message: `Invalid value: ${JSON.stringify(p)}: must not contain '..'` }] : [];
+  return p.split('/').includes('..')
+    ? [{ field: path, message: `Invalid value: ${JSON.stringify(p)}: must not contain '..'` }]
+    : [];
 }
 
-export const HOST_PATH_TYPES = ['', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', 'File', 'Socket', 'CharDevice', 'BlockDevice'];
+export const HOST_PATH_TYPES = [
+  '',
+  'DirectoryOrCreate',
+  'Directory',
+  'FileOrCreate',
+  'File',
+  'Socket',
+  'CharDevice',
+  'BlockDevice',
+];
 
 /** validateHostPathVolumeSource. */
 export function validateHostPath(hp: unknown, path: string): FieldError[] {
   if (!isStringMap(hp)) return [{ field: path, reason: 'FieldValueRequired', message: 'Required value' }];
-  if (typeof hp.path !== 'string' || hp.path === '') return [{ field: `${path}.path`, reason: 'FieldValueRequired', message: 'Required value' }];
+  if (typeof hp.path !== 'string' || hp.path === '')
+    return [{ field: `${path}.path`, reason: 'FieldValueRequired', message: 'Required value' }];
   const out = validatePathNoBacksteps(hp.path, `${path}.path`);
   if (hp.type !== undefined && hp.type !== null && !HOST_PATH_TYPES.includes(hp.type as string)) {
-    out.push({ field: `${path}.type`, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(hp.type)}: supported values: ${HOST_PATH_TYPES.map((t) => JSON.stringify(t)).join(', ')}` });
+    out.push({
+      field: `${path}.type`,
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: ${JSON.stringify(hp.type)}: supported values: ${HOST_PATH_TYPES.map((t) => JSON.stringify(t)).join(', ')}`,
+    });
   }
   return out;
 }
 
 /** A UID the kubelet may name a directory after: one path element of letters, digits, '-', '_' and '.', not '.' or '..'. */
 export function checkUid(uid: string): string | undefined {
-  if (uid.length > 128 || !/^[A-Za-z0-9][-A-Za-z0-9_.]*$/.test(uid)) return "must be a UUID or up to 128 letters, digits, '-', '_' or '.' starting with a letter or digit";
+  if (uid.length > 128 || !/^[A-Za-z0-9][-A-Za-z0-9_.]*$/.test(uid))
+    return "must be a UUID or up to 128 letters, digits, '-', '_' or '.' starting with a letter or digit";
   return undefined;
 }
 
@@ -110,13 +148,29 @@ export function validatePodPaths(spec: Record<string, any>, path: string): Field
       const mounts = Array.isArray(c?.volumeMounts) ? (c.volumeMounts as Record<string, any>[]) : [];
       mounts.forEach((m, j) => {
         const mp = `${path}.${list}[${i}].volumeMounts[${j}]`;
-        if (typeof m?.subPath === 'string' && m.subPath) out.push(...validateLocalDescendingPath(m.subPath, `${mp}.subPath`));
-        if (m?.subPath && m?.subPathExpr) out.push({ field: `${mp}.subPathExpr`, message: `Invalid value: ${JSON.stringify(m.subPathExpr)}: subPathExpr and subPath are mutually exclusive` });
-        if (typeof m?.subPathExpr === 'string' && m.subPathExpr) out.push(...validateLocalDescendingPath(m.subPathExpr, `${mp}.subPathExpr`));
+        if (typeof m?.subPath === 'string' && m.subPath)
+          out.push(...validateLocalDescendingPath(m.subPath, `${mp}.subPath`));
+        if (m?.subPath && m?.subPathExpr)
+          out.push({
+            field: `${mp}.subPathExpr`,
+            message: `Invalid value: ${JSON.stringify(m.subPathExpr)}: subPathExpr and subPath are mutually exclusive`,
+          });
+        if (typeof m?.subPathExpr === 'string' && m.subPathExpr)
+          out.push(...validateLocalDescendingPath(m.subPathExpr, `${mp}.subPathExpr`));
         // validateMountPropagation.
         const prop = m?.mountPropagation;
-        if (prop !== undefined && !['Bidirectional', 'HostToContainer', 'None'].includes(prop)) out.push({ field: `${mp}.mountPropagation`, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(prop)}: supported values: "Bidirectional", "HostToContainer", "None"` });
-        else if (prop === 'Bidirectional' && c?.securityContext?.privileged !== true) out.push({ field: `${mp}.mountPropagation`, reason: 'FieldValueForbidden', message: 'Forbidden: Bidirectional mount propagation is available only to privileged containers' });
+        if (prop !== undefined && !['Bidirectional', 'HostToContainer', 'None'].includes(prop))
+          out.push({
+            field: `${mp}.mountPropagation`,
+            reason: 'FieldValueNotSupported',
+            message: `Unsupported value: ${JSON.stringify(prop)}: supported values: "Bidirectional", "HostToContainer", "None"`,
+          });
+        else if (prop === 'Bidirectional' && c?.securityContext?.privileged !== true)
+          out.push({
+            field: `${mp}.mountPropagation`,
+            reason: 'FieldValueForbidden',
+            message: 'Forbidden: Bidirectional mount propagation is available only to privileged containers',
+          });
       });
     });
   }

@@ -1,7 +1,15 @@
 // Removing a proxy mode's rules (upstream CleanupLeftovers): `--cleanup`
 // removes both modes' and exits; each mode removes the other's at start, so
 // a switch between iptables and nftables leaves nothing stale behind.
-import { isServiceChain, KUBE_EXTERNAL_SERVICES, KUBE_FORWARD, KUBE_NODEPORTS, KUBE_POSTROUTING, KUBE_PROXY_FIREWALL, KUBE_SERVICES } from './iptables/chains.js';
+import {
+  isServiceChain,
+  KUBE_EXTERNAL_SERVICES,
+  KUBE_FORWARD,
+  KUBE_NODEPORTS,
+  KUBE_POSTROUTING,
+  KUBE_PROXY_FIREWALL,
+  KUBE_SERVICES,
+} from './iptables/chains.js';
 import type { Iptables } from './iptables/apply.js';
 
 const OURS = {
@@ -30,7 +38,14 @@ export function chainRemoval(table: 'filter' | 'nat', save: string, ours: (chain
     }
   }
   if (!chains.length && !jumps.length) return '';
-  return [`*${table}`, ...chains.map((c) => `:${c} - [0:0]`), ...jumps, ...chains.map((c) => `-X ${c}`), 'COMMIT', ''].join('\n');
+  return [
+    `*${table}`,
+    ...chains.map((c) => `:${c} - [0:0]`),
+    ...jumps,
+    ...chains.map((c) => `-X ${c}`),
+    'COMMIT',
+    '',
+  ].join('\n');
 }
 
 /** Removes the iptables mode's rules; the names of the tables that had some. */

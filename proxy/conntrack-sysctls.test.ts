@@ -13,11 +13,25 @@ test('conntrack sysctls from the configuration: the table size from maxPerCore a
     { name: 'nf_conntrack_tcp_timeout_close_wait', value: 3600 },
   ]);
   assert.equal(conntrackSysctls(CONNTRACK_DEFAULTS, 8)[0]!.value, 262144, 'maxPerCore × CPUs when above min');
-  assert.deepEqual(conntrackSysctls({ ...CONNTRACK_DEFAULTS, maxPerCore: 0, tcpEstablishedTimeout: 0, tcpCloseWaitTimeout: 0, tcpBeLiberal: true, udpTimeout: 30, udpStreamTimeout: 120 }, 2), [
-    { name: 'nf_conntrack_tcp_be_liberal', value: 1 },
-    { name: 'nf_conntrack_udp_timeout', value: 30 },
-    { name: 'nf_conntrack_udp_timeout_stream', value: 120 },
-  ]);
+  assert.deepEqual(
+    conntrackSysctls(
+      {
+        ...CONNTRACK_DEFAULTS,
+        maxPerCore: 0,
+        tcpEstablishedTimeout: 0,
+        tcpCloseWaitTimeout: 0,
+        tcpBeLiberal: true,
+        udpTimeout: 30,
+        udpStreamTimeout: 120,
+      },
+      2,
+    ),
+    [
+      { name: 'nf_conntrack_tcp_be_liberal', value: 1 },
+      { name: 'nf_conntrack_udp_timeout', value: 30 },
+      { name: 'nf_conntrack_udp_timeout_stream', value: 120 },
+    ],
+  );
 });
 
 test('applying: nf_conntrack_max only raised, others written when different, an unwritable one logged and skipped', () => {

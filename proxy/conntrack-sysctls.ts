@@ -18,7 +18,15 @@ export interface ConntrackConfig {
 }
 
 /** Upstream's defaults (kubeproxy.config.k8s.io/v1alpha1). */
-export const CONNTRACK_DEFAULTS: ConntrackConfig = { maxPerCore: 32768, min: 131072, tcpEstablishedTimeout: 86400, tcpCloseWaitTimeout: 3600, tcpBeLiberal: false, udpTimeout: 0, udpStreamTimeout: 0 };
+export const CONNTRACK_DEFAULTS: ConntrackConfig = {
+  maxPerCore: 32768,
+  min: 131072,
+  tcpEstablishedTimeout: 86400,
+  tcpCloseWaitTimeout: 3600,
+  tcpBeLiberal: false,
+  udpTimeout: 0,
+  udpStreamTimeout: 0,
+};
 
 export interface Sysctl {
   name: string;
@@ -29,9 +37,12 @@ export interface Sysctl {
 
 export function conntrackSysctls(c: ConntrackConfig, cpus: number): Sysctl[] {
   const out: Sysctl[] = [];
-  if (c.maxPerCore > 0) out.push({ name: 'nf_conntrack_max', value: Math.max(c.maxPerCore * cpus, c.min), raiseOnly: true });
-  if (c.tcpEstablishedTimeout > 0) out.push({ name: 'nf_conntrack_tcp_timeout_established', value: c.tcpEstablishedTimeout });
-  if (c.tcpCloseWaitTimeout > 0) out.push({ name: 'nf_conntrack_tcp_timeout_close_wait', value: c.tcpCloseWaitTimeout });
+  if (c.maxPerCore > 0)
+    out.push({ name: 'nf_conntrack_max', value: Math.max(c.maxPerCore * cpus, c.min), raiseOnly: true });
+  if (c.tcpEstablishedTimeout > 0)
+    out.push({ name: 'nf_conntrack_tcp_timeout_established', value: c.tcpEstablishedTimeout });
+  if (c.tcpCloseWaitTimeout > 0)
+    out.push({ name: 'nf_conntrack_tcp_timeout_close_wait', value: c.tcpCloseWaitTimeout });
   if (c.tcpBeLiberal) out.push({ name: 'nf_conntrack_tcp_be_liberal', value: 1 });
   if (c.udpTimeout > 0) out.push({ name: 'nf_conntrack_udp_timeout', value: c.udpTimeout });
   if (c.udpStreamTimeout > 0) out.push({ name: 'nf_conntrack_udp_timeout_stream', value: c.udpStreamTimeout });

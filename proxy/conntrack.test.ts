@@ -25,5 +25,7 @@ test('stale: replies from anything but a serving endpoint, to the Service IPs or
     ['-p', 'udp', '--orig-port-dst', '30053', '--reply-src', '10.244.0.5'],
   ]);
   assert.deepEqual(staleUdpFilters(flows, [{ ...dns, serving: new Set() }]), [], 'no serving endpoint: left alone');
-  assert.deepEqual(staleUdpFilters(flows, [{ ...dns, serving: new Set(['10.244.0.5', '10.244.0.6']) }]), [['-p', 'udp', '--orig-dst', '10.96.0.10', '--orig-port-dst', '53', '--reply-src', '10.96.0.10']]);
+  assert.deepEqual(staleUdpFilters(flows, [{ ...dns, serving: new Set(['10.244.0.5', '10.244.0.6']) }]), [
+    ['-p', 'udp', '--orig-dst', '10.96.0.10', '--orig-port-dst', '53', '--reply-src', '10.96.0.10'],
+  ]);
 });

@@ -47,7 +47,16 @@ export function staleUdpFilters(flows: UdpFlow[], ports: UdpServicePort[]): stri
   for (const f of flows) {
     const svc = byDst.get(`${f.origDst}:${f.origDport}`);
     if (svc && !svc.serving.has(f.replySrc)) {
-      const args = ['-p', 'udp', '--orig-dst', f.origDst, '--orig-port-dst', String(f.origDport), '--reply-src', f.replySrc];
+      const args = [
+        '-p',
+        'udp',
+        '--orig-dst',
+        f.origDst,
+        '--orig-port-dst',
+        String(f.origDport),
+        '--reply-src',
+        f.replySrc,
+      ];
       out.set(args.join(' '), args);
       continue;
     }

@@ -15,7 +15,14 @@ import { checkNftSupport, deleteNftTables, ExecNft } from './nftables/apply.js';
 import { NftablesBackend } from './nftables/backend.js';
 import { NetlinkNft } from './nftables/netlink-nft.js';
 import type { RenderContext } from './nftables/render.js';
-import { cidrContains, IP_FAMILIES, isUnspecified, nodeInternalIPs, primaryFamily, type IPFamily } from './model/family.js';
+import {
+  cidrContains,
+  IP_FAMILIES,
+  isUnspecified,
+  nodeInternalIPs,
+  primaryFamily,
+  type IPFamily,
+} from './model/family.js';
 import { localDetector } from './model/local-detector.js';
 import { cleanupIptables } from './cleanup.js';
 import { ServiceHealthServer } from './service-health.js';
@@ -39,7 +46,8 @@ export async function cleanupProxyRules(log: Logger): Promise<boolean> {
     // A host without IPv6 (or without ip6tables) has no IPv6 rules to remove.
     if (family === 'IPv6' && !(await ipv6Usable('iptables'))) continue;
     try {
-      for (const t of await cleanupIptables(new ExecIptables(bin))) log.info(`removed the iptables mode's rules from the ${bin.iptables} ${t} table`);
+      for (const t of await cleanupIptables(new ExecIptables(bin)))
+        log.info(`removed the iptables mode's rules from the ${bin.iptables} ${t} table`);
     } catch (e) {
       failed = true;
       log.error(`cleaning up ${bin.iptables} rules: ${(e as Error).message}`);
@@ -56,7 +64,9 @@ export function nodePortIPs(addresses: string[], nodeIP: string, local: string[]
 }
 
 function localIPs(family: IPFamily): string[] {
-  return Object.values(os.networkInterfaces()).flatMap((l) => (l ?? []).filter((a) => a.family === family && !a.internal).map((a) => a.address));
+  return Object.values(os.networkInterfaces()).flatMap((l) =>
+    (l ?? []).filter((a) => a.family === family && !a.internal).map((a) => a.address),
+  );
 }
 
 /**
@@ -77,7 +87,10 @@ export async function ipv6Usable(mode: 'iptables' | 'nftables'): Promise<boolean
  * rules (they would still catch traffic first). `ipt` picks the IPv4 iptables binaries (benchmarks compare the legacy
  * backend).
  */
-export async function proxyBackends(cfg: ProxyConfig, o: { metrics: ProxyMetrics; log: Logger; conntrackTCPLiberal: boolean; ipt?: ExecIptables; primary?: IPFamily }): Promise<ProxyBackend[]> {
+export async function proxyBackends(
+  cfg: ProxyConfig,
+  o: { metrics: ProxyMetrics; log: Logger; conntrackTCPLiberal: boolean; ipt?: ExecIptables; primary?: IPFamily },
+): Promise<ProxyBackend[]> {
   const { metrics, log } = o;
   const primary = o.primary ?? 'IPv4';
   const v6 = await ipv6Usable(cfg.mode);
@@ -88,10 +101,14 @@ export async function proxyBackends(cfg: ProxyConfig, o: { metrics: ProxyMetrics
   else log.info(`kube-proxy running in single-stack mode (ipFamily ${primary})`);
   const ipt = (f: IPFamily): ExecIptables => (f === 'IPv4' && o.ipt ? o.ipt : new ExecIptables(IPTABLES_BINARIES[f]));
   const bit = 1 << cfg.masqueradeBit;
-  const nodePorts = (f: IPFamily, nodeIP: string): string[] | undefined => (cfg.nodePortAddresses.length ? nodePortIPs(cfg.nodePortAddresses, nodeIP, localIPs(f)) : undefined);
+  const nodePorts = (f: IPFamily, nodeIP: string): string[] | undefined =>
+    cfg.nodePortAddresses.length ? nodePortIPs(cfg.nodePortAddresses, nodeIP, localIPs(f)) : undefined;
   if (cfg.mode === 'nftables') {
     for (const f of families) {
-      for (const t of await cleanupIptables(ipt(f)).catch((e: Error) => (log.warn(`could not remove the iptables mode's rules: ${e.message}`), []))) log.info(`removed the iptables mode's rules from the ${IPTABLES_BINARIES[f].iptables} ${t} table`);
+      for (const t of await cleanupIptables(ipt(f)).catch(
+        (e: Error) => (log.warn(`could not remove the iptables mode's rules: ${e.message}`), []),
+      ))
+        log.info(`removed the iptables mode's rules from the ${IPTABLES_BINARIES[f].iptables} ${t} table`);
     }
     const backends: ProxyBackend[] = [];
     for (const f of families) {
@@ -114,7 +131,8 @@ export async function proxyBackends(cfg: ProxyConfig, o: { metrics: ProxyMetrics
       let nft: ExecNft | NetlinkNft = new ExecNft(nftFamily);
       if (process.env.TSKUBE_NFT_NETLINK !== '0') {
         const opened = await NetlinkNft.open(nft, nftFamily);
-        if (opened.unavailable && f === 'IPv4') log.warn(`nftables: netlink socket unavailable (${opened.unavailable}); every sync runs nft`);
+        if (opened.unavailable && f === 'IPv4')
+          log.warn(`nftables: netlink socket unavailable (${opened.unavailable}); every sync runs nft`);
         nft = opened.nft;
       }
       backends.push(new NftablesBackend(nft, context, metrics, log));
@@ -126,7 +144,15 @@ export async function proxyBackends(cfg: ProxyConfig, o: { metrics: ProxyMetrics
     (f) =>
       new IptablesBackend(
         ipt(f),
-        { family: f, masqueradeMark: `0x${bit.toString(16).padStart(4, '0')}`, masqueradeAll: cfg.masqueradeAll, detectLocal: cfg.detectLocal, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: o.conntrackTCPLiberal, nodePortIPs: (nodeIP) => nodePorts(f, nodeIP) },
+        {
+          family: f,
+          masqueradeMark: `0x${bit.toString(16).padStart(4, '0')}`,
+          masqueradeAll: cfg.masqueradeAll,
+          detectLocal: cfg.detectLocal,
+          localhostNodePorts: cfg.localhostNodePorts,
+          conntrackTCPLiberal: o.conntrackTCPLiberal,
+          nodePortIPs: (nodeIP) => nodePorts(f, nodeIP),
+        },
         metrics,
       ),
   );
@@ -144,7 +170,9 @@ async function nodeIPs(client: KubeClient, cfg: ProxyConfig, log: Logger): Promi
     if (ips.length) log.info(`successfully retrieved node IP(s): ${ips.join(', ')}`);
     return ips;
   } catch (e) {
-    log.info(`could not read node ${cfg.nodeName} for its IPs (${(e as Error).message}); its primary IP family is taken as IPv4`);
+    log.info(
+      `could not read node ${cfg.nodeName} for its IPs (${(e as Error).message}); its primary IP family is taken as IPv4`,
+    );
     return [];
   }
 }
@@ -153,7 +181,9 @@ export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<Running
   if (cfg.mode === 'nftables') await checkNftSupport();
   if (cfg.localhostNodePorts && cfg.mode === 'iptables') {
     // NodePorts on 127.0.0.1 need route_localnet; the KUBE-FIREWALL rule closes the hole it opens (issue 90259).
-    log.info('setting route_localnet=1 to allow node-ports on localhost; to change this set --iptables-localhost-nodeports=false');
+    log.info(
+      'setting route_localnet=1 to allow node-ports on localhost; to change this set --iptables-localhost-nodeports=false',
+    );
     fs.writeFileSync(ROUTE_LOCALNET, '1');
   }
   applyConntrackSysctls(conntrackSysctls(cfg.conntrack, os.cpus().length), log);
@@ -169,20 +199,40 @@ export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<Running
   const servers: Listening[] = [];
   servers.push(await serveHealth(health, metrics, cfg.healthzBindAddress));
   servers.push(await serveMetrics(metrics, cfg.metricsBindAddress, cfg.mode));
-  const backends = await proxyBackends(cfg, { metrics, log, conntrackTCPLiberal: liberal, primary: primaryFamily(await nodeIPs(client, cfg, log), cfg.bindAddress) });
+  const backends = await proxyBackends(cfg, {
+    metrics,
+    log,
+    conntrackTCPLiberal: liberal,
+    primary: primaryFamily(await nodeIPs(client, cfg, log), cfg.bindAddress),
+  });
   const families = backends.map((b) => b.family);
   // Health check node ports listen where NodePorts are open: the configured addresses, else everywhere (in each
   // family the proxy programs).
   const serviceHealth = new ServiceHealthServer(
-    () => (cfg.nodePortAddresses.length && !cfg.nodePortAddresses.includes('primary') ? families.flatMap((f) => nodePortIPs(cfg.nodePortAddresses, '', localIPs(f))) : families.map((f) => (f === 'IPv4' ? '0.0.0.0' : '::'))),
+    () =>
+      cfg.nodePortAddresses.length && !cfg.nodePortAddresses.includes('primary')
+        ? families.flatMap((f) => nodePortIPs(cfg.nodePortAddresses, '', localIPs(f)))
+        : families.map((f) => (f === 'IPv4' ? '0.0.0.0' : '::')),
     () => health.state().healthy,
     log,
   );
   const proxier = new Proxier(
-    { nodeName: cfg.nodeName, bindAddress: cfg.bindAddress, clusterCIDR: cfg.clusterCIDR || undefined, detectLocal: cfg.detectLocal, masqueradeAll: cfg.masqueradeAll, masqueradeBit: cfg.masqueradeBit, syncPeriodMs: cfg.syncPeriodMs, minSyncPeriodMs: cfg.minSyncPeriodMs, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: liberal },
+    {
+      nodeName: cfg.nodeName,
+      bindAddress: cfg.bindAddress,
+      clusterCIDR: cfg.clusterCIDR || undefined,
+      detectLocal: cfg.detectLocal,
+      masqueradeAll: cfg.masqueradeAll,
+      masqueradeBit: cfg.masqueradeBit,
+      syncPeriodMs: cfg.syncPeriodMs,
+      minSyncPeriodMs: cfg.minSyncPeriodMs,
+      localhostNodePorts: cfg.localhostNodePorts,
+      conntrackTCPLiberal: liberal,
+    },
     { client, backends, log, metrics, health, serviceHealth },
   );
-  if (cfg.detectLocal.mode === 'ClusterCIDR' && !cfg.clusterCIDR && !cfg.masqueradeAll) log.warn('--cluster-cidr is not set: traffic to cluster IPs from outside the cluster is not masqueraded');
+  if (cfg.detectLocal.mode === 'ClusterCIDR' && !cfg.clusterCIDR && !cfg.masqueradeAll)
+    log.warn('--cluster-cidr is not set: traffic to cluster IPs from outside the cluster is not masqueraded');
   await proxier.start();
   return {
     proxier,

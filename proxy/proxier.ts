@@ -111,7 +111,25 @@ export class Proxier {
     private readonly d: ProxierDeps,
   ) {
     const mark = `0x${(1 << cfg.masqueradeBit).toString(16).padStart(4, '0')}`;
-    const backends = d.backends ?? (d.backend ? [d.backend] : d.ipt ? [new IptablesBackend(d.ipt, { masqueradeMark: mark, masqueradeAll: cfg.masqueradeAll, detectLocal: cfg.detectLocal ?? { mode: 'ClusterCIDR', clusterCIDR: cfg.clusterCIDR }, localhostNodePorts: cfg.localhostNodePorts, conntrackTCPLiberal: cfg.conntrackTCPLiberal }, d.metrics)] : []);
+    const backends =
+      d.backends ??
+      (d.backend
+        ? [d.backend]
+        : d.ipt
+          ? [
+              new IptablesBackend(
+                d.ipt,
+                {
+                  masqueradeMark: mark,
+                  masqueradeAll: cfg.masqueradeAll,
+                  detectLocal: cfg.detectLocal ?? { mode: 'ClusterCIDR', clusterCIDR: cfg.clusterCIDR },
+                  localhostNodePorts: cfg.localhostNodePorts,
+                  conntrackTCPLiberal: cfg.conntrackTCPLiberal,
+                },
+                d.metrics,
+              ),
+            ]
+          : []);
     if (!backends.length) throw new Error('proxier: no backend');
     this.families = backends.map((b) => new FamilyState(b));
     this.backend = backends[0]!;
@@ -150,7 +168,9 @@ export class Proxier {
     await Promise.all([this.services.start(), this.slices.start()]);
     this.initialized = true;
     const families = this.families.map((f) => f.family).join(' and ');
-    this.d.log.info(`services and endpoint slices synced (${this.families[0]!.ports.size} services); programming ${this.backend.mode} (${families})`);
+    this.d.log.info(
+      `services and endpoint slices synced (${this.families[0]!.ports.size} services); programming ${this.backend.mode} (${families})`,
+    );
     await this.sync();
     // Periodic syncs (upstream's BoundedFrequencyRunner maxInterval) are partial unless a full one is due.
     this.periodic = setInterval(() => this.request(), this.cfg.syncPeriodMs);
@@ -230,9 +250,15 @@ export class Proxier {
 
   private onNode(o: KObj): void {
     const internal = nodeInternalIPs(o);
-    this.d.health.nodeEligible = !o.metadata.deletionTimestamp && !((o.spec?.taints ?? []) as KObj[]).some((t) => t.key === 'ToBeDeletedByClusterAutoscaler');
+    this.d.health.nodeEligible =
+      !o.metadata.deletionTimestamp &&
+      !((o.spec?.taints ?? []) as KObj[]).some((t) => t.key === 'ToBeDeletedByClusterAutoscaler');
     const labels = JSON.stringify(Object.entries(o.metadata.labels ?? {}).sort());
-    const podCIDRs = ((o.spec?.podCIDRs as string[] | undefined)?.length ? (o.spec!.podCIDRs as string[]) : [String(o.spec?.podCIDR ?? '')]).filter(Boolean);
+    const podCIDRs = (
+      (o.spec?.podCIDRs as string[] | undefined)?.length
+        ? (o.spec!.podCIDRs as string[])
+        : [String(o.spec?.podCIDR ?? '')]
+    ).filter(Boolean);
     const addrs = JSON.stringify([internal, podCIDRs]);
     if (addrs !== this.nodeAddrs || labels !== this.nodeLabels) {
       // Upstream resyncs fully when the node's labels change (topology); its address and pod CIDR are in the rules too.
@@ -283,10 +309,20 @@ export class Proxier {
       // addresses this one did not have.
       if (fFull) f.needFull = false;
       try {
-        const out = await f.backend.sync({ full: fFull, changed, ports: f.ports, endpoints: f.endpoints, nodeIP: f.nodeIP, nodeCIDR: f.nodeCIDR });
+        const out = await f.backend.sync({
+          full: fFull,
+          changed,
+          ports: f.ports,
+          endpoints: f.endpoints,
+          nodeIP: f.nodeIP,
+          nodeCIDR: f.nodeCIDR,
+        });
         if (fFull) f.lastFull = Date.now();
-        for (const k of ['renderMs', 'applyMs', 'bytes', 'noLocalInternal', 'noLocalExternal'] as const) total[k] += out[k];
-        this.d.log.debug(`synced ${what} (${fFull ? 'full' : `partial, ${changed.size} service(s)`}): ${out.summary}, render ${out.renderMs.toFixed(1)} ms, apply ${out.applyMs.toFixed(1)} ms`);
+        for (const k of ['renderMs', 'applyMs', 'bytes', 'noLocalInternal', 'noLocalExternal'] as const)
+          total[k] += out[k];
+        this.d.log.debug(
+          `synced ${what} (${fFull ? 'full' : `partial, ${changed.size} service(s)`}): ${out.summary}, render ${out.renderMs.toFixed(1)} ms, apply ${out.applyMs.toFixed(1)} ms`,
+        );
         synced = true;
         await this.cleanConntrack(f, fFull ? undefined : changed);
       } catch (e) {
@@ -314,12 +350,20 @@ export class Proxier {
       }
       this.syncs++;
       if (full) this.fullSyncs++;
-      this.lastSync = { at: Date.now(), renderMs: total.renderMs, applyMs: total.applyMs, full, bytes: total.bytes, changed: changedAll.size };
+      this.lastSync = {
+        at: Date.now(),
+        renderMs: total.renderMs,
+        applyMs: total.applyMs,
+        full,
+        bytes: total.bytes,
+        changed: changedAll.size,
+      };
       const m = this.d.metrics;
       m.noLocalEndpoints.set({ traffic_policy: 'internal' }, total.noLocalInternal);
       m.noLocalEndpoints.set({ traffic_policy: 'external' }, total.noLocalExternal);
       m.lastSync.setToCurrentTime();
-      for (const ts of triggers.values()) for (const t of ts) m.networkProgramming.observe(Math.max(0, Date.now() - t) / 1000);
+      for (const ts of triggers.values())
+        for (const t of ts) m.networkProgramming.observe(Math.max(0, Date.now() - t) / 1000);
       this.d.health.updated();
     } finally {
       const sec = (performance.now() - t0) / 1000;
@@ -340,7 +384,9 @@ export class Proxier {
       for (const f of this.families) {
         const sps = f.ports.get(svc) ?? [];
         port ||= sps.find((sp) => sp.healthCheckNodePort)?.healthCheckNodePort ?? 0;
-        for (const sp of sps) for (const e of f.endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? []) if (e.local && e.ready) ready.add(e.ip);
+        for (const sp of sps)
+          for (const e of f.endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? [])
+            if (e.local && e.ready) ready.add(e.ip);
       }
       await hs.set(svc, port, ready.size);
     }
@@ -359,7 +405,12 @@ export class Proxier {
       for (const sp of f.ports.get(svc) ?? []) {
         if (sp.protocol !== 'UDP') continue;
         const eps = f.endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? [];
-        ports.push({ ips: [sp.clusterIP, ...sp.externalIPs, ...sp.loadBalancerIPs], port: sp.port, nodePort: sp.nodePort, serving: new Set(eps.filter((e) => e.serving).map((e) => e.ip)) });
+        ports.push({
+          ips: [sp.clusterIP, ...sp.externalIPs, ...sp.loadBalancerIPs],
+          port: sp.port,
+          nodePort: sp.nodePort,
+          serving: new Set(eps.filter((e) => e.serving).map((e) => e.ip)),
+        });
       }
     }
     retry.clear();

@@ -13,7 +13,8 @@ export interface Listening {
 function hostPort(bind: string, flag: string): { host: string; port: number } {
   const i = bind.lastIndexOf(':');
   const port = Number(bind.slice(i + 1));
-  if (i < 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--${flag}: want host:port, got "${bind}"`);
+  if (i < 0 || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--${flag}: want host:port, got "${bind}"`);
   return { host: bind.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0', port };
 }
 
@@ -64,13 +65,16 @@ export function serveMetrics(metrics: ProxyMetrics, bind: string, mode: string):
       res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
       return res.end('404 page not found\n');
     }
-    metrics.registry.metrics().then((text) => {
-      res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
-      res.end(text);
-    }, (e: Error) => {
-      res.writeHead(500);
-      res.end(e.message);
-    });
+    metrics.registry.metrics().then(
+      (text) => {
+        res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
+        res.end(text);
+      },
+      (e: Error) => {
+        res.writeHead(500);
+        res.end(e.message);
+      },
+    );
   });
   return listen(srv, bind, 'metrics-bind-address');
 }

@@ -15,15 +15,29 @@ const freePort = (): Promise<number> =>
 test('health check node port: 200 with local ready endpoints and a healthy proxy, 503 otherwise; upstream body and headers; closed with the Service', async () => {
   let healthy = true;
   const log = memoryLogger();
-  const hs = new ServiceHealthServer(() => ['127.0.0.1'], () => healthy, log);
+  const hs = new ServiceHealthServer(
+    () => ['127.0.0.1'],
+    () => healthy,
+    log,
+  );
   const port = await freePort();
   const get = async () => {
     const r = await fetch(`http://127.0.0.1:${port}/`);
-    return { code: r.status, type: r.headers.get('content-type'), nosniff: r.headers.get('x-content-type-options'), body: await r.text() };
+    return {
+      code: r.status,
+      type: r.headers.get('content-type'),
+      nosniff: r.headers.get('x-content-type-options'),
+      body: await r.text(),
+    };
   };
   try {
     await hs.set('default/lb', port, 2);
-    assert.deepEqual(await get(), { code: 200, type: 'application/json', nosniff: 'nosniff', body: '{\n\t"service": {\n\t\t"namespace": "default",\n\t\t"name": "lb"\n\t},\n\t"localEndpoints": 2,\n\t"serviceProxyHealthy": true\n}' });
+    assert.deepEqual(await get(), {
+      code: 200,
+      type: 'application/json',
+      nosniff: 'nosniff',
+      body: '{\n\t"service": {\n\t\t"namespace": "default",\n\t\t"name": "lb"\n\t},\n\t"localEndpoints": 2,\n\t"serviceProxyHealthy": true\n}',
+    });
     await hs.set('default/lb', port, 0);
     assert.equal((await get()).code, 503);
     await hs.set('default/lb', port, 1);
@@ -40,9 +54,15 @@ test('health check node port: 200 with local ready endpoints and a healthy proxy
 
 test('a health check port that cannot be opened is logged as upstream, not fatal', async () => {
   const blocker = net.createServer();
-  const port = await new Promise<number>((r) => blocker.listen(0, '127.0.0.1', () => r((blocker.address() as net.AddressInfo).port)));
+  const port = await new Promise<number>((r) =>
+    blocker.listen(0, '127.0.0.1', () => r((blocker.address() as net.AddressInfo).port)),
+  );
   const log = memoryLogger();
-  const hs = new ServiceHealthServer(() => ['127.0.0.1'], () => true, log);
+  const hs = new ServiceHealthServer(
+    () => ['127.0.0.1'],
+    () => true,
+    log,
+  );
   try {
     await hs.set('default/lb', port, 1);
     assert.match(log.lines.join('\n'), new RegExp(`node failed to start healthcheck "default/lb" on port ${port}`));

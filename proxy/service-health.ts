@@ -43,7 +43,10 @@ export class ServiceHealthServer {
     for (const addr of this.addresses()) {
       const srv = http.createServer((_req, res) => {
         const healthy = this.proxyHealthy();
-        res.writeHead(inst.endpoints > 0 && healthy ? 200 : 503, { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' });
+        res.writeHead(inst.endpoints > 0 && healthy ? 200 : 503, {
+          'Content-Type': 'application/json',
+          'X-Content-Type-Options': 'nosniff',
+        });
         res.end(healthBody(service, inst.endpoints, healthy));
       });
       try {

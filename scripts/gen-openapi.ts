@@ -14,9 +14,29 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { RESOURCES } from '../apiserver/resources.js';
 
 type Schema = Record<string, unknown>;
-const KEEP = new Set(['type', 'format', '$ref', 'items', 'additionalProperties', 'properties', 'required', 'default', 'enum']);
+const KEEP = new Set([
+  'type',
+  'format',
+  '$ref',
+  'items',
+  'additionalProperties',
+  'properties',
+  'required',
+  'default',
+  'enum',
+]);
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
-const EXTRA_ROOTS = [`${META}DeleteOptions`, `${META}Status`, `${META}Patch`, `${META}WatchEvent`, `${META}APIResourceList`, 'io.k8s.api.core.v1.Binding', 'io.k8s.api.autoscaling.v1.Scale', 'io.k8s.api.authentication.v1.TokenRequest', 'io.k8s.api.policy.v1.Eviction'];
+const EXTRA_ROOTS = [
+  `${META}DeleteOptions`,
+  `${META}Status`,
+  `${META}Patch`,
+  `${META}WatchEvent`,
+  `${META}APIResourceList`,
+  'io.k8s.api.core.v1.Binding',
+  'io.k8s.api.autoscaling.v1.Scale',
+  'io.k8s.api.authentication.v1.TokenRequest',
+  'io.k8s.api.policy.v1.Eviction',
+];
 
 function prune(s: unknown): unknown {
   if (Array.isArray(s)) return s.map(prune);
@@ -42,7 +62,9 @@ function refsOf(s: unknown, into: Set<string>): void {
 const src = process.argv[2];
 if (!src) throw new Error('usage: gen-openapi.ts <swagger.json>');
 const defs = (JSON.parse(readFileSync(src, 'utf8')) as { definitions: Record<string, Schema> }).definitions;
-const served = new Set(RESOURCES.flatMap((r) => [`${r.group}/${r.version}/${r.kind}`, `${r.group}/${r.version}/${r.listKind}`]));
+const served = new Set(
+  RESOURCES.flatMap((r) => [`${r.group}/${r.version}/${r.kind}`, `${r.group}/${r.version}/${r.listKind}`]),
+);
 const roots = new Set(EXTRA_ROOTS);
 for (const [name, d] of Object.entries(defs)) {
   const gvks = (d['x-kubernetes-group-version-kind'] ?? []) as { group: string; version: string; kind: string }[];
@@ -59,6 +81,13 @@ while (todo.length) {
   refsOf(out[name], refs);
   todo.push(...refs);
 }
-const sorted = Object.fromEntries(Object.keys(out).sort().map((k) => [k, out[k]]));
-writeFileSync(new URL('../apiserver/openapi/schemas.json', import.meta.url), `${JSON.stringify({ source: 'kubernetes v1.32.0 api/openapi-spec/swagger.json', definitions: sorted })}\n`);
+const sorted = Object.fromEntries(
+  Object.keys(out)
+    .sort()
+    .map((k) => [k, out[k]]),
+);
+writeFileSync(
+  new URL('../apiserver/openapi/schemas.json', import.meta.url),
+  `${JSON.stringify({ source: 'kubernetes v1.32.0 api/openapi-spec/swagger.json', definitions: sorted })}\n`,
+);
 console.log(`${Object.keys(sorted).length} definitions from ${roots.size} roots`);

@@ -18,20 +18,53 @@ const dir = process.argv[2];
 if (!dir) throw new Error('usage: gen-protobuf.ts <dir>');
 
 /** API group → package directory under k8s.io/api. */
-const GROUP_DIRS: Record<string, string> = { '': 'core', apps: 'apps', 'discovery.k8s.io': 'discovery', 'coordination.k8s.io': 'coordination', 'rbac.authorization.k8s.io': 'rbac', 'authentication.k8s.io': 'authentication', 'authorization.k8s.io': 'authorization', autoscaling: 'autoscaling', 'events.k8s.io': 'events', policy: 'policy', 'certificates.k8s.io': 'certificates', 'node.k8s.io': 'node', 'networking.k8s.io': 'networking', 'scheduling.k8s.io': 'scheduling', 'storage.k8s.io': 'storage' };
-const pkgOf = (group: string, version: string): string => `k8s.io.api.${GROUP_DIRS[group] ?? group.split('.')[0]}.${version}`;
+const GROUP_DIRS: Record<string, string> = {
+  '': 'core',
+  apps: 'apps',
+  'discovery.k8s.io': 'discovery',
+  'coordination.k8s.io': 'coordination',
+  'rbac.authorization.k8s.io': 'rbac',
+  'authentication.k8s.io': 'authentication',
+  'authorization.k8s.io': 'authorization',
+  autoscaling: 'autoscaling',
+  'events.k8s.io': 'events',
+  policy: 'policy',
+  'certificates.k8s.io': 'certificates',
+  'node.k8s.io': 'node',
+  'networking.k8s.io': 'networking',
+  'scheduling.k8s.io': 'scheduling',
+  'storage.k8s.io': 'storage',
+};
+const pkgOf = (group: string, version: string): string =>
+  `k8s.io.api.${GROUP_DIRS[group] ?? group.split('.')[0]}.${version}`;
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
-const EXTRA = [`${META}.DeleteOptions`, `${META}.Status`, `${META}.WatchEvent`, 'k8s.io.apimachinery.pkg.runtime.Unknown', 'k8s.io.api.autoscaling.v1.Scale', 'k8s.io.api.authentication.v1.TokenRequest', 'k8s.io.api.core.v1.Binding', 'k8s.io.api.policy.v1.Eviction'];
+const EXTRA = [
+  `${META}.DeleteOptions`,
+  `${META}.Status`,
+  `${META}.WatchEvent`,
+  'k8s.io.apimachinery.pkg.runtime.Unknown',
+  'k8s.io.api.autoscaling.v1.Scale',
+  'k8s.io.api.authentication.v1.TokenRequest',
+  'k8s.io.api.core.v1.Binding',
+  'k8s.io.api.policy.v1.Eviction',
+];
 
 const root = new protobuf.Root();
 root.resolvePath = (_origin, target) => path.join(dir, target);
 const files = new Set<string>();
-for (const r of [...RESOURCES, { group: 'autoscaling', version: 'v1' }]) files.add(`k8s.io/api/${GROUP_DIRS[r.group] ?? r.group}/${r.version}/generated.proto`);
+for (const r of [...RESOURCES, { group: 'autoscaling', version: 'v1' }])
+  files.add(`k8s.io/api/${GROUP_DIRS[r.group] ?? r.group}/${r.version}/generated.proto`);
 root.loadSync([...files], { keepCase: true });
 root.resolveAll();
 
 // Review kinds (TokenReview, SubjectAccessReview) have no List.
-const roots = [...RESOURCES.flatMap((r) => [`${pkgOf(r.group, r.version)}.${r.kind}`, ...(r.review ? [] : [`${pkgOf(r.group, r.version)}.${r.listKind}`])]), ...EXTRA];
+const roots = [
+  ...RESOURCES.flatMap((r) => [
+    `${pkgOf(r.group, r.version)}.${r.kind}`,
+    ...(r.review ? [] : [`${pkgOf(r.group, r.version)}.${r.listKind}`]),
+  ]),
+  ...EXTRA,
+];
 const keep = new Set<protobuf.Type>();
 const todo = roots.map((n) => root.lookupType(n));
 while (todo.length) {
@@ -45,11 +78,14 @@ while (todo.length) {
 const nested: Record<string, unknown> = {};
 for (const t of [...keep].sort((a, b) => a.fullName.localeCompare(b.fullName))) {
   let ns = nested;
-  for (const part of t.fullName.slice(1).split('.').slice(0, -1)) ns = ((ns[part] ??= { nested: {} }) as { nested: Record<string, unknown> }).nested;
+  for (const part of t.fullName.slice(1).split('.').slice(0, -1))
+    ns = ((ns[part] ??= { nested: {} }) as { nested: Record<string, unknown> }).nested;
   const fields: Record<string, unknown> = {};
   for (const f of t.fieldsArray) {
     const type = f.resolvedType ? f.resolvedType.fullName.slice(1) : f.type;
-    fields[f.name] = f.map ? { keyType: (f as unknown as protobuf.MapField).keyType, type, id: f.id } : { ...(f.repeated ? { rule: 'repeated' } : {}), type, id: f.id };
+    fields[f.name] = f.map
+      ? { keyType: (f as unknown as protobuf.MapField).keyType, type, id: f.id }
+      : { ...(f.repeated ? { rule: 'repeated' } : {}), type, id: f.id };
   }
   ns[t.name] = { fields };
 }
@@ -62,7 +98,16 @@ const kept = new Set([...keep].map((t) => t.fullName.slice(1)));
 for (const file of new Set([...keep].map((t) => t.filename).filter((f): f is string => !!f))) {
   const pkg = root.lookupType([...keep].find((t) => t.filename === file)!.fullName).parent!.fullName.slice(1);
   const goDir = path.dirname(file);
-  for (const goFile of fs.readdirSync(goDir).filter((f) => f === 'types.go' || /^types_.*\.go$/.test(f) || f === 'meta.go' || f === 'time_proto.go' || f === 'micro_time_proto.go')) {
+  for (const goFile of fs
+    .readdirSync(goDir)
+    .filter(
+      (f) =>
+        f === 'types.go' ||
+        /^types_.*\.go$/.test(f) ||
+        f === 'meta.go' ||
+        f === 'time_proto.go' ||
+        f === 'micro_time_proto.go',
+    )) {
     let struct = '';
     for (const line of fs.readFileSync(path.join(goDir, goFile), 'utf8').split('\n')) {
       const open = /^type (\w+) struct \{/.exec(line);
@@ -83,5 +128,10 @@ for (const file of new Set([...keep].map((t) => t.filename).filter((f): f is str
 }
 
 fs.mkdirSync(new URL('../apiserver/protobuf/', import.meta.url), { recursive: true });
-fs.writeFileSync(new URL('../apiserver/protobuf/schema.json', import.meta.url), `${JSON.stringify({ source: 'k8s.io/api and k8s.io/apimachinery v0.32.9 (generated.proto, types.go)', nested, pointer: pointer.sort(), inline: inline.sort(), jsonNames })}\n`);
-console.log(`${keep.size} messages, ${pointer.length} pointer fields, ${inline.length} inline, ${Object.keys(jsonNames).length} renamed`);
+fs.writeFileSync(
+  new URL('../apiserver/protobuf/schema.json', import.meta.url),
+  `${JSON.stringify({ source: 'k8s.io/api and k8s.io/apimachinery v0.32.9 (generated.proto, types.go)', nested, pointer: pointer.sort(), inline: inline.sort(), jsonNames })}\n`,
+);
+console.log(
+  `${keep.size} messages, ${pointer.length} pointer fields, ${inline.length} inline, ${Object.keys(jsonNames).length} renamed`,
+);

@@ -5,4 +5,7 @@ import path from 'node:path';
 import { parseProto } from '../agent/cri/proto-methods.js';
 
 const dir = path.resolve(import.meta.dirname, '../proto');
-fs.writeFileSync(path.join(dir, 'cri/api.json'), `${JSON.stringify(parseProto('cri/api.proto', dir).toJSON(), null, 1)}\n`);
+fs.writeFileSync(
+  path.join(dir, 'cri/api.json'),
+  `${JSON.stringify(parseProto('cri/api.proto', dir).toJSON(), null, 1)}\n`,
+);

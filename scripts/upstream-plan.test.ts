@@ -27,7 +27,10 @@ test('staging replaces: each ./staging/src/<module> replace becomes the publishe
     { path: 'k8s.io/api', version: 'v0.37.2' },
     { path: 'k8s.io/kubelet', version: 'v0.37.2' },
   ]);
-  assert.deepEqual(replaceArgs(replaces), ['-replace=k8s.io/api=k8s.io/api@v0.37.2', '-replace=k8s.io/kubelet=k8s.io/kubelet@v0.37.2']);
+  assert.deepEqual(replaceArgs(replaces), [
+    '-replace=k8s.io/api=k8s.io/api@v0.37.2',
+    '-replace=k8s.io/kubelet=k8s.io/kubelet@v0.37.2',
+  ]);
   assert.deepEqual(stagingReplaces({}), []);
 });
 
@@ -45,8 +48,14 @@ test('version ldflags: both version packages get the release, its major and mino
 
 test('fixtures: all by default, by name otherwise; unknown names are refused naming the known ones', () => {
   assert.equal(selectFixtures([]).length, FIXTURES.length);
-  assert.deepEqual(selectFixtures(['kubeadm', 'etcd']).map((f) => f.name), ['etcd', 'kubeadm']);
-  assert.throws(() => selectFixtures(['kubelet', 'coredns']), /unknown fixture\(s\): coredns \(known: etcd, kube-apiserver/);
+  assert.deepEqual(
+    selectFixtures(['kubeadm', 'etcd']).map((f) => f.name),
+    ['etcd', 'kubeadm'],
+  );
+  assert.throws(
+    () => selectFixtures(['kubelet', 'coredns']),
+    /unknown fixture\(s\): coredns \(known: etcd, kube-apiserver/,
+  );
 });
 
 test('build commands: static binaries with the version stamped; the e2e suite as a test binary; etcd from its own module', () => {

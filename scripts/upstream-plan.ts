@@ -35,7 +35,10 @@ export interface GoModJson {
  * (`k8s.io/api => ./staging/src/k8s.io/api`); a module that requires it replaces each
  * with the published module at the staging version instead.
  */
-export function stagingReplaces(kubernetesMod: GoModJson, version = STAGING_VERSION): { path: string; version: string }[] {
+export function stagingReplaces(
+  kubernetesMod: GoModJson,
+  version = STAGING_VERSION,
+): { path: string; version: string }[] {
   return (kubernetesMod.Replace ?? [])
     .filter((r) => !r.New.Version && r.New.Path.replace(/^\.\//, '') === `staging/src/${r.Old.Path}`)
     .map((r) => ({ path: r.Old.Path, version }))
@@ -90,7 +93,8 @@ export const FIXTURES: readonly Fixture[] = [
 export function selectFixtures(names: string[]): Fixture[] {
   if (!names.length) return [...FIXTURES];
   const unknown = names.filter((n) => !FIXTURES.some((f) => f.name === n));
-  if (unknown.length) throw new Error(`unknown fixture(s): ${unknown.join(', ')} (known: ${FIXTURES.map((f) => f.name).join(', ')})`);
+  if (unknown.length)
+    throw new Error(`unknown fixture(s): ${unknown.join(', ')} (known: ${FIXTURES.map((f) => f.name).join(', ')})`);
   return FIXTURES.filter((f) => names.includes(f.name));
 }
 
@@ -108,6 +112,8 @@ export function buildStamp(args: string[], goSum: Buffer | string): string {
 /** The go command that builds one fixture into `out`, run in its module's folder. */
 export function buildCommand(f: Fixture, out: string): { args: string[]; env: Record<string, string> } {
   const ldflags = f.module === 'kubernetes' ? ['-ldflags', `-s -w ${versionLdflags()}`] : ['-ldflags', '-s -w'];
-  const args = f.test ? ['test', '-c', '-trimpath', ...ldflags, '-o', out, f.pkg] : ['build', '-trimpath', ...ldflags, '-o', out, f.pkg];
+  const args = f.test
+    ? ['test', '-c', '-trimpath', ...ldflags, '-o', out, f.pkg]
+    : ['build', '-trimpath', ...ldflags, '-o', out, f.pkg];
   return { args, env: { CGO_ENABLED: '0', GOFLAGS: '-mod=mod -buildvcs=false' } };
 }

@@ -33,11 +33,18 @@ const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'upst
 const moduleDir = (m: Fixture['module']): string => (m === 'kubernetes' ? ROOT : path.join(ROOT, 'etcd'));
 
 function go(args: string[], cwd: string, env: Record<string, string> = {}): string {
-  return execFileSync('go', args, { cwd, encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return execFileSync('go', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
 }
 
 function gen(): void {
-  const info = JSON.parse(go(['mod', 'download', '-json', `k8s.io/kubernetes@${KUBERNETES_VERSION}`], ROOT)) as { GoMod: string };
+  const info = JSON.parse(go(['mod', 'download', '-json', `k8s.io/kubernetes@${KUBERNETES_VERSION}`], ROOT)) as {
+    GoMod: string;
+  };
   const upstreamMod = JSON.parse(go(['mod', 'edit', '-json', info.GoMod], ROOT)) as GoModJson;
   const replaces = stagingReplaces(upstreamMod);
   if (!replaces.length) throw new Error(`${info.GoMod}: no staging replace lines found`);
@@ -49,7 +56,9 @@ function gen(): void {
   fs.writeFileSync(path.join(ROOT, 'go.mod'), 'module tskube.dev/upstream\n\ngo 1.26\n');
   go(['mod', 'edit', `-require=k8s.io/kubernetes@${KUBERNETES_VERSION}`, ...replaceArgs(replaces)], ROOT);
   go(['mod', 'tidy'], ROOT);
-  console.log(`upstream/go.mod: k8s.io/kubernetes ${KUBERNETES_VERSION}, ${replaces.length} staging modules replaced; upstream/etcd/go.mod: etcd ${ETCD_VERSION}`);
+  console.log(
+    `upstream/go.mod: k8s.io/kubernetes ${KUBERNETES_VERSION}, ${replaces.length} staging modules replaced; upstream/etcd/go.mod: etcd ${ETCD_VERSION}`,
+  );
 }
 
 /** Runs one build; its output goes to our stderr as it comes. */
@@ -57,7 +66,9 @@ function run(args: string[], cwd: string, env: Record<string, string>): Promise<
   return new Promise((resolve, reject) => {
     const child = spawn('go', args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`go ${args.join(' ')} exited with ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`go ${args.join(' ')} exited with ${code}`)),
+    );
   });
 }
 
@@ -92,7 +103,9 @@ async function build(names: string[]): Promise<void> {
 /** The .deb scripts/install-deps.sh downloaded for a package. */
 function downloadedDeb(pkg: string): string {
   const dir = debDir();
-  const found = (fs.existsSync(dir) ? fs.readdirSync(dir) : []).filter((f) => f.startsWith(`${pkg}_`) && f.endsWith('.deb')).sort();
+  const found = (fs.existsSync(dir) ? fs.readdirSync(dir) : [])
+    .filter((f) => f.startsWith(`${pkg}_`) && f.endsWith('.deb'))
+    .sort();
   if (!found.length) throw new Error(`${dir}: no ${pkg}_*.deb (scripts/install-deps.sh downloads it)`);
   return path.join(dir, found[found.length - 1]!);
 }
@@ -113,7 +126,9 @@ async function main(argv: string[]): Promise<void> {
       for (const img of upstreamImages(IMAGE_VERSIONS, (n) => path.join(upstreamDir(), n), downloadedDeb)) {
         const started = Date.now();
         pushImage(buildUpstreamImage(img, workDir), registry);
-        console.log(`${img.name}:${img.tag}: pushed to ${registry}/${repositoryOf(img.name)} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        console.log(
+          `${img.name}:${img.tag}: pushed to ${registry}/${repositoryOf(img.name)} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        );
       }
       return;
     }

@@ -27,7 +27,9 @@ export class CgroupTree {
   /** Where one cgroup lives in each hierarchy that matters for it. */
   private dirs(cgroup: string, all = false): string[] {
     if (this.version === 2) return [path.join(this.mount, cgroup)];
-    const hierarchies = all ? fs.readdirSync(this.mount).filter((d) => fs.statSync(path.join(this.mount, d)).isDirectory()) : V1_MANAGED.filter((c) => exists(path.join(this.mount, c)));
+    const hierarchies = all
+      ? fs.readdirSync(this.mount).filter((d) => fs.statSync(path.join(this.mount, d)).isDirectory())
+      : V1_MANAGED.filter((c) => exists(path.join(this.mount, c)));
     return hierarchies.map((h) => path.join(this.mount, h, cgroup));
   }
 
@@ -48,7 +50,9 @@ export class CgroupTree {
         } catch {
           // not a cgroup directory (a fake tree): nothing to enable
         }
-        const want = V2_CONTROLLERS.filter((c) => available.includes(c)).map((c) => `+${c}`).join(' ');
+        const want = V2_CONTROLLERS.filter((c) => available.includes(c))
+          .map((c) => `+${c}`)
+          .join(' ');
         if (want) {
           try {
             fs.writeFileSync(path.join(at, 'cgroup.subtree_control'), want);
@@ -76,11 +80,13 @@ export class CgroupTree {
       if (r.cpuShares !== undefined) await w('cpu', 'cpu.shares', r.cpuShares);
       if (r.cpuPeriod !== undefined) await w('cpu', 'cpu.cfs_period_us', r.cpuPeriod);
       if (r.cpuQuota !== undefined) await w('cpu', 'cpu.cfs_quota_us', r.cpuQuota > 0 ? r.cpuQuota : -1);
-      if (r.memoryLimit !== undefined) await w('memory', 'memory.limit_in_bytes', r.memoryLimit > 0 ? r.memoryLimit : -1);
+      if (r.memoryLimit !== undefined)
+        await w('memory', 'memory.limit_in_bytes', r.memoryLimit > 0 ? r.memoryLimit : -1);
       if (r.pidsLimit !== undefined) await w('pids', 'pids.max', r.pidsLimit > 0 ? r.pidsLimit : 'max');
     } else {
       if (r.cpuShares !== undefined) await w('', 'cpu.weight', sharesToWeight(r.cpuShares));
-      if (r.cpuQuota !== undefined || r.cpuPeriod !== undefined) await w('', 'cpu.max', `${r.cpuQuota && r.cpuQuota > 0 ? r.cpuQuota : 'max'} ${r.cpuPeriod ?? 100_000}`);
+      if (r.cpuQuota !== undefined || r.cpuPeriod !== undefined)
+        await w('', 'cpu.max', `${r.cpuQuota && r.cpuQuota > 0 ? r.cpuQuota : 'max'} ${r.cpuPeriod ?? 100_000}`);
       if (r.memoryLimit !== undefined) await w('', 'memory.max', r.memoryLimit > 0 ? r.memoryLimit : 'max');
       if (r.pidsLimit !== undefined) await w('', 'pids.max', r.pidsLimit > 0 ? r.pidsLimit : 'max');
     }
@@ -117,6 +123,9 @@ export class CgroupTree {
   /** A file of the cgroup in one controller (v1) or the unified hierarchy. */
   async read(cgroup: string, controller: string, file: string): Promise<string | undefined> {
     const dir = this.version === 2 ? path.join(this.mount, cgroup) : path.join(this.mount, controller, cgroup);
-    return fsp.readFile(path.join(dir, file), 'utf8').then((s) => s.trim(), () => undefined);
+    return fsp.readFile(path.join(dir, file), 'utf8').then(
+      (s) => s.trim(),
+      () => undefined,
+    );
   }
 }

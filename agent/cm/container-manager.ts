@@ -9,8 +9,27 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { Logger } from '../../kube/log.js';
 import { CgroupTree } from './cgroupfs.js';
 import { workingSet } from '../eviction/observe.js';
-import { cgroupParent, cgroupPath, kubepods, parseCgroupRoot, podCgroup, podUidOf, qosCgroup, type CgroupDriver, type CgroupName, type QosClass } from './cgroup-names.js';
-import { burstableShares, MIN_SHARES, milliCpuToShares, oomScoreAdj, podCgroupResources, podQos, type CgroupResources } from './pod-cgroup-config.js';
+import {
+  cgroupParent,
+  cgroupPath,
+  kubepods,
+  parseCgroupRoot,
+  podCgroup,
+  podUidOf,
+  qosCgroup,
+  type CgroupDriver,
+  type CgroupName,
+  type QosClass,
+} from './cgroup-names.js';
+import {
+  burstableShares,
+  MIN_SHARES,
+  milliCpuToShares,
+  oomScoreAdj,
+  podCgroupResources,
+  podQos,
+  type CgroupResources,
+} from './pod-cgroup-config.js';
 
 export interface CgroupOptions {
   cgroupDriver: CgroupDriver;
@@ -75,7 +94,9 @@ export class ContainerManager {
     await apply(kubepods(this.root), this.kubepodsResources());
     await apply(qosCgroup(this.root, 'Burstable'), { cpuShares: MIN_SHARES });
     await apply(qosCgroup(this.root, 'BestEffort'), { cpuShares: MIN_SHARES });
-    this.log.info(`cgroups: v${this.tree.version}, driver ${this.o.cgroupDriver}, pods under ${this.path(kubepods(this.root))}`);
+    this.log.info(
+      `cgroups: v${this.tree.version}, driver ${this.o.cgroupDriver}, pods under ${this.path(kubepods(this.root))}`,
+    );
   }
 
   /** The sandbox's cgroup_parent ('' without cgroupsPerQOS: the runtime's default). */
@@ -94,7 +115,11 @@ export class ContainerManager {
   /** The sandbox's cgroup_parent, the pod cgroup made and limited first ('' without cgroupsPerQOS: the runtime's default). */
   async podParent(pod: Pod): Promise<string> {
     if (!this.o.cgroupsPerQOS) return '';
-    if (this.o.cgroupDriver === 'cgroupfs') await this.tree.ensure(this.path(podCgroup(this.root, podQos(pod), pod.metadata!.uid!)), podCgroupResources(pod, { podPidsLimit: this.o.podPidsLimit }));
+    if (this.o.cgroupDriver === 'cgroupfs')
+      await this.tree.ensure(
+        this.path(podCgroup(this.root, podQos(pod), pod.metadata!.uid!)),
+        podCgroupResources(pod, { podPidsLimit: this.o.podPidsLimit }),
+      );
     return this.parentName(pod);
   }
 

@@ -55,7 +55,9 @@ export function podCgroupResources(pod: Pod, o: { podPidsLimit?: number } = {}):
 
 /** The Burstable QoS cgroup's shares: the CPU all Burstable pods request; BestEffort always gets the minimum. */
 export function burstableShares(pods: Pod[]): number {
-  const milli = pods.filter((p) => podQos(p) === 'Burstable').reduce((s, p) => s + (podTotals(p.spec, 'requests').cpu ?? 0), 0);
+  const milli = pods
+    .filter((p) => podQos(p) === 'Burstable')
+    .reduce((s, p) => s + (podTotals(p.spec, 'requests').cpu ?? 0), 0);
   return milliCpuToShares(milli);
 }
 

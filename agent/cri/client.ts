@@ -65,7 +65,9 @@ export class CriClient {
     const m = method(svc, name);
     const t0 = performance.now();
     try {
-      const res = m.deserialize(await this.channel.call(m.path, m.serialize(req as object), clampDelay(timeoutMs ?? this.timeoutMs))) as Res;
+      const res = m.deserialize(
+        await this.channel.call(m.path, m.serialize(req as object), clampDelay(timeoutMs ?? this.timeoutMs)),
+      ) as Res;
       this.observer?.(name, (performance.now() - t0) / 1000, true);
       return res;
     } catch (e) {
@@ -87,7 +89,13 @@ export class CriClient {
     return runtimeCgroupDriver(st.info ?? {});
   }
   async runPodSandbox(config: T.PodSandboxConfigIn, pod: string, runtimeHandler = ''): Promise<string> {
-    const r = await this.call<T.RunPodSandboxRequest, T.RunPodSandboxResponse>('RuntimeService', 'RunPodSandbox', { config, runtime_handler: runtimeHandler }, pod, 4 * 60_000);
+    const r = await this.call<T.RunPodSandboxRequest, T.RunPodSandboxResponse>(
+      'RuntimeService',
+      'RunPodSandbox',
+      { config, runtime_handler: runtimeHandler },
+      pod,
+      4 * 60_000,
+    );
     return r.pod_sandbox_id;
   }
   async stopPodSandbox(id: string, pod?: string): Promise<void> {
@@ -100,11 +108,23 @@ export class CriClient {
     return this.call('RuntimeService', 'PodSandboxStatus', { pod_sandbox_id: id, verbose: false }, pod);
   }
   async listPodSandbox(filter?: T.PodSandboxFilterIn): Promise<T.PodSandbox[]> {
-    const r = await this.call<T.ListPodSandboxRequest, T.ListPodSandboxResponse>('RuntimeService', 'ListPodSandbox', { filter: filter ?? null });
+    const r = await this.call<T.ListPodSandboxRequest, T.ListPodSandboxResponse>('RuntimeService', 'ListPodSandbox', {
+      filter: filter ?? null,
+    });
     return r.items;
   }
-  async createContainer(sandboxId: string, config: T.ContainerConfigIn, sandboxConfig: T.PodSandboxConfigIn, pod: string): Promise<string> {
-    const r = await this.call<T.CreateContainerRequest, T.CreateContainerResponse>('RuntimeService', 'CreateContainer', { pod_sandbox_id: sandboxId, config, sandbox_config: sandboxConfig }, pod);
+  async createContainer(
+    sandboxId: string,
+    config: T.ContainerConfigIn,
+    sandboxConfig: T.PodSandboxConfigIn,
+    pod: string,
+  ): Promise<string> {
+    const r = await this.call<T.CreateContainerRequest, T.CreateContainerResponse>(
+      'RuntimeService',
+      'CreateContainer',
+      { pod_sandbox_id: sandboxId, config, sandbox_config: sandboxConfig },
+      pod,
+    );
     return r.container_id;
   }
   async startContainer(id: string, pod?: string): Promise<void> {
@@ -112,18 +132,32 @@ export class CriClient {
   }
   /** timeoutSec is the grace period; the deadline leaves room for the runtime's SIGKILL. */
   async stopContainer(id: string, timeoutSec: number, pod?: string): Promise<void> {
-    await this.call('RuntimeService', 'StopContainer', { container_id: id, timeout: String(timeoutSec) }, pod, (timeoutSec + 30) * 1000);
+    await this.call(
+      'RuntimeService',
+      'StopContainer',
+      { container_id: id, timeout: String(timeoutSec) },
+      pod,
+      (timeoutSec + 30) * 1000,
+    );
   }
   async removeContainer(id: string, pod?: string): Promise<void> {
     await this.call('RuntimeService', 'RemoveContainer', { container_id: id }, pod);
   }
   async listContainers(filter?: T.ContainerFilterIn): Promise<T.Container[]> {
-    const r = await this.call<T.ListContainersRequest, T.ListContainersResponse>('RuntimeService', 'ListContainers', { filter: filter ?? null });
+    const r = await this.call<T.ListContainersRequest, T.ListContainersResponse>('RuntimeService', 'ListContainers', {
+      filter: filter ?? null,
+    });
     return r.containers;
   }
   async containerStatus(id: string, pod?: string): Promise<T.ContainerStatus> {
-    const r = await this.call<T.ContainerStatusRequest, T.ContainerStatusResponse>('RuntimeService', 'ContainerStatus', { container_id: id, verbose: false }, pod);
-    if (!r.status) throw new CriError('ContainerStatus', undefined, `runtime returned no status for container ${id}`, pod);
+    const r = await this.call<T.ContainerStatusRequest, T.ContainerStatusResponse>(
+      'RuntimeService',
+      'ContainerStatus',
+      { container_id: id, verbose: false },
+      pod,
+    );
+    if (!r.status)
+      throw new CriError('ContainerStatus', undefined, `runtime returned no status for container ${id}`, pod);
     return r.status;
   }
   /** In-place resize: new cgroup limits for a running container (idempotent). */
@@ -131,7 +165,13 @@ export class CriClient {
     await this.call('RuntimeService', 'UpdateContainerResources', { container_id: id, linux }, pod);
   }
   async execSync(id: string, cmd: string[], timeoutSec: number, pod?: string): Promise<T.ExecSyncResponse> {
-    return this.call('RuntimeService', 'ExecSync', { container_id: id, cmd, timeout: String(timeoutSec) }, pod, (timeoutSec + 10) * 1000);
+    return this.call(
+      'RuntimeService',
+      'ExecSync',
+      { container_id: id, cmd, timeout: String(timeoutSec) },
+      pod,
+      (timeoutSec + 10) * 1000,
+    );
   }
   /** Exec, Attach and PortForward return a URL on the runtime's streaming server, which the kubelet proxies to. */
   async exec(req: T.ExecRequest, pod?: string): Promise<string> {
@@ -141,27 +181,61 @@ export class CriClient {
     return (await this.call<T.AttachRequest, { url: string }>('RuntimeService', 'Attach', req, pod, 30_000)).url;
   }
   async portForward(sandboxId: string, ports: number[], pod?: string): Promise<string> {
-    return (await this.call<object, { url: string }>('RuntimeService', 'PortForward', { pod_sandbox_id: sandboxId, port: ports }, pod, 30_000)).url;
+    return (
+      await this.call<object, { url: string }>(
+        'RuntimeService',
+        'PortForward',
+        { pod_sandbox_id: sandboxId, port: ports },
+        pod,
+        30_000,
+      )
+    ).url;
   }
   /** After a log file was rotated: the runtime writes to a new file at the same path. */
   async reopenContainerLog(id: string): Promise<void> {
     await this.call('RuntimeService', 'ReopenContainerLog', { container_id: id });
   }
   async listContainerStats(filter?: T.ContainerStatsFilterIn): Promise<T.ContainerStats[]> {
-    return (await this.call<object, { stats: T.ContainerStats[] }>('RuntimeService', 'ListContainerStats', { filter: filter ?? null })).stats;
+    return (
+      await this.call<object, { stats: T.ContainerStats[] }>('RuntimeService', 'ListContainerStats', {
+        filter: filter ?? null,
+      })
+    ).stats;
   }
 
   async imageStatus(image: string, pod?: string): Promise<T.Image | null> {
-    const r = await this.call<T.ImageStatusRequest, T.ImageStatusResponse>('ImageService', 'ImageStatus', { image: { image }, verbose: false }, pod);
+    const r = await this.call<T.ImageStatusRequest, T.ImageStatusResponse>(
+      'ImageService',
+      'ImageStatus',
+      { image: { image }, verbose: false },
+      pod,
+    );
     return r.image;
   }
-  async pullImage(image: string, sandboxConfig: T.PodSandboxConfigIn | null, pod?: string, auth?: T.AuthConfig): Promise<string> {
-    const r = await this.call<T.PullImageRequest, T.PullImageResponse>('ImageService', 'PullImage', { image: { image }, sandbox_config: sandboxConfig, ...(auth ? { auth } : {}) }, pod, 10 * 60_000);
+  async pullImage(
+    image: string,
+    sandboxConfig: T.PodSandboxConfigIn | null,
+    pod?: string,
+    auth?: T.AuthConfig,
+  ): Promise<string> {
+    const r = await this.call<T.PullImageRequest, T.PullImageResponse>(
+      'ImageService',
+      'PullImage',
+      { image: { image }, sandbox_config: sandboxConfig, ...(auth ? { auth } : {}) },
+      pod,
+      10 * 60_000,
+    );
     return r.image_ref;
   }
   /** The filesystems holding the runtime's images (their mountpoints). */
   async imageFsInfo(): Promise<string[]> {
-    const r: { image_filesystems: { fs_id: { mountpoint: string } | null }[] } = await this.call('ImageService', 'ImageFsInfo', {}, undefined, 10_000);
+    const r: { image_filesystems: { fs_id: { mountpoint: string } | null }[] } = await this.call(
+      'ImageService',
+      'ImageFsInfo',
+      {},
+      undefined,
+      10_000,
+    );
     return r.image_filesystems.map((f) => f.fs_id?.mountpoint ?? '').filter(Boolean);
   }
   /** The sandbox (pause) image the runtime uses, from its verbose status (containerd's sandboxImage). */
@@ -174,7 +248,9 @@ export class CriClient {
     }
   }
   async listImages(): Promise<T.Image[]> {
-    const r = await this.call<T.ListImagesRequest, T.ListImagesResponse>('ImageService', 'ListImages', { filter: null });
+    const r = await this.call<T.ListImagesRequest, T.ListImagesResponse>('ImageService', 'ListImages', {
+      filter: null,
+    });
     return r.images;
   }
   async removeImage(image: string): Promise<void> {
@@ -186,7 +262,9 @@ export class CriClient {
 export function runtimeCgroupDriver(info: Record<string, string>): 'systemd' | 'cgroupfs' | undefined {
   if (!info.config) return undefined;
   try {
-    const cfg = JSON.parse(info.config) as { containerd?: { defaultRuntimeName?: string; runtimes?: Record<string, { options?: Record<string, unknown> }> } };
+    const cfg = JSON.parse(info.config) as {
+      containerd?: { defaultRuntimeName?: string; runtimes?: Record<string, { options?: Record<string, unknown> }> };
+    };
     const c = cfg.containerd;
     const rt = c?.runtimes?.[c.defaultRuntimeName ?? 'runc'];
     if (!rt) return undefined;

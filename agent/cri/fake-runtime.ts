@@ -64,28 +64,33 @@ export class FakeRuntime {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-fakecri-'));
     this.socket = path.join(dir, 'cri.sock');
     const pkg = loadCri().runtime.v1;
-    const wrap = (method: string, fn: Handler) => (call: grpc.ServerUnaryCall<any, any>, cb: grpc.sendUnaryData<any>) => {
-      this.calls.push({ method, req: call.request });
-      const run = (): void => {
-        try {
-          const hook = this.hooks.get(method);
-          if (hook) {
-            const r = hook(call.request);
-            if (r !== undefined) return cb(null, r);
+    const wrap =
+      (method: string, fn: Handler) => (call: grpc.ServerUnaryCall<any, any>, cb: grpc.sendUnaryData<any>) => {
+        this.calls.push({ method, req: call.request });
+        const run = (): void => {
+          try {
+            const hook = this.hooks.get(method);
+            if (hook) {
+              const r = hook(call.request);
+              if (r !== undefined) return cb(null, r);
+            }
+            cb(null, fn(call.request));
+          } catch (e) {
+            const err = e as grpc.ServiceError;
+            cb({ code: err.code ?? grpc.status.UNKNOWN, details: err.details ?? err.message } as grpc.ServiceError);
           }
-          cb(null, fn(call.request));
-        } catch (e) {
-          const err = e as grpc.ServiceError;
-          cb({ code: err.code ?? grpc.status.UNKNOWN, details: err.details ?? err.message } as grpc.ServiceError);
-        }
+        };
+        if (this.delayMs) setTimeout(run, this.delayMs);
+        else run();
       };
-      if (this.delayMs) setTimeout(run, this.delayMs);
-      else run();
-    };
     const impl = (o: Record<string, Handler>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, wrap(k, v)]));
     this.server.addService(pkg.RuntimeService.service, impl(this.runtimeHandlers()));
     this.server.addService(pkg.ImageService.service, impl(this.imageHandlers()));
-    await new Promise<void>((res, rej) => this.server.bindAsync(`unix://${this.socket}`, grpc.ServerCredentials.createInsecure(), (e) => (e ? rej(e) : res())));
+    await new Promise<void>((res, rej) =>
+      this.server.bindAsync(`unix://${this.socket}`, grpc.ServerCredentials.createInsecure(), (e) =>
+        e ? rej(e) : res(),
+      ),
+    );
     return this.socket;
   }
 
@@ -140,24 +145,44 @@ export class FakeRuntime {
   private runtimeHandlers(): Record<string, Handler> {
     return {
       Version: () => ({ version: '0.1.0', runtime_name: 'fake', runtime_version: '1.0.0', runtime_api_version: 'v1' }),
-      Status: () => ({ status: { conditions: [{ type: 'RuntimeReady', status: true }, { type: 'NetworkReady', status: true }] } }),
+      Status: () => ({
+        status: {
+          conditions: [
+            { type: 'RuntimeReady', status: true },
+            { type: 'NetworkReady', status: true },
+          ],
+        },
+      }),
       RunPodSandbox: (req) => {
         const id = `sb${++this.seq}`;
         const host = req.config?.linux?.security_context?.namespace_options?.network === 'NODE';
-        if (req.runtime_handler && !this.runtimeHandlerNames.has(req.runtime_handler)) throw Object.assign(new Error(`no runtime for "${req.runtime_handler}" is configured`), { code: grpc.status.UNKNOWN, details: `no runtime for "${req.runtime_handler}" is configured` });
-        this.sandboxes.set(id, { id, config: req.config, state: 'SANDBOX_READY', createdAt: nowNs(), ip: host ? '' : `10.88.0.${this.ipSeq++}`, runtimeHandler: req.runtime_handler ?? '' });
+        if (req.runtime_handler && !this.runtimeHandlerNames.has(req.runtime_handler))
+          throw Object.assign(new Error(`no runtime for "${req.runtime_handler}" is configured`), {
+            code: grpc.status.UNKNOWN,
+            details: `no runtime for "${req.runtime_handler}" is configured`,
+          });
+        this.sandboxes.set(id, {
+          id,
+          config: req.config,
+          state: 'SANDBOX_READY',
+          createdAt: nowNs(),
+          ip: host ? '' : `10.88.0.${this.ipSeq++}`,
+          runtimeHandler: req.runtime_handler ?? '',
+        });
         return { pod_sandbox_id: id };
       },
       StopPodSandbox: (req) => {
         const s = this.sandboxes.get(req.pod_sandbox_id);
         if (s) {
           s.state = 'SANDBOX_NOTREADY';
-          for (const c of this.containers.values()) if (c.sandboxId === s.id && c.state !== 'CONTAINER_EXITED') this.exit(c.id, 137);
+          for (const c of this.containers.values())
+            if (c.sandboxId === s.id && c.state !== 'CONTAINER_EXITED') this.exit(c.id, 137);
         }
         return {};
       },
       RemovePodSandbox: (req) => {
-        for (const c of [...this.containers.values()]) if (c.sandboxId === req.pod_sandbox_id) this.containers.delete(c.id);
+        for (const c of [...this.containers.values()])
+          if (c.sandboxId === req.pod_sandbox_id) this.containers.delete(c.id);
         this.sandboxes.delete(req.pod_sandbox_id);
         return {};
       },
@@ -179,13 +204,34 @@ export class FakeRuntime {
       },
       ListPodSandbox: (req) => ({
         items: [...this.sandboxes.values()]
-          .filter((s) => this.matches(s.config.labels ?? {}, req.filter?.label_selector) && (!req.filter?.id || req.filter.id === s.id))
-          .map((s) => ({ id: s.id, metadata: s.config.metadata, state: s.state, created_at: s.createdAt.toString(), labels: s.config.labels, annotations: s.config.annotations })),
+          .filter(
+            (s) =>
+              this.matches(s.config.labels ?? {}, req.filter?.label_selector) &&
+              (!req.filter?.id || req.filter.id === s.id),
+          )
+          .map((s) => ({
+            id: s.id,
+            metadata: s.config.metadata,
+            state: s.state,
+            created_at: s.createdAt.toString(),
+            labels: s.config.labels,
+            annotations: s.config.annotations,
+          })),
       }),
       CreateContainer: (req) => {
         if (!this.sandboxes.has(req.pod_sandbox_id)) this.notFound(`sandbox ${req.pod_sandbox_id}`);
         const id = `c${++this.seq}`;
-        this.containers.set(id, { id, sandboxId: req.pod_sandbox_id, config: req.config, state: 'CONTAINER_CREATED', createdAt: nowNs(), startedAt: 0n, finishedAt: 0n, exitCode: 0, imageRef: req.config.image.image });
+        this.containers.set(id, {
+          id,
+          sandboxId: req.pod_sandbox_id,
+          config: req.config,
+          state: 'CONTAINER_CREATED',
+          createdAt: nowNs(),
+          startedAt: 0n,
+          finishedAt: 0n,
+          exitCode: 0,
+          imageRef: req.config.image.image,
+        });
         return { container_id: id };
       },
       UpdateContainerResources: (req) => {
@@ -213,21 +259,58 @@ export class FakeRuntime {
       ListContainers: (req) => ({
         containers: [...this.containers.values()]
           .filter((c) => this.matches(c.config.labels ?? {}, req.filter?.label_selector))
-          .map((c) => ({ id: c.id, pod_sandbox_id: c.sandboxId, metadata: c.config.metadata, image: c.config.image, image_ref: c.imageRef, state: c.state, created_at: c.createdAt.toString(), labels: c.config.labels, annotations: c.config.annotations })),
+          .map((c) => ({
+            id: c.id,
+            pod_sandbox_id: c.sandboxId,
+            metadata: c.config.metadata,
+            image: c.config.image,
+            image_ref: c.imageRef,
+            state: c.state,
+            created_at: c.createdAt.toString(),
+            labels: c.config.labels,
+            annotations: c.config.annotations,
+          })),
       }),
-      ContainerStatus: (req) => ({ status: this.containerStatus(this.containers.get(req.container_id) ?? this.notFound(`container ${req.container_id}`)) }),
+      ContainerStatus: (req) => ({
+        status: this.containerStatus(
+          this.containers.get(req.container_id) ?? this.notFound(`container ${req.container_id}`),
+        ),
+      }),
       ExecSync: (req) => ({ stdout: Buffer.from(req.cmd.join(' ')), stderr: Buffer.alloc(0), exit_code: 0 }),
-      Exec: (req) => (this.containers.has(req.container_id) ? { url: `${this.streamingBase}/exec/t${++this.seq}` } : this.notFound(`container ${req.container_id}`)),
-      Attach: (req) => (this.containers.has(req.container_id) ? { url: `${this.streamingBase}/attach/t${++this.seq}` } : this.notFound(`container ${req.container_id}`)),
-      PortForward: (req) => (this.sandboxes.has(req.pod_sandbox_id) ? { url: `${this.streamingBase}/portforward/t${++this.seq}` } : this.notFound(`sandbox ${req.pod_sandbox_id}`)),
-      ReopenContainerLog: (req) => (this.containers.has(req.container_id) ? {} : this.notFound(`container ${req.container_id}`)),
+      Exec: (req) =>
+        this.containers.has(req.container_id)
+          ? { url: `${this.streamingBase}/exec/t${++this.seq}` }
+          : this.notFound(`container ${req.container_id}`),
+      Attach: (req) =>
+        this.containers.has(req.container_id)
+          ? { url: `${this.streamingBase}/attach/t${++this.seq}` }
+          : this.notFound(`container ${req.container_id}`),
+      PortForward: (req) =>
+        this.sandboxes.has(req.pod_sandbox_id)
+          ? { url: `${this.streamingBase}/portforward/t${++this.seq}` }
+          : this.notFound(`sandbox ${req.pod_sandbox_id}`),
+      ReopenContainerLog: (req) =>
+        this.containers.has(req.container_id) ? {} : this.notFound(`container ${req.container_id}`),
       ListContainerStats: () => ({
         stats: [...this.containers.values()]
           .filter((c) => c.state === 'CONTAINER_RUNNING')
           .map((c, i) => ({
-            attributes: { id: c.id, metadata: c.config.metadata, labels: c.config.labels, annotations: c.config.annotations },
-            cpu: { timestamp: nowNs().toString(), usage_core_nano_seconds: { value: String(1e9 * (i + 1)) }, usage_nano_cores: { value: String(1e6 * (i + 1)) } },
-            memory: { timestamp: nowNs().toString(), working_set_bytes: { value: String(1 << 20) }, usage_bytes: { value: String(2 << 20) } },
+            attributes: {
+              id: c.id,
+              metadata: c.config.metadata,
+              labels: c.config.labels,
+              annotations: c.config.annotations,
+            },
+            cpu: {
+              timestamp: nowNs().toString(),
+              usage_core_nano_seconds: { value: String(1e9 * (i + 1)) },
+              usage_nano_cores: { value: String(1e6 * (i + 1)) },
+            },
+            memory: {
+              timestamp: nowNs().toString(),
+              working_set_bytes: { value: String(1 << 20) },
+              usage_bytes: { value: String(2 << 20) },
+            },
             writable_layer: { timestamp: nowNs().toString(), used_bytes: { value: '4096' } },
           })),
       }),
@@ -244,13 +327,18 @@ export class FakeRuntime {
       PullImage: (req) => {
         const name = req.image.image;
         if (!this.pullable.has(name)) {
-          throw Object.assign(new Error('not found'), { code: grpc.status.UNKNOWN, details: `failed to pull and unpack image "${name}": not found` });
+          throw Object.assign(new Error('not found'), {
+            code: grpc.status.UNKNOWN,
+            details: `failed to pull and unpack image "${name}": not found`,
+          });
         }
         const id = `sha256:${Buffer.from(name).toString('hex').padEnd(64, '0').slice(0, 64)}`;
         this.images.set(name, { id, size: 1234 });
         return { image_ref: id };
       },
-      ListImages: () => ({ images: [...this.images.entries()].map(([n, i]) => ({ id: i.id, repo_tags: [n], size: String(i.size) })) }),
+      ListImages: () => ({
+        images: [...this.images.entries()].map(([n, i]) => ({ id: i.id, repo_tags: [n], size: String(i.size) })),
+      }),
       RemoveImage: (req) => {
         this.images.delete(req.image.image);
         return {};

@@ -42,7 +42,11 @@ function decimal(l: LongT, unsigned: boolean): string {
   return (unsigned ? v : BigInt.asIntN(64, v)).toString();
 }
 
-const long = (unsigned: boolean, write: (w: protobuf.Writer, v: LongT) => void, read: (r: protobuf.Reader) => LongT): Scalar => ({
+const long = (
+  unsigned: boolean,
+  write: (w: protobuf.Writer, v: LongT) => void,
+  read: (r: protobuf.Reader) => LongT,
+): Scalar => ({
   convert: (v) => Long.fromValue(v as string, unsigned),
   write: (w, v) => write(w, v as LongT),
   read: (r) => decimal(read(r), unsigned),
@@ -51,22 +55,103 @@ const long = (unsigned: boolean, write: (w: protobuf.Writer, v: LongT) => void, 
 });
 
 const SCALARS: Record<string, Scalar> = {
-  string: { convert: String, write: (w, v) => void w.string(v as string), read: (r) => r.string(), wireType: 2, dflt: () => '' },
-  bool: { convert: Boolean, write: (w, v) => void w.bool(v as boolean), read: (r) => r.bool(), wireType: 0, dflt: () => false },
-  int32: { convert: (v) => (v as number) | 0, write: (w, v) => void w.int32(v as number), read: (r) => r.int32(), wireType: 0, dflt: () => 0 },
-  sint32: { convert: (v) => (v as number) | 0, write: (w, v) => void w.sint32(v as number), read: (r) => r.sint32(), wireType: 0, dflt: () => 0 },
-  sfixed32: { convert: (v) => (v as number) | 0, write: (w, v) => void w.sfixed32(v as number), read: (r) => r.sfixed32(), wireType: 5, dflt: () => 0 },
-  uint32: { convert: (v) => (v as number) >>> 0, write: (w, v) => void w.uint32(v as number), read: (r) => r.uint32(), wireType: 0, dflt: () => 0 },
-  fixed32: { convert: (v) => (v as number) >>> 0, write: (w, v) => void w.fixed32(v as number), read: (r) => r.fixed32(), wireType: 5, dflt: () => 0 },
-  double: { convert: Number, write: (w, v) => void w.double(v as number), read: (r) => r.double(), wireType: 1, dflt: () => 0 },
-  float: { convert: Number, write: (w, v) => void w.float(v as number), read: (r) => r.float(), wireType: 5, dflt: () => 0 },
-  int64: long(false, (w, v) => void w.int64(v), (r) => r.int64() as unknown as LongT),
-  sint64: long(false, (w, v) => void w.sint64(v), (r) => r.sint64() as unknown as LongT),
-  sfixed64: { ...long(false, (w, v) => void w.sfixed64(v), (r) => r.sfixed64() as unknown as LongT), wireType: 1 },
-  uint64: long(true, (w, v) => void w.uint64(v), (r) => r.uint64() as unknown as LongT),
-  fixed64: { ...long(true, (w, v) => void w.fixed64(v), (r) => r.fixed64() as unknown as LongT), wireType: 1 },
+  string: {
+    convert: String,
+    write: (w, v) => void w.string(v as string),
+    read: (r) => r.string(),
+    wireType: 2,
+    dflt: () => '',
+  },
+  bool: {
+    convert: Boolean,
+    write: (w, v) => void w.bool(v as boolean),
+    read: (r) => r.bool(),
+    wireType: 0,
+    dflt: () => false,
+  },
+  int32: {
+    convert: (v) => (v as number) | 0,
+    write: (w, v) => void w.int32(v as number),
+    read: (r) => r.int32(),
+    wireType: 0,
+    dflt: () => 0,
+  },
+  sint32: {
+    convert: (v) => (v as number) | 0,
+    write: (w, v) => void w.sint32(v as number),
+    read: (r) => r.sint32(),
+    wireType: 0,
+    dflt: () => 0,
+  },
+  sfixed32: {
+    convert: (v) => (v as number) | 0,
+    write: (w, v) => void w.sfixed32(v as number),
+    read: (r) => r.sfixed32(),
+    wireType: 5,
+    dflt: () => 0,
+  },
+  uint32: {
+    convert: (v) => (v as number) >>> 0,
+    write: (w, v) => void w.uint32(v as number),
+    read: (r) => r.uint32(),
+    wireType: 0,
+    dflt: () => 0,
+  },
+  fixed32: {
+    convert: (v) => (v as number) >>> 0,
+    write: (w, v) => void w.fixed32(v as number),
+    read: (r) => r.fixed32(),
+    wireType: 5,
+    dflt: () => 0,
+  },
+  double: {
+    convert: Number,
+    write: (w, v) => void w.double(v as number),
+    read: (r) => r.double(),
+    wireType: 1,
+    dflt: () => 0,
+  },
+  float: {
+    convert: Number,
+    write: (w, v) => void w.float(v as number),
+    read: (r) => r.float(),
+    wireType: 5,
+    dflt: () => 0,
+  },
+  int64: long(
+    false,
+    (w, v) => void w.int64(v),
+    (r) => r.int64() as unknown as LongT,
+  ),
+  sint64: long(
+    false,
+    (w, v) => void w.sint64(v),
+    (r) => r.sint64() as unknown as LongT,
+  ),
+  sfixed64: {
+    ...long(
+      false,
+      (w, v) => void w.sfixed64(v),
+      (r) => r.sfixed64() as unknown as LongT,
+    ),
+    wireType: 1,
+  },
+  uint64: long(
+    true,
+    (w, v) => void w.uint64(v),
+    (r) => r.uint64() as unknown as LongT,
+  ),
+  fixed64: {
+    ...long(
+      true,
+      (w, v) => void w.fixed64(v),
+      (r) => r.fixed64() as unknown as LongT,
+    ),
+    wireType: 1,
+  },
   bytes: {
-    convert: (v) => (typeof v === 'string' ? Buffer.from(v, 'base64') : (v as { length?: number }).length! >= 0 ? v : UNSET),
+    convert: (v) =>
+      typeof v === 'string' ? Buffer.from(v, 'base64') : (v as { length?: number }).length! >= 0 ? v : UNSET,
     write: (w, v) => void w.bytes(v as Uint8Array),
     read: (r) => r.bytes(),
     wireType: 2,
@@ -76,7 +161,14 @@ const SCALARS: Record<string, Scalar> = {
 
 const enumScalar = (e: protobuf.Enum, dflt: number, repeated: boolean): Scalar => ({
   // A known name or any number; an unknown name leaves a field unset and an array element at the default.
-  convert: (v) => (typeof v === 'number' ? v : typeof v === 'string' && Object.prototype.hasOwnProperty.call(e.values, v) ? e.values[v] : repeated ? dflt : UNSET),
+  convert: (v) =>
+    typeof v === 'number'
+      ? v
+      : typeof v === 'string' && Object.prototype.hasOwnProperty.call(e.values, v)
+        ? e.values[v]
+        : repeated
+          ? dflt
+          : UNSET,
   write: (w, v) => void w.int32(v as number),
   read: (r) => {
     const n = r.int32();
@@ -143,21 +235,33 @@ function planOf(type: protobuf.Type): Plan | null {
     } else if (f.repeated) {
       const scalar = scalarOf(f, true);
       const wire = f.resolvedType instanceof protobuf.Enum ? 'int32' : f.type;
-      field = { ...base, kind: 'repeated', scalar, message: messageOf(f), packed: f.packed && PACKED[wire] !== undefined };
+      field = {
+        ...base,
+        kind: 'repeated',
+        scalar,
+        message: messageOf(f),
+        packed: f.packed && PACKED[wire] !== undefined,
+      };
     } else {
       const message = messageOf(f);
       field = { ...base, kind: message ? 'message' : 'scalar', scalar: scalarOf(f, false), message };
     }
-    if (!field.scalar && !field.message && !field.mapValue?.scalar && !field.mapValue?.message) throw new Error(`${field.fullName}: type ${f.type} not supported`);
+    if (!field.scalar && !field.message && !field.mapValue?.scalar && !field.mapValue?.message)
+      throw new Error(`${field.fullName}: type ${f.type} not supported`);
     plan.fields.push(field);
     plan.byId[f.id] = field;
   }
   for (const t of nested) if (planOf(t) === null) return unsupported();
   // toObject's order: repeated fields, then maps, then the rest (each by field number).
-  const order = [...plan.fields.filter((f) => f.kind === 'repeated'), ...plan.fields.filter((f) => f.kind === 'map'), ...plan.fields.filter((f) => f.kind === 'scalar' || f.kind === 'message')];
+  const order = [
+    ...plan.fields.filter((f) => f.kind === 'repeated'),
+    ...plan.fields.filter((f) => f.kind === 'map'),
+    ...plan.fields.filter((f) => f.kind === 'scalar' || f.kind === 'message'),
+  ];
   plan.defaults = () => {
     const d: Obj = {};
-    for (const f of order) d[f.name] = f.kind === 'repeated' ? [] : f.kind === 'map' ? {} : f.kind === 'message' ? null : f.scalar!.dflt();
+    for (const f of order)
+      d[f.name] = f.kind === 'repeated' ? [] : f.kind === 'map' ? {} : f.kind === 'message' ? null : f.scalar!.dflt();
     return d;
   };
   return plan;
@@ -166,7 +270,8 @@ function planOf(type: protobuf.Type): Plan | null {
 const tag = (id: number, wireType: number): number => ((id << 3) | wireType) >>> 0;
 
 function setKey(d: Obj, k: string, v: unknown): void {
-  if (k === '__proto__') Object.defineProperty(d, k, { value: v, enumerable: true, writable: true, configurable: true });
+  if (k === '__proto__')
+    Object.defineProperty(d, k, { value: v, enumerable: true, writable: true, configurable: true });
   else d[k] = v;
 }
 
@@ -247,7 +352,7 @@ function readMessage(plan: Plan, r: protobuf.Reader, end: number, depth: number)
       if (f.message) a.push(readMessage(f.message(), r, r.uint32() + r.pos, depth + 1));
       else if ((t & 7) === 2 && f.scalar!.wireType !== 2) {
         // Packed (numbers written one after another in one length-delimited field), whichever way the field says.
-        for (const stop = r.uint32() + r.pos; r.pos < stop; ) a.push(f.scalar!.read(r));
+        for (const stop = r.uint32() + r.pos; r.pos < stop;) a.push(f.scalar!.read(r));
       } else a.push(f.scalar!.read(r));
     } else {
       const { scalar, message } = f.mapValue!;
@@ -257,7 +362,8 @@ function readMessage(plan: Plan, r: protobuf.Reader, end: number, depth: number)
       while (r.pos < stop) {
         const t2 = r.uint32();
         if (t2 >>> 3 === 1) k = r.string();
-        else if (t2 >>> 3 === 2) v = message ? readMessage(message(), r, r.uint32() + r.pos, depth + 1) : scalar!.read(r);
+        else if (t2 >>> 3 === 2)
+          v = message ? readMessage(message(), r, r.uint32() + r.pos, depth + 1) : scalar!.read(r);
         else r.skipType(t2 & 7);
       }
       setKey(d[f.name] as Obj, k, v);
@@ -271,7 +377,10 @@ export function messageCodec(type: protobuf.Type): MessageCodec {
   const plan = planOf(type);
   if (!plan) {
     const options: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, oneofs: true };
-    return { encode: (o) => Buffer.from(type.encode(type.fromObject(o)).finish()), decode: (b) => type.toObject(type.decode(b), options) };
+    return {
+      encode: (o) => Buffer.from(type.encode(type.fromObject(o)).finish()),
+      decode: (b) => type.toObject(type.decode(b), options),
+    };
   }
   return {
     encode: (o) => {

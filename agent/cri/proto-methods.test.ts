@@ -19,7 +19,16 @@ test('the descriptor and the .proto give the same methods, and messages encode a
     assert.deepEqual([...fromJson.get(svc)!.keys()], [...methods.keys()], svc);
     for (const [name, m] of methods) assert.equal(fromJson.get(svc)!.get(name)!.path, m.path);
   }
-  const req = { pod_sandbox_id: 'sb', config: { metadata: { name: 'c', attempt: 1 }, image: { image: 'busybox' }, envs: [{ key: 'A', value: 'b' }], labels: { x: 'y' }, linux: { resources: { memory_limit_in_bytes: '1048576' } } } };
+  const req = {
+    pod_sandbox_id: 'sb',
+    config: {
+      metadata: { name: 'c', attempt: 1 },
+      image: { image: 'busybox' },
+      envs: [{ key: 'A', value: 'b' }],
+      labels: { x: 'y' },
+      linux: { resources: { memory_limit_in_bytes: '1048576' } },
+    },
+  };
   const a = fromJson.get('runtime.v1.RuntimeService')!.get('CreateContainer')!;
   const b = fromProto.get('runtime.v1.RuntimeService')!.get('CreateContainer')!;
   assert.deepEqual(a.serialize(req), b.serialize(req));

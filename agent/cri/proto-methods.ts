@@ -32,7 +32,9 @@ export function parseProto(file: string, includeDir: string): protobuf.Root {
 
 /** Every service of `file` (a .proto, or its .json descriptor), by full name (`runtime.v1.RuntimeService`), each method by name. */
 export function loadServices(file: string, includeDir: string): Map<string, Map<string, ProtoMethod>> {
-  const root = file.endsWith('.json') ? protobuf.Root.fromJSON(JSON.parse(fs.readFileSync(path.join(includeDir, file), 'utf8')) as protobuf.INamespace) : parseProto(file, includeDir);
+  const root = file.endsWith('.json')
+    ? protobuf.Root.fromJSON(JSON.parse(fs.readFileSync(path.join(includeDir, file), 'utf8')) as protobuf.INamespace)
+    : parseProto(file, includeDir);
   root.resolveAll();
   const out = new Map<string, Map<string, ProtoMethod>>();
   const walk = (ns: protobuf.NamespaceBase): void => {

@@ -44,7 +44,10 @@ test('framing, timeouts and HTTP status codes as gRPC specifies them', () => {
   assert.deepEqual(unframe(frame(Buffer.from('ab')), 10), Buffer.from('ab'));
   assert.equal((unframe(frame(Buffer.alloc(11)), 10) as GrpcCallError).code, Status.RESOURCE_EXHAUSTED);
   assert.equal((unframe(Buffer.from([1, 0, 0, 0, 0]), 10) as GrpcCallError).code, Status.INTERNAL);
-  assert.match((unframe(Buffer.concat([frame(Buffer.from('a')), frame(Buffer.from('b'))]), 10) as GrpcCallError).details, /more than one/);
+  assert.match(
+    (unframe(Buffer.concat([frame(Buffer.from('a')), frame(Buffer.from('b'))]), 10) as GrpcCallError).details,
+    /more than one/,
+  );
   assert.equal(grpcTimeout(120_000), '120000m');
   assert.equal(grpcTimeout(1e9), '1000000S');
   assert.equal(grpcTimeout(1e15), '99999999H');
@@ -69,8 +72,15 @@ test('a call sends gRPC headers and one framed message, and returns the response
     assert.equal(seen['grpc-timeout'], '5000m');
     // Many calls at once share the connection.
     const many = await Promise.all(Array.from({ length: 20 }, (_, i) => ch.call('/x/Y', Buffer.from(String(i)), 5000)));
-    assert.deepEqual(many.map(String), Array.from({ length: 20 }, (_, i) => `echo:${i}`));
-    await rejectsWith(ch.call('/x/Y', Buffer.alloc(2000), 5000), Status.RESOURCE_EXHAUSTED, /Sent message larger than max \(2000 vs\. 1024\)/);
+    assert.deepEqual(
+      many.map(String),
+      Array.from({ length: 20 }, (_, i) => `echo:${i}`),
+    );
+    await rejectsWith(
+      ch.call('/x/Y', Buffer.alloc(2000), 5000),
+      Status.RESOURCE_EXHAUSTED,
+      /Sent message larger than max \(2000 vs\. 1024\)/,
+    );
   } finally {
     ch.close();
     await close(s);
@@ -81,7 +91,16 @@ test('error statuses: trailers-only with a percent-encoded message, HTTP errors,
   const sock = path.join(dir, 'err.sock');
   const s = await server(sock, (stream, headers) => {
     const p = headers[':path'];
-    if (p === '/t/NotFound') stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '5', 'grpc-message': 'container%20%22x%22 not found' }, { endStream: true });
+    if (p === '/t/NotFound')
+      stream.respond(
+        {
+          ':status': 200,
+          'content-type': 'application/grpc',
+          'grpc-status': '5',
+          'grpc-message': 'container%20%22x%22 not found',
+        },
+        { endStream: true },
+      );
     else if (p === '/t/Http503') stream.respond({ ':status': 503 }, { endStream: true });
     else if (p === '/t/Refused') stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
     else if (p === '/t/Big') {
@@ -111,7 +130,11 @@ test('error statuses: trailers-only with a percent-encoded message, HTTP errors,
 test('no runtime listening is UNAVAILABLE; once it is (again), the next call connects', async () => {
   const sock = path.join(dir, 'later.sock');
   const ch = new UnaryChannel({ socketPath: sock, maxMessageBytes: 1024 });
-  await rejectsWith(ch.call('/t/X', Buffer.alloc(0), 5000), Status.UNAVAILABLE, /No connection established\. Last error: connect ENOENT/);
+  await rejectsWith(
+    ch.call('/t/X', Buffer.alloc(0), 5000),
+    Status.UNAVAILABLE,
+    /No connection established\. Last error: connect ENOENT/,
+  );
   const answer = (stream: http2.ServerHttp2Stream): void => {
     stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
     stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
@@ -128,7 +151,11 @@ test('no runtime listening is UNAVAILABLE; once it is (again), the next call con
     // A call racing the old connection's end may fail, as UNAVAILABLE; a later one reconnects.
     let answered = '';
     for (let i = 0; i < 50 && !answered; i++) {
-      answered = String(await ch.call('/t/X', Buffer.alloc(0), 5000).catch((e: GrpcCallError) => assert.equal(e.code, Status.UNAVAILABLE, e.details) ?? ''));
+      answered = String(
+        await ch
+          .call('/t/X', Buffer.alloc(0), 5000)
+          .catch((e: GrpcCallError) => assert.equal(e.code, Status.UNAVAILABLE, e.details) ?? ''),
+      );
       if (!answered) await new Promise((r) => setTimeout(r, 20));
     }
     assert.equal(answered, 'up');

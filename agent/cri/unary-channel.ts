@@ -73,10 +73,16 @@ export function frame(msg: Buffer): Buffer {
 /** The one message of a unary response body, or an error status. */
 export function unframe(body: Buffer, maxBytes: number): Buffer | GrpcCallError {
   if (body.length < 5) return new GrpcCallError(Status.INTERNAL, 'no response message');
-  if (body[0] !== 0) return new GrpcCallError(Status.INTERNAL, 'compressed response message, but no compression was asked for');
+  if (body[0] !== 0)
+    return new GrpcCallError(Status.INTERNAL, 'compressed response message, but no compression was asked for');
   const len = body.readUInt32BE(1);
-  if (len > maxBytes) return new GrpcCallError(Status.RESOURCE_EXHAUSTED, `Received message larger than max (${len} vs. ${maxBytes})`);
-  if (body.length !== 5 + len) return new GrpcCallError(Status.INTERNAL, body.length < 5 + len ? 'truncated response message' : 'more than one response message to a unary call');
+  if (len > maxBytes)
+    return new GrpcCallError(Status.RESOURCE_EXHAUSTED, `Received message larger than max (${len} vs. ${maxBytes})`);
+  if (body.length !== 5 + len)
+    return new GrpcCallError(
+      Status.INTERNAL,
+      body.length < 5 + len ? 'truncated response message' : 'more than one response message to a unary call',
+    );
   return body.subarray(5);
 }
 
@@ -98,13 +104,19 @@ export interface UnaryChannelOptions {
 export class UnaryChannel {
   private session: http2.ClientHttp2Session | undefined;
   /** Each connection's state, for the calls it ended: why it failed or broke. */
-  private readonly states = new WeakMap<http2.ClientHttp2Session, { connected: boolean; closed: boolean; error?: Error }>();
+  private readonly states = new WeakMap<
+    http2.ClientHttp2Session,
+    { connected: boolean; closed: boolean; error?: Error }
+  >();
 
   constructor(private readonly o: UnaryChannelOptions) {}
 
   private connect(): http2.ClientHttp2Session {
     if (this.session && !this.session.closed && !this.session.destroyed) return this.session;
-    const s = http2.connect('http://localhost', { createConnection: () => net.connect(this.o.socketPath), settings: { initialWindowSize: 1 << 20 } });
+    const s = http2.connect('http://localhost', {
+      createConnection: () => net.connect(this.o.socketPath),
+      settings: { initialWindowSize: 1 << 20 },
+    });
     const state: { connected: boolean; closed: boolean; error?: Error } = { connected: false, closed: false };
     this.states.set(s, state);
     const forget = (): void => {
@@ -128,7 +140,13 @@ export class UnaryChannel {
   }
 
   call(path: string, request: Buffer, timeoutMs: number): Promise<Buffer> {
-    if (request.length > this.o.maxMessageBytes) return Promise.reject(new GrpcCallError(Status.RESOURCE_EXHAUSTED, `Sent message larger than max (${request.length} vs. ${this.o.maxMessageBytes})`));
+    if (request.length > this.o.maxMessageBytes)
+      return Promise.reject(
+        new GrpcCallError(
+          Status.RESOURCE_EXHAUSTED,
+          `Sent message larger than max (${request.length} vs. ${this.o.maxMessageBytes})`,
+        ),
+      );
     return new Promise<Buffer>((resolve, reject) => {
       let settled = false;
       const done = (r: Buffer | GrpcCallError): void => {
@@ -155,7 +173,9 @@ export class UnaryChannel {
           'user-agent': 'tskube-kubelet',
         });
       } catch (e) {
-        return done(new GrpcCallError(Status.UNAVAILABLE, `No connection established. Last error: ${(e as Error).message}`));
+        return done(
+          new GrpcCallError(Status.UNAVAILABLE, `No connection established. Last error: ${(e as Error).message}`),
+        );
       }
       const chunks: Buffer[] = [];
       let size = 0;
@@ -169,13 +189,19 @@ export class UnaryChannel {
       };
       stream.on('response', (h) => {
         httpStatus = Number(h[':status']);
-        if (httpStatus !== 200) return done(new GrpcCallError(codeOfHttpStatus(httpStatus), `Received HTTP status code ${httpStatus}`));
+        if (httpStatus !== 200)
+          return done(new GrpcCallError(codeOfHttpStatus(httpStatus), `Received HTTP status code ${httpStatus}`));
         status(h); // trailers-only: an error with no body
       });
       stream.on('data', (c: Buffer) => {
         size += c.length;
         if (size > this.o.maxMessageBytes + 5) {
-          done(new GrpcCallError(Status.RESOURCE_EXHAUSTED, `Received message larger than max (${size - 5} vs. ${this.o.maxMessageBytes})`));
+          done(
+            new GrpcCallError(
+              Status.RESOURCE_EXHAUSTED,
+              `Received message larger than max (${size - 5} vs. ${this.o.maxMessageBytes})`,
+            ),
+          );
           stream!.close(http2.constants.NGHTTP2_CANCEL);
           return;
         }
@@ -187,10 +213,19 @@ export class UnaryChannel {
         if (settled) return;
         const state = this.states.get(session)!;
         const rst = stream!.rstCode ?? http2.constants.NGHTTP2_NO_ERROR;
-        if (!state.connected) done(new GrpcCallError(Status.UNAVAILABLE, `No connection established. Last error: ${state.error?.message ?? 'connection closed'}`));
-        else if (state.error) done(new GrpcCallError(Status.UNAVAILABLE, `Connection dropped. Last error: ${state.error.message}`));
-        else if (rst !== http2.constants.NGHTTP2_NO_ERROR) done(new GrpcCallError(codeOfRstStream(rst), `Received RST_STREAM with code ${rst}`));
-        else if (!httpStatus) done(new GrpcCallError(Status.UNAVAILABLE, 'Connection closed before the runtime answered'));
+        if (!state.connected)
+          done(
+            new GrpcCallError(
+              Status.UNAVAILABLE,
+              `No connection established. Last error: ${state.error?.message ?? 'connection closed'}`,
+            ),
+          );
+        else if (state.error)
+          done(new GrpcCallError(Status.UNAVAILABLE, `Connection dropped. Last error: ${state.error.message}`));
+        else if (rst !== http2.constants.NGHTTP2_NO_ERROR)
+          done(new GrpcCallError(codeOfRstStream(rst), `Received RST_STREAM with code ${rst}`));
+        else if (!httpStatus)
+          done(new GrpcCallError(Status.UNAVAILABLE, 'Connection closed before the runtime answered'));
         else done(new GrpcCallError(Status.UNKNOWN, 'Server closed the call without a status'));
       };
       // A failed connection closes its streams before it reports its error: wait for it.

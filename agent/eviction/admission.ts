@@ -9,15 +9,31 @@ const CRITICAL_PRIORITY = 2_000_000_000;
 
 /** Static and mirror pods, and pods at system-critical priority: never evicted, never refused for pressure. */
 export function isCriticalPod(pod: Pod, isStatic: boolean): boolean {
-  return isStatic || (pod.spec?.priority ?? 0) >= CRITICAL_PRIORITY || ['system-node-critical', 'system-cluster-critical'].includes(pod.spec?.priorityClassName ?? '');
+  return (
+    isStatic ||
+    (pod.spec?.priority ?? 0) >= CRITICAL_PRIORITY ||
+    ['system-node-critical', 'system-cluster-critical'].includes(pod.spec?.priorityClassName ?? '')
+  );
 }
 
-export function admitUnderPressure(pod: Pod, pressure: Set<NodeCondition>, critical: boolean): { reason: string; message: string } | undefined {
+export function admitUnderPressure(
+  pod: Pod,
+  pressure: Set<NodeCondition>,
+  critical: boolean,
+): { reason: string; message: string } | undefined {
   if (!pressure.size || critical) return undefined;
-  const conds = [...pressure].sort((a, b) => ['MemoryPressure', 'DiskPressure', 'PIDPressure'].indexOf(a) - ['MemoryPressure', 'DiskPressure', 'PIDPressure'].indexOf(b));
+  const conds = [...pressure].sort(
+    (a, b) =>
+      ['MemoryPressure', 'DiskPressure', 'PIDPressure'].indexOf(a) -
+      ['MemoryPressure', 'DiskPressure', 'PIDPressure'].indexOf(b),
+  );
   if (conds.length === 1 && conds[0] === 'MemoryPressure') {
     if (qosClass(pod.spec) !== 'BestEffort') return undefined;
-    const tolerates = (pod.spec?.tolerations ?? []).some((t) => (t.key === 'node.kubernetes.io/memory-pressure' || (!t.key && t.operator === 'Exists')) && (!t.effect || t.effect === 'NoSchedule'));
+    const tolerates = (pod.spec?.tolerations ?? []).some(
+      (t) =>
+        (t.key === 'node.kubernetes.io/memory-pressure' || (!t.key && t.operator === 'Exists')) &&
+        (!t.effect || t.effect === 'NoSchedule'),
+    );
     if (tolerates) return undefined;
   }
   return { reason: 'Evicted', message: `The node had condition: [${conds.join(', ')}]. ` };

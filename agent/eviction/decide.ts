@@ -6,7 +6,14 @@
 import { thresholdValue, type Threshold } from '../cm/node-allocatable.js';
 import { formatBytes } from '../../kube/quantity.js';
 
-export type Signal = 'memory.available' | 'allocatableMemory.available' | 'nodefs.available' | 'nodefs.inodesFree' | 'imagefs.available' | 'imagefs.inodesFree' | 'pid.available';
+export type Signal =
+  | 'memory.available'
+  | 'allocatableMemory.available'
+  | 'nodefs.available'
+  | 'nodefs.inodesFree'
+  | 'imagefs.available'
+  | 'imagefs.inodesFree'
+  | 'pid.available';
 export type NodeCondition = 'MemoryPressure' | 'DiskPressure' | 'PIDPressure';
 /** What eviction frees: the resource named in the Evicted message. */
 export type Resource = 'memory' | 'ephemeral-storage' | 'inodes' | 'pids';
@@ -53,7 +60,11 @@ export function thresholdsMet(thresholds: EvictionThreshold[], obs: Observations
 }
 
 /** When each met threshold was first seen met (kept across passes; a threshold no longer met is forgotten). */
-export function firstObserved(met: EvictionThreshold[], prev: Map<EvictionThreshold, number>, now: number): Map<EvictionThreshold, number> {
+export function firstObserved(
+  met: EvictionThreshold[],
+  prev: Map<EvictionThreshold, number>,
+  now: number,
+): Map<EvictionThreshold, number> {
   return new Map(met.map((t) => [t, prev.get(t) ?? now]));
 }
 
@@ -66,7 +77,12 @@ export function thresholdsToActOn(first: Map<EvictionThreshold, number>, now: nu
  * Pressure conditions: a condition is True while one of its thresholds is met (soft ones even within their grace
  * period, as upstream) and for evictionPressureTransitionPeriod after it was last met.
  */
-export function pressureConditions(met: EvictionThreshold[], lastSeen: Map<NodeCondition, number>, now: number, transitionMs: number): { conditions: Set<NodeCondition>; lastSeen: Map<NodeCondition, number> } {
+export function pressureConditions(
+  met: EvictionThreshold[],
+  lastSeen: Map<NodeCondition, number>,
+  now: number,
+  transitionMs: number,
+): { conditions: Set<NodeCondition>; lastSeen: Map<NodeCondition, number> } {
   const seen = new Map(lastSeen);
   for (const t of met) seen.set(SIGNAL_CONDITION[t.signal], now);
   const conditions = new Set<NodeCondition>();
@@ -78,8 +94,18 @@ export function pressureConditions(met: EvictionThreshold[], lastSeen: Map<NodeC
 }
 
 /** The resource to reclaim for the thresholds acted on: memory first, then disk, then pids (upstream's signal order). */
-export function resourceToReclaim(act: EvictionThreshold[]): { threshold: EvictionThreshold; resource: Resource } | undefined {
-  const order: Signal[] = ['memory.available', 'allocatableMemory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'];
+export function resourceToReclaim(
+  act: EvictionThreshold[],
+): { threshold: EvictionThreshold; resource: Resource } | undefined {
+  const order: Signal[] = [
+    'memory.available',
+    'allocatableMemory.available',
+    'nodefs.available',
+    'nodefs.inodesFree',
+    'imagefs.available',
+    'imagefs.inodesFree',
+    'pid.available',
+  ];
   const t = [...act].sort((a, b) => order.indexOf(a.signal) - order.indexOf(b.signal))[0];
   return t && { threshold: t, resource: SIGNAL_RESOURCE[t.signal] };
 }
@@ -112,18 +138,29 @@ export function rankPods(pods: PodUsage[], resource: Resource): PodUsage[] {
   const candidates = pods.filter((p) => !p.critical);
   const exceeds = (p: PodUsage): number => (total(p) > requested(p) ? 1 : 0);
   if (resource === 'pids') return [...candidates].sort((a, b) => a.priority - b.priority || total(b) - total(a));
-  return [...candidates].sort((a, b) => exceeds(b) - exceeds(a) || a.priority - b.priority || total(b) - requested(b) - (total(a) - requested(a)));
+  return [...candidates].sort(
+    (a, b) => exceeds(b) - exceeds(a) || a.priority - b.priority || total(b) - requested(b) - (total(a) - requested(a)),
+  );
 }
 
 /** Quantities as resource.Quantity prints them (BinarySI: the largest exact suffix). */
-const show = (resource: Resource, n: number): string => (resource === 'memory' || resource === 'ephemeral-storage' ? formatBytes(Math.round(n)) : String(n));
+const show = (resource: Resource, n: number): string =>
+  resource === 'memory' || resource === 'ephemeral-storage' ? formatBytes(Math.round(n)) : String(n);
 
 /** The status message and event text of an eviction, in upstream's words. */
-export function evictionMessage(resource: Resource, threshold: EvictionThreshold, obs: Observation | undefined, pod: PodUsage): string {
+export function evictionMessage(
+  resource: Resource,
+  threshold: EvictionThreshold,
+  obs: Observation | undefined,
+  pod: PodUsage,
+): string {
   let msg = `The node was low on resource: ${resource}. `;
-  if (obs) msg += `Threshold quantity: ${'quantity' in threshold.value ? show(resource, threshold.value.quantity) : show(resource, thresholdValue(threshold.value, obs.capacity))}, available: ${show(resource, Math.max(0, obs.available))}. `;
+  if (obs)
+    msg += `Threshold quantity: ${'quantity' in threshold.value ? show(resource, threshold.value.quantity) : show(resource, thresholdValue(threshold.value, obs.capacity))}, available: ${show(resource, Math.max(0, obs.available))}. `;
   if (resource === 'memory' || resource === 'ephemeral-storage') {
-    for (const c of pod.containers) if (c.usage > c.request) msg += `Container ${c.name} was using ${show(resource, c.usage)}, request is ${show(resource, c.request)}, has larger consumption of ${resource}. `;
+    for (const c of pod.containers)
+      if (c.usage > c.request)
+        msg += `Container ${c.name} was using ${show(resource, c.usage)}, request is ${show(resource, c.request)}, has larger consumption of ${resource}. `;
   }
   return msg;
 }

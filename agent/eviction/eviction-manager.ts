@@ -7,7 +7,19 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Logger } from '../../kube/log.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { CriClient } from '../cri/client.js';
-import { evictionMessage, firstObserved, pressureConditions, rankPods, resourceToReclaim, thresholdsMet, thresholdsToActOn, type EvictionThreshold, type NodeCondition, type Observations, type Resource } from './decide.js';
+import {
+  evictionMessage,
+  firstObserved,
+  pressureConditions,
+  rankPods,
+  resourceToReclaim,
+  thresholdsMet,
+  thresholdsToActOn,
+  type EvictionThreshold,
+  type NodeCondition,
+  type Observations,
+  type Resource,
+} from './decide.js';
 import { podUsages } from './observe.js';
 
 export interface EvictionOptions {
@@ -103,10 +115,20 @@ export class EvictionManager {
     return this.evictOne(pick.resource, pick.threshold, obs);
   }
 
-  private async evictOne(resource: Resource, threshold: EvictionThreshold, obs: Observations): Promise<string | undefined> {
+  private async evictOne(
+    resource: Resource,
+    threshold: EvictionThreshold,
+    obs: Observations,
+  ): Promise<string | undefined> {
     const active = this.d.activePods();
-    const stats = resource === 'memory' || resource === 'ephemeral-storage' ? await this.d.cri.listContainerStats().catch(() => []) : [];
-    const usages = await podUsages(active, stats, resource === 'inodes' ? 'ephemeral-storage' : resource, { rootDir: this.o.rootDir, podLogsDir: this.o.podLogsDir });
+    const stats =
+      resource === 'memory' || resource === 'ephemeral-storage'
+        ? await this.d.cri.listContainerStats().catch(() => [])
+        : [];
+    const usages = await podUsages(active, stats, resource === 'inodes' ? 'ephemeral-storage' : resource, {
+      rootDir: this.o.rootDir,
+      podLogsDir: this.o.podLogsDir,
+    });
     const ranked = rankPods(usages, resource);
     const victim = ranked[0];
     if (!victim) {
@@ -114,9 +136,14 @@ export class EvictionManager {
       return undefined;
     }
     const a = active.find((x) => x.pod.metadata?.uid === victim.uid)!;
-    const grace = threshold.gracePeriodMs === 0 ? IMMEDIATE_GRACE_SEC : Math.min(this.o.maxPodGracePeriodSec, a.pod.spec?.terminationGracePeriodSeconds ?? 30);
+    const grace =
+      threshold.gracePeriodMs === 0
+        ? IMMEDIATE_GRACE_SEC
+        : Math.min(this.o.maxPodGracePeriodSec, a.pod.spec?.terminationGracePeriodSeconds ?? 30);
     const message = evictionMessage(resource, threshold, obs[threshold.signal], victim);
-    this.d.log.info(`eviction manager: evicting pod ${a.pod.metadata!.namespace!}/${a.pod.metadata!.name!} to reclaim ${resource}`);
+    this.d.log.info(
+      `eviction manager: evicting pod ${a.pod.metadata!.namespace!}/${a.pod.metadata!.name!} to reclaim ${resource}`,
+    );
     a.evict(message, grace);
     // As upstream: one pod per pass, and the next pass only once its resources are given back.
     const until = Date.now() + (this.o.cleanupTimeoutMs ?? 30_000);

@@ -56,11 +56,17 @@ export async function observeNode(o: NodeObserverOptions): Promise<Observations>
   const obs: Observations = {};
   const rootWs = o.tree.version === 1 ? await workingSet(o.tree, '/') : undefined;
   const mem = meminfo();
-  const ws = rootWs ?? (mem.MemTotal !== undefined ? mem.MemTotal - (mem.MemFree ?? 0) - (mem['Inactive(file)'] ?? 0) : undefined);
+  const ws =
+    rootWs ??
+    (mem.MemTotal !== undefined ? mem.MemTotal - (mem.MemFree ?? 0) - (mem['Inactive(file)'] ?? 0) : undefined);
   if (ws !== undefined) obs['memory.available'] = { available: o.memoryCapacity - ws, capacity: o.memoryCapacity };
   if (o.kubepods) {
     const pods = await workingSet(o.tree, o.kubepods.cgroup);
-    if (pods !== undefined) obs['allocatableMemory.available'] = { available: o.kubepods.allocatable - pods, capacity: o.kubepods.allocatable };
+    if (pods !== undefined)
+      obs['allocatableMemory.available'] = {
+        available: o.kubepods.allocatable - pods,
+        capacity: o.kubepods.allocatable,
+      };
   }
   try {
     const s = fs.statfsSync(o.rootDir);
@@ -111,21 +117,33 @@ const request = (pod: Pod, name: string, resource: string): number => {
 };
 
 /** Each pod's use of `resource`, per container, with what its containers request. */
-export async function podUsages(pods: { pod: Pod; critical: boolean }[], stats: ContainerStats[], resource: Resource, dirs: { rootDir: string; podLogsDir: string }): Promise<PodUsage[]> {
+export async function podUsages(
+  pods: { pod: Pod; critical: boolean }[],
+  stats: ContainerStats[],
+  resource: Resource,
+  dirs: { rootDir: string; podLogsDir: string },
+): Promise<PodUsage[]> {
   const out: PodUsage[] = [];
   for (const { pod, critical } of pods) {
     const uid = pod.metadata!.uid!;
     const mine = stats.filter((s) => s.attributes?.labels?.[L_POD_UID] === uid);
     const containers = mine.map((s) => {
       const name = s.attributes?.labels?.[L_CONTAINER_NAME] ?? '';
-      const usage = resource === 'memory' ? Number(s.memory?.working_set_bytes?.value ?? 0) : resource === 'ephemeral-storage' ? Number(s.writable_layer?.used_bytes?.value ?? 0) : 0;
+      const usage =
+        resource === 'memory'
+          ? Number(s.memory?.working_set_bytes?.value ?? 0)
+          : resource === 'ephemeral-storage'
+            ? Number(s.writable_layer?.used_bytes?.value ?? 0)
+            : 0;
       return { name, usage, request: request(pod, name, resource === 'memory' ? 'memory' : 'ephemeral-storage') };
     });
     let podUsage = 0;
     if (resource === 'ephemeral-storage') {
       // Pod-level local storage: emptyDir volumes and the pod's logs.
       const md = pod.metadata!;
-      podUsage = (await diskUsage(path.join(dirs.rootDir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir'))) + (await diskUsage(path.join(dirs.podLogsDir, `${md.namespace!}_${md.name!}_${uid}`)));
+      podUsage =
+        (await diskUsage(path.join(dirs.rootDir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir'))) +
+        (await diskUsage(path.join(dirs.podLogsDir, `${md.namespace!}_${md.name!}_${uid}`)));
     }
     out.push({ uid, priority: pod.spec?.priority ?? 0, containers, podUsage, critical });
   }

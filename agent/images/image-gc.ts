@@ -26,11 +26,20 @@ export interface ImageGcPolicy {
 }
 
 /** The records after one look at the runtime: new images detected now, images in use touched, removed ones forgotten. */
-export function detectImages(prev: Map<string, ImageRecord>, images: { id: string; size: number }[], inUse: Set<string>, now: number): Map<string, ImageRecord> {
+export function detectImages(
+  prev: Map<string, ImageRecord>,
+  images: { id: string; size: number }[],
+  inUse: Set<string>,
+  now: number,
+): Map<string, ImageRecord> {
   const out = new Map<string, ImageRecord>();
   for (const img of images) {
     const p = prev.get(img.id);
-    out.set(img.id, { firstDetected: p?.firstDetected ?? now, lastUsed: inUse.has(img.id) ? now : (p?.lastUsed ?? 0), size: img.size });
+    out.set(img.id, {
+      firstDetected: p?.firstDetected ?? now,
+      lastUsed: inUse.has(img.id) ? now : (p?.lastUsed ?? 0),
+      size: img.size,
+    });
   }
   return out;
 }
@@ -47,7 +56,13 @@ export function bytesToFree(policy: ImageGcPolicy, fs: { capacity: number; avail
  * Which images to remove, oldest use first (then oldest detection): unused, unpinned, not the sandbox image,
  * detected at least minAge ago; all of those unused for maxAge, and then enough of the rest to free `need` bytes.
  */
-export function selectImages(records: Map<string, ImageRecord>, eligible: (id: string) => boolean, policy: ImageGcPolicy, need: number, now: number): { remove: string[]; freed: number } {
+export function selectImages(
+  records: Map<string, ImageRecord>,
+  eligible: (id: string) => boolean,
+  policy: ImageGcPolicy,
+  need: number,
+  now: number,
+): { remove: string[]; freed: number } {
   const candidates = [...records]
     .filter(([id, r]) => eligible(id) && now - r.firstDetected >= policy.minAgeMs)
     .sort(([, a], [, b]) => a.lastUsed - b.lastUsed || a.firstDetected - b.firstDetected);
@@ -94,20 +109,40 @@ export class ImageGcManager {
 
   private gcFailed(e: Error): void {
     this.d.log.warn(`image garbage collection failed: ${e.message}`);
-    this.d.events.event({ kind: 'Node', name: this.d.nodeName, uid: this.d.nodeName }, 'Warning', 'ImageGCFailed', e.message);
+    this.d.events.event(
+      { kind: 'Node', name: this.d.nodeName, uid: this.d.nodeName },
+      'Warning',
+      'ImageGCFailed',
+      e.message,
+    );
   }
 
   /** Lists images and containers; returns the images and who may be removed. */
   private async look(now: number): Promise<{ images: Image[]; eligible: (id: string) => boolean }> {
-    const [images, containers, sandbox] = await Promise.all([this.d.cri.listImages(), this.d.cri.listContainers(), this.d.sandboxImage()]);
+    const [images, containers, sandbox] = await Promise.all([
+      this.d.cri.listImages(),
+      this.d.cri.listContainers(),
+      this.d.sandboxImage(),
+    ]);
     const inUse = new Set<string>();
     for (const c of containers) {
       if (c.image_ref) inUse.add(c.image_ref);
-      const byName = images.find((i) => i.id === c.image?.image || i.repo_tags.includes(c.image?.image ?? '') || i.repo_digests.includes(c.image?.image ?? ''));
+      const byName = images.find(
+        (i) =>
+          i.id === c.image?.image ||
+          i.repo_tags.includes(c.image?.image ?? '') ||
+          i.repo_digests.includes(c.image?.image ?? ''),
+      );
       if (byName) inUse.add(byName.id);
     }
-    this.records = detectImages(this.records, images.map((i) => ({ id: i.id, size: Number(i.size ?? 0) })), inUse, now);
-    const isSandbox = (i: Image): boolean => !!sandbox && (i.repo_tags.includes(sandbox) || i.repo_digests.includes(sandbox) || i.id === sandbox);
+    this.records = detectImages(
+      this.records,
+      images.map((i) => ({ id: i.id, size: Number(i.size ?? 0) })),
+      inUse,
+      now,
+    );
+    const isSandbox = (i: Image): boolean =>
+      !!sandbox && (i.repo_tags.includes(sandbox) || i.repo_digests.includes(sandbox) || i.id === sandbox);
     const protectedIds = new Set(images.filter((i) => i.pinned || isSandbox(i)).map((i) => i.id));
     return { images, eligible: (id) => !inUse.has(id) && !protectedIds.has(id) };
   }
@@ -137,7 +172,12 @@ export class ImageGcManager {
     if (freed < need) {
       const msg = `Failed to garbage collect required amount of images. Attempted to free ${need} bytes, but only found ${freed} bytes eligible to free.`;
       this.d.log.warn(msg);
-      this.d.events.event({ kind: 'Node', name: this.d.nodeName, uid: this.d.nodeName }, 'Warning', 'FreeDiskSpaceFailed', msg);
+      this.d.events.event(
+        { kind: 'Node', name: this.d.nodeName, uid: this.d.nodeName },
+        'Warning',
+        'FreeDiskSpaceFailed',
+        msg,
+      );
     }
     return remove;
   }

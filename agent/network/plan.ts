@@ -2,7 +2,15 @@
 // routes to other nodes' podCIDRs (host-gw), the CNI conflist for this node's
 // podCIDR, and the masquerade/forward rules. Pure functions; network.ts applies them.
 import type { KObj } from '../../kube/client.js';
-import { anyCidrsOverlap, bigIntToIp, familyOfText, ipInAnyCidr, ipToBigInt, parseAnyCidr, type IPFamily } from '../../kube/cidr.js';
+import {
+  anyCidrsOverlap,
+  bigIntToIp,
+  familyOfText,
+  ipInAnyCidr,
+  ipToBigInt,
+  parseAnyCidr,
+  type IPFamily,
+} from '../../kube/cidr.js';
 
 export type PodNetworkMode = 'host-gw' | 'vxlan' | 'none';
 export const POD_NETWORK_MODES: PodNetworkMode[] = ['host-gw', 'vxlan', 'none'];
@@ -32,7 +40,10 @@ export const ANN_PUBLIC_IPV6 = 'flannel.alpha.coreos.com/public-ipv6';
  * Per family: the VXLAN device, the Node annotations its VTEP is published in, the encapsulation's overhead (outer IP
  * header, UDP, VXLAN, inner Ethernet: 50 bytes over IPv4, 70 over IPv6) and the VTEP address's prefix length.
  */
-export const VXLAN_FAMILY: Record<IPFamily, { dev: string; data: string; publicIP: string; overhead: number; hostBits: number }> = {
+export const VXLAN_FAMILY: Record<
+  IPFamily,
+  { dev: string; data: string; publicIP: string; overhead: number; hostBits: number }
+> = {
   IPv4: { dev: VXLAN_DEV, data: ANN_BACKEND_DATA, publicIP: ANN_PUBLIC_IP, overhead: 50, hostBits: 32 },
   IPv6: { dev: VXLAN_DEV6, data: ANN_BACKEND_V6_DATA, publicIP: ANN_PUBLIC_IPV6, overhead: 70, hostBits: 128 },
 };
@@ -67,9 +78,18 @@ export interface VxlanPeer {
 /** The network facts of each Node: its podCIDR and InternalIP of each family (the first of each, as upstream lists them). */
 export function nodeNets(nodes: KObj[]): NodeNet[] {
   return nodes.map((n) => {
-    const cidrs = ((n.spec?.podCIDRs as string[] | undefined) ?? [n.spec?.podCIDR as string | undefined]).filter((c): c is string => !!c);
-    const ips = ((n.status?.addresses ?? []) as { type: string; address: string }[]).filter((a) => a.type === 'InternalIP').map((a) => a.address);
-    const net: NodeNet = { name: n.metadata.name, podCIDR: cidrs.find((c) => !c.includes(':')), vtepMAC: vtepMacOf(n.metadata?.annotations?.[ANN_BACKEND_DATA]), internalIP: ips.find((a) => /^\d+\.\d+\.\d+\.\d+$/.test(a)) };
+    const cidrs = ((n.spec?.podCIDRs as string[] | undefined) ?? [n.spec?.podCIDR as string | undefined]).filter(
+      (c): c is string => !!c,
+    );
+    const ips = ((n.status?.addresses ?? []) as { type: string; address: string }[])
+      .filter((a) => a.type === 'InternalIP')
+      .map((a) => a.address);
+    const net: NodeNet = {
+      name: n.metadata.name,
+      podCIDR: cidrs.find((c) => !c.includes(':')),
+      vtepMAC: vtepMacOf(n.metadata?.annotations?.[ANN_BACKEND_DATA]),
+      internalIP: ips.find((a) => /^\d+\.\d+\.\d+\.\d+$/.test(a)),
+    };
     // Only present when set, so a single-stack Node's facts (compared as JSON for changes) stay as they were.
     const cidr6 = cidrs.find((c) => c.includes(':'));
     const ip6 = ips.find((a) => a.includes(':'));
@@ -83,7 +103,9 @@ export function nodeNets(nodes: KObj[]): NodeNet[] {
 
 /** A node's podCIDR and InternalIP of one family. */
 export function familyNet(n: NodeNet, family: IPFamily): { podCIDR?: string; internalIP?: string; vtepMAC?: string } {
-  return family === 'IPv4' ? { podCIDR: n.podCIDR, internalIP: n.internalIP, vtepMAC: n.vtepMAC } : { podCIDR: n.podCIDR6, internalIP: n.internalIP6, vtepMAC: n.vtepMAC6 };
+  return family === 'IPv4'
+    ? { podCIDR: n.podCIDR, internalIP: n.internalIP, vtepMAC: n.vtepMAC }
+    : { podCIDR: n.podCIDR6, internalIP: n.internalIP6, vtepMAC: n.vtepMAC6 };
 }
 
 function vtepMacOf(data: string | undefined): string | undefined {
@@ -102,7 +124,11 @@ export const networkAddress = (cidr: string): string => cidr.split('/')[0]!;
 /** The Node annotations the vxlan backend publishes for a family (flannel's names and backend-data format). */
 export function vxlanAnnotations(mac: string, nodeIP: string, family: IPFamily = 'IPv4'): Record<string, string> {
   const f = VXLAN_FAMILY[family];
-  return { [ANN_BACKEND_TYPE]: 'vxlan', [f.data]: JSON.stringify({ VNI: VXLAN_VNI, VtepMAC: mac }), [f.publicIP]: nodeIP };
+  return {
+    [ANN_BACKEND_TYPE]: 'vxlan',
+    [f.data]: JSON.stringify({ VNI: VXLAN_VNI, VtepMAC: mac }),
+    [f.publicIP]: nodeIP,
+  };
 }
 
 /**
@@ -110,7 +136,12 @@ export function vxlanAnnotations(mac: string, nodeIP: string, family: IPFamily =
  * via its network address on that family's VXLAN device, a neighbour entry (that address -> its MAC) and an FDB
  * entry (MAC -> its IP).
  */
-export function desiredVxlan(nodes: NodeNet[], self: string, family: IPFamily = 'IPv4', ownIPs: string[] = []): { routes: Route[]; peers: VxlanPeer[]; skipped: string[] } {
+export function desiredVxlan(
+  nodes: NodeNet[],
+  self: string,
+  family: IPFamily = 'IPv4',
+  ownIPs: string[] = [],
+): { routes: Route[]; peers: VxlanPeer[]; skipped: string[] } {
   const { routes, skipped } = desiredRoutes(nodes, self, family, ownIPs);
   const byCidr = new Map(nodes.map((n) => [familyNet(n, family).podCIDR, n]));
   const out: Route[] = [];
@@ -131,7 +162,10 @@ export function desiredVxlan(nodes: NodeNet[], self: string, family: IPFamily = 
 }
 
 /** Which neighbour and FDB entries to set and to remove on the VXLAN device. */
-export function peerDiff(current: { neigh: { ip: string; mac: string }[]; fdb: { mac: string; dst: string }[] }, peers: VxlanPeer[]) {
+export function peerDiff(
+  current: { neigh: { ip: string; mac: string }[]; fdb: { mac: string; dst: string }[] },
+  peers: VxlanPeer[],
+) {
   const neighNow = new Map(current.neigh.map((n) => [n.ip, n.mac]));
   const fdbNow = new Map(current.fdb.map((f) => [f.mac, f.dst]));
   const wantNeigh = new Set(peers.map((p) => p.gateway));
@@ -149,7 +183,12 @@ export function peerDiff(current: { neigh: { ip: string; mac: string }[]; fdb: {
  * overlaps this node's own, or an earlier node's, or covers a node's address (this node's `ownIPs` or any node's
  * InternalIP), gets none (a route there would steal local traffic or cut nodes off); `skipped` says why, for the log.
  */
-export function desiredRoutes(nodes: NodeNet[], self: string, family: IPFamily = 'IPv4', ownIPs: string[] = []): { routes: Route[]; skipped: string[] } {
+export function desiredRoutes(
+  nodes: NodeNet[],
+  self: string,
+  family: IPFamily = 'IPv4',
+  ownIPs: string[] = [],
+): { routes: Route[]; skipped: string[] } {
   const own = familyNet(nodes.find((n) => n.name === self) ?? { name: self }, family).podCIDR;
   const routes: Route[] = [];
   const skipped: string[] = [];
@@ -174,7 +213,12 @@ export function desiredRoutes(nodes: NodeNet[], self: string, family: IPFamily =
     }
     return { at: a, clash: [taken[a - 1], taken[a]].find((t) => t && t.lo <= r.hi && r.lo <= t.hi) };
   };
-  const addresses = [...ownIPs.map((ip) => ({ ip, node: self })), ...nodes.flatMap((n) => (familyNet(n, family).internalIP ? [{ ip: familyNet(n, family).internalIP!, node: n.name }] : []))]
+  const addresses = [
+    ...ownIPs.map((ip) => ({ ip, node: self })),
+    ...nodes.flatMap((n) =>
+      familyNet(n, family).internalIP ? [{ ip: familyNet(n, family).internalIP!, node: n.name }] : [],
+    ),
+  ]
     .filter((a) => (family === 'IPv6') === a.ip.includes(':'))
     .map((a) => ({ ...a, n: ipToBigInt(a.ip) }));
   const ownRange = own ? range(own) : undefined;
@@ -222,7 +266,13 @@ export function routeDiff(current: Route[], desired: Route[]): { replace: Route[
 /** Our routes from `ip -j route show proto 77` (the device only for routes over a VXLAN device). */
 export function parseRoutes(json: string): Route[] {
   const rows = JSON.parse(json || '[]') as { dst: string; gateway?: string; dev?: string }[];
-  return rows.filter((r) => r.gateway).map((r) => ({ dst: r.dst.includes('/') ? r.dst : `${r.dst}/${r.dst.includes(':') ? 128 : 32}`, via: r.gateway!, ...(r.dev === VXLAN_DEV || r.dev === VXLAN_DEV6 ? { dev: r.dev } : {}) }));
+  return rows
+    .filter((r) => r.gateway)
+    .map((r) => ({
+      dst: r.dst.includes('/') ? r.dst : `${r.dst}/${r.dst.includes(':') ? 128 : 32}`,
+      via: r.gateway!,
+      ...(r.dev === VXLAN_DEV || r.dev === VXLAN_DEV6 ? { dev: r.dev } : {}),
+    }));
 }
 
 /**
@@ -241,7 +291,14 @@ export function podConflist(o: { podCIDRs: string[]; ipamDir?: string; bridge?: 
       cniVersion: '0.4.0',
       name: CNI_NETWORK,
       plugins: [
-        { type: 'bridge', bridge: o.bridge ?? BRIDGE, isGateway: true, ipMasq: o.ipMasq ?? false, hairpinMode: true, ipam },
+        {
+          type: 'bridge',
+          bridge: o.bridge ?? BRIDGE,
+          isGateway: true,
+          ipMasq: o.ipMasq ?? false,
+          hairpinMode: true,
+          ipam,
+        },
         { type: 'portmap', capabilities: { portMappings: true } },
         { type: 'loopback' },
       ],
@@ -284,21 +341,28 @@ export function podNetworkPrefixes(cidrs: string[], nodeIPs: string[]): string[]
  * `podPrefixes` from podNetworkPrefixes.
  */
 export function networkRules(ownCIDR: string, podPrefixes: string[]): string {
-  const cidrs = [...new Set(podPrefixes.some((p) => anyCidrsOverlap(p, ownCIDR)) ? podPrefixes : [ownCIDR, ...podPrefixes])].sort();
+  const cidrs = [
+    ...new Set(podPrefixes.some((p) => anyCidrsOverlap(p, ownCIDR)) ? podPrefixes : [ownCIDR, ...podPrefixes]),
+  ].sort();
   const multicast = familyOfText(ownCIDR) === 'IPv6' ? 'ff00::/8' : '224.0.0.0/4';
   const nat = [
     '*nat',
     `:${NAT_CHAIN} - [0:0]`,
     // kube-proxy's marked packets get its own masquerade in KUBE-POSTROUTING.
     `-A ${NAT_CHAIN} -m mark --mark 0x4000/0x4000 -m comment --comment "kube-proxy masquerades these" -j RETURN`,
-    ...cidrs.map((c) => `-A ${NAT_CHAIN} -s ${ownCIDR} -d ${c} -m comment --comment "pod to pod keeps its source" -j RETURN`),
+    ...cidrs.map(
+      (c) => `-A ${NAT_CHAIN} -s ${ownCIDR} -d ${c} -m comment --comment "pod to pod keeps its source" -j RETURN`,
+    ),
     `-A ${NAT_CHAIN} -s ${ownCIDR} ! -d ${multicast} -m comment --comment "pod egress leaves with the node address" -j MASQUERADE --random-fully`,
     'COMMIT',
   ];
   const filter = [
     '*filter',
     `:${FORWARD_CHAIN} - [0:0]`,
-    ...cidrs.flatMap((c) => [`-A ${FORWARD_CHAIN} -s ${c} -m comment --comment "pod network" -j ACCEPT`, `-A ${FORWARD_CHAIN} -d ${c} -m comment --comment "pod network" -j ACCEPT`]),
+    ...cidrs.flatMap((c) => [
+      `-A ${FORWARD_CHAIN} -s ${c} -m comment --comment "pod network" -j ACCEPT`,
+      `-A ${FORWARD_CHAIN} -d ${c} -m comment --comment "pod network" -j ACCEPT`,
+    ]),
     'COMMIT',
   ];
   return `${[...filter, ...nat].join('\n')}\n`;

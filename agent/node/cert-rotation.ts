@@ -71,7 +71,9 @@ export class CertificateRotator {
     } catch (e) {
       this.failures++;
       const wait = Math.min(2 ** this.failures * 1000, 5 * 60_000);
-      this.log.warn(`certificate rotation: ${this.r.what}: ${(e as Error).message}; retrying in ${Math.round(wait / 1000)}s`);
+      this.log.warn(
+        `certificate rotation: ${this.r.what}: ${(e as Error).message}; retrying in ${Math.round(wait / 1000)}s`,
+      );
       this.schedule(wait);
     }
   }
@@ -124,7 +126,12 @@ export class ClientCertRotation extends CertificateRotator {
     // kubelet-finalize looks for the file), and is replaced as soon as the signer answers.
     const inline = loadKubeconfig(o.kubeconfig);
     const inlineSerial = inline.certEmbedded && inline.cert ? new X509Certificate(inline.cert).serialNumber : undefined;
-    if (inline.certEmbedded && inline.cert && inline.key && !fs.existsSync(path.join(o.certDir, 'kubelet-client-current.pem'))) {
+    if (
+      inline.certEmbedded &&
+      inline.cert &&
+      inline.key &&
+      !fs.existsSync(path.join(o.certDir, 'kubelet-client-current.pem'))
+    ) {
       storePair(o.certDir, 'kubelet-client', inline.cert.toString('utf8'), inline.key.toString('utf8'));
     }
     const current = (): X509Certificate | undefined => {

@@ -7,7 +7,6 @@ import { microTime } from '../../kube/time.js';
 export const LEASE_DURATION_SEC = 40;
 export const LEASE_RENEW_MS = 10_000;
 
-
 export class LeaseHeartbeat {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -20,7 +19,12 @@ export class LeaseHeartbeat {
     private readonly nodeName: string,
     private readonly log: Logger,
     /** durationSec: nodeLeaseDurationSeconds (40); renewals come every quarter of it, as upstream. */
-    private readonly o: { durationSec?: number; renewMs?: number; backoffInitialMs?: number; backoffMaxMs?: number } = {},
+    private readonly o: {
+      durationSec?: number;
+      renewMs?: number;
+      backoffInitialMs?: number;
+      backoffMaxMs?: number;
+    } = {},
   ) {}
 
   setNodeUid(uid: string): void {
@@ -32,10 +36,29 @@ export class LeaseHeartbeat {
   }
 
   private desired(existing?: KObj): KObj {
-    const spec = { holderIdentity: this.nodeName, leaseDurationSeconds: this.o.durationSec ?? LEASE_DURATION_SEC, renewTime: microTime() };
-    const ownerReferences = this.nodeUid ? [{ apiVersion: 'v1', kind: 'Node', name: this.nodeName, uid: this.nodeUid }] : undefined;
-    if (existing) return { ...existing, metadata: { ...existing.metadata, ...(ownerReferences && !existing.metadata.ownerReferences ? { ownerReferences } : {}) }, spec: { ...existing.spec, ...spec } };
-    return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.nodeName, namespace: 'kube-node-lease', ...(ownerReferences ? { ownerReferences } : {}) }, spec };
+    const spec = {
+      holderIdentity: this.nodeName,
+      leaseDurationSeconds: this.o.durationSec ?? LEASE_DURATION_SEC,
+      renewTime: microTime(),
+    };
+    const ownerReferences = this.nodeUid
+      ? [{ apiVersion: 'v1', kind: 'Node', name: this.nodeName, uid: this.nodeUid }]
+      : undefined;
+    if (existing)
+      return {
+        ...existing,
+        metadata: {
+          ...existing.metadata,
+          ...(ownerReferences && !existing.metadata.ownerReferences ? { ownerReferences } : {}),
+        },
+        spec: { ...existing.spec, ...spec },
+      };
+    return {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: this.nodeName, namespace: 'kube-node-lease', ...(ownerReferences ? { ownerReferences } : {}) },
+      spec,
+    };
   }
 
   /** One renewal: update the lease, creating it if it does not exist. */
@@ -46,7 +69,9 @@ export class LeaseHeartbeat {
     } catch (e) {
       if (!(e instanceof KubeApiError && e.code === 404)) throw e;
     }
-    const l = existing ? await this.client.update(this.path(), this.desired(existing)) : await this.client.create('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', this.desired());
+    const l = existing
+      ? await this.client.update(this.path(), this.desired(existing))
+      : await this.client.create('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', this.desired());
     this.renewals++;
     return l;
   }
@@ -61,7 +86,9 @@ export class LeaseHeartbeat {
         delay = this.o.backoffInitialMs ?? 200;
       } catch (e) {
         this.failures++;
-        this.log.warn(`failed to renew lease kube-node-lease/${this.nodeName}, will retry in ${delay} ms: ${(e as Error).message}`);
+        this.log.warn(
+          `failed to renew lease kube-node-lease/${this.nodeName}, will retry in ${delay} ms: ${(e as Error).message}`,
+        );
         next = delay;
         delay = Math.min(delay * 2, this.o.backoffMaxMs ?? 7000);
       }

@@ -49,34 +49,78 @@ function osImage(): string {
   return m?.[1] ?? 'Linux';
 }
 
-export type Condition = { type: string; status: 'True' | 'False' | 'Unknown'; reason: string; message: string; lastHeartbeatTime?: string; lastTransitionTime?: string };
+export type Condition = {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastHeartbeatTime?: string;
+  lastTransitionTime?: string;
+};
 
 export function nodeConditions(f: NodeFacts): Condition[] {
   return [
     f.pressure?.has('MemoryPressure')
-      ? { type: 'MemoryPressure', status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'kubelet has insufficient memory available' }
-      : { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
+      ? {
+          type: 'MemoryPressure',
+          status: 'True',
+          reason: 'KubeletHasInsufficientMemory',
+          message: 'kubelet has insufficient memory available',
+        }
+      : {
+          type: 'MemoryPressure',
+          status: 'False',
+          reason: 'KubeletHasSufficientMemory',
+          message: 'kubelet has sufficient memory available',
+        },
     f.pressure?.has('DiskPressure')
       ? { type: 'DiskPressure', status: 'True', reason: 'KubeletHasDiskPressure', message: 'kubelet has disk pressure' }
-      : { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
+      : {
+          type: 'DiskPressure',
+          status: 'False',
+          reason: 'KubeletHasNoDiskPressure',
+          message: 'kubelet has no disk pressure',
+        },
     f.pressure?.has('PIDPressure')
-      ? { type: 'PIDPressure', status: 'True', reason: 'KubeletHasInsufficientPID', message: 'kubelet has insufficient PID available' }
-      : { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
+      ? {
+          type: 'PIDPressure',
+          status: 'True',
+          reason: 'KubeletHasInsufficientPID',
+          message: 'kubelet has insufficient PID available',
+        }
+      : {
+          type: 'PIDPressure',
+          status: 'False',
+          reason: 'KubeletHasSufficientPID',
+          message: 'kubelet has sufficient PID available',
+        },
     f.shuttingDown
       ? { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'node is shutting down' }
       : f.runtimeReady
-      ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }
-      : { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: f.runtimeMessage ?? 'container runtime is down' },
+        ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }
+        : {
+            type: 'Ready',
+            status: 'False',
+            reason: 'KubeletNotReady',
+            message: f.runtimeMessage ?? 'container runtime is down',
+          },
   ];
 }
 
 /** The status fields (without heartbeat times), for change detection and for the PATCH. */
 export function nodeStatus(f: NodeFacts): Record<string, unknown> {
-  const capacity = f.resources?.capacity ?? { cpu: String(os.cpus().length), memory: `${Math.floor(os.totalmem() / 1024)}Ki`, pods: String(f.maxPods ?? MAX_PODS) };
+  const capacity = f.resources?.capacity ?? {
+    cpu: String(os.cpus().length),
+    memory: `${Math.floor(os.totalmem() / 1024)}Ki`,
+    pods: String(f.maxPods ?? MAX_PODS),
+  };
   return {
     capacity,
     allocatable: f.resources?.allocatable ?? { ...capacity },
-    addresses: [...(f.nodeIP ? (f.nodeIPs ?? [f.nodeIP]).map((address) => ({ type: 'InternalIP', address })) : []), { type: 'Hostname', address: f.nodeName }],
+    addresses: [
+      ...(f.nodeIP ? (f.nodeIPs ?? [f.nodeIP]).map((address) => ({ type: 'InternalIP', address })) : []),
+      { type: 'Hostname', address: f.nodeName },
+    ],
     daemonEndpoints: { kubeletEndpoint: { Port: f.kubeletPort || KUBELET_PORT } },
     nodeInfo: {
       machineID: readTrim('/etc/machine-id'),
@@ -98,7 +142,17 @@ export function nodeObject(f: NodeFacts, reg: Registration = {}): Record<string,
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name: f.nodeName, labels: { ...(reg.labels ?? {}), 'kubernetes.io/hostname': f.nodeName, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': goArch(), 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': goArch() } },
+    metadata: {
+      name: f.nodeName,
+      labels: {
+        ...(reg.labels ?? {}),
+        'kubernetes.io/hostname': f.nodeName,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': goArch(),
+        'beta.kubernetes.io/os': 'linux',
+        'beta.kubernetes.io/arch': goArch(),
+      },
+    },
     spec: reg.taints?.length ? { taints: reg.taints } : {},
     status: nodeStatus(f),
   };

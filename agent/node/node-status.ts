@@ -17,7 +17,9 @@ export interface NodeStatusOptions extends Registration {
 
 /** The fields we own, without heartbeat and transition times, for comparing ours with the server's. */
 function statusKey(st: Record<string, any>): string {
-  const conditions = ((st.conditions ?? []) as Record<string, unknown>[]).map((c) => [c.type, c.status, c.reason, c.message]).sort();
+  const conditions = ((st.conditions ?? []) as Record<string, unknown>[])
+    .map((c) => [c.type, c.status, c.reason, c.message])
+    .sort();
   return canonicalJson([st.capacity, st.allocatable, st.addresses, st.daemonEndpoints, st.nodeInfo, conditions]);
 }
 
@@ -61,7 +63,9 @@ export class NodeStatusManager {
   private withTimes(node: KObj): KObj {
     const now = rfc3339();
     const status = node.status as KObj;
-    status.conditions = this.clock.stamp(status.conditions as { type: string; status: string }[], now).map((c) => ({ ...c, lastHeartbeatTime: now }));
+    status.conditions = this.clock
+      .stamp(status.conditions as { type: string; status: string }[], now)
+      .map((c) => ({ ...c, lastHeartbeatTime: now }));
     return node;
   }
 
@@ -93,7 +97,12 @@ export class NodeStatusManager {
     // one. Upstream's kubelet replaces the list with the same directive.
     (body.status as KObj).addresses = [...(status.addresses as object[]), { $patch: 'replace' }];
     await this.client.patch(`/api/v1/nodes/${f.nodeName}/status`, body, 'strategic');
-    if (((status.conditions ?? []) as { type: string; status: string }[]).some((c) => c.type === 'Ready' && c.status === 'True')) this.readyPosted = true;
+    if (
+      ((status.conditions ?? []) as { type: string; status: string }[]).some(
+        (c) => c.type === 'Ready' && c.status === 'True',
+      )
+    )
+      this.readyPosted = true;
     this.lastPosted = key;
     this.lastPostedAt = Date.now();
     this.posts++;

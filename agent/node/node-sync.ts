@@ -14,13 +14,24 @@ export interface NodeSync {
 }
 
 /** Node facts from the runtime: version, and the RuntimeReady/NetworkReady conditions. */
-export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, maxPods?: number, extra: Pick<NodeFacts, 'resources' | 'kubeletPort' | 'nodeIPs'> & { pressure?: () => Set<string>; shuttingDown?: () => boolean } = {}): () => Promise<NodeFacts> {
+export function runtimeFacts(
+  cri: CriClient,
+  nodeName: string,
+  nodeIP: string,
+  maxPods?: number,
+  extra: Pick<NodeFacts, 'resources' | 'kubeletPort' | 'nodeIPs'> & {
+    pressure?: () => Set<string>;
+    shuttingDown?: () => boolean;
+  } = {},
+): () => Promise<NodeFacts> {
   return async () => {
     const pressure = extra.pressure?.();
     const shuttingDown = extra.shuttingDown?.();
     try {
       const [v, st] = await Promise.all([cri.version(), cri.status()]);
-      const bad = (st.status?.conditions ?? []).filter((c) => (c.type === 'RuntimeReady' || c.type === 'NetworkReady') && !c.status);
+      const bad = (st.status?.conditions ?? []).filter(
+        (c) => (c.type === 'RuntimeReady' || c.type === 'NetworkReady') && !c.status,
+      );
       return {
         nodeName,
         nodeIP,
@@ -33,10 +44,25 @@ export function runtimeFacts(cri: CriClient, nodeName: string, nodeIP: string, m
         runtimeName: v.runtime_name,
         runtimeVersion: v.runtime_version,
         runtimeReady: bad.length === 0,
-        runtimeMessage: bad.length ? `container runtime ${bad.map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`).join(', ')}` : undefined,
+        runtimeMessage: bad.length
+          ? `container runtime ${bad.map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`).join(', ')}`
+          : undefined,
       };
     } catch (e) {
-      return { nodeName, nodeIP, nodeIPs: extra.nodeIPs, maxPods, resources: extra.resources, kubeletPort: extra.kubeletPort, pressure, shuttingDown, runtimeName: 'containerd', runtimeVersion: 'unknown', runtimeReady: false, runtimeMessage: `container runtime is down: ${(e as Error).message}` };
+      return {
+        nodeName,
+        nodeIP,
+        nodeIPs: extra.nodeIPs,
+        maxPods,
+        resources: extra.resources,
+        kubeletPort: extra.kubeletPort,
+        pressure,
+        shuttingDown,
+        runtimeName: 'containerd',
+        runtimeVersion: 'unknown',
+        runtimeReady: false,
+        runtimeMessage: `container runtime is down: ${(e as Error).message}`,
+      };
     }
   };
 }
@@ -54,8 +80,26 @@ export interface NodeSyncOptions extends NodeStatusOptions {
   heartbeatClient?: KubeApi;
 }
 
-export function startNodeSync(client: KubeApi, cri: CriClient, nodeName: string, nodeIP: string, log: Logger, o: NodeSyncOptions = {}): NodeSync {
-  const status = new NodeStatusManager(client, runtimeFacts(cri, nodeName, nodeIP, o.maxPods, { resources: o.resources, kubeletPort: o.kubeletPort, nodeIPs: o.nodeIPs, pressure: o.pressure, shuttingDown: o.shuttingDown }), log, o);
+export function startNodeSync(
+  client: KubeApi,
+  cri: CriClient,
+  nodeName: string,
+  nodeIP: string,
+  log: Logger,
+  o: NodeSyncOptions = {},
+): NodeSync {
+  const status = new NodeStatusManager(
+    client,
+    runtimeFacts(cri, nodeName, nodeIP, o.maxPods, {
+      resources: o.resources,
+      kubeletPort: o.kubeletPort,
+      nodeIPs: o.nodeIPs,
+      pressure: o.pressure,
+      shuttingDown: o.shuttingDown,
+    }),
+    log,
+    o,
+  );
   const lease = new LeaseHeartbeat(o.heartbeatClient ?? client, nodeName, log, { durationSec: o.leaseDurationSec });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -67,7 +111,9 @@ export function startNodeSync(client: KubeApi, cri: CriClient, nodeName: string,
       lease.start();
       status.start();
     } catch (e) {
-      log.warn(`unable to register node ${nodeName} with the apiserver, retrying in ${delay} ms: ${(e as Error).message}`);
+      log.warn(
+        `unable to register node ${nodeName} with the apiserver, retrying in ${delay} ms: ${(e as Error).message}`,
+      );
       timer = setTimeout(() => void attempt(Math.min(delay * 2, 7000)), delay);
     }
   };

@@ -11,7 +11,13 @@ import type { NodeFacts } from './node-object.js';
 const t = useTestApiServer('n1');
 
 test('registers the Node with upstream labels, capacity, nodeInfo, endpoint and conditions; posts only on change', async () => {
-  const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: true };
+  const facts: NodeFacts = {
+    nodeName: 'n1',
+    nodeIP: '10.1.2.3',
+    runtimeName: 'containerd',
+    runtimeVersion: '1.6.20',
+    runtimeReady: true,
+  };
   const m = new NodeStatusManager(t.node, async () => ({ ...facts }), memoryLogger());
   const node = await m.register();
   assert.equal(node.metadata.labels['kubernetes.io/hostname'], 'n1');
@@ -21,11 +27,19 @@ test('registers the Node with upstream labels, capacity, nodeInfo, endpoint and 
   assert.equal(got.status.capacity.pods, '110');
   assert.match(got.status.capacity.memory, /^\d+Ki$/);
   assert.equal(got.status.allocatable.cpu, got.status.capacity.cpu);
-  assert.deepEqual(got.status.addresses, [{ type: 'InternalIP', address: '10.1.2.3' }, { type: 'Hostname', address: 'n1' }]);
+  assert.deepEqual(got.status.addresses, [
+    { type: 'InternalIP', address: '10.1.2.3' },
+    { type: 'Hostname', address: 'n1' },
+  ]);
   assert.equal(got.status.daemonEndpoints.kubeletEndpoint.Port, 10250);
   assert.equal(got.status.nodeInfo.containerRuntimeVersion, 'containerd://1.6.20');
   const cond = Object.fromEntries(got.status.conditions.map((c: any) => [c.type, `${c.status} ${c.reason}`]));
-  assert.deepEqual(cond, { MemoryPressure: 'False KubeletHasSufficientMemory', DiskPressure: 'False KubeletHasNoDiskPressure', PIDPressure: 'False KubeletHasSufficientPID', Ready: 'True KubeletReady' });
+  assert.deepEqual(cond, {
+    MemoryPressure: 'False KubeletHasSufficientMemory',
+    DiskPressure: 'False KubeletHasNoDiskPressure',
+    PIDPressure: 'False KubeletHasSufficientPID',
+    Ready: 'True KubeletReady',
+  });
   const readyAt = got.status.conditions.find((c: any) => c.type === 'Ready').lastTransitionTime;
 
   assert.equal(await m.sync(), false, 'nothing changed: no post');
@@ -43,25 +57,51 @@ test('registers the Node with upstream labels, capacity, nodeInfo, endpoint and 
   const again = new NodeStatusManager(t.node, async () => ({ ...facts, runtimeReady: true }), memoryLogger());
   const n2 = await again.register();
   assert.equal(n2.metadata.uid, node.metadata.uid);
-  assert.equal((await t.node.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready').status, 'True');
+  assert.equal(
+    (await t.node.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready').status,
+    'True',
+  );
 });
 
-test('a dual-stack --node-ip: one InternalIP per family in the Node\'s addresses, kept apart through status patches (they share the merge key)', async () => {
-  const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', nodeIPs: ['10.1.2.3', 'fd00::3'], runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: true };
+test("a dual-stack --node-ip: one InternalIP per family in the Node's addresses, kept apart through status patches (they share the merge key)", async () => {
+  const facts: NodeFacts = {
+    nodeName: 'n1',
+    nodeIP: '10.1.2.3',
+    nodeIPs: ['10.1.2.3', 'fd00::3'],
+    runtimeName: 'containerd',
+    runtimeVersion: '1.6.20',
+    runtimeReady: true,
+  };
   const m = new NodeStatusManager(t.node, async () => ({ ...facts }), memoryLogger());
   await m.register();
   const addrs = async () => (await t.node.get('/api/v1/nodes/n1')).status.addresses;
-  assert.deepEqual(await addrs(), [{ type: 'InternalIP', address: '10.1.2.3' }, { type: 'InternalIP', address: 'fd00::3' }, { type: 'Hostname', address: 'n1' }]);
+  assert.deepEqual(await addrs(), [
+    { type: 'InternalIP', address: '10.1.2.3' },
+    { type: 'InternalIP', address: 'fd00::3' },
+    { type: 'Hostname', address: 'n1' },
+  ]);
   facts.nodeIPs = ['10.1.2.3', 'fd00::4'];
   assert.equal(await m.sync(), true);
-  assert.deepEqual(await addrs(), [{ type: 'InternalIP', address: '10.1.2.3' }, { type: 'InternalIP', address: 'fd00::4' }, { type: 'Hostname', address: 'n1' }]);
+  assert.deepEqual(await addrs(), [
+    { type: 'InternalIP', address: '10.1.2.3' },
+    { type: 'InternalIP', address: 'fd00::4' },
+    { type: 'Hostname', address: 'n1' },
+  ]);
 });
 
 test('a node registered NotReady (no CNI config yet) is posted Ready within moments of its network coming up, not an update period later', async () => {
-  const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: false, runtimeMessage: 'container runtime network not ready: NetworkReady=false' };
+  const facts: NodeFacts = {
+    nodeName: 'n1',
+    nodeIP: '10.1.2.3',
+    runtimeName: 'containerd',
+    runtimeVersion: '1.6.20',
+    runtimeReady: false,
+    runtimeMessage: 'container runtime network not ready: NetworkReady=false',
+  };
   const m = new NodeStatusManager(t.node, async () => ({ ...facts }), memoryLogger(), { updateMs: 3600_000 });
   await m.register();
-  const ready = async () => (await t.node.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready').status;
+  const ready = async () =>
+    (await t.node.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready').status;
   assert.equal(await ready(), 'False');
   m.start();
   try {
@@ -112,11 +152,28 @@ test('lease renewal failures back off instead of spinning', async () => {
 });
 
 test('status the node controller changed (Unknown) is put right on the next sync; a deleted Node is registered again', async () => {
-  const facts: NodeFacts = { nodeName: 'n1', nodeIP: '10.1.2.3', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: true };
+  const facts: NodeFacts = {
+    nodeName: 'n1',
+    nodeIP: '10.1.2.3',
+    runtimeName: 'containerd',
+    runtimeVersion: '1.6.20',
+    runtimeReady: true,
+  };
   const m = new NodeStatusManager(t.node, async () => ({ ...facts }), memoryLogger());
   await m.register();
   assert.equal(await m.sync(), false);
-  await t.api.admin.patch('/api/v1/nodes/n1/status', { status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' }] } });
+  await t.api.admin.patch('/api/v1/nodes/n1/status', {
+    status: {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'Unknown',
+          reason: 'NodeStatusUnknown',
+          message: 'Kubelet stopped posting node status.',
+        },
+      ],
+    },
+  });
   assert.equal(await m.sync(), true, 'the server copy differs from ours: post');
   const ready = (await t.node.get('/api/v1/nodes/n1')).status.conditions.find((c: any) => c.type === 'Ready');
   assert.equal(`${ready.status} ${ready.reason}`, 'True KubeletReady');
@@ -131,8 +188,18 @@ test('status the node controller changed (Unknown) is put right on the next sync
 test('registration carries --node-labels, registerWithTaints and maxPods', async () => {
   const api2 = await startTestApiServer('n9');
   try {
-    const facts: NodeFacts = { nodeName: 'n9', nodeIP: '10.1.2.9', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeReady: true, maxPods: 20 };
-    const m = new NodeStatusManager(api2.node, async () => facts, memoryLogger(), { labels: { 'kubelet.kubernetes.io/role': 'edge' }, taints: [{ key: 'dedicated', value: 'infra', effect: 'NoSchedule' }] });
+    const facts: NodeFacts = {
+      nodeName: 'n9',
+      nodeIP: '10.1.2.9',
+      runtimeName: 'containerd',
+      runtimeVersion: '1.6.20',
+      runtimeReady: true,
+      maxPods: 20,
+    };
+    const m = new NodeStatusManager(api2.node, async () => facts, memoryLogger(), {
+      labels: { 'kubelet.kubernetes.io/role': 'edge' },
+      taints: [{ key: 'dedicated', value: 'infra', effect: 'NoSchedule' }],
+    });
     await m.register();
     const n = await api2.admin.get('/api/v1/nodes/n9');
     assert.equal(n.metadata.labels['kubelet.kubernetes.io/role'], 'edge');

@@ -25,7 +25,14 @@ test('--bootstrap-kubeconfig: a token gets a client certificate for system:node:
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-tlsboot-'));
   const boot = await writeBootstrapKubeconfig(s.api, path.join(dir, 'bootstrap-kubelet.conf'));
   const kubeconfig = path.join(dir, 'kubelet.conf');
-  const o = { nodeName: 'joiner', kubeconfig, bootstrapKubeconfig: boot, certDir: path.join(dir, 'pki'), pollMs: 100, timeoutMs: 20_000 };
+  const o = {
+    nodeName: 'joiner',
+    kubeconfig,
+    bootstrapKubeconfig: boot,
+    certDir: path.join(dir, 'pki'),
+    pollMs: 100,
+    timeoutMs: 20_000,
+  };
   assert.equal(clientConfigValid(kubeconfig), false);
   assert.equal(await tlsBootstrap(o, log), true);
   const current = path.join(dir, 'pki', 'kubelet-client-current.pem');
@@ -33,7 +40,10 @@ test('--bootstrap-kubeconfig: a token gets a client certificate for system:node:
   assert.match(fs.readFileSync(current, 'utf8'), /BEGIN CERTIFICATE[\s\S]*BEGIN PRIVATE KEY/);
   assert.equal((fs.statSync(current).mode & 0o777).toString(8), '600');
   const c = new KubeClient(loadKubeconfig(kubeconfig));
-  const who = await c.create('/apis/authentication.k8s.io/v1/selfsubjectreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
+  const who = await c.create('/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'SelfSubjectReview',
+  });
   c.close();
   assert.equal(who.status.userInfo.username, 'system:node:joiner');
   assert.deepEqual(who.status.userInfo.groups, ['system:nodes', 'system:authenticated']);
@@ -41,21 +51,35 @@ test('--bootstrap-kubeconfig: a token gets a client certificate for system:node:
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('a serving certificate (serverTLSBootstrap) waits for a human approval, then carries the node\'s names', async () => {
+test("a serving certificate (serverTLSBootstrap) waits for a human approval, then carries the node's names", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-serving-'));
   const node = new KubeClient(loadKubeconfig(s.api.srv.kubeconfigs['system:node:n1']!));
-  const pending = requestCertificate(node, { nodeName: 'n1', certDir: dir, kind: 'server', sans: ['DNS:n1', 'IP:10.9.9.9'], pollMs: 100, timeoutMs: 20_000 }, log);
+  const pending = requestCertificate(
+    node,
+    { nodeName: 'n1', certDir: dir, kind: 'server', sans: ['DNS:n1', 'IP:10.9.9.9'], pollMs: 100, timeoutMs: 20_000 },
+    log,
+  );
   let csr: KObj | undefined;
   for (let i = 0; i < 50 && !csr; i++) {
     await new Promise((r) => setTimeout(r, 100));
-    csr = ((await s.api.admin.get('/apis/certificates.k8s.io/v1/certificatesigningrequests')).items as KObj[]).find((c) => c.spec.signerName === 'kubernetes.io/kubelet-serving');
+    csr = ((await s.api.admin.get('/apis/certificates.k8s.io/v1/certificatesigningrequests')).items as KObj[]).find(
+      (c) => c.spec.signerName === 'kubernetes.io/kubelet-serving',
+    );
   }
   assert.ok(csr, 'a kubelet-serving CSR was posted');
   assert.equal(csr.spec.username, 'system:node:n1');
   assert.deepEqual(csr.spec.usages, ['digital signature', 'server auth']);
   await new Promise((r) => setTimeout(r, 300));
-  assert.equal((await s.api.admin.get(`/apis/certificates.k8s.io/v1/certificatesigningrequests/${csr.metadata.name}`)).status.conditions, undefined, 'not auto-approved');
-  await s.api.admin.update(`/apis/certificates.k8s.io/v1/certificatesigningrequests/${csr.metadata.name}/approval`, { ...csr, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove' }] } });
+  assert.equal(
+    (await s.api.admin.get(`/apis/certificates.k8s.io/v1/certificatesigningrequests/${csr.metadata.name}`)).status
+      .conditions,
+    undefined,
+    'not auto-approved',
+  );
+  await s.api.admin.update(`/apis/certificates.k8s.io/v1/certificatesigningrequests/${csr.metadata.name}/approval`, {
+    ...csr,
+    status: { conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove' }] },
+  });
   assert.equal(await pending, path.join(dir, 'kubelet-server-current.pem'));
   const c = loadBootstrappedServingCert(dir)!;
   const x = new X509Certificate(c.cert);

@@ -52,11 +52,25 @@ export function clientConfigValid(file: string, now = Date.now()): boolean {
 }
 
 /** The kubeconfig upstream's kubelet writes after bootstrapping: the bootstrap cluster, the current certificate file. */
-export function bootstrappedKubeconfig(cluster: { server: string; ca?: Buffer; insecureSkipTLSVerify?: boolean }, certFile: string): string {
+export function bootstrappedKubeconfig(
+  cluster: { server: string; ca?: Buffer; insecureSkipTLSVerify?: boolean },
+  certFile: string,
+): string {
   return stringify({
     apiVersion: 'v1',
-    clusters: [{ cluster: { ...(cluster.ca ? { 'certificate-authority-data': cluster.ca.toString('base64') } : {}), ...(cluster.insecureSkipTLSVerify ? { 'insecure-skip-tls-verify': true } : {}), server: cluster.server }, name: 'default-cluster' }],
-    contexts: [{ context: { cluster: 'default-cluster', namespace: 'default', user: 'default-auth' }, name: 'default-context' }],
+    clusters: [
+      {
+        cluster: {
+          ...(cluster.ca ? { 'certificate-authority-data': cluster.ca.toString('base64') } : {}),
+          ...(cluster.insecureSkipTLSVerify ? { 'insecure-skip-tls-verify': true } : {}),
+          server: cluster.server,
+        },
+        name: 'default-cluster',
+      },
+    ],
+    contexts: [
+      { context: { cluster: 'default-cluster', namespace: 'default', user: 'default-auth' }, name: 'default-context' },
+    ],
     'current-context': 'default-context',
     kind: 'Config',
     preferences: {},
@@ -65,13 +79,26 @@ export function bootstrappedKubeconfig(cluster: { server: string; ca?: Buffer; i
 }
 
 /** kubelet-client-2026-12-03-07-30-00.pem (or kubelet-server-…), as upstream names them. */
-export const certFileName = (d: Date, prefix = 'kubelet-client'): string => `${prefix}-${d.toISOString().slice(0, 19).replace(/[T:]/g, '-')}.pem`;
+export const certFileName = (d: Date, prefix = 'kubelet-client'): string =>
+  `${prefix}-${d.toISOString().slice(0, 19).replace(/[T:]/g, '-')}.pem`;
 
 function makeCsr(keyPem: string, nodeName: string, sans: string[] = []): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bootstrap-'));
   try {
     fs.writeFileSync(path.join(dir, 'key.pem'), keyPem, { mode: 0o600 });
-    return execFileSync('openssl', ['req', '-new', '-key', path.join(dir, 'key.pem'), '-subj', `/O=system:nodes/CN=system:node:${nodeName}`, ...(sans.length ? ['-addext', `subjectAltName=${sans.join(',')}`] : [])], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync(
+      'openssl',
+      [
+        'req',
+        '-new',
+        '-key',
+        path.join(dir, 'key.pem'),
+        '-subj',
+        `/O=system:nodes/CN=system:node:${nodeName}`,
+        ...(sans.length ? ['-addext', `subjectAltName=${sans.join(',')}`] : []),
+      ],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -82,19 +109,36 @@ function makeCsr(keyPem: string, nodeName: string, sans: string[] = []): string 
  * credentials (bootstrap or the current certificate), and keeps it as <cert-dir>/<prefix>-<time>.pem behind
  * <prefix>-current.pem. The link's path.
  */
-export async function requestCertificate(client: KubeApi, o: Pick<TlsBootstrapOptions, 'nodeName' | 'certDir' | 'timeoutMs' | 'pollMs'> & { kind?: 'client' | 'server'; sans?: string[] }, log: Logger): Promise<string> {
+export async function requestCertificate(
+  client: KubeApi,
+  o: Pick<TlsBootstrapOptions, 'nodeName' | 'certDir' | 'timeoutMs' | 'pollMs'> & {
+    kind?: 'client' | 'server';
+    sans?: string[];
+  },
+  log: Logger,
+): Promise<string> {
   const k = KINDS[o.kind ?? 'client'];
   fs.mkdirSync(o.certDir, { recursive: true, mode: 0o750 });
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const csrPem = makeCsr(keyPem, o.nodeName, o.sans);
   // Named after the request's digest, as upstream: a retry with the same key finds its own CSR.
-  const digest = createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).update(`system:node:${o.nodeName}`).update(k.usages.join(',')).digest('base64url');
+  const digest = createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .update(`system:node:${o.nodeName}`)
+    .update(k.usages.join(','))
+    .digest('base64url');
   const name = `${o.kind === 'server' ? 'csr' : 'node-csr'}-${digest}`;
   try {
-    await client.create(CSRS, { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request: Buffer.from(csrPem).toString('base64'), signerName: k.signer, usages: k.usages } });
+    await client.create(CSRS, {
+      apiVersion: 'certificates.k8s.io/v1',
+      kind: 'CertificateSigningRequest',
+      metadata: { name },
+      spec: { request: Buffer.from(csrPem).toString('base64'), signerName: k.signer, usages: k.usages },
+    });
   } catch (e) {
-    if (!(e instanceof KubeApiError && e.code === 409)) throw new Error(`cannot create certificate signing request ${name}: ${(e as Error).message}`);
+    if (!(e instanceof KubeApiError && e.code === 409))
+      throw new Error(`cannot create certificate signing request ${name}: ${(e as Error).message}`);
   }
   log.info(`waiting for certificate signing request ${name} to be approved and issued`);
   const deadline = Date.now() + (o.timeoutMs ?? 3600_000);
@@ -111,9 +155,13 @@ export async function requestCertificate(client: KubeApi, o: Pick<TlsBootstrapOp
       continue;
     }
     const denied = ((csr.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Denied' || c.type === 'Failed');
-    if (denied) throw new Error(`certificate signing request ${name} is ${denied.type === 'Denied' ? 'denied' : 'failed'}, reason: ${denied.reason ?? ''}, message: ${denied.message ?? ''}`);
+    if (denied)
+      throw new Error(
+        `certificate signing request ${name} is ${denied.type === 'Denied' ? 'denied' : 'failed'}, reason: ${denied.reason ?? ''}, message: ${denied.message ?? ''}`,
+      );
     if (csr.status?.certificate) break;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for certificate signing request ${name} to be approved and issued`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for certificate signing request ${name} to be approved and issued`);
     await new Promise((r) => setTimeout(r, o.pollMs ?? 1000));
   }
   const certPem = Buffer.from(String(csr.status.certificate), 'base64').toString('utf8');
@@ -139,7 +187,9 @@ export function storePair(certDir: string, prefix: string, certPem: string, keyP
 export async function tlsBootstrap(o: TlsBootstrapOptions, log: Logger): Promise<boolean> {
   if (clientConfigValid(o.kubeconfig)) return false;
   const boot = loadKubeconfig(o.bootstrapKubeconfig);
-  log.info(`tls-bootstrap: ${o.kubeconfig} is missing or its certificate is not valid; requesting a client certificate with ${o.bootstrapKubeconfig}`);
+  log.info(
+    `tls-bootstrap: ${o.kubeconfig} is missing or its certificate is not valid; requesting a client certificate with ${o.bootstrapKubeconfig}`,
+  );
   const client = new KubeClient(boot);
   try {
     const current = await requestCertificate(client, o, log).catch((e: Error) => {

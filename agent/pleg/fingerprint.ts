@@ -12,7 +12,9 @@ interface Listed {
 
 /** One pod's fingerprint from the runtime's lists of its sandboxes and containers ('' when it has none). */
 export function podFingerprint(sandboxes: Omit<Listed, 'labels'>[], containers: Omit<Listed, 'labels'>[]): string {
-  return [...sandboxes.map((s) => `s:${s.id}:${s.state}`), ...containers.map((c) => `c:${c.id}:${c.state}`)].sort().join(',');
+  return [...sandboxes.map((s) => `s:${s.id}:${s.state}`), ...containers.map((c) => `c:${c.id}:${c.state}`)]
+    .sort()
+    .join(',');
 }
 
 /** Every pod's fingerprint from a relist of the whole node, by pod UID. */

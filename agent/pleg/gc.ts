@@ -30,7 +30,9 @@ export function selectGarbage(snap: Pick<RuntimeSnapshot, 'sandboxes' | 'contain
   for (const l of byKey.values()) {
     l.sort((a, b) => Number(b.created_at) - Number(a.created_at));
     const newestExited = l.find((c) => c.state === 'CONTAINER_EXITED');
-    for (const c of l.slice(1)) if (c !== newestExited && (c.state === 'CONTAINER_EXITED' || c.state === 'CONTAINER_CREATED')) containers.push(c.id);
+    for (const c of l.slice(1))
+      if (c !== newestExited && (c.state === 'CONTAINER_EXITED' || c.state === 'CONTAINER_CREATED'))
+        containers.push(c.id);
   }
   const removed = new Set(containers);
   const holding = new Set(snap.containers.filter((c) => !removed.has(c.id)).map((c) => c.pod_sandbox_id));

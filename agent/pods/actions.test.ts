@@ -6,52 +6,122 @@ import type { ContainerInfo, PodRuntimeState, SandboxInfo } from './runtime-stat
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
 
 const mkPod = (over: Partial<NonNullable<Pod['spec']>> = {}): Pod =>
-  applyPodDefaults({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'a', image: 'i:1' }, { name: 'b', image: 'i:1' }], ...over } });
+  applyPodDefaults({
+    metadata: { name: 'p', namespace: 'default', uid: 'u' },
+    spec: {
+      containers: [
+        { name: 'a', image: 'i:1' },
+        { name: 'b', image: 'i:1' },
+      ],
+      ...over,
+    },
+  });
 
 let t = 1000;
-const sb = (over: Partial<SandboxInfo> = {}): SandboxInfo => ({ id: 'sb', ready: true, attempt: 0, createdAt: t++, ip: '10.0.0.2', hostNetwork: false, podName: 'p', podNamespace: 'default', podUid: 'u', ...over });
+const sb = (over: Partial<SandboxInfo> = {}): SandboxInfo => ({
+  id: 'sb',
+  ready: true,
+  attempt: 0,
+  createdAt: t++,
+  ip: '10.0.0.2',
+  hostNetwork: false,
+  podName: 'p',
+  podNamespace: 'default',
+  podUid: 'u',
+  ...over,
+});
 const ct = (pod: Pod, name: string, over: Partial<ContainerInfo> = {}): ContainerInfo => {
   const spec = [...(pod.spec!.initContainers ?? []), ...pod.spec!.containers].find((c) => c.name === name)!;
-  return { id: `c-${name}-${t}`, sandboxId: 'sb', name, type: 'container', attempt: 0, state: 'running', hash: containerHash(spec), restartCount: 0, exitCode: 0, reason: '', message: '', createdAt: t++, startedAt: t, finishedAt: 0, image: 'i:1', imageRef: 'sha', ...over };
+  return {
+    id: `c-${name}-${t}`,
+    sandboxId: 'sb',
+    name,
+    type: 'container',
+    attempt: 0,
+    state: 'running',
+    hash: containerHash(spec),
+    restartCount: 0,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    createdAt: t++,
+    startedAt: t,
+    finishedAt: 0,
+    image: 'i:1',
+    imageRef: 'sha',
+    ...over,
+  };
 };
-const state = (sandboxes: SandboxInfo[], containers: ContainerInfo[]): PodRuntimeState => ({ uid: 'u', sandboxes, containers: [...containers].sort((x, y) => y.createdAt - x.createdAt) });
+const state = (sandboxes: SandboxInfo[], containers: ContainerInfo[]): PodRuntimeState => ({
+  uid: 'u',
+  sandboxes,
+  containers: [...containers].sort((x, y) => y.createdAt - x.createdAt),
+});
 
 test('a new pod gets a sandbox (attempt 0) and all containers', () => {
   const a = computePodActions(mkPod(), state([], []));
   assert.equal(a.createSandbox, true);
   assert.equal(a.attempt, 0);
-  assert.deepEqual(a.containersToStart.map((c) => c.name), ['a', 'b']);
+  assert.deepEqual(
+    a.containersToStart.map((c) => c.name),
+    ['a', 'b'],
+  );
 });
 
 test('a running pod with unchanged containers needs nothing (adoption after restart)', () => {
   const pod = mkPod();
   const a = computePodActions(pod, state([sb()], [ct(pod, 'a'), ct(pod, 'b')]));
-  assert.deepEqual(a, { killPod: false, createSandbox: false, sandboxId: a.sandboxId, attempt: 0, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [], containersToResize: [] });
+  assert.deepEqual(a, {
+    killPod: false,
+    createSandbox: false,
+    sandboxId: a.sandboxId,
+    attempt: 0,
+    initToStart: [],
+    ephemeralToStart: [],
+    containersToStart: [],
+    containersToKill: [],
+    containersToResize: [],
+  });
 });
 
 test('a changed container definition is killed and restarted', () => {
   const pod = mkPod();
   const old = ct(pod, 'a', { hash: 'deadbeef' });
   const a = computePodActions(pod, state([sb()], [old, ct(pod, 'b')]));
-  assert.deepEqual(a.containersToStart.map((c) => c.name), ['a']);
+  assert.deepEqual(
+    a.containersToStart.map((c) => c.name),
+    ['a'],
+  );
   assert.equal(a.containersToKill[0]!.container.id, old.id);
   assert.equal(a.containersToKill[0]!.message, 'Container a definition changed, will be restarted');
 });
 
 test('restart policy decides which exited containers come back', () => {
   const cases: [string, number, boolean][] = [
-    ['Always', 0, true], ['Always', 1, true], ['OnFailure', 0, false], ['OnFailure', 1, true], ['Never', 0, false], ['Never', 1, false],
+    ['Always', 0, true],
+    ['Always', 1, true],
+    ['OnFailure', 0, false],
+    ['OnFailure', 1, true],
+    ['Never', 0, false],
+    ['Never', 1, false],
   ];
   for (const [policy, code, restart] of cases) {
     const pod = mkPod({ restartPolicy: policy as 'Always' });
     const a = computePodActions(pod, state([sb()], [ct(pod, 'a', { state: 'exited', exitCode: code }), ct(pod, 'b')]));
-    assert.equal(a.containersToStart.some((c) => c.name === 'a'), restart, `${policy} exit ${code}`);
+    assert.equal(
+      a.containersToStart.some((c) => c.name === 'a'),
+      restart,
+      `${policy} exit ${code}`,
+    );
   }
 });
 
 test('all containers done and none to restart: the pod is killed, not recreated', () => {
   const pod = mkPod({ restartPolicy: 'OnFailure' });
-  const a = computePodActions(pod, state([sb()], [ct(pod, 'a', { state: 'exited' }), ct(pod, 'b', { state: 'exited' })]));
+  const a = computePodActions(
+    pod,
+    state([sb()], [ct(pod, 'a', { state: 'exited' }), ct(pod, 'b', { state: 'exited' })]),
+  );
   assert.equal(a.killPod, true);
   assert.equal(a.createSandbox, false);
 });
@@ -72,12 +142,20 @@ test('a sandbox without an IP, or with the wrong network mode, is replaced', () 
   const pod = mkPod();
   assert.equal(computePodActions(pod, state([sb({ ip: '' })], [ct(pod, 'a'), ct(pod, 'b')])).createSandbox, true);
   const host = mkPod({ hostNetwork: true });
-  assert.equal(computePodActions(host, state([sb({ ip: '', hostNetwork: true })], [ct(host, 'a'), ct(host, 'b')])).createSandbox, false);
+  assert.equal(
+    computePodActions(host, state([sb({ ip: '', hostNetwork: true })], [ct(host, 'a'), ct(host, 'b')])).createSandbox,
+    false,
+  );
   assert.equal(computePodActions(host, state([sb()], [ct(host, 'a'), ct(host, 'b')])).createSandbox, true);
 });
 
 test('init containers run one at a time, in order, before app containers', () => {
-  const pod = mkPod({ initContainers: [{ name: 'i1', image: 'i:1' }, { name: 'i2', image: 'i:1' }] });
+  const pod = mkPod({
+    initContainers: [
+      { name: 'i1', image: 'i:1' },
+      { name: 'i2', image: 'i:1' },
+    ],
+  });
   const s = sb();
   let a = computePodActions(pod, state([], []));
   assert.equal(a.initToStart[0]?.name, 'i1');
@@ -87,9 +165,15 @@ test('init containers run one at a time, in order, before app containers', () =>
   assert.deepEqual(a.containersToStart, []);
   a = computePodActions(pod, state([s], [ct(pod, 'i1', { type: 'init', state: 'exited' })]));
   assert.equal(a.initToStart[0]?.name, 'i2');
-  a = computePodActions(pod, state([s], [ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'i2', { type: 'init', state: 'exited' })]));
+  a = computePodActions(
+    pod,
+    state([s], [ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'i2', { type: 'init', state: 'exited' })]),
+  );
   assert.deepEqual(a.initToStart, []);
-  assert.deepEqual(a.containersToStart.map((c) => c.name), ['a', 'b']);
+  assert.deepEqual(
+    a.containersToStart.map((c) => c.name),
+    ['a', 'b'],
+  );
 });
 
 test('a failed init container is retried, unless the pod is Never, which then fails', () => {
@@ -113,7 +197,10 @@ test('only the newest instance of a container counts', () => {
 
 test('the container hash covers the name and the image only (upstream 1.31+); containers hashed by the older rule are kept', () => {
   const base = { name: 'a', image: 'i:1', command: ['x'] };
-  assert.equal(containerHash(base), containerHash({ ...base, resources: { limits: { cpu: '1' } }, terminationMessagePolicy: 'File', command: ['y'] }));
+  assert.equal(
+    containerHash(base),
+    containerHash({ ...base, resources: { limits: { cpu: '1' } }, terminationMessagePolicy: 'File', command: ['y'] }),
+  );
   assert.notEqual(containerHash(base), containerHash({ ...base, image: 'i:2' }));
   const pod = mkPod({ containers: [{ ...base, imagePullPolicy: 'IfNotPresent' }] });
   const c = pod.spec!.containers[0]!;
@@ -127,7 +214,10 @@ test('the container hash covers the name and the image only (upstream 1.31+); co
   // A new image is a new container.
   const newer = mkPod({ containers: [{ ...c, image: 'i:2' }] });
   a = computePodActions(newer, state([sb()], [ct(pod, 'a', { hash: legacyContainerHash(c) })]));
-  assert.deepEqual(a.containersToKill.map((k) => k.message), ['Container a definition changed, will be restarted']);
+  assert.deepEqual(
+    a.containersToKill.map((k) => k.message),
+    ['Container a definition changed, will be restarted'],
+  );
 });
 
 test('a pod the API records as Succeeded or Failed never runs again, even with its containers gone', () => {
@@ -136,48 +226,95 @@ test('a pod the API records as Succeeded or Failed never runs again, even with i
     const none = computePodActions(pod, state([], []));
     assert.deepEqual([none.createSandbox, none.killPod, none.containersToStart.length], [false, false, 0]);
     const live = computePodActions(pod, state([sb()], [ct(pod, 'a')]));
-    assert.deepEqual([live.createSandbox, live.killPod, live.containersToStart.length], [false, true, 0], 'whatever still runs is stopped');
+    assert.deepEqual(
+      [live.createSandbox, live.killPod, live.containersToStart.length],
+      [false, true, 0],
+      'whatever still runs is stopped',
+    );
   }
 });
 
 test('a liveness failure kills the container without starting it in the same sync (the restart then backs off like a crash); the pod itself stays', () => {
-  const pod = applyPodDefaults({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'a', image: 'i:1' }] } });
+  const pod = applyPodDefaults({
+    metadata: { name: 'p', namespace: 'default', uid: 'u' },
+    spec: { containers: [{ name: 'a', image: 'i:1' }] },
+  });
   const a1 = ct(pod, 'a');
-  const probes = { result: (id: string, type: 'Liveness' | 'Startup') => (id === a1.id && type === 'Liveness' ? 'failure' : undefined) };
+  const probes = {
+    result: (id: string, type: 'Liveness' | 'Startup') => (id === a1.id && type === 'Liveness' ? 'failure' : undefined),
+  };
   const a = computePodActions(pod, state([sb()], [a1]), probes);
   assert.equal(a.killPod, false);
   assert.deepEqual(a.containersToStart, []);
   assert.equal(a.containersToKill[0]!.message, 'Container a failed liveness probe, will be restarted');
   // Once it shows as exited, it is started again (through the backoff in the worker).
-  const next = computePodActions(pod, state([sb()], [{ ...a1, state: 'exited', exitCode: 137, finishedAt: t }]), probes);
-  assert.deepEqual(next.containersToStart.map((c) => c.name), ['a']);
+  const next = computePodActions(
+    pod,
+    state([sb()], [{ ...a1, state: 'exited', exitCode: 137, finishedAt: t }]),
+    probes,
+  );
+  assert.deepEqual(
+    next.containersToStart.map((c) => c.name),
+    ['a'],
+  );
 });
 
 test('native sidecars: started in order before the next init container, past their startup probe; restarted whenever they stop; they do not keep a finished pod alive', () => {
-  const pod = mkPod({ restartPolicy: 'Never', initContainers: [{ name: 'sc', image: 'i:1', restartPolicy: 'Always', startupProbe: { exec: { command: ['true'] } } }, { name: 'i1', image: 'i:1' }], containers: [{ name: 'a', image: 'i:1' }] });
+  const pod = mkPod({
+    restartPolicy: 'Never',
+    initContainers: [
+      { name: 'sc', image: 'i:1', restartPolicy: 'Always', startupProbe: { exec: { command: ['true'] } } },
+      { name: 'i1', image: 'i:1' },
+    ],
+    containers: [{ name: 'a', image: 'i:1' }],
+  });
   const s = sb();
-  assert.deepEqual(computePodActions(pod, state([], [])).initToStart.map((c) => c.name), ['sc'], 'a new sandbox starts with the first');
+  assert.deepEqual(
+    computePodActions(pod, state([], [])).initToStart.map((c) => c.name),
+    ['sc'],
+    'a new sandbox starts with the first',
+  );
   const sc = ct(pod, 'sc', { type: 'init' });
   let started = false;
-  const probes = { result: (id: string, type: 'Liveness' | 'Startup') => (id === sc.id && type === 'Startup' ? (started ? 'success' : undefined) : undefined) };
+  const probes = {
+    result: (id: string, type: 'Liveness' | 'Startup') =>
+      id === sc.id && type === 'Startup' ? (started ? 'success' : undefined) : undefined,
+  };
   let a = computePodActions(pod, state([s], [sc]), probes);
-  assert.deepEqual([a.initToStart, a.containersToStart], [[], []], 'i1 waits for the sidecar\'s startup probe');
+  assert.deepEqual([a.initToStart, a.containersToStart], [[], []], "i1 waits for the sidecar's startup probe");
   started = true;
   a = computePodActions(pod, state([s], [sc]), probes);
-  assert.deepEqual(a.initToStart.map((c) => c.name), ['i1']);
+  assert.deepEqual(
+    a.initToStart.map((c) => c.name),
+    ['i1'],
+  );
   a = computePodActions(pod, state([s], [sc, ct(pod, 'i1', { type: 'init', state: 'exited' })]), probes);
   assert.deepEqual([a.initToStart.length, a.containersToStart.map((c) => c.name)], [0, ['a']]);
   // Running beside the app: a sidecar that exits is started again, even in a Never pod; the app is left alone.
   const scExited = { ...sc, state: 'exited' as const, exitCode: 1 };
-  a = computePodActions(pod, state([s], [scExited, ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'a')]), probes);
+  a = computePodActions(
+    pod,
+    state([s], [scExited, ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'a')]),
+    probes,
+  );
   assert.deepEqual([a.initToStart.map((c) => c.name), a.containersToStart.length, a.killPod], [['sc'], 0, false]);
   // The app is done: the pod ends, the running sidecar with it.
-  a = computePodActions(pod, state([s], [sc, ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'a', { state: 'exited' })]), probes);
+  a = computePodActions(
+    pod,
+    state([s], [sc, ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'a', { state: 'exited' })]),
+    probes,
+  );
   assert.equal(a.killPod, true);
   // A sidecar failing its liveness probe is killed (and started again once it shows as exited).
-  const live = { result: (id: string, type: 'Liveness' | 'Startup') => (id === sc.id ? (type === 'Liveness' ? 'failure' : 'success') : undefined) };
+  const live = {
+    result: (id: string, type: 'Liveness' | 'Startup') =>
+      id === sc.id ? (type === 'Liveness' ? 'failure' : 'success') : undefined,
+  };
   a = computePodActions(pod, state([s], [sc, ct(pod, 'i1', { type: 'init', state: 'exited' }), ct(pod, 'a')]), live);
-  assert.deepEqual([a.containersToKill.map((k) => k.message), a.killPod], [['Container sc failed liveness probe, will be restarted'], false]);
+  assert.deepEqual(
+    [a.containersToKill.map((k) => k.message), a.killPod],
+    [['Container sc failed liveness probe, will be restarted'], false],
+  );
 });
 
 test('init containers of an older sandbox do not count: a new sandbox runs them all again', () => {
@@ -188,11 +325,34 @@ test('init containers of an older sandbox do not count: a new sandbox runs them 
 });
 
 test('ephemeral containers start once per sandbox, before init containers, and are never restarted', () => {
-  const pod = mkPod({ initContainers: [{ name: 'i1', image: 'i:1' }], ephemeralContainers: [{ name: 'dbg', image: 'i:1', targetContainerName: 'a' }] });
+  const pod = mkPod({
+    initContainers: [{ name: 'i1', image: 'i:1' }],
+    ephemeralContainers: [{ name: 'dbg', image: 'i:1', targetContainerName: 'a' }],
+  });
   let a = computePodActions(pod, state([sb()], [ct(pod, 'i1', { type: 'init' })]));
   assert.deepEqual([a.ephemeralToStart.map((c) => c.name), a.initToStart.length], [['dbg'], 0], 'while i1 still runs');
-  const done = { name: 'dbg', id: 'c-dbg', sandboxId: 'sb', type: 'container' as const, attempt: 0, state: 'exited' as const, hash: '', restartCount: 0, exitCode: 0, reason: '', message: '', createdAt: t++, startedAt: t, finishedAt: t, image: 'i:1', imageRef: 'sha' };
-  a = computePodActions(pod, state([sb()], [ct(pod, 'i1', { type: 'init', state: 'exited' }), done, ct(pod, 'a'), ct(pod, 'b')]));
+  const done = {
+    name: 'dbg',
+    id: 'c-dbg',
+    sandboxId: 'sb',
+    type: 'container' as const,
+    attempt: 0,
+    state: 'exited' as const,
+    hash: '',
+    restartCount: 0,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    createdAt: t++,
+    startedAt: t,
+    finishedAt: t,
+    image: 'i:1',
+    imageRef: 'sha',
+  };
+  a = computePodActions(
+    pod,
+    state([sb()], [ct(pod, 'i1', { type: 'init', state: 'exited' }), done, ct(pod, 'a'), ct(pod, 'b')]),
+  );
   assert.deepEqual([a.ephemeralToStart, a.containersToStart, a.killPod], [[], [], false]);
 });
 
@@ -202,20 +362,43 @@ test('in-place resize: a running container whose cgroup differs from its resourc
     containers: [
       { name: 'a', image: 'i:1', resources: res('200m', '128Mi') },
       { name: 'b', image: 'i:1', resources: res('100m', '64Mi') },
-      { name: 'r', image: 'i:1', resources: res('100m', '64Mi'), resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }] },
+      {
+        name: 'r',
+        image: 'i:1',
+        resources: res('100m', '64Mi'),
+        resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }],
+      },
       { name: 's', image: 'i:1', resources: res('100m', '64Mi') },
     ],
   });
   // What containerd reports: a held 100m/128Mi (cpu up), b held 100m/128Mi (memory down), r held 100m/128Mi (memory, restart), s unchanged.
-  const held = (cpuMilli: number, mem: number) => ({ cpuShares: Math.floor((cpuMilli * 1024) / 1000), cpuQuota: cpuMilli * 100, cpuPeriod: 100000, memoryLimit: mem });
+  const held = (cpuMilli: number, mem: number) => ({
+    cpuShares: Math.floor((cpuMilli * 1024) / 1000),
+    cpuQuota: cpuMilli * 100,
+    cpuPeriod: 100000,
+    memoryLimit: mem,
+  });
   const a = ct(pod, 'a', { resources: held(100, 128 * 2 ** 20) });
   const b = ct(pod, 'b', { resources: held(100, 128 * 2 ** 20) });
   const r = ct(pod, 'r', { resources: held(100, 128 * 2 ** 20) });
   const s2 = ct(pod, 's', { resources: held(100, 64 * 2 ** 20) });
   const acts = computePodActions(pod, state([sb()], [a, b, r, s2]));
-  assert.deepEqual(acts.containersToResize.map((x) => [x.container.name, x.id]), [['b', b.id], ['a', a.id]], 'the memory decrease goes first');
-  assert.deepEqual(acts.containersToKill.map((k) => [k.container.id, k.message]), [[r.id, 'Container r resize requires restart']]);
-  assert.deepEqual(acts.containersToStart.map((c) => c.name), ['r']);
+  assert.deepEqual(
+    acts.containersToResize.map((x) => [x.container.name, x.id]),
+    [
+      ['b', b.id],
+      ['a', a.id],
+    ],
+    'the memory decrease goes first',
+  );
+  assert.deepEqual(
+    acts.containersToKill.map((k) => [k.container.id, k.message]),
+    [[r.id, 'Container r resize requires restart']],
+  );
+  assert.deepEqual(
+    acts.containersToStart.map((c) => c.name),
+    ['r'],
+  );
   // A runtime that reports no resources is left alone; an exited container is started with its resources anyway.
   const quiet = computePodActions(pod, state([sb()], [ct(pod, 'a'), ct(pod, 'b'), ct(pod, 'r'), ct(pod, 's')]));
   assert.deepEqual(quiet.containersToResize, []);
@@ -223,8 +406,31 @@ test('in-place resize: a running container whose cgroup differs from its resourc
 
 test('podFinished: every container exited under Never, exited 0 under OnFailure; never under Always', async () => {
   const { podFinished } = await import('./actions.js');
-  const pod = (restartPolicy: string) => ({ metadata: { uid: 'u' }, spec: { restartPolicy, containers: [{ name: 'a', image: 'i' }, { name: 'b', image: 'i' }] } }) as never;
-  const c = (name: string, state: string, exitCode = 0) => ({ id: name, name, state, exitCode, attempt: 0, createdAt: 1, startedAt: 1, finishedAt: 2, hash: '', restartCount: 0, sandboxId: 's' }) as never;
+  const pod = (restartPolicy: string) =>
+    ({
+      metadata: { uid: 'u' },
+      spec: {
+        restartPolicy,
+        containers: [
+          { name: 'a', image: 'i' },
+          { name: 'b', image: 'i' },
+        ],
+      },
+    }) as never;
+  const c = (name: string, state: string, exitCode = 0) =>
+    ({
+      id: name,
+      name,
+      state,
+      exitCode,
+      attempt: 0,
+      createdAt: 1,
+      startedAt: 1,
+      finishedAt: 2,
+      hash: '',
+      restartCount: 0,
+      sandboxId: 's',
+    }) as never;
   const st = (...containers: never[]) => ({ sandboxes: [], containers }) as never;
   assert.equal(podFinished(pod('Never'), st(c('a', 'exited', 1), c('b', 'exited'))), true);
   assert.equal(podFinished(pod('Never'), st(c('a', 'exited'), c('b', 'running'))), false);
@@ -238,8 +444,20 @@ test('isIdle: a running pod is; a new pod, an exited container to restart, a cha
   const pod = mkPod();
   assert.equal(isIdle(computePodActions(pod, state([sb()], [ct(pod, 'a'), ct(pod, 'b')]))), true);
   assert.equal(isIdle(computePodActions(pod, state([], []))), false);
-  assert.equal(isIdle(computePodActions(pod, state([sb()], [ct(pod, 'a', { state: 'exited', exitCode: 1 }), ct(pod, 'b')]))), false);
-  assert.equal(isIdle(computePodActions(pod, state([sb()], [ct(pod, 'a', { hash: 'deadbeef' }), ct(pod, 'b')]))), false);
+  assert.equal(
+    isIdle(computePodActions(pod, state([sb()], [ct(pod, 'a', { state: 'exited', exitCode: 1 }), ct(pod, 'b')]))),
+    false,
+  );
+  assert.equal(
+    isIdle(computePodActions(pod, state([sb()], [ct(pod, 'a', { hash: 'deadbeef' }), ct(pod, 'b')]))),
+    false,
+  );
   const done = mkPod({ restartPolicy: 'OnFailure' });
-  assert.equal(isIdle(computePodActions(done, state([sb()], [ct(done, 'a', { state: 'exited' }), ct(done, 'b', { state: 'exited' })]))), false, 'its sandbox is still to stop');
+  assert.equal(
+    isIdle(
+      computePodActions(done, state([sb()], [ct(done, 'a', { state: 'exited' }), ct(done, 'b', { state: 'exited' })])),
+    ),
+    false,
+    'its sandbox is still to stop',
+  );
 });

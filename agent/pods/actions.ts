@@ -40,7 +40,15 @@ export interface PodActions {
 
 /** Nothing to start, stop, create or resize: what a sync would do with the state is report it. */
 export function isIdle(a: PodActions): boolean {
-  return !a.killPod && !a.createSandbox && !a.initToStart.length && !a.ephemeralToStart.length && !a.containersToStart.length && !a.containersToKill.length && !a.containersToResize.length;
+  return (
+    !a.killPod &&
+    !a.createSandbox &&
+    !a.initToStart.length &&
+    !a.ephemeralToStart.length &&
+    !a.containersToStart.length &&
+    !a.containersToKill.length &&
+    !a.containersToResize.length
+  );
 }
 
 /**
@@ -59,7 +67,8 @@ export function legacyContainerHash(c: Container): string {
 }
 
 /** Upstream containerChanged: the running container was made from another definition. */
-export const containerChanged = (c: Container, running: ContainerInfo): boolean => running.hash !== containerHash(c) && running.hash !== legacyContainerHash(c);
+export const containerChanged = (c: Container, running: ContainerInfo): boolean =>
+  running.hash !== containerHash(c) && running.hash !== legacyContainerHash(c);
 
 export function shouldRestartOnFailure(pod: Pod): boolean {
   return pod.spec?.restartPolicy !== 'Never';
@@ -105,12 +114,22 @@ export interface InitActions {
 }
 
 function probeFailure(c: Container, st: ContainerInfo, probes?: ProbeResults): 'liveness' | 'startup' | undefined {
-  return probes?.result(st.id, 'Liveness') === 'failure' ? 'liveness' : probes?.result(st.id, 'Startup') === 'failure' ? 'startup' : undefined;
+  return probes?.result(st.id, 'Liveness') === 'failure'
+    ? 'liveness'
+    : probes?.result(st.id, 'Startup') === 'failure'
+      ? 'startup'
+      : undefined;
 }
 
 function probeKill(c: Container, st: ContainerInfo, failed: 'liveness' | 'startup', restart: boolean): KillAction {
-  const graceSec = (failed === 'liveness' ? c.livenessProbe : c.startupProbe)?.terminationGracePeriodSeconds ?? undefined;
-  return { container: st, reason: 'Killing', message: `Container ${c.name} failed ${failed} probe${restart ? ', will be restarted' : ''}`, ...(graceSec !== undefined ? { graceSec } : {}) };
+  const graceSec =
+    (failed === 'liveness' ? c.livenessProbe : c.startupProbe)?.terminationGracePeriodSeconds ?? undefined;
+  return {
+    container: st,
+    reason: 'Killing',
+    message: `Container ${c.name} failed ${failed} probe${restart ? ', will be restarted' : ''}`,
+    ...(graceSec !== undefined ? { graceSec } : {}),
+  };
 }
 
 /**
@@ -118,9 +137,15 @@ function probeKill(c: Container, st: ContainerInfo, failed: 'liveness' | 'startu
  * before the next starts; a sidecar must be running, and past its startup probe, before the next starts, and is
  * restarted whenever it is not running, also once the regular containers run.
  */
-export function initContainerActions(pod: Pod, state: PodRuntimeState, sandboxId: string, probes?: ProbeResults): InitActions {
+export function initContainerActions(
+  pod: Pod,
+  state: PodRuntimeState,
+  sandboxId: string,
+  probes?: ProbeResults,
+): InitActions {
   const out: InitActions = { done: false, start: [], kill: [], killPod: false };
-  const inSandbox = (name: string): ContainerInfo | undefined => state.containers.find((c) => c.name === name && c.sandboxId === sandboxId);
+  const inSandbox = (name: string): ContainerInfo | undefined =>
+    state.containers.find((c) => c.name === name && c.sandboxId === sandboxId);
   // Once a regular container exists in this sandbox the pod is initialized: only the sidecars are looked after.
   const initialized = (pod.spec?.containers ?? []).some((c) => inSandbox(c.name));
   for (const c of pod.spec?.initContainers ?? []) {
@@ -178,11 +203,33 @@ export function podFinished(pod: Pod, state: PodRuntimeState): boolean {
 export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: ProbeResults): PodActions {
   // A pod the apiserver already records as finished never runs again (upstream: terminal pods are only cleaned up).
   if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
-    const live = state.sandboxes.some((s) => s.ready) || state.containers.some((c) => c.state === 'running' || c.state === 'created');
-    return { killPod: live, createSandbox: false, sandboxId: '', attempt: 0, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [], containersToResize: [] };
+    const live =
+      state.sandboxes.some((s) => s.ready) ||
+      state.containers.some((c) => c.state === 'running' || c.state === 'created');
+    return {
+      killPod: live,
+      createSandbox: false,
+      sandboxId: '',
+      attempt: 0,
+      initToStart: [],
+      ephemeralToStart: [],
+      containersToStart: [],
+      containersToKill: [],
+      containersToResize: [],
+    };
   }
   const sb = sandboxChanged(pod, state);
-  const a: PodActions = { killPod: sb.create, createSandbox: sb.create, sandboxId: sb.id, attempt: sb.attempt, initToStart: [], ephemeralToStart: [], containersToStart: [], containersToKill: [], containersToResize: [] };
+  const a: PodActions = {
+    killPod: sb.create,
+    createSandbox: sb.create,
+    sandboxId: sb.id,
+    attempt: sb.attempt,
+    initToStart: [],
+    ephemeralToStart: [],
+    containersToStart: [],
+    containersToKill: [],
+    containersToResize: [],
+  };
   const containers = pod.spec?.containers ?? [];
 
   if (sb.create) {
@@ -191,7 +238,9 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
       a.createSandbox = false;
       return a;
     }
-    const toStart = containers.filter((c) => !(pod.spec?.restartPolicy === 'OnFailure' && succeeded(latestContainer(state, c.name))));
+    const toStart = containers.filter(
+      (c) => !(pod.spec?.restartPolicy === 'OnFailure' && succeeded(latestContainer(state, c.name))),
+    );
     if (toStart.length === 0 && initContainerActions(pod, state, sb.id).done) {
       a.createSandbox = false;
       return a;
@@ -205,7 +254,9 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
   }
 
   // Upstream starts ephemeral containers before the init containers, so a pod stuck in init can be debugged.
-  a.ephemeralToStart = ((pod.spec?.ephemeralContainers ?? []) as Container[]).filter((c) => !state.containers.some((x) => x.name === c.name && x.sandboxId === sb.id));
+  a.ephemeralToStart = ((pod.spec?.ephemeralContainers ?? []) as Container[]).filter(
+    (c) => !state.containers.some((x) => x.name === c.name && x.sandboxId === sb.id),
+  );
   const init = initContainerActions(pod, state, sb.id, probes);
   a.initToStart = init.start;
   a.containersToKill.push(...init.kill);
@@ -221,7 +272,11 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
     }
     if (containerChanged(c, st)) {
       a.containersToStart.push(c);
-      a.containersToKill.push({ container: st, reason: 'Killing', message: `Container ${c.name} definition changed, will be restarted` });
+      a.containersToKill.push({
+        container: st,
+        reason: 'Killing',
+        message: `Container ${c.name} definition changed, will be restarted`,
+      });
       continue;
     }
     const failed = probeFailure(c, st, probes);
@@ -252,7 +307,11 @@ function resizeActions(pod: Pod, state: PodRuntimeState, sandboxId: string, a: P
     const changed = resizeChanges(c, st.resources);
     if (!changed.length) continue;
     if (resizeNeedsRestart(c, changed)) {
-      a.containersToKill.push({ container: st, reason: 'Killing', message: `Container ${c.name} resize requires restart` });
+      a.containersToKill.push({
+        container: st,
+        reason: 'Killing',
+        message: `Container ${c.name} resize requires restart`,
+      });
       (isSidecar(c) ? a.initToStart : a.containersToStart).push(c);
     } else (isDecrease(c, st.resources) ? decreases : increases).push({ container: c, id: st.id });
   }

@@ -26,7 +26,7 @@ test('in backoff while within the delay since the finish time', () => {
   assert.equal(b.inBackoffSinceUpdate('k'), false);
 });
 
-test('forgetPrefix drops a pod\'s entries only', () => {
+test("forgetPrefix drops a pod's entries only", () => {
   const b = new Backoff();
   b.next('u1/a');
   b.next('u2/a');

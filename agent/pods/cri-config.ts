@@ -43,7 +43,12 @@ export function buildSandboxConfig(pod: Pod, attempt: number, node: NodeContext)
   for (const c of spec.containers) {
     for (const p of c.ports ?? []) {
       if (!p.hostPort) continue;
-      portMappings.push({ protocol: (p.protocol ?? 'TCP') as 'TCP' | 'UDP' | 'SCTP', container_port: p.containerPort, host_port: p.hostPort, host_ip: p.hostIP ?? '' });
+      portMappings.push({
+        protocol: (p.protocol ?? 'TCP') as 'TCP' | 'UDP' | 'SCTP',
+        container_port: p.containerPort,
+        host_port: p.hostPort,
+        host_ip: p.hostIP ?? '',
+      });
     }
   }
   const annotations: Record<string, string> = { ...(md.annotations ?? {}) };
@@ -61,9 +66,15 @@ export function buildSandboxConfig(pod: Pod, attempt: number, node: NodeContext)
       cgroup_parent: '',
       ...(Object.keys(sysctls).length ? { sysctls } : {}),
       security_context: {
-        namespace_options: { network: hostNetwork ? 'NODE' : 'POD', pid: spec.hostPID ? 'NODE' : 'CONTAINER', ipc: spec.hostIPC ? 'NODE' : 'POD' },
+        namespace_options: {
+          network: hostNetwork ? 'NODE' : 'POD',
+          pid: spec.hostPID ? 'NODE' : 'CONTAINER',
+          ipc: spec.hostIPC ? 'NODE' : 'POD',
+        },
         // Upstream: any privileged container, init containers included, makes the sandbox privileged.
-        privileged: [...(spec.initContainers ?? []), ...spec.containers].some((c) => c.securityContext?.privileged === true),
+        privileged: [...(spec.initContainers ?? []), ...spec.containers].some(
+          (c) => c.securityContext?.privileged === true,
+        ),
         ...(seccomp ? { seccomp } : {}),
         ...(apparmor ? { apparmor } : {}),
       },
@@ -72,7 +83,12 @@ export function buildSandboxConfig(pod: Pod, attempt: number, node: NodeContext)
 }
 
 /** Linux resources as upstream computes them for cgroupfs (shares from requests, quota from limits). */
-export function linuxResources(c: Container): { cpu_shares: string; cpu_quota: string; cpu_period: string; memory_limit_in_bytes: string } {
+export function linuxResources(c: Container): {
+  cpu_shares: string;
+  cpu_quota: string;
+  cpu_period: string;
+  memory_limit_in_bytes: string;
+} {
   const req = c.resources?.requests ?? {};
   const lim = c.resources?.limits ?? {};
   const cpuReq = req.cpu ?? lim.cpu;
@@ -80,7 +96,12 @@ export function linuxResources(c: Container): { cpu_shares: string; cpu_quota: s
   const period = 100_000;
   const quota = lim.cpu === undefined ? 0 : Math.max(1000, Math.floor((milliValue(lim.cpu) * period) / 1000));
   const mem = lim.memory === undefined ? 0 : Math.floor(parseQuantity(lim.memory));
-  return { cpu_shares: String(shares), cpu_quota: String(quota), cpu_period: String(quota ? period : 0), memory_limit_in_bytes: String(mem) };
+  return {
+    cpu_shares: String(shares),
+    cpu_quota: String(quota),
+    cpu_period: String(quota ? period : 0),
+    memory_limit_in_bytes: String(mem),
+  };
 }
 
 /** Container security context over the pod's (runAsUser, runAsGroup, groups, profiles), as upstream merges them. */
@@ -96,7 +117,11 @@ function securityContext(pod: Pod, c: Container, rootDir: string): LinuxContaine
   const apparmor = appArmorProfile(pod, c);
   return {
     privileged: cs.privileged ?? false,
-    namespace_options: { network: spec.hostNetwork ? 'NODE' : 'POD', pid: spec.hostPID ? 'NODE' : 'CONTAINER', ipc: spec.hostIPC ? 'NODE' : 'POD' },
+    namespace_options: {
+      network: spec.hostNetwork ? 'NODE' : 'POD',
+      pid: spec.hostPID ? 'NODE' : 'CONTAINER',
+      ipc: spec.hostIPC ? 'NODE' : 'POD',
+    },
     ...(user !== undefined ? { run_as_user: { value: String(user) } } : {}),
     ...(group !== undefined ? { run_as_group: { value: String(group) } } : {}),
     ...(groups.length ? { supplemental_groups: groups.map(String) } : {}),

@@ -41,7 +41,11 @@ export function parseResolvConf(text: string): DnsConfig {
     const f = t.split(/\s+/).filter(Boolean);
     if (!f.length) continue;
     if (f[0] === 'nameserver' && f[1]) out.servers.push(f[1]);
-    if (f[0] === 'search') out.searches = f.slice(1).filter((s) => s !== '.').map((s) => s.replace(/\.$/, ''));
+    if (f[0] === 'search')
+      out.searches = f
+        .slice(1)
+        .filter((s) => s !== '.')
+        .map((s) => s.replace(/\.$/, ''));
     if (f[0] === 'options') out.options = f.slice(1);
   }
   return out;
@@ -55,7 +59,10 @@ const loopback = (ip: string): boolean => /^127\./.test(ip) || ip === '::1';
  * pod's network namespace; as kubeadm does, the default /etc/resolv.conf is then replaced by systemd-resolved's own
  * list of upstream servers when that has any. `read` returns a file's text, or undefined when it cannot be read.
  */
-export function effectiveResolvConf(file: string, read: (f: string) => string | undefined): { file: string; warning?: string } {
+export function effectiveResolvConf(
+  file: string,
+  read: (f: string) => string | undefined,
+): { file: string; warning?: string } {
   if (!file) return { file };
   const text = read(file);
   if (text === undefined) return { file };
@@ -64,9 +71,15 @@ export function effectiveResolvConf(file: string, read: (f: string) => string | 
   const alt = file === '/etc/resolv.conf' ? read(SYSTEMD_RESOLVED_CONF) : undefined;
   const altServers = alt === undefined ? [] : parseResolvConf(alt).servers;
   if (altServers.length && !altServers.every(loopback)) {
-    return { file: SYSTEMD_RESOLVED_CONF, warning: `resolvConf ${file} lists only the local stub resolver ${servers.join(', ')}, which pods cannot reach; using ${SYSTEMD_RESOLVED_CONF} instead, as kubeadm does (set resolvConf to choose another file)` };
+    return {
+      file: SYSTEMD_RESOLVED_CONF,
+      warning: `resolvConf ${file} lists only the local stub resolver ${servers.join(', ')}, which pods cannot reach; using ${SYSTEMD_RESOLVED_CONF} instead, as kubeadm does (set resolvConf to choose another file)`,
+    };
   }
-  return { file, warning: `resolvConf ${file} lists only loopback nameservers (${servers.join(', ')}), which pods cannot reach: pods with dnsPolicy Default will not resolve names; point resolvConf at a file with reachable nameservers (with systemd-resolved: ${SYSTEMD_RESOLVED_CONF})` };
+  return {
+    file,
+    warning: `resolvConf ${file} lists only loopback nameservers (${servers.join(', ')}), which pods cannot reach: pods with dnsPolicy Default will not resolve names; point resolvConf at a file with reachable nameservers (with systemd-resolved: ${SYSTEMD_RESOLVED_CONF})`,
+  };
 }
 
 const unique = (xs: string[]): string[] => [...new Set(xs)];
@@ -83,23 +96,41 @@ function mergeOptions(base: string[], pod: { name?: string; value?: string }[]):
 }
 
 /** upstream's format.Pod: name_namespace(uid). */
-const podName = (pod: Pod): string => `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
+const podName = (pod: Pod): string =>
+  `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
 
 export function podDnsConfig(pod: Pod, s: DnsSettings): { config: DnsConfig; events: DnsEvent[] } {
   const events: DnsEvent[] = [];
   const spec = pod.spec ?? { containers: [] };
   const policy = spec.dnsPolicy ?? 'ClusterFirst';
-  const host: DnsConfig = s.host ? { servers: [...s.host.servers], searches: [...s.host.searches], options: [...s.host.options] } : { servers: [], searches: [], options: [] };
-  let kind: 'cluster' | 'host' | 'none' = policy === 'None' ? 'none' : policy === 'Default' || (policy === 'ClusterFirst' && spec.hostNetwork) ? 'host' : 'cluster';
+  const host: DnsConfig = s.host
+    ? { servers: [...s.host.servers], searches: [...s.host.searches], options: [...s.host.options] }
+    : { servers: [], searches: [], options: [] };
+  let kind: 'cluster' | 'host' | 'none' =
+    policy === 'None'
+      ? 'none'
+      : policy === 'Default' || (policy === 'ClusterFirst' && spec.hostNetwork)
+        ? 'host'
+        : 'cluster';
   let config: DnsConfig = host;
   if (kind === 'none') config = { servers: [], searches: [], options: [] };
   if (kind === 'cluster') {
     if (s.clusterDNS.length) {
-      const clusterSearch = s.clusterDomain ? [`${pod.metadata?.namespace ?? 'default'}.svc.${s.clusterDomain}`, `svc.${s.clusterDomain}`, s.clusterDomain] : [];
-      config = { servers: [...s.clusterDNS], searches: unique([...clusterSearch, ...host.searches]), options: ['ndots:5'] };
+      const clusterSearch = s.clusterDomain
+        ? [`${pod.metadata?.namespace ?? 'default'}.svc.${s.clusterDomain}`, `svc.${s.clusterDomain}`, s.clusterDomain]
+        : [];
+      config = {
+        servers: [...s.clusterDNS],
+        searches: unique([...clusterSearch, ...host.searches]),
+        options: ['ndots:5'],
+      };
     } else {
-      const msg = 'kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.';
-      events.push({ on: 'node', reason: 'MissingClusterDNS', message: msg }, { on: 'pod', reason: 'MissingClusterDNS', message: `pod: "${podName(pod)}". ${msg}` });
+      const msg =
+        'kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.';
+      events.push(
+        { on: 'node', reason: 'MissingClusterDNS', message: msg },
+        { on: 'pod', reason: 'MissingClusterDNS', message: `pod: "${podName(pod)}". ${msg}` },
+      );
       kind = 'host';
     }
   }
@@ -119,7 +150,11 @@ export function podDnsConfig(pod: Pod, s: DnsSettings): { config: DnsConfig; eve
   // Limits, as upstream: three nameservers; 32 search paths of at most 253 characters, 2048 characters in all.
   if (config.servers.length > MAX_NAMESERVERS) {
     config.servers = config.servers.slice(0, MAX_NAMESERVERS);
-    events.push({ on: 'pod', reason: 'DNSConfigForming', message: `Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: ${config.servers.join(' ')}` });
+    events.push({
+      on: 'pod',
+      reason: 'DNSConfigForming',
+      message: `Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: ${config.servers.join(' ')}`,
+    });
   }
   let searches = config.searches;
   let trimmed = false;
@@ -134,7 +169,12 @@ export function podDnsConfig(pod: Pod, s: DnsSettings): { config: DnsConfig; eve
     searches = searches.slice(0, -1);
     trimmed = true;
   }
-  if (trimmed) events.push({ on: 'pod', reason: 'DNSConfigForming', message: `Search Line limits were exceeded, some search paths have been omitted, the applied search line is: ${searches.join(' ')}` });
+  if (trimmed)
+    events.push({
+      on: 'pod',
+      reason: 'DNSConfigForming',
+      message: `Search Line limits were exceeded, some search paths have been omitted, the applied search line is: ${searches.join(' ')}`,
+    });
   config.searches = searches;
   return { config, events };
 }

@@ -29,24 +29,44 @@ export function fieldValue(pod: Pod, fieldPath: string, ctx: DownwardContext): s
   const sub = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
   if (sub) return (sub[1] === 'labels' ? md.labels : md.annotations)?.[sub[2]!] ?? '';
   switch (fieldPath) {
-    case 'metadata.name': return md.name ?? '';
-    case 'metadata.namespace': return md.namespace ?? '';
-    case 'metadata.uid': return md.uid ?? '';
-    case 'metadata.labels': return formatMap(md.labels);
-    case 'metadata.annotations': return formatMap(md.annotations);
-    case 'spec.nodeName': return pod.spec?.nodeName ?? '';
-    case 'spec.serviceAccountName': return pod.spec?.serviceAccountName ?? '';
-    case 'status.podIP': return ctx.podIP;
-    case 'status.podIPs': return ctx.podIPs?.join(',') ?? ctx.podIP;
-    case 'status.hostIP': return ctx.hostIP;
-    case 'status.hostIPs': return ctx.hostIPs?.join(',') ?? ctx.hostIP;
-    default: throw new DownwardError(`unsupported fieldPath: ${fieldPath}`);
+    case 'metadata.name':
+      return md.name ?? '';
+    case 'metadata.namespace':
+      return md.namespace ?? '';
+    case 'metadata.uid':
+      return md.uid ?? '';
+    case 'metadata.labels':
+      return formatMap(md.labels);
+    case 'metadata.annotations':
+      return formatMap(md.annotations);
+    case 'spec.nodeName':
+      return pod.spec?.nodeName ?? '';
+    case 'spec.serviceAccountName':
+      return pod.spec?.serviceAccountName ?? '';
+    case 'status.podIP':
+      return ctx.podIP;
+    case 'status.podIPs':
+      return ctx.podIPs?.join(',') ?? ctx.podIP;
+    case 'status.hostIP':
+      return ctx.hostIP;
+    case 'status.hostIPs':
+      return ctx.hostIPs?.join(',') ?? ctx.hostIP;
+    default:
+      throw new DownwardError(`unsupported fieldPath: ${fieldPath}`);
   }
 }
 
 /** limits.cpu, requests.memory, … of one container, divided by `divisor` and rounded up, as upstream. */
-export function resourceValue(pod: Pod, containerName: string, resource: string, divisor: string | undefined, ctx: DownwardContext): string {
-  const c = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((x) => x.name === containerName);
+export function resourceValue(
+  pod: Pod,
+  containerName: string,
+  resource: string,
+  divisor: string | undefined,
+  ctx: DownwardContext,
+): string {
+  const c = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find(
+    (x) => x.name === containerName,
+  );
   if (!c) throw new DownwardError(`container ${containerName} not found in pod ${pod.metadata?.name ?? ''}`);
   const m = /^(limits|requests)\.(cpu|memory|ephemeral-storage)$/.exec(resource);
   if (!m) throw new DownwardError(`unsupported container resource: ${resource}`);

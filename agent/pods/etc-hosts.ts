@@ -27,11 +27,15 @@ export function etcHostsContent(pod: Pod, o: { podIPs: string[]; clusterDomain: 
   const aliases = pod.spec?.hostAliases ?? [];
   if (pod.spec?.hostNetwork) return `${MANAGED_HEADER_HOST_NETWORK}${o.nodeHosts ?? ''}${aliasLines(aliases)}`;
   const { hostname, domain } = podHostnameAndDomain(pod, o.clusterDomain);
-  const own = o.podIPs.map((ip) => (domain ? `${ip}\t${hostname}.${domain}\t${hostname}\n` : `${ip}\t${hostname}\n`)).join('');
+  const own = o.podIPs
+    .map((ip) => (domain ? `${ip}\t${hostname}.${domain}\t${hostname}\n` : `${ip}\t${hostname}\n`))
+    .join('');
   return `${MANAGED_HEADER}127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n${own}${aliasLines(aliases)}`;
 }
 
 /** Whether the kubelet mounts its file: the pod has IPs and the container does not mount /etc/hosts itself. */
 export function mountsEtcHosts(container: { volumeMounts?: { mountPath: string }[] }, podIPs: string[]): boolean {
-  return podIPs.length > 0 && !(container.volumeMounts ?? []).some((m) => m.mountPath.replace(/\/+$/, '') === '/etc/hosts');
+  return (
+    podIPs.length > 0 && !(container.volumeMounts ?? []).some((m) => m.mountPath.replace(/\/+$/, '') === '/etc/hosts')
+  );
 }

@@ -17,7 +17,12 @@ export interface HookTarget {
 }
 
 /** Runs one handler within `timeoutSec`; resolves to undefined on success, else upstream's failure message. */
-export async function runHook(h: LifecycleHandler, t: HookTarget, cri: CriClient, timeoutSec: number): Promise<string | undefined> {
+export async function runHook(
+  h: LifecycleHandler,
+  t: HookTarget,
+  cri: CriClient,
+  timeoutSec: number,
+): Promise<string | undefined> {
   const where = `for Container ${JSON.stringify(t.container.name)} in Pod ${JSON.stringify(formatPod(t.pod))}`;
   if (h.exec) {
     const cmd = h.exec.command ?? [];
@@ -32,8 +37,14 @@ export async function runHook(h: LifecycleHandler, t: HookTarget, cri: CriClient
   }
   if (h.httpGet) {
     const g = h.httpGet;
-    const r = await httpProbe({ url: httpGetURL(g, t.podIP, t.container), headers: probeHeaders(g.httpHeaders), timeoutMs: Math.max(1, timeoutSec) * 1000 });
-    return r.result === 'failure' ? `HTTP lifecycle hook (${g.path ?? '/'}) ${where} failed - error: ${r.output}, message: ""` : undefined;
+    const r = await httpProbe({
+      url: httpGetURL(g, t.podIP, t.container),
+      headers: probeHeaders(g.httpHeaders),
+      timeoutMs: Math.max(1, timeoutSec) * 1000,
+    });
+    return r.result === 'failure'
+      ? `HTTP lifecycle hook (${g.path ?? '/'}) ${where} failed - error: ${r.output}, message: ""`
+      : undefined;
   }
   if (h.sleep) {
     await new Promise((r) => setTimeout(r, clampDelay(Math.min(h.sleep!.seconds, timeoutSec) * 1000)));

@@ -12,11 +12,19 @@ export function logLinkName(podName: string, namespace: string, container: strin
 }
 
 /** Where the links go: /var/log/containers beside the default /var/log/pods, else a "containers" directory beside podLogsDir. */
-export const containerLogsDir = (podLogsDir: string): string => path.join(path.dirname(path.resolve(podLogsDir)), 'containers');
+export const containerLogsDir = (podLogsDir: string): string =>
+  path.join(path.dirname(path.resolve(podLogsDir)), 'containers');
 
 // Synchronous file calls: small and local, made for every container, where fs/promises costs ~10× the CPU of the
 // system call (a thread-pool hand-off and its wake-ups).
-export async function linkContainerLog(dir: string, podName: string, namespace: string, container: string, containerId: string, target: string): Promise<void> {
+export async function linkContainerLog(
+  dir: string,
+  podName: string,
+  namespace: string,
+  container: string,
+  containerId: string,
+  target: string,
+): Promise<void> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   const link = path.join(dir, logLinkName(podName, namespace, container, containerId));
   fs.rmSync(link, { force: true });

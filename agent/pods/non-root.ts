@@ -16,14 +16,23 @@ export function needsImageUser(pod: Pod, c: Container): boolean {
 }
 
 /** Upstream's error text, or undefined when the container may start. */
-export function verifyRunAsNonRoot(pod: Pod, c: Container, image?: { uid?: string | number; username?: string }): string | undefined {
+export function verifyRunAsNonRoot(
+  pod: Pod,
+  c: Container,
+  image?: { uid?: string | number; username?: string },
+): string | undefined {
   const nonRoot = c.securityContext?.runAsNonRoot ?? pod.spec?.securityContext?.runAsNonRoot;
   if (nonRoot !== true) return undefined;
   const user = c.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser;
-  if (user !== undefined && user !== null) return user === 0 ? `container's runAsUser breaks non-root policy (pod: ${JSON.stringify(formatPod(pod))}, container: ${c.name})` : undefined;
+  if (user !== undefined && user !== null)
+    return user === 0
+      ? `container's runAsUser breaks non-root policy (pod: ${JSON.stringify(formatPod(pod))}, container: ${c.name})`
+      : undefined;
   const uid = image?.uid === undefined || image.uid === '' ? undefined : Number(image.uid);
   const name = image?.username ?? '';
-  if (uid === undefined && name) return `container has runAsNonRoot and image has non-numeric user (${name}), cannot verify user is non-root (pod: ${JSON.stringify(formatPod(pod))}, container: ${c.name})`;
-  if ((uid ?? 0) === 0) return `container has runAsNonRoot and image will run as root (pod: ${JSON.stringify(formatPod(pod))}, container: ${c.name})`;
+  if (uid === undefined && name)
+    return `container has runAsNonRoot and image has non-numeric user (${name}), cannot verify user is non-root (pod: ${JSON.stringify(formatPod(pod))}, container: ${c.name})`;
+  if ((uid ?? 0) === 0)
+    return `container has runAsNonRoot and image will run as root (pod: ${JSON.stringify(formatPod(pod))}, container: ${c.name})`;
   return undefined;
 }

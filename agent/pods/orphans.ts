@@ -9,7 +9,11 @@ import { unmountAll } from '../volumes/mounts.js';
 import type { Logger } from '../../kube/log.js';
 
 /** Which of the pod directories (by uid) and pod log directories (<ns>_<name>_<uid>) are orphans. Pure. */
-export function selectOrphans(podDirs: string[], logDirs: string[], isLive: (uid: string) => boolean): { podDirs: string[]; logDirs: string[] } {
+export function selectOrphans(
+  podDirs: string[],
+  logDirs: string[],
+  isLive: (uid: string) => boolean,
+): { podDirs: string[]; logDirs: string[] } {
   const orphan = (uid: string): boolean => !checkUid(uid) && !isLive(uid);
   return {
     podDirs: podDirs.filter(orphan),
@@ -21,11 +25,19 @@ export function selectOrphans(podDirs: string[], logDirs: string[], isLive: (uid
 const list = async (dir: string): Promise<string[]> => fsp.readdir(dir).catch(() => [] as string[]);
 
 /** Removes orphaned pod and log directories; `isLive` says (at the time of asking) whether a uid is still in use. */
-export async function cleanupOrphans(rootDir: string, podLogsDir: string, isLive: (uid: string) => boolean, log: Logger): Promise<string[]> {
+export async function cleanupOrphans(
+  rootDir: string,
+  podLogsDir: string,
+  isLive: (uid: string) => boolean,
+  log: Logger,
+): Promise<string[]> {
   const podsDir = path.join(rootDir, 'pods');
   const sel = selectOrphans(await list(podsDir), await list(podLogsDir), isLive);
   const removed: string[] = [];
-  for (const [base, names] of [[podsDir, sel.podDirs], [podLogsDir, sel.logDirs]] as const) {
+  for (const [base, names] of [
+    [podsDir, sel.podDirs],
+    [podLogsDir, sel.logDirs],
+  ] as const) {
     for (const name of names) {
       const dir = path.join(base, name);
       // Asked again right before removing: a pod may have arrived since the listing.
@@ -39,6 +51,7 @@ export async function cleanupOrphans(rootDir: string, podLogsDir: string, isLive
       }
     }
   }
-  if (removed.length) log.info(`removed ${removed.length} orphaned pod director${removed.length === 1 ? 'y' : 'ies'}`, { dirs: removed });
+  if (removed.length)
+    log.info(`removed ${removed.length} orphaned pod director${removed.length === 1 ? 'y' : 'ies'}`, { dirs: removed });
   return removed;
 }

@@ -28,7 +28,12 @@ export function imageLocation(image: string): { host: string; path: string } {
 /** A keyring key ("https://host:port/path", "host/path", "*.example.com") as host and path prefix. */
 function parseKey(key: string): { host: string; path: string } {
   // As upstream's keyring: the scheme goes, and /v1/ or /v2/ stand for the host itself.
-  let k = key.trim().replace(/^[a-z]+:\/\//i, '').replace(/\/+$/, '').replace(/^([^/]+)\/v[12](\/|$)/, '$1$2').replace(/\/+$/, '');
+  let k = key
+    .trim()
+    .replace(/^[a-z]+:\/\//i, '')
+    .replace(/\/+$/, '')
+    .replace(/^([^/]+)\/v[12](\/|$)/, '$1$2')
+    .replace(/\/+$/, '');
   if (k === 'index.docker.io/v1' || k === 'index.docker.io' || k === 'registry-1.docker.io') k = 'docker.io';
   const slash = k.indexOf('/');
   return slash < 0 ? { host: k, path: '' } : { host: k.slice(0, slash), path: k.slice(slash + 1) };
@@ -50,8 +55,10 @@ export function secretCredentials(secret: Obj): { key: string; auth: RegistryAut
   const data = (secret?.data ?? {}) as Record<string, string>;
   let entries: Record<string, Obj> = {};
   try {
-    if (secret.type === 'kubernetes.io/dockerconfigjson' && data['.dockerconfigjson']) entries = JSON.parse(Buffer.from(data['.dockerconfigjson'], 'base64').toString('utf8')).auths ?? {};
-    else if (secret.type === 'kubernetes.io/dockercfg' && data['.dockercfg']) entries = JSON.parse(Buffer.from(data['.dockercfg'], 'base64').toString('utf8'));
+    if (secret.type === 'kubernetes.io/dockerconfigjson' && data['.dockerconfigjson'])
+      entries = JSON.parse(Buffer.from(data['.dockerconfigjson'], 'base64').toString('utf8')).auths ?? {};
+    else if (secret.type === 'kubernetes.io/dockercfg' && data['.dockercfg'])
+      entries = JSON.parse(Buffer.from(data['.dockercfg'], 'base64').toString('utf8'));
   } catch {
     return [];
   }

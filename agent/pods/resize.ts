@@ -24,7 +24,12 @@ export function resizeChanges(c: Container, actual: ActualResources | undefined)
   const want = linuxResources(c);
   const out: ('cpu' | 'memory')[] = [];
   const quota = Number(want.cpu_quota);
-  if (Number(want.cpu_shares) !== actual.cpuShares || quota !== (actual.cpuQuota > 0 ? actual.cpuQuota : 0) || (quota > 0 && Number(want.cpu_period) !== actual.cpuPeriod)) out.push('cpu');
+  if (
+    Number(want.cpu_shares) !== actual.cpuShares ||
+    quota !== (actual.cpuQuota > 0 ? actual.cpuQuota : 0) ||
+    (quota > 0 && Number(want.cpu_period) !== actual.cpuPeriod)
+  )
+    out.push('cpu');
   if (Number(want.memory_limit_in_bytes) !== actual.memoryLimit) out.push('memory');
   return out;
 }
@@ -74,28 +79,63 @@ export interface ResizePending {
 }
 
 /** upstream canResizePod: more than the node has at all is Infeasible; more than is free beside the other pods is Deferred. */
-export function resizeFit(want: { cpu: number; memory: number }, others: { cpu: number; memory: number }, allocatable: { cpu: number; memory: number }): ResizePending | undefined {
-  if (want.memory > allocatable.memory) return { reason: 'Infeasible', message: `Node didn't have enough capacity: memory, requested: ${want.memory}, capacity: ${allocatable.memory}` };
-  if (want.cpu > allocatable.cpu) return { reason: 'Infeasible', message: `Node didn't have enough capacity: cpu, requested: ${want.cpu}, capacity: ${allocatable.cpu}` };
-  if (others.cpu + want.cpu > allocatable.cpu) return { reason: 'Deferred', message: `Node didn't have enough resource: cpu, requested: ${want.cpu}, used: ${others.cpu}, capacity: ${allocatable.cpu}` };
-  if (others.memory + want.memory > allocatable.memory) return { reason: 'Deferred', message: `Node didn't have enough resource: memory, requested: ${want.memory}, used: ${others.memory}, capacity: ${allocatable.memory}` };
+export function resizeFit(
+  want: { cpu: number; memory: number },
+  others: { cpu: number; memory: number },
+  allocatable: { cpu: number; memory: number },
+): ResizePending | undefined {
+  if (want.memory > allocatable.memory)
+    return {
+      reason: 'Infeasible',
+      message: `Node didn't have enough capacity: memory, requested: ${want.memory}, capacity: ${allocatable.memory}`,
+    };
+  if (want.cpu > allocatable.cpu)
+    return {
+      reason: 'Infeasible',
+      message: `Node didn't have enough capacity: cpu, requested: ${want.cpu}, capacity: ${allocatable.cpu}`,
+    };
+  if (others.cpu + want.cpu > allocatable.cpu)
+    return {
+      reason: 'Deferred',
+      message: `Node didn't have enough resource: cpu, requested: ${want.cpu}, used: ${others.cpu}, capacity: ${allocatable.cpu}`,
+    };
+  if (others.memory + want.memory > allocatable.memory)
+    return {
+      reason: 'Deferred',
+      message: `Node didn't have enough resource: memory, requested: ${want.memory}, used: ${others.memory}, capacity: ${allocatable.memory}`,
+    };
   return undefined;
 }
 
 /** Resources by container name (regular containers and sidecars: what a resize may change). */
 export function resizableResources(pod: Pod): Map<string, Requirements> {
   const out = new Map<string, Requirements>();
-  for (const c of [...(pod.spec?.initContainers ?? []).filter((x) => x.restartPolicy === 'Always'), ...(pod.spec?.containers ?? [])]) out.set(c.name, c.resources);
+  for (const c of [
+    ...(pod.spec?.initContainers ?? []).filter((x) => x.restartPolicy === 'Always'),
+    ...(pod.spec?.containers ?? []),
+  ])
+    out.set(c.name, c.resources);
   return out;
 }
 
 const canon = (v: unknown): string => canonicalJson(v ?? {});
-export const sameResources = (a: Map<string, Requirements>, b: Map<string, Requirements>): boolean => a.size === b.size && [...a].every(([k, v]) => b.has(k) && canon(v) === canon(b.get(k)));
+export const sameResources = (a: Map<string, Requirements>, b: Map<string, Requirements>): boolean =>
+  a.size === b.size && [...a].every(([k, v]) => b.has(k) && canon(v) === canon(b.get(k)));
 
 /** The pod as it runs: its containers' resources are the allocated ones (a resize not admitted yet is not applied). */
 export function withAllocation(pod: Pod, allocation: Map<string, Requirements>): Pod {
-  const swap = (c: Container): Container => (allocation.has(c.name) && canon(allocation.get(c.name)) !== canon(c.resources) ? { ...c, resources: allocation.get(c.name) } : c);
-  return { ...pod, spec: { ...pod.spec!, containers: (pod.spec?.containers ?? []).map(swap), ...(pod.spec?.initContainers ? { initContainers: pod.spec.initContainers.map(swap) } : {}) } };
+  const swap = (c: Container): Container =>
+    allocation.has(c.name) && canon(allocation.get(c.name)) !== canon(c.resources)
+      ? { ...c, resources: allocation.get(c.name) }
+      : c;
+  return {
+    ...pod,
+    spec: {
+      ...pod.spec!,
+      containers: (pod.spec?.containers ?? []).map(swap),
+      ...(pod.spec?.initContainers ? { initContainers: pod.spec.initContainers.map(swap) } : {}),
+    },
+  };
 }
 
 /**
@@ -108,8 +148,10 @@ export function statusResources(allocated: Container, cur: ContainerInfo | undef
   const limits = { ...((res.limits ?? {}) as Record<string, string>) };
   const a = cur?.state === 'running' ? cur.resources : undefined;
   if (a) {
-    if (requests.cpu !== undefined && a.cpuShares > 0) requests.cpu = formatMilliCpu(Math.ceil((a.cpuShares * 1000) / 1024));
-    if (limits.cpu !== undefined && a.cpuQuota > 0 && a.cpuPeriod > 0) limits.cpu = formatMilliCpu(Math.floor((a.cpuQuota * 1000) / a.cpuPeriod));
+    if (requests.cpu !== undefined && a.cpuShares > 0)
+      requests.cpu = formatMilliCpu(Math.ceil((a.cpuShares * 1000) / 1024));
+    if (limits.cpu !== undefined && a.cpuQuota > 0 && a.cpuPeriod > 0)
+      limits.cpu = formatMilliCpu(Math.floor((a.cpuQuota * 1000) / a.cpuPeriod));
     if (limits.memory !== undefined && a.memoryLimit > 0) limits.memory = formatBytes(a.memoryLimit);
   }
   return { ...(Object.keys(limits).length ? { limits } : {}), ...(Object.keys(requests).length ? { requests } : {}) };

@@ -12,14 +12,21 @@ const PATH = '/apis/node.k8s.io/v1/runtimeclasses';
 export class RuntimeClasses {
   private informer: Informer | undefined;
 
-  constructor(private readonly client: KubeApi, private readonly log: Logger) {}
+  constructor(
+    private readonly client: KubeApi,
+    private readonly log: Logger,
+  ) {}
 
   /** The handler for the pod's sandbox: '' (the runtime's default) without a runtimeClassName. Throws what upstream reports in FailedCreatePodSandBox. */
   async handlerFor(pod: Pod): Promise<string> {
     const name = pod.spec?.runtimeClassName;
     if (!name) return '';
     if (!this.informer) {
-      this.informer = new Informer(this.client, { path: PATH, transform: (o) => ({ metadata: { name: o.metadata?.name }, handler: o.handler }), onError: (e) => this.log.warn(`runtimeclass watch: ${e.message}`) });
+      this.informer = new Informer(this.client, {
+        path: PATH,
+        transform: (o) => ({ metadata: { name: o.metadata?.name }, handler: o.handler }),
+        onError: (e) => this.log.warn(`runtimeclass watch: ${e.message}`),
+      });
       void this.informer.start().catch(() => undefined);
     }
     const cached = this.informer.cache.get(`/${name}`);
@@ -27,7 +34,8 @@ export class RuntimeClasses {
     try {
       return String((await this.client.get(`${PATH}/${encodeURIComponent(name)}`)).handler ?? '');
     } catch (e) {
-      if (e instanceof KubeApiError && e.code === 404) throw new Error(`runtimeclass.node.k8s.io ${JSON.stringify(name)} not found`);
+      if (e instanceof KubeApiError && e.code === 404)
+        throw new Error(`runtimeclass.node.k8s.io ${JSON.stringify(name)} not found`);
       throw new Error(`failed to lookup RuntimeClass ${name}: ${(e as Error).message}`);
     }
   }

@@ -4,7 +4,16 @@ import { CriError, type CriClient } from '../cri/client.js';
 import { terminationMessage } from './termination-message.js';
 import type { ActualResources } from './resize.js';
 import type { Container as CriContainer, ContainerStatus, PodSandbox, PodSandboxStatusResponse } from '../cri/types.js';
-import { A_CONTAINER_HASH, A_POD_TERMINATION_GRACE, A_RESTART_COUNT, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './labels.js';
+import {
+  A_CONTAINER_HASH,
+  A_POD_TERMINATION_GRACE,
+  A_RESTART_COUNT,
+  L_CONTAINER_NAME,
+  L_CONTAINER_TYPE,
+  L_POD_NAME,
+  L_POD_NAMESPACE,
+  L_POD_UID,
+} from './labels.js';
 import { podFingerprint } from '../pleg/fingerprint.js';
 
 export type CState = 'created' | 'running' | 'exited' | 'unknown';
@@ -59,15 +68,29 @@ const nsToMs = (ns: string | number): number => Math.floor(Number(ns) / 1e6);
 
 function cstate(s: string): CState {
   switch (s) {
-    case 'CONTAINER_CREATED': return 'created';
-    case 'CONTAINER_RUNNING': return 'running';
-    case 'CONTAINER_EXITED': return 'exited';
-    default: return 'unknown';
+    case 'CONTAINER_CREATED':
+      return 'created';
+    case 'CONTAINER_RUNNING':
+      return 'running';
+    case 'CONTAINER_EXITED':
+      return 'exited';
+    default:
+      return 'unknown';
   }
 }
 
-function actualResources(l: { cpu_shares: string; cpu_quota: string; cpu_period: string; memory_limit_in_bytes: string }): ActualResources {
-  return { cpuShares: Number(l.cpu_shares), cpuQuota: Number(l.cpu_quota), cpuPeriod: Number(l.cpu_period), memoryLimit: Number(l.memory_limit_in_bytes) };
+function actualResources(l: {
+  cpu_shares: string;
+  cpu_quota: string;
+  cpu_period: string;
+  memory_limit_in_bytes: string;
+}): ActualResources {
+  return {
+    cpuShares: Number(l.cpu_shares),
+    cpuQuota: Number(l.cpu_quota),
+    cpuPeriod: Number(l.cpu_period),
+    memoryLimit: Number(l.memory_limit_in_bytes),
+  };
 }
 
 export function containerInfo(c: CriContainer, st?: ContainerStatus): ContainerInfo {
@@ -130,7 +153,12 @@ export function sandboxNetwork(st: PodSandboxStatusResponse): SandboxNetwork {
  * GetPodStatus: sandboxes (with IPs) and containers (with exit codes) of one pod. `networks` (a pod worker's, by
  * sandbox ID) spares the PodSandboxStatus call for ready sandboxes read before, and is kept to the listed ones.
  */
-export async function readPodState(cri: CriClient, uid: string, podLabel: string, networks?: Map<string, SandboxNetwork>): Promise<PodRuntimeState> {
+export async function readPodState(
+  cri: CriClient,
+  uid: string,
+  podLabel: string,
+  networks?: Map<string, SandboxNetwork>,
+): Promise<PodRuntimeState> {
   const [sbs, cs] = await Promise.all([
     cri.listPodSandbox({ label_selector: { [L_POD_UID]: uid } }),
     cri.listContainers({ label_selector: { [L_POD_UID]: uid } }),
@@ -152,7 +180,9 @@ export async function readPodState(cri: CriClient, uid: string, podLabel: string
       }),
     )
   ).filter((x): x is SandboxInfo => x !== undefined);
-  if (networks) for (const id of networks.keys()) if (!sbs.some((s) => s.id === id && s.state === 'SANDBOX_READY')) networks.delete(id);
+  if (networks)
+    for (const id of networks.keys())
+      if (!sbs.some((s) => s.id === id && s.state === 'SANDBOX_READY')) networks.delete(id);
   const containers = (
     await Promise.all(
       cs.map(async (c) => {

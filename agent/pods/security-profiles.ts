@@ -15,12 +15,16 @@ export const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kube
 
 function fromSeccomp(p: SeccompProfile | undefined, rootDir: string): CriProfile | undefined {
   if (!p?.type) return undefined;
-  if (p.type === 'Localhost') return { profile_type: 'Localhost', localhost_ref: path.join(rootDir, 'seccomp', p.localhostProfile ?? '') };
+  if (p.type === 'Localhost')
+    return { profile_type: 'Localhost', localhost_ref: path.join(rootDir, 'seccomp', p.localhostProfile ?? '') };
   return { profile_type: p.type === 'Unconfined' ? 'Unconfined' : 'RuntimeDefault' };
 }
 
 export function seccompProfile(pod: Pod, c: Container | undefined, rootDir: string): CriProfile | undefined {
-  return fromSeccomp(c?.securityContext?.seccompProfile, rootDir) ?? fromSeccomp(pod.spec?.securityContext?.seccompProfile, rootDir);
+  return (
+    fromSeccomp(c?.securityContext?.seccompProfile, rootDir) ??
+    fromSeccomp(pod.spec?.securityContext?.seccompProfile, rootDir)
+  );
 }
 
 type AppArmor = { type?: string; localhostProfile?: string };
@@ -43,5 +47,9 @@ function fromAnnotation(v: string | undefined): CriProfile | undefined {
 export function appArmorProfile(pod: Pod, c: Container | undefined): CriProfile | undefined {
   const sc = c?.securityContext as { appArmorProfile?: AppArmor } | undefined;
   const ps = pod.spec?.securityContext as { appArmorProfile?: AppArmor } | undefined;
-  return fromAppArmor(sc?.appArmorProfile) ?? (c ? fromAnnotation(pod.metadata?.annotations?.[`${APPARMOR_ANNOTATION_PREFIX}${c.name}`]) : undefined) ?? fromAppArmor(ps?.appArmorProfile);
+  return (
+    fromAppArmor(sc?.appArmorProfile) ??
+    (c ? fromAnnotation(pod.metadata?.annotations?.[`${APPARMOR_ANNOTATION_PREFIX}${c.name}`]) : undefined) ??
+    fromAppArmor(ps?.appArmorProfile)
+  );
 }

@@ -27,21 +27,32 @@ type Ns = 'ipc' | 'net' | undefined;
 /** Which kernel namespace isolates a sysctl (component-helpers' GetNamespace); undefined when none is known to. */
 export function sysctlNamespace(name: string): Ns {
   if (name.startsWith('net.')) return 'net';
-  if (name === 'kernel.sem' || name.startsWith('kernel.shm') || name.startsWith('kernel.msg') || name.startsWith('fs.mqueue.')) return 'ipc';
+  if (
+    name === 'kernel.sem' ||
+    name.startsWith('kernel.shm') ||
+    name.startsWith('kernel.msg') ||
+    name.startsWith('fs.mqueue.')
+  )
+    return 'ipc';
   return undefined;
 }
 
 /** kernel/shm_rmid_forced and kernel.shm_rmid_forced are one sysctl (upstream NormalizeName). */
-export const normalizeSysctl = (name: string): string => (name.includes('/') ? name.replace(/[./]/g, (ch) => (ch === '/' ? '.' : '/')) : name);
+export const normalizeSysctl = (name: string): string =>
+  name.includes('/') ? name.replace(/[./]/g, (ch) => (ch === '/' ? '.' : '/')) : name;
 
 const SYSCTL_PATTERN = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*([a-z0-9]([-_a-z0-9]*[a-z0-9])?)?\*?$/;
 
 /** Checks --allowed-unsafe-sysctls at start: each must be a name or prefix* a namespace isolates. */
 export function checkAllowedUnsafe(patterns: string[]): void {
   for (const p of patterns) {
-    if (p.length > 253 || !SYSCTL_PATTERN.test(p)) throw new Error(`allowedUnsafeSysctls: sysctl "${p}" must have at most 253 characters and be a sysctl name or a prefix ending in *`);
+    if (p.length > 253 || !SYSCTL_PATTERN.test(p))
+      throw new Error(
+        `allowedUnsafeSysctls: sysctl "${p}" must have at most 253 characters and be a sysctl name or a prefix ending in *`,
+      );
     const base = normalizeSysctl(p.replace(/\*$/, ''));
-    if (!sysctlNamespace(base)) throw new Error(`allowedUnsafeSysctls: the sysctls "${base}" are not known to be namespaced`);
+    if (!sysctlNamespace(base))
+      throw new Error(`allowedUnsafeSysctls: the sysctls "${base}" are not known to be namespaced`);
   }
 }
 
@@ -52,7 +63,11 @@ export function admitSysctls(pod: Pod, allowedUnsafe: string[]): { reason: strin
   for (const s of pod.spec?.securityContext?.sysctls ?? []) {
     const name = normalizeSysctl(String(s.name));
     const safe = SAFE_SYSCTLS.includes(name);
-    const allowed = safe || allowedUnsafe.some((p) => (p.endsWith('*') ? name.startsWith(normalizeSysctl(p.slice(0, -1))) : normalizeSysctl(p) === name));
+    const allowed =
+      safe ||
+      allowedUnsafe.some((p) =>
+        p.endsWith('*') ? name.startsWith(normalizeSysctl(p.slice(0, -1))) : normalizeSysctl(p) === name,
+      );
     let err: string | undefined;
     if (!allowed) err = `"${name}" not allowlisted`;
     else {
@@ -66,5 +81,7 @@ export function admitSysctls(pod: Pod, allowedUnsafe: string[]): { reason: strin
 
 /** What the sandbox gets: every sysctl of the pod, by its dotted name. */
 export function sandboxSysctls(pod: Pod): Record<string, string> {
-  return Object.fromEntries((pod.spec?.securityContext?.sysctls ?? []).map((s) => [normalizeSysctl(String(s.name)), String(s.value)]));
+  return Object.fromEntries(
+    (pod.spec?.securityContext?.sysctls ?? []).map((s) => [normalizeSysctl(String(s.name)), String(s.value)]),
+  );
 }

@@ -15,7 +15,11 @@ export const MAX_LOG_LINES = 80;
 export const MAX_LOG_BYTES = 2 * 1024;
 
 /** Makes the host file for one container start; returns the CRI mount, or undefined when the path is unset. */
-export async function terminationMessageMount(podDirPath: string, containerName: string, containerPath: string | undefined): Promise<{ container_path: string; host_path: string; readonly: boolean } | undefined> {
+export async function terminationMessageMount(
+  podDirPath: string,
+  containerName: string,
+  containerPath: string | undefined,
+): Promise<{ container_path: string; host_path: string; readonly: boolean } | undefined> {
   if (!containerPath) return undefined;
   const dir = path.join(podDirPath, 'containers', containerName);
   // Synchronous: three small local calls on every container start, each ~10× the CPU through fs/promises.
@@ -73,7 +77,8 @@ export async function terminationMessage(st: ContainerStatus): Promise<string> {
   const mount = target ? (st.mounts ?? []).find((m) => m.container_path === target) : undefined;
   let text = '';
   if (mount?.host_path) text = await readHead(mount.host_path, MAX_MESSAGE_BYTES).catch(() => '');
-  if (!text && ann[A_TERMINATION_MESSAGE_POLICY] === 'FallbackToLogsOnError' && st.exit_code !== 0 && st.log_path) text = await lastLogLines(st.log_path).catch(() => '');
+  if (!text && ann[A_TERMINATION_MESSAGE_POLICY] === 'FallbackToLogsOnError' && st.exit_code !== 0 && st.log_path)
+    text = await lastLogLines(st.log_path).catch(() => '');
   if (!text) return st.message ?? '';
   return st.message ? `${st.message}: ${text}` : text;
 }

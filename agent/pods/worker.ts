@@ -9,7 +9,14 @@ import type { CriClient } from '../cri/client.js';
 import type { PodSandboxConfigIn } from '../cri/types.js';
 import type { Logger } from '../../kube/log.js';
 import type { EventRecorder, ObjectRef } from '../../kube/events.js';
-import { computePodActions, containerHash, isIdle, podFinished, type PodActions, type ProbeResults } from './actions.js';
+import {
+  computePodActions,
+  containerHash,
+  isIdle,
+  podFinished,
+  type PodActions,
+  type ProbeResults,
+} from './actions.js';
 import { Backoff } from './backoff.js';
 import type { DnsConfig, DnsEvent } from './dns.js';
 import { etcHostsContent, mountsEtcHosts } from './etc-hosts.js';
@@ -17,8 +24,21 @@ import type { ContainerManager } from '../cm/container-manager.js';
 import { linkContainerLog, removeContainerLogLinks } from './log-links.js';
 import { buildContainerConfig, buildSandboxConfig, linuxResources, podLogDir, type NodeContext } from './cri-config.js';
 import { resizableResources, sameResources, withAllocation, type Requirements, type ResizePending } from './resize.js';
-import { latestContainer, readPodState, sandboxNetwork, type ContainerInfo, type PodRuntimeState, type SandboxNetwork } from './runtime-state.js';
-import { containerMounts, MountError, podDir, type SetUpVolume, type VolumeManager } from '../volumes/volume-manager.js';
+import {
+  latestContainer,
+  readPodState,
+  sandboxNetwork,
+  type ContainerInfo,
+  type PodRuntimeState,
+  type SandboxNetwork,
+} from './runtime-state.js';
+import {
+  containerMounts,
+  MountError,
+  podDir,
+  type SetUpVolume,
+  type VolumeManager,
+} from '../volumes/volume-manager.js';
 import { SubPathError } from '../volumes/subpath.js';
 import { terminationMessageMount } from './termination-message.js';
 import { runHook } from './hooks.js';
@@ -121,7 +141,11 @@ export class PodWorker {
    * The kubelet's /etc/hosts for this container (upstream's k8s-managed-etc-hosts), rewritten at each container
    * start: the managed file, or the node's own for host-network pods; none if the container mounts its own.
    */
-  private async etcHostsMount(dir: string, c: Container, podIP: string): Promise<{ container_path: string; host_path: string; readonly: boolean } | undefined> {
+  private async etcHostsMount(
+    dir: string,
+    c: Container,
+    podIP: string,
+  ): Promise<{ container_path: string; host_path: string; readonly: boolean } | undefined> {
     const hostNetwork = this.pod.spec?.hostNetwork === true;
     const podIPs = hostNetwork ? (this.d.node.hostIPs ?? [this.d.node.hostIP]).filter(Boolean) : this.podIPs(podIP);
     if (!mountsEtcHosts(c, podIPs)) return undefined;
@@ -135,7 +159,11 @@ export class PodWorker {
     }
     const file = path.join(dir, 'etc-hosts');
     // Synchronous, as the pod's other small local files: fs/promises costs ~10× the CPU of the system call.
-    fs.writeFileSync(file, etcHostsContent(this.pod, { podIPs, clusterDomain: this.d.clusterDomain ?? '', nodeHosts }), { mode: 0o644 });
+    fs.writeFileSync(
+      file,
+      etcHostsContent(this.pod, { podIPs, clusterDomain: this.d.clusterDomain ?? '', nodeHosts }),
+      { mode: 0o644 },
+    );
     return { container_path: '/etc/hosts', host_path: file, readonly: false };
   }
 
@@ -231,7 +259,9 @@ export class PodWorker {
       } catch (e) {
         // Not acted on: the next relist syncs it again, whatever it shows.
         this.handled = undefined;
-        this.d.log.error(`sync of pod ${this.fullName} failed, will retry: ${(e as Error).message}`, { podUID: this.uid });
+        this.d.log.error(`sync of pod ${this.fullName} failed, will retry: ${(e as Error).message}`, {
+          podUID: this.uid,
+        });
         this.wakeIn(this.phase === 'terminating' ? 1000 : 5000);
       }
     }
@@ -267,13 +297,23 @@ export class PodWorker {
 
     if (actions.killPod) {
       if (actions.createSandbox && state.sandboxes.length > 0) {
-        this.d.events.event(this.ref, 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
+        this.d.events.event(
+          this.ref,
+          'Normal',
+          'SandboxChanged',
+          'Pod sandbox changed, it will be killed and re-created.',
+        );
       }
       await this.stopAll(state, grace, true);
       if (!actions.createSandbox) return;
     }
     for (const k of actions.containersToKill) {
-      this.d.events.event({ ...this.ref, fieldPath: containerFieldPath(this.pod, k.container.name) }, 'Normal', k.reason, k.message);
+      this.d.events.event(
+        { ...this.ref, fieldPath: containerFieldPath(this.pod, k.container.name) },
+        'Normal',
+        k.reason,
+        k.message,
+      );
       await this.stopContainer(k.container, k.graceSec ?? grace);
     }
 
@@ -289,7 +329,8 @@ export class PodWorker {
     } catch (e) {
       if (!(e instanceof MountError)) throw e;
       this.d.events.event(this.ref, 'Warning', 'FailedMount', e.message);
-      for (const c of [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])]) if (!latestContainer(state, c.name)) this.waiting.set(c.name, { reason: 'ContainerCreating', message: '' });
+      for (const c of [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])])
+        if (!latestContainer(state, c.name)) this.waiting.set(c.name, { reason: 'ContainerCreating', message: '' });
       this.wakeIn(this.mountRetry.next());
       return;
     }
@@ -298,7 +339,13 @@ export class PodWorker {
       const dns = this.d.dns?.(this.pod);
       if (dns) {
         sandboxConfig.dns_config = dns.config;
-        for (const e of dns.events) this.d.events.event(e.on === 'pod' ? this.ref : { kind: 'Node', name: this.d.node.nodeName, uid: this.d.node.nodeName }, 'Warning', e.reason, e.message);
+        for (const e of dns.events)
+          this.d.events.event(
+            e.on === 'pod' ? this.ref : { kind: 'Node', name: this.d.node.nodeName, uid: this.d.node.nodeName },
+            'Warning',
+            e.reason,
+            e.message,
+          );
       }
       fs.mkdirSync(sandboxConfig.log_directory!, { recursive: true, mode: 0o755 });
       try {
@@ -307,7 +354,12 @@ export class PodWorker {
         sandboxId = await this.d.cri.runPodSandbox(sandboxConfig, label, handler);
         await this.d.cgroups?.afterSandbox(this.pod);
       } catch (e) {
-        this.d.events.event(this.ref, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${(e as Error).message}`);
+        this.d.events.event(
+          this.ref,
+          'Warning',
+          'FailedCreatePodSandBox',
+          `Failed to create pod sandbox: ${(e as Error).message}`,
+        );
         throw e;
       }
       const net = sandboxNetwork(await this.d.cri.podSandboxStatus(sandboxId, label));
@@ -324,18 +376,28 @@ export class PodWorker {
     await this.resize(actions.containersToResize, label);
     for (const c of actions.containersToStart) await start(c, 'container');
     // Report what was just started or resized now rather than after the next relist (up to a period later).
-    if (actions.createSandbox || actions.ephemeralToStart.length > 0 || actions.initToStart.length > 0 || actions.containersToStart.length > 0 || actions.containersToResize.length > 0) {
+    if (
+      actions.createSandbox ||
+      actions.ephemeralToStart.length > 0 ||
+      actions.initToStart.length > 0 ||
+      actions.containersToStart.length > 0 ||
+      actions.containersToResize.length > 0
+    ) {
       const readAt = performance.now();
       const after = await readPodState(this.d.cri, this.uid, label, this.networks);
       this.observe(after);
       // Nothing left to do with it: the relists of what this sync made are no news (no second sync to read them).
-      if (after.fingerprint !== undefined && isIdle(this.actionsFor(after))) this.handled = { fingerprint: after.fingerprint, at: readAt };
+      if (after.fingerprint !== undefined && isIdle(this.actionsFor(after)))
+        this.handled = { fingerprint: after.fingerprint, at: readAt };
     }
   }
 
   /** What the pod needs done given a runtime state; a pod finished here is terminal even before the apiserver's copy says so. */
   private actionsFor(state: PodRuntimeState): PodActions {
-    const pod = this.finished && !['Succeeded', 'Failed'].includes(this.runningPod.status?.phase ?? '') ? { ...this.runningPod, status: { ...(this.runningPod.status ?? {}), phase: 'Succeeded' } } : this.runningPod;
+    const pod =
+      this.finished && !['Succeeded', 'Failed'].includes(this.runningPod.status?.phase ?? '')
+        ? { ...this.runningPod, status: { ...(this.runningPod.status ?? {}), phase: 'Succeeded' } }
+        : this.runningPod;
     return computePodActions(pod, state, this.d.probes);
   }
 
@@ -349,8 +411,14 @@ export class PodWorker {
   }
 
   /** What pod status reports beside the runtime state: the kubelet's own end of the pod, and in-place resize. */
-  statusExtras(): { evicted?: { reason: string; message: string }; resize: { allocated: Pod; pending?: ResizePending; error?: string } } {
-    return { evicted: this.evicted, resize: { allocated: this.runningPod, pending: this.resizePending, error: this.resizeError } };
+  statusExtras(): {
+    evicted?: { reason: string; message: string };
+    resize: { allocated: Pod; pending?: ResizePending; error?: string };
+  } {
+    return {
+      evicted: this.evicted,
+      resize: { allocated: this.runningPod, pending: this.resizePending, error: this.resizeError },
+    };
   }
 
   /** The pod as it runs: containers carry their allocated resources. */
@@ -368,7 +436,8 @@ export class PodWorker {
     }
     const pending = this.d.resizeFit?.(this.pod);
     if (pending) {
-      if (pending.message !== this.resizePending?.message) this.d.log.info(`pod ${this.fullName}: resize ${pending.reason}: ${pending.message}`);
+      if (pending.message !== this.resizePending?.message)
+        this.d.log.info(`pod ${this.fullName}: resize ${pending.reason}: ${pending.message}`);
       this.resizePending = pending;
       // A Deferred resize is tried again as other pods go (upstream retries pending resizes on every sync).
       if (pending.reason === 'Deferred') this.wakeIn(10_000);
@@ -411,7 +480,13 @@ export class PodWorker {
   /** Node-pressure eviction (reason Evicted) or node shutdown (Terminated): the pod is killed within `graceSec` and ends Failed. */
   evict(message: string, graceSec: number, reason = 'Evicted'): void {
     if (this.evicted || this.phase !== 'syncing') return;
-    this.evicted = { reason, message, disruption: true, graceSec, at: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') };
+    this.evicted = {
+      reason,
+      message,
+      disruption: true,
+      graceSec,
+      at: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    };
     if (reason === 'Evicted') this.d.events.event(this.ref, 'Warning', 'Evicted', message);
     this.requestSync();
   }
@@ -426,14 +501,23 @@ export class PodWorker {
         this.wakeIn(left);
         return false;
       }
-      this.evicted = { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' };
+      this.evicted = {
+        reason: 'DeadlineExceeded',
+        message: 'Pod was active on the node longer than the specified deadline',
+      };
       this.d.events.event(this.ref, 'Normal', 'DeadlineExceeded', this.evicted.message);
     }
-    if (state.containers.some((c) => c.state === 'running' || c.state === 'created') || state.sandboxes.some((s) => s.ready)) {
+    if (
+      state.containers.some((c) => c.state === 'running' || c.state === 'created') ||
+      state.sandboxes.some((s) => s.ready)
+    ) {
       await this.stopAll(state, this.evicted.graceSec ?? this.pod.spec?.terminationGracePeriodSeconds ?? 30, true);
       this.lastState = await readPodState(this.d.cri, this.uid, this.fullName, this.networks);
       // An evicted pod gives back what it held: its emptyDir volumes go, as upstream tears down a terminated pod's volumes.
-      if (this.evicted.disruption) await this.d.volumes.tearDown(this.uid).catch((e: Error) => this.d.log.warn(`pod ${this.fullName}: tearing down volumes: ${e.message}`));
+      if (this.evicted.disruption)
+        await this.d.volumes
+          .tearDown(this.uid)
+          .catch((e: Error) => this.d.log.warn(`pod ${this.fullName}: tearing down volumes: ${e.message}`));
     }
     if (this.evicted.disruption) this.evictionDone = true;
     return true;
@@ -449,10 +533,24 @@ export class PodWorker {
   }
 
   private downwardContext(podIP: string): DownwardContext {
-    return { podIP, podIPs: podIP ? this.podIPs(podIP) : undefined, hostIP: this.d.node.hostIP, hostIPs: this.d.node.hostIPs, allocatable: this.d.allocatable };
+    return {
+      podIP,
+      podIPs: podIP ? this.podIPs(podIP) : undefined,
+      hostIP: this.d.node.hostIP,
+      hostIPs: this.d.node.hostIPs,
+      allocatable: this.d.allocatable,
+    };
   }
 
-  private async startContainer(c: Container, kind: ContainerKind, state: PodRuntimeState, sandboxId: string, sandboxConfig: PodSandboxConfigIn, podIP: string, volumes: Map<string, SetUpVolume>): Promise<void> {
+  private async startContainer(
+    c: Container,
+    kind: ContainerKind,
+    state: PodRuntimeState,
+    sandboxId: string,
+    sandboxConfig: PodSandboxConfigIn,
+    podIP: string,
+    volumes: Map<string, SetUpVolume>,
+  ): Promise<void> {
     const label = this.fullName;
     const ref = { ...this.ref, fieldPath: containerFieldPath(this.pod, c.name) };
     const prev = latestContainer(state, c.name);
@@ -462,7 +560,12 @@ export class PodWorker {
         const delay = this.d.crashBackoff.get(key);
         const message = `back-off ${formatDuration(delay)} restarting failed container=${c.name} pod=${formatPod(this.pod)}`;
         if (this.waiting.get(c.name)?.reason !== 'CrashLoopBackOff') {
-          this.d.events.event(ref, 'Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${formatPod(this.pod)}`);
+          this.d.events.event(
+            ref,
+            'Warning',
+            'BackOff',
+            `Back-off restarting failed container ${c.name} in pod ${formatPod(this.pod)}`,
+          );
         }
         this.waiting.set(c.name, { reason: 'CrashLoopBackOff', message });
         this.wakeIn(this.d.crashBackoff.remaining(key, prev.finishedAt));
@@ -488,7 +591,13 @@ export class PodWorker {
       const hosts = await this.etcHostsMount(dir, c, podIP);
       if (hosts) mounts.push(hosts);
     } catch (e) {
-      if (!(e instanceof EnvError || e instanceof DownwardError || e instanceof SubPathError || e instanceof NonRootError)) throw e;
+      if (!(
+        e instanceof EnvError ||
+        e instanceof DownwardError ||
+        e instanceof SubPathError ||
+        e instanceof NonRootError
+      ))
+        throw e;
       // upstream: CreateContainerConfigError, retried on the next sync.
       this.waiting.set(c.name, { reason: 'CreateContainerConfigError', message: e.message });
       this.d.events.event(ref, 'Warning', 'Failed', `Error: ${e.message}`);
@@ -497,9 +606,22 @@ export class PodWorker {
     }
     // kubectl debug --target: the debug container joins that container's PID namespace.
     const targetName = kind === 'ephemeral' ? (c as { targetContainerName?: string }).targetContainerName : undefined;
-    const targetId = targetName ? state.containers.find((x) => x.name === targetName && x.state === 'running')?.id : undefined;
-    const config = buildContainerConfig(this.pod, c, kind, restartCount, imageRef, env, mounts, this.d.node.rootDir, targetId);
-    if (this.d.cgroups && config.linux?.resources) config.linux.resources.oom_score_adj = String(this.d.cgroups.oomScoreAdj(this.pod, c));
+    const targetId = targetName
+      ? state.containers.find((x) => x.name === targetName && x.state === 'running')?.id
+      : undefined;
+    const config = buildContainerConfig(
+      this.pod,
+      c,
+      kind,
+      restartCount,
+      imageRef,
+      env,
+      mounts,
+      this.d.node.rootDir,
+      targetId,
+    );
+    if (this.d.cgroups && config.linux?.resources)
+      config.linux.resources.oom_score_adj = String(this.d.cgroups.oomScoreAdj(this.pod, c));
     fs.mkdirSync(path.join(sandboxConfig.log_directory!, c.name), { recursive: true, mode: 0o755 });
     let id: string;
     try {
@@ -522,7 +644,14 @@ export class PodWorker {
     this.d.events.event(ref, 'Normal', 'Started', `Started container ${c.name}`);
     if (this.d.node.containerLogsDir) {
       const md = this.pod.metadata!;
-      await linkContainerLog(this.d.node.containerLogsDir, md.name!, md.namespace!, c.name, id, path.join(sandboxConfig.log_directory!, config.log_path!)).catch((e: Error) => this.d.log.warn(`pod ${label}: log link for ${c.name}: ${e.message}`));
+      await linkContainerLog(
+        this.d.node.containerLogsDir,
+        md.name!,
+        md.namespace!,
+        c.name,
+        id,
+        path.join(sandboxConfig.log_directory!, config.log_path!),
+      ).catch((e: Error) => this.d.log.warn(`pod ${label}: log link for ${c.name}: ${e.message}`));
     }
     const postStart = c.lifecycle?.postStart;
     if (postStart) {
@@ -542,27 +671,45 @@ export class PodWorker {
    * of it. A failed hook is an event; the container is stopped all the same.
    */
   private async stopContainer(c: ContainerInfo, graceSec: number): Promise<void> {
-    const spec = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
+    const spec = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find(
+      (x) => x.name === c.name,
+    );
     const preStop = spec?.lifecycle?.preStop;
     let left = graceSec;
     if (preStop && c.state === 'running') {
       const t0 = Date.now();
       const podIP = this.lastState?.sandboxes[0]?.ip ?? '';
-      const err = await runHook(preStop, { pod: this.pod, container: spec!, containerId: c.id, podIP }, this.d.cri, graceSec);
-      if (err) this.d.events.event({ ...this.ref, fieldPath: containerFieldPath(this.pod, c.name) }, 'Warning', 'FailedPreStopHook', err);
+      const err = await runHook(
+        preStop,
+        { pod: this.pod, container: spec!, containerId: c.id, podIP },
+        this.d.cri,
+        graceSec,
+      );
+      if (err)
+        this.d.events.event(
+          { ...this.ref, fieldPath: containerFieldPath(this.pod, c.name) },
+          'Warning',
+          'FailedPreStopHook',
+          err,
+        );
       left = graceSec - Math.floor((Date.now() - t0) / 1000);
     }
     await this.d.cri.stopContainer(c.id, Math.max(left, MIN_GRACE_SEC), this.fullName);
   }
 
   /** EnsureImageExists: ImageStatus first, PullImage only as the policy says. */
-  private async ensureImage(c: Container, ref: ObjectRef, sandboxConfig: PodSandboxConfigIn): Promise<string | undefined> {
+  private async ensureImage(
+    c: Container,
+    ref: ObjectRef,
+    sandboxConfig: PodSandboxConfigIn,
+  ): Promise<string | undefined> {
     const image = c.image!;
     const label = this.fullName;
     const policy = c.imagePullPolicy ?? 'IfNotPresent';
     const present = await this.d.cri.imageStatus(image, label);
     if (present && policy !== 'Always') {
-      if (this.waiting.get(c.name)?.reason !== 'ContainerCreating') this.d.events.event(ref, 'Normal', 'Pulled', `Container image "${image}" already present on machine`);
+      if (this.waiting.get(c.name)?.reason !== 'ContainerCreating')
+        this.d.events.event(ref, 'Normal', 'Pulled', `Container image "${image}" already present on machine`);
       this.waiting.set(c.name, { reason: 'ContainerCreating', message: '' });
       return present.id;
     }
@@ -587,7 +734,12 @@ export class PodWorker {
       const imageRef = await this.pullWithSecrets(image, sandboxConfig);
       const took = formatDuration(Date.now() - t0);
       const st = await this.d.cri.imageStatus(imageRef, label).catch(() => null);
-      this.d.events.event(ref, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${took} (${took} including waiting). Image size: ${st?.size ?? 0} bytes.`);
+      this.d.events.event(
+        ref,
+        'Normal',
+        'Pulled',
+        `Successfully pulled image "${image}" in ${took} (${took} including waiting). Image size: ${st?.size ?? 0} bytes.`,
+      );
       this.d.imageBackoff.reset(key);
       return imageRef;
     } catch (e) {
@@ -614,7 +766,13 @@ export class PodWorker {
       if (s) secrets.push(s);
       else missing.push(`"${n}"`);
     }
-    if (missing.length) this.d.events.event(this.ref, 'Warning', 'FailedToRetrieveImagePullSecret', `Unable to retrieve some image pull secrets (${missing.join(', ')}); attempting to pull the image may not succeed.`);
+    if (missing.length)
+      this.d.events.event(
+        this.ref,
+        'Warning',
+        'FailedToRetrieveImagePullSecret',
+        `Unable to retrieve some image pull secrets (${missing.join(', ')}); attempting to pull the image may not succeed.`,
+      );
     const creds = credentialsFor(image, secrets);
     if (!creds.length) return this.d.cri.pullImage(image, sandboxConfig, this.fullName);
     let last: unknown;
@@ -636,14 +794,23 @@ export class PodWorker {
     const label = this.fullName;
     const t0 = Date.now();
     const sidecars = sidecarsOf(this.pod).map((c) => c.name);
-    const live = state.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
+    const live = state.containers.filter(
+      (c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown',
+    );
     const stop = async (c: ContainerInfo, grace: number): Promise<void> => {
-      if (announce && c.state === 'running') this.d.events.event({ ...this.ref, fieldPath: containerFieldPath(this.pod, c.name) }, 'Normal', 'Killing', `Stopping container ${c.name}`);
+      if (announce && c.state === 'running')
+        this.d.events.event(
+          { ...this.ref, fieldPath: containerFieldPath(this.pod, c.name) },
+          'Normal',
+          'Killing',
+          `Stopping container ${c.name}`,
+        );
       await this.stopContainer(c, grace);
     };
     await Promise.all(live.filter((c) => !sidecars.includes(c.name)).map((c) => stop(c, graceSec)));
     for (const name of [...sidecars].reverse()) {
-      for (const c of live.filter((x) => x.name === name)) await stop(c, Math.max(graceSec - Math.floor((Date.now() - t0) / 1000), 0));
+      for (const c of live.filter((x) => x.name === name))
+        await stop(c, Math.max(graceSec - Math.floor((Date.now() - t0) / 1000), 0));
     }
     for (const s of state.sandboxes) if (s.ready) await this.d.cri.stopPodSandbox(s.id, label);
   }
@@ -656,9 +823,16 @@ export class PodWorker {
     const elapsed = Math.floor((Date.now() - this.terminateStarted) / 1000);
     await this.stopAll(state, Math.max(this.terminateGraceSec - elapsed, 0), true);
     for (const c of state.containers) await this.d.cri.removeContainer(c.id, label);
-    if (this.d.node.containerLogsDir) await removeContainerLogLinks(this.d.node.containerLogsDir, new Set(state.containers.map((c) => c.id))).catch(() => 0);
+    if (this.d.node.containerLogsDir)
+      await removeContainerLogLinks(this.d.node.containerLogsDir, new Set(state.containers.map((c) => c.id))).catch(
+        () => 0,
+      );
     for (const s of state.sandboxes) await this.d.cri.removePodSandbox(s.id, label);
-    await this.d.cgroups?.removePod(this.uid).catch((e: Error) => this.d.log.warn(`pod ${label}: removing its cgroup: ${e.message}; the kubelet's housekeeping retries`));
+    await this.d.cgroups
+      ?.removePod(this.uid)
+      .catch((e: Error) =>
+        this.d.log.warn(`pod ${label}: removing its cgroup: ${e.message}; the kubelet's housekeeping retries`),
+      );
     await this.d.volumes.tearDown(this.uid);
     await fsp.rm(podLogDir(this.d.node.podLogsDir, this.pod), { recursive: true, force: true });
   }

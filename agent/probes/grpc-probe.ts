@@ -7,13 +7,20 @@ import type { ProbeOutcome } from './types.js';
 
 const PROTO_DIR = assetPath('proto');
 
-type CheckFn = (req: { service: string }, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: { status: string }) => void) => void;
+type CheckFn = (
+  req: { service: string },
+  md: grpc.Metadata,
+  opts: grpc.CallOptions,
+  cb: (err: grpc.ServiceError | null, res?: { status: string }) => void,
+) => void;
 type HealthClient = grpc.Client & { Check: CheckFn };
 let Health: (new (target: string, creds: grpc.ChannelCredentials, opts?: object) => HealthClient) | undefined;
 
 function healthClientClass(): NonNullable<typeof Health> {
   if (!Health) {
-    const pkg = loadGrpcPackage('grpc/health/v1/health.proto', PROTO_DIR) as unknown as { grpc: { health: { v1: { Health: NonNullable<typeof Health> } } } };
+    const pkg = loadGrpcPackage('grpc/health/v1/health.proto', PROTO_DIR) as unknown as {
+      grpc: { health: { v1: { Health: NonNullable<typeof Health> } } };
+    };
     Health = pkg.grpc.health.v1.Health;
   }
   return Health;
@@ -29,16 +36,28 @@ export function grpcProbe(host: string, port: number, service: string, timeoutMs
     client.waitForReady(deadline, (err) => {
       if (err) {
         client.close();
-        return resolve({ result: 'failure', output: `timeout: failed to connect service "${target}" within ${secs}: ${err.message}` });
+        return resolve({
+          result: 'failure',
+          output: `timeout: failed to connect service "${target}" within ${secs}: ${err.message}`,
+        });
       }
       client.Check({ service }, new grpc.Metadata(), { deadline }, (e, res) => {
         client.close();
         if (e) {
-          if (e.code === grpc.status.UNIMPLEMENTED) return resolve({ result: 'failure', output: `this server does not implement the grpc health protocol (grpc.health.v1.Health): ${e.details}` });
-          if (e.code === grpc.status.DEADLINE_EXCEEDED) return resolve({ result: 'failure', output: `timeout: health rpc did not complete within ${secs}` });
+          if (e.code === grpc.status.UNIMPLEMENTED)
+            return resolve({
+              result: 'failure',
+              output: `this server does not implement the grpc health protocol (grpc.health.v1.Health): ${e.details}`,
+            });
+          if (e.code === grpc.status.DEADLINE_EXCEEDED)
+            return resolve({ result: 'failure', output: `timeout: health rpc did not complete within ${secs}` });
           return resolve({ result: 'failure', output: `error: health rpc probe failed: ${e.details || e.message}` });
         }
-        if (res?.status !== 'SERVING') return resolve({ result: 'failure', output: `service unhealthy (responded with "${res?.status ?? 'UNKNOWN'}")` });
+        if (res?.status !== 'SERVING')
+          return resolve({
+            result: 'failure',
+            output: `service unhealthy (responded with "${res?.status ?? 'UNKNOWN'}")`,
+          });
         resolve({ result: 'success', output: '' });
       });
     });

@@ -28,12 +28,26 @@ test('httpGet: 2xx succeeds, >=400 fails with the upstream message, default and 
   });
   try {
     const url = (p: string) => new URL(`http://127.0.0.1:${s.port}${p}`);
-    assert.deepEqual(await httpProbe({ url: url('/ok'), headers: probeHeaders(), timeoutMs: 1000 }), { result: 'success', output: 'fine' });
+    assert.deepEqual(await httpProbe({ url: url('/ok'), headers: probeHeaders(), timeoutMs: 1000 }), {
+      result: 'success',
+      output: 'fine',
+    });
     assert.equal(seen[0]!['user-agent'], PROBE_USER_AGENT);
     assert.equal(PROBE_USER_AGENT, 'kube-probe/1.37');
     assert.equal(seen[0]!.accept, '*/*');
-    assert.deepEqual(await httpProbe({ url: url('/missing'), headers: probeHeaders(), timeoutMs: 1000 }), { result: 'failure', output: 'HTTP probe failed with statuscode: 404' });
-    await httpProbe({ url: url('/ok'), headers: probeHeaders([{ name: 'X-Custom', value: 'yes' }, { name: 'accept', value: 'application/json' }, { name: 'User-Agent', value: '' }]), timeoutMs: 1000 });
+    assert.deepEqual(await httpProbe({ url: url('/missing'), headers: probeHeaders(), timeoutMs: 1000 }), {
+      result: 'failure',
+      output: 'HTTP probe failed with statuscode: 404',
+    });
+    await httpProbe({
+      url: url('/ok'),
+      headers: probeHeaders([
+        { name: 'X-Custom', value: 'yes' },
+        { name: 'accept', value: 'application/json' },
+        { name: 'User-Agent', value: '' },
+      ]),
+      timeoutMs: 1000,
+    });
     assert.equal(seen.at(-1)!['x-custom'], 'yes');
     assert.equal(seen.at(-1)!.accept, 'application/json', 'a user header replaces the default');
     assert.equal(seen.at(-1)!['user-agent'], undefined, 'an empty value removes the default');
@@ -65,7 +79,10 @@ test('httpGet: redirects are followed on the same host only, at most 10; the bod
     const big = await httpProbe({ url: url('/to-ok'), headers: {}, timeoutMs: 2000 });
     assert.equal(big.result, 'success');
     assert.equal(big.output.length, 10 * 1024);
-    assert.deepEqual(await httpProbe({ url: url('/away'), headers: {}, timeoutMs: 2000 }), { result: 'warning', output: 'Probe terminated redirects, Response body: moved' });
+    assert.deepEqual(await httpProbe({ url: url('/away'), headers: {}, timeoutMs: 2000 }), {
+      result: 'warning',
+      output: 'Probe terminated redirects, Response body: moved',
+    });
     const loop = await httpProbe({ url: url('/hop0'), headers: {}, timeoutMs: 2000 });
     assert.equal(loop.result, 'failure');
     assert.match(loop.output, /stopped after 10 redirects/);
@@ -91,7 +108,10 @@ test('httpGet: a server that never answers fails at the timeout, not later; a cl
     hang.close();
   }
   const closed = await httpProbe({ url: new URL('http://127.0.0.1:1/healthz'), headers: {}, timeoutMs: 500 });
-  assert.deepEqual(closed, { result: 'failure', output: 'Get "http://127.0.0.1:1/healthz": dial tcp 127.0.0.1:1: connect: connection refused' });
+  assert.deepEqual(closed, {
+    result: 'failure',
+    output: 'Get "http://127.0.0.1:1/healthz": dial tcp 127.0.0.1:1: connect: connection refused',
+  });
 });
 
 test('tcpSocket: connect succeeds on a listening port, is refused on a closed one', async () => {
@@ -102,12 +122,20 @@ test('tcpSocket: connect succeeds on a listening port, is refused on a closed on
   } finally {
     srv.close();
   }
-  assert.deepEqual(await tcpProbe('127.0.0.1', 1, 1000), { result: 'failure', output: 'dial tcp 127.0.0.1:1: connect: connection refused' });
+  assert.deepEqual(await tcpProbe('127.0.0.1', 1, 1000), {
+    result: 'failure',
+    output: 'dial tcp 127.0.0.1:1: connect: connection refused',
+  });
 });
 
 test('grpc: grpc.health.v1 Check, SERVING succeeds; NOT_SERVING and no server fail with upstream messages', async () => {
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
-  const def = protoLoader.loadSync('grpc/health/v1/health.proto', { keepCase: true, enums: String, defaults: true, includeDirs: [dir] });
+  const def = protoLoader.loadSync('grpc/health/v1/health.proto', {
+    keepCase: true,
+    enums: String,
+    defaults: true,
+    includeDirs: [dir],
+  });
   const pkg = grpc.loadPackageDefinition(def) as any;
   const status: Record<string, string> = { '': 'SERVING', db: 'NOT_SERVING' };
   const server = new grpc.Server();
@@ -118,10 +146,15 @@ test('grpc: grpc.health.v1 Check, SERVING succeeds; NOT_SERVING and no server fa
       cb(null, { status: st });
     },
   });
-  const port = await new Promise<number>((r, j) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))));
+  const port = await new Promise<number>((r, j) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))),
+  );
   try {
     assert.deepEqual(await grpcProbe('127.0.0.1', port, '', 2000), { result: 'success', output: '' });
-    assert.deepEqual(await grpcProbe('127.0.0.1', port, 'db', 2000), { result: 'failure', output: 'service unhealthy (responded with "NOT_SERVING")' });
+    assert.deepEqual(await grpcProbe('127.0.0.1', port, 'db', 2000), {
+      result: 'failure',
+      output: 'service unhealthy (responded with "NOT_SERVING")',
+    });
   } finally {
     server.forceShutdown();
   }

@@ -28,22 +28,35 @@ function once(url: URL, headers: Record<string, string>, deadline: number): Prom
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const left = deadline - Date.now();
-    if (left <= 0) return reject(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)'));
+    if (left <= 0)
+      return reject(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)'));
     // No keep-alive, as upstream's probe transport: every probe is a fresh connection.
-    const req = mod.request(url, { method: 'GET', headers, agent: url.protocol === 'https:' ? insecureAgent : false }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        if (size < MAX_BODY) chunks.push(c.subarray(0, MAX_BODY - size));
-        size += c.length;
-        if (size >= MAX_BODY) res.destroy(); // enough; upstream reads at most 10 KiB
-      });
-      const done = (): void => resolve({ code: res.statusCode ?? 0, location: res.headers.location, body: Buffer.concat(chunks).toString('utf8') });
-      res.on('end', done);
-      res.on('close', done);
-      res.on('error', done);
-    });
-    const timer = setTimeout(() => req.destroy(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)')), clampDelay(left));
+    const req = mod.request(
+      url,
+      { method: 'GET', headers, agent: url.protocol === 'https:' ? insecureAgent : false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size < MAX_BODY) chunks.push(c.subarray(0, MAX_BODY - size));
+          size += c.length;
+          if (size >= MAX_BODY) res.destroy(); // enough; upstream reads at most 10 KiB
+        });
+        const done = (): void =>
+          resolve({
+            code: res.statusCode ?? 0,
+            location: res.headers.location,
+            body: Buffer.concat(chunks).toString('utf8'),
+          });
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', done);
+      },
+    );
+    const timer = setTimeout(
+      () => req.destroy(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)')),
+      clampDelay(left),
+    );
     req.on('error', (e) => {
       clearTimeout(timer);
       reject(e);
@@ -56,7 +69,12 @@ function once(url: URL, headers: Record<string, string>, deadline: number): Prom
 /** Go's error text for common dial failures, so messages read like upstream's. */
 function describe(url: URL, e: Error & { code?: string }): string {
   const addr = `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`;
-  const dial = e.code === 'ECONNREFUSED' ? `dial tcp ${addr}: connect: connection refused` : e.code === 'EHOSTUNREACH' ? `dial tcp ${addr}: connect: no route to host` : e.message;
+  const dial =
+    e.code === 'ECONNREFUSED'
+      ? `dial tcp ${addr}: connect: connection refused`
+      : e.code === 'EHOSTUNREACH'
+        ? `dial tcp ${addr}: connect: no route to host`
+        : e.message;
   return `Get "${url.href}": ${dial}`;
 }
 
@@ -74,10 +92,12 @@ export async function httpProbe(r: HttpProbeRequest): Promise<ProbeOutcome> {
     const next = new URL(res.location, url);
     // followNonLocalRedirects=false: another host ends the chain with this 3xx.
     if (next.hostname !== r.url.hostname) break;
-    if (hop + 1 >= MAX_REDIRECTS) return { result: 'failure', output: `Get "${next.href}": stopped after ${MAX_REDIRECTS} redirects` };
+    if (hop + 1 >= MAX_REDIRECTS)
+      return { result: 'failure', output: `Get "${next.href}": stopped after ${MAX_REDIRECTS} redirects` };
     url = next;
   }
   if (res.code >= 200 && res.code < 300) return { result: 'success', output: res.body };
-  if (res.code >= 300 && res.code < 400) return { result: 'warning', output: `Probe terminated redirects, Response body: ${res.body}` };
+  if (res.code >= 300 && res.code < 400)
+    return { result: 'warning', output: `Probe terminated redirects, Response body: ${res.body}` };
   return { result: 'failure', output: `HTTP probe failed with statuscode: ${res.code}` };
 }

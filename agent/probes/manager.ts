@@ -13,7 +13,12 @@ import { ProbeWorker, type ContainerView } from './worker.js';
 import { containerFieldPath, probedContainers } from '../pods/sidecars.js';
 
 const TYPES: ProbeType[] = ['Startup', 'Liveness', 'Readiness'];
-const METRIC_RESULT: Record<ProbeResult, string> = { success: 'successful', warning: 'successful', failure: 'failed', unknown: 'unknown' };
+const METRIC_RESULT: Record<ProbeResult, string> = {
+  success: 'successful',
+  warning: 'successful',
+  failure: 'failed',
+  unknown: 'unknown',
+};
 
 export interface ProberDeps {
   cri: CriClient;
@@ -42,13 +47,17 @@ interface PodProbes {
   workers: ProbeWorker[];
 }
 
-const probesKey = (pod: Pod): string => JSON.stringify(probedContainers(pod).map((c) => [c.name, c.livenessProbe, c.readinessProbe, c.startupProbe]));
+const probesKey = (pod: Pod): string =>
+  JSON.stringify(probedContainers(pod).map((c) => [c.name, c.livenessProbe, c.readinessProbe, c.startupProbe]));
 
 export class ProberManager {
   private readonly pods = new Map<string, PodProbes>();
   private readonly results = new Map<string, Map<ProbeType, ProbeResult>>();
   /** prom-client children per series, so the hot path does not hash label sets (220 probes a second at 110 pods). */
-  private readonly series = new Map<string, { labels: Record<string, string>; child: { inc(): void } | { observe(v: number): void } }>();
+  private readonly series = new Map<
+    string,
+    { labels: Record<string, string>; child: { inc(): void } | { observe(v: number): void } }
+  >();
 
   constructor(private readonly d: ProberDeps) {}
 
@@ -81,7 +90,8 @@ export class ProberManager {
             const v = entry.view(c);
             return v && { ...v, started: this.started(entry.pod, c.name, v.id) };
           },
-          run: (s, v) => runProbe(s, { pod: v.pod, container: v.container, containerId: v.id, podIP: v.podIP }, this.d.cri),
+          run: (s, v) =>
+            runProbe(s, { pod: v.pod, container: v.container, containerId: v.id, podIP: v.podIP }, this.d.cri),
           set: (id, r) => this.set(uid, entry.pod, c, type, id, r),
           observed: (v, o, ms) => {
             this.observe(v, type, o, ms);
@@ -159,7 +169,10 @@ export class ProberManager {
       this.poke(uid); // liveness and readiness may start now
     }
     if ((type === 'Liveness' || type === 'Startup') && r === 'failure') {
-      this.d.log.info(`container ${pod.metadata!.namespace!}/${pod.metadata!.name!}/${c.name} failed its ${type.toLowerCase()} probe; restarting it`, { containerID: id });
+      this.d.log.info(
+        `container ${pod.metadata!.namespace!}/${pod.metadata!.name!}/${c.name} failed its ${type.toLowerCase()} probe; restarting it`,
+        { containerID: id },
+      );
       this.d.onUnhealthy(uid);
     }
   }
@@ -168,29 +181,68 @@ export class ProberManager {
   private pruneResults(): void {
     if (this.results.size < 4 * (this.workerCount + 16)) return;
     const live = new Set<string>();
-    for (const p of this.pods.values()) for (const c of probedContainers(p.pod)) {
-      const v = p.view(c);
-      if (v) live.add(v.id);
-    }
+    for (const p of this.pods.values())
+      for (const c of probedContainers(p.pod)) {
+        const v = p.view(c);
+        if (v) live.add(v.id);
+      }
     for (const id of this.results.keys()) if (!live.has(id)) this.results.delete(id);
   }
 
-  private observe(v: ContainerView, type: ProbeType, o: { result: ProbeResult; output: string; error?: string }, ms: number): void {
+  private observe(
+    v: ContainerView,
+    type: ProbeType,
+    o: { result: ProbeResult; output: string; error?: string },
+    ms: number,
+  ): void {
     const md = v.pod.metadata!;
-    const ref = { kind: 'Pod', namespace: md.namespace!, name: md.name!, uid: md.uid!, fieldPath: containerFieldPath(v.pod, v.container.name) };
-    if (o.error) this.d.events.event(ref, 'Warning', 'Unhealthy', `${type} probe errored and resulted in unknown state: ${o.error}`);
-    else if (o.result === 'failure') this.d.events.event(ref, 'Warning', 'Unhealthy', `${type} probe failed: ${o.output}`);
-    else if (o.result === 'warning') this.d.events.event(ref, 'Warning', 'ProbeWarning', `${type} probe warning: ${o.output}`);
+    const ref = {
+      kind: 'Pod',
+      namespace: md.namespace!,
+      name: md.name!,
+      uid: md.uid!,
+      fieldPath: containerFieldPath(v.pod, v.container.name),
+    };
+    if (o.error)
+      this.d.events.event(
+        ref,
+        'Warning',
+        'Unhealthy',
+        `${type} probe errored and resulted in unknown state: ${o.error}`,
+      );
+    else if (o.result === 'failure')
+      this.d.events.event(ref, 'Warning', 'Unhealthy', `${type} probe failed: ${o.output}`);
+    else if (o.result === 'warning')
+      this.d.events.event(ref, 'Warning', 'ProbeWarning', `${type} probe warning: ${o.output}`);
     const m = this.d.metrics;
     if (!m) return;
     // Labels in Prometheus' (alphabetical) order, so the text output reads as upstream's.
     const result = o.error ? 'unknown' : METRIC_RESULT[o.result];
     const base = `${md.uid!}/${v.container.name}/${type}`;
-    this.child(`${base}/${result}`, { container: v.container.name, namespace: md.namespace!, pod: md.name!, pod_uid: md.uid!, probe_type: type, result }, (l) => m.proberTotal.labels(l)).inc();
-    this.child(`${base}`, { container: v.container.name, namespace: md.namespace!, pod: md.name!, probe_type: type }, (l) => m.proberDuration.labels(l)).observe(ms / 1000);
+    this.child(
+      `${base}/${result}`,
+      {
+        container: v.container.name,
+        namespace: md.namespace!,
+        pod: md.name!,
+        pod_uid: md.uid!,
+        probe_type: type,
+        result,
+      },
+      (l) => m.proberTotal.labels(l),
+    ).inc();
+    this.child(
+      `${base}`,
+      { container: v.container.name, namespace: md.namespace!, pod: md.name!, probe_type: type },
+      (l) => m.proberDuration.labels(l),
+    ).observe(ms / 1000);
   }
 
-  private child<T extends { inc(): void } | { observe(v: number): void }>(key: string, labels: Record<string, string>, make: (l: Record<string, string>) => T): T {
+  private child<T extends { inc(): void } | { observe(v: number): void }>(
+    key: string,
+    labels: Record<string, string>,
+    make: (l: Record<string, string>) => T,
+  ): T {
     let s = this.series.get(key);
     if (!s) this.series.set(key, (s = { labels, child: make(labels) }));
     return s.child as T;

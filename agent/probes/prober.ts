@@ -42,7 +42,9 @@ export function probeHeaders(list: { name: string; value: string }[] = []): Reco
 export function httpGetURL(g: HTTPGetAction, podIP: string, c: Container): URL {
   const host = g.host || podIP;
   const p = g.path ?? '/';
-  return new URL(`${(g.scheme ?? 'HTTP').toLowerCase()}://${host.includes(':') ? `[${host}]` : host}:${resolvePort(g.port, c)}${p.startsWith('/') ? p : `/${p}`}`);
+  return new URL(
+    `${(g.scheme ?? 'HTTP').toLowerCase()}://${host.includes(':') ? `[${host}]` : host}:${resolvePort(g.port, c)}${p.startsWith('/') ? p : `/${p}`}`,
+  );
 }
 
 /** URL and headers of an httpGet probe, built once per probe spec and pod IP (probes run every second). */
@@ -66,19 +68,26 @@ async function once(spec: ProbeSpec, t: ProbeTarget, cri: CriClient): Promise<Pr
       return r.exit_code === 0 ? { result: 'success', output: out } : { result: 'failure', output: out };
     } catch (e) {
       const msg = (e as Error).message;
-      if (/deadline|timeout|timed out/i.test(msg)) return { result: 'failure', output: `command ${JSON.stringify(cmd.join(' '))} timed out` };
+      if (/deadline|timeout|timed out/i.test(msg))
+        return { result: 'failure', output: `command ${JSON.stringify(cmd.join(' '))} timed out` };
       throw e;
     }
   }
   if (spec.httpGet) return httpProbe({ ...httpTarget(spec, t), timeoutMs });
-  if (spec.tcpSocket) return tcpProbe(spec.tcpSocket.host || t.podIP, resolvePort(spec.tcpSocket.port, t.container), timeoutMs);
+  if (spec.tcpSocket)
+    return tcpProbe(spec.tcpSocket.host || t.podIP, resolvePort(spec.tcpSocket.port, t.container), timeoutMs);
   // grpc-js is loaded only by a node whose pods have gRPC probes.
-  if (spec.grpc) return (await import('./grpc-probe.js')).grpcProbe(t.podIP, spec.grpc.port, spec.grpc.service ?? '', timeoutMs);
+  if (spec.grpc)
+    return (await import('./grpc-probe.js')).grpcProbe(t.podIP, spec.grpc.port, spec.grpc.service ?? '', timeoutMs);
   return { result: 'unknown', output: 'missing probe handler' };
 }
 
 /** Upstream runProbeWithRetries: an error (not a failure) is retried, 3 tries in all. */
-export async function runProbe(spec: ProbeSpec, t: ProbeTarget, cri: CriClient): Promise<ProbeOutcome & { error?: string }> {
+export async function runProbe(
+  spec: ProbeSpec,
+  t: ProbeTarget,
+  cri: CriClient,
+): Promise<ProbeOutcome & { error?: string }> {
   let last: Error | undefined;
   for (let i = 0; i < 3; i++) {
     try {

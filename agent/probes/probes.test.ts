@@ -41,7 +41,14 @@ beforeEach(async () => {
   const rec = new LogEventRecorder(log);
   rec.onEvent((e) => events.push(e));
   metrics = new KubeletMetrics();
-  kubelet = new Kubelet({ cri, log, events: rec, metrics, node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') }, relistPeriodMs: 50 });
+  kubelet = new Kubelet({
+    cri,
+    log,
+    events: rec,
+    metrics,
+    node: { nodeName: 'n1', hostIP: '10.1.1.1', podLogsDir: path.join(dir, 'logs'), rootDir: path.join(dir, 'root') },
+    relistPeriodMs: 50,
+  });
   await kubelet.start();
 });
 
@@ -52,12 +59,25 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const pod = (name: string, container: Record<string, unknown>): Pod => toStaticPod({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'main', image: 'reg/app:1', ...container }] } }, `/m/${name}.yaml`, 'file', 'n1');
+const pod = (name: string, container: Record<string, unknown>): Pod =>
+  toStaticPod(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: { containers: [{ name: 'main', image: 'reg/app:1', ...container }] },
+    },
+    `/m/${name}.yaml`,
+    'file',
+    'n1',
+  );
 const running = () => [...rt.containers.values()].filter((c) => c.state === 'CONTAINER_RUNNING');
 const exec = { exec: { command: ['cat', '/tmp/healthy'] } };
 
 test('a failing liveness probe restarts the container after failureThreshold runs, with the probe grace period and upstream events', async () => {
-  const p = pod('live', { livenessProbe: { ...exec, periodSeconds: 1, failureThreshold: 2, terminationGracePeriodSeconds: 3 } });
+  const p = pod('live', {
+    livenessProbe: { ...exec, periodSeconds: 1, failureThreshold: 2, terminationGracePeriodSeconds: 3 },
+  });
   kubelet.setSource('file', [p]);
   const first = await waitFor(() => running()[0], 5000, 20);
   execExit.set('main', 1);
@@ -72,11 +92,19 @@ test('a failing liveness probe restarts the container after failureThreshold run
   const killing = events.find((e) => e.reason === 'Killing')!;
   assert.equal(killing.message, 'Container main failed liveness probe, will be restarted');
   assert.ok(events.indexOf(killing) > events.indexOf(unhealthy[1]!), 'Unhealthy, then Killing');
-  const m = (await metrics.probes.getMetricsAsJSON()) as unknown as { name: string; values: { labels: Record<string, string>; value: number; metricName?: string }[] }[];
+  const m = (await metrics.probes.getMetricsAsJSON()) as unknown as {
+    name: string;
+    values: { labels: Record<string, string>; value: number; metricName?: string }[];
+  }[];
   const total = m.find((x) => x.name === 'prober_probe_total')!.values.find((v) => v.labels.result === 'failed')!;
-  assert.deepEqual({ ...total.labels, pod_uid: 'x' }, { probe_type: 'Liveness', result: 'failed', container: 'main', pod: 'live-n1', namespace: 'default', pod_uid: 'x' });
+  assert.deepEqual(
+    { ...total.labels, pod_uid: 'x' },
+    { probe_type: 'Liveness', result: 'failed', container: 'main', pod: 'live-n1', namespace: 'default', pod_uid: 'x' },
+  );
   assert.ok(total.value >= 2);
-  const count = m.find((x) => x.name === 'prober_probe_duration_seconds')!.values.find((v) => v.metricName === 'prober_probe_duration_seconds_count')!;
+  const count = m
+    .find((x) => x.name === 'prober_probe_duration_seconds')!
+    .values.find((v) => v.metricName === 'prober_probe_duration_seconds_count')!;
   assert.ok(count.value >= 2);
 });
 
@@ -120,12 +148,29 @@ test('a startup probe holds back liveness until it succeeds, and kills the conta
   });
   kubelet.setSource('file', [p]);
   const first = await waitFor(() => running()[0], 5000, 20);
-  const restarted = await waitFor(() => running().find((c) => c.id !== first.id), 8000, 50, 'killed by the startup probe');
-  assert.equal(events.find((e) => e.reason === 'Killing')!.message, 'Container main failed startup probe, will be restarted');
-  assert.equal(events.filter((e) => e.message.startsWith('Liveness')).length, 0, 'no liveness probe ran before startup succeeded');
+  const restarted = await waitFor(
+    () => running().find((c) => c.id !== first.id),
+    8000,
+    50,
+    'killed by the startup probe',
+  );
+  assert.equal(
+    events.find((e) => e.reason === 'Killing')!.message,
+    'Container main failed startup probe, will be restarted',
+  );
+  assert.equal(
+    events.filter((e) => e.message.startsWith('Liveness')).length,
+    0,
+    'no liveness probe ran before startup succeeded',
+  );
   const livenessRuns = rt.calls.filter((c) => c.method === 'ExecSync' && c.req.cmd[0] === 'true').length;
   assert.equal(livenessRuns, 0);
   execExit.set('main', 0);
   await waitFor(() => kubelet.prober.started(p, 'main', restarted.id), 5000, 50, 'startup succeeded');
-  await waitFor(() => rt.calls.some((c) => c.method === 'ExecSync' && c.req.cmd[0] === 'true'), 5000, 50, 'liveness runs after startup');
+  await waitFor(
+    () => rt.calls.some((c) => c.method === 'ExecSync' && c.req.cmd[0] === 'true'),
+    5000,
+    50,
+    'liveness runs after startup',
+  );
 });

@@ -39,14 +39,27 @@ export function withDefaults(p: Probe): ProbeSpec {
 /** Field errors in a probe, as the apiserver's validation reports them (path like spec.containers[0].livenessProbe). */
 export function validateProbe(p: Probe, type: ProbeType, path: string): string[] {
   const errs: string[] = [];
-  const handlers = ['exec', 'httpGet', 'tcpSocket', 'grpc'].filter((k) => (p as Record<string, unknown>)[k] !== undefined);
+  const handlers = ['exec', 'httpGet', 'tcpSocket', 'grpc'].filter(
+    (k) => (p as Record<string, unknown>)[k] !== undefined,
+  );
   if (handlers.length === 0) errs.push(`${path}: Required value: must specify a handler type`);
   if (handlers.length > 1) errs.push(`${path}.${handlers[1]}: Forbidden: may not specify more than 1 handler type`);
-  for (const f of ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold'] as const) {
+  for (const f of [
+    'initialDelaySeconds',
+    'timeoutSeconds',
+    'periodSeconds',
+    'successThreshold',
+    'failureThreshold',
+  ] as const) {
     const v = p[f];
-    if (v !== undefined && (!Number.isInteger(v) || v < 0)) errs.push(`${path}.${f}: Invalid value: ${JSON.stringify(v)}: must be greater than or equal to 0`);
+    if (v !== undefined && (!Number.isInteger(v) || v < 0))
+      errs.push(`${path}.${f}: Invalid value: ${JSON.stringify(v)}: must be greater than or equal to 0`);
   }
-  if (type !== 'Readiness' && p.successThreshold !== undefined && p.successThreshold !== 1) errs.push(`${path}.successThreshold: Invalid value: ${p.successThreshold}: must be 1`);
-  if (type === 'Readiness' && p.terminationGracePeriodSeconds !== undefined) errs.push(`${path}.terminationGracePeriodSeconds: Invalid value: ${p.terminationGracePeriodSeconds}: must not be set for readinessProbes`);
+  if (type !== 'Readiness' && p.successThreshold !== undefined && p.successThreshold !== 1)
+    errs.push(`${path}.successThreshold: Invalid value: ${p.successThreshold}: must be 1`);
+  if (type === 'Readiness' && p.terminationGracePeriodSeconds !== undefined)
+    errs.push(
+      `${path}.terminationGracePeriodSeconds: Invalid value: ${p.terminationGracePeriodSeconds}: must not be set for readinessProbes`,
+    );
   return errs;
 }

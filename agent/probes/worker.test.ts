@@ -5,7 +5,15 @@ import { withDefaults, validateProbe, type ProbeResult, type ProbeType } from '.
 
 function harness(type: ProbeType, probe: Record<string, unknown> = {}) {
   let now = 1_000_000;
-  let view: ContainerView | undefined = { pod: { metadata: { name: 'p', namespace: 'd', uid: 'u' } }, container: { name: 'c' }, id: 'c1', running: true, startedAt: now, podIP: '10.0.0.2', started: true };
+  let view: ContainerView | undefined = {
+    pod: { metadata: { name: 'p', namespace: 'd', uid: 'u' } },
+    container: { name: 'c' },
+    id: 'c1',
+    running: true,
+    startedAt: now,
+    podIP: '10.0.0.2',
+    started: true,
+  };
   const outcomes: ProbeResult[] = [];
   const sets: string[] = [];
   let runs = 0;
@@ -84,9 +92,22 @@ test('a startup probe stops once the container has started; a stopped container 
 
 test('probe validation: one handler, thresholds, successThreshold 1 for liveness, no grace period on readiness', () => {
   assert.deepEqual(validateProbe({}, 'Liveness', 'p'), ['p: Required value: must specify a handler type']);
-  assert.deepEqual(validateProbe({ exec: { command: ['a'] }, tcpSocket: { port: 1 } }, 'Liveness', 'p'), ['p.tcpSocket: Forbidden: may not specify more than 1 handler type']);
-  assert.deepEqual(validateProbe({ exec: { command: ['a'] }, successThreshold: 2 }, 'Liveness', 'p'), ['p.successThreshold: Invalid value: 2: must be 1']);
+  assert.deepEqual(validateProbe({ exec: { command: ['a'] }, tcpSocket: { port: 1 } }, 'Liveness', 'p'), [
+    'p.tcpSocket: Forbidden: may not specify more than 1 handler type',
+  ]);
+  assert.deepEqual(validateProbe({ exec: { command: ['a'] }, successThreshold: 2 }, 'Liveness', 'p'), [
+    'p.successThreshold: Invalid value: 2: must be 1',
+  ]);
   assert.deepEqual(validateProbe({ exec: { command: ['a'] }, successThreshold: 2 }, 'Readiness', 'p'), []);
-  assert.deepEqual(validateProbe({ exec: { command: ['a'] }, terminationGracePeriodSeconds: 5 }, 'Readiness', 'p'), ['p.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes']);
-  assert.deepEqual(withDefaults({ exec: { command: ['a'] } }), { exec: { command: ['a'] }, initialDelaySeconds: 0, periodSeconds: 10, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 });
+  assert.deepEqual(validateProbe({ exec: { command: ['a'] }, terminationGracePeriodSeconds: 5 }, 'Readiness', 'p'), [
+    'p.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes',
+  ]);
+  assert.deepEqual(withDefaults({ exec: { command: ['a'] } }), {
+    exec: { command: ['a'] },
+    initialDelaySeconds: 0,
+    periodSeconds: 10,
+    timeoutSeconds: 1,
+    successThreshold: 1,
+    failureThreshold: 3,
+  });
 });

@@ -30,7 +30,11 @@ export interface WorkerHost {
 }
 
 /** Upstream initial values: not ready until proven; alive until proven otherwise; startup unknown. */
-export const INITIAL: Record<ProbeType, ProbeResult> = { Readiness: 'failure', Liveness: 'success', Startup: 'unknown' };
+export const INITIAL: Record<ProbeType, ProbeResult> = {
+  Readiness: 'failure',
+  Liveness: 'success',
+  Startup: 'unknown',
+};
 
 export class ProbeWorker {
   private timer: NodeJS.Timeout | undefined;
@@ -136,7 +140,11 @@ export class ProbeWorker {
     const result: ProbeResult = outcome.result === 'warning' ? 'success' : outcome.result;
     this.run = result === this.lastRunResult ? this.run + 1 : 1;
     this.lastRunResult = result;
-    if ((result === 'failure' && this.run < this.spec.failureThreshold) || (result === 'success' && this.run < this.spec.successThreshold)) return;
+    if (
+      (result === 'failure' && this.run < this.spec.failureThreshold) ||
+      (result === 'success' && this.run < this.spec.successThreshold)
+    )
+      return;
     this.setResult(v.id, result);
     if ((this.type === 'Liveness' || this.type === 'Startup') && result === 'failure') {
       // The container is about to be killed: no more probing until it is replaced.

@@ -15,10 +15,13 @@ const failing = (errors: unknown[]) => {
   };
 };
 
-test('a review that fails on a closed connection (a rotated client certificate) or a 5xx is retried with upstream\'s growing backoff', async () => {
+test("a review that fails on a closed connection (a rotated client certificate) or a 5xx is retried with upstream's growing backoff", async () => {
   const slept: number[] = [];
   const sleep = async (ms: number) => void slept.push(ms);
-  const f = failing([Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), new KubeApiError(503, 'ServiceUnavailable', 'unavailable')]);
+  const f = failing([
+    Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+    new KubeApiError(503, 'ServiceUnavailable', 'unavailable'),
+  ]);
   assert.equal(await withWebhookRetry(f.call, sleep), 'ok');
   assert.equal(f.calls(), 3);
   assert.equal(slept.length, 2);

@@ -32,7 +32,14 @@ export interface AuthOptions {
   client?: KubeApi;
 }
 
-const VERBS: Record<string, string> = { POST: 'create', GET: 'get', HEAD: 'get', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+const VERBS: Record<string, string> = {
+  POST: 'create',
+  GET: 'get',
+  HEAD: 'get',
+  PUT: 'update',
+  PATCH: 'patch',
+  DELETE: 'delete',
+};
 
 /** Upstream GetRequestAttributes: the verb from the method, the subresource from the path's prefix. */
 export function requestAttributes(user: User, method: string, path: string, nodeName: string): Attributes {
@@ -47,7 +54,8 @@ export function requestAttributes(user: User, method: string, path: string, node
   return { user, verb: VERBS[method] ?? method.toLowerCase(), resource: 'nodes', subresource: sub, name: nodeName };
 }
 
-export const forbiddenMessage = (a: Attributes): string => `Forbidden (user=${a.user.name}, verb=${a.verb}, resource=${a.resource}, subresource=${a.subresource})`;
+export const forbiddenMessage = (a: Attributes): string =>
+  `Forbidden (user=${a.user.name}, verb=${a.verb}, resource=${a.resource}, subresource=${a.subresource})`;
 
 class TtlCache<V> {
   private readonly m = new Map<string, { v: V; until: number }>();
@@ -70,12 +78,18 @@ export function transientWebhookError(e: unknown): boolean {
   if (e instanceof KubeApiError) return e.code >= 500 || e.code === 429;
   const code = (e as NodeJS.ErrnoException | undefined)?.code ?? '';
   const msg = (e as Error | undefined)?.message ?? '';
-  return ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ERR_SOCKET_CLOSED'].includes(code) || /socket hang up|timed out/.test(msg);
+  return (
+    ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ERR_SOCKET_CLOSED'].includes(code) ||
+    /socket hang up|timed out/.test(msg)
+  );
 }
 
 /** Upstream's DefaultAuthWebhookRetryBackoff: 500 ms, ×1.5, jitter 0.2, 5 attempts. A rotated client certificate closes
  * the connections a review is in flight on, so one transient failure must not become a 500 for the caller. */
-export async function withWebhookRetry<T>(call: () => Promise<T>, sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))): Promise<T> {
+export async function withWebhookRetry<T>(
+  call: () => Promise<T>,
+  sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+): Promise<T> {
   let delay = 500;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -119,9 +133,17 @@ export class KubeletAuth {
   private async reviewToken(token: string): Promise<User | undefined> {
     const hit = this.tokens.get(token);
     if (hit !== undefined) return hit ?? undefined;
-    const r = await withWebhookRetry(() => this.o.client!.create('/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }));
+    const r = await withWebhookRetry(() =>
+      this.o.client!.create('/apis/authentication.k8s.io/v1/tokenreviews', {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: { token },
+      }),
+    );
     const st = r.status ?? {};
-    const user: User | null = st.authenticated ? { name: st.user?.username ?? '', uid: st.user?.uid, groups: st.user?.groups ?? [], extra: st.user?.extra } : null;
+    const user: User | null = st.authenticated
+      ? { name: st.user?.username ?? '', uid: st.user?.uid, groups: st.user?.groups ?? [], extra: st.user?.extra }
+      : null;
     this.tokens.set(token, user, this.o.tokenCacheTtlMs);
     return user ?? undefined;
   }
@@ -129,7 +151,12 @@ export class KubeletAuth {
   /** Allowed, or the reason it is not. */
   async authorize(a: Attributes): Promise<{ allowed: boolean; reason: string }> {
     if (this.o.mode === 'AlwaysAllow') return { allowed: true, reason: '' };
-    if (!this.o.client) return { allowed: false, reason: 'authorization mode Webhook needs a kubeconfig; set authorization.mode: AlwaysAllow for a standalone kubelet' };
+    if (!this.o.client)
+      return {
+        allowed: false,
+        reason:
+          'authorization mode Webhook needs a kubeconfig; set authorization.mode: AlwaysAllow for a standalone kubelet',
+      };
     const key = JSON.stringify(a);
     const hit = this.decisions.get(key);
     if (hit) return hit;
@@ -138,7 +165,13 @@ export class KubeletAuth {
       client.create('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
         apiVersion: 'authorization.k8s.io/v1',
         kind: 'SubjectAccessReview',
-        spec: { user: a.user.name, uid: a.user.uid, groups: a.user.groups, extra: a.user.extra, resourceAttributes: { verb: a.verb, resource: a.resource, subresource: a.subresource, name: a.name } },
+        spec: {
+          user: a.user.name,
+          uid: a.user.uid,
+          groups: a.user.groups,
+          extra: a.user.extra,
+          resourceAttributes: { verb: a.verb, resource: a.resource, subresource: a.subresource, name: a.name },
+        },
       }),
     );
     const d = { allowed: r.status?.allowed === true, reason: String(r.status?.reason ?? '') };

@@ -34,12 +34,16 @@ export function parseLogQuery(q: URLSearchParams, now = Date.now()): ParsedLogQu
   const tail = q.get('tail') === 'all' ? undefined : intParam(q, 'tailLines', 0);
   const sinceSeconds = intParam(q, 'sinceSeconds', 1);
   const sinceTime = q.get('sinceTime') || undefined;
-  if (sinceSeconds !== undefined && sinceTime) throw new HttpError(400, 'at most one of `sinceTime` or `sinceSeconds` may be specified');
+  if (sinceSeconds !== undefined && sinceTime)
+    throw new HttpError(400, 'at most one of `sinceTime` or `sinceSeconds` may be specified');
   let sinceMs: number | undefined;
   if (sinceTime) {
     // RFC 3339 only: Date.parse alone would take "-1" or "2020" as a time.
-    sinceMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(sinceTime) ? Date.parse(sinceTime) : NaN;
-    if (Number.isNaN(sinceMs)) throw new HttpError(400, `sinceTime: Invalid value: ${JSON.stringify(sinceTime)}: must be an RFC3339 time`);
+    sinceMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(sinceTime)
+      ? Date.parse(sinceTime)
+      : NaN;
+    if (Number.isNaN(sinceMs))
+      throw new HttpError(400, `sinceTime: Invalid value: ${JSON.stringify(sinceTime)}: must be an RFC3339 time`);
   } else if (sinceSeconds !== undefined) sinceMs = now - sinceSeconds * 1000;
   return {
     follow: boolParam(q, 'follow'),
@@ -51,22 +55,48 @@ export function parseLogQuery(q: URLSearchParams, now = Date.now()): ParsedLogQu
   };
 }
 
-export async function serveContainerLogs(host: ServerHost, res: ServerResponse, ns: string, podName: string, container: string, q: URLSearchParams): Promise<void> {
+export async function serveContainerLogs(
+  host: ServerHost,
+  res: ServerResponse,
+  ns: string,
+  podName: string,
+  container: string,
+  q: URLSearchParams,
+): Promise<void> {
   const o = parseLogQuery(q);
   const pod = findPod(host, ns, podName);
   if (!pod) throw new HttpError(404, `pod ${JSON.stringify(podName)} does not exist`);
   const spec = pod.spec!;
-  if (![...spec.containers, ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].some((c) => c.name === container)) throw new HttpError(404, `container ${JSON.stringify(container)} not found in pod ${JSON.stringify(podName)}`);
+  if (
+    ![...spec.containers, ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].some(
+      (c) => c.name === container,
+    )
+  )
+    throw new HttpError(404, `container ${JSON.stringify(container)} not found in pod ${JSON.stringify(podName)}`);
   const instances = await containerInstances(host, pod, container);
   const pick = o.previous ? instances[1] : instances[0];
   if (!pick) {
-    if (o.previous) throw new HttpError(400, `previous terminated container ${JSON.stringify(container)} in pod ${JSON.stringify(podName)} not found`);
+    if (o.previous)
+      throw new HttpError(
+        400,
+        `previous terminated container ${JSON.stringify(container)} in pod ${JSON.stringify(podName)} not found`,
+      );
     const why = host.waitingReason(pod.metadata!.uid!, container) ?? 'ContainerCreating';
-    throw new HttpError(400, `container ${JSON.stringify(container)} in pod ${JSON.stringify(podName)} is waiting to start: ${why}`);
+    throw new HttpError(
+      400,
+      `container ${JSON.stringify(container)} in pod ${JSON.stringify(podName)} is waiting to start: ${why}`,
+    );
   }
   const file = path.join(podLogDir(host.podLogsDir, pod), container, `${pick.restartCount}.log`);
-  const { start, end } = o.tailLines === undefined ? { start: 0, end: Infinity } : await tailRange(file, o.tailLines).catch(() => ({ start: -1, end: -1 }));
-  if (start < 0) throw new HttpError(404, `log file of container ${JSON.stringify(container)} in pod ${JSON.stringify(podName)} not found: ${file}`);
+  const { start, end } =
+    o.tailLines === undefined
+      ? { start: 0, end: Infinity }
+      : await tailRange(file, o.tailLines).catch(() => ({ start: -1, end: -1 }));
+  if (start < 0)
+    throw new HttpError(
+      404,
+      `log file of container ${JSON.stringify(container)} in pod ${JSON.stringify(podName)} not found: ${file}`,
+    );
   res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private' });
   let closed = false;
   res.on('close', () => (closed = true));

@@ -6,13 +6,24 @@ test('healthz: "ok" when all pass, a 500 naming the failed check (reason withhel
   let entered = Date.now();
   const checks = [alwaysOk('ping'), alwaysOk('log'), syncLoopCheck(() => entered, 60_000)];
   assert.deepEqual(healthz(checks, '/healthz', false), { code: 200, body: 'ok', failures: [] });
-  assert.equal(healthz(checks, '/healthz', true)!.body, '[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n');
+  assert.equal(
+    healthz(checks, '/healthz', true)!.body,
+    '[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n',
+  );
   // syncFrequency 1m: the limit is max(2 × 1m, 5m) = 5m.
   entered = Date.now() - 4 * 60_000;
   assert.equal(healthz(checks, '/healthz', false)!.code, 200, 'four minutes is within the limit');
   entered = Date.now() - 5 * 60_000 - 1000;
-  assert.deepEqual(healthz(checks, '/healthz', false), { code: 500, body: '[+]ping ok\n[+]log ok\n[-]syncloop failed: reason withheld\nhealthz check failed\n', failures: ['syncloop: sync Loop took longer than expected'] });
-  assert.deepEqual(healthz(checks, '/healthz/syncloop', false), { code: 500, body: 'internal server error: sync Loop took longer than expected\n', failures: ['syncloop: sync Loop took longer than expected'] });
+  assert.deepEqual(healthz(checks, '/healthz', false), {
+    code: 500,
+    body: '[+]ping ok\n[+]log ok\n[-]syncloop failed: reason withheld\nhealthz check failed\n',
+    failures: ['syncloop: sync Loop took longer than expected'],
+  });
+  assert.deepEqual(healthz(checks, '/healthz/syncloop', false), {
+    code: 500,
+    body: 'internal server error: sync Loop took longer than expected\n',
+    failures: ['syncloop: sync Loop took longer than expected'],
+  });
   assert.deepEqual(healthz(checks, '/healthz/ping', false), { code: 200, body: 'ok', failures: [] });
   assert.equal(healthz(checks, '/healthz/nope', false), undefined);
   // A long syncFrequency stretches the limit; a loop that never ran is not stuck.

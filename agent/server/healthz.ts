@@ -21,14 +21,18 @@ export function healthz(checks: HealthCheck[], path: string, verbose: boolean): 
   if (path === '/healthz' || path === '/healthz/') {
     const results = checks.map((c) => ({ name: c.name, error: c.check() }));
     const failures = results.filter((r) => r.error !== undefined).map((r) => `${r.name}: ${r.error!}`);
-    const lines = results.map((r) => (r.error === undefined ? `[+]${r.name} ok` : `[-]${r.name} failed: reason withheld`));
+    const lines = results.map((r) =>
+      r.error === undefined ? `[+]${r.name} ok` : `[-]${r.name} failed: reason withheld`,
+    );
     if (failures.length) return { code: 500, body: `${lines.join('\n')}\nhealthz check failed\n`, failures };
     return { code: 200, body: verbose ? `${lines.join('\n')}\nhealthz check passed\n` : 'ok', failures };
   }
   const one = checks.find((c) => path === `/healthz/${c.name}`);
   if (!one) return undefined;
   const error = one.check();
-  return error === undefined ? { code: 200, body: 'ok', failures: [] } : { code: 500, body: `internal server error: ${error}\n`, failures: [`${one.name}: ${error}`] };
+  return error === undefined
+    ? { code: 200, body: 'ok', failures: [] }
+    : { code: 500, body: `internal server error: ${error}\n`, failures: [`${one.name}: ${error}`] };
 }
 
 /** Upstream's syncloop check: the loop entered an iteration within max(2 × syncFrequency, 5 min). */

@@ -35,7 +35,9 @@ export class HttpError extends Error {
 
 /** A desired pod by namespace and name (and UID when the path carries one). */
 export function findPod(host: ServerHost, ns: string, name: string, uid?: string): Pod | undefined {
-  return host.pods().find((p) => p.metadata?.namespace === ns && p.metadata?.name === name && (!uid || p.metadata?.uid === uid));
+  return host
+    .pods()
+    .find((p) => p.metadata?.namespace === ns && p.metadata?.name === name && (!uid || p.metadata?.uid === uid));
 }
 
 const podLabel = (p: Pod): string => `${p.metadata!.namespace!}/${p.metadata!.name!}`;

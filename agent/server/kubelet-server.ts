@@ -55,7 +55,11 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
   const m = host.metrics;
 
   /** Authn and authz; on refusal the answer has been given and undefined comes back. */
-  const admit = async (req: IncomingMessage, path: string, deny: (code: number, msg: string) => void): Promise<boolean> => {
+  const admit = async (
+    req: IncomingMessage,
+    path: string,
+    deny: (code: number, msg: string) => void,
+  ): Promise<boolean> => {
     let user;
     try {
       user = await o.auth.authenticate(req);
@@ -74,7 +78,10 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
       deny(403, forbiddenMessage(attrs));
     } catch (e) {
       host.log.warn(`kubelet API: authorization failed: ${(e as Error).message}`);
-      deny(500, `Authorization error (user=${attrs.user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource})`);
+      deny(
+        500,
+        `Authorization error (user=${attrs.user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource})`,
+      );
     }
     return false;
   };
@@ -140,7 +147,12 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
   };
 
   const observe = (method: string, path: string): (() => void) => {
-    const l = { method, path: path.split('/')[1] ?? '', server_type: 'readwrite', long_running: String(LONG_RUNNING.has(path.split('/')[1] ?? '')) };
+    const l = {
+      method,
+      path: path.split('/')[1] ?? '',
+      server_type: 'readwrite',
+      long_running: String(LONG_RUNNING.has(path.split('/')[1] ?? '')),
+    };
     m.httpRequests.inc(l);
     m.httpInflight.inc(l);
     const t0 = performance.now();
@@ -150,31 +162,48 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
     };
   };
 
-  const server = https.createServer({ cert: o.cert.cert, key: o.cert.key, requestCert: true, rejectUnauthorized: false, ...SERVER_TLS, ...(o.clientCA ? { ca: o.clientCA } : {}) }, (req, res) => {
-    const url = new URL(req.url ?? '/', 'https://kubelet');
-    const done = observe(req.method ?? 'GET', url.pathname);
-    res.on('close', done);
-    void (async () => {
-      if (!(await admit(req, url.pathname, (code, msg) => text(res, code, msg)))) return;
-      await route(req, res, url.pathname, url.searchParams);
-    })().catch((e: Error) => {
-      const code = e instanceof HttpError ? e.code : e instanceof CriError && e.notFound ? 404 : 500;
-      if (code >= 500) host.log.warn(`kubelet API: ${req.method ?? ''} ${url.pathname}: ${e.message}`);
-      if (!res.headersSent) text(res, code, e.message);
-      else res.destroy();
-    });
-  });
+  const server = https.createServer(
+    {
+      cert: o.cert.cert,
+      key: o.cert.key,
+      requestCert: true,
+      rejectUnauthorized: false,
+      ...SERVER_TLS,
+      ...(o.clientCA ? { ca: o.clientCA } : {}),
+    },
+    (req, res) => {
+      const url = new URL(req.url ?? '/', 'https://kubelet');
+      const done = observe(req.method ?? 'GET', url.pathname);
+      res.on('close', done);
+      void (async () => {
+        if (!(await admit(req, url.pathname, (code, msg) => text(res, code, msg)))) return;
+        await route(req, res, url.pathname, url.searchParams);
+      })().catch((e: Error) => {
+        const code = e instanceof HttpError ? e.code : e instanceof CriError && e.notFound ? 404 : 500;
+        if (code >= 500) host.log.warn(`kubelet API: ${req.method ?? ''} ${url.pathname}: ${e.message}`);
+        if (!res.headersSent) text(res, code, e.message);
+        else res.destroy();
+      });
+    },
+  );
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'https://kubelet');
     const done = observe(req.method ?? 'GET', url.pathname);
     socket.on('close', done);
     socket.on('error', () => socket.destroy());
     void (async () => {
-      if (!(await admit(req, url.pathname, (code, msg) => answerUpgrade(socket, code, 'text/plain; charset=utf-8', `${msg}\n`)))) return;
+      if (
+        !(await admit(req, url.pathname, (code, msg) =>
+          answerUpgrade(socket, code, 'text/plain; charset=utf-8', `${msg}\n`),
+        ))
+      )
+        return;
       const parts = url.pathname.split('/').slice(1).map(decodeURIComponent);
-      if (!o.enableDebuggingHandlers && DEBUG_ROOTS.has(parts[0] ?? '')) return answerUpgrade(socket, 405, 'text/plain; charset=utf-8', 'Debug endpoints are disabled.\n');
+      if (!o.enableDebuggingHandlers && DEBUG_ROOTS.has(parts[0] ?? ''))
+        return answerUpgrade(socket, 405, 'text/plain; charset=utf-8', 'Debug endpoints are disabled.\n');
       const r = parseStreamPath(parts);
-      if (!r || !['GET', 'POST'].includes(req.method ?? '')) return answerUpgrade(socket, 404, 'text/plain; charset=utf-8', '404 page not found\n');
+      if (!r || !['GET', 'POST'].includes(req.method ?? ''))
+        return answerUpgrade(socket, 404, 'text/plain; charset=utf-8', '404 page not found\n');
       await serveStream(host, req, socket, head, r, url.searchParams);
     })().catch((e: Error) => answerUpgrade(socket, 500, 'text/plain; charset=utf-8', `${e.message}\n`));
   });
@@ -196,7 +225,8 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
   } else await listen(o.address);
   return {
     port: (server.address() as AddressInfo).port,
-    setCertificate: (c) => server.setSecureContext({ cert: c.cert, key: c.key, ...SERVER_TLS, ...(o.clientCA ? { ca: o.clientCA } : {}) }),
+    setCertificate: (c) =>
+      server.setSecureContext({ cert: c.cert, key: c.key, ...SERVER_TLS, ...(o.clientCA ? { ca: o.clientCA } : {}) }),
     close: () =>
       new Promise((r) => {
         server.closeAllConnections();

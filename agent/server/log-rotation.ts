@@ -62,7 +62,8 @@ export class LogRotator {
           const c = cs[next++]!;
           try {
             let logPath = this.logPaths.get(c.id);
-            if (logPath === undefined) this.logPaths.set(c.id, (logPath = (await this.cri.containerStatus(c.id)).log_path));
+            if (logPath === undefined)
+              this.logPaths.set(c.id, (logPath = (await this.cri.containerStatus(c.id)).log_path));
             if (!path.isAbsolute(logPath)) continue;
             if (await this.rotate(c.id, logPath)) done.push(logPath);
           } catch (e) {

@@ -13,24 +13,41 @@ import type { CriClient } from '../cri/client.js';
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-logs-'));
 
 /** Collects streamLog output. */
-async function read(file: string, o: Partial<LogOptions> & { start?: number; end?: number } = {}, alive = async () => false): Promise<string> {
+async function read(
+  file: string,
+  o: Partial<LogOptions> & { start?: number; end?: number } = {},
+  alive = async () => false,
+): Promise<string> {
   let out = '';
-  await streamLog(file, o.start ?? 0, { follow: false, timestamps: false, ...o }, { write: (s) => ((out += s), true), closed: false, drain: async () => undefined }, alive, o.end);
+  await streamLog(
+    file,
+    o.start ?? 0,
+    { follow: false, timestamps: false, ...o },
+    { write: (s) => ((out += s), true), closed: false, drain: async () => undefined },
+    alive,
+    o.end,
+  );
   return out;
 }
 
-const CRI = [
-  '2026-12-02T10:00:00.1Z stdout F one',
-  '2026-12-02T10:00:01.123456789Z stderr F two',
-  '2026-12-02T10:00:02Z stdout P thr',
-  '2026-12-02T10:00:02.5Z stdout F ee',
-  '2026-12-02T10:00:03+01:00 stdout F four',
-  'garbage line',
-  '2026-12-02T10:00:04Z stdout F ',
-].join('\n') + '\n';
+const CRI =
+  [
+    '2026-12-02T10:00:00.1Z stdout F one',
+    '2026-12-02T10:00:01.123456789Z stderr F two',
+    '2026-12-02T10:00:02Z stdout P thr',
+    '2026-12-02T10:00:02.5Z stdout F ee',
+    '2026-12-02T10:00:03+01:00 stdout F four',
+    'garbage line',
+    '2026-12-02T10:00:04Z stdout F ',
+  ].join('\n') + '\n';
 
 test('CRI log lines parse into time, stream, tag and text; others are rejected', () => {
-  assert.deepEqual(parseLogLine('2026-12-02T10:00:00Z stdout F hello world'), { time: '2026-12-02T10:00:00Z', stream: 'stdout', partial: false, text: 'hello world' });
+  assert.deepEqual(parseLogLine('2026-12-02T10:00:00Z stdout F hello world'), {
+    time: '2026-12-02T10:00:00Z',
+    stream: 'stdout',
+    partial: false,
+    text: 'hello world',
+  });
   assert.equal(parseLogLine('2026-12-02T10:00:00Z stderr P par')?.partial, true);
   assert.equal(parseLogLine('2026-12-02T10:00:00Z stdout no-tag text')?.text, 'no-tag text');
   assert.equal(parseLogLine('2026-12-02T10:00:00Z stdin F x'), undefined);
@@ -59,14 +76,22 @@ test('logs: partial lines join, bad lines are skipped, timestamps, limitBytes, s
   assert.equal(await read(f, { start: await tailOffset(f, 0) }), '');
   // A line the runtime is still writing (no newline yet) does not count toward the tail.
   fs.appendFileSync(f, '2026-12-02T10:00:05Z stdout F half-writ');
-  assert.equal(await tailOffset(f, 2), fs.statSync(f).size - Buffer.byteLength('2026-12-02T10:00:04Z stdout F \n2026-12-02T10:00:05Z stdout F half-writ') - Buffer.byteLength('2026-12-02T10:00:03+01:00 stdout F four\ngarbage line\n'));
+  assert.equal(
+    await tailOffset(f, 2),
+    fs.statSync(f).size -
+      Buffer.byteLength('2026-12-02T10:00:04Z stdout F \n2026-12-02T10:00:05Z stdout F half-writ') -
+      Buffer.byteLength('2026-12-02T10:00:03+01:00 stdout F four\ngarbage line\n'),
+  );
   fs.rmSync(d, { recursive: true });
 });
 
 test('a tail read without follow ends where the tail was counted: lines written meanwhile do not lengthen it', async () => {
   const d = tmp();
   const f = path.join(d, '0.log');
-  fs.writeFileSync(f, '2026-12-02T10:00:00Z stdout F a\n2026-12-02T10:00:01Z stdout F b\n2026-12-02T10:00:02Z stdout F c\n');
+  fs.writeFileSync(
+    f,
+    '2026-12-02T10:00:00Z stdout F a\n2026-12-02T10:00:01Z stdout F b\n2026-12-02T10:00:02Z stdout F c\n',
+  );
   const range = await tailRange(f, 2);
   fs.appendFileSync(f, '2026-12-02T10:00:03Z stdout F d\n');
   assert.equal(await read(f, { start: range.start, end: range.end }), 'b\nc\n');
@@ -92,7 +117,13 @@ test('follow streams appended lines, moves to the new file after rotation, and e
   fs.writeFileSync(f, '2026-12-02T10:00:00Z stdout F a\n');
   let running = true;
   let out = '';
-  const done = streamLog(f, 0, { follow: true, timestamps: false }, { write: (s) => ((out += s), true), closed: false, drain: async () => undefined }, async () => running);
+  const done = streamLog(
+    f,
+    0,
+    { follow: true, timestamps: false },
+    { write: (s) => ((out += s), true), closed: false, drain: async () => undefined },
+    async () => running,
+  );
   const until = async (want: string) => {
     for (let i = 0; i < 200 && !out.includes(want); i++) await new Promise((r) => setTimeout(r, 25));
     assert.ok(out.includes(want), `waiting for ${JSON.stringify(want)}, have ${JSON.stringify(out)}`);
@@ -117,7 +148,13 @@ test('follow asks whether the container runs only once its log has been quiet, n
   let asked = 0;
   let running = true;
   let out = '';
-  const done = streamLog(f, 0, { follow: true, timestamps: false }, { write: (s) => ((out += s), true), closed: false, drain: async () => undefined }, async () => (asked++, running));
+  const done = streamLog(
+    f,
+    0,
+    { follow: true, timestamps: false },
+    { write: (s) => ((out += s), true), closed: false, drain: async () => undefined },
+    async () => (asked++, running),
+  );
   // 40 writes 10 ms apart: each wakes the stream, none leaves it quiet for the 1 s wait.
   for (let i = 0; i < 40; i++) {
     fs.appendFileSync(f, `2026-12-02T10:00:00Z stdout F l${i}\n`);
@@ -144,7 +181,17 @@ test('follow does not skip a file rotated in between when it falls behind by two
   let hold: (() => void) | undefined;
   let held = false;
   // The sink stalls after "a" until both rotations have happened, as a slow reader would.
-  const done = streamLog(f, 0, { follow: true, timestamps: false }, { write: (s) => ((out += s), !out.includes('a') || held), closed: false, drain: () => new Promise<void>((r) => (hold = r)) }, async () => running);
+  const done = streamLog(
+    f,
+    0,
+    { follow: true, timestamps: false },
+    {
+      write: (s) => ((out += s), !out.includes('a') || held),
+      closed: false,
+      drain: () => new Promise<void>((r) => (hold = r)),
+    },
+    async () => running,
+  );
   for (let i = 0; i < 200 && !hold; i++) await new Promise((r) => setTimeout(r, 10));
   fs.renameSync(f, `${f}.20261202-100001`);
   fs.writeFileSync(f, '2026-12-02T10:00:01Z stdout F b\n');
@@ -161,13 +208,22 @@ test('follow does not skip a file rotated in between when it falls behind by two
 
 test('PodLogOptions from the query: validation errors say which field', () => {
   const now = Date.parse('2026-12-02T10:00:00Z');
-  assert.deepEqual(parseLogQuery(new URLSearchParams('follow=true&tailLines=5&timestamps=1&limitBytes=10&sinceSeconds=60'), now), { follow: true, previous: false, timestamps: true, tailLines: 5, limitBytes: 10, sinceMs: now - 60_000 });
+  assert.deepEqual(
+    parseLogQuery(new URLSearchParams('follow=true&tailLines=5&timestamps=1&limitBytes=10&sinceSeconds=60'), now),
+    { follow: true, previous: false, timestamps: true, tailLines: 5, limitBytes: 10, sinceMs: now - 60_000 },
+  );
   assert.equal(parseLogQuery(new URLSearchParams('tail=all')).tailLines, undefined);
   assert.equal(parseLogQuery(new URLSearchParams('previous=true')).previous, true);
-  assert.throws(() => parseLogQuery(new URLSearchParams('tailLines=-1')), /tailLines: Invalid value: -1: must be greater than or equal to 0/);
+  assert.throws(
+    () => parseLogQuery(new URLSearchParams('tailLines=-1')),
+    /tailLines: Invalid value: -1: must be greater than or equal to 0/,
+  );
   assert.throws(() => parseLogQuery(new URLSearchParams('limitBytes=0')), /limitBytes: Invalid value: 0/);
   assert.throws(() => parseLogQuery(new URLSearchParams('follow=maybe')), /follow: Invalid value: "maybe"/);
-  assert.throws(() => parseLogQuery(new URLSearchParams('sinceSeconds=5&sinceTime=2026-12-02T10:00:00Z')), /at most one of `sinceTime` or `sinceSeconds`/);
+  assert.throws(
+    () => parseLogQuery(new URLSearchParams('sinceSeconds=5&sinceTime=2026-12-02T10:00:00Z')),
+    /at most one of `sinceTime` or `sinceSeconds`/,
+  );
   assert.throws(() => parseLogQuery(new URLSearchParams('sinceTime=yesterday')), /sinceTime: Invalid value/);
   assert.throws(() => parseLogQuery(new URLSearchParams('sinceTime=-1')), /sinceTime: Invalid value: "-1"/);
 });
@@ -189,13 +245,17 @@ test('rotation renames an oversized log, reopens it, gzips older files and keeps
   assert.equal(fs.existsSync(f), false, 'the runtime makes the new file on reopen');
   // maxFiles 4: the current log plus three rotated ones. Each pass gzips the rotated files it finds but the
   // newest, before it rotates, so the two newest stay plain.
-  assert.deepEqual(fs.readdirSync(d).sort(), ['0.log.20261202-100001.gz', '0.log.20261202-100002', '0.log.20261202-100003']);
+  assert.deepEqual(fs.readdirSync(d).sort(), [
+    '0.log.20261202-100001.gz',
+    '0.log.20261202-100002',
+    '0.log.20261202-100003',
+  ]);
   assert.equal(zlib.gunzipSync(fs.readFileSync(path.join(d, '0.log.20261202-100001.gz'))).toString(), '1'.repeat(200));
   assert.equal(fs.readFileSync(path.join(d, '0.log.20261202-100003'), 'utf8'), '3'.repeat(200));
   fs.rmSync(d, { recursive: true });
 });
 
-test('a pass asks the runtime for each running container\'s log path once, and forgets containers no longer running', async () => {
+test("a pass asks the runtime for each running container's log path once, and forgets containers no longer running", async () => {
   const d = tmp();
   const logs = { c1: path.join(d, 'c1.log'), c2: path.join(d, 'c2.log') };
   fs.writeFileSync(logs.c1, 'a'.repeat(300));
@@ -216,7 +276,11 @@ test('a pass asks the runtime for each running container\'s log path once, and f
   await r.rotateAll();
   running = ['c1', 'c2'];
   await r.rotateAll();
-  assert.deepEqual(statusCalls.sort(), ['c1', 'c1', 'c2'], 'a container seen again after it stopped running is asked again');
+  assert.deepEqual(
+    statusCalls.sort(),
+    ['c1', 'c1', 'c2'],
+    'a container seen again after it stopped running is asked again',
+  );
   fs.rmSync(d, { recursive: true });
 });
 
@@ -225,7 +289,10 @@ test('a failed reopen puts the log back', async () => {
   const f = path.join(d, '0.log');
   const cri = { reopenContainerLog: async () => Promise.reject(new Error('gone')) } as unknown as CriClient;
   fs.writeFileSync(f, 'y'.repeat(300));
-  await assert.rejects(new LogRotator(cri, memoryLogger(), { maxBytes: 100, maxFiles: 5, intervalMs: 1000 }).rotate('c1', f), /gone/);
+  await assert.rejects(
+    new LogRotator(cri, memoryLogger(), { maxBytes: 100, maxFiles: 5, intervalMs: 1000 }).rotate('c1', f),
+    /gone/,
+  );
   assert.deepEqual(fs.readdirSync(d), ['0.log']);
   fs.rmSync(d, { recursive: true });
 });

@@ -174,7 +174,14 @@ function renderLines(data: Buffer, o: LogOptions, room: number): { pieces: Buffe
  * a wait (upstream's waitLogs): a chatty container's log is not a runtime call
  * per write. Returns when done, the limit is reached or the sink closes.
  */
-export async function streamLog(file: string, start: number, o: LogOptions, sink: LogSink, alive: () => Promise<boolean>, end = Infinity): Promise<void> {
+export async function streamLog(
+  file: string,
+  start: number,
+  o: LogOptions,
+  sink: LogSink,
+  alive: () => Promise<boolean>,
+  end = Infinity,
+): Promise<void> {
   let fd = await fsp.open(file, 'r');
   let ino = (await fd.stat()).ino;
   let pos = start;
@@ -212,7 +219,11 @@ export async function streamLog(file: string, start: number, o: LogOptions, sink
         const next = await fsp.open(file, 'r').catch(() => undefined);
         if (!next) continue;
         // Lines the runtime wrote to the old file before it reopened come first.
-        for (let r = await fd.read(chunk, 0, chunk.length, pos); r.bytesRead > 0; r = await fd.read(chunk, 0, chunk.length, pos)) {
+        for (
+          let r = await fd.read(chunk, 0, chunk.length, pos);
+          r.bytesRead > 0;
+          r = await fd.read(chunk, 0, chunk.length, pos)
+        ) {
           pos += r.bytesRead;
           if (!(await emit(chunk.subarray(0, r.bytesRead)))) return void (await next.close());
         }
@@ -222,7 +233,8 @@ export async function streamLog(file: string, start: number, o: LogOptions, sink
         // written after it and before the current one; read them whole so their lines are not skipped. Ours is
         // found by inode; if it was already compressed, every uncompressed one is newer.
         const plain = [];
-        for (const f of await rotatedPlain(file)) plain.push({ f, ino: (await fsp.stat(f).catch(() => undefined))?.ino });
+        for (const f of await rotatedPlain(file))
+          plain.push({ f, ino: (await fsp.stat(f).catch(() => undefined))?.ino });
         const ours = plain.findIndex((x) => x.ino === ino);
         const nextIno = (await fd.stat()).ino;
         for (const { f, ino: fino } of plain.slice(ours + 1)) {
@@ -231,7 +243,11 @@ export async function streamLog(file: string, start: number, o: LogOptions, sink
           if (!mid) continue;
           try {
             let at = 0;
-            for (let r = await mid.read(chunk, 0, chunk.length, at); r.bytesRead > 0; r = await mid.read(chunk, 0, chunk.length, at)) {
+            for (
+              let r = await mid.read(chunk, 0, chunk.length, at);
+              r.bytesRead > 0;
+              r = await mid.read(chunk, 0, chunk.length, at)
+            ) {
               at += r.bytesRead;
               if (!(await emit(chunk.subarray(0, r.bytesRead)))) return;
             }
@@ -266,7 +282,10 @@ async function rotatedPlain(file: string): Promise<string[]> {
   const dir = path.dirname(file);
   const base = path.basename(file);
   const names = await fsp.readdir(dir).catch(() => [] as string[]);
-  return names.filter((f) => f.startsWith(`${base}.`) && !f.endsWith('.gz') && !f.endsWith('.tmp')).sort().map((f) => path.join(dir, f));
+  return names
+    .filter((f) => f.startsWith(`${base}.`) && !f.endsWith('.gz') && !f.endsWith('.tmp'))
+    .sort()
+    .map((f) => path.join(dir, f));
 }
 
 /** Resolves true on the next change to the file (or its directory, for rotation), false after `ms` without one. */

@@ -6,7 +6,10 @@ import type { AddressInfo } from 'node:net';
 import type { KubeletMetrics } from '../metrics.js';
 import { alwaysOk, healthz, type HealthCheck } from './healthz.js';
 
-export async function serveLocal(bind: string, o: { metrics?: KubeletMetrics; healthChecks?: HealthCheck[] } = {}): Promise<{ port: number; close(): Promise<void> }> {
+export async function serveLocal(
+  bind: string,
+  o: { metrics?: KubeletMetrics; healthChecks?: HealthCheck[] } = {},
+): Promise<{ port: number; close(): Promise<void> }> {
   const { metrics } = o;
   const i = bind.lastIndexOf(':');
   const host = bind.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
@@ -15,8 +18,17 @@ export async function serveLocal(bind: string, o: { metrics?: KubeletMetrics; he
   const srv = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://local');
     const path = url.pathname;
-    const reg = !metrics ? undefined : path === '/metrics' ? metrics.registry : path === '/metrics/probes' ? metrics.probes : undefined;
-    const h = req.method === 'GET' ? healthz(o.healthChecks ?? [alwaysOk('ping')], path, url.searchParams.has('verbose')) : undefined;
+    const reg = !metrics
+      ? undefined
+      : path === '/metrics'
+        ? metrics.registry
+        : path === '/metrics/probes'
+          ? metrics.probes
+          : undefined;
+    const h =
+      req.method === 'GET'
+        ? healthz(o.healthChecks ?? [alwaysOk('ping')], path, url.searchParams.has('verbose'))
+        : undefined;
     if (h) {
       res.writeHead(h.code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
       return res.end(h.body);

@@ -14,7 +14,13 @@ export interface ServingCert {
   certFile: string;
 }
 
-export async function loadServingCert(o: { certFile?: string; keyFile?: string; certDir: string; hostnames: string[]; ips: string[] }): Promise<ServingCert> {
+export async function loadServingCert(o: {
+  certFile?: string;
+  keyFile?: string;
+  certDir: string;
+  hostnames: string[];
+  ips: string[];
+}): Promise<ServingCert> {
   if (o.certFile || o.keyFile) {
     if (!o.certFile || !o.keyFile) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
     const read = (f: string, flag: string): Buffer => {
@@ -24,16 +30,43 @@ export async function loadServingCert(o: { certFile?: string; keyFile?: string; 
         throw new Error(`${flag} ${f}: ${(e as Error).message}`);
       }
     };
-    return { cert: read(o.certFile, '--tls-cert-file'), key: read(o.keyFile, '--tls-private-key-file'), certFile: o.certFile };
+    return {
+      cert: read(o.certFile, '--tls-cert-file'),
+      key: read(o.keyFile, '--tls-private-key-file'),
+      certFile: o.certFile,
+    };
   }
   const certFile = path.join(o.certDir, 'kubelet.crt');
   const keyFile = path.join(o.certDir, 'kubelet.key');
   if (!fs.existsSync(certFile) || !fs.existsSync(keyFile)) {
     fs.mkdirSync(o.certDir, { recursive: true, mode: 0o700 });
-    const sans = [...new Set(o.hostnames)].map((h) => `DNS:${h}`).concat([...new Set(o.ips)].filter((i) => net.isIP(i)).map((i) => `IP:${i}`));
+    const sans = [...new Set(o.hostnames)]
+      .map((h) => `DNS:${h}`)
+      .concat([...new Set(o.ips)].filter((i) => net.isIP(i)).map((i) => `IP:${i}`));
     const tmpKey = `${keyFile}.tmp`;
     // Asynchronous: the event loop is not held for openssl's run (the runtime's replies, the health port).
-    await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', tmpKey, '-out', `${certFile}.tmp`, '-days', '365', '-sha256', '-subj', `/CN=${o.hostnames[0] ?? 'kubelet'}@${Math.floor(Date.now() / 1000)}`, '-addext', `subjectAltName=${sans.join(',')}`, '-addext', 'extendedKeyUsage=serverAuth']);
+    await promisify(execFile)('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      tmpKey,
+      '-out',
+      `${certFile}.tmp`,
+      '-days',
+      '365',
+      '-sha256',
+      '-subj',
+      `/CN=${o.hostnames[0] ?? 'kubelet'}@${Math.floor(Date.now() / 1000)}`,
+      '-addext',
+      `subjectAltName=${sans.join(',')}`,
+      '-addext',
+      'extendedKeyUsage=serverAuth',
+    ]);
     fs.chmodSync(tmpKey, 0o600);
     fs.renameSync(tmpKey, keyFile);
     fs.renameSync(`${certFile}.tmp`, certFile);

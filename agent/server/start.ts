@@ -56,14 +56,38 @@ export interface KubeletApi {
   stop(): Promise<void>;
 }
 
-export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: KubeletApiConfig, o: { client?: KubeApi; log: Logger; metrics: KubeletMetrics; hostIP: string; hostIPs?: string[]; configz: () => object; cgroups?: ContainerManager }): Promise<KubeletApi> {
+export async function startKubeletApi(
+  kubelet: Kubelet,
+  cri: CriClient,
+  cfg: KubeletApiConfig,
+  o: {
+    client?: KubeApi;
+    log: Logger;
+    metrics: KubeletMetrics;
+    hostIP: string;
+    hostIPs?: string[];
+    configz: () => object;
+    cgroups?: ContainerManager;
+  },
+): Promise<KubeletApi> {
   const { log } = o;
-  const rotator = new LogRotator(cri, log, { maxBytes: cfg.containerLogMaxBytes, maxFiles: cfg.containerLogMaxFiles, intervalMs: cfg.containerLogMonitorIntervalMs, workers: cfg.containerLogMaxWorkers });
+  const rotator = new LogRotator(cri, log, {
+    maxBytes: cfg.containerLogMaxBytes,
+    maxFiles: cfg.containerLogMaxFiles,
+    intervalMs: cfg.containerLogMonitorIntervalMs,
+    workers: cfg.containerLogMaxWorkers,
+  });
   rotator.start();
   const closers: (() => Promise<void>)[] = [];
-  const healthChecks = [alwaysOk('ping'), alwaysOk('log'), syncLoopCheck(() => kubelet.pleg.enteredAt, cfg.syncFrequencyMs)];
+  const healthChecks = [
+    alwaysOk('ping'),
+    alwaysOk('log'),
+    syncLoopCheck(() => kubelet.pleg.enteredAt, cfg.syncFrequencyMs),
+  ];
   if (cfg.healthzPort > 0) {
-    const h = await serveLocal(`${cfg.healthzBindAddress}:${cfg.healthzPort}`, { healthChecks }).catch((e: Error) => log.error(`healthz port ${cfg.healthzBindAddress}:${cfg.healthzPort}: ${e.message}`));
+    const h = await serveLocal(`${cfg.healthzBindAddress}:${cfg.healthzPort}`, { healthChecks }).catch((e: Error) =>
+      log.error(`healthz port ${cfg.healthzBindAddress}:${cfg.healthzPort}: ${e.message}`),
+    );
     if (h) closers.push(h.close);
   }
   const api: KubeletApi = {
@@ -80,8 +104,19 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
   // serverTLSBootstrap (as upstream): the certificate from a kubelet-serving CSR; self-signed until one is issued.
   const bootstrapServing = !!cfg.serverTLSBootstrap && !!o.client && !cfg.tlsCertFile;
   const issued = bootstrapServing ? loadBootstrappedServingCert(cfg.certDir) : undefined;
-  const cert = issued ?? await loadServingCert({ certFile: cfg.tlsCertFile, keyFile: cfg.tlsPrivateKeyFile, certDir: cfg.certDir, hostnames: [cfg.nodeName, os.hostname()], ips: [...(o.hostIPs ?? [o.hostIP]), '127.0.0.1'] });
-  if (cfg.authorizationMode === 'Webhook' && !o.client) log.warn('authorization mode Webhook without a kubeconfig: the kubelet API will refuse every request (set authorization.mode: AlwaysAllow for a standalone kubelet)');
+  const cert =
+    issued ??
+    (await loadServingCert({
+      certFile: cfg.tlsCertFile,
+      keyFile: cfg.tlsPrivateKeyFile,
+      certDir: cfg.certDir,
+      hostnames: [cfg.nodeName, os.hostname()],
+      ips: [...(o.hostIPs ?? [o.hostIP]), '127.0.0.1'],
+    }));
+  if (cfg.authorizationMode === 'Webhook' && !o.client)
+    log.warn(
+      'authorization mode Webhook without a kubeconfig: the kubelet API will refuse every request (set authorization.mode: AlwaysAllow for a standalone kubelet)',
+    );
   const auth = new KubeletAuth({
     anonymous: cfg.anonymousAuth,
     webhookAuthn: cfg.webhookAuthn,
@@ -104,8 +139,19 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
   };
   const listen = async (attempt: number): Promise<void> => {
     try {
-      api.server = await startKubeletServer({ host, auth, stats: new StatsProvider(cri, cfg.nodeName, cfg.rootDir, { podLogsDir: cfg.podLogsDir, cgroups: o.cgroups }), cert, clientCA, address: cfg.address, port: cfg.port, enableDebuggingHandlers: cfg.enableDebuggingHandlers });
-      log.info(`kubelet API serving on https://${cfg.address}:${api.server.port} (authorization ${cfg.authorizationMode}, anonymous ${cfg.anonymousAuth ? 'allowed' : 'refused'})`);
+      api.server = await startKubeletServer({
+        host,
+        auth,
+        stats: new StatsProvider(cri, cfg.nodeName, cfg.rootDir, { podLogsDir: cfg.podLogsDir, cgroups: o.cgroups }),
+        cert,
+        clientCA,
+        address: cfg.address,
+        port: cfg.port,
+        enableDebuggingHandlers: cfg.enableDebuggingHandlers,
+      });
+      log.info(
+        `kubelet API serving on https://${cfg.address}:${api.server.port} (authorization ${cfg.authorizationMode}, anonymous ${cfg.anonymousAuth ? 'allowed' : 'refused'})`,
+      );
     } catch (e) {
       // Pods keep running without the API; try again rather than exit.
       log.error(`kubelet API on ${cfg.address}:${cfg.port}: ${(e as Error).message}; retrying`);
@@ -115,9 +161,22 @@ export async function startKubeletApi(kubelet: Kubelet, cri: CriClient, cfg: Kub
   await listen(0);
   if (bootstrapServing) {
     // A serving CSR waits for a human (kubectl certificate approve), possibly long: nothing waits on this.
-    const sans = [...new Set([cfg.nodeName, os.hostname()])].map((h) => `DNS:${h}`).concat([...new Set(o.hostIPs ?? [o.hostIP])].filter((i) => net.isIP(i)).map((i) => `IP:${i}`));
+    const sans = [...new Set([cfg.nodeName, os.hostname()])]
+      .map((h) => `DNS:${h}`)
+      .concat([...new Set(o.hostIPs ?? [o.hostIP])].filter((i) => net.isIP(i)).map((i) => `IP:${i}`));
     const request = async (): Promise<void> => {
-      await requestCertificate(o.client!, { nodeName: cfg.nodeName, certDir: cfg.certDir, kind: 'server', sans, timeoutMs: 365 * 86400_000, pollMs: 5000 }, log);
+      await requestCertificate(
+        o.client!,
+        {
+          nodeName: cfg.nodeName,
+          certDir: cfg.certDir,
+          kind: 'server',
+          sans,
+          timeoutMs: 365 * 86400_000,
+          pollMs: 5000,
+        },
+        log,
+      );
       const c = loadBootstrappedServingCert(cfg.certDir);
       if (c) api.server?.setCertificate(c);
       log.info('kubelet API: serving the certificate issued for the kubelet-serving CSR');

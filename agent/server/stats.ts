@@ -13,8 +13,10 @@ import { cadvisorMetrics } from './cadvisor-metrics.js';
 
 type Num = { value: string } | null | undefined;
 const n = (v: Num): number | undefined => (v ? Number(v.value) : undefined);
-const iso = (ns: string | number | undefined): string => new Date(Math.floor(Number(ns ?? 0) / 1e6) || Date.now()).toISOString();
-const add = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0));
+const iso = (ns: string | number | undefined): string =>
+  new Date(Math.floor(Number(ns ?? 0) / 1e6) || Date.now()).toISOString();
+const add = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0);
 
 /** CPU time of the whole node, from /proc/stat's first line (USER_HZ ticks). */
 function nodeCpuNs(): number {
@@ -48,7 +50,10 @@ export class StatsProvider {
   private nodeStats(): Record<string, unknown> {
     const now = Date.now();
     const cpuNs = nodeCpuNs();
-    const nano = this.last && now > this.last.at ? Math.round(((cpuNs - this.last.cpuNs) * 1000) / (now - this.last.at)) : undefined;
+    const nano =
+      this.last && now > this.last.at
+        ? Math.round(((cpuNs - this.last.cpuNs) * 1000) / (now - this.last.at))
+        : undefined;
     this.last = { at: now, cpuNs };
     const mem = meminfo();
     const time = new Date(now).toISOString();
@@ -59,7 +64,15 @@ export class StatsProvider {
     let fsStats: Record<string, unknown> = { time };
     try {
       const s = fs.statfsSync(this.rootDir);
-      fsStats = { time, availableBytes: s.bavail * s.bsize, capacityBytes: s.blocks * s.bsize, usedBytes: (s.blocks - s.bfree) * s.bsize, inodesFree: s.ffree, inodes: s.files, inodesUsed: s.files - s.ffree };
+      fsStats = {
+        time,
+        availableBytes: s.bavail * s.bsize,
+        capacityBytes: s.blocks * s.bsize,
+        usedBytes: (s.blocks - s.bfree) * s.bsize,
+        inodesFree: s.ffree,
+        inodes: s.files,
+        inodesUsed: s.files - s.ffree,
+      };
     } catch {
       /* no root dir yet */
     }
@@ -67,34 +80,65 @@ export class StatsProvider {
       nodeName: this.nodeName,
       startTime: this.bootTime,
       cpu: { time, ...(nano !== undefined ? { usageNanoCores: nano } : {}), usageCoreNanoSeconds: cpuNs },
-      memory: { time, availableBytes: avail, usageBytes: usage, workingSetBytes: workingSet, pageFaults: 0, majorPageFaults: 0 },
+      memory: {
+        time,
+        availableBytes: avail,
+        usageBytes: usage,
+        workingSetBytes: workingSet,
+        pageFaults: 0,
+        majorPageFaults: 0,
+      },
       fs: fsStats,
     };
   }
 
   /** The /metrics/cadvisor text: container series with their cgroup paths. */
   async cadvisor(): Promise<string> {
-    const [stats, containers, images] = await Promise.all([this.cri.listContainerStats(), this.cri.listContainers(), this.cri.listImages().catch(() => [])]);
+    const [stats, containers, images] = await Promise.all([
+      this.cri.listContainerStats(),
+      this.cri.listContainers(),
+      this.cri.listImages().catch(() => []),
+    ]);
     // The runtime lists containers by image ID; the image label is its name, as cAdvisor shows it.
     const names = new Map(images.map((i) => [i.id, i.repo_tags[0] ?? i.id]));
     const cm = this.extra.cgroups;
     const parents = new Map<string, string>();
-    if (cm) for (const uid of new Set(stats.map((s) => s.attributes?.labels?.[L_POD_UID] ?? ''))) parents.set(uid, (await cm.podCgroupPath(uid)) ?? '');
-    return cadvisorMetrics(stats, containers, (uid, id) => `${parents.get(uid) || '/k8s.io'}/${id}`, (ref) => names.get(ref) ?? ref);
+    if (cm)
+      for (const uid of new Set(stats.map((s) => s.attributes?.labels?.[L_POD_UID] ?? '')))
+        parents.set(uid, (await cm.podCgroupPath(uid)) ?? '');
+    return cadvisorMetrics(
+      stats,
+      containers,
+      (uid, id) => `${parents.get(uid) || '/k8s.io'}/${id}`,
+      (ref) => names.get(ref) ?? ref,
+    );
   }
 
   async summary(): Promise<Record<string, unknown>> {
     // Three list calls for the whole node; a container's startTime is its CRI created_at, as upstream's CRI stats provider.
-    const [stats, sandboxes, containers] = await Promise.all([this.cri.listContainerStats(), this.cri.listPodSandbox({ state: { state: 'SANDBOX_READY' } }), this.cri.listContainers()]);
+    const [stats, sandboxes, containers] = await Promise.all([
+      this.cri.listContainerStats(),
+      this.cri.listPodSandbox({ state: { state: 'SANDBOX_READY' } }),
+      this.cri.listContainers(),
+    ]);
     const created = new Map(containers.map((c) => [c.id, Math.floor(Number(c.created_at) / 1e6)]));
     const pods = [];
     for (const sb of sandboxes) {
       const uid = sb.labels[L_POD_UID] ?? sb.metadata?.uid ?? '';
-      const mine = stats.filter((s) => s.attributes?.labels?.[L_POD_UID] === uid).map((s) => containerSummary(s, created.get(s.attributes?.id ?? '')));
-      const sum = (pick: (c: ReturnType<typeof containerSummary>) => number | undefined) => mine.reduce<number | undefined>((a, c) => add(a, pick(c)), undefined);
+      const mine = stats
+        .filter((s) => s.attributes?.labels?.[L_POD_UID] === uid)
+        .map((s) => containerSummary(s, created.get(s.attributes?.id ?? '')));
+      const sum = (pick: (c: ReturnType<typeof containerSummary>) => number | undefined) =>
+        mine.reduce<number | undefined>((a, c) => add(a, pick(c)), undefined);
       const time = new Date().toISOString();
-      const podRef = { name: sb.labels[L_POD_NAME] ?? sb.metadata?.name ?? '', namespace: sb.labels[L_POD_NAMESPACE] ?? sb.metadata?.namespace ?? '', uid };
-      const logDir = this.extra.podLogsDir ? path.join(this.extra.podLogsDir, `${podRef.namespace}_${podRef.name}_${uid}`) : undefined;
+      const podRef = {
+        name: sb.labels[L_POD_NAME] ?? sb.metadata?.name ?? '',
+        namespace: sb.labels[L_POD_NAMESPACE] ?? sb.metadata?.namespace ?? '',
+        uid,
+      };
+      const logDir = this.extra.podLogsDir
+        ? path.join(this.extra.podLogsDir, `${podRef.namespace}_${podRef.name}_${uid}`)
+        : undefined;
       for (const c of mine) {
         const used = logDir ? await diskUsage(path.join(logDir, (c.json as { name: string }).name)) : undefined;
         if (used !== undefined) Object.assign(c.json, { logs: { time, usedBytes: used } });
@@ -109,7 +153,14 @@ export class StatsProvider {
         startTime: iso(sb.created_at),
         containers: mine.map((c) => c.json),
         cpu: { time, usageNanoCores: sum((c) => c.cpuNano), usageCoreNanoSeconds: sum((c) => c.cpuTotal) },
-        memory: { time, usageBytes: sum((c) => c.memUsage), workingSetBytes: podWs ?? sum((c) => c.memWs), rssBytes: sum((c) => c.memRss), pageFaults: sum((c) => c.faults), majorPageFaults: sum((c) => c.majorFaults) },
+        memory: {
+          time,
+          usageBytes: sum((c) => c.memUsage),
+          workingSetBytes: podWs ?? sum((c) => c.memWs),
+          rssBytes: sum((c) => c.memRss),
+          pageFaults: sum((c) => c.faults),
+          majorPageFaults: sum((c) => c.majorFaults),
+        },
         'ephemeral-storage': { time, usedBytes: (sum((c) => c.rootfsUsed) ?? 0) + logs + emptyDirs },
         volume: [],
       });
@@ -142,8 +193,20 @@ function containerSummary(s: ContainerStats, createdMs: number | undefined) {
       name,
       startTime: createdMs ? new Date(createdMs).toISOString() : undefined,
       cpu: { time: iso(s.cpu?.timestamp), usageNanoCores: cpuNano, usageCoreNanoSeconds: cpuTotal },
-      memory: { time: iso(s.memory?.timestamp), availableBytes: n(s.memory?.available_bytes), usageBytes: memUsage, workingSetBytes: memWs, rssBytes: memRss, pageFaults: faults, majorPageFaults: majorFaults },
-      rootfs: { time: iso(s.writable_layer?.timestamp), usedBytes: rootfsUsed, inodesUsed: n(s.writable_layer?.inodes_used) },
+      memory: {
+        time: iso(s.memory?.timestamp),
+        availableBytes: n(s.memory?.available_bytes),
+        usageBytes: memUsage,
+        workingSetBytes: memWs,
+        rssBytes: memRss,
+        pageFaults: faults,
+        majorPageFaults: majorFaults,
+      },
+      rootfs: {
+        time: iso(s.writable_layer?.timestamp),
+        usedBytes: rootfsUsed,
+        inodesUsed: n(s.writable_layer?.inodes_used),
+      },
     },
   };
 }

@@ -37,7 +37,8 @@ export async function streamingUrl(host: ServerHost, r: StreamRoute, q: URLSearc
   let raw: string;
   if (r.kind === 'portForward') {
     const ports = q.getAll('port').map(Number);
-    if (ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) throw new HttpError(400, `invalid port in ${JSON.stringify(q.getAll('port'))}`);
+    if (ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535))
+      throw new HttpError(400, `invalid port in ${JSON.stringify(q.getAll('port'))}`);
     raw = await host.cri.portForward(await readySandbox(host, pod), ports, label);
   } else {
     const tty = flag(q, 'tty');
@@ -59,7 +60,14 @@ export async function streamingUrl(host: ServerHost, r: StreamRoute, q: URLSearc
   return url;
 }
 
-export async function serveStream(host: ServerHost, req: IncomingMessage, socket: Duplex, head: Buffer, r: StreamRoute, q: URLSearchParams): Promise<void> {
+export async function serveStream(
+  host: ServerHost,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  r: StreamRoute,
+  q: URLSearchParams,
+): Promise<void> {
   let url: URL;
   try {
     url = await streamingUrl(host, r, q);
@@ -68,5 +76,14 @@ export async function serveStream(host: ServerHost, req: IncomingMessage, socket
     return answerUpgrade(socket, code, 'text/plain; charset=utf-8', `${(e as Error).message}\n`);
   }
   host.log.debug(`${r.kind} ${r.ns}/${r.pod}${r.container ? `/${r.container}` : ''}: proxying to ${url.origin}`);
-  spliceUpgrade(req, socket, head, { url, onDialError: (e) => answerUpgrade(socket, 500, 'text/plain; charset=utf-8', `error dialing the runtime's streaming server: ${e.message}\n`) });
+  spliceUpgrade(req, socket, head, {
+    url,
+    onDialError: (e) =>
+      answerUpgrade(
+        socket,
+        500,
+        'text/plain; charset=utf-8',
+        `error dialing the runtime's streaming server: ${e.message}\n`,
+      ),
+  });
 }

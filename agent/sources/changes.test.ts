@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { podNames, sourceChanges } from './changes.js';
 
-const pod = (name: string, extra: Pod['metadata'] = {}): Pod => ({ metadata: { name, namespace: 'ns', uid: `uid-${name}`, ...extra } });
+const pod = (name: string, extra: Pod['metadata'] = {}): Pod => ({
+  metadata: { name, namespace: 'ns', uid: `uid-${name}`, ...extra },
+});
 
 test('a SET is split into the pods it added, updated, deleted and removed; unchanged objects are none of them', () => {
   const a = pod('a');

@@ -18,11 +18,13 @@ export function sourceChanges(before: readonly Pod[], after: readonly Pod[]): So
     const old = prev.get(p.metadata!.uid!);
     prev.delete(p.metadata!.uid!);
     if (!old) out.add.push(p);
-    else if (old !== p) (p.metadata?.deletionTimestamp && !old.metadata?.deletionTimestamp ? out.delete : out.update).push(p);
+    else if (old !== p)
+      (p.metadata?.deletionTimestamp && !old.metadata?.deletionTimestamp ? out.delete : out.update).push(p);
   }
   out.remove = [...prev.values()];
   return out;
 }
 
 /** `namespace/name` of each pod, as upstream's klog.KObjSlice prints them. */
-export const podNames = (pods: readonly Pod[]): string[] => pods.map((p) => `${p.metadata!.namespace!}/${p.metadata!.name!}`);
+export const podNames = (pods: readonly Pod[]): string[] =>
+  pods.map((p) => `${p.metadata!.namespace!}/${p.metadata!.name!}`);

@@ -58,7 +58,9 @@ export class FileSource {
 
   /** Scans are serialized; a burst of fs events (editor atomic replace) becomes one scan. */
   queueScan(): Promise<void> {
-    this.scanning = this.scanning.then(() => this.scan()).catch((e: unknown) => this.o.log.error(`manifest scan of ${this.o.path} failed: ${(e as Error).message}`));
+    this.scanning = this.scanning
+      .then(() => this.scan())
+      .catch((e: unknown) => this.o.log.error(`manifest scan of ${this.o.path} failed: ${(e as Error).message}`));
     return this.scanning;
   }
 
@@ -73,7 +75,9 @@ export class FileSource {
         this.watcher = undefined;
       });
     } catch (e) {
-      this.o.log.warn(`cannot watch ${target} yet: ${(e as Error).message}; rescanning every ${(this.o.checkFrequencyMs ?? 20_000) / 1000}s`);
+      this.o.log.warn(
+        `cannot watch ${target} yet: ${(e as Error).message}; rescanning every ${(this.o.checkFrequencyMs ?? 20_000) / 1000}s`,
+      );
     }
   }
 
@@ -160,13 +164,18 @@ export class FileSource {
       const key = `${pod.metadata!.namespace!}/${pod.metadata!.name!}`;
       const other = names.get(key);
       if (other) {
-        this.o.log.error(`static pod manifest rejected: ${file}: Pod "${key}": metadata.name: Duplicate value: already defined in ${other.file}`);
+        this.o.log.error(
+          `static pod manifest rejected: ${file}: Pod "${key}": metadata.name: Duplicate value: already defined in ${other.file}`,
+        );
         continue;
       }
       names.set(key, { file });
       pods.push(pod);
     }
-    const key = pods.map((p) => p.metadata!.uid!).sort().join(',');
+    const key = pods
+      .map((p) => p.metadata!.uid!)
+      .sort()
+      .join(',');
     if (key === this.lastSetKey) return;
     this.lastSetKey = key;
     this.o.onSet(this.firstSeen.stamp(pods));

@@ -14,7 +14,10 @@ test('FirstSeen gives an unchanged source object the same copy back, and a chang
   const changed: Pod = { ...a, spec: { containers: [{ name: 'c' }] } };
   const [next] = seen.stamp([changed], { 'kubernetes.io/config.source': 'api' });
   assert.notEqual(next, first);
-  assert.equal(next!.metadata!.annotations!['kubernetes.io/config.seen'], first!.metadata!.annotations!['kubernetes.io/config.seen']);
+  assert.equal(
+    next!.metadata!.annotations!['kubernetes.io/config.seen'],
+    first!.metadata!.annotations!['kubernetes.io/config.seen'],
+  );
   const [other] = seen.stamp([a], { 'kubernetes.io/config.source': 'file' });
   assert.notEqual(other, first, 'other extra annotations, another copy');
   assert.equal(other!.metadata!.annotations!['kubernetes.io/config.source'], 'file');

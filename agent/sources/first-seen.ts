@@ -22,9 +22,14 @@ export class FirstSeen {
       const uid = p.metadata!.uid!;
       if (!this.seen.has(uid)) this.seen.set(uid, rfc3339Nano(new Date()));
       const last = this.copies.get(p);
-      if (last && last.extra === extraKey && last.copy.metadata!.annotations?.[ANN_CONFIG_SEEN] === this.seen.get(uid)) return last.copy;
+      if (last && last.extra === extraKey && last.copy.metadata!.annotations?.[ANN_CONFIG_SEEN] === this.seen.get(uid))
+        return last.copy;
       const copy = structuredClone(p);
-      copy.metadata!.annotations = { ...(copy.metadata!.annotations ?? {}), ...extra, [ANN_CONFIG_SEEN]: this.seen.get(uid)! };
+      copy.metadata!.annotations = {
+        ...(copy.metadata!.annotations ?? {}),
+        ...extra,
+        [ANN_CONFIG_SEEN]: this.seen.get(uid)!,
+      };
       this.copies.set(p, { extra: extraKey, copy });
       return copy;
     });

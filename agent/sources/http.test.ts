@@ -19,11 +19,22 @@ test('manifest URL: Pod or PodList bodies become SETs; errors keep the last SET;
   const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}/pods`;
   const sets: Pod[][] = [];
   const log = memoryLogger();
-  const src = new HttpSource({ url, headers: { 'X-Token': ['abc'] }, nodeName: 'n1', checkFrequencyMs: 60_000, log, onSet: (p) => sets.push(p) });
+  const src = new HttpSource({
+    url,
+    headers: { 'X-Token': ['abc'] },
+    nodeName: 'n1',
+    checkFrequencyMs: 60_000,
+    log,
+    onSet: (p) => sets.push(p),
+  });
   try {
-    body = 'apiVersion: v1\nkind: PodList\nitems:\n- metadata: {name: a}\n  spec: {containers: [{name: c, image: "i:1"}]}\n- metadata: {name: b}\n  spec: {containers: [{name: c, image: "i:1"}]}\n';
+    body =
+      'apiVersion: v1\nkind: PodList\nitems:\n- metadata: {name: a}\n  spec: {containers: [{name: c, image: "i:1"}]}\n- metadata: {name: b}\n  spec: {containers: [{name: c, image: "i:1"}]}\n';
     await src.start();
-    assert.deepEqual(sets.at(-1)!.map((p) => p.metadata!.name), ['a-n1', 'b-n1']);
+    assert.deepEqual(
+      sets.at(-1)!.map((p) => p.metadata!.name),
+      ['a-n1', 'b-n1'],
+    );
     assert.equal(sets.at(-1)![0]!.metadata!.annotations!['kubernetes.io/config.source'], 'http');
     assert.ok(sets.at(-1)![0]!.metadata!.annotations!['kubernetes.io/config.seen']);
     assert.equal(seenHeaders[0], 'abc');
@@ -33,16 +44,31 @@ test('manifest URL: Pod or PodList bodies become SETs; errors keep the last SET;
     await src.poll();
     await src.poll();
     assert.equal(sets.length, 1, 'a failed fetch keeps the last SET');
-    assert.equal(log.lines.filter((l) => l.includes('static pod manifest URL failed')).length, 1, 'the same failure is logged once');
+    assert.equal(
+      log.lines.filter((l) => l.includes('static pod manifest URL failed')).length,
+      1,
+      'the same failure is logged once',
+    );
     assert.match(log.lines.join('\n'), /\/pods: HTTP 500/);
     code = 200;
-    body = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a' }, spec: { containers: [{ name: 'c', image: 'i:1' }] } });
+    body = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'a' },
+      spec: { containers: [{ name: 'c', image: 'i:1' }] },
+    });
     await src.poll();
-    assert.deepEqual(sets.at(-1)!.map((p) => p.metadata!.name), ['a-n1']);
+    assert.deepEqual(
+      sets.at(-1)!.map((p) => p.metadata!.name),
+      ['a-n1'],
+    );
     body = 'kind: Pod\nmetadata: {name: bad}\nspec: {containers: [{name: c}]}\n';
     await src.poll();
     assert.deepEqual(sets.at(-1), [], 'a broken manifest is no pods');
-    assert.match(log.lines.join('\n'), /static pod manifest rejected: http:\/\/127\.0\.0\.1:\d+\/pods: Pod "bad": spec\.containers\[0\]\.image: Required value/);
+    assert.match(
+      log.lines.join('\n'),
+      /static pod manifest rejected: http:\/\/127\.0\.0\.1:\d+\/pods: Pod "bad": spec\.containers\[0\]\.image: Required value/,
+    );
     body = '';
     await src.poll();
     assert.deepEqual(sets.at(-1), []);

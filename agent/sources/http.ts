@@ -33,7 +33,10 @@ export class HttpSource {
   async start(): Promise<void> {
     await this.poll();
     const tick = (): void => {
-      this.timer = setTimeout(() => void this.poll().finally(() => !this.stopped && tick()), this.o.checkFrequencyMs ?? 20_000);
+      this.timer = setTimeout(
+        () => void this.poll().finally(() => !this.stopped && tick()),
+        this.o.checkFrequencyMs ?? 20_000,
+      );
       this.timer.unref();
     };
     tick();
@@ -65,10 +68,15 @@ export class HttpSource {
   private async fetch(): Promise<Buffer> {
     const headers = new Headers();
     for (const [k, vs] of Object.entries(this.o.headers ?? {})) for (const v of vs) headers.append(k, v);
-    const res = await fetch(this.o.url, { headers, signal: AbortSignal.timeout(this.o.timeoutMs ?? 10_000), redirect: 'follow' });
+    const res = await fetch(this.o.url, {
+      headers,
+      signal: AbortSignal.timeout(this.o.timeoutMs ?? 10_000),
+      redirect: 'follow',
+    });
     if (res.status !== 200) throw new Error(`HTTP ${res.status} ${res.statusText}`);
     const body = Buffer.from(await res.arrayBuffer());
-    if (body.length > MAX_MANIFEST_BYTES) throw new Error(`body is ${body.length} bytes, larger than the ${MAX_MANIFEST_BYTES}-byte limit`);
+    if (body.length > MAX_MANIFEST_BYTES)
+      throw new Error(`body is ${body.length} bytes, larger than the ${MAX_MANIFEST_BYTES}-byte limit`);
     return body;
   }
 }

@@ -24,7 +24,8 @@ export interface ManifestResult {
 }
 
 function decode(bytes: Buffer, where: string): { doc?: unknown; error?: string } {
-  if (bytes.length > MAX_MANIFEST_BYTES) return { error: `${where}: file is ${bytes.length} bytes, larger than the ${MAX_MANIFEST_BYTES}-byte limit` };
+  if (bytes.length > MAX_MANIFEST_BYTES)
+    return { error: `${where}: file is ${bytes.length} bytes, larger than the ${MAX_MANIFEST_BYTES}-byte limit` };
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -36,13 +37,16 @@ function decode(bytes: Buffer, where: string): { doc?: unknown; error?: string }
   const docs = parseAllDocuments(text, { version: '1.1', uniqueKeys: true });
   if (!Array.isArray(docs)) return { error: `${where}: could not parse` };
   const real = docs.filter((d) => d.contents !== null || d.errors.length > 0);
-  if (real.length > 1) return { error: `${where}: holds ${real.length} YAML documents; a manifest holds one Pod or one PodList` };
+  if (real.length > 1)
+    return { error: `${where}: holds ${real.length} YAML documents; a manifest holds one Pod or one PodList` };
   const d = real[0];
   if (!d) return { doc: null };
   const err = d.errors[0];
   if (err) {
     const pos = err.linePos?.[0];
-    return { error: `${where}: invalid YAML/JSON${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}: ${err.message.split('\n')[0]}` };
+    return {
+      error: `${where}: invalid YAML/JSON${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}: ${err.message.split('\n')[0]}`,
+    };
   }
   return { doc: d.toJS({ maxAliasCount: 100 }) as unknown };
 }
@@ -53,7 +57,8 @@ export function parseManifest(bytes: Buffer, source: string, kind: SourceKind, n
     return parseUnchecked(bytes, source, kind, nodeName);
   } catch (e) {
     // Alias bombs, self-referencing aliases and whatever else slips past validation stop here.
-    const why = e instanceof RangeError ? 'the document is too deeply nested or self-referencing' : (e as Error).message;
+    const why =
+      e instanceof RangeError ? 'the document is too deeply nested or self-referencing' : (e as Error).message;
     return { pods: [], errors: [`${source}: cannot be read as a Pod: ${why}`] };
   }
 }
@@ -62,7 +67,11 @@ function parseUnchecked(bytes: Buffer, source: string, kind: SourceKind, nodeNam
   const { doc, error } = decode(bytes, source);
   if (error) return { pods: [], errors: [error] };
   if (doc === null || doc === undefined) return { pods: [], errors: [] };
-  if (typeof doc !== 'object' || Array.isArray(doc)) return { pods: [], errors: [`${source}: expected a Pod or PodList object, got ${Array.isArray(doc) ? 'array' : typeof doc}`] };
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    return {
+      pods: [],
+      errors: [`${source}: expected a Pod or PodList object, got ${Array.isArray(doc) ? 'array' : typeof doc}`],
+    };
   const o = doc as Record<string, unknown>;
   let items: unknown[];
   if (o.kind === 'Pod') items = [o];
@@ -70,18 +79,31 @@ function parseUnchecked(bytes: Buffer, source: string, kind: SourceKind, nodeNam
     if (!Array.isArray(o.items)) return { pods: [], errors: [`${source}: ${o.kind as string}: items: Required value`] };
     items = o.items;
   } else {
-    return { pods: [], errors: [`${source}: kind: Unsupported value: ${JSON.stringify(o.kind ?? null)}: a manifest holds a Pod or a PodList`] };
+    return {
+      pods: [],
+      errors: [
+        `${source}: kind: Unsupported value: ${JSON.stringify(o.kind ?? null)}: a manifest holds a Pod or a PodList`,
+      ],
+    };
   }
   const res: ManifestResult = { pods: [], errors: [] };
   const names = new Set<string>();
   items.forEach((item, i) => {
     const label = itemLabel(item, i, items.length > 1);
-    if (items.length > 1 && (item as Record<string, unknown> | null)?.kind !== undefined && (item as Record<string, unknown>).kind !== 'Pod') {
-      res.errors.push(`${source}: ${label}: kind: Unsupported value: ${JSON.stringify((item as Record<string, unknown>).kind)}`);
+    if (
+      items.length > 1 &&
+      (item as Record<string, unknown> | null)?.kind !== undefined &&
+      (item as Record<string, unknown>).kind !== 'Pod'
+    ) {
+      res.errors.push(
+        `${source}: ${label}: kind: Unsupported value: ${JSON.stringify((item as Record<string, unknown>).kind)}`,
+      );
       return;
     }
     if (o.apiVersion !== undefined && o.apiVersion !== 'v1') {
-      res.errors.push(`${source}: ${label}: apiVersion: Unsupported value: ${JSON.stringify(o.apiVersion)}: must be "v1"`);
+      res.errors.push(
+        `${source}: ${label}: apiVersion: Unsupported value: ${JSON.stringify(o.apiVersion)}: must be "v1"`,
+      );
       return;
     }
     const problems = validatePod(item);
@@ -93,7 +115,9 @@ function parseUnchecked(bytes: Buffer, source: string, kind: SourceKind, nodeNam
     // The mirror pod's name carries the node's: it must still be a valid name.
     const badName = checkDns1123Subdomain(pod.metadata!.name!);
     if (badName) {
-      res.errors.push(`${source}: ${label}: metadata.name: Invalid value: "${pod.metadata!.name!}": ${badName} (the name with the node suffix "-${nodeName.toLowerCase()}")`);
+      res.errors.push(
+        `${source}: ${label}: metadata.name: Invalid value: "${pod.metadata!.name!}": ${badName} (the name with the node suffix "-${nodeName.toLowerCase()}")`,
+      );
       return;
     }
     if (names.has(pod.metadata!.name!)) {

@@ -10,8 +10,22 @@ import { waitFor } from '../../e2e/proc.js';
 
 const t = useTestApiServer('n1');
 
-const staticPod = (cmd: string) => toStaticPod({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i:1', command: [cmd] }] } }, '/m/web.yaml', 'file', 'n1');
-const mirrors = async (): Promise<KObj[]> => (await t.node.get('/api/v1/namespaces/default/pods')).items.filter((p: KObj) => p.metadata.annotations?.['kubernetes.io/config.mirror']);
+const staticPod = (cmd: string) =>
+  toStaticPod(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', labels: { app: 'web' } },
+      spec: { containers: [{ name: 'c', image: 'i:1', command: [cmd] }] },
+    },
+    '/m/web.yaml',
+    'file',
+    'n1',
+  );
+const mirrors = async (): Promise<KObj[]> =>
+  (await t.node.get('/api/v1/namespaces/default/pods')).items.filter(
+    (p: KObj) => p.metadata.annotations?.['kubernetes.io/config.mirror'],
+  );
 
 test('mirror pods follow static pods: created owned by the Node, replaced when outdated or deleted, removed when orphaned', async () => {
   let uid = '';
@@ -25,7 +39,9 @@ test('mirror pods follow static pods: created owned by the Node, replaced when o
   const [mp] = await waitFor(async () => ((await mirrors()).length === 1 ? mirrors() : undefined), 5000, 20);
   assert.equal(mp!.metadata.name, 'web-n1');
   assert.equal(mp!.metadata.annotations['kubernetes.io/config.mirror'], v1.metadata!.uid);
-  assert.deepEqual(mp!.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: 'n1', uid: 'node-uid-1', controller: true }]);
+  assert.deepEqual(mp!.metadata.ownerReferences, [
+    { apiVersion: 'v1', kind: 'Node', name: 'n1', uid: 'node-uid-1', controller: true },
+  ]);
   assert.deepEqual(mp!.metadata.labels, { app: 'web' });
   assert.equal(mp!.spec.nodeName, 'n1');
 

@@ -8,7 +8,8 @@ import { KubeApiError, type KObj, type KubeApi } from '../../kube/client.js';
 import type { Logger } from '../../kube/log.js';
 import { ANN_CONFIG_HASH, ANN_CONFIG_MIRROR } from '../sources/manifest.js';
 
-const full = (p: { metadata?: { namespace?: string; name?: string } }): string => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`;
+const full = (p: { metadata?: { namespace?: string; name?: string } }): string =>
+  `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`;
 
 export class MirrorPods {
   private readonly busy = new Set<string>();
@@ -31,7 +32,9 @@ export class MirrorPods {
         namespace: md.namespace,
         labels: md.labels,
         annotations: { ...(md.annotations ?? {}), [ANN_CONFIG_MIRROR]: md.annotations?.[ANN_CONFIG_HASH] ?? md.uid },
-        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: this.nodeName, uid: this.nodeUid(), controller: true }],
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'Node', name: this.nodeName, uid: this.nodeUid(), controller: true },
+        ],
       },
     };
   }
@@ -45,15 +48,35 @@ export class MirrorPods {
       if (this.busy.has(key)) continue;
       const m = byName.get(key);
       const hash = s.metadata!.annotations?.[ANN_CONFIG_HASH] ?? s.metadata!.uid;
-      if (!m) void this.run(key, () => this.client.create(`/api/v1/namespaces/${s.metadata!.namespace!}/pods`, this.body(s)).then(() => this.creates++), `created mirror pod ${key}`);
-      else if (m.metadata.deletionTimestamp || m.metadata.annotations?.[ANN_CONFIG_MIRROR] !== hash) void this.run(key, () => this.remove(m), `deleted mirror pod ${key} (${m.metadata.deletionTimestamp ? 'marked for deletion' : 'outdated'}); it will be recreated`);
+      if (!m)
+        void this.run(
+          key,
+          () =>
+            this.client
+              .create(`/api/v1/namespaces/${s.metadata!.namespace!}/pods`, this.body(s))
+              .then(() => this.creates++),
+          `created mirror pod ${key}`,
+        );
+      else if (m.metadata.deletionTimestamp || m.metadata.annotations?.[ANN_CONFIG_MIRROR] !== hash)
+        void this.run(
+          key,
+          () => this.remove(m),
+          `deleted mirror pod ${key} (${m.metadata.deletionTimestamp ? 'marked for deletion' : 'outdated'}); it will be recreated`,
+        );
     }
     const wanted = new Set(statics.map(full));
-    for (const [key, m] of byName) if (!wanted.has(key) && !this.busy.has(key)) void this.run(key, () => this.remove(m), `deleted mirror pod ${key} of a static pod that is gone`);
+    for (const [key, m] of byName)
+      if (!wanted.has(key) && !this.busy.has(key))
+        void this.run(key, () => this.remove(m), `deleted mirror pod ${key} of a static pod that is gone`);
   }
 
   private remove(m: KObj): Promise<unknown> {
-    return this.client.delete(`/api/v1/namespaces/${m.metadata.namespace}/pods/${m.metadata.name}`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: m.metadata.uid } });
+    return this.client.delete(`/api/v1/namespaces/${m.metadata.namespace}/pods/${m.metadata.name}`, {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      gracePeriodSeconds: 0,
+      preconditions: { uid: m.metadata.uid },
+    });
   }
 
   private async run(key: string, fn: () => Promise<unknown>, done: string): Promise<void> {
@@ -62,7 +85,8 @@ export class MirrorPods {
       await fn();
       this.log.info(done);
     } catch (e) {
-      if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409))) this.log.warn(`mirror pod ${key}: ${(e as Error).message}`);
+      if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409)))
+        this.log.warn(`mirror pod ${key}: ${(e as Error).message}`);
     } finally {
       this.busy.delete(key);
     }

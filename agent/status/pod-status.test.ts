@@ -7,17 +7,68 @@ import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
 
-const pod = (spec: Partial<NonNullable<Pod['spec']>> = {}): Pod => applyPodDefaults({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'a', image: 'img:1' }], ...spec } });
+const pod = (spec: Partial<NonNullable<Pod['spec']>> = {}): Pod =>
+  applyPodDefaults({
+    metadata: { name: 'p', namespace: 'default', uid: 'u' },
+    spec: { containers: [{ name: 'a', image: 'img:1' }], ...spec },
+  });
 let t = 1_700_000_000_000;
-const c = (name: string, over: Partial<ContainerInfo> = {}): ContainerInfo => ({ id: `id-${name}-${t}`, sandboxId: 's', name, type: 'container', attempt: 0, state: 'running', hash: 'h', restartCount: 0, exitCode: 0, reason: '', message: '', createdAt: t++, startedAt: t, finishedAt: 0, image: 'img:1', imageRef: 'sha256:abc', ...over });
-const st = (containers: ContainerInfo[], ip = '10.244.0.5', ready = true): PodRuntimeState => ({ uid: 'u', sandboxes: [{ id: 's', ready, attempt: 0, createdAt: 1, ip, hostNetwork: false, podName: 'p', podNamespace: 'default', podUid: 'u' }], containers: [...containers].sort((x, y) => y.createdAt - x.createdAt) });
-const status = (p: Pod, s: PodRuntimeState, waiting: Record<string, Waiting> = {}) => computePodStatus({ pod: p, state: s, waiting: new Map(Object.entries(waiting)), hostIP: '192.168.1.10', startTime: '2026-12-02T10:00:00Z' });
+const c = (name: string, over: Partial<ContainerInfo> = {}): ContainerInfo => ({
+  id: `id-${name}-${t}`,
+  sandboxId: 's',
+  name,
+  type: 'container',
+  attempt: 0,
+  state: 'running',
+  hash: 'h',
+  restartCount: 0,
+  exitCode: 0,
+  reason: '',
+  message: '',
+  createdAt: t++,
+  startedAt: t,
+  finishedAt: 0,
+  image: 'img:1',
+  imageRef: 'sha256:abc',
+  ...over,
+});
+const st = (containers: ContainerInfo[], ip = '10.244.0.5', ready = true): PodRuntimeState => ({
+  uid: 'u',
+  sandboxes: [
+    {
+      id: 's',
+      ready,
+      attempt: 0,
+      createdAt: 1,
+      ip,
+      hostNetwork: false,
+      podName: 'p',
+      podNamespace: 'default',
+      podUid: 'u',
+    },
+  ],
+  containers: [...containers].sort((x, y) => y.createdAt - x.createdAt),
+});
+const status = (p: Pod, s: PodRuntimeState, waiting: Record<string, Waiting> = {}) =>
+  computePodStatus({
+    pod: p,
+    state: s,
+    waiting: new Map(Object.entries(waiting)),
+    hostIP: '192.168.1.10',
+    startTime: '2026-12-02T10:00:00Z',
+  });
 const conds = (s: any) => Object.fromEntries(s.conditions.map((x: any) => [x.type, x.status]));
 
 test('a running pod: Running, all conditions True, IPs, containerd:// IDs', () => {
   const s = status(pod(), st([c('a')]));
   assert.equal(s.phase, 'Running');
-  assert.deepEqual(conds(s), { PodReadyToStartContainers: 'True', Initialized: 'True', Ready: 'True', ContainersReady: 'True', PodScheduled: 'True' });
+  assert.deepEqual(conds(s), {
+    PodReadyToStartContainers: 'True',
+    Initialized: 'True',
+    Ready: 'True',
+    ContainersReady: 'True',
+    PodScheduled: 'True',
+  });
   assert.equal(s.podIP, '10.244.0.5');
   assert.deepEqual(s.podIPs, [{ ip: '10.244.0.5' }]);
   assert.equal(s.hostIP, '192.168.1.10');
@@ -33,13 +84,20 @@ test('a running pod: Running, all conditions True, IPs, containerd:// IDs', () =
 test('image pull trouble: Pending, waiting with the reason, not ready', () => {
   const s = status(pod(), st([]), { a: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "img:1"' } });
   assert.equal(s.phase, 'Pending');
-  assert.deepEqual(s.containerStatuses[0].state, { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "img:1"' } });
+  assert.deepEqual(s.containerStatuses[0].state, {
+    waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "img:1"' },
+  });
   const ready = s.conditions.find((x: any) => x.type === 'Ready');
-  assert.deepEqual([ready.status, ready.reason, ready.message], ['False', 'ContainersNotReady', 'containers with unready status: [a]']);
+  assert.deepEqual(
+    [ready.status, ready.reason, ready.message],
+    ['False', 'ContainersNotReady', 'containers with unready status: [a]'],
+  );
 });
 
 test('CrashLoopBackOff: waiting, lastState terminated, restartCount, phase Running under Always', () => {
-  const s = status(pod(), st([c('a', { state: 'exited', exitCode: 1, restartCount: 2, finishedAt: t })]), { a: { reason: 'CrashLoopBackOff', message: 'back-off 20s restarting failed container=a' } });
+  const s = status(pod(), st([c('a', { state: 'exited', exitCode: 1, restartCount: 2, finishedAt: t })]), {
+    a: { reason: 'CrashLoopBackOff', message: 'back-off 20s restarting failed container=a' },
+  });
   assert.equal(s.phase, 'Running');
   const cs = s.containerStatuses[0];
   assert.equal(cs.state.waiting.reason, 'CrashLoopBackOff');
@@ -72,12 +130,26 @@ test('init containers: Pending and not Initialized until all have succeeded', ()
 test('hostNetwork pods get the host IP; QoS classes', () => {
   const s = status(pod({ hostNetwork: true }), st([c('a')], ''));
   assert.equal(s.podIP, '192.168.1.10');
-  assert.equal(qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { limits: { cpu: '1', memory: '1Gi' } } }] }).spec), 'Guaranteed');
-  assert.equal(qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { requests: { cpu: '100m' } } }] }).spec), 'Burstable');
+  assert.equal(
+    qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { limits: { cpu: '1', memory: '1Gi' } } }] }).spec),
+    'Guaranteed',
+  );
+  assert.equal(
+    qosClass(pod({ containers: [{ name: 'a', image: 'i', resources: { requests: { cpu: '100m' } } }] }).spec),
+    'Burstable',
+  );
 });
 
 test('probes: a running container is ready only once its readiness probe passed, and started once its startup probe did', () => {
-  const input = (ready: boolean, started: boolean) => computePodStatus({ pod: pod(), state: st([c('a')]), waiting: new Map(), hostIP: '192.168.1.10', startTime: 'x', probes: { ready: () => ready, started: () => started } });
+  const input = (ready: boolean, started: boolean) =>
+    computePodStatus({
+      pod: pod(),
+      state: st([c('a')]),
+      waiting: new Map(),
+      hostIP: '192.168.1.10',
+      startTime: 'x',
+      probes: { ready: () => ready, started: () => started },
+    });
   const notReady = input(false, true);
   assert.equal(notReady.phase, 'Running');
   assert.deepEqual([notReady.containerStatuses[0].ready, notReady.containerStatuses[0].started], [false, true]);
@@ -89,35 +161,96 @@ test('probes: a running container is ready only once its readiness probe passed,
 });
 
 test('sidecars: reported among the init containers with started and ready, part of ContainersReady; a sidecar that is not started keeps the pod Pending and uninitialized', () => {
-  const p = pod({ initContainers: [{ name: 'sc', image: 'img:1', restartPolicy: 'Always' }, { name: 'i1', image: 'img:1' }] });
+  const p = pod({
+    initContainers: [
+      { name: 'sc', image: 'img:1', restartPolicy: 'Always' },
+      { name: 'i1', image: 'img:1' },
+    ],
+  });
   let s = status(p, st([c('sc', { type: 'init' }), c('i1', { type: 'init', state: 'exited' }), c('a')]));
   assert.equal(s.phase, 'Running');
-  assert.deepEqual(s.initContainerStatuses.map((x: any) => [x.name, x.ready, x.started, Object.keys(x.state)[0]]), [['sc', true, true, 'running'], ['i1', true, false, 'terminated']]);
-  assert.deepEqual(conds(s), { PodReadyToStartContainers: 'True', Initialized: 'True', Ready: 'True', ContainersReady: 'True', PodScheduled: 'True' });
+  assert.deepEqual(
+    s.initContainerStatuses.map((x: any) => [x.name, x.ready, x.started, Object.keys(x.state)[0]]),
+    [
+      ['sc', true, true, 'running'],
+      ['i1', true, false, 'terminated'],
+    ],
+  );
+  assert.deepEqual(conds(s), {
+    PodReadyToStartContainers: 'True',
+    Initialized: 'True',
+    Ready: 'True',
+    ContainersReady: 'True',
+    PodScheduled: 'True',
+  });
   // The sidecar crashed and waits to restart: not ready, the pod stays initialized and Running.
-  s = status(p, st([c('sc', { type: 'init', state: 'exited', exitCode: 1 }), c('i1', { type: 'init', state: 'exited' }), c('a')]), { sc: { reason: 'CrashLoopBackOff', message: 'back-off' } });
+  s = status(
+    p,
+    st([c('sc', { type: 'init', state: 'exited', exitCode: 1 }), c('i1', { type: 'init', state: 'exited' }), c('a')]),
+    { sc: { reason: 'CrashLoopBackOff', message: 'back-off' } },
+  );
   assert.equal(s.phase, 'Running');
   assert.deepEqual([conds(s).Initialized, conds(s).ContainersReady], ['True', 'False']);
   assert.match(s.conditions.find((x: any) => x.type === 'Ready').message, /\[sc\]/);
   // Before the app: the sidecar is created but not started (its startup probe has not passed).
-  const notStarted = computePodStatus({ pod: p, state: st([c('sc', { type: 'init' })]), waiting: new Map(), hostIP: '192.168.1.10', startTime: '2026-12-02T10:00:00Z', probes: { ready: () => false, started: (n) => n !== 'sc' } });
+  const notStarted = computePodStatus({
+    pod: p,
+    state: st([c('sc', { type: 'init' })]),
+    waiting: new Map(),
+    hostIP: '192.168.1.10',
+    startTime: '2026-12-02T10:00:00Z',
+    probes: { ready: () => false, started: (n) => n !== 'sc' },
+  });
   assert.equal(notStarted.phase, 'Pending');
-  assert.equal(notStarted.conditions.find((x: any) => x.type === 'Initialized').message, 'containers with incomplete status: [sc i1]');
+  assert.equal(
+    notStarted.conditions.find((x: any) => x.type === 'Initialized').message,
+    'containers with incomplete status: [sc i1]',
+  );
 });
 
-test('readiness gates: Ready waits for each gate\'s condition to be True, with upstream\'s messages', () => {
+test("readiness gates: Ready waits for each gate's condition to be True, with upstream's messages", () => {
   const p = pod({ readinessGates: [{ conditionType: 'example.com/lb' }, { conditionType: 'example.com/dns' }] });
   const ready = (x: Pod) => status(x, st([c('a')])).conditions.find((y: any) => y.type === 'Ready');
   let r = ready(p);
-  assert.deepEqual([r.status, r.reason, r.message], ['False', 'ReadinessGatesNotReady', 'corresponding condition of pod readiness gate "example.com/lb" does not exist., corresponding condition of pod readiness gate "example.com/dns" does not exist.']);
-  r = ready({ ...p, status: { conditions: [{ type: 'example.com/lb', status: 'True' }, { type: 'example.com/dns', status: 'False' }] } });
-  assert.deepEqual([r.status, r.message], ['False', 'the status of pod readiness gate "example.com/dns" is not "True", but False']);
-  r = ready({ ...p, status: { conditions: [{ type: 'example.com/lb', status: 'True' }, { type: 'example.com/dns', status: 'True' }] } });
+  assert.deepEqual(
+    [r.status, r.reason, r.message],
+    [
+      'False',
+      'ReadinessGatesNotReady',
+      'corresponding condition of pod readiness gate "example.com/lb" does not exist., corresponding condition of pod readiness gate "example.com/dns" does not exist.',
+    ],
+  );
+  r = ready({
+    ...p,
+    status: {
+      conditions: [
+        { type: 'example.com/lb', status: 'True' },
+        { type: 'example.com/dns', status: 'False' },
+      ],
+    },
+  });
+  assert.deepEqual(
+    [r.status, r.message],
+    ['False', 'the status of pod readiness gate "example.com/dns" is not "True", but False'],
+  );
+  r = ready({
+    ...p,
+    status: {
+      conditions: [
+        { type: 'example.com/lb', status: 'True' },
+        { type: 'example.com/dns', status: 'True' },
+      ],
+    },
+  });
   assert.equal(r.status, 'True');
-  assert.equal(status({ ...p, status: {} }, st([c('a')])).conditions.find((y: any) => y.type === 'ContainersReady').status, 'True', 'ContainersReady ignores the gates');
+  assert.equal(
+    status({ ...p, status: {} }, st([c('a')])).conditions.find((y: any) => y.type === 'ContainersReady').status,
+    'True',
+    'ContainersReady ignores the gates',
+  );
 });
 
-test('dual-stack: the runtime\'s additional IPs follow the first in podIPs', () => {
+test("dual-stack: the runtime's additional IPs follow the first in podIPs", () => {
   const s0 = st([c('a')]);
   s0.sandboxes[0]!.additionalIps = ['fd00:10:244::5'];
   const s = status(pod(), s0);
@@ -125,12 +258,26 @@ test('dual-stack: the runtime\'s additional IPs follow the first in podIPs', () 
   assert.deepEqual(s.podIPs, [{ ip: '10.244.0.5' }, { ip: 'fd00:10:244::5' }]);
 });
 
-test('dual-stack node: hostIPs lists both of the node\'s addresses; a host-network pod\'s podIPs are the node\'s', () => {
+test("dual-stack node: hostIPs lists both of the node's addresses; a host-network pod's podIPs are the node's", () => {
   const hostIPs = ['192.0.2.1', 'fd00:192::1'];
-  const s = computePodStatus({ pod: pod(), state: st([c('a')]), waiting: new Map(), hostIP: '192.0.2.1', hostIPs, startTime: 't' }) as any;
+  const s = computePodStatus({
+    pod: pod(),
+    state: st([c('a')]),
+    waiting: new Map(),
+    hostIP: '192.0.2.1',
+    hostIPs,
+    startTime: 't',
+  }) as any;
   assert.equal(s.hostIP, '192.0.2.1');
   assert.deepEqual(s.hostIPs, [{ ip: '192.0.2.1' }, { ip: 'fd00:192::1' }]);
-  const h = computePodStatus({ pod: pod({ hostNetwork: true }), state: st([c('a')]), waiting: new Map(), hostIP: '192.0.2.1', hostIPs, startTime: 't' }) as any;
+  const h = computePodStatus({
+    pod: pod({ hostNetwork: true }),
+    state: st([c('a')]),
+    waiting: new Map(),
+    hostIP: '192.0.2.1',
+    hostIPs,
+    startTime: 't',
+  }) as any;
   assert.equal(h.podIP, '192.0.2.1');
   assert.deepEqual(h.podIPs, [{ ip: '192.0.2.1' }, { ip: 'fd00:192::1' }]);
 });

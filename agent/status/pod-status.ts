@@ -35,11 +35,22 @@ export interface ProbeStatus {
   started(name: string, containerId: string): boolean;
 }
 
-export function containerStatus(spec: Container, state: PodRuntimeState, waiting: Waiting | undefined, probes?: ProbeStatus): Obj {
+export function containerStatus(
+  spec: Container,
+  state: PodRuntimeState,
+  waiting: Waiting | undefined,
+  probes?: ProbeStatus,
+): Obj {
   const [cur, prev] = instances(state, spec.name);
   let st: Obj;
   let last: Obj = {};
-  if (!cur) st = { waiting: { reason: waiting?.reason && waiting.reason !== 'ContainerCreating' ? waiting.reason : 'ContainerCreating', ...(waiting?.message ? { message: waiting.message } : {}) } };
+  if (!cur)
+    st = {
+      waiting: {
+        reason: waiting?.reason && waiting.reason !== 'ContainerCreating' ? waiting.reason : 'ContainerCreating',
+        ...(waiting?.message ? { message: waiting.message } : {}),
+      },
+    };
   else if (cur.state === 'running') st = { running: { startedAt: iso(cur.startedAt || cur.createdAt) } };
   else if (cur.state === 'exited' && waiting && waiting.reason !== 'ContainerCreating') {
     // Waiting to be restarted (CrashLoopBackOff...): the exited instance becomes lastState.
@@ -70,7 +81,10 @@ export function podPhase(pod: Pod, init: Obj[], statuses: Obj[]): string {
     const failed = init.some((s) => s.state.terminated && s.state.terminated.exitCode !== 0);
     return failed && policy === 'Never' ? 'Failed' : 'Pending';
   }
-  let waiting = 0, running = 0, stopped = 0, succeeded = 0;
+  let waiting = 0,
+    running = 0,
+    stopped = 0,
+    succeeded = 0;
   for (const s of statuses) {
     if (s.state.running) running++;
     else if (s.state.terminated) {
@@ -116,8 +130,12 @@ function resizeConditions(i: StatusInput): Obj[] {
   const r = i.resize;
   if (!r) return [];
   const out: Obj[] = [];
-  if (r.pending) out.push({ type: 'PodResizePending', status: 'True', reason: r.pending.reason, message: r.pending.message });
-  const running = [...(r.allocated.spec?.initContainers ?? []).filter(isSidecar), ...(r.allocated.spec?.containers ?? [])].some((c) => {
+  if (r.pending)
+    out.push({ type: 'PodResizePending', status: 'True', reason: r.pending.reason, message: r.pending.message });
+  const running = [
+    ...(r.allocated.spec?.initContainers ?? []).filter(isSidecar),
+    ...(r.allocated.spec?.containers ?? []),
+  ].some((c) => {
     const cur = instances(i.state, c.name)[0];
     return cur?.state === 'running' && resizeChanges(c, cur.resources).length > 0;
   });
@@ -134,12 +152,14 @@ export const TRANSIENT_CONDITIONS = ['PodResizePending', 'PodResizeInProgress'];
  * condition, which something else writes into the pod's status, must be True.
  */
 function readyCondition(pod: Pod, notReady: string[], list: (names: string[]) => string): Obj {
-  if (notReady.length) return cond('Ready', false, 'ContainersNotReady', `containers with unready status: ${list(notReady)}`);
+  if (notReady.length)
+    return cond('Ready', false, 'ContainersNotReady', `containers with unready status: ${list(notReady)}`);
   const unready: string[] = [];
   for (const g of pod.spec?.readinessGates ?? []) {
     const c = pod.status?.conditions?.find((x) => x.type === g.conditionType);
     if (!c) unready.push(`corresponding condition of pod readiness gate "${g.conditionType}" does not exist.`);
-    else if (c.status !== 'True') unready.push(`the status of pod readiness gate "${g.conditionType}" is not "True", but ${c.status}`);
+    else if (c.status !== 'True')
+      unready.push(`the status of pod readiness gate "${g.conditionType}" is not "True", but ${c.status}`);
   }
   return unready.length ? cond('Ready', false, 'ReadinessGatesNotReady', unready.join(', ')) : cond('Ready', true);
 }
@@ -149,43 +169,95 @@ export function computePodStatus(i: StatusInput): Obj {
   const spec = i.pod.spec!;
   const initSpecs = spec.initContainers ?? [];
   // Sidecars report as running containers do (probes, ready, started); regular init containers are ready once they exit 0.
-  const init = initSpecs.map((c) => (isSidecar(c) ? containerStatus(c, i.state, i.waiting.get(c.name), i.probes) : containerStatus(c, i.state, i.waiting.get(c.name))));
+  const init = initSpecs.map((c) =>
+    isSidecar(c)
+      ? containerStatus(c, i.state, i.waiting.get(c.name), i.probes)
+      : containerStatus(c, i.state, i.waiting.get(c.name)),
+  );
   init.forEach((s, k) => {
     if (!isSidecar(initSpecs[k]!)) s.ready = !!(s.state.terminated && s.state.terminated.exitCode === 0);
   });
   const main = spec.containers.map((c) => containerStatus(c, i.state, i.waiting.get(c.name), i.probes));
   // Ephemeral containers are never ready and not part of the pod's phase or conditions.
-  const ephemeral = (spec.ephemeralContainers ?? []).map((c) => ({ ...containerStatus(c as Container, i.state, i.waiting.get(c.name)), ready: false }));
+  const ephemeral = (spec.ephemeralContainers ?? []).map((c) => ({
+    ...containerStatus(c as Container, i.state, i.waiting.get(c.name)),
+    ready: false,
+  }));
   const regularInit = init.filter((_, k) => !isSidecar(initSpecs[k]!));
   const sidecars = init.filter((_, k) => isSidecar(initSpecs[k]!));
   // Initialized once a regular container has run (a sidecar restarting later does not undo it), or when every regular
   // init container succeeded and every sidecar started.
   const appRan = main.some((s) => !s.state.waiting || s.lastState?.terminated);
-  const phase = i.evicted ? 'Failed' : podPhase(i.pod, appRan ? [] : [...regularInit, ...sidecars.filter((s) => !s.started).map((s) => ({ ...s, state: { waiting: {} } }))], main);
+  const phase = i.evicted
+    ? 'Failed'
+    : podPhase(
+        i.pod,
+        appRan
+          ? []
+          : [...regularInit, ...sidecars.filter((s) => !s.started).map((s) => ({ ...s, state: { waiting: {} } }))],
+        main,
+      );
   const sandbox = i.state.sandboxes[0];
   const sandboxUp = !!sandbox?.ready && (spec.hostNetwork === true || !!sandbox.ip);
   const podIP = spec.hostNetwork ? i.hostIP : sandbox?.ready ? sandbox.ip : '';
   const hostIPs = i.hostIP ? (i.hostIPs ?? [i.hostIP]) : [];
-  const notInit = appRan ? [] : init.filter((s, k) => (isSidecar(initSpecs[k]!) ? !s.started : !s.ready)).map((s) => s.name);
+  const notInit = appRan
+    ? []
+    : init.filter((s, k) => (isSidecar(initSpecs[k]!) ? !s.started : !s.ready)).map((s) => s.name);
   const notReady = [...sidecars, ...main].filter((s) => !s.ready).map((s) => s.name);
   const done = phase === 'Succeeded' || phase === 'Failed';
   const list = (names: string[]) => `[${names.join(' ')}]`;
   const conditions = [
     cond('PodReadyToStartContainers', sandboxUp),
-    done ? cond('Initialized', true) : cond('Initialized', notInit.length === 0, 'ContainersNotInitialized', `containers with incomplete status: ${list(notInit)}`),
+    done
+      ? cond('Initialized', true)
+      : cond(
+          'Initialized',
+          notInit.length === 0,
+          'ContainersNotInitialized',
+          `containers with incomplete status: ${list(notInit)}`,
+        ),
     done ? { ...cond('Ready', false), reason: 'PodCompleted' } : readyCondition(i.pod, notReady, list),
-    done ? { ...cond('ContainersReady', false), reason: 'PodCompleted' } : cond('ContainersReady', notReady.length === 0, 'ContainersNotReady', `containers with unready status: ${list(notReady)}`),
+    done
+      ? { ...cond('ContainersReady', false), reason: 'PodCompleted' }
+      : cond(
+          'ContainersReady',
+          notReady.length === 0,
+          'ContainersNotReady',
+          `containers with unready status: ${list(notReady)}`,
+        ),
     cond('PodScheduled', true),
     ...(done ? [] : resizeConditions(i)),
     // Node-pressure eviction (upstream 1.31+): the DisruptionTarget condition says the kubelet ended the pod.
-    ...(i.evicted?.disruption ? [{ type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: i.evicted.at ?? i.startTime, reason: 'TerminationByKubelet', message: i.evicted.message }] : []),
+    ...(i.evicted?.disruption
+      ? [
+          {
+            type: 'DisruptionTarget',
+            status: 'True',
+            lastProbeTime: null,
+            lastTransitionTime: i.evicted.at ?? i.startTime,
+            reason: 'TerminationByKubelet',
+            message: i.evicted.message,
+          },
+        ]
+      : []),
   ];
   // containerStatuses[].resources: what each container holds (upstream reports it for regular containers and sidecars).
   if (i.resize) {
     const alloc = i.resize.allocated.spec!;
-    main.forEach((s, k) => (s.resources = statusResources(alloc.containers[k] ?? spec.containers[k]!, instances(i.state, spec.containers[k]!.name)[0])));
+    main.forEach(
+      (s, k) =>
+        (s.resources = statusResources(
+          alloc.containers[k] ?? spec.containers[k]!,
+          instances(i.state, spec.containers[k]!.name)[0],
+        )),
+    );
     init.forEach((s, k) => {
-      if (isSidecar(initSpecs[k]!)) s.resources = statusResources(alloc.initContainers?.[k] ?? initSpecs[k]!, instances(i.state, initSpecs[k]!.name)[0]);
+      if (isSidecar(initSpecs[k]!))
+        s.resources = statusResources(
+          alloc.initContainers?.[k] ?? initSpecs[k]!,
+          instances(i.state, initSpecs[k]!.name)[0],
+        );
     });
   }
   return {
@@ -196,7 +268,12 @@ export function computePodStatus(i: StatusInput): Obj {
     hostIPs: hostIPs.map((ip) => ({ ip })),
     // Dual-stack: the runtime's first IP, then its additional ones (upstream keeps one per family, the first first);
     // a host-network pod has the node's.
-    ...(podIP ? { podIP, podIPs: (spec.hostNetwork ? hostIPs : [podIP, ...(sandbox?.additionalIps ?? [])]).map((ip) => ({ ip })) } : {}),
+    ...(podIP
+      ? {
+          podIP,
+          podIPs: (spec.hostNetwork ? hostIPs : [podIP, ...(sandbox?.additionalIps ?? [])]).map((ip) => ({ ip })),
+        }
+      : {}),
     startTime: i.startTime,
     ...(init.length ? { initContainerStatuses: init } : {}),
     containerStatuses: main,

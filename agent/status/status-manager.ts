@@ -35,22 +35,48 @@ export class StatusManager {
     private readonly client: KubeApi,
     private readonly log: Logger,
     private readonly hostIP: string,
-    private readonly probes?: { ready(pod: Pod, name: string, id: string): boolean; started(pod: Pod, name: string, id: string): boolean },
+    private readonly probes?: {
+      ready(pod: Pod, name: string, id: string): boolean;
+      started(pod: Pod, name: string, id: string): boolean;
+    },
     /** Both families' node addresses with a dual-stack --node-ip. */
     private readonly hostIPs?: string[],
   ) {}
 
   /** Compute the status from the latest runtime state; post it if it changed. */
-  update(pod: Pod, state: PodRuntimeState, waiting: Map<string, Waiting>, extra: Pick<StatusInput, 'evicted' | 'resize'> = {}): void {
+  update(
+    pod: Pod,
+    state: PodRuntimeState,
+    waiting: Map<string, Waiting>,
+    extra: Pick<StatusInput, 'evicted' | 'resize'> = {},
+  ): void {
     const uid = pod.metadata!.uid!;
     let e = this.pods.get(uid);
     if (!e) {
-      e = { pod, posted: '', inFlight: false, clock: new ConditionClock(pod.status?.conditions ?? []), startTime: (pod.status?.startTime as string | undefined) ?? rfc3339() };
+      e = {
+        pod,
+        posted: '',
+        inFlight: false,
+        clock: new ConditionClock(pod.status?.conditions ?? []),
+        startTime: (pod.status?.startTime as string | undefined) ?? rfc3339(),
+      };
       this.pods.set(uid, e);
     }
     e.pod = pod;
-    const probes: ProbeStatus | undefined = this.probes && { ready: (n, id) => this.probes!.ready(pod, n, id), started: (n, id) => this.probes!.started(pod, n, id) };
-    const status = computePodStatus({ pod, state, waiting, hostIP: this.hostIP, hostIPs: this.hostIPs, startTime: e.startTime, probes, ...extra });
+    const probes: ProbeStatus | undefined = this.probes && {
+      ready: (n, id) => this.probes!.ready(pod, n, id),
+      started: (n, id) => this.probes!.started(pod, n, id),
+    };
+    const status = computePodStatus({
+      pod,
+      state,
+      waiting,
+      hostIP: this.hostIP,
+      hostIPs: this.hostIPs,
+      startTime: e.startTime,
+      probes,
+      ...extra,
+    });
     // A terminal phase is final: containers removed later (GC, a kubelet restart) must not turn it back.
     const posted = pod.status?.phase;
     if ((posted === 'Succeeded' || posted === 'Failed') && status.phase !== posted) return;
@@ -67,18 +93,29 @@ export class StatusManager {
 
   private withTimes(e: Entry, status: Obj): Obj {
     // reason and message are nulled when absent: the patch merges into the stored condition, whose old reason would stay.
-    const conditions: Obj[] = e.clock.stamp(status.conditions as { type: string; status: string }[]).map((c) => ({ reason: null, message: null, ...c, lastProbeTime: null }));
+    const conditions: Obj[] = e.clock
+      .stamp(status.conditions as { type: string; status: string }[])
+      .map((c) => ({ reason: null, message: null, ...c, lastProbeTime: null }));
     // Resize conditions exist only while they hold: one the stored pod still has is deleted from the list.
     for (const t of TRANSIENT_CONDITIONS) {
-      if (!conditions.some((c) => c.type === t) && (e.pod.status?.conditions ?? []).some((c) => c.type === t)) conditions.push({ type: t, $patch: 'delete' });
+      if (!conditions.some((c) => c.type === t) && (e.pod.status?.conditions ?? []).some((c) => c.type === t))
+        conditions.push({ type: t, $patch: 'delete' });
     }
-    const cs = (list: Obj[] | undefined) => list?.map((s) => ({ ...s, state: exclusive(s.state), lastState: exclusive(s.lastState), containerID: s.containerID ?? null }));
+    const cs = (list: Obj[] | undefined) =>
+      list?.map((s) => ({
+        ...s,
+        state: exclusive(s.state),
+        lastState: exclusive(s.lastState),
+        containerID: s.containerID ?? null,
+      }));
     return {
       ...status,
       conditions,
       containerStatuses: cs(status.containerStatuses),
       ...(status.initContainerStatuses ? { initContainerStatuses: cs(status.initContainerStatuses) } : {}),
-      ...(status.ephemeralContainerStatuses ? { ephemeralContainerStatuses: cs(status.ephemeralContainerStatuses) } : {}),
+      ...(status.ephemeralContainerStatuses
+        ? { ephemeralContainerStatuses: cs(status.ephemeralContainerStatuses) }
+        : {}),
       podIP: status.podIP ?? null,
       podIPs: [...((status.podIPs as Obj[] | undefined) ?? []), { $patch: 'replace' }],
       hostIPs: [...((status.hostIPs as Obj[] | undefined) ?? []), { $patch: 'replace' }],
@@ -95,7 +132,11 @@ export class StatusManager {
     e.inFlight = true;
     const md = e.pod.metadata!;
     try {
-      await this.client.patch(`/api/v1/namespaces/${md.namespace!}/pods/${md.name!}/status`, { metadata: { uid }, status: this.withTimes(e, status) }, 'strategic');
+      await this.client.patch(
+        `/api/v1/namespaces/${md.namespace!}/pods/${md.name!}/status`,
+        { metadata: { uid }, status: this.withTimes(e, status) },
+        'strategic',
+      );
       e.posted = key;
       this.patches++;
     } catch (err) {

@@ -23,7 +23,10 @@ export class ApiObjects {
   constructor(private readonly client?: KubeApi) {}
 
   private need(what: string): KubeApi {
-    if (!this.client) throw new MissingObjectError(`${what}: this kubelet has no apiserver (--kubeconfig), so it cannot read API objects`);
+    if (!this.client)
+      throw new MissingObjectError(
+        `${what}: this kubelet has no apiserver (--kubeconfig), so it cannot read API objects`,
+      );
     return this.client;
   }
 
@@ -90,11 +93,18 @@ export class ApiObjects {
     const key = `${md.uid}/${sa}/${audience ?? ''}/${expirationSeconds}`;
     const hit = this.tokens.get(key);
     if (hit && now < hit.refreshAt) return hit.token;
-    const tr = await this.need(`token for service account "${sa}"`).create(`/api/v1/namespaces/${md.namespace}/serviceaccounts/${sa}/token`, {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: { ...(audience ? { audiences: [audience] } : {}), expirationSeconds, boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: md.name, uid: md.uid } },
-    });
+    const tr = await this.need(`token for service account "${sa}"`).create(
+      `/api/v1/namespaces/${md.namespace}/serviceaccounts/${sa}/token`,
+      {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: {
+          ...(audience ? { audiences: [audience] } : {}),
+          expirationSeconds,
+          boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: md.name, uid: md.uid },
+        },
+      },
+    );
     const exp = Date.parse(tr.status?.expirationTimestamp ?? '') || now + expirationSeconds * 1000;
     const ttl = exp - now;
     this.tokens.set(key, { token: tr.status.token, refreshAt: now + Math.min(ttl * 0.8, 24 * 3600 * 1000) });

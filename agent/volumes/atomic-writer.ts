@@ -33,7 +33,8 @@ function sameContent(dir: string, payload: Payload): boolean {
     }
     const count = (d: string): number => {
       let n = 0;
-      for (const e of fs.readdirSync(d, { withFileTypes: true })) n += e.isDirectory() ? count(path.join(d, e.name)) : 1;
+      for (const e of fs.readdirSync(d, { withFileTypes: true }))
+        n += e.isDirectory() ? count(path.join(d, e.name)) : 1;
       return n;
     };
     return count(dir) === payload.size;
@@ -84,7 +85,8 @@ export async function writeAtomic(dir: string, payload: Payload): Promise<boolea
   // What the new payload no longer has, and the previous timestamped dir.
   for (const e of fs.readdirSync(dir)) {
     if (e === DATA || e === ts || top.has(e)) continue;
-    if (e.startsWith('..') || fs.lstatSync(path.join(dir, e)).isSymbolicLink()) fs.rmSync(path.join(dir, e), { recursive: true, force: true });
+    if (e.startsWith('..') || fs.lstatSync(path.join(dir, e)).isSymbolicLink())
+      fs.rmSync(path.join(dir, e), { recursive: true, force: true });
   }
   return true;
 }

@@ -9,7 +9,8 @@ import { mountTmpfs } from './mounts.js';
 import { VolumeError } from './projections.js';
 
 export async function setUpEmptyDir(v: Volume, dir: string): Promise<void> {
-  if (v.emptyDir?.medium === 'Memory') await mountTmpfs(dir, v.emptyDir.sizeLimit ? parseQuantity(v.emptyDir.sizeLimit) : undefined);
+  if (v.emptyDir?.medium === 'Memory')
+    await mountTmpfs(dir, v.emptyDir.sizeLimit ? parseQuantity(v.emptyDir.sizeLimit) : undefined);
   else fs.mkdirSync(dir, { recursive: true });
   // World-writable as upstream: any container user may use it. Set up again on every sync: the setgid bit
   // fsGroup put there stays. Synchronous: under the kubelet's root dir, where fs/promises costs ~10× the CPU.
@@ -44,7 +45,12 @@ export async function setUpHostPath(v: Volume): Promise<string> {
  * unless read-only) permission, and directories setgid so new files inherit it. OnRootMismatch skips the walk
  * when the volume's root already has that group and mode.
  */
-export async function setVolumeOwnership(dir: string, fsGroup: number, readOnly: boolean, policy: string | undefined): Promise<void> {
+export async function setVolumeOwnership(
+  dir: string,
+  fsGroup: number,
+  readOnly: boolean,
+  policy: string | undefined,
+): Promise<void> {
   const mask = readOnly ? 0o440 : 0o660;
   const dirMask = mask | 0o110 | 0o2000;
   if (policy === 'OnRootMismatch') {

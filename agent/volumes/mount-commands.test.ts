@@ -5,9 +5,15 @@ import { commandLine, MountCommands, parseAnswer, shellWord } from './mount-comm
 
 test('command lines quote every word, so paths with spaces and quotes reach mount(8) as they are', () => {
   assert.equal(shellWord("/var/lib/kubelet/pods/x/it's here"), "'/var/lib/kubelet/pods/x/it'\\''s here'");
-  assert.equal(commandLine('mount', ['-t', 'tmpfs', 'tmpfs', '/a b']), `'mount' '-t' 'tmpfs' 'tmpfs' '/a b' </dev/null 2>&1; echo "__tskube_rc=$?"\n`);
+  assert.equal(
+    commandLine('mount', ['-t', 'tmpfs', 'tmpfs', '/a b']),
+    `'mount' '-t' 'tmpfs' 'tmpfs' '/a b' </dev/null 2>&1; echo "__tskube_rc=$?"\n`,
+  );
   assert.equal(parseAnswer('mount: /x: permission denied.\n__tskube_rc=3'), undefined, 'no end of line yet');
-  assert.deepEqual(parseAnswer('mount: /x: permission denied.\n__tskube_rc=32\n'), { text: 'mount: /x: permission denied.', code: 32 });
+  assert.deepEqual(parseAnswer('mount: /x: permission denied.\n__tskube_rc=32\n'), {
+    text: 'mount: /x: permission denied.',
+    code: 32,
+  });
   assert.deepEqual(parseAnswer('__tskube_rc=0\n'), { text: '', code: 0 });
 });
 
@@ -20,8 +26,14 @@ test('calls run one at a time through one shell; each gets its own outcome, with
       mc.run('test', ["it's", '=', 'its']),
       mc.run('true', []),
     ]);
-    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
-    assert.match((results[1] as PromiseRejectedResult).reason.message, /^Command failed: ls \/nonexistent-tskube-path\nls: cannot access '\/nonexistent-tskube-path': No such file or directory$/);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'rejected', 'fulfilled'],
+    );
+    assert.match(
+      (results[1] as PromiseRejectedResult).reason.message,
+      /^Command failed: ls \/nonexistent-tskube-path\nls: cannot access '\/nonexistent-tskube-path': No such file or directory$/,
+    );
     assert.equal((results[2] as PromiseRejectedResult).reason.message, "Command failed: test it's = its");
     const shells = new Set<number>();
     for (let i = 0; i < 3; i++) {

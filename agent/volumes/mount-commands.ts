@@ -11,7 +11,8 @@ const MARK = '__tskube_rc=';
 export const shellWord = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
 
 /** The command line sent for one call: its output (stderr too) and then the marker with its exit code. */
-export const commandLine = (bin: string, args: string[]): string => `${[bin, ...args].map(shellWord).join(' ')} </dev/null 2>&1; echo "${MARK}$?"\n`;
+export const commandLine = (bin: string, args: string[]): string =>
+  `${[bin, ...args].map(shellWord).join(' ')} </dev/null 2>&1; echo "${MARK}$?"\n`;
 
 /** The output and exit code of a call once the shell's answer holds its marker line; undefined until then. */
 export function parseAnswer(out: string): { text: string; code: number } | undefined {
@@ -63,7 +64,8 @@ export class MountCommands {
   private hold(on: boolean): void {
     const sh = this.sh;
     if (!sh) return;
-    for (const h of [sh, sh.stdout, sh.stdin] as ({ ref(): void; unref(): void } | null)[]) if (h) on ? h.ref() : h.unref();
+    for (const h of [sh, sh.stdout, sh.stdin] as ({ ref(): void; unref(): void } | null)[])
+      if (h) on ? h.ref() : h.unref();
   }
 
   private exec(bin: string, args: string[]): Promise<void> {

@@ -40,5 +40,6 @@ export async function mountTmpfs(dir: string, sizeBytes?: number): Promise<void>
 }
 
 export async function unmountAll(dir: string): Promise<void> {
-  for (const mp of await mountsUnder(dir)) await mountCommands.run('umount', [mp]).catch(async () => mountCommands.run('umount', ['-l', mp]));
+  for (const mp of await mountsUnder(dir))
+    await mountCommands.run('umount', [mp]).catch(async () => mountCommands.run('umount', ['-l', mp]));
 }

@@ -21,12 +21,21 @@ interface KeyToPath {
 /** Data of a ConfigMap (text and binaryData) or a Secret (base64), by key. */
 function objectData(o: KObj, secret: boolean): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
-  for (const [k, v] of Object.entries((o.data ?? {}) as Record<string, string>)) out.set(k, secret ? Buffer.from(v, 'base64') : Buffer.from(v, 'utf8'));
-  for (const [k, v] of Object.entries((o.binaryData ?? {}) as Record<string, string>)) out.set(k, Buffer.from(v, 'base64'));
+  for (const [k, v] of Object.entries((o.data ?? {}) as Record<string, string>))
+    out.set(k, secret ? Buffer.from(v, 'base64') : Buffer.from(v, 'utf8'));
+  for (const [k, v] of Object.entries((o.binaryData ?? {}) as Record<string, string>))
+    out.set(k, Buffer.from(v, 'base64'));
   return out;
 }
 
-function project(out: Payload, data: Map<string, Buffer>, items: KeyToPath[] | undefined, mode: number, what: string, optional: boolean): void {
+function project(
+  out: Payload,
+  data: Map<string, Buffer>,
+  items: KeyToPath[] | undefined,
+  mode: number,
+  what: string,
+  optional: boolean,
+): void {
   const list: KeyToPath[] = items?.length ? items : [...data.keys()].map((key) => ({ key, path: key }));
   for (const it of list) {
     const bad = checkPayloadPath(it.path);
@@ -34,13 +43,21 @@ function project(out: Payload, data: Map<string, Buffer>, items: KeyToPath[] | u
     const buf = data.get(it.key);
     if (!buf) {
       if (optional) continue;
-      throw new VolumeError(`${what.startsWith('configmap') ? 'configmap' : 'secret'} references non-existent config key: ${it.key}`);
+      throw new VolumeError(
+        `${what.startsWith('configmap') ? 'configmap' : 'secret'} references non-existent config key: ${it.key}`,
+      );
     }
     out.set(it.path, { data: buf, mode: it.mode ?? mode });
   }
 }
 
-export async function configMapFiles(objects: ApiObjects, ns: string, src: KObj, out: Payload, mode: number): Promise<void> {
+export async function configMapFiles(
+  objects: ApiObjects,
+  ns: string,
+  src: KObj,
+  out: Payload,
+  mode: number,
+): Promise<void> {
   const cm = await objects.configMap(ns, src.name);
   if (!cm) {
     if (src.optional) return;
@@ -49,7 +66,14 @@ export async function configMapFiles(objects: ApiObjects, ns: string, src: KObj,
   project(out, objectData(cm, false), src.items, mode, `configmap "${String(src.name)}"`, src.optional === true);
 }
 
-export async function secretFiles(objects: ApiObjects, ns: string, name: string, src: KObj, out: Payload, mode: number): Promise<void> {
+export async function secretFiles(
+  objects: ApiObjects,
+  ns: string,
+  name: string,
+  src: KObj,
+  out: Payload,
+  mode: number,
+): Promise<void> {
   const s = await objects.secret(ns, name);
   if (!s) {
     if (src.optional) return;
@@ -64,7 +88,15 @@ export function downwardFiles(pod: Pod, items: KObj[], out: Payload, mode: numbe
     if (bad) throw new VolumeError(`downwardAPI: item path "${String(it.path)}" ${bad}`);
     let v: string;
     try {
-      v = it.fieldRef ? fieldValue(pod, it.fieldRef.fieldPath, ctx) : resourceValue(pod, it.resourceFieldRef.containerName, it.resourceFieldRef.resource, it.resourceFieldRef.divisor, ctx);
+      v = it.fieldRef
+        ? fieldValue(pod, it.fieldRef.fieldPath, ctx)
+        : resourceValue(
+            pod,
+            it.resourceFieldRef.containerName,
+            it.resourceFieldRef.resource,
+            it.resourceFieldRef.divisor,
+            ctx,
+          );
     } catch (e) {
       throw new VolumeError(`downwardAPI: ${(e as Error).message}`);
     }
@@ -77,8 +109,10 @@ export async function volumeFiles(pod: Pod, v: KObj, objects: ApiObjects, ctx: D
   const ns = pod.metadata!.namespace!;
   const out: Payload = new Map();
   if (v.configMap) await configMapFiles(objects, ns, v.configMap, out, v.configMap.defaultMode ?? DEFAULT_MODE);
-  else if (v.secret) await secretFiles(objects, ns, v.secret.secretName, v.secret, out, v.secret.defaultMode ?? DEFAULT_MODE);
-  else if (v.downwardAPI) downwardFiles(pod, v.downwardAPI.items ?? [], out, v.downwardAPI.defaultMode ?? DEFAULT_MODE, ctx);
+  else if (v.secret)
+    await secretFiles(objects, ns, v.secret.secretName, v.secret, out, v.secret.defaultMode ?? DEFAULT_MODE);
+  else if (v.downwardAPI)
+    downwardFiles(pod, v.downwardAPI.items ?? [], out, v.downwardAPI.defaultMode ?? DEFAULT_MODE, ctx);
   else if (v.projected) {
     const mode = v.projected.defaultMode ?? DEFAULT_MODE;
     for (const s of (v.projected.sources ?? []) as KObj[]) {

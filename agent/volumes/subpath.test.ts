@@ -55,7 +55,11 @@ test('a planted symlink to the host, absolute or relative, and .. are refused', 
   fs.mkdirSync(path.join(v, 'd'));
   fs.symlinkSync('../../outside/secret', path.join(v, 'd', 'leak'));
   for (const sub of ['etc', 'up', 'up/secret', 'd/leak', '../outside', 'd/../../outside']) {
-    await assert.rejects(mountSubPath(v, sub, path.join(root, 'escape', 't', sub.replace(/\W/g, '_'))), SubPathError, sub);
+    await assert.rejects(
+      mountSubPath(v, sub, path.join(root, 'escape', 't', sub.replace(/\W/g, '_'))),
+      SubPathError,
+      sub,
+    );
   }
   assert.deepEqual(await mountsUnder(path.join(root, 'escape', 't')), []);
   // The element-by-element open refuses a symlink even where the path check was passed (a swap after resolving).
@@ -66,25 +70,59 @@ test('containerMounts names the volume and container of a refused subPath; pod p
   const v = volume('named');
   fs.symlinkSync('/', path.join(v, 'root'));
   const vols = new Map([['data', { hostPath: v, readOnly: false }]]);
-  await assert.rejects(containerMounts(path.join(root, 'named', 'pod'), { name: 'app', volumeMounts: [{ name: 'data', mountPath: '/d', subPath: 'root' }] }, vols), (e: Error) => e instanceof SubPathError && e.message.startsWith('failed to prepare subPath for volumeMount "data" of container "app": '));
-  const ok = await containerMounts(path.join(root, 'named', 'pod'), { name: 'app', volumeMounts: [{ name: 'data', mountPath: '/d', subPath: 'sub' }] }, vols);
-  assert.deepEqual(ok, [{ container_path: '/d', host_path: subPathTarget(path.join(root, 'named', 'pod'), 'data', 'app', 0), readonly: false }]);
-  for (const uid of ['../../canary', '.', '..', 'a/b', '', '../x']) assert.throws(() => podDir('/var/lib/kubelet', uid), /pod uid/, uid);
-  assert.equal(podDir('/var/lib/kubelet', '0f8e9c6a-1234-4bcd-9abc-0123456789ab'), '/var/lib/kubelet/pods/0f8e9c6a-1234-4bcd-9abc-0123456789ab');
+  await assert.rejects(
+    containerMounts(
+      path.join(root, 'named', 'pod'),
+      { name: 'app', volumeMounts: [{ name: 'data', mountPath: '/d', subPath: 'root' }] },
+      vols,
+    ),
+    (e: Error) =>
+      e instanceof SubPathError &&
+      e.message.startsWith('failed to prepare subPath for volumeMount "data" of container "app": '),
+  );
+  const ok = await containerMounts(
+    path.join(root, 'named', 'pod'),
+    { name: 'app', volumeMounts: [{ name: 'data', mountPath: '/d', subPath: 'sub' }] },
+    vols,
+  );
+  assert.deepEqual(ok, [
+    {
+      container_path: '/d',
+      host_path: subPathTarget(path.join(root, 'named', 'pod'), 'data', 'app', 0),
+      readonly: false,
+    },
+  ]);
+  for (const uid of ['../../canary', '.', '..', 'a/b', '', '../x'])
+    assert.throws(() => podDir('/var/lib/kubelet', uid), /pod uid/, uid);
+  assert.equal(
+    podDir('/var/lib/kubelet', '0f8e9c6a-1234-4bcd-9abc-0123456789ab'),
+    '/var/lib/kubelet/pods/0f8e9c6a-1234-4bcd-9abc-0123456789ab',
+  );
 });
 
 test('pod and volume directories are 0750: another host user cannot read a pod volume', async () => {
   const vm = new VolumeManager({ rootDir: path.join(root, 'kubelet'), log: memoryLogger() });
-  const pod = { metadata: { name: 'p', namespace: 'ns', uid: 'perm-1' }, spec: { containers: [{ name: 'c', image: 'i' }], volumes: [{ name: 'scratch', emptyDir: {} }] } } as unknown as Pod;
+  const pod = {
+    metadata: { name: 'p', namespace: 'ns', uid: 'perm-1' },
+    spec: { containers: [{ name: 'c', image: 'i' }], volumes: [{ name: 'scratch', emptyDir: {} }] },
+  } as unknown as Pod;
   const vols = await vm.setUp(pod, { podIP: '', hostIP: '' });
   fs.writeFileSync(path.join(vols.get('scratch')!.hostPath, 'token'), 'secret');
-  for (const d of [podDir(path.join(root, 'kubelet'), 'perm-1'), path.join(podDir(path.join(root, 'kubelet'), 'perm-1'), 'volumes'), path.dirname(vols.get('scratch')!.hostPath)]) {
+  for (const d of [
+    podDir(path.join(root, 'kubelet'), 'perm-1'),
+    path.join(podDir(path.join(root, 'kubelet'), 'perm-1'), 'volumes'),
+    path.dirname(vols.get('scratch')!.hostPath),
+  ]) {
     assert.equal(fs.statSync(d).mode & 0o777, 0o750, d);
   }
   fs.chmodSync(root, 0o755);
   const r = (() => {
     try {
-      return execFileSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'cat', path.join(vols.get('scratch')!.hostPath, 'token')], { stdio: 'pipe' }).toString();
+      return execFileSync(
+        'setpriv',
+        ['--reuid=65534', '--regid=65534', '--clear-groups', 'cat', path.join(vols.get('scratch')!.hostPath, 'token')],
+        { stdio: 'pipe' },
+      ).toString();
     } catch (e) {
       return String((e as { stderr?: Buffer }).stderr ?? e);
     }

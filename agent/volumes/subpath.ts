@@ -13,12 +13,14 @@ const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK } = fs.constants;
 export class SubPathError extends Error {}
 
 /** Where the kubelet bind-mounts one subPath (upstream: <pod>/volume-subpaths/<volume>/<container>/<index>). */
-export const subPathTarget = (podDir: string, volume: string, container: string, index: number): string => path.join(podDir, 'volume-subpaths', volume, container, String(index));
+export const subPathTarget = (podDir: string, volume: string, container: string, index: number): string =>
+  path.join(podDir, 'volume-subpaths', volume, container, String(index));
 
 /** Opens `rel` below `base` one element at a time, never following a symlink; creates missing directories. */
 export function openInside(base: string, rel: string): { fd: number; isDir: boolean } {
   const parts = rel.split('/').filter((p) => p !== '' && p !== '.');
-  if (path.isAbsolute(rel) || parts.includes('..')) throw new SubPathError(`subPath ${JSON.stringify(rel)} must be a relative path without '..'`);
+  if (path.isAbsolute(rel) || parts.includes('..'))
+    throw new SubPathError(`subPath ${JSON.stringify(rel)} must be a relative path without '..'`);
   let fd = fs.openSync(base, O_RDONLY | O_DIRECTORY);
   try {
     const mode = fs.fstatSync(fd).mode & 0o7777;
@@ -35,14 +37,17 @@ export function openInside(base: string, rel: string): { fd: number; isDir: bool
           fs.mkdirSync(at, { mode });
           next = fs.openSync(at, O_RDONLY | O_NOFOLLOW | O_DIRECTORY);
         } else if (code === 'ELOOP' || code === 'ENOTDIR') {
-          throw new SubPathError(`subPath ${JSON.stringify(rel)}: ${parts.slice(0, i + 1).join('/')} is a symlink or not a directory; symlinks out of the volume are not allowed`);
+          throw new SubPathError(
+            `subPath ${JSON.stringify(rel)}: ${parts.slice(0, i + 1).join('/')} is a symlink or not a directory; symlinks out of the volume are not allowed`,
+          );
         } else throw e;
       }
       fs.closeSync(fd);
       fd = next;
     }
     const st = fs.fstatSync(fd);
-    if (!st.isDirectory() && !st.isFile()) throw new SubPathError(`subPath ${JSON.stringify(rel)} is neither a file nor a directory`);
+    if (!st.isDirectory() && !st.isFile())
+      throw new SubPathError(`subPath ${JSON.stringify(rel)} is neither a file nor a directory`);
     return { fd, isDir: st.isDirectory() };
   } catch (e) {
     fs.closeSync(fd);
@@ -64,7 +69,10 @@ export async function mountSubPath(volumePath: string, subPath: string, target: 
     resolved = path.join(base, subPath);
   }
   const rel = path.relative(base, resolved);
-  if (rel.startsWith('..') || path.isAbsolute(rel)) throw new SubPathError(`subPath ${JSON.stringify(subPath)} resolves to ${resolved}, outside of the volume ${volumePath}`);
+  if (rel.startsWith('..') || path.isAbsolute(rel))
+    throw new SubPathError(
+      `subPath ${JSON.stringify(subPath)} resolves to ${resolved}, outside of the volume ${volumePath}`,
+    );
   const { fd, isDir } = openInside(base, rel);
   try {
     fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o750 });

@@ -69,7 +69,17 @@ export interface VolumeManagerOptions {
 }
 
 /** PersistentVolumeSpec fields that are not the volume source. */
-const PV_FIELDS = new Set(['capacity', 'accessModes', 'claimRef', 'persistentVolumeReclaimPolicy', 'storageClassName', 'mountOptions', 'volumeMode', 'nodeAffinity', 'volumeAttributesClassName']);
+const PV_FIELDS = new Set([
+  'capacity',
+  'accessModes',
+  'claimRef',
+  'persistentVolumeReclaimPolicy',
+  'storageClassName',
+  'mountOptions',
+  'volumeMode',
+  'nodeAffinity',
+  'volumeAttributesClassName',
+]);
 
 export class VolumeManager {
   readonly objects: ApiObjects;
@@ -138,7 +148,10 @@ export class VolumeManager {
           }
           out.set(v.name, { hostPath: dir, readOnly: true });
         } else if (v.persistentVolumeClaim) out.set(v.name, await this.claimVolume(pod, v));
-        else throw new VolumeError(`volume type of ${JSON.stringify(Object.keys(v).filter((k) => k !== 'name'))} is not supported by this kubelet`);
+        else
+          throw new VolumeError(
+            `volume type of ${JSON.stringify(Object.keys(v).filter((k) => k !== 'name'))} is not supported by this kubelet`,
+          );
       } catch (e) {
         throw new MountError(v.name, (e as Error).message);
       }
@@ -149,7 +162,12 @@ export class VolumeManager {
       for (const v of pod.spec?.volumes ?? []) {
         const set = out.get(v.name);
         if (!set || v.hostPath || (v.persistentVolumeClaim && !set.ownershipManaged)) continue;
-        await setVolumeOwnership(set.hostPath, fsGroup, set.readOnly, pod.spec?.securityContext?.fsGroupChangePolicy).catch((e: Error) => {
+        await setVolumeOwnership(
+          set.hostPath,
+          fsGroup,
+          set.readOnly,
+          pod.spec?.securityContext?.fsGroupChangePolicy,
+        ).catch((e: Error) => {
           throw new MountError(v.name, `applying fsGroup ${fsGroup}: ${e.message}`);
         });
       }
@@ -163,17 +181,29 @@ export class VolumeManager {
     const ns = pod.metadata!.namespace ?? 'default';
     const name = v.persistentVolumeClaim!.claimName;
     const claim = await this.objects.claim(ns, name);
-    if (!claim) throw new VolumeError(`error processing PVC ${ns}/${name}: failed to fetch PVC from API server: persistentvolumeclaims "${name}" not found`);
-    if (claim.status?.phase !== 'Bound' || !claim.spec?.volumeName) throw new VolumeError(`PVC ${ns}/${name} has non-bound phase (${JSON.stringify(claim.status?.phase ?? '')}) or empty pvc.Spec.VolumeName (${JSON.stringify(claim.spec?.volumeName ?? '')})`);
+    if (!claim)
+      throw new VolumeError(
+        `error processing PVC ${ns}/${name}: failed to fetch PVC from API server: persistentvolumeclaims "${name}" not found`,
+      );
+    if (claim.status?.phase !== 'Bound' || !claim.spec?.volumeName)
+      throw new VolumeError(
+        `PVC ${ns}/${name} has non-bound phase (${JSON.stringify(claim.status?.phase ?? '')}) or empty pvc.Spec.VolumeName (${JSON.stringify(claim.spec?.volumeName ?? '')})`,
+      );
     const pv = await this.objects.volume(claim.spec.volumeName);
-    if (!pv) throw new VolumeError(`error processing PVC ${ns}/${name}: failed to fetch PV ${claim.spec.volumeName} from API server: persistentvolumes "${claim.spec.volumeName}" not found`);
+    if (!pv)
+      throw new VolumeError(
+        `error processing PVC ${ns}/${name}: failed to fetch PV ${claim.spec.volumeName} from API server: persistentvolumes "${claim.spec.volumeName}" not found`,
+      );
     const readOnly = v.persistentVolumeClaim!.readOnly === true;
-    if (pv.spec?.hostPath) return { hostPath: await setUpHostPath({ name: v.name, hostPath: pv.spec.hostPath }), readOnly };
+    if (pv.spec?.hostPath)
+      return { hostPath: await setUpHostPath({ name: v.name, hostPath: pv.spec.hostPath }), readOnly };
     if (pv.spec?.local?.path) {
       if (!fs.existsSync(pv.spec.local.path)) throw new VolumeError(`path "${pv.spec.local.path}" does not exist`);
       return { hostPath: path.resolve(pv.spec.local.path), readOnly, ownershipManaged: true };
     }
-    throw new VolumeError(`persistentvolume "${pv.metadata.name}": volume type of ${JSON.stringify(Object.keys(pv.spec ?? {}).filter((k) => !PV_FIELDS.has(k)))} is not supported by this kubelet`);
+    throw new VolumeError(
+      `persistentvolume "${pv.metadata.name}": volume type of ${JSON.stringify(Object.keys(pv.spec ?? {}).filter((k) => !PV_FIELDS.has(k)))} is not supported by this kubelet`,
+    );
   }
 
   /** Rewrites API-backed volumes whose source changed (ConfigMap edits, token rotation). */
@@ -194,12 +224,17 @@ export class VolumeManager {
         if (!(v.configMap || v.secret || v.downwardAPI || v.projected)) continue;
         try {
           if (await writeAtomic(this.volumeDir(uid, v), await volumeFiles(pod, v as KObj, this.objects, ctx))) {
-            this.o.log.info(`volume ${v.name} of pod ${pod.metadata!.namespace!}/${pod.metadata!.name!} updated`, { podUID: uid });
+            this.o.log.info(`volume ${v.name} of pod ${pod.metadata!.namespace!}/${pod.metadata!.name!} updated`, {
+              podUID: uid,
+            });
             const fsGroup = pod.spec?.securityContext?.fsGroup;
             if (fsGroup !== undefined) await setVolumeOwnership(this.volumeDir(uid, v), fsGroup, true, undefined);
           }
         } catch (e) {
-          this.o.log.warn(`resync of volume ${v.name} of pod ${pod.metadata!.namespace!}/${pod.metadata!.name!} failed: ${(e as Error).message}`, { podUID: uid });
+          this.o.log.warn(
+            `resync of volume ${v.name} of pod ${pod.metadata!.namespace!}/${pod.metadata!.name!} failed: ${(e as Error).message}`,
+            { podUID: uid },
+          );
         }
       }
     }
@@ -239,7 +274,12 @@ const PROPAGATION: Record<string, 0 | 1 | 2> = { None: 0, HostToContainer: 1, Bi
  * expanded with the container's environment) is bind-mounted from inside its volume first (see subpath.ts);
  * one that leaves the volume throws SubPathError.
  */
-export async function containerMounts(podDirPath: string, c: Container, volumes: Map<string, SetUpVolume>, env: Map<string, string> = new Map()): Promise<Mounts> {
+export async function containerMounts(
+  podDirPath: string,
+  c: Container,
+  volumes: Map<string, SetUpVolume>,
+  env: Map<string, string> = new Map(),
+): Promise<Mounts> {
   const mounts: Mounts = [];
   for (const [i, m] of (c.volumeMounts ?? []).entries()) {
     const v = volumes.get(m.name);
@@ -247,18 +287,30 @@ export async function containerMounts(podDirPath: string, c: Container, volumes:
     let hostPath = v.hostPath;
     const sub = m.subPathExpr ? expand(m.subPathExpr, env) : m.subPath;
     if (m.subPathExpr && (path.isAbsolute(sub!) || sub!.split('/').includes('..'))) {
-      throw new SubPathError(`failed to prepare subPath for volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(c.name)}: subPathExpr ${JSON.stringify(m.subPathExpr)} expands to ${JSON.stringify(sub)}, which must be a relative path without '..'`);
+      throw new SubPathError(
+        `failed to prepare subPath for volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(c.name)}: subPathExpr ${JSON.stringify(m.subPathExpr)} expands to ${JSON.stringify(sub)}, which must be a relative path without '..'`,
+      );
     }
     if (sub) {
       try {
         hostPath = await mountSubPath(v.hostPath, sub, subPathTarget(podDirPath, m.name, c.name, i));
       } catch (e) {
-        throw new SubPathError(`failed to prepare subPath for volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(c.name)}: ${(e as Error).message}`);
+        throw new SubPathError(
+          `failed to prepare subPath for volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(c.name)}: ${(e as Error).message}`,
+        );
       }
     }
     const propagation = PROPAGATION[m.mountPropagation ?? 'None'] ?? 0;
-    if (propagation === 2 && !c.securityContext?.privileged) throw new SubPathError(`Bidirectional mount propagation is available only to privileged containers (volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(c.name)})`);
-    mounts.push({ container_path: m.mountPath, host_path: hostPath, readonly: (m.readOnly ?? false) || v.readOnly, ...(propagation ? { propagation } : {}) });
+    if (propagation === 2 && !c.securityContext?.privileged)
+      throw new SubPathError(
+        `Bidirectional mount propagation is available only to privileged containers (volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(c.name)})`,
+      );
+    mounts.push({
+      container_path: m.mountPath,
+      host_path: hostPath,
+      readonly: (m.readOnly ?? false) || v.readOnly,
+      ...(propagation ? { propagation } : {}),
+    });
   }
   return mounts;
 }

@@ -37,11 +37,24 @@ plugins:
     warn: { level: 'restricted', version: 'latest' },
     audit: { level: 'privileged', version: 'latest' },
   });
-  assert.deepEqual(c.exemptions, { namespaces: ['kube-system'], runtimeClasses: [], usernames: ['system:serviceaccount:kube-system:replicaset-controller'] });
-  write('pss.yaml', 'apiVersion: pod-security.admission.config.k8s.io/v1\nkind: PodSecurityConfiguration\ndefaults: {audit: restricted}\n');
-  const byPath = write('by-path.yaml', 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodSecurity\n  path: pss.yaml\n');
+  assert.deepEqual(c.exemptions, {
+    namespaces: ['kube-system'],
+    runtimeClasses: [],
+    usernames: ['system:serviceaccount:kube-system:replicaset-controller'],
+  });
+  write(
+    'pss.yaml',
+    'apiVersion: pod-security.admission.config.k8s.io/v1\nkind: PodSecurityConfiguration\ndefaults: {audit: restricted}\n',
+  );
+  const byPath = write(
+    'by-path.yaml',
+    'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodSecurity\n  path: pss.yaml\n',
+  );
   assert.equal(loadAdmissionConfig(byPath).podSecurity.defaults.audit.level, 'restricted');
-  const none = write('none.yaml', 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins: []\n');
+  const none = write(
+    'none.yaml',
+    'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins: []\n',
+  );
   assert.equal(loadAdmissionConfig(none).podSecurity.defaults.enforce.level, 'privileged');
 });
 
@@ -59,16 +72,25 @@ plugins:
     exemptions: {namespaces: [Bad_NS, ops, ops], usernames: [""]}
 `,
   );
-  assert.throws(() => loadAdmissionConfig(bad), (e: Error) => {
-    assert.match(e.message, new RegExp(`^${bad}: plugins\\[0\\]\\.configuration: `));
-    assert.match(e.message, /defaults\.enforce: Invalid value: "strict": must be one of privileged, baseline, restricted/);
-    assert.match(e.message, /defaults\.warn-version: Invalid value: "1\.30": must be "latest" or "v1\.x"/);
-    assert.match(e.message, /exemptions\.namespaces\[0\]: Invalid value: "Bad_NS": a lowercase RFC 1123 label/);
-    assert.match(e.message, /exemptions\.namespaces\[2\]: Duplicate value: "ops"/);
-    assert.match(e.message, /exemptions\.usernames\[0\]: Invalid value: "": username must not be empty/);
-    return true;
-  });
+  assert.throws(
+    () => loadAdmissionConfig(bad),
+    (e: Error) => {
+      assert.match(e.message, new RegExp(`^${bad}: plugins\\[0\\]\\.configuration: `));
+      assert.match(
+        e.message,
+        /defaults\.enforce: Invalid value: "strict": must be one of privileged, baseline, restricted/,
+      );
+      assert.match(e.message, /defaults\.warn-version: Invalid value: "1\.30": must be "latest" or "v1\.x"/);
+      assert.match(e.message, /exemptions\.namespaces\[0\]: Invalid value: "Bad_NS": a lowercase RFC 1123 label/);
+      assert.match(e.message, /exemptions\.namespaces\[2\]: Duplicate value: "ops"/);
+      assert.match(e.message, /exemptions\.usernames\[0\]: Invalid value: "": username must not be empty/);
+      return true;
+    },
+  );
   const wrongKind = write('kind.yaml', 'apiVersion: v1\nkind: ConfigMap\n');
-  assert.throws(() => loadAdmissionConfig(wrongKind), new RegExp(`^Error: ${wrongKind}: not an AdmissionConfiguration`));
+  assert.throws(
+    () => loadAdmissionConfig(wrongKind),
+    new RegExp(`^Error: ${wrongKind}: not an AdmissionConfiguration`),
+  );
   assert.throws(() => loadAdmissionConfig(path.join(dir, 'missing.yaml')), /missing\.yaml: ENOENT/);
 });

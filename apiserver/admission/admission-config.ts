@@ -8,7 +8,11 @@ import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
 import { DEFAULT_POD_SECURITY, type PodSecurityConfiguration } from './pod-security/admission.js';
 import { parseLevel, parseVersion, type LevelVersion } from './pod-security/policy.js';
 
-const ADMISSION_CONFIG_VERSIONS = ['apiserver.config.k8s.io/v1', 'apiserver.config.k8s.io/v1alpha1', 'apiserver.k8s.io/v1alpha1'];
+const ADMISSION_CONFIG_VERSIONS = [
+  'apiserver.config.k8s.io/v1',
+  'apiserver.config.k8s.io/v1alpha1',
+  'apiserver.k8s.io/v1alpha1',
+];
 const POD_SECURITY_VERSIONS = [
   'pod-security.admission.config.k8s.io/v1',
   'pod-security.admission.config.k8s.io/v1beta1',
@@ -32,7 +36,11 @@ function readYaml(file: string): unknown {
 /** Reads the file; every problem names the file and the field. */
 export function loadAdmissionConfig(file: string): AdmissionConfig {
   const doc = readYaml(file);
-  if (!isRecord(doc) || doc.kind !== 'AdmissionConfiguration' || !ADMISSION_CONFIG_VERSIONS.includes(String(doc.apiVersion))) {
+  if (
+    !isRecord(doc) ||
+    doc.kind !== 'AdmissionConfiguration' ||
+    !ADMISSION_CONFIG_VERSIONS.includes(String(doc.apiVersion))
+  ) {
     throw new Error(`${file}: not an AdmissionConfiguration (apiVersion ${ADMISSION_CONFIG_VERSIONS[0]})`);
   }
   const plugins = doc.plugins ?? [];
@@ -55,7 +63,11 @@ export function loadAdmissionConfig(file: string): AdmissionConfig {
 
 /** A PodSecurityConfiguration, defaulted and validated as upstream (levels, versions, exemption names). */
 export function podSecurityConfiguration(body: unknown, where: string): PodSecurityConfiguration {
-  if (!isRecord(body) || body.kind !== 'PodSecurityConfiguration' || !POD_SECURITY_VERSIONS.includes(String(body.apiVersion))) {
+  if (
+    !isRecord(body) ||
+    body.kind !== 'PodSecurityConfiguration' ||
+    !POD_SECURITY_VERSIONS.includes(String(body.apiVersion))
+  ) {
     throw new Error(`${where}: not a PodSecurityConfiguration (apiVersion ${POD_SECURITY_VERSIONS[0]})`);
   }
   const defaults = isRecord(body.defaults) ? body.defaults : {};
@@ -66,8 +78,10 @@ export function podSecurityConfiguration(body: unknown, where: string): PodSecur
     const v = String(defaults[`${level}-version`] ?? 'latest');
     const parsedLevel = parseLevel(l);
     const parsedVersion = parseVersion(v);
-    if (parsedLevel instanceof Error) problems.push(`defaults.${level}: Invalid value: ${JSON.stringify(l)}: ${parsedLevel.message}`);
-    if (parsedVersion instanceof Error) problems.push(`defaults.${level}-version: Invalid value: ${JSON.stringify(v)}: ${parsedVersion.message}`);
+    if (parsedLevel instanceof Error)
+      problems.push(`defaults.${level}: Invalid value: ${JSON.stringify(l)}: ${parsedLevel.message}`);
+    if (parsedVersion instanceof Error)
+      problems.push(`defaults.${level}-version: Invalid value: ${JSON.stringify(v)}: ${parsedVersion.message}`);
     return {
       level: parsedLevel instanceof Error ? 'privileged' : parsedLevel,
       version: parsedVersion instanceof Error ? 'latest' : parsedVersion,

@@ -3,7 +3,8 @@
 import { errors } from '../api/errors.js';
 import type { AdmissionPlugin } from '../api/admission.js';
 
-const ips = (o: { spec?: { externalIPs?: unknown } } | undefined): string[] => (Array.isArray(o?.spec?.externalIPs) ? (o.spec.externalIPs as unknown[]).map(String) : []);
+const ips = (o: { spec?: { externalIPs?: unknown } } | undefined): string[] =>
+  Array.isArray(o?.spec?.externalIPs) ? (o.spec.externalIPs as unknown[]).map(String) : [];
 
 export const denyServiceExternalIPs: AdmissionPlugin = {
   name: 'DenyServiceExternalIPs',

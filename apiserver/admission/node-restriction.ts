@@ -51,7 +51,11 @@ function forbiddenLabels(next: Record<string, string> = {}, prev: Record<string,
 
 /** Whether a pod spec names a secret or a configmap (podutil.VisitPodSecretNames / VisitPodConfigmapNames). */
 function podRefs(spec: Obj): { secrets: boolean; configMaps: boolean; pvcs: boolean; trustBundles: boolean } {
-  const containers = [...(spec.initContainers ?? []), ...(spec.containers ?? []), ...(spec.ephemeralContainers ?? [])] as Obj[];
+  const containers = [
+    ...(spec.initContainers ?? []),
+    ...(spec.containers ?? []),
+    ...(spec.ephemeralContainers ?? []),
+  ] as Obj[];
   let secrets = (spec.imagePullSecrets ?? []).length > 0;
   let configMaps = false;
   let trustBundles = false;
@@ -66,7 +70,8 @@ function podRefs(spec: Obj): { secrets: boolean; configMaps: boolean; pvcs: bool
     }
   }
   for (const v of (spec.volumes ?? []) as Obj[]) {
-    if (v.secret || Object.values(v).some((src) => src && typeof src === 'object' && 'secretRef' in (src as Obj))) secrets = true;
+    if (v.secret || Object.values(v).some((src) => src && typeof src === 'object' && 'secretRef' in (src as Obj)))
+      secrets = true;
     if (v.configMap) configMaps = true;
     for (const s of (v.projected?.sources ?? []) as Obj[]) {
       if (s.secret) secrets = true;
@@ -107,41 +112,63 @@ export const nodeRestriction: AdmissionPlugin = {
 };
 
 /** A node may only ask for tokens bound to a pod that runs on it (upstream admitServiceAccount). */
-function admitTokenRequest(node: string, a: Attributes, deny: (why: string) => never, get: Parameters<AdmissionPlugin['admit']>[1]): void {
+function admitTokenRequest(
+  node: string,
+  a: Attributes,
+  deny: (why: string) => never,
+  get: Parameters<AdmissionPlugin['admit']>[1],
+): void {
   const ref = a.object?.spec?.boundObjectRef as Obj | undefined;
   if (!ref || ref.kind !== 'Pod') deny(`node requested token not bound to a pod`);
   if (!ref!.uid) deny(`node requested token with a pod binding without a uid`);
   const pod = get('', 'pods', a.namespace, String(ref!.name));
   if (!pod) throw errors.notFound('pods', '', String(ref!.name));
-  if (pod.metadata.uid !== ref!.uid) deny(`the UID in the bound object reference (${String(ref!.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
+  if (pod.metadata.uid !== ref!.uid)
+    deny(
+      `the UID in the bound object reference (${String(ref!.uid)}) does not match the UID in record. The object might have been deleted and then recreated`,
+    );
   if (pod.spec?.nodeName !== node) deny(`node requested token bound to a pod scheduled on a different node`);
 }
 
-function admitPod(node: string, a: Attributes, deny: (why: string) => never, get: Parameters<AdmissionPlugin['admit']>[1]): void {
+function admitPod(
+  node: string,
+  a: Attributes,
+  deny: (why: string) => never,
+  get: Parameters<AdmissionPlugin['admit']>[1],
+): void {
   if (a.subresource === 'status') {
     if (a.operation !== 'UPDATE') deny(`unexpected operation "${a.operation}"`);
-    if (a.oldObject?.spec?.nodeName !== node) deny(`node "${node}" can only update pod status for pods with spec.nodeName set to itself`);
-    if (JSON.stringify(a.oldObject?.metadata?.labels ?? {}) !== JSON.stringify(a.object?.metadata?.labels ?? {})) deny(`node "${node}" cannot update labels through pod status`);
+    if (a.oldObject?.spec?.nodeName !== node)
+      deny(`node "${node}" can only update pod status for pods with spec.nodeName set to itself`);
+    if (JSON.stringify(a.oldObject?.metadata?.labels ?? {}) !== JSON.stringify(a.object?.metadata?.labels ?? {}))
+      deny(`node "${node}" cannot update labels through pod status`);
     return;
   }
-  if (a.subresource !== '') deny(`unexpected pod subresource "${a.subresource}", only 'status' and 'eviction' are allowed`);
+  if (a.subresource !== '')
+    deny(`unexpected pod subresource "${a.subresource}", only 'status' and 'eviction' are allowed`);
   if (a.operation === 'DELETE') {
-    if (a.oldObject?.spec?.nodeName !== node) deny(`node "${node}" can only delete pods with spec.nodeName set to itself`);
+    if (a.oldObject?.spec?.nodeName !== node)
+      deny(`node "${node}" can only delete pods with spec.nodeName set to itself`);
     return;
   }
-  if (a.operation !== 'CREATE') deny(`unexpected operation "${a.operation}", node "${node}" can only create and delete mirror pods`);
+  if (a.operation !== 'CREATE')
+    deny(`unexpected operation "${a.operation}", node "${node}" can only create and delete mirror pods`);
   const pod = a.object!;
-  if (pod.metadata?.annotations?.[MIRROR] === undefined) deny(`pod does not have "${MIRROR}" annotation, node "${node}" can only create mirror pods`);
+  if (pod.metadata?.annotations?.[MIRROR] === undefined)
+    deny(`pod does not have "${MIRROR}" annotation, node "${node}" can only create mirror pods`);
   if (pod.spec?.nodeName !== node) deny(`node "${node}" can only create pods with spec.nodeName set to itself`);
   const owners = (pod.metadata?.ownerReferences ?? []) as Obj[];
   if (owners.length > 1) deny(`node "${node}" can only create pods with a single owner reference set to itself`);
   const owner = owners[0];
-  if (!owner || owner.apiVersion !== 'v1' || owner.kind !== 'Node' || owner.name !== node) deny(`node "${node}" can only create pods with an owner reference set to itself`);
-  if (owner!.controller !== true) deny(`node "${node}" can only create pods with a controller owner reference set to itself`);
+  if (!owner || owner.apiVersion !== 'v1' || owner.kind !== 'Node' || owner.name !== node)
+    deny(`node "${node}" can only create pods with an owner reference set to itself`);
+  if (owner!.controller !== true)
+    deny(`node "${node}" can only create pods with a controller owner reference set to itself`);
   if (owner!.blockOwnerDeletion === true) deny(`node "${node}" must not set blockOwnerDeletion on an owner reference`);
   const self = get('', 'nodes', '', node);
   if (!self) throw errors.notFound('nodes', '', node);
-  if (owner!.uid !== self.metadata.uid) deny(`node ${node} UID mismatch: expected ${String(owner!.uid)} got ${String(self.metadata.uid)}`);
+  if (owner!.uid !== self.metadata.uid)
+    deny(`node ${node} UID mismatch: expected ${String(owner!.uid)} got ${String(self.metadata.uid)}`);
   if (pod.spec.serviceAccountName) deny(`node "${node}" can not create pods that reference a service account`);
   const refs = podRefs(pod.spec);
   if (refs.secrets) deny(`node "${node}" can not create pods that reference secrets`);
@@ -160,8 +187,10 @@ function admitNode(node: string, a: Attributes, deny: (why: string) => never): v
   if (a.operation === 'UPDATE') {
     const next = a.object!;
     const prev = a.oldObject!;
-    if (next.spec?.configSource && JSON.stringify(next.spec.configSource) !== JSON.stringify(prev.spec?.configSource)) deny(`node "${node}" is not allowed to update configSource to a new non-nil configSource`);
-    if (JSON.stringify(next.spec?.taints ?? []) !== JSON.stringify(prev.spec?.taints ?? [])) deny(`node "${node}" is not allowed to modify taints`);
+    if (next.spec?.configSource && JSON.stringify(next.spec.configSource) !== JSON.stringify(prev.spec?.configSource))
+      deny(`node "${node}" is not allowed to update configSource to a new non-nil configSource`);
+    if (JSON.stringify(next.spec?.taints ?? []) !== JSON.stringify(prev.spec?.taints ?? []))
+      deny(`node "${node}" is not allowed to modify taints`);
     const bad = forbiddenLabels(next.metadata?.labels, prev.metadata?.labels);
     if (bad.length) deny(`is not allowed to modify labels: ${bad.join(', ')}`);
   }

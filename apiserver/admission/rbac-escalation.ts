@@ -13,7 +13,17 @@ const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === 
 
 export function rbacEscalation(resolver: RbacAuthorizer, authz: AuthorizerChain): AdmissionPlugin {
   const allowed = (a: Attributes, verb: string, resource: string, namespace: string, name: string): boolean =>
-    authz.authorize({ user: a.user, verb, resourceRequest: true, apiGroup: RBAC, resource, subresource: '', namespace, name, path: '' }).allowed;
+    authz.authorize({
+      user: a.user,
+      verb,
+      resourceRequest: true,
+      apiGroup: RBAC,
+      resource,
+      subresource: '',
+      namespace,
+      name,
+      path: '',
+    }).allowed;
   const confirm = (a: Attributes, rules: PolicyRule[]): void => {
     const why = escalationError(a.user, resolver.rulesFor(a.user, a.namespace), rules);
     if (why) throw errors.forbiddenObject(a.resource.resource, RBAC, a.name, why);
@@ -21,7 +31,8 @@ export function rbacEscalation(resolver: RbacAuthorizer, authz: AuthorizerChain)
   return {
     name: 'RBACEscalation',
     admit(a): void {
-      if (a.resource.group !== RBAC || a.subresource !== '' || (a.operation !== 'CREATE' && a.operation !== 'UPDATE')) return;
+      if (a.resource.group !== RBAC || a.subresource !== '' || (a.operation !== 'CREATE' && a.operation !== 'UPDATE'))
+        return;
       if (a.user.groups.includes('system:masters')) return;
       const o = a.object!;
       const old = a.oldObject;
@@ -38,7 +49,8 @@ export function rbacEscalation(resolver: RbacAuthorizer, authz: AuthorizerChain)
       const ns = a.resource.resource === 'rolebindings' ? a.namespace : '';
       if (allowed(a, 'bind', ref.kind === 'ClusterRole' ? 'clusterroles' : 'roles', ns, String(ref.name ?? ''))) return;
       const rules = resolver.roleRules(ref, ns);
-      if (!rules) throw errors.notFound(ref.kind === 'ClusterRole' ? 'clusterroles' : 'roles', RBAC, String(ref.name ?? ''));
+      if (!rules)
+        throw errors.notFound(ref.kind === 'ClusterRole' ? 'clusterroles' : 'roles', RBAC, String(ref.name ?? ''));
       confirm(a, rules);
     },
   };

@@ -10,15 +10,22 @@ import { milliValue, parseQuantity, formatBytes, formatMilliCpu } from '../../ku
 const COMPUTE = ['cpu', 'memory', 'ephemeral-storage'];
 const terminal = (p: Obj): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 /** CPU counts in millicores, everything else in units. */
-const amount = (resource: string, v: unknown): number => (resource.endsWith('cpu') ? milliValue(String(v)) : parseQuantity(String(v)));
-export const formatAmount = (resource: string, n: number): string => (resource.endsWith('cpu') ? formatMilliCpu(n) : /memory|storage/.test(resource) ? formatBytes(n) : String(n));
+const amount = (resource: string, v: unknown): number =>
+  resource.endsWith('cpu') ? milliValue(String(v)) : parseQuantity(String(v));
+export const formatAmount = (resource: string, n: number): string =>
+  resource.endsWith('cpu') ? formatMilliCpu(n) : /memory|storage/.test(resource) ? formatBytes(n) : String(n);
 
 /** A pod's requests or limits: its containers summed, or its largest init container if more, plus overhead. */
 function podCompute(pod: Obj, kind: 'requests' | 'limits'): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const c of (pod.spec?.containers ?? []) as Obj[]) for (const [r, v] of Object.entries((c.resources?.[kind] ?? {}) as Record<string, string>)) out[r] = (out[r] ?? 0) + amount(r, v);
-  for (const c of (pod.spec?.initContainers ?? []) as Obj[]) for (const [r, v] of Object.entries((c.resources?.[kind] ?? {}) as Record<string, string>)) out[r] = Math.max(out[r] ?? 0, amount(r, v));
-  for (const [r, v] of Object.entries((pod.spec?.overhead ?? {}) as Record<string, string>)) if (out[r] !== undefined) out[r] += amount(r, v);
+  for (const c of (pod.spec?.containers ?? []) as Obj[])
+    for (const [r, v] of Object.entries((c.resources?.[kind] ?? {}) as Record<string, string>))
+      out[r] = (out[r] ?? 0) + amount(r, v);
+  for (const c of (pod.spec?.initContainers ?? []) as Obj[])
+    for (const [r, v] of Object.entries((c.resources?.[kind] ?? {}) as Record<string, string>))
+      out[r] = Math.max(out[r] ?? 0, amount(r, v));
+  for (const [r, v] of Object.entries((pod.spec?.overhead ?? {}) as Record<string, string>))
+    if (out[r] !== undefined) out[r] += amount(r, v);
   return out;
 }
 
@@ -39,7 +46,8 @@ export function usageOf(resource: string, group: string, o: Obj): Record<string,
   } else if (resource === 'services') {
     out.services = 1;
     const type = o.spec?.type ?? 'ClusterIP';
-    if (type === 'NodePort' || type === 'LoadBalancer') out['services.nodeports'] = ((o.spec?.ports ?? []) as Obj[]).length;
+    if (type === 'NodePort' || type === 'LoadBalancer')
+      out['services.nodeports'] = ((o.spec?.ports ?? []) as Obj[]).length;
     if (type === 'LoadBalancer') out['services.loadbalancers'] = 1;
   } else if (resource === 'persistentvolumeclaims') {
     out.persistentvolumeclaims = 1;
@@ -50,15 +58,20 @@ export function usageOf(resource: string, group: string, o: Obj): Record<string,
       out[`${cls}.storageclass.storage.k8s.io/requests.storage`] = storage;
       out[`${cls}.storageclass.storage.k8s.io/persistentvolumeclaims`] = 1;
     }
-  } else if (['configmaps', 'secrets', 'replicationcontrollers', 'resourcequotas'].includes(resource) && !group) out[resource] = 1;
+  } else if (['configmaps', 'secrets', 'replicationcontrollers', 'resourcequotas'].includes(resource) && !group)
+    out[resource] = 1;
   return out;
 }
 
 /** Every tracked resource's use in a namespace, from its objects of each kind (resource -> objects). */
-export function namespaceUsage(hard: Record<string, unknown>, objects: { resource: string; group: string; items: Obj[] }[]): Record<string, string> {
+export function namespaceUsage(
+  hard: Record<string, unknown>,
+  objects: { resource: string; group: string; items: Obj[] }[],
+): Record<string, string> {
   const used: Record<string, number> = Object.fromEntries(Object.keys(hard).map((k) => [k, 0]));
   for (const { resource, group, items } of objects) {
-    for (const o of items) for (const [k, n] of Object.entries(usageOf(resource, group, o))) if (k in used) used[k]! += n;
+    for (const o of items)
+      for (const [k, n] of Object.entries(usageOf(resource, group, o))) if (k in used) used[k]! += n;
   }
   return Object.fromEntries(Object.entries(used).map(([k, n]) => [k, formatAmount(k, n)]));
 }
@@ -70,9 +83,16 @@ export function kindsTracked(hard: Record<string, unknown>): { resource: string;
   for (const k of Object.keys(hard)) {
     const count = /^count\/([^.]+)(?:\.(.+))?$/.exec(k);
     if (count) add(count[1]!, count[2] ?? '');
-    else if (k === 'pods' || k === 'cpu' || k === 'memory' || /^(requests|limits)\.(cpu|memory|ephemeral-storage)$/.test(k)) add('pods');
+    else if (
+      k === 'pods' ||
+      k === 'cpu' ||
+      k === 'memory' ||
+      /^(requests|limits)\.(cpu|memory|ephemeral-storage)$/.test(k)
+    )
+      add('pods');
     else if (k.startsWith('services')) add('services');
-    else if (k === 'persistentvolumeclaims' || k.endsWith('requests.storage') || k.endsWith('/persistentvolumeclaims')) add('persistentvolumeclaims');
+    else if (k === 'persistentvolumeclaims' || k.endsWith('requests.storage') || k.endsWith('/persistentvolumeclaims'))
+      add('persistentvolumeclaims');
     else if (['configmaps', 'secrets', 'replicationcontrollers', 'resourcequotas'].includes(k)) add(k);
   }
   return [...out.values()];
@@ -83,7 +103,13 @@ export function kindsTracked(hard: Record<string, unknown>): { resource: string;
  * namespace past its hard limit, or when a quota limits a compute resource
  * the pod does not state.
  */
-export function admitQuota(resource: string, group: string, o: Obj, quotas: Obj[], usedBy: (q: Obj) => Record<string, string>): void {
+export function admitQuota(
+  resource: string,
+  group: string,
+  o: Obj,
+  quotas: Obj[],
+  usedBy: (q: Obj) => Record<string, string>,
+): void {
   const delta = usageOf(resource, group, o);
   for (const q of quotas) {
     const hard = (q.spec?.hard ?? {}) as Record<string, string>;
@@ -91,13 +117,30 @@ export function admitQuota(resource: string, group: string, o: Obj, quotas: Obj[
     const touched = Object.keys(delta).filter((k) => k in hard);
     const name = q.metadata.name as string;
     if (resource === 'pods') {
-      const missing = Object.keys(hard).filter((k) => /^(requests|limits)\.(cpu|memory)$/.test(k) && delta[k] === undefined);
-      if (missing.length) throw errors.forbiddenObject(resource, group, o.metadata.name, `failed quota: ${name}: must specify ${missing.sort().join(',')}`);
+      const missing = Object.keys(hard).filter(
+        (k) => /^(requests|limits)\.(cpu|memory)$/.test(k) && delta[k] === undefined,
+      );
+      if (missing.length)
+        throw errors.forbiddenObject(
+          resource,
+          group,
+          o.metadata.name,
+          `failed quota: ${name}: must specify ${missing.sort().join(',')}`,
+        );
     }
     const used = usedBy(q);
     const over = touched.filter((k) => amount(k, used[k] ?? 0) + delta[k]! > amount(k, hard[k]));
     if (!over.length) continue;
-    const list = (f: (k: string) => string): string => over.sort().map((k) => `${k}=${f(k)}`).join(',');
-    throw errors.forbiddenObject(resource, group, o.metadata.name, `exceeded quota: ${name}, requested: ${list((k) => formatAmount(k, delta[k]!))}, used: ${list((k) => formatAmount(k, amount(k, used[k] ?? 0)))}, limited: ${list((k) => String(hard[k]))}`);
+    const list = (f: (k: string) => string): string =>
+      over
+        .sort()
+        .map((k) => `${k}=${f(k)}`)
+        .join(',');
+    throw errors.forbiddenObject(
+      resource,
+      group,
+      o.metadata.name,
+      `exceeded quota: ${name}, requested: ${list((k) => formatAmount(k, delta[k]!))}, used: ${list((k) => formatAmount(k, amount(k, used[k] ?? 0)))}, limited: ${list((k) => String(hard[k]))}`,
+    );
   }
 }

@@ -13,7 +13,8 @@ export class IpAllocator {
     this.family = this.range.v6 ? 'IPv6' : 'IPv4';
     // Upstream's limits: an IPv4 range of at least 8 addresses, an IPv6 one of at most 2^20.
     if (!this.range.v6 && (this.range.bits < 8 || this.range.bits > 30)) throw new Error(`invalid CIDR "${cidr}"`);
-    if (this.range.v6 && (this.range.bits < 108 || this.range.bits > 126)) throw new Error(`the service IP range ${cidr} is too large: for 128-bit addresses the mask must be >= 108`);
+    if (this.range.v6 && (this.range.bits < 108 || this.range.bits > 126))
+      throw new Error(`the service IP range ${cidr} is too large: for 128-bit addresses the mask must be >= 108`);
   }
 
   /** The first address, reserved for the `kubernetes` Service. */
@@ -65,14 +66,17 @@ export class IpAllocator {
 
 export class PortAllocator {
   private readonly used = new Set<number>();
-  constructor(readonly min = 30000, readonly max = 32767) {}
+  constructor(
+    readonly min = 30000,
+    readonly max = 32767,
+  ) {}
   reserve(p: number): boolean {
     if (p < this.min || p > this.max || this.used.has(p)) return false;
     this.used.add(p);
     return true;
   }
   allocate(): number {
-    for (let p = this.min; p <= this.max; p++) if (!this.used.has(p)) return this.used.add(p), p;
+    for (let p = this.min; p <= this.max; p++) if (!this.used.has(p)) return (this.used.add(p), p);
     throw new Error('no NodePorts left');
   }
   release(p: number): void {

@@ -12,14 +12,32 @@ import { validateNodeUpdate, validateObject } from './validate.js';
 import { addDefaultTolerations, applyDefaults } from './defaults.js';
 import { IpAllocator, PortAllocator, serviceCidrs } from './allocators.js';
 import { planServiceIPs } from './service-ips.js';
-import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../kube/selectors.js';
+import {
+  matchFields,
+  matchLabels,
+  parseFieldSelector,
+  parseLabelSelector,
+  SelectorError,
+} from '../../kube/selectors.js';
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 import { rfc3339 } from '../../kube/time.js';
 import { familyOfText } from '../../kube/cidr.js';
-import { SYSTEM_USER, type AdmissionPlugin, type Attributes, type GetObject, type ListObjects, type User } from './admission.js';
+import {
+  SYSTEM_USER,
+  type AdmissionPlugin,
+  type Attributes,
+  type GetObject,
+  type ListObjects,
+  type User,
+} from './admission.js';
 import { admitServiceAccount, validateMirrorPod } from '../admission/service-account.js';
 import { admitRuntimeClass, validateRuntimeClassUpdate } from '../admission/runtime-class.js';
-import { admitPriority, checkSingleDefault, SYSTEM_PRIORITY_CLASSES, validatePriorityClassUpdate } from '../admission/priority.js';
+import {
+  admitPriority,
+  checkSingleDefault,
+  SYSTEM_PRIORITY_CLASSES,
+  validatePriorityClassUpdate,
+} from '../admission/priority.js';
 import { dropUnknownFields, fieldMessages, type FieldValidation } from '../openapi/fields.js';
 import { kindSchema } from '../openapi/schema.js';
 import { applyConfig, trackUpdate, type ManagedFieldsEntry } from '../ssa/managed-fields.js';
@@ -88,7 +106,8 @@ const UPDATE_RULES: Record<string, (next: Obj, cur: Obj) => Cause[]> = {
 const builtin = (r: ResourceDef): string => (r.custom ? '' : r.resource);
 
 const IMMORTAL_NAMESPACES = ['default', 'kube-system', 'kube-public'];
-export const writeSubOf = (sub: string | undefined): WriteSub | undefined => (sub && WRITE_SUBS.has(sub) ? (sub as WriteSub) : undefined);
+export const writeSubOf = (sub: string | undefined): WriteSub | undefined =>
+  sub && WRITE_SUBS.has(sub) ? (sub as WriteSub) : undefined;
 
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -104,13 +123,15 @@ function sameObject(a: Obj, b: Obj): boolean {
 /** A custom resource's generation moves with any change but to metadata (and status, which the main resource cannot change). */
 function customChanged(r: ResourceDef, next: Obj, cur: Obj): boolean {
   const withStatus = !r.subresources.includes('status');
-  const rest = (o: Obj): string => JSON.stringify({ ...o, metadata: undefined, status: withStatus ? o.status : undefined });
+  const rest = (o: Obj): string =>
+    JSON.stringify({ ...o, metadata: undefined, status: withStatus ? o.status : undefined });
   return rest(next) !== rest(cur);
 }
 
 /** Five characters from upstream's SimpleNameGenerator alphabet (no vowels, no look-alikes). */
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-export const randomSuffix = (n = 5): string => Array.from(randomBytes(n), (b) => NAME_ALPHABET[b % NAME_ALPHABET.length]).join('');
+export const randomSuffix = (n = 5): string =>
+  Array.from(randomBytes(n), (b) => NAME_ALPHABET[b % NAME_ALPHABET.length]).join('');
 
 function getPath(o: Obj, path: string): string {
   let cur: unknown = o;
@@ -180,7 +201,13 @@ export class Api {
 
   /** Runs one call as `user`, for admission. Api calls are synchronous, so a field is enough. */
   runAs<T>(user: User, fn: () => T, o: { dryRun?: boolean; fields?: FieldCheck; manager?: string } = {}): T {
-    const prev = { user: this.user, dry: this.dry, fields: this.fields, manager: this.manager, warnings: this.warnings };
+    const prev = {
+      user: this.user,
+      dry: this.dry,
+      fields: this.fields,
+      manager: this.manager,
+      warnings: this.warnings,
+    };
     this.user = user;
     this.dry = o.dryRun ?? false;
     this.fields = o.fields ?? { mode: 'Ignore' };
@@ -201,7 +228,8 @@ export class Api {
     if (applied) return applied;
     const given = next.metadata?.managedFields as ManagedFieldsEntry[] | undefined;
     // A client may set managedFields (kubectl's client-side-apply upgrade does); [{}] clears them, [] leaves them be.
-    if (Array.isArray(given) && given.length && !deepEqual(given, cur?.metadata?.managedFields)) return given.filter((e) => e && typeof e === 'object' && e.manager);
+    if (Array.isArray(given) && given.length && !deepEqual(given, cur?.metadata?.managedFields))
+      return given.filter((e) => e && typeof e === 'object' && e.manager);
     const base = cur ?? { metadata: { managedFields: Array.isArray(given) ? given : [] } };
     return trackUpdate(r, base as Obj, next, { manager: this.manager, subresource: sub, now: rfc3339() });
   }
@@ -212,7 +240,9 @@ export class Api {
     this.fields = { mode: 'Ignore' };
     const unknown = dropUnknownFields(o, kindSchema(r));
     if (f.mode === 'Ignore') return;
-    const dupes = (f.duplicates ?? []).filter((d) => patch || !unknown.some((u) => d === u || d.startsWith(`${u}.`) || d.startsWith(`${u}[`)));
+    const dupes = (f.duplicates ?? []).filter(
+      (d) => patch || !unknown.some((u) => d === u || d.startsWith(`${u}.`) || d.startsWith(`${u}[`)),
+    );
     const msgs = fieldMessages({ unknown, duplicates: dupes, firstAt: patch ? undefined : f.firstAt });
     if (!msgs.length) return;
     if (f.mode === 'Warn') {
@@ -220,7 +250,9 @@ export class Api {
       return;
     }
     const why = `strict decoding error: ${msgs.join(', ')}`;
-    throw errors.badRequest(patch ? why : `${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: ${why}`);
+    throw errors.badRequest(
+      patch ? why : `${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: ${why}`,
+    );
   }
 
   /** ResourceQuota admission: a create that would pass a hard limit of a quota in its namespace is refused. */
@@ -242,8 +274,10 @@ export class Api {
 
   private admit(a: Omit<Attributes, 'user'>): void {
     if (this.user === SYSTEM_USER) return;
-    const get: GetObject = (group, resource, ns, name) => this.store.get(storageKey(this.res(group, resource), ns, name));
-    const list: ListObjects = (group, resource, ns) => this.store.list(storagePrefix(this.res(group, resource), ns)).items;
+    const get: GetObject = (group, resource, ns, name) =>
+      this.store.get(storageKey(this.res(group, resource), ns, name));
+    const list: ListObjects = (group, resource, ns) =>
+      this.store.list(storagePrefix(this.res(group, resource), ns)).items;
     const warnings = this.warnings;
     const attrs: Attributes = { ...a, user: this.user, warn: (w) => warnings?.push(w) };
     attrs.annotate = (key, value) => this.onAuditAnnotation?.(attrs, key, value);
@@ -252,7 +286,8 @@ export class Api {
 
   /** A resource stored as another (events.k8s.io Events as core Events): its view and the stored resource. */
   private viewOf(r: ResourceDef): { v: View; core: ResourceDef } | undefined {
-    if (r.custom && r.version !== r.custom.storageVersion) return { v: versionView(r), core: this.res(r.group, r.resource) };
+    if (r.custom && r.version !== r.custom.storageVersion)
+      return { v: versionView(r), core: this.res(r.group, r.resource) };
     const v = VIEWS[`${r.group}/${r.resource}`];
     return v && { v, core: this.res(v.storage.group, v.storage.resource) };
   }
@@ -260,7 +295,13 @@ export class Api {
   /** List options with field selectors in the stored resource's names. */
   private static viewSelectors<T extends ListOptions>(v: View, opts: T): T {
     if (!opts.fieldSelector) return opts;
-    return { ...opts, fieldSelector: opts.fieldSelector.split(',').map((term) => term.replace(/^[^=!]+/, (f) => v.field(f.trim()))).join(',') };
+    return {
+      ...opts,
+      fieldSelector: opts.fieldSelector
+        .split(',')
+        .map((term) => term.replace(/^[^=!]+/, (f) => v.field(f.trim())))
+        .join(','),
+    };
   }
 
   res(group: string, resource: string): ResourceDef {
@@ -283,7 +324,9 @@ export class Api {
     const crds = this.res('apiextensions.k8s.io', 'customresourcedefinitions');
     const prefix = storagePrefix(crds);
     for (const o of this.store.list(prefix).items) this.resources.setCustom(o.metadata.name, servedResources(o));
-    this.store.watch(prefix, 0, (e) => this.resources.setCustom(e.object.metadata.name, e.type === 'DELETED' ? [] : servedResources(e.object)));
+    this.store.watch(prefix, 0, (e) =>
+      this.resources.setCustom(e.object.metadata.name, e.type === 'DELETED' ? [] : servedResources(e.object)),
+    );
   }
 
   /** A definition's status as the apiserver keeps it (names, conditions, stored versions). */
@@ -302,24 +345,36 @@ export class Api {
 
   private bootstrap(): void {
     for (const ns of SYSTEM_NAMESPACES) {
-      if (!this.store.get(storageKey(this.res('', 'namespaces'), '', ns))) this.create(this.res('', 'namespaces'), '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      if (!this.store.get(storageKey(this.res('', 'namespaces'), '', ns)))
+        this.create(this.res('', 'namespaces'), '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     }
     const pcs = this.res('scheduling.k8s.io', 'priorityclasses');
-    for (const pc of SYSTEM_PRIORITY_CLASSES) if (!this.store.get(storageKey(pcs, '', pc.metadata.name))) this.create(pcs, '', structuredClone(pc));
+    for (const pc of SYSTEM_PRIORITY_CLASSES)
+      if (!this.store.get(storageKey(pcs, '', pc.metadata.name))) this.create(pcs, '', structuredClone(pc));
     const svc = this.res('', 'services');
     if (!this.store.get(storageKey(svc, 'default', 'kubernetes'))) {
-      this.create(svc, 'default', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } }, spec: { clusterIP: this.serviceIPs.first, ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }] } });
+      this.create(svc, 'default', {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
+        spec: {
+          clusterIP: this.serviceIPs.first,
+          ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }],
+        },
+      });
     }
   }
 
   private reserveService(svc: Obj): void {
-    for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[]) if (ip && ip !== 'None') this.ipsFor(ip)?.reserve(ip);
+    for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[])
+      if (ip && ip !== 'None') this.ipsFor(ip)?.reserve(ip);
     for (const p of (svc.spec?.ports ?? []) as Obj[]) if (p.nodePort) this.nodePorts.reserve(p.nodePort);
     if (svc.spec?.healthCheckNodePort) this.nodePorts.reserve(svc.spec.healthCheckNodePort);
   }
 
   private releaseService(svc: Obj): void {
-    for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[]) if (ip && ip !== 'None') this.ipsFor(ip)?.release(ip);
+    for (const ip of (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) as string[])
+      if (ip && ip !== 'None') this.ipsFor(ip)?.release(ip);
     for (const p of (svc.spec?.ports ?? []) as Obj[]) if (p.nodePort) this.nodePorts.release(p.nodePort);
     if (svc.spec?.healthCheckNodePort) this.nodePorts.release(svc.spec.healthCheckNodePort);
   }
@@ -331,7 +386,11 @@ export class Api {
 
   private allocateService(svc: Obj, old?: Obj): void {
     const spec = svc.spec;
-    const plan = planServiceIPs(spec, old?.spec, this.serviceIPsByFamily.map((a) => a.family));
+    const plan = planServiceIPs(
+      spec,
+      old?.spec,
+      this.serviceIPsByFamily.map((a) => a.family),
+    );
     if (Array.isArray(plan)) throw errors.invalid('Service', '', svc.metadata.name, plan);
     const reserved: string[] = [];
     for (const ip of plan.reserve) {
@@ -341,11 +400,20 @@ export class Api {
         continue;
       }
       for (const r of reserved) this.ipsFor(r)?.release(r);
-      const why = a?.contains(ip) ? 'provided IP is already allocated' : `provided IP is not in the valid range. The range of valid IPs is ${a?.cidr ?? this.serviceIPsByFamily.map((x) => x.cidr).join(',')}`;
-      throw errors.invalid('Service', '', svc.metadata.name, [{ field: 'spec.clusterIPs', message: `Invalid value: ${JSON.stringify(plan.clusterIPs.filter(Boolean))}: failed to allocate IP ${ip}: ${why}` }]);
+      const why = a?.contains(ip)
+        ? 'provided IP is already allocated'
+        : `provided IP is not in the valid range. The range of valid IPs is ${a?.cidr ?? this.serviceIPsByFamily.map((x) => x.cidr).join(',')}`;
+      throw errors.invalid('Service', '', svc.metadata.name, [
+        {
+          field: 'spec.clusterIPs',
+          message: `Invalid value: ${JSON.stringify(plan.clusterIPs.filter(Boolean))}: failed to allocate IP ${ip}: ${why}`,
+        },
+      ]);
     }
     for (const ip of plan.release) this.ipsFor(ip)?.release(ip);
-    const clusterIPs = plan.clusterIPs.map((ip, i) => ip || this.serviceIPsByFamily.find((a) => a.family === plan.ipFamilies[i])!.allocate());
+    const clusterIPs = plan.clusterIPs.map(
+      (ip, i) => ip || this.serviceIPsByFamily.find((a) => a.family === plan.ipFamilies[i])!.allocate(),
+    );
     if (spec.type === 'ExternalName') {
       // ExternalName Services have no cluster IP and no families (upstream clears them).
       for (const k of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy']) delete spec[k];
@@ -366,7 +434,12 @@ export class Api {
       if (p.nodePort === undefined && prev?.nodePort) p.nodePort = prev.nodePort;
       else if (p.nodePort === undefined) p.nodePort = this.nodePorts.allocate();
       else if (p.nodePort !== prev?.nodePort && !this.nodePorts.reserve(p.nodePort)) {
-        throw errors.invalid('Service', '', svc.metadata.name, [{ field: `spec.ports[${i}].nodePort`, message: `Invalid value: ${p.nodePort}: provided port is already allocated or out of range` }]);
+        throw errors.invalid('Service', '', svc.metadata.name, [
+          {
+            field: `spec.ports[${i}].nodePort`,
+            message: `Invalid value: ${p.nodePort}: provided port is already allocated or out of range`,
+          },
+        ]);
       }
     }
     // A LoadBalancer with externalTrafficPolicy Local gets a health check node port for the load balancer to probe.
@@ -378,7 +451,13 @@ export class Api {
     } else if (!spec.healthCheckNodePort && prevHc) spec.healthCheckNodePort = prevHc;
     else if (!spec.healthCheckNodePort) spec.healthCheckNodePort = this.nodePorts.allocate();
     else if (spec.healthCheckNodePort !== prevHc) {
-      if (!this.nodePorts.reserve(spec.healthCheckNodePort)) throw errors.invalid('Service', '', svc.metadata.name, [{ field: 'spec.healthCheckNodePort', message: `Invalid value: ${spec.healthCheckNodePort}: provided port is already allocated or out of range` }]);
+      if (!this.nodePorts.reserve(spec.healthCheckNodePort))
+        throw errors.invalid('Service', '', svc.metadata.name, [
+          {
+            field: 'spec.healthCheckNodePort',
+            message: `Invalid value: ${spec.healthCheckNodePort}: provided port is already allocated or out of range`,
+          },
+        ]);
       if (prevHc) this.nodePorts.release(prevHc);
     }
   }
@@ -421,30 +500,46 @@ export class Api {
   }
 
   create(r: ResourceDef, ns: string, body: Obj): Obj {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.badRequest('the request body must be a JSON or YAML object');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw errors.badRequest('the request body must be a JSON or YAML object');
     const vw = this.viewOf(r);
     if (vw) {
       const o = clone(body);
-      if (o.apiVersion !== undefined && o.apiVersion !== apiVersionOf(r)) throw errors.badRequest(`the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersionOf(r)})`);
+      if (o.apiVersion !== undefined && o.apiVersion !== apiVersionOf(r))
+        throw errors.badRequest(
+          `the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersionOf(r)})`,
+        );
       this.checkFields(r, o, false);
       const causes = vw.v.validateCreate(o);
       if (causes.length) throw errors.invalid(r.kind, r.group, o.metadata?.name ?? '', causes);
-      return vw.v.fromStorage(this.create(vw.core, ns, vw.v.toStorage({ ...o, apiVersion: apiVersionOf(r), kind: r.kind })));
+      return vw.v.fromStorage(
+        this.create(vw.core, ns, vw.v.toStorage({ ...o, apiVersion: apiVersionOf(r), kind: r.kind })),
+      );
     }
     const o = clone(body);
-    if (o.kind !== undefined && o.kind !== r.kind) throw errors.badRequest(`the API version in the data (${String(o.apiVersion)}) and kind (${String(o.kind)}) do not match the URL's resource ${r.resource}`);
-    if (o.apiVersion !== undefined && o.apiVersion !== apiVersionOf(r)) throw errors.badRequest(`the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersionOf(r)})`);
+    if (o.kind !== undefined && o.kind !== r.kind)
+      throw errors.badRequest(
+        `the API version in the data (${String(o.apiVersion)}) and kind (${String(o.kind)}) do not match the URL's resource ${r.resource}`,
+      );
+    if (o.apiVersion !== undefined && o.apiVersion !== apiVersionOf(r))
+      throw errors.badRequest(
+        `the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersionOf(r)})`,
+      );
     o.apiVersion = apiVersionOf(r);
     o.kind = r.kind;
     this.checkFields(r, o, false);
     const md = (o.metadata ??= {});
     if (typeof md !== 'object') throw errors.badRequest('metadata must be an object');
     if (r.namespaced) {
-      if (md.namespace && md.namespace !== ns) throw errors.badRequest(`the namespace of the provided object does not match the namespace sent on the request`);
+      if (md.namespace && md.namespace !== ns)
+        throw errors.badRequest(
+          `the namespace of the provided object does not match the namespace sent on the request`,
+        );
       md.namespace = ns;
     } else delete md.namespace;
     if (!md.name && md.generateName) md.name = `${md.generateName}${randomSuffix()}`;
-    if (r.custom?.terminating) throw errors.methodNotAllowed(`create not allowed while custom resource definition is terminating`);
+    if (r.custom?.terminating)
+      throw errors.methodNotAllowed(`create not allowed while custom resource definition is terminating`);
     if (r.custom) {
       if (r.subresources.includes('status')) delete o.status;
       this.checkCustom(r, o);
@@ -453,8 +548,17 @@ export class Api {
     const causes = validateObject(r, o);
     if (causes.length) throw errors.invalid(r.kind, r.group, md.name ?? '', causes);
     this.checkNamespace(r, ns);
-    if (r.namespaced && !r.review && this.store.get(storageKey(this.res('', 'namespaces'), '', ns))?.metadata?.deletionTimestamp) {
-      throw errors.forbiddenObject(r.resource, r.group, md.name ?? '', `unable to create new content in namespace ${ns} because it is being terminated`);
+    if (
+      r.namespaced &&
+      !r.review &&
+      this.store.get(storageKey(this.res('', 'namespaces'), '', ns))?.metadata?.deletionTimestamp
+    ) {
+      throw errors.forbiddenObject(
+        r.resource,
+        r.group,
+        md.name ?? '',
+        `unable to create new content in namespace ${ns} because it is being terminated`,
+      );
     }
     if (this.store.get(storageKey(r, ns, md.name))) throw errors.alreadyExists(r.resource, r.group, md.name);
     md.uid = randomUUID();
@@ -484,11 +588,20 @@ export class Api {
       o.status = this.definitionStatus(o);
     }
     if (builtin(r) === 'pods') admitPodLimits(o, this.store.list(storagePrefix(this.res('', 'limitranges'), ns)).items);
-    if (builtin(r) === 'persistentvolumeclaims') admitClaimLimits(o, this.store.list(storagePrefix(this.res('', 'limitranges'), ns)).items);
+    if (builtin(r) === 'persistentvolumeclaims')
+      admitClaimLimits(o, this.store.list(storagePrefix(this.res('', 'limitranges'), ns)).items);
     if (builtin(r) === 'pods') {
       addDefaultTolerations(o);
-      admitServiceAccount(o, (ns2, name) => this.store.get(storageKey(this.res('', 'serviceaccounts'), ns2, name)), randomSuffix());
-      admitPriority(o, (n) => this.store.get(storageKey(this.res('scheduling.k8s.io', 'priorityclasses'), '', n)), () => this.store.list(storagePrefix(this.res('scheduling.k8s.io', 'priorityclasses'))).items);
+      admitServiceAccount(
+        o,
+        (ns2, name) => this.store.get(storageKey(this.res('', 'serviceaccounts'), ns2, name)),
+        randomSuffix(),
+      );
+      admitPriority(
+        o,
+        (n) => this.store.get(storageKey(this.res('scheduling.k8s.io', 'priorityclasses'), '', n)),
+        () => this.store.list(storagePrefix(this.res('scheduling.k8s.io', 'priorityclasses'))).items,
+      );
       admitRuntimeClass(o, (name) => this.store.get(storageKey(this.res('node.k8s.io', 'runtimeclasses'), '', name)));
     }
     this.admit({ operation: 'CREATE', resource: r, subresource: '', namespace: ns, name: md.name, object: o });
@@ -522,7 +635,8 @@ export class Api {
       if (e instanceof SelectorError) throw errors.badRequest(`unable to parse requirement: ${e.message}`);
       throw e;
     }
-    for (const f of fieldReqs) if (!this.fieldSupported(r, f.field)) throw errors.badRequest(`field label not supported: ${f.field}`);
+    for (const f of fieldReqs)
+      if (!this.fieldSupported(r, f.field)) throw errors.badRequest(`field label not supported: ${f.field}`);
     return (o) => matchLabels(labelReqs, o.metadata?.labels) && matchFields(fieldReqs, this.fieldsOf(r, o));
   }
 
@@ -603,20 +717,38 @@ export class Api {
     if (vw && isObject(body)) {
       const o = clone(body);
       this.checkFields(r, o, false);
-      return vw.v.fromStorage(this.update(vw.core, ns, name, vw.v.toStorage({ ...o, apiVersion: apiVersionOf(vw.core), kind: r.kind }), sub));
+      return vw.v.fromStorage(
+        this.update(vw.core, ns, name, vw.v.toStorage({ ...o, apiVersion: apiVersionOf(vw.core), kind: r.kind }), sub),
+      );
     }
     const cur = this.mustGet(r, ns, name);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.badRequest('the request body must be a JSON or YAML object');
-    if (body.kind !== undefined && body.kind !== r.kind) throw errors.badRequest(`the kind in the data (${String(body.kind)}) does not match the URL's resource ${r.resource}`);
-    if (body.metadata?.name !== undefined && body.metadata.name !== name) throw errors.badRequest(`the name of the object (${String(body.metadata.name)}) does not match the name on the URL (${name})`);
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw errors.badRequest('the request body must be a JSON or YAML object');
+    if (body.kind !== undefined && body.kind !== r.kind)
+      throw errors.badRequest(
+        `the kind in the data (${String(body.kind)}) does not match the URL's resource ${r.resource}`,
+      );
+    if (body.metadata?.name !== undefined && body.metadata.name !== name)
+      throw errors.badRequest(
+        `the name of the object (${String(body.metadata.name)}) does not match the name on the URL (${name})`,
+      );
     const expectedRv = body.metadata?.resourceVersion as string | undefined;
-    if (expectedRv && expectedRv !== cur.metadata.resourceVersion) throw errors.conflict(r.resource, r.group, name, 'the object has been modified; please apply your changes to the latest version and try again');
+    if (expectedRv && expectedRv !== cur.metadata.resourceVersion)
+      throw errors.conflict(
+        r.resource,
+        r.group,
+        name,
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
     body = clone(body);
     this.checkFields(r, body, false);
     let next: Obj;
     if (sub === 'approval') {
       // CSR approval: only the conditions change.
-      next = { ...clone(cur), status: { ...clone(cur.status ?? {}), conditions: clone(body.status?.conditions ?? []) } };
+      next = {
+        ...clone(cur),
+        status: { ...clone(cur.status ?? {}), conditions: clone(body.status?.conditions ?? []) },
+      };
       const causes = validateApproval(cur, next);
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
     } else if (sub === 'status') {
@@ -628,7 +760,10 @@ export class Api {
       }
     } else if (sub === 'ephemeralcontainers') {
       // Only spec.ephemeralContainers changes, and only by additions (upstream's ephemeralcontainers subresource).
-      next = { ...clone(cur), spec: { ...clone(cur.spec), ephemeralContainers: clone(body.spec?.ephemeralContainers ?? []) } };
+      next = {
+        ...clone(cur),
+        spec: { ...clone(cur.spec), ephemeralContainers: clone(body.spec?.ephemeralContainers ?? []) },
+      };
       for (const c of (next.spec.ephemeralContainers ?? []) as Obj[]) defaultContainer(c as never);
       const causes = validateEphemeralUpdate(cur, next);
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
@@ -652,11 +787,20 @@ export class Api {
       }
       if (r.subresources.includes('status')) next.status = clone(cur.status);
       // A namespace's finalizers change only through namespaces/finalize.
-      if (builtin(r) === 'namespaces') next.spec = { ...(next.spec ?? {}), finalizers: clone(cur.spec?.finalizers ?? []) };
+      if (builtin(r) === 'namespaces')
+        next.spec = { ...(next.spec ?? {}), finalizers: clone(cur.spec?.finalizers ?? []) };
       applyDefaults(r, next);
       if (builtin(r) === 'pods') this.checkPodUpdate(cur, next);
-      if (SELECTOR_IMMUTABLE.has(builtin(r)) && JSON.stringify(next.spec?.selector ?? null) !== JSON.stringify(cur.spec?.selector ?? null)) {
-        throw errors.invalid(r.kind, r.group, name, [{ field: 'spec.selector', message: `Invalid value: ${JSON.stringify(next.spec?.selector ?? null)}: field is immutable` }]);
+      if (
+        SELECTOR_IMMUTABLE.has(builtin(r)) &&
+        JSON.stringify(next.spec?.selector ?? null) !== JSON.stringify(cur.spec?.selector ?? null)
+      ) {
+        throw errors.invalid(r.kind, r.group, name, [
+          {
+            field: 'spec.selector',
+            message: `Invalid value: ${JSON.stringify(next.spec?.selector ?? null)}: field is immutable`,
+          },
+        ]);
       }
       if (builtin(r) === 'daemonsets') stampTemplateGeneration(next, cur);
       const updateRule = UPDATE_RULES[builtin(r)];
@@ -665,9 +809,18 @@ export class Api {
         if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
         if (builtin(r) === 'priorityclasses') checkSingleDefault(next, this.store.list(storagePrefix(r)).items);
       }
-      if (r.group === 'rbac.authorization.k8s.io' && r.resource.endsWith('bindings') && JSON.stringify(next.roleRef ?? null) !== JSON.stringify(cur.roleRef ?? null)) {
+      if (
+        r.group === 'rbac.authorization.k8s.io' &&
+        r.resource.endsWith('bindings') &&
+        JSON.stringify(next.roleRef ?? null) !== JSON.stringify(cur.roleRef ?? null)
+      ) {
         const ref = (next.roleRef ?? {}) as Obj;
-        throw errors.invalid(r.kind, r.group, name, [{ field: 'roleRef', message: `Invalid value: rbac.RoleRef{APIGroup:${JSON.stringify(String(ref.apiGroup ?? ''))}, Kind:${JSON.stringify(String(ref.kind ?? ''))}, Name:${JSON.stringify(String(ref.name ?? ''))}}: cannot change roleRef` }]);
+        throw errors.invalid(r.kind, r.group, name, [
+          {
+            field: 'roleRef',
+            message: `Invalid value: rbac.RoleRef{APIGroup:${JSON.stringify(String(ref.apiGroup ?? ''))}, Kind:${JSON.stringify(String(ref.kind ?? ''))}, Name:${JSON.stringify(String(ref.name ?? ''))}}: cannot change roleRef`,
+          },
+        ]);
       }
       if (r.custom) this.checkCustom(r, next);
       const causes = validateObject(r, next);
@@ -680,14 +833,28 @@ export class Api {
           this.reserveService(cur);
         }
       }
-      if (r.custom ? customChanged(r, next, cur) : JSON.stringify(next.spec) !== JSON.stringify(cur.spec)) md.generation = (cur.metadata.generation ?? 1) + 1;
+      if (r.custom ? customChanged(r, next, cur) : JSON.stringify(next.spec) !== JSON.stringify(cur.spec))
+        md.generation = (cur.metadata.generation ?? 1) + 1;
     }
-    this.admit({ operation: 'UPDATE', resource: r, subresource: sub ?? '', namespace: ns, name, object: next, oldObject: cur });
+    this.admit({
+      operation: 'UPDATE',
+      resource: r,
+      subresource: sub ?? '',
+      namespace: ns,
+      name,
+      object: next,
+      oldObject: cur,
+    });
     // The last finalizer gone from an object being deleted: it goes away now.
-    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && (builtin(r) !== 'pods' || !cur.spec?.nodeName || next.metadata.deletionGracePeriodSeconds === 0)) {
+    if (
+      next.metadata.deletionTimestamp &&
+      !(next.metadata.finalizers ?? []).length &&
+      (builtin(r) !== 'pods' || !cur.spec?.nodeName || next.metadata.deletionGracePeriodSeconds === 0)
+    ) {
       if (cur.metadata.finalizers?.length) return clone(this.remove(r, ns, name));
       // A terminating namespace whose last spec finalizer went (namespaces/finalize).
-      if (builtin(r) === 'namespaces' && !(next.spec?.finalizers ?? []).length && (cur.spec?.finalizers ?? []).length) return clone(this.remove(r, ns, name));
+      if (builtin(r) === 'namespaces' && !(next.spec?.finalizers ?? []).length && (cur.spec?.finalizers ?? []).length)
+        return clone(this.remove(r, ns, name));
     }
     next.metadata.managedFields = this.managedFieldsFor(r, cur, next, sub ?? '');
     if (!next.metadata.managedFields.length) delete next.metadata.managedFields;
@@ -706,29 +873,52 @@ export class Api {
       return JSON.stringify(c);
     };
     if (strip(cur.spec) !== strip(next.spec)) {
-      throw errors.invalid('Pod', '', cur.metadata.name, [{ field: 'spec', reason: 'FieldValueForbidden', message: 'Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)' }]);
+      throw errors.invalid('Pod', '', cur.metadata.name, [
+        {
+          field: 'spec',
+          reason: 'FieldValueForbidden',
+          message:
+            'Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
+        },
+      ]);
     }
   }
 
   patch(r: ResourceDef, ns: string, name: string, type: PatchType, patch: unknown, sub?: WriteSub): Obj {
     // No Go struct to merge by: upstream answers 415 for strategic merge patches of custom resources.
-    if (r.custom && type === 'strategic') throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+    if (r.custom && type === 'strategic')
+      throw new ApiError(
+        415,
+        'UnsupportedMediaType',
+        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+      );
     const cur = this.get(r, ns, name);
     let next: Obj;
     try {
-      next = (type === 'json' ? jsonPatch(cur, patch) : type === 'merge' ? mergePatch(cur, patch) : strategicMerge(cur, patch)) as Obj;
+      next = (
+        type === 'json' ? jsonPatch(cur, patch) : type === 'merge' ? mergePatch(cur, patch) : strategicMerge(cur, patch)
+      ) as Obj;
     } catch (e) {
-      if (e instanceof PatchError) throw errors.badRequest(`the server rejected our request due to an error in our request: ${e.message}`);
+      if (e instanceof PatchError)
+        throw errors.badRequest(`the server rejected our request due to an error in our request: ${e.message}`);
       throw e;
     }
-    if (typeof next !== 'object' || next === null || Array.isArray(next)) throw errors.badRequest('the patch produced something that is not an object');
+    if (typeof next !== 'object' || next === null || Array.isArray(next))
+      throw errors.badRequest('the patch produced something that is not an object');
     this.checkFields(r, next, true);
     // A resourceVersion in the patch is a precondition; without one the patch applies to the current object.
     const pRv = (patch as Obj)?.metadata?.resourceVersion;
-    if (pRv === undefined || type === 'json') next.metadata = { ...next.metadata, resourceVersion: cur.metadata.resourceVersion };
+    if (pRv === undefined || type === 'json')
+      next.metadata = { ...next.metadata, resourceVersion: cur.metadata.resourceVersion };
     // A uid in the patch is a precondition; `uid: null` (a get -o yaml | apply round trip) is not, as upstream.
     const uidPre = (patch as Obj)?.metadata?.uid;
-    if (uidPre !== undefined && uidPre !== null && uidPre !== cur.metadata.uid) throw errors.conflict(r.resource, r.group, name, `Precondition failed: UID in precondition: ${String(uidPre)}, UID in object meta: ${String(cur.metadata.uid)}`);
+    if (uidPre !== undefined && uidPre !== null && uidPre !== cur.metadata.uid)
+      throw errors.conflict(
+        r.resource,
+        r.group,
+        name,
+        `Precondition failed: UID in precondition: ${String(uidPre)}, UID in object meta: ${String(cur.metadata.uid)}`,
+      );
     return this.update(r, ns, name, next, sub);
   }
 
@@ -736,19 +926,38 @@ export class Api {
    * Server-side apply (PATCH application/apply-patch+yaml) of `config` by the current manager:
    * creates the object when it does not exist; 409 on fields other managers own unless `force`.
    */
-  apply(r: ResourceDef, ns: string, name: string, config: unknown, force: boolean, sub?: WriteSub): { object: Obj; created: boolean } {
+  apply(
+    r: ResourceDef,
+    ns: string,
+    name: string,
+    config: unknown,
+    force: boolean,
+    sub?: WriteSub,
+  ): { object: Obj; created: boolean } {
     if (!isObject(config)) throw errors.badRequest('the apply configuration must be a YAML or JSON object');
     const cfg = clone(config as Obj);
-    if (cfg.apiVersion !== apiVersionOf(r) || cfg.kind !== r.kind) throw errors.badRequest(`the apply configuration's apiVersion and kind (${String(cfg.apiVersion ?? '')}, ${String(cfg.kind ?? '')}) must be set and match the URL's resource (${apiVersionOf(r)}, ${r.kind})`);
+    if (cfg.apiVersion !== apiVersionOf(r) || cfg.kind !== r.kind)
+      throw errors.badRequest(
+        `the apply configuration's apiVersion and kind (${String(cfg.apiVersion ?? '')}, ${String(cfg.kind ?? '')}) must be set and match the URL's resource (${apiVersionOf(r)}, ${r.kind})`,
+      );
     const md = isObject(cfg.metadata) ? (cfg.metadata as Obj) : (cfg.metadata = {});
-    if (md.name !== undefined && md.name !== name) throw errors.badRequest(`the name of the object (${String(md.name)}) does not match the name on the URL (${name})`);
-    if (r.namespaced && md.namespace !== undefined && md.namespace !== ns) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    if (md.name !== undefined && md.name !== name)
+      throw errors.badRequest(
+        `the name of the object (${String(md.name)}) does not match the name on the URL (${name})`,
+      );
+    if (r.namespaced && md.namespace !== undefined && md.namespace !== ns)
+      throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
     md.name = name;
     if (r.namespaced) md.namespace = ns;
     this.checkFields(r, cfg, true);
     const cur = this.find(r, ns, name);
     if (!cur && sub) throw this.notFound(r, name);
-    const { object, managedFields } = applyConfig(r, cur, cfg, { manager: this.manager, subresource: sub ?? '', now: rfc3339(), force });
+    const { object, managedFields } = applyConfig(r, cur, cfg, {
+      manager: this.manager,
+      subresource: sub ?? '',
+      now: rfc3339(),
+      force,
+    });
     this.applied = managedFields;
     if (!cur) return { object: this.create(r, ns, object), created: true };
     object.metadata = { ...object.metadata, resourceVersion: cur.metadata.resourceVersion };
@@ -785,8 +994,20 @@ export class Api {
     }
     const cur = this.mustGet(r, ns, name);
     const pre = opts.preconditions ?? {};
-    if (pre.uid && pre.uid !== cur.metadata.uid) throw errors.conflict(r.resource, r.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`);
-    if (pre.resourceVersion && pre.resourceVersion !== cur.metadata.resourceVersion) throw errors.conflict(r.resource, r.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`);
+    if (pre.uid && pre.uid !== cur.metadata.uid)
+      throw errors.conflict(
+        r.resource,
+        r.group,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`,
+      );
+    if (pre.resourceVersion && pre.resourceVersion !== cur.metadata.resourceVersion)
+      throw errors.conflict(
+        r.resource,
+        r.group,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`,
+      );
     this.admit({ operation: 'DELETE', resource: r, subresource: '', namespace: ns, name, oldObject: cur });
     if (opts.propagationPolicy === 'Orphan' && !this.dry) this.orphanDependents(cur);
     if (opts.propagationPolicy === 'Foreground' && !cur.metadata.deletionTimestamp) {
@@ -798,7 +1019,8 @@ export class Api {
       return { object: clone(this.write.update(storageKey(r, ns, name), next)), deleted: false };
     }
     if (builtin(r) === 'namespaces') {
-      if (IMMORTAL_NAMESPACES.includes(name)) throw errors.forbiddenObject('namespaces', '', name, 'this namespace may not be deleted');
+      if (IMMORTAL_NAMESPACES.includes(name))
+        throw errors.forbiddenObject('namespaces', '', name, 'this namespace may not be deleted');
       // Terminating until the namespace controller has emptied it and removed its "kubernetes" finalizer.
       if ((cur.spec?.finalizers ?? []).length) {
         if (cur.metadata.deletionTimestamp) return { object: clone(cur), deleted: false };
@@ -819,7 +1041,8 @@ export class Api {
     if (grace > 0 || finalizers.length) {
       const curGrace = cur.metadata.deletionGracePeriodSeconds as number | undefined;
       // Already terminating: only a shorter grace period changes anything.
-      if (cur.metadata.deletionTimestamp && (curGrace === undefined || grace >= curGrace)) return { object: clone(cur), deleted: false };
+      if (cur.metadata.deletionTimestamp && (curGrace === undefined || grace >= curGrace))
+        return { object: clone(cur), deleted: false };
       const next = clone(cur);
       next.metadata.deletionTimestamp = rfc3339(new Date(Date.now() + grace * 1000));
       next.metadata.deletionGracePeriodSeconds = grace;
@@ -836,7 +1059,8 @@ export class Api {
       return { ...l, apiVersion: apiVersionOf(r), items: ((l.items ?? []) as Obj[]).map((o) => vw.v.fromStorage(o)) };
     }
     const items: Obj[] = [];
-    for (const o of this.list(r, ns, { labelSelector: list.labelSelector, fieldSelector: list.fieldSelector }).items as Obj[]) {
+    for (const o of this.list(r, ns, { labelSelector: list.labelSelector, fieldSelector: list.fieldSelector })
+      .items as Obj[]) {
       try {
         items.push(this.delete(r, o.metadata.namespace ?? '', o.metadata.name, opts).object);
       } catch (e) {
@@ -844,7 +1068,12 @@ export class Api {
         if (!(e instanceof ApiError && e.code === 404)) throw e;
       }
     }
-    return { kind: r.listKind, apiVersion: apiVersionOf(r), metadata: { resourceVersion: String(this.store.resourceVersion) }, items };
+    return {
+      kind: r.listKind,
+      apiVersion: apiVersionOf(r),
+      metadata: { resourceVersion: String(this.store.resourceVersion) },
+      items,
+    };
   }
 
   /** Takes `owner` out of its dependents' ownerReferences (propagationPolicy=Orphan). */
@@ -867,11 +1096,29 @@ export class Api {
   bind(ns: string, name: string, binding: Obj): void {
     const pods = this.res('', 'pods');
     const pod = this.mustGet(pods, ns, name);
-    this.admit({ operation: 'CREATE', resource: pods, subresource: 'binding', namespace: ns, name, object: binding, oldObject: pod });
+    this.admit({
+      operation: 'CREATE',
+      resource: pods,
+      subresource: 'binding',
+      namespace: ns,
+      name,
+      object: binding,
+      oldObject: pod,
+    });
     const node = binding?.target?.name;
-    if (typeof node !== 'string' || !node) throw errors.invalid('Binding', '', name, [{ field: 'target.name', reason: 'FieldValueRequired', message: 'Required value' }]);
-    if (pod.spec.nodeName) throw errors.conflict('pods/binding', '', name, `pod ${name} is already assigned to node "${String(pod.spec.nodeName)}"`);
-    if (pod.metadata.deletionTimestamp) throw errors.conflict('pods/binding', '', name, `pod ${name} is being deleted, cannot be assigned to a host`);
+    if (typeof node !== 'string' || !node)
+      throw errors.invalid('Binding', '', name, [
+        { field: 'target.name', reason: 'FieldValueRequired', message: 'Required value' },
+      ]);
+    if (pod.spec.nodeName)
+      throw errors.conflict(
+        'pods/binding',
+        '',
+        name,
+        `pod ${name} is already assigned to node "${String(pod.spec.nodeName)}"`,
+      );
+    if (pod.metadata.deletionTimestamp)
+      throw errors.conflict('pods/binding', '', name, `pod ${name} is being deleted, cannot be assigned to a host`);
     const next = clone(pod);
     next.spec.nodeName = node;
     const conds = ((next.status.conditions ?? []) as Obj[]).filter((c) => c.type !== 'PodScheduled');
@@ -883,7 +1130,8 @@ export class Api {
   /** Objects under prefix as they were at rv, by storage key; throws 410 Expired when the history does not reach back. */
   private stateAt(r: ResourceDef, prefix: string, rv: number): Map<string, Obj> {
     const state = new Map<string, Obj>();
-    for (const o of this.store.list(prefix).items) state.set(storageKey(r, o.metadata.namespace ?? '', o.metadata.name), o);
+    for (const o of this.store.list(prefix).items)
+      state.set(storageKey(r, o.metadata.namespace ?? '', o.metadata.name), o);
     // Walk history backwards to the object versions as of rv.
     for (const e of [...this.historySince(prefix, rv)].reverse()) {
       if (e.type === 'ADDED') state.delete(e.key);
@@ -902,9 +1150,17 @@ export class Api {
   }
 
   /** Watch events for a resource (optionally one namespace), filtered by selectors, from an RV. */
-  watch(r: ResourceDef, ns: string | undefined, opts: ListOptions & { resourceVersion?: string }, fn: (type: string, o: Obj) => void): () => void {
+  watch(
+    r: ResourceDef,
+    ns: string | undefined,
+    opts: ListOptions & { resourceVersion?: string },
+    fn: (type: string, o: Obj) => void,
+  ): () => void {
     const vw = this.viewOf(r);
-    if (vw) return this.watch(vw.core, ns, Api.viewSelectors(vw.v, opts), (type, o) => fn(type, type === 'BOOKMARK' || type === 'ERROR' ? o : vw.v.fromStorage(o)));
+    if (vw)
+      return this.watch(vw.core, ns, Api.viewSelectors(vw.v, opts), (type, o) =>
+        fn(type, type === 'BOOKMARK' || type === 'ERROR' ? o : vw.v.fromStorage(o)),
+      );
     const match = this.matcher(r, opts);
     const rv = opts.resourceVersion ? Number(opts.resourceVersion) : 0;
     if (!Number.isFinite(rv) || rv < 0) throw errors.badRequest(`invalid resource version "${opts.resourceVersion!}"`);
@@ -916,7 +1172,9 @@ export class Api {
     if (rv > 0) {
       const touched = new Set(replay.map((e) => e.key));
       for (const [k, o] of this.stateAt(r, prefix, rv)) if (touched.has(k) && match(o)) matched.add(o.metadata.uid);
-      for (const o of current) if (!touched.has(storageKey(r, o.metadata.namespace ?? '', o.metadata.name)) && match(o)) matched.add(o.metadata.uid);
+      for (const o of current)
+        if (!touched.has(storageKey(r, o.metadata.namespace ?? '', o.metadata.name)) && match(o))
+          matched.add(o.metadata.uid);
     }
     const onEvent = (e: StoreEvent): void => {
       const uid = e.object.metadata?.uid as string;
@@ -935,14 +1193,14 @@ export class Api {
     };
     if (rv === 0) {
       // No resourceVersion: the current state as ADDED events, then changes.
-      for (const o of current) if (match(o)) {
-        matched.add(o.metadata.uid);
-        fn('ADDED', clone(o));
-      }
+      for (const o of current)
+        if (match(o)) {
+          matched.add(o.metadata.uid);
+          fn('ADDED', clone(o));
+        }
     } else for (const e of replay) onEvent(e);
     return this.store.watch(prefix, 0, onEvent);
   }
-
 }
 
 /** A listed object's place in its list: `<namespace>/<name>`, the part of its storage key after the resource. */
@@ -950,14 +1208,19 @@ const listKey = (o: Obj): string => `${o.metadata.namespace ?? ''}/${o.metadata.
 
 /** Objects in list-key order (byte order, as the store's). */
 function byListKey(objs: Iterable<Obj>): Obj[] {
-  return [...objs].map((o) => ({ o, k: listKey(o) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map((x) => x.o);
+  return [...objs]
+    .map((o) => ({ o, k: listKey(o) }))
+    .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0))
+    .map((x) => x.o);
 }
 
-const continueToken = (start: string, rv: number): string => Buffer.from(JSON.stringify({ start, rv })).toString('base64url');
+const continueToken = (start: string, rv: number): string =>
+  Buffer.from(JSON.stringify({ start, rv })).toString('base64url');
 
 /** Upstream's text (etcd3 store) for a continue token whose resourceVersion was compacted away. */
 const CONTINUE_EXPIRED =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 /** Index of the first item (in key order) whose list key is past `start`. */
-const firstAfter = (items: readonly Obj[], start: string): number => firstIndex(items.length, (i) => listKey(items[i]!) <= start);
+const firstAfter = (items: readonly Obj[], start: string): number =>
+  firstIndex(items.length, (i) => listKey(items[i]!) <= start);

@@ -60,12 +60,16 @@ export function stampTemplateGeneration(ds: Obj, cur?: Obj): void {
   const ann = (ds.metadata.annotations ??= {}) as Record<string, string>;
   const prev = Number(cur?.metadata?.annotations?.[ANN_TEMPLATE_GENERATION] ?? 0) || 0;
   if (!cur) ann[ANN_TEMPLATE_GENERATION] = String(Math.max(1, Number(ann[ANN_TEMPLATE_GENERATION]) || 1));
-  else ann[ANN_TEMPLATE_GENERATION] = String(canonicalJson(ds.spec?.template ?? {}) === canonicalJson(cur.spec?.template ?? {}) ? Math.max(prev, 1) : prev + 1);
+  else
+    ann[ANN_TEMPLATE_GENERATION] = String(
+      canonicalJson(ds.spec?.template ?? {}) === canonicalJson(cur.spec?.template ?? {}) ? Math.max(prev, 1) : prev + 1,
+    );
 }
 
 const nonNegative = (spec: Obj, f: string, causes: Cause[], at = `spec.${f}`): void => {
   const v = spec[f];
-  if (v !== undefined && v !== null && (!Number.isInteger(v) || v < 0)) causes.push({ field: at, message: `Invalid value: ${JSON.stringify(v)}: must be greater than or equal to 0` });
+  if (v !== undefined && v !== null && (!Number.isInteger(v) || v < 0))
+    causes.push({ field: at, message: `Invalid value: ${JSON.stringify(v)}: must be greater than or equal to 0` });
 };
 
 /** ValidateDaemonSet (create and update alike). */
@@ -75,15 +79,32 @@ export function validateDaemonSet(ds: Obj): Cause[] {
   nonNegative(spec, 'minReadySeconds', causes);
   nonNegative(spec, 'revisionHistoryLimit', causes);
   const us = (spec.updateStrategy ?? {}) as Obj;
-  if (us.type !== undefined && !['OnDelete', 'RollingUpdate'].includes(us.type)) causes.push({ field: 'spec.updateStrategy.type', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(us.type)}: supported values: "OnDelete", "RollingUpdate"` });
+  if (us.type !== undefined && !['OnDelete', 'RollingUpdate'].includes(us.type))
+    causes.push({
+      field: 'spec.updateStrategy.type',
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: ${JSON.stringify(us.type)}: supported values: "OnDelete", "RollingUpdate"`,
+    });
   const ru = us.rollingUpdate as Obj | undefined;
   if (us.type === 'RollingUpdate' && ru) {
-    causes.push(...validateIntOrPercent(ru.maxUnavailable, 'spec.updateStrategy.rollingUpdate.maxUnavailable'), ...validateIntOrPercent(ru.maxSurge, 'spec.updateStrategy.rollingUpdate.maxSurge'));
+    causes.push(
+      ...validateIntOrPercent(ru.maxUnavailable, 'spec.updateStrategy.rollingUpdate.maxUnavailable'),
+      ...validateIntOrPercent(ru.maxSurge, 'spec.updateStrategy.rollingUpdate.maxSurge'),
+    );
     // Exactly one of them non-zero (maxUnavailable defaults to 1).
     const unavailable = !isZero(ru.maxUnavailable ?? 1);
     const surge = !isZero(ru.maxSurge ?? 0);
-    if (unavailable && surge) causes.push({ field: 'spec.updateStrategy.rollingUpdate.maxSurge', message: `Invalid value: ${goIntOrString(ru.maxSurge)}: may not be set when maxUnavailable is non-zero` });
-    if (!unavailable && !surge) causes.push({ field: 'spec.updateStrategy.rollingUpdate.maxUnavailable', reason: 'FieldValueRequired', message: 'Required value: cannot be 0 when maxSurge is 0' });
+    if (unavailable && surge)
+      causes.push({
+        field: 'spec.updateStrategy.rollingUpdate.maxSurge',
+        message: `Invalid value: ${goIntOrString(ru.maxSurge)}: may not be set when maxUnavailable is non-zero`,
+      });
+    if (!unavailable && !surge)
+      causes.push({
+        field: 'spec.updateStrategy.rollingUpdate.maxUnavailable',
+        reason: 'FieldValueRequired',
+        message: 'Required value: cannot be 0 when maxSurge is 0',
+      });
   }
   return causes;
 }
@@ -94,31 +115,86 @@ const RETENTION = ['Retain', 'Delete'];
 export function validateStatefulSet(sts: Obj): Cause[] {
   const spec = (sts.spec ?? {}) as Obj;
   // The claim templates are volumes of every pod: containers may mount them.
-  const claimVolumes = ((spec.volumeClaimTemplates ?? []) as Obj[]).map((c) => ({ name: c.metadata?.name, persistentVolumeClaim: { claimName: c.metadata?.name } }));
-  const template = spec.template?.spec ? { ...spec.template, spec: { ...spec.template.spec, volumes: [...((spec.template.spec.volumes ?? []) as Obj[]), ...claimVolumes.filter((c) => !((spec.template.spec.volumes ?? []) as Obj[]).some((v) => v.name === c.name))] } } : spec.template;
+  const claimVolumes = ((spec.volumeClaimTemplates ?? []) as Obj[]).map((c) => ({
+    name: c.metadata?.name,
+    persistentVolumeClaim: { claimName: c.metadata?.name },
+  }));
+  const template = spec.template?.spec
+    ? {
+        ...spec.template,
+        spec: {
+          ...spec.template.spec,
+          volumes: [
+            ...((spec.template.spec.volumes ?? []) as Obj[]),
+            ...claimVolumes.filter(
+              (c) => !((spec.template.spec.volumes ?? []) as Obj[]).some((v) => v.name === c.name),
+            ),
+          ],
+        },
+      }
+    : spec.template;
   const causes = validateSelectorAndTemplate({ ...spec, template }, 'statefulset');
   for (const f of ['replicas', 'minReadySeconds', 'revisionHistoryLimit']) nonNegative(spec, f, causes);
   if (spec.ordinals) nonNegative(spec.ordinals, 'start', causes, 'spec.ordinals.start');
-  if (spec.podManagementPolicy !== undefined && !['OrderedReady', 'Parallel'].includes(spec.podManagementPolicy)) causes.push({ field: 'spec.podManagementPolicy', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(spec.podManagementPolicy)}: supported values: "OrderedReady", "Parallel"` });
+  if (spec.podManagementPolicy !== undefined && !['OrderedReady', 'Parallel'].includes(spec.podManagementPolicy))
+    causes.push({
+      field: 'spec.podManagementPolicy',
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: ${JSON.stringify(spec.podManagementPolicy)}: supported values: "OrderedReady", "Parallel"`,
+    });
   const us = (spec.updateStrategy ?? {}) as Obj;
-  if (us.type !== undefined && !['OnDelete', 'RollingUpdate'].includes(us.type)) causes.push({ field: 'spec.updateStrategy.type', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(us.type)}: supported values: "OnDelete", "RollingUpdate"` });
-  if (us.type === 'OnDelete' && us.rollingUpdate) causes.push({ field: 'spec.updateStrategy.rollingUpdate', message: `Invalid value: ${JSON.stringify(us.rollingUpdate)}: only allowed for updateStrategy 'RollingUpdate'` });
-  if (us.rollingUpdate) nonNegative(us.rollingUpdate, 'partition', causes, 'spec.updateStrategy.rollingUpdate.partition');
+  if (us.type !== undefined && !['OnDelete', 'RollingUpdate'].includes(us.type))
+    causes.push({
+      field: 'spec.updateStrategy.type',
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: ${JSON.stringify(us.type)}: supported values: "OnDelete", "RollingUpdate"`,
+    });
+  if (us.type === 'OnDelete' && us.rollingUpdate)
+    causes.push({
+      field: 'spec.updateStrategy.rollingUpdate',
+      message: `Invalid value: ${JSON.stringify(us.rollingUpdate)}: only allowed for updateStrategy 'RollingUpdate'`,
+    });
+  if (us.rollingUpdate)
+    nonNegative(us.rollingUpdate, 'partition', causes, 'spec.updateStrategy.rollingUpdate.partition');
   const retention = (spec.persistentVolumeClaimRetentionPolicy ?? {}) as Obj;
   for (const f of ['whenDeleted', 'whenScaled']) {
-    if (retention[f] !== undefined && !RETENTION.includes(retention[f])) causes.push({ field: `spec.persistentVolumeClaimRetentionPolicy.${f}`, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(retention[f])}: supported values: "Retain", "Delete"` });
+    if (retention[f] !== undefined && !RETENTION.includes(retention[f]))
+      causes.push({
+        field: `spec.persistentVolumeClaimRetentionPolicy.${f}`,
+        reason: 'FieldValueNotSupported',
+        message: `Unsupported value: ${JSON.stringify(retention[f])}: supported values: "Retain", "Delete"`,
+      });
   }
   ((spec.volumeClaimTemplates ?? []) as Obj[]).forEach((c, i) => {
     const f = `spec.volumeClaimTemplates[${i}]`;
-    if (!c.metadata?.name) causes.push({ field: `${f}.metadata.name`, reason: 'FieldValueRequired', message: 'Required value: name or generateName is required' });
-    if (!(c.spec?.accessModes ?? []).length) causes.push({ field: `${f}.spec.accessModes`, reason: 'FieldValueRequired', message: 'Required value: at least 1 access mode is required' });
-    if (c.spec?.resources?.requests?.storage === undefined) causes.push({ field: `${f}.spec.resources[storage]`, reason: 'FieldValueRequired', message: 'Required value' });
+    if (!c.metadata?.name)
+      causes.push({
+        field: `${f}.metadata.name`,
+        reason: 'FieldValueRequired',
+        message: 'Required value: name or generateName is required',
+      });
+    if (!(c.spec?.accessModes ?? []).length)
+      causes.push({
+        field: `${f}.spec.accessModes`,
+        reason: 'FieldValueRequired',
+        message: 'Required value: at least 1 access mode is required',
+      });
+    if (c.spec?.resources?.requests?.storage === undefined)
+      causes.push({ field: `${f}.spec.resources[storage]`, reason: 'FieldValueRequired', message: 'Required value' });
   });
   return causes;
 }
 
 /** ValidateStatefulSetUpdate: only these spec fields may change. */
-const STS_MUTABLE = ['replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds'];
+const STS_MUTABLE = [
+  'replicas',
+  'ordinals',
+  'template',
+  'updateStrategy',
+  'revisionHistoryLimit',
+  'persistentVolumeClaimRetentionPolicy',
+  'minReadySeconds',
+];
 
 export function validateStatefulSetUpdate(next: Obj, cur: Obj): Cause[] {
   const fixed = (s: Obj | undefined): string => {
@@ -127,14 +203,27 @@ export function validateStatefulSetUpdate(next: Obj, cur: Obj): Cause[] {
     return canonicalJson(c);
   };
   if (fixed(next.spec) === fixed(cur.spec)) return [];
-  return [{ field: 'spec', reason: 'FieldValueForbidden', message: "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden" }];
+  return [
+    {
+      field: 'spec',
+      reason: 'FieldValueForbidden',
+      message:
+        "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+    },
+  ];
 }
 
 /** ValidateControllerRevision: a revision number of at least 0, and data that never changes. */
 export function validateControllerRevision(cr: Obj, cur?: Obj): Cause[] {
   const causes: Cause[] = [];
-  if (cr.data === undefined || cr.data === null) causes.push({ field: 'data', reason: 'FieldValueRequired', message: 'Required value' });
-  if (cr.revision !== undefined && (!Number.isInteger(cr.revision) || cr.revision < 0)) causes.push({ field: 'revision', message: `Invalid value: ${JSON.stringify(cr.revision)}: must be greater than or equal to 0` });
-  if (cur && canonicalJson(cr.data ?? null) !== canonicalJson(cur.data ?? null)) causes.push({ field: 'data', message: `Invalid value: ${JSON.stringify(cr.data)}: field is immutable` });
+  if (cr.data === undefined || cr.data === null)
+    causes.push({ field: 'data', reason: 'FieldValueRequired', message: 'Required value' });
+  if (cr.revision !== undefined && (!Number.isInteger(cr.revision) || cr.revision < 0))
+    causes.push({
+      field: 'revision',
+      message: `Invalid value: ${JSON.stringify(cr.revision)}: must be greater than or equal to 0`,
+    });
+  if (cur && canonicalJson(cr.data ?? null) !== canonicalJson(cur.data ?? null))
+    causes.push({ field: 'data', message: `Invalid value: ${JSON.stringify(cr.data)}: field is immutable` });
   return causes;
 }

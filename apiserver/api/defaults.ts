@@ -22,7 +22,8 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
     case 'pods': {
       applyPodDefaults(o as Pod);
       // As upstream's ServiceAccount admission: mirror pods (static pods' API copies) get no ServiceAccount.
-      if (o.metadata?.annotations?.['kubernetes.io/config.mirror'] === undefined) o.spec.serviceAccountName ??= 'default';
+      if (o.metadata?.annotations?.['kubernetes.io/config.mirror'] === undefined)
+        o.spec.serviceAccountName ??= 'default';
       o.spec.priority ??= 0;
       o.status ??= { phase: 'Pending', qosClass: qosClass(o.spec) };
       break;
@@ -103,7 +104,8 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
       // stringData is write-only: merged into data (base64) and never stored, as upstream.
       if (o.stringData && typeof o.stringData === 'object') {
         o.data = { ...(o.data ?? {}) };
-        for (const [k, v] of Object.entries(o.stringData as Record<string, unknown>)) o.data[k] = Buffer.from(String(v)).toString('base64');
+        for (const [k, v] of Object.entries(o.stringData as Record<string, unknown>))
+          o.data[k] = Buffer.from(String(v)).toString('base64');
         delete o.stringData;
       }
       break;
@@ -120,9 +122,13 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
  * so a node that drops out briefly does not lose its pods at once.
  */
 export function addDefaultTolerations(pod: Obj): void {
-  const tolerations = ((pod.spec.tolerations ??= []) as Obj[]);
+  const tolerations = (pod.spec.tolerations ??= []) as Obj[];
   for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
-    const covered = tolerations.some((t) => (t.effect === undefined || t.effect === '' || t.effect === 'NoExecute') && (t.operator === 'Exists' ? !t.key || t.key === key : t.key === key));
+    const covered = tolerations.some(
+      (t) =>
+        (t.effect === undefined || t.effect === '' || t.effect === 'NoExecute') &&
+        (t.operator === 'Exists' ? !t.key || t.key === key : t.key === key),
+    );
     if (!covered) tolerations.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 });
   }
 }

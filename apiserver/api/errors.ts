@@ -18,27 +18,70 @@ export class ApiError extends Error {
   }
 
   toStatus(): Record<string, unknown> {
-    return { kind: 'Status', apiVersion: 'v1', metadata: { ...this.listMeta }, status: 'Failure', message: this.message, reason: this.reason, ...(this.details ? { details: this.details } : {}), code: this.code };
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: { ...this.listMeta },
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      ...(this.details ? { details: this.details } : {}),
+      code: this.code,
+    };
   }
 }
 
 const gr = (resource: string, group: string): string => (group ? `${resource}.${group}` : resource);
 
 export const errors = {
-  notFound: (resource: string, group: string, name: string) => new ApiError(404, 'NotFound', `${gr(resource, group)} "${name}" not found`, { name, group, kind: resource }),
-  alreadyExists: (resource: string, group: string, name: string) => new ApiError(409, 'AlreadyExists', `${gr(resource, group)} "${name}" already exists`, { name, group, kind: resource }),
-  conflict: (resource: string, group: string, name: string, why: string) => new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${gr(resource, group)} "${name}": ${why}`, { name, group, kind: resource }),
+  notFound: (resource: string, group: string, name: string) =>
+    new ApiError(404, 'NotFound', `${gr(resource, group)} "${name}" not found`, { name, group, kind: resource }),
+  alreadyExists: (resource: string, group: string, name: string) =>
+    new ApiError(409, 'AlreadyExists', `${gr(resource, group)} "${name}" already exists`, {
+      name,
+      group,
+      kind: resource,
+    }),
+  conflict: (resource: string, group: string, name: string, why: string) =>
+    new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${gr(resource, group)} "${name}": ${why}`, {
+      name,
+      group,
+      kind: resource,
+    }),
   invalid: (kind: string, group: string, name: string, causes: Cause[]) =>
-    new ApiError(422, 'Invalid', `${kind}${group ? `.${group}` : ''} "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`, { name, group, kind, causes: causes.map((c) => ({ reason: c.reason ?? 'FieldValueInvalid', message: c.message, field: c.field })) }),
+    new ApiError(
+      422,
+      'Invalid',
+      `${kind}${group ? `.${group}` : ''} "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`,
+      {
+        name,
+        group,
+        kind,
+        causes: causes.map((c) => ({ reason: c.reason ?? 'FieldValueInvalid', message: c.message, field: c.field })),
+      },
+    ),
   badRequest: (msg: string) => new ApiError(400, 'BadRequest', msg),
   expired: (msg: string) => new ApiError(410, 'Expired', msg),
   gone: (msg: string) => new ApiError(410, 'Gone', msg),
   methodNotAllowed: (msg: string) => new ApiError(405, 'MethodNotAllowed', msg),
-  unsupportedMediaType: (ct: string) => new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format (${ct}) - accepted media types include: application/json, application/yaml`),
+  unsupportedMediaType: (ct: string) =>
+    new ApiError(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format (${ct}) - accepted media types include: application/json, application/yaml`,
+    ),
   tooLarge: () => new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728'),
   unauthorized: () => new ApiError(401, 'Unauthorized', 'Unauthorized'),
   /** The authorizer's 403: `pods "x" is forbidden: User "u" cannot get resource "pods" in API group "" in the namespace "ns"[: reason]`. */
-  forbidden: (user: string, verb: string, resource: string, group: string, ns?: string, name?: string, reason?: string) =>
+  forbidden: (
+    user: string,
+    verb: string,
+    resource: string,
+    group: string,
+    ns?: string,
+    name?: string,
+    reason?: string,
+  ) =>
     new ApiError(
       403,
       'Forbidden',
@@ -46,7 +89,13 @@ export const errors = {
       { ...(name ? { name } : {}), group, kind: resource.split('/')[0] },
     ),
   /** admission.NewForbidden: `pods "web" is forbidden: <why>`. */
-  forbiddenObject: (resource: string, group: string, name: string, why: string) => new ApiError(403, 'Forbidden', `${gr(resource, group)} "${name}" is forbidden: ${why}`, { name, group, kind: resource }),
-  forbiddenPath: (user: string, verb: string, path: string) => new ApiError(403, 'Forbidden', `forbidden: User "${user}" cannot ${verb} path "${path}"`),
+  forbiddenObject: (resource: string, group: string, name: string, why: string) =>
+    new ApiError(403, 'Forbidden', `${gr(resource, group)} "${name}" is forbidden: ${why}`, {
+      name,
+      group,
+      kind: resource,
+    }),
+  forbiddenPath: (user: string, verb: string, path: string) =>
+    new ApiError(403, 'Forbidden', `forbidden: User "${user}" cannot ${verb} path "${path}"`),
   internal: (msg: string) => new ApiError(500, 'InternalError', `Internal error occurred: ${msg}`),
 };

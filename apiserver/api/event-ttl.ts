@@ -6,7 +6,9 @@ import type { Obj } from '../storage/store.js';
 import type { Api } from './api.js';
 
 export function lastWrite(e: Obj): number {
-  const times = [e.metadata?.creationTimestamp, e.lastTimestamp, e.eventTime, e.series?.lastObservedTime].map((x) => (typeof x === 'string' ? Date.parse(x) : NaN)).filter(Number.isFinite);
+  const times = [e.metadata?.creationTimestamp, e.lastTimestamp, e.eventTime, e.series?.lastObservedTime]
+    .map((x) => (typeof x === 'string' ? Date.parse(x) : NaN))
+    .filter(Number.isFinite);
   return times.length ? Math.max(...times) : 0;
 }
 

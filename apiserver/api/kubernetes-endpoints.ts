@@ -11,7 +11,11 @@ function upsert(api: Api, group: string, resource: string, want: Obj, same: (cur
   const r = api.res(group, resource);
   const cur = api.find(r, 'default', want.metadata.name);
   if (!cur) api.create(r, 'default', want);
-  else if (!same(cur)) api.update(r, 'default', want.metadata.name, { ...want, metadata: { ...want.metadata, resourceVersion: cur.metadata.resourceVersion } });
+  else if (!same(cur))
+    api.update(r, 'default', want.metadata.name, {
+      ...want,
+      metadata: { ...want.metadata, resourceVersion: cur.metadata.resourceVersion },
+    });
 }
 
 export function reconcileKubernetesEndpoints(api: Api, ip: string, port: number): void {
@@ -22,14 +26,33 @@ export function reconcileKubernetesEndpoints(api: Api, ip: string, port: number)
     api.update(svcR, 'default', 'kubernetes', svc);
   }
   const subsets = [{ addresses: [{ ip }], ports: [{ name: 'https', port, protocol: 'TCP' }] }];
-  upsert(api, '', 'endpoints', { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } }, subsets }, (c) => JSON.stringify(c.subsets) === JSON.stringify(subsets));
+  upsert(
+    api,
+    '',
+    'endpoints',
+    {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'kubernetes', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } },
+      subsets,
+    },
+    (c) => JSON.stringify(c.subsets) === JSON.stringify(subsets),
+  );
   const endpoints = [{ addresses: [ip], conditions: { ready: true } }];
   const ports = [{ name: 'https', port, protocol: 'TCP' }];
   upsert(
     api,
     'discovery.k8s.io',
     'endpointslices',
-    { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'kubernetes', labels: SLICE_LABELS }, addressType: 'IPv4', endpoints, ports },
-    (c) => JSON.stringify(c.endpoints) === JSON.stringify(endpoints) && JSON.stringify(c.ports) === JSON.stringify(ports),
+    {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'kubernetes', labels: SLICE_LABELS },
+      addressType: 'IPv4',
+      endpoints,
+      ports,
+    },
+    (c) =>
+      JSON.stringify(c.endpoints) === JSON.stringify(endpoints) && JSON.stringify(c.ports) === JSON.stringify(ports),
   );
 }

@@ -34,12 +34,25 @@ export class LocalClient implements KubeApi {
 
   get(path: string, query: Query = {}): Promise<KObj> {
     const { r, ns, name, namespace } = this.route(path);
-    return this.call(() => (name ? this.api.get(r, ns, name) : this.api.list(r, namespace, { labelSelector: query.labelSelector as string | undefined, fieldSelector: query.fieldSelector as string | undefined })));
+    return this.call(() =>
+      name
+        ? this.api.get(r, ns, name)
+        : this.api.list(r, namespace, {
+            labelSelector: query.labelSelector as string | undefined,
+            fieldSelector: query.fieldSelector as string | undefined,
+          }),
+    );
   }
 
   create(path: string, body: unknown): Promise<KObj> {
     const { r, ns, name, sub } = this.route(path);
-    if (sub === 'binding' && name) return this.call(() => (this.api.bind(ns, name, body as Obj), { kind: 'Status', apiVersion: 'v1', status: 'Success', code: 201 }));
+    if (sub === 'binding' && name)
+      return this.call(
+        () => (
+          this.api.bind(ns, name, body as Obj),
+          { kind: 'Status', apiVersion: 'v1', status: 'Success', code: 201 }
+        ),
+      );
     return this.call(() => this.api.create(r, ns, body as Obj));
   }
 
@@ -57,7 +70,13 @@ export class LocalClient implements KubeApi {
     const { r, ns, name } = this.route(path);
     const opts = (body ?? {}) as Obj;
     const grace = query.gracePeriodSeconds ?? opts.gracePeriodSeconds;
-    return this.call(() => this.api.delete(r, ns, name!, { gracePeriodSeconds: grace === undefined ? undefined : Number(grace), preconditions: opts.preconditions }).object);
+    return this.call(
+      () =>
+        this.api.delete(r, ns, name!, {
+          gracePeriodSeconds: grace === undefined ? undefined : Number(grace),
+          preconditions: opts.preconditions,
+        }).object,
+    );
   }
 
   async *watch(path: string, query: Query = {}, signal?: AbortSignal): AsyncGenerator<WatchEvent> {
@@ -70,7 +89,16 @@ export class LocalClient implements KubeApi {
     };
     let stop: () => void;
     try {
-      stop = this.api.watch(r, namespace, { labelSelector: query.labelSelector as string | undefined, fieldSelector: query.fieldSelector as string | undefined, resourceVersion: query.resourceVersion as string | undefined }, push);
+      stop = this.api.watch(
+        r,
+        namespace,
+        {
+          labelSelector: query.labelSelector as string | undefined,
+          fieldSelector: query.fieldSelector as string | undefined,
+          resourceVersion: query.resourceVersion as string | undefined,
+        },
+        push,
+      );
     } catch (e) {
       // As over HTTP: a watch that cannot start is one ERROR event carrying the Status.
       if (e instanceof ApiError) {

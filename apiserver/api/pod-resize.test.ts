@@ -11,21 +11,46 @@ const setup = () => {
     metadata: { name: 'p' },
     spec: {
       containers: [
-        { name: 'c', image: 'i', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } },
-        { name: 'r', image: 'i', resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }], resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi', 'ephemeral-storage': '1Gi' } } },
+        {
+          name: 'c',
+          image: 'i',
+          resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+        },
+        {
+          name: 'r',
+          image: 'i',
+          resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }],
+          resources: {
+            requests: { cpu: '100m', memory: '64Mi' },
+            limits: { memory: '128Mi', 'ephemeral-storage': '1Gi' },
+          },
+        },
       ],
     },
   });
   return { api, pods };
 };
 const invalid = (re: RegExp) => (e: unknown) => e instanceof ApiError && e.code === 422 && re.test(e.message);
-const resize = (api: Api, patch: object) => api.patch(api.res('', 'pods'), 'default', 'p', 'strategic', { spec: patch }, 'resize');
+const resize = (api: Api, patch: object) =>
+  api.patch(api.res('', 'pods'), 'default', 'p', 'strategic', { spec: patch }, 'resize');
 
 test('pods/resize changes cpu and memory of running containers and nothing else', () => {
   const { api, pods } = setup();
-  const out = resize(api, { containers: [{ name: 'c', resources: { requests: { cpu: '150m' }, limits: { cpu: '300m', memory: '256Mi' } }, image: 'other' }], activeDeadlineSeconds: 5 });
-  assert.deepEqual(out.spec.containers[0].resources, { requests: { cpu: '150m', memory: '64Mi' }, limits: { cpu: '300m', memory: '256Mi' } });
-  assert.equal(out.spec.containers[0].image, 'i', 'other fields of the body are dropped, as upstream dropNonResizeUpdates');
+  const out = resize(api, {
+    containers: [
+      { name: 'c', resources: { requests: { cpu: '150m' }, limits: { cpu: '300m', memory: '256Mi' } }, image: 'other' },
+    ],
+    activeDeadlineSeconds: 5,
+  });
+  assert.deepEqual(out.spec.containers[0].resources, {
+    requests: { cpu: '150m', memory: '64Mi' },
+    limits: { cpu: '300m', memory: '256Mi' },
+  });
+  assert.equal(
+    out.spec.containers[0].image,
+    'i',
+    'other fields of the body are dropped, as upstream dropNonResizeUpdates',
+  );
   assert.equal(out.spec.activeDeadlineSeconds, undefined);
   // A plain update may not change resources.
   const cur = api.get(pods, 'default', 'p');
@@ -35,13 +60,36 @@ test('pods/resize changes cpu and memory of running containers and nothing else'
 
 test('pods/resize refuses what upstream ValidatePodResize refuses, with its messages', () => {
   const { api } = setup();
-  assert.throws(() => resize(api, { containers: [{ name: 'c', resources: { limits: { memory: '100Mi' } } }] }), invalid(/spec\.containers\[0\]\.resources\.limits\[memory\]: Forbidden: memory limits cannot be decreased unless resizePolicy is RestartContainer/));
+  assert.throws(
+    () => resize(api, { containers: [{ name: 'c', resources: { limits: { memory: '100Mi' } } }] }),
+    invalid(
+      /spec\.containers\[0\]\.resources\.limits\[memory\]: Forbidden: memory limits cannot be decreased unless resizePolicy is RestartContainer/,
+    ),
+  );
   resize(api, { containers: [{ name: 'r', resources: { limits: { memory: '100Mi' } } }] }); // RestartContainer: allowed
-  assert.throws(() => resize(api, { containers: [{ name: 'c', resources: { requests: { memory: null } } }] }), invalid(/spec\.containers\[0\]\.resources\.requests: Forbidden: resource requests cannot be removed/));
-  assert.throws(() => resize(api, { containers: [{ name: 'c', resources: { limits: { cpu: null } } }] }), invalid(/resource limits cannot be removed/));
-  assert.throws(() => resize(api, { containers: [{ name: 'r', resources: { limits: { 'ephemeral-storage': '2Gi' } } }] }), invalid(/spec: Forbidden: only cpu and memory resources are mutable/));
-  assert.throws(() => resize(api, { containers: [{ name: 'c', resources: { requests: { cpu: '300m' } } }] }), invalid(/must be less than or equal to cpu limit/));
+  assert.throws(
+    () => resize(api, { containers: [{ name: 'c', resources: { requests: { memory: null } } }] }),
+    invalid(/spec\.containers\[0\]\.resources\.requests: Forbidden: resource requests cannot be removed/),
+  );
+  assert.throws(
+    () => resize(api, { containers: [{ name: 'c', resources: { limits: { cpu: null } } }] }),
+    invalid(/resource limits cannot be removed/),
+  );
+  assert.throws(
+    () => resize(api, { containers: [{ name: 'r', resources: { limits: { 'ephemeral-storage': '2Gi' } } }] }),
+    invalid(/spec: Forbidden: only cpu and memory resources are mutable/),
+  );
+  assert.throws(
+    () => resize(api, { containers: [{ name: 'c', resources: { requests: { cpu: '300m' } } }] }),
+    invalid(/must be less than or equal to cpu limit/),
+  );
   const api2 = new Api(new Store());
-  api2.create(api2.res('', 'pods'), 'default', { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i' }] } });
-  assert.throws(() => resize(api2, { containers: [{ name: 'c', resources: { requests: { memory: '40Mi' } } }] }), invalid(/spec: Invalid value: "BestEffort": Pod QOS Class may not change as a result of resizing/));
+  api2.create(api2.res('', 'pods'), 'default', {
+    metadata: { name: 'p' },
+    spec: { containers: [{ name: 'c', image: 'i' }] },
+  });
+  assert.throws(
+    () => resize(api2, { containers: [{ name: 'c', resources: { requests: { memory: '40Mi' } } }] }),
+    invalid(/spec: Invalid value: "BestEffort": Pod QOS Class may not change as a result of resizing/),
+  );
 });

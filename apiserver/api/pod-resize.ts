@@ -49,13 +49,28 @@ function validateContainerResize(next: Obj, old: Obj, path: string): Cause[] {
   const causes: Cause[] = [];
   const nr = (next.resources ?? {}) as Obj;
   const or = (old.resources ?? {}) as Obj;
-  if (keys(or.requests).some((k) => nr.requests?.[k] === undefined)) causes.push({ field: `${path}.requests`, reason: 'FieldValueForbidden', message: 'Forbidden: resource requests cannot be removed' });
-  if (keys(or.limits).some((k) => nr.limits?.[k] === undefined)) causes.push({ field: `${path}.limits`, reason: 'FieldValueForbidden', message: 'Forbidden: resource limits cannot be removed' });
+  if (keys(or.requests).some((k) => nr.requests?.[k] === undefined))
+    causes.push({
+      field: `${path}.requests`,
+      reason: 'FieldValueForbidden',
+      message: 'Forbidden: resource requests cannot be removed',
+    });
+  if (keys(or.limits).some((k) => nr.limits?.[k] === undefined))
+    causes.push({
+      field: `${path}.limits`,
+      reason: 'FieldValueForbidden',
+      message: 'Forbidden: resource limits cannot be removed',
+    });
   const memPolicy = ((old.resizePolicy ?? []) as Obj[]).find((p) => p.resourceName === 'memory')?.restartPolicy;
   if (memPolicy === undefined || memPolicy === 'NotRequired') {
     const n = qty(nr.limits?.memory);
     const o = qty(or.limits?.memory);
-    if (n !== undefined && o !== undefined && n < o) causes.push({ field: `${path}.limits[memory]`, reason: 'FieldValueForbidden', message: 'Forbidden: memory limits cannot be decreased unless resizePolicy is RestartContainer' });
+    if (n !== undefined && o !== undefined && n < o)
+      causes.push({
+        field: `${path}.limits[memory]`,
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: memory limits cannot be decreased unless resizePolicy is RestartContainer',
+      });
   }
   return causes;
 }
@@ -65,7 +80,9 @@ function nonResizableChanged(now: Obj, old: Obj): boolean {
   const others = (c: Obj): Obj => {
     const res: Obj = {};
     for (const part of ['requests', 'limits']) {
-      const rest = Object.fromEntries(Object.entries((c.resources?.[part] ?? {}) as Obj).filter(([k]) => !RESIZABLE.includes(k)));
+      const rest = Object.fromEntries(
+        Object.entries((c.resources?.[part] ?? {}) as Obj).filter(([k]) => !RESIZABLE.includes(k)),
+      );
       if (keys(rest).length) res[part] = rest;
     }
     return { ...c, resources: res, resizePolicy: undefined };
@@ -75,15 +92,26 @@ function nonResizableChanged(now: Obj, old: Obj): boolean {
 
 /** ValidatePodResize, for a pod made by applyResize. */
 export function validatePodResize(cur: Obj, next: Obj): Cause[] {
-  if (cur.metadata?.annotations?.[MIRROR] !== undefined) return [{ field: '', reason: 'FieldValueForbidden', message: 'Forbidden: static pods cannot be resized' }];
-  if (cur.spec?.os?.name === 'windows') return [{ field: '', reason: 'FieldValueForbidden', message: 'Forbidden: windows pods cannot be resized' }];
+  if (cur.metadata?.annotations?.[MIRROR] !== undefined)
+    return [{ field: '', reason: 'FieldValueForbidden', message: 'Forbidden: static pods cannot be resized' }];
+  if (cur.spec?.os?.name === 'windows')
+    return [{ field: '', reason: 'FieldValueForbidden', message: 'Forbidden: windows pods cannot be resized' }];
   const causes: Cause[] = validatePodSpec(next.spec, 'spec');
   const oldQos = (cur.status?.qosClass as string | undefined) || qosClass(cur.spec);
-  if (oldQos !== qosClass(next.spec)) causes.push({ field: 'spec', message: `Invalid value: ${JSON.stringify(next.status?.qosClass ?? '')}: Pod QOS Class may not change as a result of resizing` });
+  if (oldQos !== qosClass(next.spec))
+    causes.push({
+      field: 'spec',
+      message: `Invalid value: ${JSON.stringify(next.status?.qosClass ?? '')}: Pod QOS Class may not change as a result of resizing`,
+    });
   // Version skew (upstream isPodResizeRequestSupported): a running pod whose kubelet reports no container resources cannot act on a resize.
   if (cur.status?.phase === 'Running') {
     const running = ((cur.status?.containerStatuses ?? []) as Obj[]).find((s) => s.state?.running);
-    if (running && running.resources === undefined) causes.push({ field: 'spec', reason: 'FieldValueForbidden', message: 'Forbidden: Pod running on node without support for resize' });
+    if (running && running.resources === undefined)
+      causes.push({
+        field: 'spec',
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: Pod running on node without support for resize',
+      });
   }
   const oldInit = (cur.spec?.initContainers ?? []) as Obj[];
   const newInit = (next.spec?.initContainers ?? []) as Obj[];
@@ -92,7 +120,12 @@ export function validatePodResize(cur: Obj, next: Obj): Cause[] {
   oldInit.forEach((old, i) => {
     const now = newInit[i] ?? {};
     if (!isSidecar(old)) {
-      if (canon(now.resources) !== canon(old.resources) || canon(now.resizePolicy) !== canon(old.resizePolicy)) causes.push({ field: `spec.initContainers[${i}].resources`, reason: 'FieldValueForbidden', message: 'Forbidden: resources for non-sidecar init containers are immutable' });
+      if (canon(now.resources) !== canon(old.resources) || canon(now.resizePolicy) !== canon(old.resizePolicy))
+        causes.push({
+          field: `spec.initContainers[${i}].resources`,
+          reason: 'FieldValueForbidden',
+          message: 'Forbidden: resources for non-sidecar init containers are immutable',
+        });
       return;
     }
     causes.push(...validateContainerResize(now, old, `spec.initContainers[${i}].resources`));
@@ -103,7 +136,17 @@ export function validatePodResize(cur: Obj, next: Obj): Cause[] {
     causes.push(...validateContainerResize(now, old, `spec.containers[${i}].resources`));
     if (nonResizableChanged(now, old)) otherChanged = true;
   });
-  if (sidecarChanged) causes.push({ field: 'spec', reason: 'FieldValueForbidden', message: 'Forbidden: only cpu and memory resources for sidecar containers are mutable' });
-  if (otherChanged) causes.push({ field: 'spec', reason: 'FieldValueForbidden', message: 'Forbidden: only cpu and memory resources are mutable' });
+  if (sidecarChanged)
+    causes.push({
+      field: 'spec',
+      reason: 'FieldValueForbidden',
+      message: 'Forbidden: only cpu and memory resources for sidecar containers are mutable',
+    });
+  if (otherChanged)
+    causes.push({
+      field: 'spec',
+      reason: 'FieldValueForbidden',
+      message: 'Forbidden: only cpu and memory resources are mutable',
+    });
   return causes;
 }

@@ -24,7 +24,8 @@ export function selectorString(sel: Obj | undefined): string {
 /** The value at a simple JSON path (.spec.replicas). */
 function at(o: Obj, path: string): unknown {
   let cur: unknown = o;
-  for (const seg of path.replace(/^\./, '').split('.')) cur = cur && typeof cur === 'object' ? (cur as Obj)[seg] : undefined;
+  for (const seg of path.replace(/^\./, '').split('.'))
+    cur = cur && typeof cur === 'object' ? (cur as Obj)[seg] : undefined;
   return cur;
 }
 
@@ -32,7 +33,8 @@ function setAt(o: Obj, path: string, v: unknown): Obj {
   const out = structuredClone(o);
   const segs = path.replace(/^\./, '').split('.');
   let cur = out;
-  for (const seg of segs.slice(0, -1)) cur = (cur[seg] && typeof cur[seg] === 'object' ? cur[seg] : (cur[seg] = {})) as Obj;
+  for (const seg of segs.slice(0, -1))
+    cur = (cur[seg] && typeof cur[seg] === 'object' ? cur[seg] : (cur[seg] = {})) as Obj;
   cur[segs[segs.length - 1]!] = v;
   return out;
 }
@@ -42,11 +44,24 @@ export function toScale(o: Obj, r?: ResourceDef): Obj {
   const md = o.metadata;
   const sc = r?.custom?.scale;
   const replicas = sc ? ((at(o, sc.specReplicasPath) as number | undefined) ?? 0) : (o.spec?.replicas ?? 1);
-  const status = sc ? { replicas: (at(o, sc.statusReplicasPath) as number | undefined) ?? 0, ...(sc.labelSelectorPath && typeof at(o, sc.labelSelectorPath) === 'string' ? { selector: at(o, sc.labelSelectorPath) } : {}) } : { replicas: o.status?.replicas ?? 0, selector: selectorString(o.spec?.selector) };
+  const status = sc
+    ? {
+        replicas: (at(o, sc.statusReplicasPath) as number | undefined) ?? 0,
+        ...(sc.labelSelectorPath && typeof at(o, sc.labelSelectorPath) === 'string'
+          ? { selector: at(o, sc.labelSelectorPath) }
+          : {}),
+      }
+    : { replicas: o.status?.replicas ?? 0, selector: selectorString(o.spec?.selector) };
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
-    metadata: { name: md.name, namespace: md.namespace, uid: md.uid, resourceVersion: md.resourceVersion, creationTimestamp: md.creationTimestamp },
+    metadata: {
+      name: md.name,
+      namespace: md.namespace,
+      uid: md.uid,
+      resourceVersion: md.resourceVersion,
+      creationTimestamp: md.creationTimestamp,
+    },
     spec: { replicas },
     status,
   };
@@ -57,7 +72,13 @@ export function getScale(api: Api, r: ResourceDef, ns: string, name: string): Ob
 }
 
 /** PUT or PATCH of the scale: only spec.replicas changes, with the Scale's resourceVersion as a precondition. */
-export function updateScale(api: Api, r: ResourceDef, ns: string, name: string, change: { put?: Obj; patch?: { type: PatchType; body: unknown } }): Obj {
+export function updateScale(
+  api: Api,
+  r: ResourceDef,
+  ns: string,
+  name: string,
+  change: { put?: Obj; patch?: { type: PatchType; body: unknown } },
+): Obj {
   const cur = api.get(r, ns, name);
   let scale: Obj;
   if (change.put) scale = change.put;
@@ -65,16 +86,35 @@ export function updateScale(api: Api, r: ResourceDef, ns: string, name: string, 
     const { type, body } = change.patch!;
     try {
       const base = toScale(cur, r);
-      scale = (type === 'json' ? jsonPatch(base, body) : type === 'merge' ? mergePatch(base, body) : strategicMerge(base, body)) as Obj;
+      scale = (
+        type === 'json' ? jsonPatch(base, body) : type === 'merge' ? mergePatch(base, body) : strategicMerge(base, body)
+      ) as Obj;
     } catch (e) {
-      if (e instanceof PatchError) throw errors.badRequest(`the server rejected our request due to an error in our request: ${e.message}`);
+      if (e instanceof PatchError)
+        throw errors.badRequest(`the server rejected our request due to an error in our request: ${e.message}`);
       throw e;
     }
   }
   const replicas = scale?.spec?.replicas;
-  if (!Number.isInteger(replicas) || replicas < 0) throw errors.invalid('Scale', 'autoscaling', name, [{ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
+  if (!Number.isInteger(replicas) || replicas < 0)
+    throw errors.invalid('Scale', 'autoscaling', name, [
+      {
+        field: 'spec.replicas',
+        message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`,
+      },
+    ]);
   const rv = scale.metadata?.resourceVersion;
   const sc = r.custom?.scale;
-  const next = sc ? setAt({ ...cur, metadata: { ...cur.metadata, ...(rv ? { resourceVersion: rv } : {}) } }, sc.specReplicasPath, replicas) : { ...cur, metadata: { ...cur.metadata, ...(rv ? { resourceVersion: rv } : {}) }, spec: { ...cur.spec, replicas } };
+  const next = sc
+    ? setAt(
+        { ...cur, metadata: { ...cur.metadata, ...(rv ? { resourceVersion: rv } : {}) } },
+        sc.specReplicasPath,
+        replicas,
+      )
+    : {
+        ...cur,
+        metadata: { ...cur.metadata, ...(rv ? { resourceVersion: rv } : {}) },
+        spec: { ...cur.spec, replicas },
+      };
   return toScale(api.update(r, ns, name, next), r);
 }

@@ -11,9 +11,27 @@ const CORE = '/api/v1/namespaces/default/events';
 const s = useTestApiServer('n1');
 
 test('conversion renames fields both ways and field selectors follow', () => {
-  const v1 = { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e' }, regarding: { kind: 'Pod', name: 'p' }, note: 'n', reportingController: 'c', deprecatedCount: 3, deprecatedSource: { component: 'x' } };
+  const v1 = {
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: { name: 'e' },
+    regarding: { kind: 'Pod', name: 'p' },
+    note: 'n',
+    reportingController: 'c',
+    deprecatedCount: 3,
+    deprecatedSource: { component: 'x' },
+  };
   const core = EVENTS_V1.toStorage(v1);
-  assert.deepEqual(core, { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' }, involvedObject: { kind: 'Pod', name: 'p' }, message: 'n', reportingComponent: 'c', count: 3, source: { component: 'x' } });
+  assert.deepEqual(core, {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: 'e' },
+    involvedObject: { kind: 'Pod', name: 'p' },
+    message: 'n',
+    reportingComponent: 'c',
+    count: 3,
+    source: { component: 'x' },
+  });
   assert.deepEqual(EVENTS_V1.fromStorage(core), v1);
   assert.equal(EVENTS_V1.field('regarding.name'), 'involvedObject.name');
   assert.equal(EVENTS_V1.field('reportingController'), 'reportingComponent');
@@ -21,20 +39,43 @@ test('conversion renames fields both ways and field selectors follow', () => {
 });
 
 test('an events.k8s.io/v1 Event is a core Event and back: create, get, list by field, patch, watch, delete; v1 requires its fields', async () => {
-  const created = await s.api.admin.create(V1, { metadata: { name: 'e1' }, eventTime: '2026-12-03T07:00:00.000000Z', reportingController: 'example.com/ctl', reportingInstance: 'i', action: 'Sync', reason: 'Synced', type: 'Normal', note: 'hello', regarding: { kind: 'Pod', name: 'web', namespace: 'default' } });
+  const created = await s.api.admin.create(V1, {
+    metadata: { name: 'e1' },
+    eventTime: '2026-12-03T07:00:00.000000Z',
+    reportingController: 'example.com/ctl',
+    reportingInstance: 'i',
+    action: 'Sync',
+    reason: 'Synced',
+    type: 'Normal',
+    note: 'hello',
+    regarding: { kind: 'Pod', name: 'web', namespace: 'default' },
+  });
   assert.equal(created.apiVersion, 'events.k8s.io/v1');
   assert.equal(created.note, 'hello');
   const core = await s.api.admin.get(`${CORE}/e1`);
   assert.equal(core.message, 'hello');
   assert.equal(core.involvedObject.name, 'web');
   assert.equal(core.reportingComponent, 'example.com/ctl');
-  await s.api.admin.create(CORE, { metadata: { name: 'c1' }, involvedObject: { kind: 'Pod', name: 'db' }, reason: 'Pulled', message: 'from core', type: 'Normal', count: 2 });
+  await s.api.admin.create(CORE, {
+    metadata: { name: 'c1' },
+    involvedObject: { kind: 'Pod', name: 'db' },
+    reason: 'Pulled',
+    message: 'from core',
+    type: 'Normal',
+    count: 2,
+  });
   const viaV1 = await s.api.admin.get(`${V1}/c1`);
-  assert.deepEqual([viaV1.note, viaV1.regarding.name, viaV1.deprecatedCount, viaV1.message], ['from core', 'db', 2, undefined]);
+  assert.deepEqual(
+    [viaV1.note, viaV1.regarding.name, viaV1.deprecatedCount, viaV1.message],
+    ['from core', 'db', 2, undefined],
+  );
   const list = await s.api.admin.get(V1, { fieldSelector: 'regarding.name=web' });
   assert.equal(list.kind, 'EventList');
   assert.equal(list.apiVersion, 'events.k8s.io/v1');
-  assert.deepEqual(list.items.map((e: { metadata: { name: string } }) => e.metadata.name), ['e1']);
+  assert.deepEqual(
+    list.items.map((e: { metadata: { name: string } }) => e.metadata.name),
+    ['e1'],
+  );
   const patched = await s.api.admin.patch(`${V1}/e1`, { note: 'patched' }, 'merge');
   assert.equal(patched.note, 'patched');
   assert.equal((await s.api.admin.get(`${CORE}/e1`)).message, 'patched');
@@ -51,7 +92,10 @@ test('an events.k8s.io/v1 Event is a core Event and back: create, get, list by f
   assert.deepEqual(seen, ['MODIFIED:events.k8s.io/v1:patched', 'DELETED:events.k8s.io/v1:patched']);
   await assert.rejects(s.api.admin.create(V1, { metadata: { name: 'bad' } }), (e: KubeApiError) => {
     assert.equal(e.code, 422);
-    assert.match(e.message, /Event.events.k8s.io "bad" is invalid: eventTime: Required value, reportingController: Required value, reportingInstance: Required value, action: Required value, reason: Required value/);
+    assert.match(
+      e.message,
+      /Event.events.k8s.io "bad" is invalid: eventTime: Required value, reportingController: Required value, reportingInstance: Required value, action: Required value, reason: Required value/,
+    );
     return true;
   });
 });

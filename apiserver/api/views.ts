@@ -39,7 +39,12 @@ function rename(o: Obj, pairs: [string, string][], apiVersion: string): Obj {
 export const EVENTS_V1: View = {
   storage: { group: '', resource: 'events' },
   toStorage: (o) => rename(o, EVENT_FIELDS, 'v1'),
-  fromStorage: (o) => rename(o, EVENT_FIELDS.map(([a, b]) => [b, a]), 'events.k8s.io/v1'),
+  fromStorage: (o) =>
+    rename(
+      o,
+      EVENT_FIELDS.map(([a, b]) => [b, a]),
+      'events.k8s.io/v1',
+    ),
   field: (f) => {
     for (const [v1, core] of EVENT_FIELDS) if (f === v1 || f.startsWith(`${v1}.`)) return core + f.slice(v1.length);
     return f;
@@ -47,7 +52,8 @@ export const EVENTS_V1: View = {
   validateCreate: (o) => {
     const causes: Cause[] = [];
     for (const f of ['eventTime', 'reportingController', 'reportingInstance', 'action', 'reason']) {
-      if (o[f] === undefined || o[f] === '' || o[f] === null) causes.push({ field: f, reason: 'FieldValueRequired', message: 'Required value' });
+      if (o[f] === undefined || o[f] === '' || o[f] === null)
+        causes.push({ field: f, reason: 'FieldValueRequired', message: 'Required value' });
     }
     return causes;
   },
@@ -57,7 +63,12 @@ export const EVENTS_V1: View = {
 export const VIEWS: Record<string, View> = { 'events.k8s.io/events': EVENTS_V1 };
 
 /** A custom resource served in a version other than its storage version: conversion None changes only apiVersion. */
-export function versionView(r: { group: string; version: string; resource: string; custom?: { storageVersion: string } }): View {
+export function versionView(r: {
+  group: string;
+  version: string;
+  resource: string;
+  custom?: { storageVersion: string };
+}): View {
   const served = `${r.group}/${r.version}`;
   const stored = `${r.group}/${r.custom!.storageVersion}`;
   return {

@@ -77,11 +77,15 @@ const has = (list: string[] | undefined, v: string): boolean => !!list && (list.
 /** rbac's RuleAllows. */
 export function ruleAllows(a: AuthzAttributes, r: PolicyRule): boolean {
   if (!has(r.verbs, a.verb)) return false;
-  if (!a.resourceRequest) return (r.nonResourceURLs ?? []).some((u) => u === '*' || u === a.path || (u.endsWith('*') && a.path.startsWith(u.slice(0, -1))));
+  if (!a.resourceRequest)
+    return (r.nonResourceURLs ?? []).some(
+      (u) => u === '*' || u === a.path || (u.endsWith('*') && a.path.startsWith(u.slice(0, -1))),
+    );
   if (!has(r.apiGroups, a.apiGroup)) return false;
   const res = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
   const resources = r.resources ?? [];
-  const resOk = resources.includes('*') || resources.includes(res) || (!!a.subresource && resources.includes(`*/${a.subresource}`));
+  const resOk =
+    resources.includes('*') || resources.includes(res) || (!!a.subresource && resources.includes(`*/${a.subresource}`));
   if (!resOk) return false;
   return !r.resourceNames?.length || r.resourceNames.includes(a.name);
 }

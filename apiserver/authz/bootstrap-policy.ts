@@ -14,10 +14,46 @@ const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 /** Where kubelets are reached: the apiserver's identity towards them (kubeadm's name). */
 export const KUBELET_CLIENT_USER = 'kube-apiserver-kubelet-client';
 
-const VIEW_CORE = ['configmaps', 'endpoints', 'persistentvolumeclaims', 'pods', 'pods/log', 'pods/status', 'replicationcontrollers', 'services', 'services/status', 'serviceaccounts', 'events', 'limitranges', 'resourcequotas'];
-const VIEW_APPS = ['controllerrevisions', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/status', 'deployments/scale', 'replicasets', 'replicasets/status', 'replicasets/scale', 'statefulsets', 'statefulsets/status', 'statefulsets/scale'];
+const VIEW_CORE = [
+  'configmaps',
+  'endpoints',
+  'persistentvolumeclaims',
+  'pods',
+  'pods/log',
+  'pods/status',
+  'replicationcontrollers',
+  'services',
+  'services/status',
+  'serviceaccounts',
+  'events',
+  'limitranges',
+  'resourcequotas',
+];
+const VIEW_APPS = [
+  'controllerrevisions',
+  'daemonsets',
+  'daemonsets/status',
+  'deployments',
+  'deployments/status',
+  'deployments/scale',
+  'replicasets',
+  'replicasets/status',
+  'replicasets/scale',
+  'statefulsets',
+  'statefulsets/status',
+  'statefulsets/scale',
+];
 /** edit writes workloads, not their status or history (upstream's aggregate-to-edit). */
-const EDIT_APPS = ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale'];
+const EDIT_APPS = [
+  'daemonsets',
+  'deployments',
+  'deployments/rollback',
+  'deployments/scale',
+  'replicasets',
+  'replicasets/scale',
+  'statefulsets',
+  'statefulsets/scale',
+];
 
 const VIEW_BATCH = ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status'];
 
@@ -26,10 +62,33 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
     { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
     { nonResourceURLs: ['*'], verbs: ['*'] },
   ],
-  'system:discovery': [{ nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'], verbs: ['get'] }],
-  'system:public-info-viewer': [{ nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] }],
+  'system:discovery': [
+    {
+      nonResourceURLs: [
+        '/api',
+        '/api/*',
+        '/apis',
+        '/apis/*',
+        '/healthz',
+        '/livez',
+        '/openapi',
+        '/openapi/*',
+        '/readyz',
+        '/version',
+        '/version/',
+      ],
+      verbs: ['get'],
+    },
+  ],
+  'system:public-info-viewer': [
+    { nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] },
+  ],
   'system:basic-user': [
-    { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
+    {
+      apiGroups: ['authorization.k8s.io'],
+      resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'],
+      verbs: ['create'],
+    },
     { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
   ],
   'system:node-proxier': [
@@ -43,20 +102,81 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
     { apiGroups: [''], resources: ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'], verbs: ['*'] },
   ],
   // TLS bootstrap: what a bootstrap token may do, and who may have their node CSRs approved automatically.
-  'system:node-bootstrapper': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] }],
-  'system:certificates.k8s.io:certificatesigningrequests:nodeclient': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/nodeclient'], verbs: ['create'] }],
-  'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient': [{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/selfnodeclient'], verbs: ['create'] }],
+  'system:node-bootstrapper': [
+    {
+      apiGroups: ['certificates.k8s.io'],
+      resources: ['certificatesigningrequests'],
+      verbs: ['create', 'get', 'list', 'watch'],
+    },
+  ],
+  'system:certificates.k8s.io:certificatesigningrequests:nodeclient': [
+    { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/nodeclient'], verbs: ['create'] },
+  ],
+  'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient': [
+    { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/selfnodeclient'], verbs: ['create'] },
+  ],
   // Who may approve requests for each built-in signer (CertificateApproval asks for `approve` on signers/<name>).
-  'system:certificates.k8s.io:kube-apiserver-client-approver': [{ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client'], verbs: ['approve'] }],
-  'system:certificates.k8s.io:kube-apiserver-client-kubelet-approver': [{ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client-kubelet'], verbs: ['approve'] }],
-  'system:certificates.k8s.io:kubelet-serving-approver': [{ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kubelet-serving'], verbs: ['approve'] }],
-  'system:certificates.k8s.io:legacy-unknown-approver': [{ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/legacy-unknown'], verbs: ['approve'] }],
+  'system:certificates.k8s.io:kube-apiserver-client-approver': [
+    {
+      apiGroups: ['certificates.k8s.io'],
+      resources: ['signers'],
+      resourceNames: ['kubernetes.io/kube-apiserver-client'],
+      verbs: ['approve'],
+    },
+  ],
+  'system:certificates.k8s.io:kube-apiserver-client-kubelet-approver': [
+    {
+      apiGroups: ['certificates.k8s.io'],
+      resources: ['signers'],
+      resourceNames: ['kubernetes.io/kube-apiserver-client-kubelet'],
+      verbs: ['approve'],
+    },
+  ],
+  'system:certificates.k8s.io:kubelet-serving-approver': [
+    {
+      apiGroups: ['certificates.k8s.io'],
+      resources: ['signers'],
+      resourceNames: ['kubernetes.io/kubelet-serving'],
+      verbs: ['approve'],
+    },
+  ],
+  'system:certificates.k8s.io:legacy-unknown-approver': [
+    {
+      apiGroups: ['certificates.k8s.io'],
+      resources: ['signers'],
+      resourceNames: ['kubernetes.io/legacy-unknown'],
+      verbs: ['approve'],
+    },
+  ],
   // kube-controller-manager's csrapproving and csrsigning controllers.
   'system:controller:certificate-controller': [
-    { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch', 'delete'] },
-    { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/status', 'certificatesigningrequests/approval'], verbs: ['update'] },
-    { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client-kubelet'], verbs: ['approve'] },
-    { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/legacy-unknown', 'kubernetes.io/kube-apiserver-client', 'kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving'], verbs: ['sign'] },
+    {
+      apiGroups: ['certificates.k8s.io'],
+      resources: ['certificatesigningrequests'],
+      verbs: ['get', 'list', 'watch', 'delete'],
+    },
+    {
+      apiGroups: ['certificates.k8s.io'],
+      resources: ['certificatesigningrequests/status', 'certificatesigningrequests/approval'],
+      verbs: ['update'],
+    },
+    {
+      apiGroups: ['certificates.k8s.io'],
+      resources: ['signers'],
+      resourceNames: ['kubernetes.io/kube-apiserver-client-kubelet'],
+      verbs: ['approve'],
+    },
+    {
+      apiGroups: ['certificates.k8s.io'],
+      resources: ['signers'],
+      resourceNames: [
+        'kubernetes.io/legacy-unknown',
+        'kubernetes.io/kube-apiserver-client',
+        'kubernetes.io/kube-apiserver-client-kubelet',
+        'kubernetes.io/kubelet-serving',
+      ],
+      verbs: ['sign'],
+    },
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
   ],
@@ -74,7 +194,24 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
   ],
   'system:aggregate-to-edit': [
     { apiGroups: [''], resources: ['secrets'], verbs: READ },
-    { apiGroups: [''], resources: ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'configmaps', 'endpoints', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets', 'serviceaccounts', 'services'], verbs: WRITE },
+    {
+      apiGroups: [''],
+      resources: [
+        'pods',
+        'pods/attach',
+        'pods/exec',
+        'pods/portforward',
+        'pods/proxy',
+        'configmaps',
+        'endpoints',
+        'persistentvolumeclaims',
+        'replicationcontrollers',
+        'secrets',
+        'serviceaccounts',
+        'services',
+      ],
+      verbs: WRITE,
+    },
     { apiGroups: [''], resources: ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy'], verbs: READ },
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
     { apiGroups: ['apps'], resources: EDIT_APPS, verbs: WRITE },
@@ -92,7 +229,9 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
   view: [],
 };
 
-type Subject = { kind: 'User' | 'Group'; apiGroup: 'rbac.authorization.k8s.io'; name: string } | { kind: 'ServiceAccount'; name: string; namespace: string };
+type Subject =
+  | { kind: 'User' | 'Group'; apiGroup: 'rbac.authorization.k8s.io'; name: string }
+  | { kind: 'ServiceAccount'; name: string; namespace: string };
 const user = (name: string): Subject => ({ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name });
 const group = (name: string): Subject => ({ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name });
 const controller = (name: string): Subject => ({ kind: 'ServiceAccount', name, namespace: 'kube-system' });
@@ -111,17 +250,35 @@ const AGGREGATION: Record<string, { labels?: Record<string, string>; aggregateFr
 export const BOOTSTRAP_BINDINGS: Record<string, { role: string; subjects: Subject[] }> = {
   'cluster-admin': { role: 'cluster-admin', subjects: [group('system:masters')] },
   'system:discovery': { role: 'system:discovery', subjects: [group('system:authenticated')] },
-  'system:public-info-viewer': { role: 'system:public-info-viewer', subjects: [group('system:authenticated'), group('system:unauthenticated')] },
+  'system:public-info-viewer': {
+    role: 'system:public-info-viewer',
+    subjects: [group('system:authenticated'), group('system:unauthenticated')],
+  },
   'system:basic-user': { role: 'system:basic-user', subjects: [group('system:authenticated')] },
   'system:node-proxier': { role: 'system:node-proxier', subjects: [user('system:kube-proxy')] },
   // kubeadm's name for it (its bootstrap-token phase).
   'kubeadm:apiserver-kubelet-client': { role: 'system:kubelet-api-admin', subjects: [user(KUBELET_CLIENT_USER)] },
-  'system:controller:certificate-controller': { role: 'system:controller:certificate-controller', subjects: [controller('certificate-controller')] },
+  'system:controller:certificate-controller': {
+    role: 'system:controller:certificate-controller',
+    subjects: [controller('certificate-controller')],
+  },
   // kubeadm's bindings for joining nodes (kubeadm init's bootstrap-token phase).
-  'kubeadm:kubelet-bootstrap': { role: 'system:node-bootstrapper', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
-  'kubeadm:node-autoapprove-bootstrap': { role: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
-  'kubeadm:node-autoapprove-certificate-rotation': { role: 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', subjects: [group('system:nodes')] },
-  'kubeadm:get-nodes': { role: 'kubeadm:get-nodes', subjects: [group('system:bootstrappers:kubeadm:default-node-token')] },
+  'kubeadm:kubelet-bootstrap': {
+    role: 'system:node-bootstrapper',
+    subjects: [group('system:bootstrappers:kubeadm:default-node-token')],
+  },
+  'kubeadm:node-autoapprove-bootstrap': {
+    role: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient',
+    subjects: [group('system:bootstrappers:kubeadm:default-node-token')],
+  },
+  'kubeadm:node-autoapprove-certificate-rotation': {
+    role: 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient',
+    subjects: [group('system:nodes')],
+  },
+  'kubeadm:get-nodes': {
+    role: 'kubeadm:get-nodes',
+    subjects: [group('system:bootstrappers:kubeadm:default-node-token')],
+  },
   // tskube's own: a joined node's kube-proxy is a host process with the node's credentials (kubeadm runs it as a
   // DaemonSet with the kube-proxy ServiceAccount instead). `tskube token create` adds it to other control planes.
   'tskube:node-proxier': { role: 'system:node-proxier', subjects: [group('system:nodes')] },
@@ -137,8 +294,14 @@ export function ensureBootstrapPolicy(api: Api): void {
   // before the aggregation controller runs and where it is turned off.
   const objs = Object.entries(BOOTSTRAP_CLUSTER_ROLES).map(([name, rules]) => {
     const agg = AGGREGATION[name];
-    const aggregationRule = agg?.aggregateFrom ? { clusterRoleSelectors: [{ matchLabels: { [`${AGG}${agg.aggregateFrom}`]: 'true' } }] } : undefined;
-    return { metadata: { name, labels: { ...labels, ...agg?.labels }, annotations }, ...(aggregationRule ? { aggregationRule } : {}), rules: [...rules] };
+    const aggregationRule = agg?.aggregateFrom
+      ? { clusterRoleSelectors: [{ matchLabels: { [`${AGG}${agg.aggregateFrom}`]: 'true' } }] }
+      : undefined;
+    return {
+      metadata: { name, labels: { ...labels, ...agg?.labels }, annotations },
+      ...(aggregationRule ? { aggregationRule } : {}),
+      rules: [...rules],
+    };
   });
   for (const name of ['view', 'edit', 'admin']) {
     const role = objs.find((o) => o.metadata.name === name)!;
@@ -148,7 +311,11 @@ export function ensureBootstrapPolicy(api: Api): void {
     for (const o of objs) if (!api.store.get(storageKey(roles, '', o.metadata.name))) api.create(roles, '', o);
     for (const [name, b] of Object.entries(BOOTSTRAP_BINDINGS)) {
       if (!api.store.get(storageKey(bindings, '', name))) {
-        api.create(bindings, '', { metadata: { name, labels, annotations }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: b.role }, subjects: b.subjects });
+        api.create(bindings, '', {
+          metadata: { name, labels, annotations },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: b.role },
+          subjects: b.subjects,
+        });
       }
     }
   });

@@ -6,7 +6,8 @@
 import type { PolicyRule } from './authorizer.js';
 
 const has = (list: string[] | undefined, v: string): boolean => (list ?? []).includes(v);
-const hasAll = (owner: string[] | undefined, wanted: string[] | undefined): boolean => (wanted ?? []).every((w) => has(owner, w));
+const hasAll = (owner: string[] | undefined, wanted: string[] | undefined): boolean =>
+  (wanted ?? []).every((w) => has(owner, w));
 
 /** One rule split into single group/resource/verb(/name) and URL/verb rules (BreakdownRule). */
 export function breakdownRule(rule: PolicyRule): PolicyRule[] {
@@ -14,12 +15,15 @@ export function breakdownRule(rule: PolicyRule): PolicyRule[] {
   for (const group of rule.apiGroups ?? []) {
     for (const resource of rule.resources ?? []) {
       for (const verb of rule.verbs ?? []) {
-        if (rule.resourceNames?.length) for (const name of rule.resourceNames) out.push({ apiGroups: [group], resources: [resource], verbs: [verb], resourceNames: [name] });
+        if (rule.resourceNames?.length)
+          for (const name of rule.resourceNames)
+            out.push({ apiGroups: [group], resources: [resource], verbs: [verb], resourceNames: [name] });
         else out.push({ apiGroups: [group], resources: [resource], verbs: [verb] });
       }
     }
   }
-  for (const url of rule.nonResourceURLs ?? []) for (const verb of rule.verbs ?? []) out.push({ nonResourceURLs: [url], verbs: [verb] });
+  for (const url of rule.nonResourceURLs ?? [])
+    for (const verb of rule.verbs ?? []) out.push({ nonResourceURLs: [url], verbs: [verb] });
   return out;
 }
 
@@ -32,8 +36,10 @@ function resourceCoversAll(owner: string[] | undefined, wanted: string[] | undef
   });
 }
 
-const urlCovers = (owner: string, wanted: string): boolean => owner === wanted || (owner.endsWith('*') && wanted.startsWith(owner.replace(/\*+$/, '')));
-const urlsCoverAll = (owner: string[] | undefined, wanted: string[] | undefined): boolean => (wanted ?? []).every((w) => (owner ?? []).some((o) => urlCovers(o, w)));
+const urlCovers = (owner: string, wanted: string): boolean =>
+  owner === wanted || (owner.endsWith('*') && wanted.startsWith(owner.replace(/\*+$/, '')));
+const urlsCoverAll = (owner: string[] | undefined, wanted: string[] | undefined): boolean =>
+  (wanted ?? []).every((w) => (owner ?? []).some((o) => urlCovers(o, w)));
 
 /** ruleCovers: whether one owner rule grants everything one (broken down) rule asks for. */
 export function ruleCovers(owner: PolicyRule, sub: PolicyRule): boolean {
@@ -41,14 +47,17 @@ export function ruleCovers(owner: PolicyRule, sub: PolicyRule): boolean {
   const groups = has(owner.apiGroups, '*') || hasAll(owner.apiGroups, sub.apiGroups);
   const resources = resourceCoversAll(owner.resources, sub.resources);
   const urls = urlsCoverAll(owner.nonResourceURLs, sub.nonResourceURLs);
-  const names = sub.resourceNames?.length ? !owner.resourceNames?.length || hasAll(owner.resourceNames, sub.resourceNames) : !owner.resourceNames?.length;
+  const names = sub.resourceNames?.length
+    ? !owner.resourceNames?.length || hasAll(owner.resourceNames, sub.resourceNames)
+    : !owner.resourceNames?.length;
   return verbs && groups && resources && names && urls;
 }
 
 /** validation.Covers: the broken-down rules of `wanted` that no owner rule grants (empty: covered). */
 export function missingRules(owner: PolicyRule[], wanted: PolicyRule[]): PolicyRule[] {
   const missing: PolicyRule[] = [];
-  for (const rule of wanted) for (const sub of breakdownRule(rule)) if (!owner.some((o) => ruleCovers(o, sub))) missing.push(sub);
+  for (const rule of wanted)
+    for (const sub of breakdownRule(rule)) if (!owner.some((o) => ruleCovers(o, sub))) missing.push(sub);
   return missing;
 }
 
@@ -57,7 +66,11 @@ export function compactRules(rules: PolicyRule[]): PolicyRule[] {
   const out: PolicyRule[] = [];
   const simple = new Map<string, PolicyRule>();
   for (const r of rules) {
-    const isSimple = !r.nonResourceURLs?.length && r.apiGroups?.length === 1 && r.resources?.length === 1 && (r.resourceNames?.length ?? 0) <= 1;
+    const isSimple =
+      !r.nonResourceURLs?.length &&
+      r.apiGroups?.length === 1 &&
+      r.resources?.length === 1 &&
+      (r.resourceNames?.length ?? 0) <= 1;
     if (!isSimple) {
       out.push(r);
       continue;
@@ -85,7 +98,11 @@ export function compactString(r: PolicyRule): string {
 }
 
 /** ConfirmNoEscalation's message, or undefined when the owner's rules cover `wanted`. */
-export function escalationError(user: { name: string; groups: string[] }, owner: PolicyRule[], wanted: PolicyRule[]): string | undefined {
+export function escalationError(
+  user: { name: string; groups: string[] },
+  owner: PolicyRule[],
+  wanted: PolicyRule[],
+): string | undefined {
   const missing = missingRules(owner, wanted);
   if (!missing.length) return undefined;
   const lines = [...new Set(compactRules(missing).map(compactString))].sort();

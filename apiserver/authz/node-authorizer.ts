@@ -11,7 +11,11 @@ const READ = ['get', 'list', 'watch'];
 
 const NODE_RULES: PolicyRule[] = [
   { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
-  { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews', 'localsubjectaccessreviews'], verbs: ['create'] },
+  {
+    apiGroups: ['authorization.k8s.io'],
+    resources: ['subjectaccessreviews', 'localsubjectaccessreviews'],
+    verbs: ['create'],
+  },
   { apiGroups: [''], resources: ['services'], verbs: READ },
   { apiGroups: [''], resources: ['endpoints'], verbs: ['get'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['create', ...READ, 'patch', 'update'] },
@@ -83,7 +87,11 @@ export class NodeAuthorizer implements Authorizer {
     for (const refs of this.byNode.get(node)?.values() ?? []) {
       for (const r of refs) {
         const [ns, resource, name] = r.split('/') as [string, string, string];
-        if (resource === 'persistentvolumeclaims' && this.store.get(`/persistentvolumeclaims/${ns}/${name}`)?.spec?.volumeName === pv) return true;
+        if (
+          resource === 'persistentvolumeclaims' &&
+          this.store.get(`/persistentvolumeclaims/${ns}/${name}`)?.spec?.volumeName === pv
+        )
+          return true;
       }
     }
     return false;
@@ -97,16 +105,37 @@ export class NodeAuthorizer implements Authorizer {
       if (a.verb === 'get' && this.volumeReferenced(node, a.name)) return { decision: 'allow', reason: '' };
       return { decision: 'noopinion', reason: `no relationship found between node '${node}' and this object` };
     }
-    if (a.resourceRequest && a.apiGroup === '' && ['secrets', 'configmaps', 'persistentvolumeclaims'].includes(a.resource) && !a.subresource) {
-      if (a.verb === 'get' && this.referenced(node, a.namespace, a.resource, a.name)) return { decision: 'allow', reason: '' };
+    if (
+      a.resourceRequest &&
+      a.apiGroup === '' &&
+      ['secrets', 'configmaps', 'persistentvolumeclaims'].includes(a.resource) &&
+      !a.subresource
+    ) {
+      if (a.verb === 'get' && this.referenced(node, a.namespace, a.resource, a.name))
+        return { decision: 'allow', reason: '' };
       return { decision: 'noopinion', reason: `no relationship found between node '${node}' and this object` };
     }
     // A node reads and writes only its own Lease (upstream's node lease rule with NodeRestriction).
-    if (a.resourceRequest && a.apiGroup === 'coordination.k8s.io' && a.resource === 'leases' && (a.namespace !== 'kube-node-lease' || (a.name !== node && a.verb !== 'create'))) {
-      return { decision: 'noopinion', reason: `node '${node}' can only access its own lease in the kube-node-lease namespace` };
+    if (
+      a.resourceRequest &&
+      a.apiGroup === 'coordination.k8s.io' &&
+      a.resource === 'leases' &&
+      (a.namespace !== 'kube-node-lease' || (a.name !== node && a.verb !== 'create'))
+    ) {
+      return {
+        decision: 'noopinion',
+        reason: `node '${node}' can only access its own lease in the kube-node-lease namespace`,
+      };
     }
     // AuthorizeNodeWithSelectors (1.32): pods may only be listed or watched with spec.nodeName=<node>.
-    if (a.resourceRequest && a.apiGroup === '' && a.resource === 'pods' && !a.subresource && (a.verb === 'list' || a.verb === 'watch') && !selectsNode(a.fieldSelector, node)) {
+    if (
+      a.resourceRequest &&
+      a.apiGroup === '' &&
+      a.resource === 'pods' &&
+      !a.subresource &&
+      (a.verb === 'list' || a.verb === 'watch') &&
+      !selectsNode(a.fieldSelector, node)
+    ) {
       return { decision: 'noopinion', reason: `can only list/watch pods with spec.nodeName field selector` };
     }
     if (NODE_RULES.some((r) => ruleAllows(a, r))) return { decision: 'allow', reason: '' };
@@ -116,5 +145,7 @@ export class NodeAuthorizer implements Authorizer {
 
 /** Whether a field selector pins spec.nodeName to this node. */
 function selectsNode(selector: string | undefined, node: string): boolean {
-  return (selector ?? '').split(',').some((t) => ['spec.nodeName=', 'spec.nodeName=='].some((p) => t.trim() === `${p}${node}`));
+  return (selector ?? '')
+    .split(',')
+    .some((t) => ['spec.nodeName=', 'spec.nodeName=='].some((p) => t.trim() === `${p}${node}`));
 }

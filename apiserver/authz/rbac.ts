@@ -32,7 +32,8 @@ export class RbacAuthorizer implements Authorizer {
     return (subjects ?? []).some((s) => {
       if (s.kind === 'User') return s.name === a.user.name;
       if (s.kind === 'Group') return a.user.groups.includes(s.name);
-      if (s.kind === 'ServiceAccount') return a.user.name === `system:serviceaccount:${s.namespace || bindingNs}:${s.name}`;
+      if (s.kind === 'ServiceAccount')
+        return a.user.name === `system:serviceaccount:${s.namespace || bindingNs}:${s.name}`;
       return false;
     });
   }
@@ -43,14 +44,23 @@ export class RbacAuthorizer implements Authorizer {
     const out: PolicyRule[] = [];
     for (const b of this.objects.values()) {
       if (b.kind === 'ClusterRoleBinding' && this.applies(b.subjects, a, '')) out.push(...this.rulesOf(b.roleRef, ''));
-      else if (b.kind === 'RoleBinding' && namespace && b.metadata.namespace === namespace && this.applies(b.subjects, a, namespace)) out.push(...this.rulesOf(b.roleRef, namespace));
+      else if (
+        b.kind === 'RoleBinding' &&
+        namespace &&
+        b.metadata.namespace === namespace &&
+        this.applies(b.subjects, a, namespace)
+      )
+        out.push(...this.rulesOf(b.roleRef, namespace));
     }
     return out;
   }
 
   /** The rules a roleRef points at, or undefined when the role does not exist. */
   roleRules(ref: Obj, namespace: string): PolicyRule[] | undefined {
-    const o = ref?.kind === 'ClusterRole' ? this.objects.get(`ClusterRole//${ref.name}`) : this.objects.get(`Role/${namespace}/${ref?.name}`);
+    const o =
+      ref?.kind === 'ClusterRole'
+        ? this.objects.get(`ClusterRole//${ref.name}`)
+        : this.objects.get(`Role/${namespace}/${ref?.name}`);
     return o ? ((o.rules ?? []) as PolicyRule[]) : undefined;
   }
 
@@ -58,14 +68,25 @@ export class RbacAuthorizer implements Authorizer {
     for (const b of this.objects.values()) {
       if (b.kind === 'ClusterRoleBinding') {
         if (!this.applies(b.subjects, a, '')) continue;
-        if (this.rulesOf(b.roleRef, '').some((r) => ruleAllows(a, r))) return { decision: 'allow', reason: `RBAC: allowed by ClusterRoleBinding "${b.metadata.name}" of ClusterRole "${b.roleRef.name}" to ${describe(a.user)}` };
+        if (this.rulesOf(b.roleRef, '').some((r) => ruleAllows(a, r)))
+          return {
+            decision: 'allow',
+            reason: `RBAC: allowed by ClusterRoleBinding "${b.metadata.name}" of ClusterRole "${b.roleRef.name}" to ${describe(a.user)}`,
+          };
       } else if (b.kind === 'RoleBinding' && a.namespace && b.metadata.namespace === a.namespace) {
         if (!this.applies(b.subjects, a, b.metadata.namespace)) continue;
-        if (this.rulesOf(b.roleRef, b.metadata.namespace).some((r) => ruleAllows(a, r))) return { decision: 'allow', reason: `RBAC: allowed by RoleBinding "${b.metadata.name}/${b.metadata.namespace}" of ${b.roleRef.kind} "${b.roleRef.name}" to ${describe(a.user)}` };
+        if (this.rulesOf(b.roleRef, b.metadata.namespace).some((r) => ruleAllows(a, r)))
+          return {
+            decision: 'allow',
+            reason: `RBAC: allowed by RoleBinding "${b.metadata.name}/${b.metadata.namespace}" of ${b.roleRef.kind} "${b.roleRef.name}" to ${describe(a.user)}`,
+          };
       }
     }
     return { decision: 'noopinion', reason: '' };
   }
 }
 
-const describe = (u: { name: string; groups: string[] }): string => (u.name.startsWith('system:serviceaccount:') ? `ServiceAccount "${u.name.split(':')[3]}/${u.name.split(':')[2]}"` : `User "${u.name}"`);
+const describe = (u: { name: string; groups: string[] }): string =>
+  u.name.startsWith('system:serviceaccount:')
+    ? `ServiceAccount "${u.name.split(':')[3]}/${u.name.split(':')[2]}"`
+    : `User "${u.name}"`;

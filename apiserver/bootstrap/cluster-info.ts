@@ -14,14 +14,27 @@ export const CLUSTER_INFO_ROLE = 'kubeadm:bootstrap-signer-clusterinfo';
 
 /** The kubeconfig kubeadm puts in cluster-info (clientcmd's serialization of a cluster-only config). */
 export function clusterInfoKubeconfig(caPem: string, server: string): string {
-  return stringify({ apiVersion: 'v1', clusters: [{ cluster: { 'certificate-authority-data': Buffer.from(caPem).toString('base64'), server }, name: '' }], contexts: null, 'current-context': '', kind: 'Config', preferences: {}, users: null });
+  return stringify({
+    apiVersion: 'v1',
+    clusters: [{ cluster: { 'certificate-authority-data': Buffer.from(caPem).toString('base64'), server }, name: '' }],
+    contexts: null,
+    'current-context': '',
+    kind: 'Config',
+    preferences: {},
+    users: null,
+  });
 }
 
 /** kubeadm's Role that lets anyone read cluster-info (and nothing else), and its binding to system:anonymous. */
 export function clusterInfoReaders(): { role: Obj; binding: Obj } {
   const meta = { name: CLUSTER_INFO_ROLE, namespace: PUBLIC_NAMESPACE };
   return {
-    role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [CLUSTER_INFO], verbs: ['get'] }] },
+    role: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta,
+      rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [CLUSTER_INFO], verbs: ['get'] }],
+    },
     binding: {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'RoleBinding',
@@ -39,11 +52,14 @@ export function ensureClusterInfo(api: Api, caPem: string, server: string): void
   api.runAs(SYSTEM_USER, () => {
     const cur = api.store.get(storageKey(cms, PUBLIC_NAMESPACE, CLUSTER_INFO)) as Obj | undefined;
     if (!cur) api.create(cms, PUBLIC_NAMESPACE, { metadata: { name: CLUSTER_INFO }, data: { kubeconfig } });
-    else if (cur.data?.kubeconfig !== kubeconfig) api.update(cms, PUBLIC_NAMESPACE, CLUSTER_INFO, { ...cur, data: { ...cur.data, kubeconfig } });
+    else if (cur.data?.kubeconfig !== kubeconfig)
+      api.update(cms, PUBLIC_NAMESPACE, CLUSTER_INFO, { ...cur, data: { ...cur.data, kubeconfig } });
     const roles = api.res('rbac.authorization.k8s.io', 'roles');
     const bindings = api.res('rbac.authorization.k8s.io', 'rolebindings');
     const readers = clusterInfoReaders();
-    if (!api.store.get(storageKey(roles, PUBLIC_NAMESPACE, CLUSTER_INFO_ROLE))) api.create(roles, PUBLIC_NAMESPACE, readers.role);
-    if (!api.store.get(storageKey(bindings, PUBLIC_NAMESPACE, CLUSTER_INFO_ROLE))) api.create(bindings, PUBLIC_NAMESPACE, readers.binding);
+    if (!api.store.get(storageKey(roles, PUBLIC_NAMESPACE, CLUSTER_INFO_ROLE)))
+      api.create(roles, PUBLIC_NAMESPACE, readers.role);
+    if (!api.store.get(storageKey(bindings, PUBLIC_NAMESPACE, CLUSTER_INFO_ROLE)))
+      api.create(bindings, PUBLIC_NAMESPACE, readers.binding);
   });
 }

@@ -17,7 +17,11 @@ export const JWS_PREFIX = 'jws-kubeconfig-';
 const TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
 const EXTRA_GROUP = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
 
-type Secret = { type?: string; metadata?: { name?: string; deletionTimestamp?: string }; data?: Record<string, string> };
+type Secret = {
+  type?: string;
+  metadata?: { name?: string; deletionTimestamp?: string };
+  data?: Record<string, string>;
+};
 
 export const parseToken = (t: string): { id: string; secret: string } | undefined => {
   const m = TOKEN.exec(t.trim());
@@ -25,7 +29,8 @@ export const parseToken = (t: string): { id: string; secret: string } | undefine
 };
 
 /** A Secret's data field, decoded (data is base64, as in any Secret). */
-export const field = (s: Secret, k: string): string | undefined => (s.data?.[k] === undefined ? undefined : Buffer.from(s.data[k]!, 'base64').toString('utf8'));
+export const field = (s: Secret, k: string): string | undefined =>
+  s.data?.[k] === undefined ? undefined : Buffer.from(s.data[k]!, 'base64').toString('utf8');
 
 /** Whether the token Secret's expiration has passed (no expiration: never). */
 export function expired(s: Secret, now = Date.now()): boolean {
@@ -36,7 +41,11 @@ export function expired(s: Secret, now = Date.now()): boolean {
 }
 
 /** The user a bearer token authenticates as, or why it does not (upstream's TokenAuthenticator rules). */
-export function authenticate(token: string, lookup: (secretName: string) => Secret | undefined, now = Date.now()): { user: User } | { reason: string } | undefined {
+export function authenticate(
+  token: string,
+  lookup: (secretName: string) => Secret | undefined,
+  now = Date.now(),
+): { user: User } | { reason: string } | undefined {
   const t = parseToken(token);
   if (!t) return undefined; // not a bootstrap token: other authenticators may know it
   const s = lookup(`${SECRET_PREFIX}${t.id}`);
@@ -44,11 +53,15 @@ export function authenticate(token: string, lookup: (secretName: string) => Secr
   if (s.metadata?.deletionTimestamp) return { reason: 'token is being deleted' };
   if (s.type !== SECRET_TYPE) return { reason: `secret has wrong type ${JSON.stringify(s.type ?? '')}` };
   const secret = field(s, 'token-secret') ?? '';
-  if (secret.length !== t.secret.length || !timingSafeEqual(Buffer.from(secret), Buffer.from(t.secret))) return { reason: 'token secret does not match' };
+  if (secret.length !== t.secret.length || !timingSafeEqual(Buffer.from(secret), Buffer.from(t.secret)))
+    return { reason: 'token secret does not match' };
   if (field(s, 'token-id') !== t.id) return { reason: 'token id does not match' };
   if (expired(s, now)) return { reason: 'token has expired' };
   if (field(s, 'usage-bootstrap-authentication') !== 'true') return { reason: 'token not marked for authentication' };
-  const extra = (field(s, 'auth-extra-groups') ?? '').split(',').map((g) => g.trim()).filter(Boolean);
+  const extra = (field(s, 'auth-extra-groups') ?? '')
+    .split(',')
+    .map((g) => g.trim())
+    .filter(Boolean);
   if (extra.some((g) => !EXTRA_GROUP.test(g))) return { reason: 'token has invalid auth-extra-groups' };
   return { user: { name: `system:bootstrap:${t.id}`, groups: [BOOTSTRAPPERS, ...extra] } };
 }
@@ -61,15 +74,38 @@ export function detachedSignature(content: string, id: string, secret: string): 
 }
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
-const random = (n: number): string => Array.from(randomBytes(n * 2)).filter((b) => b < 252).slice(0, n).map((b) => ALPHABET[b % 36]).join('');
+const random = (n: number): string =>
+  Array.from(randomBytes(n * 2))
+    .filter((b) => b < 252)
+    .slice(0, n)
+    .map((b) => ALPHABET[b % 36])
+    .join('');
 
 /** A new token and its Secret, as `kubeadm token create` writes it. */
-export function newTokenSecret(o: { ttlSeconds?: number; description?: string; groups?: string[]; now?: number; token?: string } = {}): { token: string; secret: Record<string, unknown> } {
+export function newTokenSecret(
+  o: { ttlSeconds?: number; description?: string; groups?: string[]; now?: number; token?: string } = {},
+): { token: string; secret: Record<string, unknown> } {
   const t = o.token ? parseToken(o.token) : { id: random(6), secret: random(16) };
   if (!t) throw new Error(`token ${JSON.stringify(o.token)} is not of the form [a-z0-9]{6}.[a-z0-9]{16}`);
   const b64 = (v: string) => Buffer.from(v).toString('base64');
-  const data: Record<string, string> = { 'token-id': b64(t.id), 'token-secret': b64(t.secret), 'usage-bootstrap-authentication': b64('true'), 'usage-bootstrap-signing': b64('true'), 'auth-extra-groups': b64((o.groups ?? [DEFAULT_GROUP]).join(',')) };
-  if (o.ttlSeconds && o.ttlSeconds > 0) data.expiration = b64(rfc3339(new Date((o.now ?? Date.now()) + o.ttlSeconds * 1000)));
+  const data: Record<string, string> = {
+    'token-id': b64(t.id),
+    'token-secret': b64(t.secret),
+    'usage-bootstrap-authentication': b64('true'),
+    'usage-bootstrap-signing': b64('true'),
+    'auth-extra-groups': b64((o.groups ?? [DEFAULT_GROUP]).join(',')),
+  };
+  if (o.ttlSeconds && o.ttlSeconds > 0)
+    data.expiration = b64(rfc3339(new Date((o.now ?? Date.now()) + o.ttlSeconds * 1000)));
   if (o.description) data.description = b64(o.description);
-  return { token: `${t.id}.${t.secret}`, secret: { apiVersion: 'v1', kind: 'Secret', type: SECRET_TYPE, metadata: { name: `${SECRET_PREFIX}${t.id}`, namespace: NAMESPACE }, data } };
+  return {
+    token: `${t.id}.${t.secret}`,
+    secret: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: SECRET_TYPE,
+      metadata: { name: `${SECRET_PREFIX}${t.id}`, namespace: NAMESPACE },
+      data,
+    },
+  };
 }

@@ -78,7 +78,8 @@ const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?*&]*$/;
 /** A name attribute's value as Go's parseASN1String reads it; throws for strings Go refuses. */
 function decodeString(block: asn1js.AsnType): string {
   const { idBlock, lenBlock, valueBeforeDecodeView } = block as asn1js.BaseBlock;
-  if (idBlock.tagClass !== 1 || idBlock.isConstructed || lenBlock.isIndefiniteForm) throw new Error('unsupported string type');
+  if (idBlock.tagClass !== 1 || idBlock.isConstructed || lenBlock.isIndefiniteForm)
+    throw new Error('unsupported string type');
   // The content octets: the encoding after its tag and length.
   const bytes = Buffer.from(valueBeforeDecodeView.subarray(valueBeforeDecodeView.byteLength - lenBlock.length));
   switch (idBlock.tagNumber) {
@@ -129,9 +130,11 @@ function parseSubject(info: ArrayBuffer): NameAttribute[][] {
   return subject.valueBlock.value.map((rdn) => {
     if (!(rdn instanceof asn1js.Set)) throw new Error('x509: invalid RDNSequence');
     return rdn.valueBlock.value.map((atv) => {
-      if (!(atv instanceof asn1js.Sequence) || atv.valueBlock.value.length !== 2) throw new Error('x509: invalid RDNSequence: invalid attribute');
+      if (!(atv instanceof asn1js.Sequence) || atv.valueBlock.value.length !== 2)
+        throw new Error('x509: invalid RDNSequence: invalid attribute');
       const [type, value] = atv.valueBlock.value as [asn1js.AsnType, asn1js.AsnType];
-      if (!(type instanceof asn1js.ObjectIdentifier)) throw new Error('x509: invalid RDNSequence: invalid attribute type');
+      if (!(type instanceof asn1js.ObjectIdentifier))
+        throw new Error('x509: invalid RDNSequence: invalid attribute type');
       const oid = type.valueBlock.toString();
       let text: string;
       try {
@@ -149,7 +152,8 @@ function keyAlgorithm(key: KeyObject): PublicKeyAlgorithm {
     case 'rsa':
       return 'RSA';
     case 'ec':
-      if (!EC_CURVES.has(key.asymmetricKeyDetails?.namedCurve ?? '')) throw new Error('x509: unsupported elliptic curve');
+      if (!EC_CURVES.has(key.asymmetricKeyDetails?.namedCurve ?? ''))
+        throw new Error('x509: unsupported elliptic curve');
       return 'ECDSA';
     case 'ed25519':
       return 'Ed25519';
@@ -161,14 +165,25 @@ function keyAlgorithm(key: KeyObject): PublicKeyAlgorithm {
 function checkSignature(req: CertificationRequest, key: KeyObject, keyType: PublicKeyAlgorithm): void {
   const algo = SIGNATURE_ALGORITHMS[req.signatureAlgorithm.algorithm];
   if (!algo) throw new Error('x509: cannot verify signature: algorithm unimplemented');
-  if (algo.key !== keyType) throw new Error(`x509: signature algorithm specifies an ${algo.key} public key, but have public key of type ${keyType}`);
+  if (algo.key !== keyType)
+    throw new Error(
+      `x509: signature algorithm specifies an ${algo.key} public key, but have public key of type ${keyType}`,
+    );
   const signed = Buffer.from(req.certificationRequestInfoRaw!);
   const ok = verify(algo.digest, signed, key, Buffer.from(req.signature));
-  if (!ok) throw new Error(keyType === 'RSA' ? 'crypto/rsa: verification error' : `x509: ${keyType} verification failure`);
+  if (!ok)
+    throw new Error(keyType === 'RSA' ? 'crypto/rsa: verification error' : `x509: ${keyType} verification failure`);
 }
 
-function sans(req: CertificationRequest): Pick<CertificateRequest, 'dnsNames' | 'emailAddresses' | 'ipAddresses' | 'uris'> {
-  const out = { dnsNames: [] as string[], emailAddresses: [] as string[], ipAddresses: [] as string[], uris: [] as string[] };
+function sans(
+  req: CertificationRequest,
+): Pick<CertificateRequest, 'dnsNames' | 'emailAddresses' | 'ipAddresses' | 'uris'> {
+  const out = {
+    dnsNames: [] as string[],
+    emailAddresses: [] as string[],
+    ipAddresses: [] as string[],
+    uris: [] as string[],
+  };
   for (const attr of req.certificationRequestInfo.attributes) {
     if (attr.type !== EXTENSION_REQUEST) continue;
     for (const value of attr.values) {
@@ -199,7 +214,11 @@ export function parseCertificateRequest(pem: string): CertificateRequest {
   const subject = parseSubject(req.certificationRequestInfoRaw);
   let key: KeyObject;
   try {
-    key = createPublicKey({ key: Buffer.from(AsnConvert.serialize(req.certificationRequestInfo.subjectPKInfo)), format: 'der', type: 'spki' });
+    key = createPublicKey({
+      key: Buffer.from(AsnConvert.serialize(req.certificationRequestInfo.subjectPKInfo)),
+      format: 'der',
+      type: 'spki',
+    });
   } catch {
     throw new Error('x509: unsupported public key type');
   }

@@ -36,13 +36,15 @@ const KUBELET_SERVING_USAGES_NO_RSA = ['digital signature', 'server auth'];
 export function validateKubeletClient(req: CertificateRequest, usages: readonly string[]): string | undefined {
   const subject = kubeletSubject(req);
   if (subject) return subject;
-  if (!sameSet(req.organizations, ['system:nodes']) || req.organizations.length !== 1) return 'subject organization is not system:nodes';
+  if (!sameSet(req.organizations, ['system:nodes']) || req.organizations.length !== 1)
+    return 'subject organization is not system:nodes';
   if (req.dnsNames.length) return 'DNS subjectAltNames are not allowed';
   if (req.emailAddresses.length) return 'Email subjectAltNames are not allowed';
   if (req.ipAddresses.length) return 'IP subjectAltNames are not allowed';
   if (req.uris.length) return 'URI subjectAltNames are not allowed';
   if (!req.commonName.startsWith('system:node:')) return 'subject common name does not begin with system:node:';
-  if (!sameSet(usages, KUBELET_CLIENT_USAGES) && !sameSet(usages, KUBELET_CLIENT_USAGES_NO_RSA)) return `usages did not match ${usageList(KUBELET_CLIENT_USAGES)}`;
+  if (!sameSet(usages, KUBELET_CLIENT_USAGES) && !sameSet(usages, KUBELET_CLIENT_USAGES_NO_RSA))
+    return `usages did not match ${usageList(KUBELET_CLIENT_USAGES)}`;
   return undefined;
 }
 
@@ -50,20 +52,25 @@ export function validateKubeletClient(req: CertificateRequest, usages: readonly 
 export function validateKubeletServing(req: CertificateRequest, usages: readonly string[]): string | undefined {
   const subject = kubeletSubject(req);
   if (subject) return subject;
-  if (!sameSet(req.organizations, ['system:nodes']) || req.organizations.length !== 1) return 'subject organization is not system:nodes';
+  if (!sameSet(req.organizations, ['system:nodes']) || req.organizations.length !== 1)
+    return 'subject organization is not system:nodes';
   if (!req.dnsNames.length && !req.ipAddresses.length) return 'DNS or IP subjectAltName is required';
   if (req.emailAddresses.length) return 'Email subjectAltNames are not allowed';
   if (req.uris.length) return 'URI subjectAltNames are not allowed';
-  if (!sameSet(usages, KUBELET_SERVING_USAGES) && !sameSet(usages, KUBELET_SERVING_USAGES_NO_RSA)) return `usages did not match ${usageList(KUBELET_SERVING_USAGES)}`;
+  if (!sameSet(usages, KUBELET_SERVING_USAGES) && !sameSet(usages, KUBELET_SERVING_USAGES_NO_RSA))
+    return `usages did not match ${usageList(KUBELET_SERVING_USAGES)}`;
   if (!req.commonName.startsWith('system:node:')) return 'subject common name does not begin with system:node:';
   return undefined;
 }
 
 /** Upstream's validAPIServerClientUsages, and CertificateSubjectRestriction's rule again before signing. */
 export function validateApiServerClient(req: CertificateRequest, usages: readonly string[]): string | undefined {
-  for (const u of usages) if (!['digital signature', 'key encipherment', 'client auth'].includes(u)) return `invalid usage for client certificate: ${u}`;
+  for (const u of usages)
+    if (!['digital signature', 'key encipherment', 'client auth'].includes(u))
+      return `invalid usage for client certificate: ${u}`;
   if (!usages.includes('client auth')) return 'missing required usage for client certificate: client auth';
-  if (req.organizations.includes('system:masters')) return `use of ${CLIENT_SIGNER} signer with system:masters group is not allowed`;
+  if (req.organizations.includes('system:masters'))
+    return `use of ${CLIENT_SIGNER} signer with system:masters group is not allowed`;
   return undefined;
 }
 
@@ -71,7 +78,11 @@ export function validateApiServerClient(req: CertificateRequest, usages: readonl
  * Whether the built-in signer `signerName` takes this request: `undefined` for a signer it does not serve (left
  * alone), else the reason it is refused, or '' when it may be signed.
  */
-export function signerVerdict(signerName: string, req: CertificateRequest, usages: readonly string[]): string | undefined {
+export function signerVerdict(
+  signerName: string,
+  req: CertificateRequest,
+  usages: readonly string[],
+): string | undefined {
   switch (signerName) {
     case KUBELET_CLIENT_SIGNER:
       return validateKubeletClient(req, usages) ?? '';

@@ -15,16 +15,27 @@ const ignore404 = (e: unknown): void => {
 };
 
 /** The cluster-info data a set of token Secrets calls for: the kubeconfig and one signature per signing token. */
-export function signedClusterInfo(data: Record<string, string>, tokens: KObj[], now = Date.now()): Record<string, string> {
+export function signedClusterInfo(
+  data: Record<string, string>,
+  tokens: KObj[],
+  now = Date.now(),
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(data)) if (!k.startsWith(JWS_PREFIX)) out[k] = v;
   const content = data.kubeconfig;
   if (content === undefined) return out;
   for (const s of tokens) {
-    if (s.type !== SECRET_TYPE || s.metadata.deletionTimestamp || expired(s, now) || field(s, 'usage-bootstrap-signing') !== 'true') continue;
+    if (
+      s.type !== SECRET_TYPE ||
+      s.metadata.deletionTimestamp ||
+      expired(s, now) ||
+      field(s, 'usage-bootstrap-signing') !== 'true'
+    )
+      continue;
     const id = field(s, 'token-id');
     const secret = field(s, 'token-secret');
-    if (id && secret && s.metadata.name === `bootstrap-token-${id}`) out[`${JWS_PREFIX}${id}`] = detachedSignature(content, id, secret);
+    if (id && secret && s.metadata.name === `bootstrap-token-${id}`)
+      out[`${JWS_PREFIX}${id}`] = detachedSignature(content, id, secret);
   }
   return out;
 }
@@ -38,7 +49,13 @@ export class TokenCleaner {
     private readonly log: Logger,
   ) {
     const check = (s: KObj): void => this.check(s);
-    this.secrets = new Informer(client, { path: SECRETS, fieldSelector: `type=${SECRET_TYPE}`, onAdd: check, onUpdate: check, onError: (e) => log.warn(`tokencleaner: watch: ${e.message}`) });
+    this.secrets = new Informer(client, {
+      path: SECRETS,
+      fieldSelector: `type=${SECRET_TYPE}`,
+      onAdd: check,
+      onUpdate: check,
+      onError: (e) => log.warn(`tokencleaner: watch: ${e.message}`),
+    });
   }
 
   private check(s: KObj): void {
@@ -54,7 +71,10 @@ export class TokenCleaner {
       return;
     }
     this.log.info(`tokencleaner: deleting expired bootstrap token ${NAMESPACE}/${name}`);
-    this.client.delete(`${SECRETS}/${name}`, { preconditions: { uid: s.metadata.uid } }).catch(ignore404).catch((e: Error) => this.log.warn(`tokencleaner: ${name}: ${e.message}`));
+    this.client
+      .delete(`${SECRETS}/${name}`, { preconditions: { uid: s.metadata.uid } })
+      .catch(ignore404)
+      .catch((e: Error) => this.log.warn(`tokencleaner: ${name}: ${e.message}`));
   }
 
   async start(): Promise<void> {
@@ -78,13 +98,28 @@ export class BootstrapSigner {
   ) {
     const sync = (): void => this.queue();
     const onError = (e: Error) => log.warn(`bootstrapsigner: watch: ${e.message}`);
-    this.secrets = new Informer(client, { path: SECRETS, fieldSelector: `type=${SECRET_TYPE}`, onAdd: sync, onUpdate: sync, onDelete: sync, onError });
-    this.configMaps = new Informer(client, { path: `/api/v1/namespaces/${PUBLIC_NAMESPACE}/configmaps`, fieldSelector: `metadata.name=${CLUSTER_INFO}`, onAdd: sync, onUpdate: sync, onError });
+    this.secrets = new Informer(client, {
+      path: SECRETS,
+      fieldSelector: `type=${SECRET_TYPE}`,
+      onAdd: sync,
+      onUpdate: sync,
+      onDelete: sync,
+      onError,
+    });
+    this.configMaps = new Informer(client, {
+      path: `/api/v1/namespaces/${PUBLIC_NAMESPACE}/configmaps`,
+      fieldSelector: `metadata.name=${CLUSTER_INFO}`,
+      onAdd: sync,
+      onUpdate: sync,
+      onError,
+    });
   }
 
   /** One sync at a time, in order. */
   private queue(): void {
-    this.pending = this.pending.then(() => this.sync()).catch((e: Error) => this.log.warn(`bootstrapsigner: ${e.message}`));
+    this.pending = this.pending
+      .then(() => this.sync())
+      .catch((e: Error) => this.log.warn(`bootstrapsigner: ${e.message}`));
   }
 
   private async sync(): Promise<void> {
@@ -92,7 +127,9 @@ export class BootstrapSigner {
     if (!cm) return;
     const want = signedClusterInfo(cm.data ?? {}, this.secrets.list());
     if (JSON.stringify(want) === JSON.stringify(cm.data ?? {})) return;
-    await this.client.update(`/api/v1/namespaces/${PUBLIC_NAMESPACE}/configmaps/${CLUSTER_INFO}`, { ...cm, data: want }).catch(ignore404);
+    await this.client
+      .update(`/api/v1/namespaces/${PUBLIC_NAMESPACE}/configmaps/${CLUSTER_INFO}`, { ...cm, data: want })
+      .catch(ignore404);
   }
 
   async start(): Promise<void> {

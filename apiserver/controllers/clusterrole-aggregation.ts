@@ -12,7 +12,9 @@ const PATH = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
 
 /** The rules an aggregated ClusterRole should hold, given every ClusterRole. */
 export function aggregatedRules(role: KObj, all: KObj[]): KObj[] {
-  const selectors = ((role.aggregationRule?.clusterRoleSelectors ?? []) as KObj[]).map((s) => parseLabelSelector(selectorString(s)));
+  const selectors = ((role.aggregationRule?.clusterRoleSelectors ?? []) as KObj[]).map((s) =>
+    parseLabelSelector(selectorString(s)),
+  );
   const out: KObj[] = [];
   const seen = new Set<string>();
   const sorted = [...all].sort((a, b) => String(a.metadata.name).localeCompare(String(b.metadata.name)));
@@ -38,7 +40,13 @@ export class ClusterRoleAggregation {
     private readonly log: Logger,
   ) {
     const kick = (): void => this.schedule();
-    this.roles = new Informer(client, { path: PATH, onAdd: kick, onUpdate: kick, onDelete: kick, onError: (e) => log.warn(`clusterrole-aggregation: watch: ${e.message}`) });
+    this.roles = new Informer(client, {
+      path: PATH,
+      onAdd: kick,
+      onUpdate: kick,
+      onDelete: kick,
+      onError: (e) => log.warn(`clusterrole-aggregation: watch: ${e.message}`),
+    });
   }
 
   async start(): Promise<void> {

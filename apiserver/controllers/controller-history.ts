@@ -10,7 +10,9 @@ import { ownerRefTo, templateHash } from './workload-model.js';
 export const LABEL_REVISION_HASH = 'controller-revision-hash';
 
 /** upstream getPatch: the template, with a directive that replaces rather than merges it. */
-export const revisionData = (template: KObj): KObj => ({ spec: { template: { ...structuredClone(template ?? {}), $patch: 'replace' } } });
+export const revisionData = (template: KObj): KObj => ({
+  spec: { template: { ...structuredClone(template ?? {}), $patch: 'replace' } },
+});
 
 /** The template a revision holds. */
 export function revisionTemplate(cr: KObj): KObj {
@@ -21,10 +23,14 @@ export function revisionTemplate(cr: KObj): KObj {
 
 export const sameData = (a: KObj, b: KObj): boolean => canonicalJson(a.data ?? null) === canonicalJson(b.data ?? null);
 
-export const nextRevision = (revisions: KObj[]): number => revisions.reduce((m, r) => Math.max(m, Number(r.revision ?? 0)), 0) + 1;
+export const nextRevision = (revisions: KObj[]): number =>
+  revisions.reduce((m, r) => Math.max(m, Number(r.revision ?? 0)), 0) + 1;
 
 /** Oldest first (by revision, then by creation), as upstream's history.SortControllerRevisions. */
-export const byRevision = (a: KObj, b: KObj): number => Number(a.revision ?? 0) - Number(b.revision ?? 0) || String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')) || String(a.metadata.name).localeCompare(String(b.metadata.name));
+export const byRevision = (a: KObj, b: KObj): number =>
+  Number(a.revision ?? 0) - Number(b.revision ?? 0) ||
+  String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')) ||
+  String(a.metadata.name).localeCompare(String(b.metadata.name));
 
 /** A new revision of the owner's current template (history.NewControllerRevision). */
 export function newRevision(owner: KObj, template: KObj, revision: number, collisionCount: number): KObj {

@@ -13,7 +13,14 @@ import { controllerRef, notFoundOk, ownedBy, ownerRefTo } from './workload-model
 import { jobFinishedAs, jobFor, jobsToClean, mostRecentScheduleTime, nextScheduleTime } from './cronjob-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
-const jobRef = (j: KObj): KObj => ({ kind: 'Job', namespace: j.metadata.namespace, name: j.metadata.name, uid: j.metadata.uid, apiVersion: 'batch/v1', resourceVersion: j.metadata.resourceVersion });
+const jobRef = (j: KObj): KObj => ({
+  kind: 'Job',
+  namespace: j.metadata.namespace,
+  name: j.metadata.name,
+  uid: j.metadata.uid,
+  apiVersion: 'batch/v1',
+  resourceVersion: j.metadata.resourceVersion,
+});
 
 export class CronJobController {
   private readonly cronjobs: Informer;
@@ -35,8 +42,19 @@ export class CronJobController {
       const ref = controllerRef(j);
       if (ref?.kind === 'CronJob') this.queue.add(`${j.metadata.namespace}/${ref.name}`);
     };
-    this.cronjobs = new Informer(client, { path: '/apis/batch/v1/cronjobs', onAdd: enq, onUpdate: enq, onError: onErr('cronjob') });
-    this.jobs = new Informer(client, { path: '/apis/batch/v1/jobs', onAdd: onJob, onUpdate: onJob, onDelete: onJob, onError: onErr('job') });
+    this.cronjobs = new Informer(client, {
+      path: '/apis/batch/v1/cronjobs',
+      onAdd: enq,
+      onUpdate: enq,
+      onError: onErr('cronjob'),
+    });
+    this.jobs = new Informer(client, {
+      path: '/apis/batch/v1/jobs',
+      onAdd: onJob,
+      onUpdate: onJob,
+      onDelete: onJob,
+      onError: onErr('job'),
+    });
   }
 
   async start(): Promise<void> {
@@ -70,31 +88,57 @@ export class CronJobController {
       const done = jobFinishedAs(j);
       if (!done) active.push(a);
       else {
-        this.events.event(ref, 'Normal', 'SawCompletedJob', `Saw completed job: ${j.metadata.name}, condition: ${done}`);
-        if (done === 'Complete' && j.status?.completionTime && (!status.lastSuccessfulTime || Date.parse(j.status.completionTime) > Date.parse(status.lastSuccessfulTime))) status.lastSuccessfulTime = j.status.completionTime;
+        this.events.event(
+          ref,
+          'Normal',
+          'SawCompletedJob',
+          `Saw completed job: ${j.metadata.name}, condition: ${done}`,
+        );
+        if (
+          done === 'Complete' &&
+          j.status?.completionTime &&
+          (!status.lastSuccessfulTime || Date.parse(j.status.completionTime) > Date.parse(status.lastSuccessfulTime))
+        )
+          status.lastSuccessfulTime = j.status.completionTime;
       }
     }
     // A running job of ours that is not listed (kubectl create job --from, or created just before a crash) is reported, not adopted, as upstream.
     const listed = new Set(((cj.status?.active ?? []) as KObj[]).map((a) => a.uid as string));
-    for (const j of jobs) if (!jobFinishedAs(j) && !listed.has(j.metadata.uid) && !this.reported.has(j.metadata.uid)) {
-      this.reported.add(j.metadata.uid);
-      this.events.event(ref, 'Warning', 'UnexpectedJob', `Saw a job that the controller did not create or forgot: ${j.metadata.name}`);
-    }
+    for (const j of jobs)
+      if (!jobFinishedAs(j) && !listed.has(j.metadata.uid) && !this.reported.has(j.metadata.uid)) {
+        this.reported.add(j.metadata.uid);
+        this.events.event(
+          ref,
+          'Warning',
+          'UnexpectedJob',
+          `Saw a job that the controller did not create or forgot: ${j.metadata.name}`,
+        );
+      }
     status.active = active.length ? active : undefined;
 
     for (const j of jobsToClean(cj, jobs)) {
-      await this.client.delete(`${base}/jobs/${j.metadata.name}`, { propagationPolicy: 'Background' }).catch(notFoundOk);
+      await this.client
+        .delete(`${base}/jobs/${j.metadata.name}`, { propagationPolicy: 'Background' })
+        .catch(notFoundOk);
       this.events.event(ref, 'Normal', 'SuccessfulDelete', `Deleted job ${j.metadata.name}`);
     }
 
     const now = new Date(this.now());
     if (!cj.spec?.suspend) {
       const due = mostRecentScheduleTime(cj, now);
-      if (due && due.missed > 100) this.events.event(ref, 'Warning', 'TooManyMissedTimes', 'too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew');
+      if (due && due.missed > 100)
+        this.events.event(
+          ref,
+          'Warning',
+          'TooManyMissedTimes',
+          'too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew',
+        );
       const deadline = cj.spec?.startingDeadlineSeconds as number | undefined;
-      const tooLate = due && deadline !== undefined && deadline !== null && due.time.getTime() + deadline * 1000 < now.getTime();
+      const tooLate =
+        due && deadline !== undefined && deadline !== null && due.time.getTime() + deadline * 1000 < now.getTime();
       const already = due && status.lastScheduleTime && Date.parse(status.lastScheduleTime) >= due.time.getTime();
-      if (due && tooLate) this.events.event(ref, 'Warning', 'MissSchedule', `Missed scheduled time to start a job: ${rfc3339(due.time)}`);
+      if (due && tooLate)
+        this.events.event(ref, 'Warning', 'MissSchedule', `Missed scheduled time to start a job: ${rfc3339(due.time)}`);
       else if (due && !already && !(cj.spec?.concurrencyPolicy === 'Forbid' && status.active?.length)) {
         if (cj.spec?.concurrencyPolicy === 'Replace') {
           for (const a of (status.active ?? []) as KObj[]) {
@@ -117,12 +161,14 @@ export class CronJobController {
           const existing = await this.client.get(`${base}/jobs/${want.metadata.name}`).catch(notFoundOk);
           if (existing && ownedBy(existing, cj)) made = existing;
         }
-        if (made && !((status.active ?? []) as KObj[]).some((a) => a.uid === made!.metadata.uid)) status.active = [...((status.active ?? []) as KObj[]), jobRef(made)];
+        if (made && !((status.active ?? []) as KObj[]).some((a) => a.uid === made!.metadata.uid))
+          status.active = [...((status.active ?? []) as KObj[]), jobRef(made)];
         status.lastScheduleTime = rfc3339(due.time);
       }
       this.queue.later(key, nextScheduleTime(cj, now).getTime() - now.getTime() + 100);
     }
     if (status.active === undefined) delete status.active;
-    if (JSON.stringify(status) !== JSON.stringify(cj.status ?? {})) await this.client.update(`${base}/cronjobs/${name}/status`, { ...cj, status });
+    if (JSON.stringify(status) !== JSON.stringify(cj.status ?? {}))
+      await this.client.update(`${base}/cronjobs/${name}/status`, { ...cj, status });
   }
 }

@@ -18,9 +18,14 @@ const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 export type CsrAuthorizer = (user: { name: string; groups: string[] }, subresource: string) => boolean;
 
 /** What the approver does with one CSR: approve (with upstream's message), or nothing and why. */
-export function approvalDecision(csr: KObj, authorize: CsrAuthorizer, parse: (o: KObj) => CertificateRequest = requestOf): { approve: true; message: string } | { approve: false; why: string } {
+export function approvalDecision(
+  csr: KObj,
+  authorize: CsrAuthorizer,
+  parse: (o: KObj) => CertificateRequest = requestOf,
+): { approve: true; message: string } | { approve: false; why: string } {
   if (decided(csr)) return { approve: false, why: 'already decided' };
-  if (csr.spec?.signerName !== KUBELET_CLIENT_SIGNER) return { approve: false, why: `signer ${csr.spec?.signerName} is not auto-approved` };
+  if (csr.spec?.signerName !== KUBELET_CLIENT_SIGNER)
+    return { approve: false, why: `signer ${csr.spec?.signerName} is not auto-approved` };
   let p: CertificateRequest;
   try {
     p = parse(csr);
@@ -30,12 +35,15 @@ export function approvalDecision(csr: KObj, authorize: CsrAuthorizer, parse: (o:
   const bad = validateKubeletClient(p, csr.spec?.usages ?? []);
   if (bad) return { approve: false, why: bad };
   const user = { name: String(csr.spec?.username ?? ''), groups: (csr.spec?.groups ?? []) as string[] };
-  if (user.name === p.commonName && authorize(user, 'selfnodeclient')) return { approve: true, message: 'Auto approving self kubelet client certificate after SubjectAccessReview.' };
-  if (authorize(user, 'nodeclient')) return { approve: true, message: 'Auto approving kubelet client certificate after SubjectAccessReview.' };
+  if (user.name === p.commonName && authorize(user, 'selfnodeclient'))
+    return { approve: true, message: 'Auto approving self kubelet client certificate after SubjectAccessReview.' };
+  if (authorize(user, 'nodeclient'))
+    return { approve: true, message: 'Auto approving kubelet client certificate after SubjectAccessReview.' };
   return { approve: false, why: `${user.name} may not create certificatesigningrequests/nodeclient` };
 }
 
-const failed = (csr: KObj): boolean => ((csr.status?.conditions ?? []) as KObj[]).some((c) => c.type === 'Failed' && c.status === 'True');
+const failed = (csr: KObj): boolean =>
+  ((csr.status?.conditions ?? []) as KObj[]).some((c) => c.type === 'Failed' && c.status === 'True');
 
 abstract class CsrWatcher {
   private readonly csrs: Informer;
@@ -47,11 +55,19 @@ abstract class CsrWatcher {
     name: string,
   ) {
     const queue = (o: KObj): void => {
-      this.pending = this.pending.then(() => this.handle(o)).catch((e: Error) => {
-        if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409))) this.log.warn(`${name}: ${o.metadata.name}: ${e.message}`);
-      });
+      this.pending = this.pending
+        .then(() => this.handle(o))
+        .catch((e: Error) => {
+          if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409)))
+            this.log.warn(`${name}: ${o.metadata.name}: ${e.message}`);
+        });
     };
-    this.csrs = new Informer(client, { path: CSRS, onAdd: queue, onUpdate: queue, onError: (e) => log.warn(`${name}: watch: ${e.message}`) });
+    this.csrs = new Informer(client, {
+      path: CSRS,
+      onAdd: queue,
+      onUpdate: queue,
+      onError: (e) => log.warn(`${name}: watch: ${e.message}`),
+    });
   }
 
   protected abstract handle(csr: KObj): Promise<void>;
@@ -67,7 +83,11 @@ abstract class CsrWatcher {
 }
 
 export class CsrApprover extends CsrWatcher {
-  constructor(client: KubeApi, log: Logger, private readonly authorize: CsrAuthorizer) {
+  constructor(
+    client: KubeApi,
+    log: Logger,
+    private readonly authorize: CsrAuthorizer,
+  ) {
     super(client, log, 'csrapproving');
   }
 
@@ -75,8 +95,21 @@ export class CsrApprover extends CsrWatcher {
     const d = approvalDecision(csr, this.authorize);
     if (!d.approve) return;
     const now = rfc3339();
-    const conditions = [...((csr.status?.conditions ?? []) as KObj[]), { type: 'Approved', status: 'True', reason: 'AutoApproved', message: d.message, lastUpdateTime: now, lastTransitionTime: now }];
-    await this.client.update(`${CSRS}/${csr.metadata.name}/approval`, { ...csr, status: { ...csr.status, conditions } });
+    const conditions = [
+      ...((csr.status?.conditions ?? []) as KObj[]),
+      {
+        type: 'Approved',
+        status: 'True',
+        reason: 'AutoApproved',
+        message: d.message,
+        lastUpdateTime: now,
+        lastTransitionTime: now,
+      },
+    ];
+    await this.client.update(`${CSRS}/${csr.metadata.name}/approval`, {
+      ...csr,
+      status: { ...csr.status, conditions },
+    });
     this.log.info(`csrapproving: approved ${csr.metadata.name} for ${csr.spec?.username}`);
   }
 }
@@ -103,12 +136,30 @@ export class CsrSigner extends CsrWatcher {
       pem = signCsr(csr, this.pkiDir, this.maxSeconds);
     } catch (e) {
       const now = rfc3339();
-      const conditions = [...((csr.status?.conditions ?? []) as KObj[]), { type: 'Failed', status: 'True', reason: 'SignerValidationFailure', message: (e as Error).message.split('\n')[0], lastUpdateTime: now, lastTransitionTime: now }];
-      await this.client.update(`${CSRS}/${csr.metadata.name}/status`, { ...csr, status: { ...csr.status, conditions } });
-      this.log.warn(`csrsigning: ${csr.metadata.name} (${csr.spec?.signerName}) not signed: ${(e as Error).message.split('\n')[0]}`);
+      const conditions = [
+        ...((csr.status?.conditions ?? []) as KObj[]),
+        {
+          type: 'Failed',
+          status: 'True',
+          reason: 'SignerValidationFailure',
+          message: (e as Error).message.split('\n')[0],
+          lastUpdateTime: now,
+          lastTransitionTime: now,
+        },
+      ];
+      await this.client.update(`${CSRS}/${csr.metadata.name}/status`, {
+        ...csr,
+        status: { ...csr.status, conditions },
+      });
+      this.log.warn(
+        `csrsigning: ${csr.metadata.name} (${csr.spec?.signerName}) not signed: ${(e as Error).message.split('\n')[0]}`,
+      );
       return;
     }
-    await this.client.update(`${CSRS}/${csr.metadata.name}/status`, { ...csr, status: { ...csr.status, certificate: Buffer.from(pem).toString('base64') } });
+    await this.client.update(`${CSRS}/${csr.metadata.name}/status`, {
+      ...csr,
+      status: { ...csr.status, certificate: Buffer.from(pem).toString('base64') },
+    });
     this.log.info(`csrsigning: signed ${csr.metadata.name} (${csr.spec?.signerName})`);
   }
 }

@@ -18,15 +18,26 @@ const MAX_BATCH = 500;
 export class DaemonSetController extends PodOwnerController {
   private readonly nodes: Informer;
 
-  constructor(client: KubeApi, log: Logger, private readonly events: EventRecorder) {
+  constructor(
+    client: KubeApi,
+    log: Logger,
+    private readonly events: EventRecorder,
+  ) {
     super(client, log, 'daemonset-controller', 'DaemonSet', '/apis/apps/v1/daemonsets');
     const all = (): void => this.enqueueAll();
-    this.nodes = this.watch({ path: '/api/v1/nodes', onAdd: all, onUpdate: (n, old) => this.onNode(n, old), onDelete: all, onError: this.onError('node') });
+    this.nodes = this.watch({
+      path: '/api/v1/nodes',
+      onAdd: all,
+      onUpdate: (n, old) => this.onNode(n, old),
+      onDelete: all,
+      onError: this.onError('node'),
+    });
   }
 
   /** Only what eligibility reads: labels, taints, unschedulable and Ready (status heartbeats change nothing). */
   private onNode(n: KObj, old?: KObj): void {
-    const facts = (x: KObj | undefined): string => JSON.stringify([x?.metadata?.labels, x?.spec?.taints, x?.spec?.unschedulable, isReady(x ?? { metadata: {} })]);
+    const facts = (x: KObj | undefined): string =>
+      JSON.stringify([x?.metadata?.labels, x?.spec?.taints, x?.spec?.unschedulable, isReady(x ?? { metadata: {} })]);
     if (!old || facts(n) !== facts(old)) this.enqueueAll();
   }
 
@@ -42,7 +53,13 @@ export class DaemonSetController extends PodOwnerController {
     const plan = planDaemonSet(ds, this.nodes.list(), pods, hash);
     const ref = { kind: 'DaemonSet', apiVersion: 'apps/v1', namespace: ns, name, uid: ds.metadata.uid };
     for (const d of plan.delete) {
-      if (d.failed) this.events.event(ref, 'Warning', 'FailedDaemonPod', `Found failed daemon pod ${ns}/${d.name} on node ${d.failed.node}, will try to kill it`);
+      if (d.failed)
+        this.events.event(
+          ref,
+          'Warning',
+          'FailedDaemonPod',
+          `Found failed daemon pod ${ns}/${d.name} on node ${d.failed.node}, will try to kill it`,
+        );
       await this.client.delete(`/api/v1/namespaces/${ns}/pods/${d.name}`).catch(notFoundOk);
       this.events.event(ref, 'Normal', 'SuccessfulDelete', `Deleted pod: ${d.name}`);
     }
@@ -50,7 +67,8 @@ export class DaemonSetController extends PodOwnerController {
     let todo = plan.create.slice(0, MAX_BATCH);
     for (let batch = 1; todo.length; batch *= 2) {
       const results = await Promise.allSettled(todo.slice(0, batch).map((node) => this.createPod(ds, node, hash)));
-      for (const r of results) if (r.status === 'fulfilled') this.events.event(ref, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value}`);
+      for (const r of results)
+        if (r.status === 'fulfilled') this.events.event(ref, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value}`);
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) {
         this.events.event(ref, 'Warning', 'FailedCreate', `Error creating: ${(failed.reason as Error).message}`);
@@ -59,10 +77,19 @@ export class DaemonSetController extends PodOwnerController {
       }
       todo = todo.slice(batch);
     }
-    await pruneRevisions(this.client, ds, rev.revisions, rev.current, pods, (p) => p.metadata.labels?.[LABEL_REVISION_HASH]);
+    await pruneRevisions(
+      this.client,
+      ds,
+      rev.revisions,
+      rev.current,
+      pods,
+      (p) => p.metadata.labels?.[LABEL_REVISION_HASH],
+    );
     const minReady = ds.spec?.minReadySeconds ?? 0;
-    if (minReady && plan.status.numberReady > (plan.status.numberAvailable ?? 0)) this.queue.later(key, minReady * 1000 + 100);
-    if (JSON.stringify(plan.status) !== JSON.stringify(ds.status ?? {})) await this.client.update(`${base}/${name}/status`, { ...ds, status: plan.status });
+    if (minReady && plan.status.numberReady > (plan.status.numberAvailable ?? 0))
+      this.queue.later(key, minReady * 1000 + 100);
+    if (JSON.stringify(plan.status) !== JSON.stringify(ds.status ?? {}))
+      await this.client.update(`${base}/${name}/status`, { ...ds, status: plan.status });
   }
 
   private async createPod(ds: KObj, node: string, hash: string): Promise<string> {

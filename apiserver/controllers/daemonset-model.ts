@@ -20,18 +20,25 @@ export function daemonTolerations(spec: KObj): KObj[] {
     { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' },
     { key: 'node.kubernetes.io/pid-pressure', operator: 'Exists', effect: 'NoSchedule' },
     { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
-    ...(spec.hostNetwork ? [{ key: 'node.kubernetes.io/network-unavailable', operator: 'Exists', effect: 'NoSchedule' }] : []),
+    ...(spec.hostNetwork
+      ? [{ key: 'node.kubernetes.io/network-unavailable', operator: 'Exists', effect: 'NoSchedule' }]
+      : []),
   ];
   // AddOrUpdateTolerationInPodSpec: one with the same key and effect is replaced.
-  const out = ((spec.tolerations ?? []) as KObj[]).filter((t) => !wanted.some((w) => w.key === t.key && w.effect === t.effect));
+  const out = ((spec.tolerations ?? []) as KObj[]).filter(
+    (t) => !wanted.some((w) => w.key === t.key && w.effect === t.effect),
+  );
   return [...out, ...wanted];
 }
 
 /** nodeutil.GetTargetNodeName: where a daemon pod is, or is meant to be scheduled. */
 export function targetNode(pod: KObj): string | undefined {
   if (pod.spec?.nodeName) return pod.spec.nodeName;
-  for (const t of (pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []) as KObj[]) {
-    const f = ((t.matchFields ?? []) as KObj[]).find((e) => e.key === 'metadata.name' && e.operator === 'In' && (e.values ?? []).length === 1);
+  for (const t of (pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
+    ?.nodeSelectorTerms ?? []) as KObj[]) {
+    const f = ((t.matchFields ?? []) as KObj[]).find(
+      (e) => e.key === 'metadata.name' && e.operator === 'In' && (e.values ?? []).length === 1,
+    );
     if (f) return f.values[0];
   }
   return undefined;
@@ -44,8 +51,10 @@ export function nodeShouldRun(ds: KObj, node: KObj): { shouldRun: boolean; shoul
   const fitsName = !tpl.nodeName || tpl.nodeName === node.metadata.name;
   if (!fitsName || !matchesNodeSelector(pod, node)) return { shouldRun: false, shouldContinueRunning: false };
   const taints = (node.spec?.taints ?? []) as Taint[];
-  const untolerated = (effects: string[]): boolean => taints.some((t) => effects.includes(t.effect) && !tolerates(pod.spec.tolerations, t));
-  if (untolerated(['NoSchedule', 'NoExecute'])) return { shouldRun: false, shouldContinueRunning: !untolerated(['NoExecute']) };
+  const untolerated = (effects: string[]): boolean =>
+    taints.some((t) => effects.includes(t.effect) && !tolerates(pod.spec.tolerations, t));
+  if (untolerated(['NoSchedule', 'NoExecute']))
+    return { shouldRun: false, shouldContinueRunning: !untolerated(['NoExecute']) };
   return { shouldRun: true, shouldContinueRunning: true };
 }
 
@@ -56,21 +65,36 @@ export function daemonPod(ds: KObj, nodeName: string, hash: string): KObj {
   spec.tolerations = daemonTolerations(spec);
   // ReplaceDaemonSetPodNodeNameNodeAffinity: the scheduler places it, on this node only.
   const term = { matchFields: [{ key: 'metadata.name', operator: 'In', values: [nodeName] }] };
-  spec.affinity = { ...(spec.affinity ?? {}), nodeAffinity: { ...(spec.affinity?.nodeAffinity ?? {}), requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term] } } };
+  spec.affinity = {
+    ...(spec.affinity ?? {}),
+    nodeAffinity: {
+      ...(spec.affinity?.nodeAffinity ?? {}),
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term] },
+    },
+  };
   const generation = ds.metadata.annotations?.[ANN_TEMPLATE_GENERATION];
-  const labels = { ...(t.metadata?.labels ?? {}), [LABEL_REVISION_HASH]: hash, ...(generation ? { [LABEL_TEMPLATE_GENERATION]: generation } : {}) };
+  const labels = {
+    ...(t.metadata?.labels ?? {}),
+    [LABEL_REVISION_HASH]: hash,
+    ...(generation ? { [LABEL_TEMPLATE_GENERATION]: generation } : {}),
+  };
   return { metadata: { ...(t.metadata ?? {}), labels }, spec };
 }
 
 /** util.IsPodUpdated: made from the current revision (by hash, or by template generation). */
 export function isUpdated(ds: KObj, pod: KObj, hash: string): boolean {
   const gen = ds.metadata.annotations?.[ANN_TEMPLATE_GENERATION];
-  return pod.metadata.labels?.[LABEL_REVISION_HASH] === hash || (gen !== undefined && pod.metadata.labels?.[LABEL_TEMPLATE_GENERATION] === gen);
+  return (
+    pod.metadata.labels?.[LABEL_REVISION_HASH] === hash ||
+    (gen !== undefined && pod.metadata.labels?.[LABEL_TEMPLATE_GENERATION] === gen)
+  );
 }
 
 const terminal = (p: KObj): boolean => p.status?.phase === 'Failed' || p.status?.phase === 'Succeeded';
 /** podByCreationTimestampAndPhase: oldest first, running before pending on a tie. */
-const oldestFirst = (a: KObj, b: KObj): number => Date.parse(a.metadata.creationTimestamp ?? '') - Date.parse(b.metadata.creationTimestamp ?? '') || String(a.metadata.name).localeCompare(String(b.metadata.name));
+const oldestFirst = (a: KObj, b: KObj): number =>
+  Date.parse(a.metadata.creationTimestamp ?? '') - Date.parse(b.metadata.creationTimestamp ?? '') ||
+  String(a.metadata.name).localeCompare(String(b.metadata.name));
 
 export interface DaemonPlan {
   /** Nodes that need a daemon pod made. */
@@ -80,7 +104,9 @@ export interface DaemonPlan {
   status: KObj;
 }
 
-export const allowsSurge = (ds: KObj): boolean => ds.spec?.updateStrategy?.type === 'RollingUpdate' && scaled(ds.spec.updateStrategy.rollingUpdate?.maxSurge, 1, true, '0') > 0;
+export const allowsSurge = (ds: KObj): boolean =>
+  ds.spec?.updateStrategy?.type === 'RollingUpdate' &&
+  scaled(ds.spec.updateStrategy.rollingUpdate?.maxSurge, 1, true, '0') > 0;
 
 /** One sync of a DaemonSet over all nodes and its pods (manage, rollingUpdate, updateDaemonSetStatus). */
 export function planDaemonSet(ds: KObj, nodes: KObj[], pods: KObj[], hash: string, now = Date.now()): DaemonPlan {
@@ -128,7 +154,9 @@ export function planDaemonSet(ds: KObj, nodes: KObj[], pods: KObj[], hash: strin
     } else for (const p of here) if (!p.metadata.deletionTimestamp) del.push({ name: p.metadata.name });
   }
   // Unscheduled daemon pods meant for nodes that no longer exist.
-  for (const [n, ps] of byNode) if (!nodeNames.has(n)) for (const p of ps) if (!p.spec?.nodeName && !p.metadata.deletionTimestamp) del.push({ name: p.metadata.name });
+  for (const [n, ps] of byNode)
+    if (!nodeNames.has(n))
+      for (const p of ps) if (!p.spec?.nodeName && !p.metadata.deletionTimestamp) del.push({ name: p.metadata.name });
 
   if (ds.spec?.updateStrategy?.type === 'RollingUpdate') {
     const r = rollingUpdate(ds, byNode, eligible, hash, now);
@@ -156,7 +184,13 @@ function updatedPodsOn(ds: KObj, pods: KObj[], hash: string): { ok: boolean; new
 }
 
 /** rollingUpdate: old pods deleted (maxSurge 0) or new ones made beside them (maxSurge > 0), within the budget. */
-function rollingUpdate(ds: KObj, byNode: Map<string, KObj[]>, eligible: Map<string, boolean>, hash: string, now: number): { delete: string[]; create: string[] } {
+function rollingUpdate(
+  ds: KObj,
+  byNode: Map<string, KObj[]>,
+  eligible: Map<string, boolean>,
+  hash: string,
+  now: number,
+): { delete: string[]; create: string[] } {
   const minReady = ds.spec?.minReadySeconds ?? 0;
   const desired = [...eligible.values()].filter(Boolean).length;
   const ru = ds.spec?.updateStrategy?.rollingUpdate ?? {};
@@ -183,8 +217,7 @@ function rollingUpdate(ds: KObj, byNode: Map<string, KObj[]>, eligible: Map<stri
       } else if (!avail(oldPod!)) {
         replace.push(oldPod!.metadata.name);
         numUnavailable++;
-      }
-      else if (numUnavailable < maxUnavailable) candidates.push(oldPod!.metadata.name);
+      } else if (numUnavailable < maxUnavailable) candidates.push(oldPod!.metadata.name);
     }
     const room = Math.min(Math.max(0, maxUnavailable - numUnavailable), candidates.length);
     return { delete: [...replace, ...candidates.slice(0, room)], create: [] };
@@ -211,7 +244,14 @@ function rollingUpdate(ds: KObj, byNode: Map<string, KObj[]>, eligible: Map<stri
 }
 
 /** updateDaemonSetStatus's counts. */
-function daemonStatus(ds: KObj, nodes: KObj[], byNode: Map<string, KObj[]>, eligible: Map<string, boolean>, hash: string, now: number): KObj {
+function daemonStatus(
+  ds: KObj,
+  nodes: KObj[],
+  byNode: Map<string, KObj[]>,
+  eligible: Map<string, boolean>,
+  hash: string,
+  now: number,
+): KObj {
   let desired = 0;
   let current = 0;
   let misscheduled = 0;

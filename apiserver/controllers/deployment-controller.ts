@@ -13,7 +13,22 @@ import { selectorString } from '../api/scale.js';
 import { condition, progressingCondition, type RolloutCounts } from './deployment-progress.js';
 import { isScalingEvent, scaledSizes } from './deployment-scaling.js';
 import { RetryingQueue } from './key-queue.js';
-import { ANN_DESIRED, ANN_MAX, ANN_REVISION, ANN_REVISION_HISTORY, controllerRef, isActive, newRSReplicas, ownedBy, ownerRefTo, POD_TEMPLATE_HASH, sameTemplate, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
+import {
+  ANN_DESIRED,
+  ANN_MAX,
+  ANN_REVISION,
+  ANN_REVISION_HISTORY,
+  controllerRef,
+  isActive,
+  newRSReplicas,
+  ownedBy,
+  ownerRefTo,
+  POD_TEMPLATE_HASH,
+  sameTemplate,
+  scaleDownOld,
+  surgeAndUnavailable,
+  templateHash,
+} from './workload-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 const replicas = (rs: KObj): number => rs.spec?.replicas ?? 0;
@@ -37,13 +52,28 @@ export class DeploymentController {
       const ref = controllerRef(o);
       if (ref?.kind === 'Deployment') this.queue.add(`${o.metadata.namespace}/${ref.name}`);
     };
-    this.deployments = new Informer(client, { path: '/apis/apps/v1/deployments', onAdd: enq, onUpdate: enq, onDelete: enq, onError: onErr('deployment') });
-    this.sets = new Informer(client, { path: '/apis/apps/v1/replicasets', onAdd: enqOwner, onUpdate: enqOwner, onDelete: enqOwner, onError: onErr('replicaset') });
+    this.deployments = new Informer(client, {
+      path: '/apis/apps/v1/deployments',
+      onAdd: enq,
+      onUpdate: enq,
+      onDelete: enq,
+      onError: onErr('deployment'),
+    });
+    this.sets = new Informer(client, {
+      path: '/apis/apps/v1/replicasets',
+      onAdd: enqOwner,
+      onUpdate: enqOwner,
+      onDelete: enqOwner,
+      onError: onErr('replicaset'),
+    });
     // Recreate waits for the old pods to be gone.
     this.pods = new Informer(client, {
       path: '/api/v1/pods',
       onDelete: (p) => {
-        const rs = controllerRef(p)?.kind === 'ReplicaSet' ? this.sets.cache.get(`${p.metadata.namespace}/${controllerRef(p)!.name}`) : undefined;
+        const rs =
+          controllerRef(p)?.kind === 'ReplicaSet'
+            ? this.sets.cache.get(`${p.metadata.namespace}/${controllerRef(p)!.name}`)
+            : undefined;
         if (rs) enqOwner(rs);
       },
       onError: onErr('pod'),
@@ -75,7 +105,13 @@ export class DeploymentController {
     for (const rs of (await this.client.get(`${base}/replicasets`, { labelSelector: sel })).items as KObj[]) {
       if (ownedBy(rs, d)) all.push(rs);
       else if (!controllerRef(rs) && !rs.metadata.deletionTimestamp) {
-        all.push(await this.client.patch(`${base}/replicasets/${rs.metadata.name}`, { metadata: { uid: rs.metadata.uid, ownerReferences: [ownerRefTo(d)] } }, 'strategic'));
+        all.push(
+          await this.client.patch(
+            `${base}/replicasets/${rs.metadata.name}`,
+            { metadata: { uid: rs.metadata.uid, ownerReferences: [ownerRefTo(d)] } },
+            'strategic',
+          ),
+        );
       }
     }
     let newRS = all.find((rs) => sameTemplate(rs.spec?.template, found.spec?.template));
@@ -101,7 +137,10 @@ export class DeploymentController {
     for (let collisions = d.status?.collisionCount ?? 0; ; collisions++) {
       const hash = templateHash(d.spec.template, collisions);
       const template = structuredClone(d.spec.template);
-      template.metadata = { ...(template.metadata ?? {}), labels: { ...(template.metadata?.labels ?? {}), [POD_TEMPLATE_HASH]: hash } };
+      template.metadata = {
+        ...(template.metadata ?? {}),
+        labels: { ...(template.metadata?.labels ?? {}), [POD_TEMPLATE_HASH]: hash },
+      };
       const rev = Math.max(0, ...old.map(revision)) + 1;
       const body = {
         apiVersion: 'apps/v1',
@@ -109,13 +148,20 @@ export class DeploymentController {
         metadata: {
           name: `${d.metadata.name}-${hash}`,
           labels: template.metadata.labels,
-          annotations: { [ANN_REVISION]: String(rev), [ANN_DESIRED]: String(desired), [ANN_MAX]: String(desired + (d.spec?.strategy?.type === 'Recreate' ? 0 : maxSurge)) },
+          annotations: {
+            [ANN_REVISION]: String(rev),
+            [ANN_DESIRED]: String(desired),
+            [ANN_MAX]: String(desired + (d.spec?.strategy?.type === 'Recreate' ? 0 : maxSurge)),
+          },
           ownerReferences: [ownerRefTo(d)],
         },
         spec: {
           replicas: 0,
           minReadySeconds: d.spec?.minReadySeconds ?? 0,
-          selector: { ...d.spec.selector, matchLabels: { ...(d.spec.selector?.matchLabels ?? {}), [POD_TEMPLATE_HASH]: hash } },
+          selector: {
+            ...d.spec.selector,
+            matchLabels: { ...(d.spec.selector?.matchLabels ?? {}), [POD_TEMPLATE_HASH]: hash },
+          },
           template,
         },
       };
@@ -128,7 +174,10 @@ export class DeploymentController {
         if (!(e instanceof KubeApiError && e.code === 409)) throw e;
         const existing = await this.client.get(`/apis/apps/v1/namespaces/${ns}/replicasets/${body.metadata.name}`);
         if (ownedBy(existing, d) && sameTemplate(existing.spec?.template, d.spec.template)) return existing;
-        await this.client.update(`/apis/apps/v1/namespaces/${ns}/deployments/${d.metadata.name}/status`, { ...d, status: { ...(d.status ?? {}), collisionCount: collisions + 1 } });
+        await this.client.update(`/apis/apps/v1/namespaces/${ns}/deployments/${d.metadata.name}/status`, {
+          ...d,
+          status: { ...(d.status ?? {}), collisionCount: collisions + 1 },
+        });
         d.status = { ...(d.status ?? {}), collisionCount: collisions + 1 };
       }
     }
@@ -143,28 +192,59 @@ export class DeploymentController {
     const next = Math.max(0, ...old.map(revision)) + 1;
     const was = revision(rs);
     if (was >= next) return rs;
-    const history = [rs.metadata.annotations?.[ANN_REVISION_HISTORY], was ? String(was) : undefined].filter(Boolean).join(',');
-    const annotations = { ...(rs.metadata.annotations ?? {}), [ANN_REVISION]: String(next), ...(history ? { [ANN_REVISION_HISTORY]: history } : {}) };
-    return this.client.update(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`, { ...rs, metadata: { ...rs.metadata, annotations } });
+    const history = [rs.metadata.annotations?.[ANN_REVISION_HISTORY], was ? String(was) : undefined]
+      .filter(Boolean)
+      .join(',');
+    const annotations = {
+      ...(rs.metadata.annotations ?? {}),
+      [ANN_REVISION]: String(next),
+      ...(history ? { [ANN_REVISION_HISTORY]: history } : {}),
+    };
+    return this.client.update(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`, {
+      ...rs,
+      metadata: { ...rs.metadata, annotations },
+    });
   }
 
   /** The Deployment carries its new ReplicaSet's revision, as `kubectl describe` shows. */
   private async recordRevision(d: KObj, rs: KObj): Promise<KObj> {
     const rev = rs.metadata.annotations?.[ANN_REVISION];
     if (!rev || d.metadata.annotations?.[ANN_REVISION] === rev) return d;
-    return this.client.patch(`/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}`, { metadata: { resourceVersion: d.metadata.resourceVersion, annotations: { [ANN_REVISION]: rev } } }, 'merge');
+    return this.client.patch(
+      `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}`,
+      { metadata: { resourceVersion: d.metadata.resourceVersion, annotations: { [ANN_REVISION]: rev } } },
+      'merge',
+    );
   }
 
   private async scale(d: KObj, rs: KObj, to: number): Promise<KObj> {
     const from = replicas(rs);
     const { maxSurge } = surgeAndUnavailable(d);
     const desired = d.spec?.replicas ?? 1;
-    const ann = { ...(rs.metadata.annotations ?? {}), [ANN_DESIRED]: String(desired), [ANN_MAX]: String(desired + maxSurge) };
+    const ann = {
+      ...(rs.metadata.annotations ?? {}),
+      [ANN_DESIRED]: String(desired),
+      [ANN_MAX]: String(desired + maxSurge),
+    };
     if (from === to && rs.metadata.annotations?.[ANN_DESIRED] === ann[ANN_DESIRED]) return rs;
-    const next = await this.client.update(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`, { ...rs, metadata: { ...rs.metadata, annotations: ann }, spec: { ...rs.spec, replicas: to } });
+    const next = await this.client.update(
+      `/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`,
+      { ...rs, metadata: { ...rs.metadata, annotations: ann }, spec: { ...rs.spec, replicas: to } },
+    );
     if (from !== to) {
-      const ref = { kind: 'Deployment', apiVersion: 'apps/v1', namespace: d.metadata.namespace, name: d.metadata.name, uid: d.metadata.uid };
-      this.events.event(ref, 'Normal', 'ScalingReplicaSet', `Scaled ${to > from ? 'up' : 'down'} replica set ${rs.metadata.name} from ${from} to ${to}`);
+      const ref = {
+        kind: 'Deployment',
+        apiVersion: 'apps/v1',
+        namespace: d.metadata.namespace,
+        name: d.metadata.name,
+        uid: d.metadata.uid,
+      };
+      this.events.event(
+        ref,
+        'Normal',
+        'ScalingReplicaSet',
+        `Scaled ${to > from ? 'up' : 'down'} replica set ${rs.metadata.name} from ${from} to ${to}`,
+      );
     }
     return next;
   }
@@ -184,14 +264,23 @@ export class DeploymentController {
     }
     const target = newRSReplicas(d, newRS, [newRS, ...old]);
     const cur = await this.scale(d, newRS, target);
-    for (const [rsName, to] of scaleDownOld(d, cur, old)) await this.scale(d, old.find((rs) => rs.metadata.name === rsName)!, to);
+    for (const [rsName, to] of scaleDownOld(d, cur, old))
+      await this.scale(
+        d,
+        old.find((rs) => rs.metadata.name === rsName)!,
+        to,
+      );
   }
 
   private async recreate(d: KObj, newRS: KObj, old: KObj[]): Promise<void> {
     for (const rs of old) if (replicas(rs) > 0) await this.scale(d, rs, 0);
     // The new pods start only once no old pod is left.
     for (const rs of old) {
-      const pods = (await this.client.get(`/api/v1/namespaces/${rs.metadata.namespace}/pods`, { labelSelector: selectorString(rs.spec?.selector) })).items as KObj[];
+      const pods = (
+        await this.client.get(`/api/v1/namespaces/${rs.metadata.namespace}/pods`, {
+          labelSelector: selectorString(rs.spec?.selector),
+        })
+      ).items as KObj[];
       if (pods.some((p) => ownedBy(p, rs) && (isActive(p) || p.metadata.deletionTimestamp))) return;
     }
     await this.scale(d, newRS, d.spec?.replicas ?? 1);
@@ -200,12 +289,22 @@ export class DeploymentController {
   /** Old ReplicaSets with no replicas beyond revisionHistoryLimit go, oldest first. */
   private async cleanup(d: KObj, old: KObj[]): Promise<void> {
     const limit = d.spec?.revisionHistoryLimit ?? 10;
-    const idle = old.filter((rs) => replicas(rs) === 0 && (rs.status?.replicas ?? 0) === 0 && !rs.metadata.deletionTimestamp).sort((a, b) => revision(a) - revision(b));
-    for (const rs of idle.slice(0, Math.max(0, idle.length - limit))) await this.client.delete(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`).catch(() => undefined);
+    const idle = old
+      .filter((rs) => replicas(rs) === 0 && (rs.status?.replicas ?? 0) === 0 && !rs.metadata.deletionTimestamp)
+      .sort((a, b) => revision(a) - revision(b));
+    for (const rs of idle.slice(0, Math.max(0, idle.length - limit)))
+      await this.client
+        .delete(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`)
+        .catch(() => undefined);
   }
 
   /** Writes status if it changed; returns when to look again for a progress timeout. */
-  private async writeStatus(d: KObj, newRS: KObj | undefined, old: KObj[], created: boolean): Promise<number | undefined> {
+  private async writeStatus(
+    d: KObj,
+    newRS: KObj | undefined,
+    old: KObj[],
+    created: boolean,
+  ): Promise<number | undefined> {
     const all = newRS ? [newRS, ...old] : old;
     const sum = (f: (rs: KObj) => number): number => all.reduce((s, rs) => s + f(rs), 0);
     const desired = d.spec?.replicas ?? 1;
@@ -220,10 +319,30 @@ export class DeploymentController {
     const now = rfc3339(new Date(nowMs));
     const prevAvailable = ((d.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Available');
     const minAvailable = d.spec?.strategy?.type === 'Recreate' ? desired : desired - maxUnavailable;
-    const availableCond = counts.availableReplicas >= minAvailable
-      ? condition(prevAvailable, 'Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.', now)
-      : condition(prevAvailable, 'Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.', now);
-    const complete = !!newRS && counts.updatedReplicas === desired && counts.replicas === desired && counts.availableReplicas >= desired && (newRS.status?.availableReplicas ?? 0) >= desired;
+    const availableCond =
+      counts.availableReplicas >= minAvailable
+        ? condition(
+            prevAvailable,
+            'Available',
+            'True',
+            'MinimumReplicasAvailable',
+            'Deployment has minimum availability.',
+            now,
+          )
+        : condition(
+            prevAvailable,
+            'Available',
+            'False',
+            'MinimumReplicasUnavailable',
+            'Deployment does not have minimum availability.',
+            now,
+          );
+    const complete =
+      !!newRS &&
+      counts.updatedReplicas === desired &&
+      counts.replicas === desired &&
+      counts.availableReplicas >= desired &&
+      (newRS.status?.availableReplicas ?? 0) >= desired;
     const progress = progressingCondition(d, newRS, counts, created, complete, nowMs);
     const status: KObj = {
       observedGeneration: d.metadata.generation,
@@ -233,7 +352,10 @@ export class DeploymentController {
       ...(d.status?.collisionCount ? { collisionCount: d.status.collisionCount } : {}),
     };
     if (JSON.stringify(status) !== JSON.stringify(d.status ?? {})) {
-      await this.client.update(`/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`, { ...d, status });
+      await this.client.update(
+        `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`,
+        { ...d, status },
+      );
     }
     return progress.recheckMs;
   }

@@ -16,7 +16,9 @@ const annotated = (rs: KObj, key: string): number | undefined => {
 
 export function isScalingEvent(d: KObj, all: KObj[]): boolean {
   const desired = d.spec?.replicas ?? 1;
-  return all.some((rs) => size(rs) > 0 && annotated(rs, ANN_DESIRED) !== undefined && annotated(rs, ANN_DESIRED) !== desired);
+  return all.some(
+    (rs) => size(rs) > 0 && annotated(rs, ANN_DESIRED) !== undefined && annotated(rs, ANN_DESIRED) !== desired,
+  );
 }
 
 /**
@@ -33,7 +35,12 @@ export function scaledSizes(d: KObj, newRS: KObj | undefined, old: KObj[]): Map<
     if (target && size(target) !== desired) out.set(target.metadata.name, desired);
     return out;
   }
-  if (newRS && annotated(newRS, ANN_DESIRED) === desired && size(newRS) === desired && (newRS.status?.availableReplicas ?? 0) === desired) {
+  if (
+    newRS &&
+    annotated(newRS, ANN_DESIRED) === desired &&
+    size(newRS) === desired &&
+    (newRS.status?.availableReplicas ?? 0) === desired
+  ) {
     for (const rs of old) if (size(rs) > 0) out.set(rs.metadata.name, 0);
     return out;
   }
@@ -42,7 +49,9 @@ export function scaledSizes(d: KObj, newRS: KObj | undefined, old: KObj[]): Map<
   const allowed = desired > 0 ? desired + maxSurge : 0;
   const toAdd = allowed - active.reduce((s, rs) => s + size(rs), 0);
   // Growing favours the biggest and newest, shrinking the biggest and oldest.
-  const sorted = [...active].sort((a, b) => size(b) - size(a) || (toAdd > 0 ? created(b) - created(a) : created(a) - created(b)));
+  const sorted = [...active].sort(
+    (a, b) => size(b) - size(a) || (toAdd > 0 ? created(b) - created(a) : created(a) - created(b)),
+  );
   let added = 0;
   for (const rs of sorted) {
     const p = proportion(rs, d, maxSurge, toAdd, added);

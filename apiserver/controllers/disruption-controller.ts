@@ -16,22 +16,42 @@ const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 /** How long an evicted pod may take to go before the budget stops counting it as disrupted (upstream DeletionTimeout). */
 const DELETION_TIMEOUT_MS = 2 * 60_000;
 /** Controllers whose replicas a percentage or maxUnavailable is taken of, by kind. */
-const SCALABLE: Record<string, string> = { ReplicaSet: '/apis/apps/v1/namespaces/%s/replicasets/', StatefulSet: '/apis/apps/v1/namespaces/%s/statefulsets/', ReplicationController: '/api/v1/namespaces/%s/replicationcontrollers/' };
+const SCALABLE: Record<string, string> = {
+  ReplicaSet: '/apis/apps/v1/namespaces/%s/replicasets/',
+  StatefulSet: '/apis/apps/v1/namespaces/%s/statefulsets/',
+  ReplicationController: '/api/v1/namespaces/%s/replicationcontrollers/',
+};
 
 export class DisruptionController {
   private readonly pdbs: Informer;
   private readonly pods: Informer;
   private readonly queue: RetryingQueue;
 
-  constructor(private readonly client: KubeApi, log: Logger, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly client: KubeApi,
+    log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
     this.queue = new RetryingQueue('disruption-controller', log, (k) => this.sync(k));
     const onErr = (what: string) => (e: Error) => log.warn(`disruption-controller: ${what} watch: ${e.message}`);
     const enq = (o: KObj): void => this.queue.add(keyOf(o));
-    this.pdbs = new Informer(client, { path: '/apis/policy/v1/poddisruptionbudgets', onAdd: enq, onUpdate: enq, onError: onErr('pdb') });
+    this.pdbs = new Informer(client, {
+      path: '/apis/policy/v1/poddisruptionbudgets',
+      onAdd: enq,
+      onUpdate: enq,
+      onError: onErr('pdb'),
+    });
     const onPod = (p: KObj): void => {
       for (const b of this.pdbs.list()) if (b.metadata.namespace === p.metadata.namespace) this.queue.add(keyOf(b));
     };
-    this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: onPod, onUpdate: onPod, onDelete: onPod, onError: onErr('pod'), transform: (p) => ({ metadata: { name: p.metadata?.name, namespace: p.metadata?.namespace } }) });
+    this.pods = new Informer(client, {
+      path: '/api/v1/pods',
+      onAdd: onPod,
+      onUpdate: onPod,
+      onDelete: onPod,
+      onError: onErr('pod'),
+      transform: (p) => ({ metadata: { name: p.metadata?.name, namespace: p.metadata?.namespace } }),
+    });
   }
 
   async start(): Promise<void> {
@@ -61,14 +81,18 @@ export class DisruptionController {
 
   private async sync(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
-    const pdb = await this.client.get(`/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets/${name}`).catch((e: unknown) => {
-      if (e instanceof KubeApiError && e.code === 404) return undefined;
-      throw e;
-    });
+    const pdb = await this.client
+      .get(`/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets/${name}`)
+      .catch((e: unknown) => {
+        if (e instanceof KubeApiError && e.code === 404) return undefined;
+        throw e;
+      });
     if (!pdb || pdb.metadata.deletionTimestamp) return;
     const sel = selectorString(pdb.spec?.selector);
     // policy/v1: an empty selector matches every pod of the namespace, a missing one none.
-    const pods = !pdb.spec?.selector ? [] : (((await this.client.get(`/api/v1/namespaces/${ns}/pods`, { labelSelector: sel })).items ?? []) as KObj[]);
+    const pods = !pdb.spec?.selector
+      ? []
+      : (((await this.client.get(`/api/v1/namespaces/${ns}/pods`, { labelSelector: sel })).items ?? []) as KObj[]);
     const now = this.now();
     // Evicted pods stay "disrupted" until they are gone, or for at most 2 minutes.
     const byName = new Map(pods.map((p) => [p.metadata.name as string, p]));
@@ -85,12 +109,29 @@ export class DisruptionController {
     const old = ((pdb.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'DisruptionAllowed');
     const status: KObj =
       'error' in b
-        ? { ...(pdb.status ?? {}), disruptionsAllowed: 0, observedGeneration: pdb.metadata.generation, conditions: [disruptionCondition(0, old, rfc3339(new Date(now)), b.error)] }
-        : { disruptedPods: Object.keys(disrupted).length ? disrupted : undefined, disruptionsAllowed: Math.max(0, b.disruptionsAllowed - Object.keys(disrupted).length), currentHealthy: b.currentHealthy, desiredHealthy: b.desiredHealthy, expectedPods: b.expectedPods, observedGeneration: pdb.metadata.generation, conditions: [] };
-    if (!('error' in b)) status.conditions = [disruptionCondition(status.disruptionsAllowed, old, rfc3339(new Date(now)))];
+        ? {
+            ...(pdb.status ?? {}),
+            disruptionsAllowed: 0,
+            observedGeneration: pdb.metadata.generation,
+            conditions: [disruptionCondition(0, old, rfc3339(new Date(now)), b.error)],
+          }
+        : {
+            disruptedPods: Object.keys(disrupted).length ? disrupted : undefined,
+            disruptionsAllowed: Math.max(0, b.disruptionsAllowed - Object.keys(disrupted).length),
+            currentHealthy: b.currentHealthy,
+            desiredHealthy: b.desiredHealthy,
+            expectedPods: b.expectedPods,
+            observedGeneration: pdb.metadata.generation,
+            conditions: [],
+          };
+    if (!('error' in b))
+      status.conditions = [disruptionCondition(status.disruptionsAllowed, old, rfc3339(new Date(now)))];
     if (Number.isFinite(recheck)) this.queue.later(key, recheck + 100);
     const clean = JSON.parse(JSON.stringify(status)) as KObj;
     if (JSON.stringify(clean) === JSON.stringify(pdb.status ?? {})) return;
-    await this.client.update(`/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets/${name}/status`, { ...pdb, status: clean });
+    await this.client.update(`/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets/${name}/status`, {
+      ...pdb,
+      status: clean,
+    });
   }
 }

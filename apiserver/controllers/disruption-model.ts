@@ -3,9 +3,11 @@
 // and how many disruptions are allowed now.
 import type { KObj } from '../../kube/client.js';
 
-const ready = (p: KObj): boolean => ((p.status?.conditions ?? []) as KObj[]).some((c) => c.type === 'Ready' && c.status === 'True');
+const ready = (p: KObj): boolean =>
+  ((p.status?.conditions ?? []) as KObj[]).some((c) => c.type === 'Ready' && c.status === 'True');
 /** Counts toward the budget: not being deleted, not finished, Ready. */
-export const isHealthy = (p: KObj): boolean => !p.metadata.deletionTimestamp && p.status?.phase === 'Running' && ready(p);
+export const isHealthy = (p: KObj): boolean =>
+  !p.metadata.deletionTimestamp && p.status?.phase === 'Running' && ready(p);
 
 /** An int-or-percent of a total; percentages round up (upstream GetScaledValueFromIntOrPercent with roundUp). */
 export function scaledValue(v: number | string, total: number): number | undefined {
@@ -53,7 +55,12 @@ export function budget(i: BudgetInput): BudgetStatus | { error: string } {
     expectedPods = i.pods.length;
     desiredHealthy = typeof spec.minAvailable === 'number' ? spec.minAvailable : 0;
   }
-  return { expectedPods, desiredHealthy, currentHealthy, disruptionsAllowed: Math.max(0, currentHealthy - desiredHealthy) };
+  return {
+    expectedPods,
+    desiredHealthy,
+    currentHealthy,
+    disruptionsAllowed: Math.max(0, currentHealthy - desiredHealthy),
+  };
 }
 
 /** The DisruptionAllowed condition (upstream UpdateDisruptionAllowedCondition). */

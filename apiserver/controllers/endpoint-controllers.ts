@@ -6,7 +6,13 @@ import type { KObj, KubeApi } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { KubeApiError } from '../../kube/client.js';
-import { desiredSlices, desiredSubsets, MAX_ENDPOINTS_PER_SLICE, serviceAddressTypes, type SliceContent } from './endpoints-model.js';
+import {
+  desiredSlices,
+  desiredSubsets,
+  MAX_ENDPOINTS_PER_SLICE,
+  serviceAddressTypes,
+  type SliceContent,
+} from './endpoints-model.js';
 import { KeyQueue } from './key-queue.js';
 import { LabelIndex, SelectorIndex } from './label-index.js';
 
@@ -28,7 +34,8 @@ abstract class ServiceEndpointsController {
       await this.reconcile(key, this.services.cache.get(key), at);
       this.syncs++;
     } catch (e) {
-      if (!(e instanceof KubeApiError && e.code === 409)) this.log.warn(`${this.name}: ${key}: ${(e as Error).message}; retrying`);
+      if (!(e instanceof KubeApiError && e.code === 409))
+        this.log.warn(`${this.name}: ${key}: ${(e as Error).message}; retrying`);
       setTimeout(() => this.enqueue(key), 1000).unref();
     }
   });
@@ -48,15 +55,30 @@ abstract class ServiceEndpointsController {
       else this.selectors.set(keyOf(s), s.metadata.namespace, s.spec?.selector as Record<string, string> | undefined);
       this.enqueue(keyOf(s));
     };
-    this.services = new Informer(client, { path: '/api/v1/services', onAdd: (s) => onService(s), onUpdate: (s) => onService(s), onDelete: (s) => onService(s, true), onError: onErr('service') });
-    this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: (p) => this.onPod(p), onUpdate: (p, old) => this.onPod(p, old), onDelete: (p) => this.onPod(p, undefined, true), onError: onErr('pod') });
+    this.services = new Informer(client, {
+      path: '/api/v1/services',
+      onAdd: (s) => onService(s),
+      onUpdate: (s) => onService(s),
+      onDelete: (s) => onService(s, true),
+      onError: onErr('service'),
+    });
+    this.pods = new Informer(client, {
+      path: '/api/v1/pods',
+      onAdd: (p) => this.onPod(p),
+      onUpdate: (p, old) => this.onPod(p, old),
+      onDelete: (p) => this.onPod(p, undefined, true),
+      onError: onErr('pod'),
+    });
   }
 
   /** The pods a Service's selector picks, from the index. */
   protected selectedPods(svc: KObj): KObj[] {
     const sel = (svc.spec?.selector ?? {}) as Record<string, string>;
     if (!Object.keys(sel).length) return [];
-    return this.podLabels.select(svc.metadata.namespace, sel).map((k) => this.pods.cache.get(k)).filter((p): p is KObj => !!p);
+    return this.podLabels
+      .select(svc.metadata.namespace, sel)
+      .map((k) => this.pods.cache.get(k))
+      .filter((p): p is KObj => !!p);
   }
 
   protected extraInformers(): Informer[] {
@@ -90,7 +112,9 @@ abstract class ServiceEndpointsController {
 }
 
 const sameContent = (slice: KObj, want: SliceContent): boolean =>
-  slice.addressType === want.addressType && JSON.stringify(slice.ports ?? []) === JSON.stringify(want.ports) && JSON.stringify(slice.endpoints ?? []) === JSON.stringify(want.endpoints);
+  slice.addressType === want.addressType &&
+  JSON.stringify(slice.ports ?? []) === JSON.stringify(want.ports) &&
+  JSON.stringify(slice.endpoints ?? []) === JSON.stringify(want.endpoints);
 
 export class EndpointSliceController extends ServiceEndpointsController {
   private readonly slices: Informer;
@@ -134,7 +158,9 @@ export class EndpointSliceController extends ServiceEndpointsController {
   }
 
   private owned(ns: string, svcName: string): KObj[] {
-    return [...(this.slicesOf.get(`${ns}/${svcName}`) ?? [])].map((k) => this.slices.cache.get(k)).filter((s): s is KObj => !!s);
+    return [...(this.slicesOf.get(`${ns}/${svcName}`) ?? [])]
+      .map((k) => this.slices.cache.get(k))
+      .filter((s): s is KObj => !!s);
   }
 
   protected async reconcile(key: string, svc: KObj | undefined, triggeredAt: number): Promise<void> {
@@ -142,7 +168,10 @@ export class EndpointSliceController extends ServiceEndpointsController {
     const have = this.owned(ns, name);
     const base = `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`;
     if (!svc || !svc.spec?.selector || svc.spec.type === 'ExternalName') {
-      for (const s of have) await this.client.delete(`${base}/${s.metadata.name}`).catch((e: Error) => this.log.debug(`delete slice ${s.metadata.name}: ${e.message}`));
+      for (const s of have)
+        await this.client
+          .delete(`${base}/${s.metadata.name}`)
+          .catch((e: Error) => this.log.debug(`delete slice ${s.metadata.name}: ${e.message}`));
       return;
     }
     const pods = this.selectedPods(svc);
@@ -150,13 +179,21 @@ export class EndpointSliceController extends ServiceEndpointsController {
     const want = serviceAddressTypes(svc).flatMap((t) => desiredSlices(svc, pods, MAX_ENDPOINTS_PER_SLICE, t));
     const trigger = new Date(triggeredAt).toISOString();
     // Upstream's slice labels: the Service's own, the service name, managed-by, and headless for clusterIP None.
-    const labels: Record<string, string> = { ...(svc.metadata.labels ?? {}), [SERVICE_NAME]: name, [MANAGED_BY]: SLICE_CONTROLLER, ...(svc.spec.clusterIP === 'None' ? { [HEADLESS]: '' } : {}) };
-    const sameLabels = (s: KObj): boolean => JSON.stringify(Object.entries(s.metadata.labels ?? {}).sort()) === JSON.stringify(Object.entries(labels).sort());
+    const labels: Record<string, string> = {
+      ...(svc.metadata.labels ?? {}),
+      [SERVICE_NAME]: name,
+      [MANAGED_BY]: SLICE_CONTROLLER,
+      ...(svc.spec.clusterIP === 'None' ? { [HEADLESS]: '' } : {}),
+    };
+    const sameLabels = (s: KObj): boolean =>
+      JSON.stringify(Object.entries(s.metadata.labels ?? {}).sort()) === JSON.stringify(Object.entries(labels).sort());
     const meta = (extra: KObj = {}): KObj => ({
       ...extra,
       labels,
       annotations: { [TRIGGER_TIME]: trigger },
-      ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name, uid: svc.metadata.uid, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        { apiVersion: 'v1', kind: 'Service', name, uid: svc.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ],
     });
     // Keep slices whose content is already right; reuse the others for what is missing, then create or delete.
     const unmatched = [...have];
@@ -170,11 +207,24 @@ export class EndpointSliceController extends ServiceEndpointsController {
       // addressType is immutable: only a slice of the same type is reused.
       const at = unmatched.findIndex((s) => s.addressType === w.addressType);
       const reuse = at >= 0 ? unmatched.splice(at, 1)[0] : undefined;
-      const body = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: w.addressType, ports: w.ports, endpoints: w.endpoints };
-      if (reuse) await this.client.update(`${base}/${reuse.metadata.name}`, { ...body, metadata: meta({ name: reuse.metadata.name, namespace: ns, resourceVersion: reuse.metadata.resourceVersion }) });
+      const body = {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        addressType: w.addressType,
+        ports: w.ports,
+        endpoints: w.endpoints,
+      };
+      if (reuse)
+        await this.client.update(`${base}/${reuse.metadata.name}`, {
+          ...body,
+          metadata: meta({ name: reuse.metadata.name, namespace: ns, resourceVersion: reuse.metadata.resourceVersion }),
+        });
       else await this.client.create(base, { ...body, metadata: meta({ generateName: `${name}-`, namespace: ns }) });
     }
-    for (const s of unmatched) await this.client.delete(`${base}/${s.metadata.name}`).catch((e: Error) => this.log.debug(`delete slice ${s.metadata.name}: ${e.message}`));
+    for (const s of unmatched)
+      await this.client
+        .delete(`${base}/${s.metadata.name}`)
+        .catch((e: Error) => this.log.debug(`delete slice ${s.metadata.name}: ${e.message}`));
   }
 }
 
@@ -198,8 +248,25 @@ export class EndpointsController extends ServiceEndpointsController {
     const subsets = desiredSubsets(svc, this.selectedPods(svc));
     if (cur && JSON.stringify(cur.subsets ?? []) === JSON.stringify(subsets)) return;
     const labels = { ...(svc.metadata.labels ?? {}), ...(svc.spec.clusterIP === 'None' ? { [HEADLESS]: '' } : {}) };
-    const metadata = { name, namespace: ns, labels, annotations: { [TRIGGER_TIME]: new Date(triggeredAt).toISOString() } };
-    if (cur) await this.client.update(path, { apiVersion: 'v1', kind: 'Endpoints', metadata: { ...metadata, resourceVersion: cur.metadata.resourceVersion }, subsets });
-    else await this.client.create(`/api/v1/namespaces/${ns}/endpoints`, { apiVersion: 'v1', kind: 'Endpoints', metadata, subsets });
+    const metadata = {
+      name,
+      namespace: ns,
+      labels,
+      annotations: { [TRIGGER_TIME]: new Date(triggeredAt).toISOString() },
+    };
+    if (cur)
+      await this.client.update(path, {
+        apiVersion: 'v1',
+        kind: 'Endpoints',
+        metadata: { ...metadata, resourceVersion: cur.metadata.resourceVersion },
+        subsets,
+      });
+    else
+      await this.client.create(`/api/v1/namespaces/${ns}/endpoints`, {
+        apiVersion: 'v1',
+        kind: 'Endpoints',
+        metadata,
+        subsets,
+      });
   }
 }

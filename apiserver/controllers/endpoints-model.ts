@@ -17,7 +17,13 @@ export function servicePods(svc: Obj, pods: Obj[]): Obj[] {
   const sel = (svc.spec?.selector ?? {}) as Record<string, string>;
   const keys = Object.keys(sel);
   if (keys.length === 0) return [];
-  return pods.filter((p) => p.metadata.namespace === svc.metadata.namespace && p.status?.podIP && !terminal(p) && keys.every((k) => p.metadata.labels?.[k] === sel[k]));
+  return pods.filter(
+    (p) =>
+      p.metadata.namespace === svc.metadata.namespace &&
+      p.status?.podIP &&
+      !terminal(p) &&
+      keys.every((k) => p.metadata.labels?.[k] === sel[k]),
+  );
 }
 
 /** podutil.FindPort: a number, or a named container port of this pod. */
@@ -43,7 +49,9 @@ export type AddressType = IPFamily;
 
 /** A pod's IP of one family (status.podIPs, or status.podIP), or undefined. */
 export function podIPOf(pod: Obj, family: AddressType): string | undefined {
-  const ips = ((pod.status?.podIPs ?? []) as Obj[]).map((p) => String(p.ip ?? '')).concat(pod.status?.podIP ? [String(pod.status.podIP)] : []);
+  const ips = ((pod.status?.podIPs ?? []) as Obj[])
+    .map((p) => String(p.ip ?? ''))
+    .concat(pod.status?.podIP ? [String(pod.status.podIP)] : []);
   return ips.find((ip) => ip && familyOfText(ip) === family);
 }
 
@@ -64,7 +72,12 @@ function conditions(svc: Obj, pod: Obj): { ready: boolean; serving: boolean; ter
  * The slices of one address type a Service should have: its pods with an IP of that family, grouped by their
  * resolved ports, then chunked. One empty slice if there are no endpoints.
  */
-export function desiredSlices(svc: Obj, pods: Obj[], max = MAX_ENDPOINTS_PER_SLICE, addressType: AddressType = 'IPv4'): SliceContent[] {
+export function desiredSlices(
+  svc: Obj,
+  pods: Obj[],
+  max = MAX_ENDPOINTS_PER_SLICE,
+  addressType: AddressType = 'IPv4',
+): SliceContent[] {
   const groups = new Map<string, { ports: Obj[]; endpoints: Obj[] }>();
   for (const pod of servicePods(svc, pods).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))) {
     const ip = podIPOf(pod, addressType);
@@ -73,12 +86,18 @@ export function desiredSlices(svc: Obj, pods: Obj[], max = MAX_ENDPOINTS_PER_SLI
     for (const sp of (svc.spec?.ports ?? []) as Obj[]) {
       const port = resolveTargetPort(sp, pod);
       if (port === undefined) continue;
-      ports.push({ name: sp.name ?? '', port, protocol: sp.protocol ?? 'TCP', ...(sp.appProtocol ? { appProtocol: sp.appProtocol } : {}) });
+      ports.push({
+        name: sp.name ?? '',
+        port,
+        protocol: sp.protocol ?? 'TCP',
+        ...(sp.appProtocol ? { appProtocol: sp.appProtocol } : {}),
+      });
     }
     const key = JSON.stringify(ports);
     let g = groups.get(key);
     if (!g) groups.set(key, (g = { ports, endpoints: [] }));
-    const hostname = pod.spec?.hostname && pod.spec?.subdomain === svc.metadata.name ? { hostname: pod.spec.hostname } : {};
+    const hostname =
+      pod.spec?.hostname && pod.spec?.subdomain === svc.metadata.name ? { hostname: pod.spec.hostname } : {};
     g.endpoints.push({
       addresses: [ip],
       conditions: conditions(svc, pod),
@@ -88,7 +107,9 @@ export function desiredSlices(svc: Obj, pods: Obj[], max = MAX_ENDPOINTS_PER_SLI
     });
   }
   const out: SliceContent[] = [];
-  for (const g of groups.values()) for (let i = 0; i < g.endpoints.length; i += max) out.push({ addressType, ports: g.ports, endpoints: g.endpoints.slice(i, i + max) });
+  for (const g of groups.values())
+    for (let i = 0; i < g.endpoints.length; i += max)
+      out.push({ addressType, ports: g.ports, endpoints: g.endpoints.slice(i, i + max) });
   return out.length ? out : [{ addressType, ports: [], endpoints: [] }];
 }
 
@@ -106,14 +127,28 @@ export function desiredSubsets(svc: Obj, pods: Obj[]): Obj[] {
     const ports: Obj[] = [];
     for (const sp of (svc.spec?.ports ?? []) as Obj[]) {
       const port = resolveTargetPort(sp, pod);
-      if (port !== undefined) ports.push({ ...(sp.name ? { name: sp.name } : {}), port, protocol: sp.protocol ?? 'TCP', ...(sp.appProtocol ? { appProtocol: sp.appProtocol } : {}) });
+      if (port !== undefined)
+        ports.push({
+          ...(sp.name ? { name: sp.name } : {}),
+          port,
+          protocol: sp.protocol ?? 'TCP',
+          ...(sp.appProtocol ? { appProtocol: sp.appProtocol } : {}),
+        });
     }
     if (!ports.length) continue;
     const key = JSON.stringify(ports);
     let s = bySig.get(key);
     if (!s) bySig.set(key, (s = { addresses: [], notReadyAddresses: [], ports }));
-    const addr = { ip, ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}), targetRef: { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid } };
+    const addr = {
+      ip,
+      ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}),
+      targetRef: { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid },
+    };
     (c.ready || svc.spec?.publishNotReadyAddresses === true ? s.addresses : s.notReadyAddresses).push(addr);
   }
-  return [...bySig.values()].map((s) => ({ ...(s.addresses.length ? { addresses: s.addresses } : {}), ...(s.notReadyAddresses.length ? { notReadyAddresses: s.notReadyAddresses } : {}), ports: s.ports }));
+  return [...bySig.values()].map((s) => ({
+    ...(s.addresses.length ? { addresses: s.addresses } : {}),
+    ...(s.notReadyAddresses.length ? { notReadyAddresses: s.notReadyAddresses } : {}),
+    ports: s.ports,
+  }));
 }

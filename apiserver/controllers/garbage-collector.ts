@@ -13,8 +13,29 @@ import { servedResources } from '../crd/definition.js';
 export const FOREGROUND = 'foregroundDeletion';
 
 /** Kinds that have dependents in practice, and kinds that are dependents. */
-const OWNERS = ['apps/deployments', 'apps/replicasets', 'apps/daemonsets', 'apps/statefulsets', 'batch/cronjobs', 'batch/jobs', '/services', '/nodes', '/pods'];
-const DEPENDENTS = ['apps/replicasets', 'apps/controllerrevisions', '/persistentvolumeclaims', 'batch/jobs', '/pods', 'discovery.k8s.io/endpointslices', '/endpoints', '/configmaps', '/secrets', '/services'];
+const OWNERS = [
+  'apps/deployments',
+  'apps/replicasets',
+  'apps/daemonsets',
+  'apps/statefulsets',
+  'batch/cronjobs',
+  'batch/jobs',
+  '/services',
+  '/nodes',
+  '/pods',
+];
+const DEPENDENTS = [
+  'apps/replicasets',
+  'apps/controllerrevisions',
+  '/persistentvolumeclaims',
+  'batch/jobs',
+  '/pods',
+  'discovery.k8s.io/endpointslices',
+  '/endpoints',
+  '/configmaps',
+  '/secrets',
+  '/services',
+];
 
 export function resourcePath(r: ResourceDef, ns?: string, name?: string): string {
   const base = r.group ? `/apis/${apiVersionOf(r)}` : '/api/v1';
@@ -47,10 +68,32 @@ export class GarbageCollector {
     const onErr = (e: Error) => log.warn(`garbage-collector: watch: ${e.message}`);
     const kick = (): void => void this.scan();
     // A new dependent is checked on its own (an owner deleted just before it was made); owner deletions rescan all.
-    this.dependents = DEPENDENTS.map((k) => new Informer(client, { path: resourcePath(def(k)), onAdd: (o) => void this.checkOne(def(k), o), onError: onErr }));
-    this.owners = OWNERS.map((k) => new Informer(client, { path: resourcePath(def(k)), onDelete: kick, onUpdate: (o) => o.metadata.finalizers?.includes(FOREGROUND) && kick(), onError: onErr }));
-    const follow = (): void => void this.followDefinitions().catch((e: Error) => log.warn(`garbage-collector: custom resources: ${e.message}`));
-    this.crds = new Informer(client, { path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', onAdd: follow, onUpdate: follow, onDelete: follow, onError: onErr });
+    this.dependents = DEPENDENTS.map(
+      (k) =>
+        new Informer(client, {
+          path: resourcePath(def(k)),
+          onAdd: (o) => void this.checkOne(def(k), o),
+          onError: onErr,
+        }),
+    );
+    this.owners = OWNERS.map(
+      (k) =>
+        new Informer(client, {
+          path: resourcePath(def(k)),
+          onDelete: kick,
+          onUpdate: (o) => o.metadata.finalizers?.includes(FOREGROUND) && kick(),
+          onError: onErr,
+        }),
+    );
+    const follow = (): void =>
+      void this.followDefinitions().catch((e: Error) => log.warn(`garbage-collector: custom resources: ${e.message}`));
+    this.crds = new Informer(client, {
+      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+      onAdd: follow,
+      onUpdate: follow,
+      onDelete: follow,
+      onError: onErr,
+    });
   }
 
   /** One informer per served custom resource: new objects are checked, deletions rescan. */
@@ -64,7 +107,13 @@ export class GarbageCollector {
     }
     for (const [k, r] of want) {
       if (this.custom.has(k)) continue;
-      const inf = new Informer(this.client, { path: resourcePath(r), onAdd: (o) => void this.checkOne(r, o), onDelete: () => void this.scan(), onUpdate: (o) => o.metadata.finalizers?.includes(FOREGROUND) && void this.scan(), onError: (e) => this.log.warn(`garbage-collector: watch ${k}: ${e.message}`) });
+      const inf = new Informer(this.client, {
+        path: resourcePath(r),
+        onAdd: (o) => void this.checkOne(r, o),
+        onDelete: () => void this.scan(),
+        onUpdate: (o) => o.metadata.finalizers?.includes(FOREGROUND) && void this.scan(),
+        onError: (e) => this.log.warn(`garbage-collector: watch ${k}: ${e.message}`),
+      });
       this.custom.set(k, { r, inf });
       await inf.start();
     }
@@ -80,12 +129,18 @@ export class GarbageCollector {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await Promise.all([...this.dependents, ...this.owners, this.crds, ...[...this.custom.values()].map((c) => c.inf)].map((i) => i.stop()));
+    await Promise.all(
+      [...this.dependents, ...this.owners, this.crds, ...[...this.custom.values()].map((c) => c.inf)].map((i) =>
+        i.stop(),
+      ),
+    );
   }
 
   /** The owner object a reference points to, if it still exists with that uid. */
   private async owner(ref: KObj, ns: string): Promise<KObj | undefined> {
-    const r = findByKind(ref.apiVersion, ref.kind) ?? this.customDefs.find((x) => apiVersionOf(x) === ref.apiVersion && x.kind === ref.kind);
+    const r =
+      findByKind(ref.apiVersion, ref.kind) ??
+      this.customDefs.find((x) => apiVersionOf(x) === ref.apiVersion && x.kind === ref.kind);
     if (!r) return { metadata: {} }; // a kind nobody serves: never collect on its account
     try {
       const o = await this.client.get(resourcePath(r, ns, ref.name));
@@ -119,9 +174,16 @@ export class GarbageCollector {
 
   private async deleteObject(r: ResourceDef, o: KObj, why: string): Promise<void> {
     try {
-      await this.client.delete(resourcePath(r, o.metadata.namespace, o.metadata.name), { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', preconditions: { uid: o.metadata.uid } });
+      await this.client.delete(resourcePath(r, o.metadata.namespace, o.metadata.name), {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        propagationPolicy: 'Background',
+        preconditions: { uid: o.metadata.uid },
+      });
       this.deleted++;
-      this.log.info(`garbage-collector: deleted ${r.resource} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}: ${why}`);
+      this.log.info(
+        `garbage-collector: deleted ${r.resource} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}: ${why}`,
+      );
     } catch (e) {
       if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409))) throw e;
     }
@@ -132,7 +194,12 @@ export class GarbageCollector {
     const refs = (o.metadata.ownerReferences ?? []) as KObj[];
     if (!refs.length || o.metadata.deletionTimestamp) return;
     const alive = await Promise.all(refs.map((ref) => this.owner(ref, o.metadata.namespace ?? '')));
-    if (alive.every((x) => x === undefined)) await this.deleteObject(r, o, `owner ${refs.map((x) => `${String(x.kind)}/${String(x.name)}`).join(', ')} is gone`);
+    if (alive.every((x) => x === undefined))
+      await this.deleteObject(
+        r,
+        o,
+        `owner ${refs.map((x) => `${String(x.kind)}/${String(x.name)}`).join(', ')} is gone`,
+      );
   }
 
   private async checkOne(r: ResourceDef, o: KObj): Promise<void> {
@@ -141,7 +208,12 @@ export class GarbageCollector {
 
   /** Custom resources with owners (dependents) or deleted in the foreground (owners). */
   private customObjects(): { r: ResourceDef; o: KObj }[] {
-    return [...this.custom.values()].flatMap(({ r, inf }) => inf.list().filter((o) => o.metadata.ownerReferences?.length || o.metadata.finalizers?.includes(FOREGROUND)).map((o) => ({ r, o })));
+    return [...this.custom.values()].flatMap(({ r, inf }) =>
+      inf
+        .list()
+        .filter((o) => o.metadata.ownerReferences?.length || o.metadata.finalizers?.includes(FOREGROUND))
+        .map((o) => ({ r, o })),
+    );
   }
 
   private async collectOrphans(custom: { r: ResourceDef; o: KObj }[]): Promise<void> {
@@ -155,7 +227,10 @@ export class GarbageCollector {
   /** Owners deleted with propagationPolicy=Foreground: their blocking dependents go first. */
   private async finishForeground(custom: { r: ResourceDef; o: KObj }[]): Promise<void> {
     const owners = [...this.owners.entries()].flatMap(([i, inf]) => inf.list().map((o) => ({ r: def(OWNERS[i]!), o })));
-    const dependents = [...[...this.dependents.entries()].flatMap(([j, inf]) => inf.list().map((o) => ({ r: def(DEPENDENTS[j]!), o }))), ...custom.filter((c) => c.o.metadata.ownerReferences?.length)];
+    const dependents = [
+      ...[...this.dependents.entries()].flatMap(([j, inf]) => inf.list().map((o) => ({ r: def(DEPENDENTS[j]!), o }))),
+      ...custom.filter((c) => c.o.metadata.ownerReferences?.length),
+    ];
     for (const { r: or, o: owner } of [...owners, ...custom]) {
       if (!owner.metadata.deletionTimestamp || !owner.metadata.finalizers?.includes(FOREGROUND)) continue;
       let blocking = 0;
@@ -163,13 +238,20 @@ export class GarbageCollector {
         const ref = ((o.metadata.ownerReferences ?? []) as KObj[]).find((x) => x.uid === owner.metadata.uid);
         if (!ref) continue;
         if (ref.blockOwnerDeletion) blocking++;
-        if (!o.metadata.deletionTimestamp) await this.deleteObject(dr, o, `foreground deletion of ${or.kind} ${owner.metadata.name}`);
+        if (!o.metadata.deletionTimestamp)
+          await this.deleteObject(dr, o, `foreground deletion of ${or.kind} ${owner.metadata.name}`);
       }
       if (blocking) continue;
       const finalizers = (owner.metadata.finalizers as string[]).filter((f) => f !== FOREGROUND);
-      await this.client.patch(resourcePath(or, owner.metadata.namespace, owner.metadata.name), { metadata: { uid: owner.metadata.uid, finalizers } }, 'merge').catch((e: unknown) => {
-        if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409))) throw e;
-      });
+      await this.client
+        .patch(
+          resourcePath(or, owner.metadata.namespace, owner.metadata.name),
+          { metadata: { uid: owner.metadata.uid, finalizers } },
+          'merge',
+        )
+        .catch((e: unknown) => {
+          if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409))) throw e;
+        });
     }
   }
 }

@@ -83,7 +83,8 @@ export function enabledControllers(list: string[]): Set<string> {
   const off: string[] = [];
   for (const raw of list.map((n) => n.trim()).filter(Boolean)) {
     const name = raw.replace(/^-/, '');
-    if (name !== '*' && !(CONTROLLER_NAMES as readonly string[]).includes(name)) throw new Error(`--controllers: unknown controller "${name}" (known: ${CONTROLLER_NAMES.join(', ')})`);
+    if (name !== '*' && !(CONTROLLER_NAMES as readonly string[]).includes(name))
+      throw new Error(`--controllers: unknown controller "${name}" (known: ${CONTROLLER_NAMES.join(', ')})`);
     if (raw.startsWith('-')) off.push(name);
     else if (name === '*') CONTROLLER_NAMES.forEach((c) => out.add(c));
     else out.add(name);
@@ -104,32 +105,48 @@ export interface RunningControllers {
 }
 
 /** Each controller with the identity it acts as (kube-controller-manager's service accounts) and how to build it. */
-const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups?: string[]; make(client: LocalClient, log: Logger, o: ControllerOptions): Controller }> = {
+const BUILDERS: Record<
+  (typeof CONTROLLER_NAMES)[number],
+  { user: string; groups?: string[]; make(client: LocalClient, log: Logger, o: ControllerOptions): Controller }
+> = {
   scheduler: {
     user: 'system:kube-scheduler',
-    make: (c, log, o) => new Scheduler(c, log, new ApiEventRecorder(c, { component: 'default-scheduler' }, log), { retryMs: o.schedulerRetryMs }),
+    make: (c, log, o) =>
+      new Scheduler(c, log, new ApiEventRecorder(c, { component: 'default-scheduler' }, log), {
+        retryMs: o.schedulerRetryMs,
+      }),
   },
   'node-lifecycle-controller': {
     user: 'system:serviceaccount:kube-system:node-controller',
     make: (c, log, o) => new NodeLifecycle(c, log, new ApiEventRecorder(c, { component: 'node-controller' }, log), o),
   },
-  'endpointslice-controller': { user: 'system:serviceaccount:kube-system:endpointslice-controller', make: (c, log) => new EndpointSliceController(c, log) },
-  'endpoints-controller': { user: 'system:serviceaccount:kube-system:endpoint-controller', make: (c, log) => new EndpointsController(c, log) },
+  'endpointslice-controller': {
+    user: 'system:serviceaccount:kube-system:endpointslice-controller',
+    make: (c, log) => new EndpointSliceController(c, log),
+  },
+  'endpoints-controller': {
+    user: 'system:serviceaccount:kube-system:endpoint-controller',
+    make: (c, log) => new EndpointsController(c, log),
+  },
   'replicaset-controller': {
     user: 'system:serviceaccount:kube-system:replicaset-controller',
-    make: (c, log) => new ReplicaSetController(c, log, new ApiEventRecorder(c, { component: 'replicaset-controller' }, log)),
+    make: (c, log) =>
+      new ReplicaSetController(c, log, new ApiEventRecorder(c, { component: 'replicaset-controller' }, log)),
   },
   'deployment-controller': {
     user: 'system:serviceaccount:kube-system:deployment-controller',
-    make: (c, log) => new DeploymentController(c, log, new ApiEventRecorder(c, { component: 'deployment-controller' }, log)),
+    make: (c, log) =>
+      new DeploymentController(c, log, new ApiEventRecorder(c, { component: 'deployment-controller' }, log)),
   },
   'daemonset-controller': {
     user: 'system:serviceaccount:kube-system:daemon-set-controller',
-    make: (c, log) => new DaemonSetController(c, log, new ApiEventRecorder(c, { component: 'daemonset-controller' }, log)),
+    make: (c, log) =>
+      new DaemonSetController(c, log, new ApiEventRecorder(c, { component: 'daemonset-controller' }, log)),
   },
   'statefulset-controller': {
     user: 'system:serviceaccount:kube-system:statefulset-controller',
-    make: (c, log) => new StatefulSetController(c, log, new ApiEventRecorder(c, { component: 'statefulset-controller' }, log)),
+    make: (c, log) =>
+      new StatefulSetController(c, log, new ApiEventRecorder(c, { component: 'statefulset-controller' }, log)),
   },
   'job-controller': {
     user: 'system:serviceaccount:kube-system:job-controller',
@@ -139,30 +156,72 @@ const BUILDERS: Record<(typeof CONTROLLER_NAMES)[number], { user: string; groups
     user: 'system:serviceaccount:kube-system:cronjob-controller',
     make: (c, log) => new CronJobController(c, log, new ApiEventRecorder(c, { component: 'cronjob-controller' }, log)),
   },
-  'disruption-controller': { user: 'system:serviceaccount:kube-system:disruption-controller', make: (c, log) => new DisruptionController(c, log) },
-  'ttl-after-finished-controller': { user: 'system:serviceaccount:kube-system:ttl-after-finished-controller', make: (c, log) => new TtlAfterFinishedController(c, log) },
+  'disruption-controller': {
+    user: 'system:serviceaccount:kube-system:disruption-controller',
+    make: (c, log) => new DisruptionController(c, log),
+  },
+  'ttl-after-finished-controller': {
+    user: 'system:serviceaccount:kube-system:ttl-after-finished-controller',
+    make: (c, log) => new TtlAfterFinishedController(c, log),
+  },
   'persistentvolume-binder-controller': {
     user: 'system:serviceaccount:kube-system:persistent-volume-binder',
-    make: (c, log) => new PersistentVolumeBinder(c, log, new ApiEventRecorder(c, { component: 'persistentvolume-controller' }, log)),
+    make: (c, log) =>
+      new PersistentVolumeBinder(c, log, new ApiEventRecorder(c, { component: 'persistentvolume-controller' }, log)),
   },
-  'resourcequota-controller': { user: 'system:serviceaccount:kube-system:resourcequota-controller', make: (c, log) => new ResourceQuotaController(c, log) },
+  'resourcequota-controller': {
+    user: 'system:serviceaccount:kube-system:resourcequota-controller',
+    make: (c, log) => new ResourceQuotaController(c, log),
+  },
   'local-path-provisioner': {
     user: 'system:serviceaccount:kube-system:local-path-provisioner-service-account',
-    make: (c, log, o) => new LocalPathProvisioner(c, log, new ApiEventRecorder(c, { component: 'rancher.io/local-path' }, log), o.localStoragePath),
+    make: (c, log, o) =>
+      new LocalPathProvisioner(
+        c,
+        log,
+        new ApiEventRecorder(c, { component: 'rancher.io/local-path' }, log),
+        o.localStoragePath,
+      ),
   },
-  'garbage-collector-controller': { user: 'system:serviceaccount:kube-system:generic-garbage-collector', make: (c, log) => new GarbageCollector(c, log) },
-  'namespace-controller': { user: 'system:serviceaccount:kube-system:namespace-controller', make: (c, log) => new NamespaceController(c, log) },
-  'serviceaccount-controller': { user: 'system:serviceaccount:kube-system:service-account-controller', make: (c, log) => new ServiceAccountController(c, log) },
-  'root-ca-certificate-publisher-controller': { user: 'system:serviceaccount:kube-system:root-ca-cert-publisher', make: (c, log, o) => new RootCaPublisher(c, log, o.caPem ?? '') },
+  'garbage-collector-controller': {
+    user: 'system:serviceaccount:kube-system:generic-garbage-collector',
+    make: (c, log) => new GarbageCollector(c, log),
+  },
+  'namespace-controller': {
+    user: 'system:serviceaccount:kube-system:namespace-controller',
+    make: (c, log) => new NamespaceController(c, log),
+  },
+  'serviceaccount-controller': {
+    user: 'system:serviceaccount:kube-system:service-account-controller',
+    make: (c, log) => new ServiceAccountController(c, log),
+  },
+  'root-ca-certificate-publisher-controller': {
+    user: 'system:serviceaccount:kube-system:root-ca-cert-publisher',
+    make: (c, log, o) => new RootCaPublisher(c, log, o.caPem ?? ''),
+  },
   // Upstream's controller holds escalate on clusterroles; ours writes as the apiserver itself.
-  'clusterrole-aggregation-controller': { user: 'system:apiserver', groups: ['system:masters'], make: (c, log) => new ClusterRoleAggregation(c, log) },
-  bootstrapsigner: { user: 'system:serviceaccount:kube-system:bootstrap-signer', make: (c, log) => new BootstrapSigner(c, log) },
+  'clusterrole-aggregation-controller': {
+    user: 'system:apiserver',
+    groups: ['system:masters'],
+    make: (c, log) => new ClusterRoleAggregation(c, log),
+  },
+  bootstrapsigner: {
+    user: 'system:serviceaccount:kube-system:bootstrap-signer',
+    make: (c, log) => new BootstrapSigner(c, log),
+  },
   tokencleaner: { user: 'system:serviceaccount:kube-system:token-cleaner', make: (c, log) => new TokenCleaner(c, log) },
-  csrapproving: { user: 'system:serviceaccount:kube-system:certificate-controller', make: (c, log, o) => new CsrApprover(c, log, o.authorizeCsr ?? (() => false)) },
-  csrsigning: { user: 'system:serviceaccount:kube-system:certificate-controller', make: (c, log, o) => new CsrSigner(c, log, o.pkiDir ?? '', o.signingDurationSec) },
+  csrapproving: {
+    user: 'system:serviceaccount:kube-system:certificate-controller',
+    make: (c, log, o) => new CsrApprover(c, log, o.authorizeCsr ?? (() => false)),
+  },
+  csrsigning: {
+    user: 'system:serviceaccount:kube-system:certificate-controller',
+    make: (c, log, o) => new CsrSigner(c, log, o.pkiDir ?? '', o.signingDurationSec),
+  },
   'node-ipam-controller': {
     user: 'system:serviceaccount:kube-system:node-controller',
-    make: (c, log, o) => new NodeIpamController(c, log, new ApiEventRecorder(c, { component: 'cidrAllocator' }, log), o.nodeIpam!),
+    make: (c, log, o) =>
+      new NodeIpamController(c, log, new ApiEventRecorder(c, { component: 'cidrAllocator' }, log), o.nodeIpam!),
   },
 };
 
@@ -170,7 +229,8 @@ export async function startControllers(api: Api, o: ControllerOptions, log: Logg
   const on = enabledControllers(o.controllers);
   const byName = new Map<string, Controller>();
   for (const name of CONTROLLER_NAMES) {
-    if (!on.has(name) || (name === 'node-ipam-controller' && !o.nodeIpam) || (name === 'csrsigning' && !o.pkiDir)) continue;
+    if (!on.has(name) || (name === 'node-ipam-controller' && !o.nodeIpam) || (name === 'csrsigning' && !o.pkiDir))
+      continue;
     const b = BUILDERS[name];
     const c = b.make(new LocalClient(api, { name: b.user, groups: b.groups ?? [] }), log, o);
     await c.start();

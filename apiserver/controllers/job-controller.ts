@@ -11,8 +11,29 @@ import { rfc3339 } from '../../kube/time.js';
 import { RetryingQueue } from './key-queue.js';
 import { controllerRef, notFoundOk, isReady, ownedBy, ownerRefTo } from './workload-model.js';
 import {
-  completionsReached, condition, exhaustedIndexes, failureBackoffMs, indexFailures, JOB_CONTROLLER_NAME, matchSuccessPolicy, formatIndexes, hasTrackingFinalizer, indexesToCreate, isFinished, isIndexed, isPodActive,
-  isTerminating, JOB_TRACKING_FINALIZER, jobCondition, LABEL_CONTROLLER_UID, newlyFinished, parseIndexes, podFor, podIndex, podsToCreate, setCondition,
+  completionsReached,
+  condition,
+  exhaustedIndexes,
+  failureBackoffMs,
+  indexFailures,
+  JOB_CONTROLLER_NAME,
+  matchSuccessPolicy,
+  formatIndexes,
+  hasTrackingFinalizer,
+  indexesToCreate,
+  isFinished,
+  isIndexed,
+  isPodActive,
+  isTerminating,
+  JOB_TRACKING_FINALIZER,
+  jobCondition,
+  LABEL_CONTROLLER_UID,
+  newlyFinished,
+  parseIndexes,
+  podFor,
+  podIndex,
+  podsToCreate,
+  setCondition,
 } from './job-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
@@ -33,8 +54,21 @@ export class JobController {
     this.queue = new RetryingQueue('job-controller', log, (k) => this.sync(k));
     const onErr = (what: string) => (e: Error) => log.warn(`job-controller: ${what} watch: ${e.message}`);
     const enq = (o: KObj): void => this.queue.add(keyOf(o));
-    this.jobs = new Informer(client, { path: '/apis/batch/v1/jobs', onAdd: enq, onUpdate: enq, onDelete: (j) => this.lastFailure.delete(j.metadata.uid), onError: onErr('job') });
-    this.pods = new Informer(client, { path: '/api/v1/pods', labelSelector: LABEL_CONTROLLER_UID, onAdd: (p) => this.onPod(p), onUpdate: (p) => this.onPod(p), onDelete: (p) => this.onPod(p), onError: onErr('pod') });
+    this.jobs = new Informer(client, {
+      path: '/apis/batch/v1/jobs',
+      onAdd: enq,
+      onUpdate: enq,
+      onDelete: (j) => this.lastFailure.delete(j.metadata.uid),
+      onError: onErr('job'),
+    });
+    this.pods = new Informer(client, {
+      path: '/api/v1/pods',
+      labelSelector: LABEL_CONTROLLER_UID,
+      onAdd: (p) => this.onPod(p),
+      onUpdate: (p) => this.onPod(p),
+      onDelete: (p) => this.onPod(p),
+      onError: onErr('pod'),
+    });
   }
 
   async start(): Promise<void> {
@@ -52,13 +86,20 @@ export class JobController {
     if (ref?.kind !== 'Job') return;
     const job = this.jobs.cache.get(`${p.metadata.namespace}/${ref.name}`);
     // A pod whose Job is gone (or is another Job of that name) keeps no tracking finalizer, or it could never be deleted.
-    if ((!job || job.metadata.uid !== ref.uid) && hasTrackingFinalizer(p)) void this.dropFinalizer(p).catch((e: Error) => this.log.warn(`job-controller: pod ${keyOf(p)}: ${e.message}`));
+    if ((!job || job.metadata.uid !== ref.uid) && hasTrackingFinalizer(p))
+      void this.dropFinalizer(p).catch((e: Error) => this.log.warn(`job-controller: pod ${keyOf(p)}: ${e.message}`));
     else this.queue.add(`${p.metadata.namespace}/${ref.name}`);
   }
 
   private async dropFinalizer(p: KObj): Promise<void> {
     const finalizers = ((p.metadata.finalizers ?? []) as string[]).filter((f) => f !== JOB_TRACKING_FINALIZER);
-    await this.client.patch(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`, { metadata: { finalizers: finalizers.length ? finalizers : null } }, 'merge').catch(notFoundOk);
+    await this.client
+      .patch(
+        `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`,
+        { metadata: { finalizers: finalizers.length ? finalizers : null } },
+        'merge',
+      )
+      .catch(notFoundOk);
   }
 
   /** Deletes pods the controller no longer wants; their finalizer goes first, so they are never counted. */
@@ -72,7 +113,10 @@ export class JobController {
 
   private async writeStatus(job: KObj, status: KObj): Promise<KObj> {
     if (JSON.stringify(status) === JSON.stringify(job.status ?? {})) return job;
-    return this.client.update(`/apis/batch/v1/namespaces/${job.metadata.namespace}/jobs/${job.metadata.name}/status`, { ...job, status });
+    return this.client.update(`/apis/batch/v1/namespaces/${job.metadata.namespace}/jobs/${job.metadata.name}/status`, {
+      ...job,
+      status,
+    });
   }
 
   private async sync(key: string): Promise<void> {
@@ -83,7 +127,10 @@ export class JobController {
     if (job.spec?.managedBy && job.spec.managedBy !== JOB_CONTROLLER_NAME) return;
     const ref: ObjectRef = { kind: 'Job', apiVersion: 'batch/v1', namespace: ns, name, uid: job.metadata.uid };
     const uid = job.metadata.uid as string;
-    const pods = ((await this.client.get(`/api/v1/namespaces/${ns}/pods`, { labelSelector: `${LABEL_CONTROLLER_UID}=${uid}` })).items as KObj[]).filter((p) => ownedBy(p, job!));
+    const pods = (
+      (await this.client.get(`/api/v1/namespaces/${ns}/pods`, { labelSelector: `${LABEL_CONTROLLER_UID}=${uid}` }))
+        .items as KObj[]
+    ).filter((p) => ownedBy(p, job!));
     const now = this.now();
     const nowStr = rfc3339(new Date(now));
 
@@ -92,7 +139,13 @@ export class JobController {
     for (const p of fin.ignored) await this.dropFinalizer(p);
     if (fin.succeeded.length || fin.failed.length) {
       const un = job.status?.uncountedTerminatedPods ?? {};
-      job = await this.writeStatus(job, { ...(job.status ?? {}), uncountedTerminatedPods: { succeeded: [...(un.succeeded ?? []), ...fin.succeeded.map((p) => p.metadata.uid)], failed: [...(un.failed ?? []), ...fin.failed.map((p) => p.metadata.uid)] } });
+      job = await this.writeStatus(job, {
+        ...(job.status ?? {}),
+        uncountedTerminatedPods: {
+          succeeded: [...(un.succeeded ?? []), ...fin.succeeded.map((p) => p.metadata.uid)],
+          failed: [...(un.failed ?? []), ...fin.failed.map((p) => p.metadata.uid)],
+        },
+      });
       for (const p of [...fin.succeeded, ...fin.failed]) await this.dropFinalizer(p);
       if (fin.failed.length) this.lastFailure.set(uid, now);
     }
@@ -117,7 +170,8 @@ export class JobController {
     // backoffLimitPerIndex: indexes past their limit (or failed by a FailIndex rule) are failed for good.
     if (job!.spec?.backoffLimitPerIndex !== undefined && job!.spec?.backoffLimitPerIndex !== null) {
       const failedIdx = parseIndexes(status.failedIndexes);
-      for (const i of [...exhaustedIndexes(job!, pods), ...fin.failIndexes]) if (!parseIndexes(status.completedIndexes).has(i)) failedIdx.add(i);
+      for (const i of [...exhaustedIndexes(job!, pods), ...fin.failIndexes])
+        if (!parseIndexes(status.completedIndexes).has(i)) failedIdx.add(i);
       status.failedIndexes = formatIndexes(failedIdx);
     }
     if (isFinished(job!)) {
@@ -136,10 +190,20 @@ export class JobController {
     if (job!.spec?.suspend) {
       if (active.length) await this.deletePods(ref, active);
       if (!condition(job!, 'Suspended')) {
-        conditions = setCondition(conditions, jobCondition('Suspended', 'True', 'JobSuspended', 'Job suspended', nowStr));
+        conditions = setCondition(
+          conditions,
+          jobCondition('Suspended', 'True', 'JobSuspended', 'Job suspended', nowStr),
+        );
         this.events.event(ref, 'Normal', 'Suspended', 'Job suspended');
       }
-      await this.writeStatus(job!, { ...status, conditions, active: 0, ready: 0, terminating: terminating.length, startTime: undefined });
+      await this.writeStatus(job!, {
+        ...status,
+        conditions,
+        active: 0,
+        ready: 0,
+        terminating: terminating.length,
+        startTime: undefined,
+      });
       return;
     }
     if (condition(job!, 'Suspended')) {
@@ -159,10 +223,21 @@ export class JobController {
       const failedIdx = parseIndexes(status.failedIndexes);
       const maxFailedIndexes = job!.spec?.maxFailedIndexes as number | undefined;
       if (fin.failJob) [reason, message] = ['PodFailurePolicy', fin.failJob];
-      else if (maxFailedIndexes !== undefined && maxFailedIndexes !== null && failedIdx.size > maxFailedIndexes) [reason, message] = ['MaxFailedIndexesExceeded', 'Job has exceeded the specified maximum number of failed indexes'];
-      else if (failedIdx.size && completed.size + failedIdx.size >= (job!.spec?.completions ?? 1) && !active.some((p) => !failedIdx.has(podIndex(p) ?? -1))) [reason, message] = ['FailedIndexes', 'Job has failed indexes'];
-      else if (failed > (job!.spec?.backoffLimit ?? 6)) [reason, message] = ['BackoffLimitExceeded', 'Job has reached the specified backoff limit'];
-      else if (deadline !== undefined && deadline !== null && now >= started + deadline * 1000) [reason, message] = ['DeadlineExceeded', 'Job was active longer than specified deadline'];
+      else if (maxFailedIndexes !== undefined && maxFailedIndexes !== null && failedIdx.size > maxFailedIndexes)
+        [reason, message] = [
+          'MaxFailedIndexesExceeded',
+          'Job has exceeded the specified maximum number of failed indexes',
+        ];
+      else if (
+        failedIdx.size &&
+        completed.size + failedIdx.size >= (job!.spec?.completions ?? 1) &&
+        !active.some((p) => !failedIdx.has(podIndex(p) ?? -1))
+      )
+        [reason, message] = ['FailedIndexes', 'Job has failed indexes'];
+      else if (failed > (job!.spec?.backoffLimit ?? 6))
+        [reason, message] = ['BackoffLimitExceeded', 'Job has reached the specified backoff limit'];
+      else if (deadline !== undefined && deadline !== null && now >= started + deadline * 1000)
+        [reason, message] = ['DeadlineExceeded', 'Job was active longer than specified deadline'];
       else if (deadline !== undefined && deadline !== null) this.queue.later(key, started + deadline * 1000 - now + 50);
       if (reason) {
         failure = jobCondition('FailureTarget', 'True', reason, message, nowStr);
@@ -182,7 +257,11 @@ export class JobController {
     // Success: SuccessCriteriaMet first (completions, or a successPolicy rule); Complete once no pod runs.
     const policy = isIndexed(job!) ? matchSuccessPolicy(job!, completed) : undefined;
     const met = condition(job!, 'SuccessCriteriaMet');
-    const [why, text] = met ? [met.reason, met.message] : policy ? ['SuccessPolicy', policy] : ['CompletionsReached', 'Reached expected number of succeeded pods'];
+    const [why, text] = met
+      ? [met.reason, met.message]
+      : policy
+        ? ['SuccessPolicy', policy]
+        : ['CompletionsReached', 'Reached expected number of succeeded pods'];
     if (met || policy || completionsReached(job!, succeeded, active.length, completed)) {
       conditions = setCondition(conditions, jobCondition('SuccessCriteriaMet', 'True', why, text, nowStr));
       if (active.length) await this.deletePods(ref, active);
@@ -203,9 +282,18 @@ export class JobController {
     else if (!blocked) {
       const room = Math.max(0, (job!.spec?.parallelism ?? 1) - active.length);
       const done = new Set([...completed, ...parseIndexes(status.failedIndexes)]);
-      const indexes: (number | undefined)[] = isIndexed(job!) ? indexesToCreate(job!, active, done, room) : Array.from({ length: podsToCreate(job!, active.length, succeeded) }, () => undefined);
+      const indexes: (number | undefined)[] = isIndexed(job!)
+        ? indexesToCreate(job!, active, done, room)
+        : Array.from({ length: podsToCreate(job!, active.length, succeeded) }, () => undefined);
       const owner = ownerRefTo(job!);
-      const results = await Promise.allSettled(indexes.map((i) => this.client.create(`/api/v1/namespaces/${ns}/pods`, podFor(job!, i, owner, i === undefined ? 0 : indexFailures(job!, pods, i)))));
+      const results = await Promise.allSettled(
+        indexes.map((i) =>
+          this.client.create(
+            `/api/v1/namespaces/${ns}/pods`,
+            podFor(job!, i, owner, i === undefined ? 0 : indexFailures(job!, pods, i)),
+          ),
+        ),
+      );
       for (const r of results) {
         if (r.status === 'fulfilled') {
           created++;
@@ -218,6 +306,14 @@ export class JobController {
         this.queue.later(key, 5000);
       }
     }
-    await this.writeStatus(job!, { ...status, conditions, active: active.length + created, ready: active.filter(isReady).length, terminating: terminating.length, ...(status.succeeded === undefined ? { succeeded: 0 } : {}), ...(status.failed === undefined ? { failed: 0 } : {}) });
+    await this.writeStatus(job!, {
+      ...status,
+      conditions,
+      active: active.length + created,
+      ready: active.filter(isReady).length,
+      terminating: terminating.length,
+      ...(status.succeeded === undefined ? { succeeded: 0 } : {}),
+      ...(status.failed === undefined ? { failed: 0 } : {}),
+    });
   }
 }

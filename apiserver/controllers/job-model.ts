@@ -14,9 +14,11 @@ export const COMPLETION_INDEX = 'batch.kubernetes.io/job-completion-index';
 export const BACKOFF_BASE_MS = 10_000;
 export const BACKOFF_MAX_MS = 360_000;
 
-export const condition = (job: KObj, type: string): KObj | undefined => ((job.status?.conditions ?? []) as KObj[]).find((c) => c.type === type && c.status === 'True');
+export const condition = (job: KObj, type: string): KObj | undefined =>
+  ((job.status?.conditions ?? []) as KObj[]).find((c) => c.type === type && c.status === 'True');
 export const isFinished = (job: KObj): boolean => !!(condition(job, 'Complete') || condition(job, 'Failed'));
-export const hasTrackingFinalizer = (p: KObj): boolean => ((p.metadata.finalizers ?? []) as string[]).includes(JOB_TRACKING_FINALIZER);
+export const hasTrackingFinalizer = (p: KObj): boolean =>
+  ((p.metadata.finalizers ?? []) as string[]).includes(JOB_TRACKING_FINALIZER);
 export const isIndexed = (job: KObj): boolean => job.spec?.completionMode === 'Indexed';
 
 /** The completion index of a pod of an Indexed Job (annotation, then label), or undefined. */
@@ -27,7 +29,8 @@ export function podIndex(p: KObj): number | undefined {
 }
 
 /** Only Failed pods are replaced (podReplacementPolicy Failed, or a podFailurePolicy): a pod being deleted waits for its phase. */
-const onlyReplaceFailed = (job: KObj): boolean => job.spec?.podReplacementPolicy === 'Failed' || !!job.spec?.podFailurePolicy;
+const onlyReplaceFailed = (job: KObj): boolean =>
+  job.spec?.podReplacementPolicy === 'Failed' || !!job.spec?.podFailurePolicy;
 
 /** Upstream's isPodFailed: Failed, or (unless only failed pods are replaced) being deleted before it succeeded — an orphan may never reach Failed. */
 export function isPodFailed(job: KObj, p: KObj): boolean {
@@ -36,14 +39,16 @@ export function isPodFailed(job: KObj, p: KObj): boolean {
   return !!p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded';
 }
 export const isPodSucceeded = (p: KObj): boolean => p.status?.phase === 'Succeeded';
-export const isTerminating = (p: KObj): boolean => !!p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
-export const isPodActive = (p: KObj): boolean => !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
+export const isTerminating = (p: KObj): boolean =>
+  !!p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
+export const isPodActive = (p: KObj): boolean =>
+  !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
 
 /** "1,3-5,7" as upstream writes completedIndexes. */
 export function formatIndexes(xs: Iterable<number>): string {
   const s = [...new Set(xs)].sort((a, b) => a - b);
   const out: string[] = [];
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     let j = i;
     while (j + 1 < s.length && s[j + 1] === s[j]! + 1) j++;
     out.push(j === i ? String(s[i]) : `${s[i]}-${s[j]}`);
@@ -73,20 +78,32 @@ export function matchPodFailurePolicy(job: KObj, p: KObj): FailureMatch | undefi
   for (const [i, r] of rules.entries()) {
     const on = r.onExitCodes as KObj | undefined;
     if (on) {
-      const statuses = [...((p.status?.initContainerStatuses ?? []) as KObj[]), ...((p.status?.containerStatuses ?? []) as KObj[])];
+      const statuses = [
+        ...((p.status?.initContainerStatuses ?? []) as KObj[]),
+        ...((p.status?.containerStatuses ?? []) as KObj[]),
+      ];
       for (const s of statuses) {
         const code = s.state?.terminated?.exitCode as number | undefined;
         if (code === undefined || code === 0) continue;
         if (on.containerName && on.containerName !== s.name) continue;
         const inValues = ((on.values ?? []) as number[]).includes(code);
         if (on.operator === 'In' ? inValues : !inValues) {
-          return { action: r.action, message: `Container ${s.name} for pod ${who} failed with exit code ${code} matching ${r.action} rule at index ${i}` };
+          return {
+            action: r.action,
+            message: `Container ${s.name} for pod ${who} failed with exit code ${code} matching ${r.action} rule at index ${i}`,
+          };
         }
       }
     }
     for (const pat of (r.onPodConditions ?? []) as KObj[]) {
-      const c = ((p.status?.conditions ?? []) as KObj[]).find((x) => x.type === pat.type && x.status === (pat.status ?? 'True'));
-      if (c) return { action: r.action, message: `Pod ${who} has condition ${pat.type} matching ${r.action} rule at index ${i}` };
+      const c = ((p.status?.conditions ?? []) as KObj[]).find(
+        (x) => x.type === pat.type && x.status === (pat.status ?? 'True'),
+      );
+      if (c)
+        return {
+          action: r.action,
+          message: `Pod ${who} has condition ${pat.type} matching ${r.action} rule at index ${i}`,
+        };
     }
   }
   return undefined;
@@ -139,13 +156,19 @@ export function podsToCreate(job: KObj, activeCount: number, succeeded: number):
   const parallelism = job.spec?.parallelism ?? 1;
   const completions = job.spec?.completions as number | undefined;
   let want: number;
-  if (completions === undefined || completions === null) want = succeeded > 0 ? 0 : parallelism; // a work queue: done once one succeeded
+  if (completions === undefined || completions === null)
+    want = succeeded > 0 ? 0 : parallelism; // a work queue: done once one succeeded
   else want = Math.min(parallelism, Math.max(0, completions - succeeded));
   return Math.max(0, want - activeCount);
 }
 
 /** Whether the Job's pods have done what it asks (upstream: CompletionsReached). */
-export function completionsReached(job: KObj, succeeded: number, activeCount: number, completedIndexes: Set<number>): boolean {
+export function completionsReached(
+  job: KObj,
+  succeeded: number,
+  activeCount: number,
+  completedIndexes: Set<number>,
+): boolean {
   const completions = job.spec?.completions as number | undefined;
   if (isIndexed(job)) return completedIndexes.size >= (completions ?? 1);
   if (completions === undefined || completions === null) return succeeded > 0 && activeCount === 0;
@@ -166,7 +189,9 @@ export const JOB_CONTROLLER_NAME = 'kubernetes.io/job-controller';
 /** How often an index has failed: one more than the count its latest failed pod carried (upstream getNewIndexFailureCounts). */
 export function indexFailures(job: KObj, pods: KObj[], index: number): number {
   let n = 0;
-  for (const p of pods) if (podIndex(p) === index && isPodFailed(job, p)) n = Math.max(n, Number(p.metadata.annotations?.[INDEX_FAILURE_COUNT] ?? 0) + 1);
+  for (const p of pods)
+    if (podIndex(p) === index && isPodFailed(job, p))
+      n = Math.max(n, Number(p.metadata.annotations?.[INDEX_FAILURE_COUNT] ?? 0) + 1);
   return n;
 }
 
@@ -174,7 +199,12 @@ export function indexFailures(job: KObj, pods: KObj[], index: number): number {
 export function exhaustedIndexes(job: KObj, pods: KObj[]): number[] {
   const limit = job.spec?.backoffLimitPerIndex;
   if (limit === undefined || limit === null || !isIndexed(job)) return [];
-  const idx = new Set(pods.filter((p) => isPodFailed(job, p)).map(podIndex).filter((i): i is number => i !== undefined));
+  const idx = new Set(
+    pods
+      .filter((p) => isPodFailed(job, p))
+      .map(podIndex)
+      .filter((i): i is number => i !== undefined),
+  );
   return [...idx].filter((i) => indexFailures(job, pods, i) > limit);
 }
 
@@ -183,7 +213,10 @@ export function matchSuccessPolicy(job: KObj, completed: Set<number>): string | 
   for (const [i, r] of ((job.spec?.successPolicy?.rules ?? []) as KObj[]).entries()) {
     const want = r.succeededIndexes !== undefined ? parseIndexes(r.succeededIndexes) : undefined;
     const have = want ? [...want].filter((x) => completed.has(x)).length : completed.size;
-    const ok = r.succeededCount !== undefined && r.succeededCount !== null ? have >= r.succeededCount : want !== undefined && have === want.size;
+    const ok =
+      r.succeededCount !== undefined && r.succeededCount !== null
+        ? have >= r.succeededCount
+        : want !== undefined && have === want.size;
     if (ok) return `Matched rules at index ${i}`;
   }
   return undefined;
@@ -198,11 +231,16 @@ export function podFor(job: KObj, index: number | undefined, ownerRef: KObj, ind
   if (index !== undefined) {
     annotations[COMPLETION_INDEX] = String(index);
     labels[COMPLETION_INDEX] = String(index);
-    if (job.spec?.backoffLimitPerIndex !== undefined && job.spec?.backoffLimitPerIndex !== null) annotations[INDEX_FAILURE_COUNT] = String(indexFailureCount);
+    if (job.spec?.backoffLimitPerIndex !== undefined && job.spec?.backoffLimitPerIndex !== null)
+      annotations[INDEX_FAILURE_COUNT] = String(indexFailureCount);
     spec.hostname ??= `${name}-${index}`;
-    const env = { name: 'JOB_COMPLETION_INDEX', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: `metadata.annotations['${COMPLETION_INDEX}']` } } };
+    const env = {
+      name: 'JOB_COMPLETION_INDEX',
+      valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: `metadata.annotations['${COMPLETION_INDEX}']` } },
+    };
     for (const c of [...((spec.initContainers ?? []) as KObj[]), ...((spec.containers ?? []) as KObj[])]) {
-      if (!((c.env ?? []) as KObj[]).some((e) => e.name === 'JOB_COMPLETION_INDEX')) c.env = [...((c.env ?? []) as KObj[]), env];
+      if (!((c.env ?? []) as KObj[]).some((e) => e.name === 'JOB_COMPLETION_INDEX'))
+        c.env = [...((c.env ?? []) as KObj[]), env];
     }
   }
   return {
@@ -220,7 +258,13 @@ export function podFor(job: KObj, index: number | undefined, ownerRef: KObj, ind
 }
 
 /** A condition as upstream's job controller writes it (with probe and transition times). */
-export function jobCondition(type: string, status: 'True' | 'False', reason: string, message: string, now: string): KObj {
+export function jobCondition(
+  type: string,
+  status: 'True' | 'False',
+  reason: string,
+  message: string,
+  now: string,
+): KObj {
   return { type, status, reason, message, lastProbeTime: now, lastTransitionTime: now };
 }
 

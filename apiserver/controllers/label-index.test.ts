@@ -18,7 +18,7 @@ test('LabelIndex: a selector picks the objects of its namespace carrying all its
   assert.deepEqual(i.select('a', { app: 'web' }), []);
 });
 
-test('SelectorIndex: the selectors an object\'s labels satisfy, each once; empty selectors pick nothing', () => {
+test("SelectorIndex: the selectors an object's labels satisfy, each once; empty selectors pick nothing", () => {
   const s = new SelectorIndex();
   s.set('a/web', 'a', { app: 'web' });
   s.set('a/front', 'a', { app: 'web', tier: 'front' });

@@ -10,7 +10,15 @@ import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { RetryingQueue } from './key-queue.js';
 import { notFoundOk } from './workload-model.js';
-import { ANN_DEFAULT_CLASS, ANN_PROVISIONED_BY, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, classOf, LOCAL_PATH_PROVISIONER, localPathVolume } from './volume-binding-model.js';
+import {
+  ANN_DEFAULT_CLASS,
+  ANN_PROVISIONED_BY,
+  ANN_SELECTED_NODE,
+  ANN_STORAGE_PROVISIONER,
+  classOf,
+  LOCAL_PATH_PROVISIONER,
+  localPathVolume,
+} from './volume-binding-model.js';
 
 /** k3s's --default-local-storage-path is /var/lib/rancher/k3s/storage; ours, under tskube's state. */
 export const DEFAULT_LOCAL_STORAGE_PATH = '/var/lib/tskube/storage';
@@ -35,16 +43,30 @@ export class LocalPathProvisioner {
     private readonly events: EventRecorder,
     private readonly baseDir = DEFAULT_LOCAL_STORAGE_PATH,
   ) {
-    this.queue = new RetryingQueue('local-path-provisioner', log, (k) => (k.startsWith('pvc:') ? this.provision(k.slice(4)) : this.reclaim(k.slice(3))));
+    this.queue = new RetryingQueue('local-path-provisioner', log, (k) =>
+      k.startsWith('pvc:') ? this.provision(k.slice(4)) : this.reclaim(k.slice(3)),
+    );
     const onErr = (what: string) => (e: Error) => log.warn(`local-path-provisioner: ${what} watch: ${e.message}`);
     const claim = (c: KObj): void => {
-      if (c.metadata.annotations?.[ANN_STORAGE_PROVISIONER] === LOCAL_PATH_PROVISIONER && !c.spec?.volumeName) this.queue.add(`pvc:${c.metadata.namespace}/${c.metadata.name}`);
+      if (c.metadata.annotations?.[ANN_STORAGE_PROVISIONER] === LOCAL_PATH_PROVISIONER && !c.spec?.volumeName)
+        this.queue.add(`pvc:${c.metadata.namespace}/${c.metadata.name}`);
     };
     const volume = (v: KObj): void => {
-      if (v.metadata.annotations?.[ANN_PROVISIONED_BY] === LOCAL_PATH_PROVISIONER && v.status?.phase === 'Released') this.queue.add(`pv:${v.metadata.name}`);
+      if (v.metadata.annotations?.[ANN_PROVISIONED_BY] === LOCAL_PATH_PROVISIONER && v.status?.phase === 'Released')
+        this.queue.add(`pv:${v.metadata.name}`);
     };
-    this.claimInformer = new Informer(client, { path: '/api/v1/persistentvolumeclaims', onAdd: claim, onUpdate: claim, onError: onErr('claim') });
-    this.volumeInformer = new Informer(client, { path: '/api/v1/persistentvolumes', onAdd: volume, onUpdate: volume, onError: onErr('volume') });
+    this.claimInformer = new Informer(client, {
+      path: '/api/v1/persistentvolumeclaims',
+      onAdd: claim,
+      onUpdate: claim,
+      onError: onErr('claim'),
+    });
+    this.volumeInformer = new Informer(client, {
+      path: '/api/v1/persistentvolumes',
+      onAdd: volume,
+      onUpdate: volume,
+      onError: onErr('volume'),
+    });
   }
 
   async start(): Promise<void> {
@@ -67,13 +89,25 @@ export class LocalPathProvisioner {
     const ref = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: ns, name, uid: pvc.metadata.uid };
     const node = pvc.metadata.annotations?.[ANN_SELECTED_NODE];
     if (!node) {
-      this.events.event(ref, 'Warning', 'ProvisioningFailed', 'failed to provision volume with StorageClass "' + classOf(pvc) + '": configuration error, no node was specified');
+      this.events.event(
+        ref,
+        'Warning',
+        'ProvisioningFailed',
+        'failed to provision volume with StorageClass "' +
+          classOf(pvc) +
+          '": configuration error, no node was specified',
+      );
       return;
     }
     const sc = await this.client.get(`/apis/storage.k8s.io/v1/storageclasses/${classOf(pvc)}`).catch(notFoundOk);
     if (!sc) return;
     const pv = localPathVolume(pvc, sc, node, this.baseDir);
-    this.events.event(ref, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${ns}/${name}"`);
+    this.events.event(
+      ref,
+      'Normal',
+      'Provisioning',
+      `External provisioner is provisioning volume for claim "${ns}/${name}"`,
+    );
     try {
       await this.client.create('/api/v1/persistentvolumes', pv);
     } catch (e) {
@@ -90,6 +124,8 @@ export class LocalPathProvisioner {
     const pv = await this.client.get(`/api/v1/persistentvolumes/${name}`).catch(notFoundOk);
     if (!pv || pv.status?.phase !== 'Released' || pv.spec?.persistentVolumeReclaimPolicy !== 'Delete') return;
     await this.client.delete(`/api/v1/persistentvolumes/${name}`).catch(notFoundOk);
-    this.log.info(`local-path-provisioner: deleted volume ${name} (directory ${pv.spec?.hostPath?.path} left on ${pv.metadata.annotations?.['local.path.provisioner/selected-node']})`);
+    this.log.info(
+      `local-path-provisioner: deleted volume ${name} (directory ${pv.spec?.hostPath?.path} left on ${pv.metadata.annotations?.['local.path.provisioner/selected-node']})`,
+    );
   }
 }

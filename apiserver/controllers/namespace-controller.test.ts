@@ -9,10 +9,32 @@ import { KubeApiError, type KObj } from '../../kube/client.js';
 import { deletionConditions, NamespaceController } from './namespace-controller.js';
 
 test('deletion conditions name what remains, as upstream', () => {
-  const c = deletionConditions(new Map([['pods', 2], ['configmaps', 1]]), new Map([['batch.kubernetes.io/job-tracking', 1]]), 'T');
-  assert.deepEqual(c.find((x) => x.type === 'NamespaceContentRemaining'), { type: 'NamespaceContentRemaining', status: 'True', lastTransitionTime: 'T', reason: 'SomeResourcesRemain', message: 'Some resources are remaining: configmaps has 1 resource instances, pods has 2 resource instances' });
-  assert.equal(c.find((x) => x.type === 'NamespaceFinalizersRemaining')!.message, 'Some content in the namespace has finalizers remaining: batch.kubernetes.io/job-tracking in 1 resource instances');
-  assert.equal(deletionConditions(new Map(), new Map(), 'T').find((x) => x.type === 'NamespaceContentRemaining')!.reason, 'ContentRemoved');
+  const c = deletionConditions(
+    new Map([
+      ['pods', 2],
+      ['configmaps', 1],
+    ]),
+    new Map([['batch.kubernetes.io/job-tracking', 1]]),
+    'T',
+  );
+  assert.deepEqual(
+    c.find((x) => x.type === 'NamespaceContentRemaining'),
+    {
+      type: 'NamespaceContentRemaining',
+      status: 'True',
+      lastTransitionTime: 'T',
+      reason: 'SomeResourcesRemain',
+      message: 'Some resources are remaining: configmaps has 1 resource instances, pods has 2 resource instances',
+    },
+  );
+  assert.equal(
+    c.find((x) => x.type === 'NamespaceFinalizersRemaining')!.message,
+    'Some content in the namespace has finalizers remaining: batch.kubernetes.io/job-tracking in 1 resource instances',
+  );
+  assert.equal(
+    deletionConditions(new Map(), new Map(), 'T').find((x) => x.type === 'NamespaceContentRemaining')!.reason,
+    'ContentRemoved',
+  );
 });
 
 test('the namespace controller empties a Terminating namespace, waits for content with finalizers, then finalizes it', async () => {
@@ -23,16 +45,36 @@ test('the namespace controller empties a Terminating namespace, waits for conten
   try {
     await client.create('/api/v1/namespaces', { metadata: { name: 'team' } });
     await client.create('/api/v1/namespaces/team/configmaps', { metadata: { name: 'cm' }, data: { a: 'b' } });
-    await client.create('/api/v1/namespaces/team/configmaps', { metadata: { name: 'held', finalizers: ['example.com/hold'] } });
+    await client.create('/api/v1/namespaces/team/configmaps', {
+      metadata: { name: 'held', finalizers: ['example.com/hold'] },
+    });
     await client.delete('/api/v1/namespaces/team');
-    const ns = await waitFor(async () => {
-      const n = await client.get('/api/v1/namespaces/team');
-      return n.status.conditions?.find((c: KObj) => c.type === 'NamespaceFinalizersRemaining' && c.status === 'True') ? n : undefined;
-    }, 5000, 20);
+    const ns = await waitFor(
+      async () => {
+        const n = await client.get('/api/v1/namespaces/team');
+        return n.status.conditions?.find((c: KObj) => c.type === 'NamespaceFinalizersRemaining' && c.status === 'True')
+          ? n
+          : undefined;
+      },
+      5000,
+      20,
+    );
     assert.equal(ns.status.phase, 'Terminating');
-    assert.equal((await client.get('/api/v1/namespaces/team/configmaps')).items.length, 1, 'only the one with a finalizer is left');
+    assert.equal(
+      (await client.get('/api/v1/namespaces/team/configmaps')).items.length,
+      1,
+      'only the one with a finalizer is left',
+    );
     await client.patch('/api/v1/namespaces/team/configmaps/held', { metadata: { finalizers: null } }, 'merge');
-    await waitFor(async () => client.get('/api/v1/namespaces/team').then(() => false, (e) => e instanceof KubeApiError && e.code === 404), 5000, 20);
+    await waitFor(
+      async () =>
+        client.get('/api/v1/namespaces/team').then(
+          () => false,
+          (e) => e instanceof KubeApiError && e.code === 404,
+        ),
+      5000,
+      20,
+    );
   } finally {
     await nc.stop();
   }

@@ -18,16 +18,55 @@ export const NAMESPACE_FINALIZER = 'kubernetes';
 const CONTENT = RESOURCES.filter((r) => r.namespaced && !r.review && r.group !== 'events.k8s.io');
 
 /** The conditions upstream's namespace controller writes while it drains a namespace. */
-export function deletionConditions(remaining: Map<string, number>, finalizers: Map<string, number>, now: string): KObj[] {
-  const c = (type: string, status: string, reason: string, message: string): KObj => ({ type, status, lastTransitionTime: now, reason, message });
+export function deletionConditions(
+  remaining: Map<string, number>,
+  finalizers: Map<string, number>,
+  now: string,
+): KObj[] {
+  const c = (type: string, status: string, reason: string, message: string): KObj => ({
+    type,
+    status,
+    lastTransitionTime: now,
+    reason,
+    message,
+  });
   const left = [...remaining].sort(([a], [b]) => a.localeCompare(b));
   const fins = [...finalizers].sort(([a], [b]) => a.localeCompare(b));
   return [
     c('NamespaceDeletionDiscoveryFailure', 'False', 'ResourcesDiscovered', 'All resources successfully discovered'),
-    c('NamespaceDeletionGroupVersionParsingFailure', 'False', 'ParsedGroupVersions', 'All legacy kube types successfully parsed'),
-    c('NamespaceDeletionContentFailure', 'False', 'ContentDeleted', 'All content successfully deleted, may be waiting on finalization'),
-    left.length ? c('NamespaceContentRemaining', 'True', 'SomeResourcesRemain', `Some resources are remaining: ${left.map(([r, n]) => `${r} has ${n} resource instances`).join(', ')}`) : c('NamespaceContentRemaining', 'False', 'ContentRemoved', 'All content successfully removed'),
-    fins.length ? c('NamespaceFinalizersRemaining', 'True', 'SomeFinalizersRemain', `Some content in the namespace has finalizers remaining: ${fins.map(([f, n]) => `${f} in ${n} resource instances`).join(', ')}`) : c('NamespaceFinalizersRemaining', 'False', 'ContentHasNoFinalizers', 'All content-preserving finalizers finished'),
+    c(
+      'NamespaceDeletionGroupVersionParsingFailure',
+      'False',
+      'ParsedGroupVersions',
+      'All legacy kube types successfully parsed',
+    ),
+    c(
+      'NamespaceDeletionContentFailure',
+      'False',
+      'ContentDeleted',
+      'All content successfully deleted, may be waiting on finalization',
+    ),
+    left.length
+      ? c(
+          'NamespaceContentRemaining',
+          'True',
+          'SomeResourcesRemain',
+          `Some resources are remaining: ${left.map(([r, n]) => `${r} has ${n} resource instances`).join(', ')}`,
+        )
+      : c('NamespaceContentRemaining', 'False', 'ContentRemoved', 'All content successfully removed'),
+    fins.length
+      ? c(
+          'NamespaceFinalizersRemaining',
+          'True',
+          'SomeFinalizersRemain',
+          `Some content in the namespace has finalizers remaining: ${fins.map(([f, n]) => `${f} in ${n} resource instances`).join(', ')}`,
+        )
+      : c(
+          'NamespaceFinalizersRemaining',
+          'False',
+          'ContentHasNoFinalizers',
+          'All content-preserving finalizers finished',
+        ),
   ];
 }
 
@@ -35,12 +74,20 @@ export class NamespaceController {
   private readonly namespaces: Informer;
   private readonly queue: RetryingQueue;
 
-  constructor(private readonly client: KubeApi, log: Logger) {
+  constructor(
+    private readonly client: KubeApi,
+    log: Logger,
+  ) {
     this.queue = new RetryingQueue('namespace-controller', log, (k) => this.sync(k));
     const enq = (o: KObj): void => {
       if (o.metadata.deletionTimestamp) this.queue.add(o.metadata.name);
     };
-    this.namespaces = new Informer(client, { path: '/api/v1/namespaces', onAdd: enq, onUpdate: enq, onError: (e) => log.warn(`namespace-controller: namespace watch: ${e.message}`) });
+    this.namespaces = new Informer(client, {
+      path: '/api/v1/namespaces',
+      onAdd: enq,
+      onUpdate: enq,
+      onError: (e) => log.warn(`namespace-controller: namespace watch: ${e.message}`),
+    });
   }
 
   async start(): Promise<void> {
@@ -57,11 +104,16 @@ export class NamespaceController {
       if (e instanceof KubeApiError && e.code === 404) return undefined;
       throw e;
     });
-    if (!ns?.metadata.deletionTimestamp || !((ns.spec?.finalizers ?? []) as string[]).includes(NAMESPACE_FINALIZER)) return;
+    if (!ns?.metadata.deletionTimestamp || !((ns.spec?.finalizers ?? []) as string[]).includes(NAMESPACE_FINALIZER))
+      return;
     const remaining = new Map<string, number>();
     const finalizers = new Map<string, number>();
     // Custom resources too: one served version of each namespaced definition lists all its objects.
-    const custom = [...new Map((await customResources(this.client)).filter((r) => r.namespaced).map((r) => [`${r.group}/${r.resource}`, r])).values()];
+    const custom = [
+      ...new Map(
+        (await customResources(this.client)).filter((r) => r.namespaced).map((r) => [`${r.group}/${r.resource}`, r]),
+      ).values(),
+    ];
     for (const r of [...CONTENT, ...custom]) {
       const path = resourcePath(r, name);
       const items = ((await this.client.get(path)).items ?? []) as KObj[];
@@ -70,9 +122,11 @@ export class NamespaceController {
       for (const o of items) {
         for (const f of (o.metadata.finalizers ?? []) as string[]) finalizers.set(f, (finalizers.get(f) ?? 0) + 1);
         if (o.metadata.deletionTimestamp) continue;
-        await this.client.delete(`${path}/${o.metadata.name}`, { propagationPolicy: 'Background' }).catch((e: unknown) => {
-          if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409))) throw e;
-        });
+        await this.client
+          .delete(`${path}/${o.metadata.name}`, { propagationPolicy: 'Background' })
+          .catch((e: unknown) => {
+            if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409))) throw e;
+          });
       }
     }
     const conditions = deletionConditions(remaining, finalizers, rfc3339());
@@ -81,12 +135,22 @@ export class NamespaceController {
       const o = old.find((x) => x.type === c.type);
       return o && o.status === c.status && o.reason === c.reason && o.message === c.message ? o : c;
     });
-    if (JSON.stringify(merged) !== JSON.stringify(old)) await this.client.update(`/api/v1/namespaces/${name}/status`, { ...ns, status: { ...ns.status, conditions: merged } });
+    if (JSON.stringify(merged) !== JSON.stringify(old))
+      await this.client.update(`/api/v1/namespaces/${name}/status`, {
+        ...ns,
+        status: { ...ns.status, conditions: merged },
+      });
     if (remaining.size) {
       this.queue.later(name, 1000);
       return;
     }
     const cur = await this.client.get(`/api/v1/namespaces/${name}`);
-    await this.client.update(`/api/v1/namespaces/${name}/finalize`, { ...cur, spec: { ...cur.spec, finalizers: ((cur.spec?.finalizers ?? []) as string[]).filter((f) => f !== NAMESPACE_FINALIZER) } });
+    await this.client.update(`/api/v1/namespaces/${name}/finalize`, {
+      ...cur,
+      spec: {
+        ...cur.spec,
+        finalizers: ((cur.spec?.finalizers ?? []) as string[]).filter((f) => f !== NAMESPACE_FINALIZER),
+      },
+    });
   }
 }

@@ -9,7 +9,8 @@ import type { Logger } from '../../kube/log.js';
 import { ROOT_CA_CONFIGMAP } from '../admission/service-account.js';
 import { KeyQueue } from './key-queue.js';
 
-const DESCRIPTION = 'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.';
+const DESCRIPTION =
+  'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.';
 
 /** Watches namespaces and one kind of object in them; ensures each active namespace has what `ensure` makes. */
 abstract class PerNamespace {
@@ -21,7 +22,8 @@ abstract class PerNamespace {
     try {
       await this.ensure(ns);
     } catch (e) {
-      if (!(e instanceof KubeApiError && (e.code === 409 || e.code === 404))) this.log.warn(`${this.name}: ${ns}: ${(e as Error).message}; retrying`);
+      if (!(e instanceof KubeApiError && (e.code === 409 || e.code === 404)))
+        this.log.warn(`${this.name}: ${ns}: ${(e as Error).message}; retrying`);
       setTimeout(() => this.queue.add(ns, undefined), 2000).unref();
     }
   });
@@ -37,7 +39,13 @@ abstract class PerNamespace {
     const byName = (o: KObj): void => this.queue.add(o.metadata.name, undefined);
     const byNs = (o: KObj): void => this.queue.add(o.metadata.namespace, undefined);
     this.namespaces = new Informer(client, { path: '/api/v1/namespaces', onAdd: byName, onError: onErr });
-    this.objects = new Informer(client, { path: objectsPath, fieldSelector, onUpdate: byNs, onDelete: byNs, onError: onErr });
+    this.objects = new Informer(client, {
+      path: objectsPath,
+      fieldSelector,
+      onUpdate: byNs,
+      onDelete: byNs,
+      onError: onErr,
+    });
   }
 
   async start(): Promise<void> {
@@ -66,7 +74,11 @@ export class ServiceAccountController extends PerNamespace {
 
   protected async ensure(ns: string): Promise<void> {
     if (await this.current(`/api/v1/namespaces/${ns}/serviceaccounts/default`)) return;
-    await this.client.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
+    await this.client.create(`/api/v1/namespaces/${ns}/serviceaccounts`, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'default' },
+    });
   }
 }
 
@@ -76,14 +88,33 @@ export class RootCaPublisher extends PerNamespace {
     log: Logger,
     private readonly caPem: string,
   ) {
-    super(client, log, 'root-ca-certificate-publisher-controller', '/api/v1/configmaps', `metadata.name=${ROOT_CA_CONFIGMAP}`);
+    super(
+      client,
+      log,
+      'root-ca-certificate-publisher-controller',
+      '/api/v1/configmaps',
+      `metadata.name=${ROOT_CA_CONFIGMAP}`,
+    );
   }
 
   protected async ensure(ns: string): Promise<void> {
     const path = `/api/v1/namespaces/${ns}/configmaps/${ROOT_CA_CONFIGMAP}`;
     const cur = await this.current(path);
-    const want = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, annotations: { 'kubernetes.io/description': DESCRIPTION } }, data: { 'ca.crt': this.caPem } };
+    const want = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: ROOT_CA_CONFIGMAP, annotations: { 'kubernetes.io/description': DESCRIPTION } },
+      data: { 'ca.crt': this.caPem },
+    };
     if (!cur) await this.client.create(`/api/v1/namespaces/${ns}/configmaps`, want);
-    else if (cur.data?.['ca.crt'] !== this.caPem) await this.client.update(path, { ...cur, data: want.data, metadata: { ...cur.metadata, annotations: { ...(cur.metadata.annotations ?? {}), ...want.metadata.annotations } } });
+    else if (cur.data?.['ca.crt'] !== this.caPem)
+      await this.client.update(path, {
+        ...cur,
+        data: want.data,
+        metadata: {
+          ...cur.metadata,
+          annotations: { ...(cur.metadata.annotations ?? {}), ...want.metadata.annotations },
+        },
+      });
   }
 }

@@ -8,7 +8,15 @@ import { KubeApiError } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { anyCidrsOverlap, bigIntToIp, familyOfText, ipInAnyCidr, parseAnyCidr, perFamilyCidrs, type IPFamily } from '../../kube/cidr.js';
+import {
+  anyCidrsOverlap,
+  bigIntToIp,
+  familyOfText,
+  ipInAnyCidr,
+  parseAnyCidr,
+  perFamilyCidrs,
+  type IPFamily,
+} from '../../kube/cidr.js';
 
 /** One cluster CIDR of either family cut into subnets of `maskSize` bits (upstream's CidrSet). */
 export class CidrSet {
@@ -34,9 +42,16 @@ export class CidrSet {
     this.v6 = r.v6;
     this.clusterBits = r.bits;
     const max = r.v6 ? 126 : 30;
-    if ((!r.v6 && this.clusterBits < 8) || this.clusterBits > max) throw new Error(`--cluster-cidr: invalid prefix length in ${clusterCidr}`);
-    if (!Number.isInteger(maskSize) || maskSize < this.clusterBits || maskSize > max) throw new Error(`${flag}: ${maskSize} must be between the cluster CIDR's prefix (${this.clusterBits}) and ${max}`);
-    if (maskSize - this.clusterBits > 16) throw new Error(`${flag}: ${maskSize} is more than 16 bits longer than the cluster CIDR's prefix /${this.clusterBits}`);
+    if ((!r.v6 && this.clusterBits < 8) || this.clusterBits > max)
+      throw new Error(`--cluster-cidr: invalid prefix length in ${clusterCidr}`);
+    if (!Number.isInteger(maskSize) || maskSize < this.clusterBits || maskSize > max)
+      throw new Error(
+        `${flag}: ${maskSize} must be between the cluster CIDR's prefix (${this.clusterBits}) and ${max}`,
+      );
+    if (maskSize - this.clusterBits > 16)
+      throw new Error(
+        `${flag}: ${maskSize} is more than 16 bits longer than the cluster CIDR's prefix /${this.clusterBits}`,
+      );
     this.base = r.base;
     this.count = 2 ** (maskSize - this.clusterBits);
   }
@@ -109,11 +124,18 @@ export function cidrSets(o: NodeIpamOptions): CidrSet[] {
   const cidrs = perFamilyCidrs(o.clusterCidr, '--cluster-cidr');
   const v6 = (c: string): boolean => familyOfText(c) === 'IPv6';
   if (cidrs.length === 2) {
-    if (o.nodeCidrMaskSize !== undefined) throw new Error('usage of --node-cidr-mask-size is not allowed with dual-stack clusters');
-    return cidrs.map((c) => (v6(c) ? new CidrSet(c, o.nodeCidrMaskSizeIPv6 ?? 64, '--node-cidr-mask-size-ipv6') : new CidrSet(c, o.nodeCidrMaskSizeIPv4 ?? 24, '--node-cidr-mask-size-ipv4')));
+    if (o.nodeCidrMaskSize !== undefined)
+      throw new Error('usage of --node-cidr-mask-size is not allowed with dual-stack clusters');
+    return cidrs.map((c) =>
+      v6(c)
+        ? new CidrSet(c, o.nodeCidrMaskSizeIPv6 ?? 64, '--node-cidr-mask-size-ipv6')
+        : new CidrSet(c, o.nodeCidrMaskSizeIPv4 ?? 24, '--node-cidr-mask-size-ipv4'),
+    );
   }
   const c = cidrs[0]!;
-  return [new CidrSet(c, o.nodeCidrMaskSize ?? (v6(c) ? o.nodeCidrMaskSizeIPv6 ?? 64 : o.nodeCidrMaskSizeIPv4 ?? 24))];
+  return [
+    new CidrSet(c, o.nodeCidrMaskSize ?? (v6(c) ? (o.nodeCidrMaskSizeIPv6 ?? 64) : (o.nodeCidrMaskSizeIPv4 ?? 24))),
+  ];
 }
 
 /**
@@ -123,9 +145,16 @@ export function cidrSets(o: NodeIpamOptions): CidrSet[] {
 export function validateClusterCidr(o: NodeIpamOptions, serviceCidr: string, nodeIPs: string[] = []): void {
   for (const set of cidrSets(o)) {
     const c = set.clusterCidr;
-    for (const svc of serviceCidr.split(',').map((x) => x.trim()).filter(Boolean)) if (anyCidrsOverlap(c, svc)) throw new Error(`--cluster-cidr ${c} overlaps --service-cluster-ip-range ${svc}`);
+    for (const svc of serviceCidr
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean))
+      if (anyCidrsOverlap(c, svc)) throw new Error(`--cluster-cidr ${c} overlaps --service-cluster-ip-range ${svc}`);
     const inside = nodeIPs.find((ip) => ipInAnyCidr(ip, c));
-    if (inside) throw new Error(`--cluster-cidr ${c} covers the node address ${inside}: pick a pod range outside the nodes' network`);
+    if (inside)
+      throw new Error(
+        `--cluster-cidr ${c} covers the node address ${inside}: pick a pod range outside the nodes' network`,
+      );
   }
 }
 
@@ -144,7 +173,9 @@ export class NodeIpamController {
   ) {
     this.sets = cidrSets(o);
     const queue = (n: KObj): void => {
-      this.pending = this.pending.then(() => this.sync(n)).catch((e: Error) => this.log.warn(`node-ipam: ${n.metadata.name}: ${e.message}`));
+      this.pending = this.pending
+        .then(() => this.sync(n))
+        .catch((e: Error) => this.log.warn(`node-ipam: ${n.metadata.name}: ${e.message}`));
     };
     this.nodes = new Informer(client, {
       path: '/api/v1/nodes',
@@ -179,7 +210,10 @@ export class NodeIpamController {
     const prev = this.owned.get(name) ?? [];
     if (JSON.stringify(prev) === JSON.stringify(has)) return;
     // Only subnets of our ranges that no other Node holds become this Node's.
-    this.owned.set(name, has.filter((c) => prev.includes(c) || this.setOf(c)?.occupy(c)));
+    this.owned.set(
+      name,
+      has.filter((c) => prev.includes(c) || this.setOf(c)?.occupy(c)),
+    );
   }
 
   private async sync(n: KObj): Promise<void> {
@@ -195,8 +229,15 @@ export class NodeIpamController {
         continue;
       }
       this.release(cidrs);
-      this.log.warn(`node-ipam: no remaining CIDRs in ${set.clusterCidr} for node ${name} (${set.count} subnets of /${set.maskSize} all taken)`);
-      this.events.event({ kind: 'Node', name, uid: n.metadata.uid }, 'Normal', 'CIDRNotAvailable', `Node ${name} status is now: CIDRNotAvailable`);
+      this.log.warn(
+        `node-ipam: no remaining CIDRs in ${set.clusterCidr} for node ${name} (${set.count} subnets of /${set.maskSize} all taken)`,
+      );
+      this.events.event(
+        { kind: 'Node', name, uid: n.metadata.uid },
+        'Normal',
+        'CIDRNotAvailable',
+        `Node ${name} status is now: CIDRNotAvailable`,
+      );
       return;
     }
     this.owned.set(name, cidrs);
@@ -217,7 +258,10 @@ export class NodeIpamController {
       const has = NodeIpamController.has(n);
       if (has.length) this.occupy(n.metadata.name, has);
     }
-    for (const n of this.nodes.list()) this.pending = this.pending.then(() => this.sync(n)).catch((e: Error) => this.log.warn(`node-ipam: ${e.message}`));
+    for (const n of this.nodes.list())
+      this.pending = this.pending
+        .then(() => this.sync(n))
+        .catch((e: Error) => this.log.warn(`node-ipam: ${e.message}`));
   }
 
   async stop(): Promise<void> {

@@ -24,7 +24,11 @@ export interface NodeLifecycleOptions {
 
 const CONDITIONS = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'];
 /** TaintNodesByCondition: a True pressure condition is a NoSchedule taint. */
-const PRESSURE_TAINTS: Record<string, string> = { MemoryPressure: 'node.kubernetes.io/memory-pressure', DiskPressure: 'node.kubernetes.io/disk-pressure', PIDPressure: 'node.kubernetes.io/pid-pressure' };
+const PRESSURE_TAINTS: Record<string, string> = {
+  MemoryPressure: 'node.kubernetes.io/memory-pressure',
+  DiskPressure: 'node.kubernetes.io/disk-pressure',
+  PIDPressure: 'node.kubernetes.io/pid-pressure',
+};
 const MANAGED = new Set([TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE, ...Object.values(PRESSURE_TAINTS)]);
 
 const readyOf = (n: KObj): KObj | undefined => ((n.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Ready');
@@ -38,10 +42,16 @@ export function desiredTaints(node: KObj, now: string): Taint[] {
   const cond = status === 'True' ? undefined : status === 'False' ? TAINT_NOT_READY : TAINT_UNREACHABLE;
   if (cond) {
     want.push({ key: cond, effect: 'NoSchedule' });
-    want.push({ key: cond, effect: 'NoExecute', timeAdded: have.find((t) => t.key === cond && t.effect === 'NoExecute')?.timeAdded ?? now });
+    want.push({
+      key: cond,
+      effect: 'NoExecute',
+      timeAdded: have.find((t) => t.key === cond && t.effect === 'NoExecute')?.timeAdded ?? now,
+    });
   }
   if (status === 'True') {
-    for (const c of (node.status?.conditions ?? []) as KObj[]) if (c.status === 'True' && PRESSURE_TAINTS[c.type]) want.push({ key: PRESSURE_TAINTS[c.type]!, effect: 'NoSchedule' });
+    for (const c of (node.status?.conditions ?? []) as KObj[])
+      if (c.status === 'True' && PRESSURE_TAINTS[c.type])
+        want.push({ key: PRESSURE_TAINTS[c.type]!, effect: 'NoSchedule' });
   }
   if (node.spec?.unschedulable) want.push({ key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' });
   return [...keep, ...want];
@@ -74,8 +84,16 @@ export class NodeLifecycle {
     const onNode = (n: KObj): void => {
       if (this.timer && taintKey(desiredTaints(n, '')) !== taintKey((n.spec?.taints ?? []) as Taint[])) this.soon();
     };
-    this.nodes = new Informer(client, { path: '/api/v1/nodes', onAdd: onNode, onUpdate: onNode, onError: onError('node') });
-    this.leases = new Informer(client, { path: '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', onError: onError('lease') });
+    this.nodes = new Informer(client, {
+      path: '/api/v1/nodes',
+      onAdd: onNode,
+      onUpdate: onNode,
+      onError: onError('node'),
+    });
+    this.leases = new Informer(client, {
+      path: '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases',
+      onError: onError('lease'),
+    });
     this.pods = new Informer(client, { path: '/api/v1/pods', onError: onError('pod') });
   }
 
@@ -134,11 +152,17 @@ export class NodeLifecycle {
     if (!prev || prev.beat !== beat) this.seen.set(name, { beat, at: now });
     const silentMs = now - (this.seen.get(name)?.at ?? now);
     let current = node;
-    if (silentMs > (this.o.gracePeriodMs ?? 40_000) && ready?.status !== 'Unknown') current = await this.markUnknown(node, now);
+    if (silentMs > (this.o.gracePeriodMs ?? 40_000) && ready?.status !== 'Unknown')
+      current = await this.markUnknown(node, now);
     const isReady = readyOf(current)?.status === 'True';
     if (this.wasReady.get(name) === true && !isReady) await this.markPodsNotReady(name);
     if (this.wasReady.get(name) !== isReady && this.wasReady.has(name)) {
-      this.events.event({ kind: 'Node', name, uid: node.metadata.uid }, 'Normal', isReady ? 'NodeReady' : 'NodeNotReady', `Node ${name} status is now: ${isReady ? 'NodeReady' : 'NodeNotReady'}`);
+      this.events.event(
+        { kind: 'Node', name, uid: node.metadata.uid },
+        'Normal',
+        isReady ? 'NodeReady' : 'NodeNotReady',
+        `Node ${name} status is now: ${isReady ? 'NodeReady' : 'NodeNotReady'}`,
+      );
     }
     this.wasReady.set(name, isReady);
     await this.reconcileTaints(current, now);
@@ -148,9 +172,28 @@ export class NodeLifecycle {
     const at = rfc3339(new Date(now));
     const have = (node.status?.conditions ?? []) as KObj[];
     const conditions = have.length
-      ? have.filter((c) => CONDITIONS.includes(c.type)).map((c) => ({ ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastTransitionTime: at }))
-      : [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusNeverUpdated', message: 'Kubelet never posted node status.', lastHeartbeatTime: node.metadata.creationTimestamp, lastTransitionTime: at }];
-    this.log.info(`node-lifecycle: node ${node.metadata.name} has not renewed its lease for ${Math.round((this.o.gracePeriodMs ?? 40_000) / 1000)} s; its status is now Unknown`);
+      ? have
+          .filter((c) => CONDITIONS.includes(c.type))
+          .map((c) => ({
+            ...c,
+            status: 'Unknown',
+            reason: 'NodeStatusUnknown',
+            message: 'Kubelet stopped posting node status.',
+            lastTransitionTime: at,
+          }))
+      : [
+          {
+            type: 'Ready',
+            status: 'Unknown',
+            reason: 'NodeStatusNeverUpdated',
+            message: 'Kubelet never posted node status.',
+            lastHeartbeatTime: node.metadata.creationTimestamp,
+            lastTransitionTime: at,
+          },
+        ];
+    this.log.info(
+      `node-lifecycle: node ${node.metadata.name} has not renewed its lease for ${Math.round((this.o.gracePeriodMs ?? 40_000) / 1000)} s; its status is now Unknown`,
+    );
     return this.client.patch(`/api/v1/nodes/${node.metadata.name}/status`, { status: { conditions } }, 'strategic');
   }
 
@@ -158,7 +201,10 @@ export class NodeLifecycle {
     const want = desiredTaints(node, rfc3339(new Date(now)));
     if (taintKey(want) === taintKey((node.spec?.taints ?? []) as Taint[])) return;
     // Taints share keys across effects, so a strategic merge (keyed by taint key) cannot express them: PUT with the resourceVersion.
-    await this.client.update(`/api/v1/nodes/${node.metadata.name}`, { ...node, spec: { ...node.spec, taints: want.length ? want : undefined } });
+    await this.client.update(`/api/v1/nodes/${node.metadata.name}`, {
+      ...node,
+      spec: { ...node.spec, taints: want.length ? want : undefined },
+    });
   }
 
   private async markPodsNotReady(nodeName: string): Promise<void> {
@@ -167,15 +213,38 @@ export class NodeLifecycle {
       const ready = ((p.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Ready');
       if (ready?.status === 'False') continue;
       await this.client
-        .patch(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}/status`, { metadata: { uid: p.metadata.uid }, status: { conditions: [{ type: 'Ready', status: 'False', lastProbeTime: null, lastTransitionTime: rfc3339() }] } }, 'strategic')
-        .catch((e: Error) => this.log.debug(`node-lifecycle: pod ${p.metadata.namespace}/${p.metadata.name}: ${e.message}`));
-      this.events.event({ kind: 'Pod', namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid }, 'Warning', 'NodeNotReady', 'Node is not ready');
+        .patch(
+          `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}/status`,
+          {
+            metadata: { uid: p.metadata.uid },
+            status: {
+              conditions: [{ type: 'Ready', status: 'False', lastProbeTime: null, lastTransitionTime: rfc3339() }],
+            },
+          },
+          'strategic',
+        )
+        .catch((e: Error) =>
+          this.log.debug(`node-lifecycle: pod ${p.metadata.namespace}/${p.metadata.name}: ${e.message}`),
+        );
+      this.events.event(
+        { kind: 'Pod', namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid },
+        'Warning',
+        'NodeNotReady',
+        'Node is not ready',
+      );
     }
   }
 
   /** Taint-based eviction: delete pods that do not tolerate a NoExecute taint of their node (in time). */
   private async evict(now: number): Promise<void> {
-    const byNode = new Map(this.nodes.list().map((n) => [n.metadata.name as string, ((n.spec?.taints ?? []) as (Taint & { timeAdded?: string })[]).filter((t) => t.effect === 'NoExecute')]));
+    const byNode = new Map(
+      this.nodes
+        .list()
+        .map((n) => [
+          n.metadata.name as string,
+          ((n.spec?.taints ?? []) as (Taint & { timeAdded?: string })[]).filter((t) => t.effect === 'NoExecute'),
+        ]),
+    );
     for (const p of this.pods.list()) {
       const taints = byNode.get(p.spec?.nodeName ?? '');
       if (!taints?.length || p.metadata.deletionTimestamp) continue;
@@ -183,11 +252,20 @@ export class NodeLifecycle {
       for (const t of taints) {
         const tol = tolerates(p.spec?.tolerations, t);
         if (!tol) due = true;
-        else if (typeof tol.tolerationSeconds === 'number') due ||= Date.parse(t.timeAdded ?? '') + tol.tolerationSeconds * 1000 <= now;
+        else if (typeof tol.tolerationSeconds === 'number')
+          due ||= Date.parse(t.timeAdded ?? '') + tol.tolerationSeconds * 1000 <= now;
       }
       if (!due) continue;
-      this.events.event({ kind: 'Pod', namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid }, 'Normal', 'TaintManagerEviction', `Marking for deletion Pod ${p.metadata.namespace}/${p.metadata.name}`);
-      await this.client.delete(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`).then(() => this.evictions++, (e: Error) => this.log.debug(`node-lifecycle: evicting ${p.metadata.name}: ${e.message}`));
+      this.events.event(
+        { kind: 'Pod', namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid },
+        'Normal',
+        'TaintManagerEviction',
+        `Marking for deletion Pod ${p.metadata.namespace}/${p.metadata.name}`,
+      );
+      await this.client.delete(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`).then(
+        () => this.evictions++,
+        (e: Error) => this.log.debug(`node-lifecycle: evicting ${p.metadata.name}: ${e.message}`),
+      );
     }
   }
 }

@@ -25,9 +25,21 @@ export abstract class PodOwnerController {
   ) {
     this.queue = new RetryingQueue(name, log, (k) => this.sync(k));
     const enq = (o: KObj): void => this.queue.add(keyOf(o));
-    this.owners = new Informer(client, { path: ownerPath, onAdd: enq, onUpdate: enq, onDelete: enq, onError: this.onError(kind.toLowerCase()) });
+    this.owners = new Informer(client, {
+      path: ownerPath,
+      onAdd: enq,
+      onUpdate: enq,
+      onDelete: enq,
+      onError: this.onError(kind.toLowerCase()),
+    });
     const pod = (p: KObj): void => this.onPod(p);
-    this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: pod, onUpdate: pod, onDelete: pod, onError: this.onError('pod') });
+    this.pods = new Informer(client, {
+      path: '/api/v1/pods',
+      onAdd: pod,
+      onUpdate: pod,
+      onDelete: pod,
+      onError: this.onError('pod'),
+    });
   }
 
   protected abstract sync(key: string): Promise<void>;
@@ -51,7 +63,8 @@ export abstract class PodOwnerController {
   private onPod(p: KObj): void {
     const ref = controllerRef(p);
     if (ref?.kind === this.kind) this.queue.add(`${p.metadata.namespace}/${ref.name}`);
-    else if (!ref) for (const o of this.owners.list()) if (o.metadata.namespace === p.metadata.namespace) this.queue.add(keyOf(o));
+    else if (!ref)
+      for (const o of this.owners.list()) if (o.metadata.namespace === p.metadata.namespace) this.queue.add(keyOf(o));
   }
 
   async start(): Promise<void> {

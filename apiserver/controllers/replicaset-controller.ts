@@ -16,7 +16,11 @@ import { ownedPods } from './revision-store.js';
 const MAX_BATCH = 500;
 
 export class ReplicaSetController extends PodOwnerController {
-  constructor(client: KubeApi, log: Logger, private readonly events: EventRecorder) {
+  constructor(
+    client: KubeApi,
+    log: Logger,
+    private readonly events: EventRecorder,
+  ) {
     super(client, log, 'replicaset-controller', 'ReplicaSet', '/apis/apps/v1/replicasets');
   }
 
@@ -39,7 +43,8 @@ export class ReplicaSetController extends PodOwnerController {
         const n = Math.min(batch, todo);
         const results = await Promise.allSettled(Array.from({ length: n }, () => this.createPod(rs)));
         const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-        for (const r of results) if (r.status === 'fulfilled') this.events.event(ref, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value}`);
+        for (const r of results)
+          if (r.status === 'fulfilled') this.events.event(ref, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value}`);
         if (failed.length) {
           this.events.event(ref, 'Warning', 'FailedCreate', `Error creating: ${(failed[0]!.reason as Error).message}`);
           this.queue.later(key, 5000);
@@ -63,7 +68,12 @@ export class ReplicaSetController extends PodOwnerController {
     const p = await this.client.create(`/api/v1/namespaces/${rs.metadata.namespace}/pods`, {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { generateName: `${rs.metadata.name}-`, labels: t.metadata?.labels ?? {}, ...(t.metadata?.annotations ? { annotations: t.metadata.annotations } : {}), ownerReferences: [ownerRefTo(rs)] },
+      metadata: {
+        generateName: `${rs.metadata.name}-`,
+        labels: t.metadata?.labels ?? {},
+        ...(t.metadata?.annotations ? { annotations: t.metadata.annotations } : {}),
+        ownerReferences: [ownerRefTo(rs)],
+      },
       spec: structuredClone(t.spec ?? {}),
     });
     return p.metadata.name;
@@ -83,6 +93,9 @@ export class ReplicaSetController extends PodOwnerController {
     // Ready but not yet available for minReadySeconds: look again when it will be.
     if (minReady && status.readyReplicas > status.availableReplicas) this.queue.later(keyOf(rs), minReady * 1000 + 100);
     if (JSON.stringify(status) === JSON.stringify(rs.status ?? {})) return;
-    await this.client.update(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}/status`, { ...rs, status });
+    await this.client.update(
+      `/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}/status`,
+      { ...rs, status },
+    );
   }
 }

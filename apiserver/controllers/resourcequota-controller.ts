@@ -26,9 +26,24 @@ export class ResourceQuotaController {
     this.queue = new RetryingQueue('resourcequota-controller', log, (k) => this.sync(k));
     const onErr = (what: string) => (e: Error) => log.warn(`resourcequota-controller: ${what} watch: ${e.message}`);
     const enq = (o: KObj): void => this.queue.add(keyOf(o));
-    const namespace = (o: KObj): void => this.quotas.list().filter((q) => q.metadata.namespace === o.metadata.namespace).forEach(enq);
-    this.quotas = new Informer(client, { path: '/api/v1/resourcequotas', onAdd: enq, onUpdate: (q, old) => (q.metadata.generation !== old.metadata.generation || !q.status?.used) && enq(q), onError: onErr('quota') });
-    this.pods = new Informer(client, { path: '/api/v1/pods', onAdd: namespace, onUpdate: (p, old) => p.status?.phase !== old.status?.phase && namespace(p), onDelete: namespace, onError: onErr('pod') });
+    const namespace = (o: KObj): void =>
+      this.quotas
+        .list()
+        .filter((q) => q.metadata.namespace === o.metadata.namespace)
+        .forEach(enq);
+    this.quotas = new Informer(client, {
+      path: '/api/v1/resourcequotas',
+      onAdd: enq,
+      onUpdate: (q, old) => (q.metadata.generation !== old.metadata.generation || !q.status?.used) && enq(q),
+      onError: onErr('quota'),
+    });
+    this.pods = new Informer(client, {
+      path: '/api/v1/pods',
+      onAdd: namespace,
+      onUpdate: (p, old) => p.status?.phase !== old.status?.phase && namespace(p),
+      onDelete: namespace,
+      onError: onErr('pod'),
+    });
   }
 
   async start(): Promise<void> {
@@ -54,7 +69,11 @@ export class ResourceQuotaController {
       const def = RESOURCES.find((r) => r.resource === resource && r.group === group);
       if (!def) continue;
       const prefix = def.group ? `/apis/${apiVersionOf(def)}` : '/api/v1';
-      objects.push({ resource, group, items: (await this.client.get(`${prefix}/namespaces/${ns}/${resource}`)).items as KObj[] });
+      objects.push({
+        resource,
+        group,
+        items: (await this.client.get(`${prefix}/namespaces/${ns}/${resource}`)).items as KObj[],
+      });
     }
     const status = { hard: { ...hard }, used: namespaceUsage(hard, objects) };
     if (JSON.stringify(status) === JSON.stringify(q.status ?? {})) return;

@@ -6,7 +6,14 @@
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeApiError } from '../../kube/client.js';
 import { selectorString } from '../api/scale.js';
-import { LABEL_REVISION_HASH, newRevision, nextRevision, revisionData, revisionsToPrune, sameData } from './controller-history.js';
+import {
+  LABEL_REVISION_HASH,
+  newRevision,
+  nextRevision,
+  revisionData,
+  revisionsToPrune,
+  sameData,
+} from './controller-history.js';
 import { controllerRef, isActive, notFoundOk, ownedBy, ownerRefTo } from './workload-model.js';
 
 const REVISIONS = (ns: string): string => `/apis/apps/v1/namespaces/${ns}/controllerrevisions`;
@@ -21,11 +28,17 @@ export async function ownedRevisions(client: KubeApi, owner: KObj): Promise<KObj
  * The revision of the owner's current template, made if missing. Returns it
  * with every owned revision and the owner as last written (collisionCount).
  */
-export async function currentRevision(client: KubeApi, owner: KObj, statusPath: string): Promise<{ current: KObj; revisions: KObj[]; owner: KObj }> {
+export async function currentRevision(
+  client: KubeApi,
+  owner: KObj,
+  statusPath: string,
+): Promise<{ current: KObj; revisions: KObj[]; owner: KObj }> {
   const ns = owner.metadata.namespace;
   let revisions = await ownedRevisions(client, owner);
   const want = { data: revisionData(owner.spec?.template ?? {}) };
-  const equal = revisions.filter((r) => sameData(r, want)).sort((a, b) => Number(b.revision ?? 0) - Number(a.revision ?? 0));
+  const equal = revisions
+    .filter((r) => sameData(r, want))
+    .sort((a, b) => Number(b.revision ?? 0) - Number(a.revision ?? 0));
   const max = nextRevision(revisions) - 1;
   if (equal[0]) {
     let current = equal[0];
@@ -45,18 +58,44 @@ export async function currentRevision(client: KubeApi, owner: KObj, statusPath: 
     } catch (e) {
       if (!(e instanceof KubeApiError && e.code === 409)) throw e;
       const existing = await client.get(`${REVISIONS(ns)}/${cr.metadata.name}`).catch(notFoundOk);
-      if (existing && ownedBy(existing, owner) && sameData(existing, cr)) return { current: existing, revisions: [...revisions, existing], owner };
+      if (existing && ownedBy(existing, owner) && sameData(existing, cr))
+        return { current: existing, revisions: [...revisions, existing], owner };
       // Another object holds that name: hash again with the next collision count.
-      owner = await client.update(statusPath, { ...owner, status: { ...(owner.status ?? {}), collisionCount: collisionCount + 1 } });
+      owner = await client.update(statusPath, {
+        ...owner,
+        status: { ...(owner.status ?? {}), collisionCount: collisionCount + 1 },
+      });
     }
   }
 }
 
 /** Deletes history beyond the limit, keeping the current revision and those live pods were made from. */
-export async function pruneRevisions(client: KubeApi, owner: KObj, revisions: KObj[], current: KObj, pods: KObj[], podRevision: (p: KObj) => string | undefined): Promise<void> {
-  const live = new Set(pods.filter(isActive).map(podRevision).filter((h): h is string => !!h));
-  const keep = new Set(revisions.filter((r) => r.metadata.name === current.metadata.name || live.has(r.metadata.labels?.[LABEL_REVISION_HASH]) || live.has(r.metadata.name)).map((r) => r.metadata.name as string));
-  for (const r of revisionsToPrune(revisions, keep, owner.spec?.revisionHistoryLimit ?? 10)) await client.delete(`${REVISIONS(owner.metadata.namespace)}/${r.metadata.name}`).catch(notFoundOk);
+export async function pruneRevisions(
+  client: KubeApi,
+  owner: KObj,
+  revisions: KObj[],
+  current: KObj,
+  pods: KObj[],
+  podRevision: (p: KObj) => string | undefined,
+): Promise<void> {
+  const live = new Set(
+    pods
+      .filter(isActive)
+      .map(podRevision)
+      .filter((h): h is string => !!h),
+  );
+  const keep = new Set(
+    revisions
+      .filter(
+        (r) =>
+          r.metadata.name === current.metadata.name ||
+          live.has(r.metadata.labels?.[LABEL_REVISION_HASH]) ||
+          live.has(r.metadata.name),
+      )
+      .map((r) => r.metadata.name as string),
+  );
+  for (const r of revisionsToPrune(revisions, keep, owner.spec?.revisionHistoryLimit ?? 10))
+    await client.delete(`${REVISIONS(owner.metadata.namespace)}/${r.metadata.name}`).catch(notFoundOk);
 }
 
 /** The owner's pods (fresh, by selector), adopting matching orphans as upstream's ControllerRefManager. */
@@ -69,7 +108,13 @@ export async function ownedPods(client: KubeApi, owner: KObj): Promise<KObj[]> {
   for (const p of list) {
     if (ownedBy(p, owner)) mine.push(p);
     else if (!controllerRef(p) && isActive(p)) {
-      mine.push(await client.patch(`/api/v1/namespaces/${ns}/pods/${p.metadata.name}`, { metadata: { uid: p.metadata.uid, ownerReferences: [ownerRefTo(owner)] } }, 'strategic'));
+      mine.push(
+        await client.patch(
+          `/api/v1/namespaces/${ns}/pods/${p.metadata.name}`,
+          { metadata: { uid: p.metadata.uid, ownerReferences: [ownerRefTo(owner)] } },
+          'strategic',
+        ),
+      );
     }
   }
   return mine;

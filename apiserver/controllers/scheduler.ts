@@ -8,9 +8,25 @@ import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
-import { fitErrorMessage, leastAllocatedScore, pickPreemptionNode, type PreemptionCandidate, unfit, victimsOn } from './scheduling.js';
+import {
+  fitErrorMessage,
+  leastAllocatedScore,
+  pickPreemptionNode,
+  type PreemptionCandidate,
+  unfit,
+  victimsOn,
+} from './scheduling.js';
 import { KeyQueue } from './key-queue.js';
-import { allBound, ANN_SELECTED_NODE, claimNamesOf, claimsAwaitingNode, classOf, type PodVolumes, volumeNodeReason, volumePreFilter } from './volume-binding-model.js';
+import {
+  allBound,
+  ANN_SELECTED_NODE,
+  claimNamesOf,
+  claimsAwaitingNode,
+  classOf,
+  type PodVolumes,
+  volumeNodeReason,
+  volumePreFilter,
+} from './volume-binding-model.js';
 import { notFoundOk } from './workload-model.js';
 
 export const SCHEDULER_NAME = 'default-scheduler';
@@ -74,7 +90,13 @@ export class Scheduler {
   }
 
   private wants(p: KObj): boolean {
-    return !p.spec?.nodeName && (p.spec?.schedulerName ?? SCHEDULER_NAME) === SCHEDULER_NAME && !p.metadata.deletionTimestamp && !terminal(p) && !this.assumed.has(p.metadata.uid);
+    return (
+      !p.spec?.nodeName &&
+      (p.spec?.schedulerName ?? SCHEDULER_NAME) === SCHEDULER_NAME &&
+      !p.metadata.deletionTimestamp &&
+      !terminal(p) &&
+      !this.assumed.has(p.metadata.uid)
+    );
   }
 
   private onPod(p: KObj): void {
@@ -93,7 +115,9 @@ export class Scheduler {
   }
 
   private podsOn(node: string): KObj[] {
-    return this.pods.list().filter((p) => !terminal(p) && (p.spec?.nodeName === node || this.assumed.get(p.metadata.uid) === node));
+    return this.pods
+      .list()
+      .filter((p) => !terminal(p) && (p.spec?.nodeName === node || this.assumed.get(p.metadata.uid) === node));
   }
 
   /** The pod's claims, their classes and every volume, read fresh (only for pods with claims). */
@@ -102,9 +126,15 @@ export class Scheduler {
     if (!names.length) return undefined;
     const ns = pod.metadata.namespace;
     const claims = new Map<string, KObj | undefined>();
-    for (const n of names) claims.set(n, await this.client.get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/${n}`).catch(notFoundOk));
+    for (const n of names)
+      claims.set(n, await this.client.get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/${n}`).catch(notFoundOk));
     const classes = new Map<string, KObj | undefined>();
-    for (const c of claims.values()) if (c && classOf(c) && !classes.has(classOf(c))) classes.set(classOf(c), await this.client.get(`/apis/storage.k8s.io/v1/storageclasses/${classOf(c)}`).catch(notFoundOk));
+    for (const c of claims.values())
+      if (c && classOf(c) && !classes.has(classOf(c)))
+        classes.set(
+          classOf(c),
+          await this.client.get(`/apis/storage.k8s.io/v1/storageclasses/${classOf(c)}`).catch(notFoundOk),
+        );
     const pvs = (await this.client.get('/api/v1/persistentvolumes')).items as KObj[];
     return { claims, classes, pvs };
   }
@@ -123,8 +153,21 @@ export class Scheduler {
     this.events.event(ref, 'Warning', 'FailedScheduling', message);
     const cur = ((pod.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'PodScheduled');
     if (cur?.status !== 'False' || cur.message !== message) {
-      const condition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: cur?.status === 'False' ? cur.lastTransitionTime : rfc3339() };
-      await this.client.patch(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, { metadata: { uid: pod.metadata.uid }, status: { conditions: [condition] } }, 'strategic').catch((e: Error) => this.log.debug(`scheduler: status of ${key(pod)}: ${e.message}`));
+      const condition = {
+        type: 'PodScheduled',
+        status: 'False',
+        reason: 'Unschedulable',
+        message,
+        lastProbeTime: null,
+        lastTransitionTime: cur?.status === 'False' ? cur.lastTransitionTime : rfc3339(),
+      };
+      await this.client
+        .patch(
+          `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`,
+          { metadata: { uid: pod.metadata.uid }, status: { conditions: [condition] } },
+          'strategic',
+        )
+        .catch((e: Error) => this.log.debug(`scheduler: status of ${key(pod)}: ${e.message}`));
     }
   }
 
@@ -138,7 +181,13 @@ export class Scheduler {
     if ((pod.spec?.preemptionPolicy ?? 'PreemptLowerPriority') === 'Never') return;
     // Already nominated and its victims still terminating: wait for them rather than preempt again.
     const nominated = pod.status?.nominatedNodeName;
-    if (nominated && this.podsOn(nominated).some((p) => p.metadata.deletionTimestamp && (p.spec?.priority ?? 0) < (pod.spec?.priority ?? 0))) return;
+    if (
+      nominated &&
+      this.podsOn(nominated).some(
+        (p) => p.metadata.deletionTimestamp && (p.spec?.priority ?? 0) < (pod.spec?.priority ?? 0),
+      )
+    )
+      return;
     const cands: PreemptionCandidate[] = [];
     for (const n of nodes) {
       const victims = victimsOn(pod, n, this.podsOn(n.metadata.name));
@@ -149,13 +198,36 @@ export class Scheduler {
     const who = `${pod.metadata.namespace}/${pod.metadata.name}`;
     for (const v of pick.victims) {
       const path = `/api/v1/namespaces/${v.metadata.namespace}/pods/${v.metadata.name}`;
-      const condition = { type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler', message: `${SCHEDULER_NAME}: preempting to accommodate a higher priority pod`, lastTransitionTime: rfc3339() };
-      await this.client.patch(`${path}/status`, { metadata: { uid: v.metadata.uid }, status: { conditions: [condition] } }, 'strategic').catch((e: Error) => this.log.debug(`scheduler: condition on victim ${v.metadata.name}: ${e.message}`));
+      const condition = {
+        type: 'DisruptionTarget',
+        status: 'True',
+        reason: 'PreemptionByScheduler',
+        message: `${SCHEDULER_NAME}: preempting to accommodate a higher priority pod`,
+        lastTransitionTime: rfc3339(),
+      };
+      await this.client
+        .patch(
+          `${path}/status`,
+          { metadata: { uid: v.metadata.uid }, status: { conditions: [condition] } },
+          'strategic',
+        )
+        .catch((e: Error) => this.log.debug(`scheduler: condition on victim ${v.metadata.name}: ${e.message}`));
       await this.client.delete(path).catch(notFoundOk);
-      this.events.event({ kind: 'Pod', namespace: v.metadata.namespace, name: v.metadata.name, uid: v.metadata.uid }, 'Normal', 'Preempted', `Preempted by pod ${pod.metadata.uid} on node ${pick.node}`);
+      this.events.event(
+        { kind: 'Pod', namespace: v.metadata.namespace, name: v.metadata.name, uid: v.metadata.uid },
+        'Normal',
+        'Preempted',
+        `Preempted by pod ${pod.metadata.uid} on node ${pick.node}`,
+      );
     }
     this.log.info(`scheduler: preempted ${pick.victims.length} pod(s) on ${pick.node} for ${who}`);
-    await this.client.patch(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, { metadata: { uid: pod.metadata.uid }, status: { nominatedNodeName: pick.node } }, 'strategic').catch((e: Error) => this.log.debug(`scheduler: nominating ${who}: ${e.message}`));
+    await this.client
+      .patch(
+        `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`,
+        { metadata: { uid: pod.metadata.uid }, status: { nominatedNodeName: pick.node } },
+        'strategic',
+      )
+      .catch((e: Error) => this.log.debug(`scheduler: nominating ${who}: ${e.message}`));
   }
 
   /** One scheduling cycle: filter, score, bind (or report why not). */
@@ -167,7 +239,10 @@ export class Scheduler {
     const pre = volumes && volumePreFilter(volumes);
     if (pre) {
       // Claims come and go without waking the scheduler: look again within the retry period.
-      await this.unschedulableNow(pod, `0/${nodes.length} nodes are available: ${pre}. preemption: 0/${nodes.length} nodes are available: ${nodes.length} Preemption is not helpful for scheduling.`);
+      await this.unschedulableNow(
+        pod,
+        `0/${nodes.length} nodes are available: ${pre}. preemption: 0/${nodes.length} nodes are available: ${nodes.length} Preemption is not helpful for scheduling.`,
+      );
       return;
     }
     for (const n of nodes) {
@@ -194,7 +269,11 @@ export class Scheduler {
       // Delayed binding (VolumeBinding's PreBind): the claims learn the node, the binder or provisioner makes their
       // volumes there, and the pod is bound once every claim is.
       for (const c of claimsAwaitingNode(volumes)) {
-        await this.client.patch(`/api/v1/namespaces/${c.metadata.namespace}/persistentvolumeclaims/${c.metadata.name}`, { metadata: { annotations: { [ANN_SELECTED_NODE]: target } } }, 'merge');
+        await this.client.patch(
+          `/api/v1/namespaces/${c.metadata.namespace}/persistentvolumeclaims/${c.metadata.name}`,
+          { metadata: { annotations: { [ANN_SELECTED_NODE]: target } } },
+          'merge',
+        );
       }
       if (!allBound(volumes)) {
         this.retrySoon(pod);

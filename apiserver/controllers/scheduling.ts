@@ -63,50 +63,72 @@ export function tolerates(tolerations: Obj[] | undefined, t: Taint): Obj | undef
   });
 }
 
-const readyStatus = (node: Obj): string => ((node.status?.conditions ?? []) as Obj[]).find((c) => c.type === 'Ready')?.status ?? 'Unknown';
+const readyStatus = (node: Obj): string =>
+  ((node.status?.conditions ?? []) as Obj[]).find((c) => c.type === 'Ready')?.status ?? 'Unknown';
 
 /** The node's taints, plus the ones its Ready condition implies (TaintNodesByCondition), in case the controller has not added them yet. */
 export function effectiveTaints(node: Obj): Taint[] {
   const taints = [...((node.spec?.taints ?? []) as Taint[])];
   const st = readyStatus(node);
   const implied = st === 'True' ? undefined : st === 'False' ? TAINT_NOT_READY : TAINT_UNREACHABLE;
-  if (implied && !taints.some((t) => t.key === implied && t.effect === 'NoSchedule')) taints.push({ key: implied, effect: 'NoSchedule' });
-  if (node.spec?.unschedulable && !taints.some((t) => t.key === TAINT_UNSCHEDULABLE)) taints.push({ key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' });
+  if (implied && !taints.some((t) => t.key === implied && t.effect === 'NoSchedule'))
+    taints.push({ key: implied, effect: 'NoSchedule' });
+  if (node.spec?.unschedulable && !taints.some((t) => t.key === TAINT_UNSCHEDULABLE))
+    taints.push({ key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' });
   return taints;
 }
 
 function matchExpr(e: Obj, value: string | undefined): boolean {
   const vals = (e.values ?? []) as string[];
   switch (e.operator) {
-    case 'In': return value !== undefined && vals.includes(value);
-    case 'NotIn': return value === undefined || !vals.includes(value);
-    case 'Exists': return value !== undefined;
-    case 'DoesNotExist': return value === undefined;
-    case 'Gt': return value !== undefined && Number(value) > Number(vals[0]);
-    case 'Lt': return value !== undefined && Number(value) < Number(vals[0]);
-    default: return false;
+    case 'In':
+      return value !== undefined && vals.includes(value);
+    case 'NotIn':
+      return value === undefined || !vals.includes(value);
+    case 'Exists':
+      return value !== undefined;
+    case 'DoesNotExist':
+      return value === undefined;
+    case 'Gt':
+      return value !== undefined && Number(value) > Number(vals[0]);
+    case 'Lt':
+      return value !== undefined && Number(value) < Number(vals[0]);
+    default:
+      return false;
   }
 }
 
 /** nodeSelector and required node affinity (terms are ORed, expressions ANDed). */
 export function matchesNodeSelector(pod: Obj, node: Obj): boolean {
   const labels = (node.metadata?.labels ?? {}) as Record<string, string>;
-  for (const [k, v] of Object.entries((pod.spec?.nodeSelector ?? {}) as Record<string, string>)) if (labels[k] !== v) return false;
-  const terms = (pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []) as Obj[];
+  for (const [k, v] of Object.entries((pod.spec?.nodeSelector ?? {}) as Record<string, string>))
+    if (labels[k] !== v) return false;
+  const terms = (pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ??
+    []) as Obj[];
   if (terms.length === 0) return true;
   return terms.some((t) => {
     const exprs = (t.matchExpressions ?? []) as Obj[];
     const fields = (t.matchFields ?? []) as Obj[];
     if (exprs.length === 0 && fields.length === 0) return false;
-    return exprs.every((e) => matchExpr(e, labels[e.key])) && fields.every((e) => matchExpr(e, e.key === 'metadata.name' ? node.metadata?.name : undefined));
+    return (
+      exprs.every((e) => matchExpr(e, labels[e.key])) &&
+      fields.every((e) => matchExpr(e, e.key === 'metadata.name' ? node.metadata?.name : undefined))
+    );
   });
 }
 
-const hostPorts = (pod: Obj): string[] => ((pod.spec?.containers ?? []) as Obj[]).flatMap((c) => ((c.ports ?? []) as Obj[]).filter((p) => p.hostPort).map((p) => `${p.protocol ?? 'TCP'}/${p.hostIP || '0.0.0.0'}/${p.hostPort}`));
+const hostPorts = (pod: Obj): string[] =>
+  ((pod.spec?.containers ?? []) as Obj[]).flatMap((c) =>
+    ((c.ports ?? []) as Obj[])
+      .filter((p) => p.hostPort)
+      .map((p) => `${p.protocol ?? 'TCP'}/${p.hostIP || '0.0.0.0'}/${p.hostPort}`),
+  );
 
 /** Why a pod does not fit a node (kube-scheduler's per-node reasons), or [] if it fits. */
 export function unfit(pod: Obj, node: Obj, podsOnNode: Obj[]): string[] {
-  const taint = effectiveTaints(node).find((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(pod.spec?.tolerations, t));
+  const taint = effectiveTaints(node).find(
+    (t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(pod.spec?.tolerations, t),
+  );
   if (taint) {
     if (taint.key === TAINT_UNSCHEDULABLE && node.spec?.unschedulable) return ['node(s) were unschedulable'];
     return [`node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`];
@@ -114,23 +136,33 @@ export function unfit(pod: Obj, node: Obj, podsOnNode: Obj[]): string[] {
   if (!matchesNodeSelector(pod, node)) return ["node(s) didn't match Pod's node affinity/selector"];
   const used = new Set(podsOnNode.flatMap(hostPorts));
   const wanted = hostPorts(pod);
-  if (wanted.some((p) => used.has(p) || used.has(p.replace(/\/[^/]+\//, '/0.0.0.0/')))) return ["node(s) didn't have free ports for the requested pod ports"];
+  if (wanted.some((p) => used.has(p) || used.has(p.replace(/\/[^/]+\//, '/0.0.0.0/'))))
+    return ["node(s) didn't have free ports for the requested pod ports"];
   const reasons: string[] = [];
   const alloc = node.status?.allocatable ?? {};
   const maxPods = alloc.pods !== undefined ? Number(alloc.pods) : 110;
   if (podsOnNode.length + 1 > maxPods) reasons.push('Too many pods');
   const want = podRequest(pod);
-  const have = podsOnNode.map((p) => podRequest(p)).reduce((a, b) => ({ milliCpu: a.milliCpu + b.milliCpu, memory: a.memory + b.memory }), { milliCpu: 0, memory: 0 });
-  if (want.milliCpu > 0 && alloc.cpu !== undefined && have.milliCpu + want.milliCpu > milliValue(alloc.cpu)) reasons.push('Insufficient cpu');
-  if (want.memory > 0 && alloc.memory !== undefined && have.memory + want.memory > parseQuantity(alloc.memory)) reasons.push('Insufficient memory');
+  const have = podsOnNode
+    .map((p) => podRequest(p))
+    .reduce((a, b) => ({ milliCpu: a.milliCpu + b.milliCpu, memory: a.memory + b.memory }), { milliCpu: 0, memory: 0 });
+  if (want.milliCpu > 0 && alloc.cpu !== undefined && have.milliCpu + want.milliCpu > milliValue(alloc.cpu))
+    reasons.push('Insufficient cpu');
+  if (want.memory > 0 && alloc.memory !== undefined && have.memory + want.memory > parseQuantity(alloc.memory))
+    reasons.push('Insufficient memory');
   return reasons;
 }
 
 /** NodeResourcesFit LeastAllocated: 0..100, higher is emptier (cpu and memory weighted equally). */
 export function leastAllocatedScore(pod: Obj, node: Obj, podsOnNode: Obj[]): number {
   const alloc = node.status?.allocatable ?? {};
-  const cap = { milliCpu: alloc.cpu !== undefined ? milliValue(alloc.cpu) : 0, memory: alloc.memory !== undefined ? parseQuantity(alloc.memory) : 0 };
-  const req = [pod, ...podsOnNode].map((p) => podRequest(p, true)).reduce((a, b) => ({ milliCpu: a.milliCpu + b.milliCpu, memory: a.memory + b.memory }), { milliCpu: 0, memory: 0 });
+  const cap = {
+    milliCpu: alloc.cpu !== undefined ? milliValue(alloc.cpu) : 0,
+    memory: alloc.memory !== undefined ? parseQuantity(alloc.memory) : 0,
+  };
+  const req = [pod, ...podsOnNode]
+    .map((p) => podRequest(p, true))
+    .reduce((a, b) => ({ milliCpu: a.milliCpu + b.milliCpu, memory: a.memory + b.memory }), { milliCpu: 0, memory: 0 });
   const one = (c: number, r: number): number => (c <= 0 || r > c ? 0 : ((c - r) * 100) / c);
   return Math.floor((one(cap.milliCpu, req.milliCpu) + one(cap.memory, req.memory)) / 2);
 }
@@ -145,7 +177,11 @@ export function fitErrorMessage(nodeCount: number, perNode: string[][]): string 
       .map(([r, n]) => `${n} ${r}`)
       .sort()
       .join(', ');
-  const preemption = perNode.map((rs) => (rs.every((r) => RESOURCE_REASONS.has(r)) ? 'No preemption victims found for incoming pod' : 'Preemption is not helpful for scheduling'));
+  const preemption = perNode.map((rs) =>
+    rs.every((r) => RESOURCE_REASONS.has(r))
+      ? 'No preemption victims found for incoming pod'
+      : 'Preemption is not helpful for scheduling',
+  );
   return `0/${nodeCount} nodes are available: ${count(perNode.flat())}. preemption: 0/${nodeCount} nodes are available: ${count(preemption)}.`;
 }
 

@@ -13,7 +13,11 @@ import { claimsFor, planStatefulSet, podName, podRevision, statefulPod } from '.
 import { notFoundOk, ownerRefTo } from './workload-model.js';
 
 export class StatefulSetController extends PodOwnerController {
-  constructor(client: KubeApi, log: Logger, private readonly events: EventRecorder) {
+  constructor(
+    client: KubeApi,
+    log: Logger,
+    private readonly events: EventRecorder,
+  ) {
     super(client, log, 'statefulset-controller', 'StatefulSet', '/apis/apps/v1/statefulsets');
   }
 
@@ -31,7 +35,8 @@ export class StatefulSetController extends PodOwnerController {
     const ref: ObjectRef = { kind: 'StatefulSet', apiVersion: 'apps/v1', namespace: ns, name, uid: set.metadata.uid };
     for (const d of plan.delete) {
       const pod = pods.find((p) => p.metadata.name === d.name)!;
-      if (d.why === 'condemned' && set.spec?.persistentVolumeClaimRetentionPolicy?.whenScaled === 'Delete') await this.claimsFollow(set, pod);
+      if (d.why === 'condemned' && set.spec?.persistentVolumeClaimRetentionPolicy?.whenScaled === 'Delete')
+        await this.claimsFollow(set, pod);
       await this.client.delete(`/api/v1/namespaces/${ns}/pods/${d.name}`).catch(notFoundOk);
       this.events.event(ref, 'Normal', 'SuccessfulDelete', `delete Pod ${d.name} in StatefulSet ${name} successful`);
     }
@@ -40,11 +45,26 @@ export class StatefulSetController extends PodOwnerController {
       const pod = statefulPod(set, ordinal, c.revision === 'current' ? current : update);
       try {
         await this.createClaims(set, ordinal, ref);
-        await this.client.create(`/api/v1/namespaces/${ns}/pods`, { apiVersion: 'v1', kind: 'Pod', ...pod, metadata: { ...pod.metadata, ownerReferences: [ownerRefTo(set)] } });
-        this.events.event(ref, 'Normal', 'SuccessfulCreate', `create Pod ${podName(set, ordinal)} in StatefulSet ${name} successful`);
+        await this.client.create(`/api/v1/namespaces/${ns}/pods`, {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          ...pod,
+          metadata: { ...pod.metadata, ownerReferences: [ownerRefTo(set)] },
+        });
+        this.events.event(
+          ref,
+          'Normal',
+          'SuccessfulCreate',
+          `create Pod ${podName(set, ordinal)} in StatefulSet ${name} successful`,
+        );
       } catch (e) {
         if (e instanceof KubeApiError && e.code === 409) continue; // the old pod of that name is still going
-        this.events.event(ref, 'Warning', 'FailedCreate', `create Pod ${podName(set, ordinal)} in StatefulSet ${name} failed error: ${(e as Error).message}`);
+        this.events.event(
+          ref,
+          'Warning',
+          'FailedCreate',
+          `create Pod ${podName(set, ordinal)} in StatefulSet ${name} failed error: ${(e as Error).message}`,
+        );
         throw e;
       }
     }
@@ -52,7 +72,8 @@ export class StatefulSetController extends PodOwnerController {
     await pruneRevisions(this.client, set, rev.revisions, update, pods, podRevision);
     const keepCurrent = rev.revisions.find((r) => r.metadata.name === plan.status.currentRevision);
     if (!keepCurrent) plan.status.currentRevision = update.metadata.name;
-    if (JSON.stringify(plan.status) !== JSON.stringify(set.status ?? {})) await this.client.update(`${base}/${name}/status`, { ...set, status: plan.status });
+    if (JSON.stringify(plan.status) !== JSON.stringify(set.status ?? {}))
+      await this.client.update(`${base}/${name}/status`, { ...set, status: plan.status });
   }
 
   /** Claims are made before their pod and kept (or owned by the set when whenDeleted is Delete). */
@@ -60,13 +81,32 @@ export class StatefulSetController extends PodOwnerController {
     for (const claim of claimsFor(set, ordinal)) {
       const path = `/api/v1/namespaces/${set.metadata.namespace}/persistentvolumeclaims`;
       if (await this.client.get(`${path}/${claim.metadata.name}`).catch(notFoundOk)) continue;
-      if (set.spec?.persistentVolumeClaimRetentionPolicy?.whenDeleted === 'Delete') claim.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name, uid: set.metadata.uid, blockOwnerDeletion: true }];
+      if (set.spec?.persistentVolumeClaimRetentionPolicy?.whenDeleted === 'Delete')
+        claim.metadata.ownerReferences = [
+          {
+            apiVersion: 'apps/v1',
+            kind: 'StatefulSet',
+            name: set.metadata.name,
+            uid: set.metadata.uid,
+            blockOwnerDeletion: true,
+          },
+        ];
       try {
         await this.client.create(path, claim);
-        this.events.event(ref, 'Normal', 'SuccessfulCreate', `create Claim ${claim.metadata.name} Pod ${podName(set, ordinal)} in StatefulSet ${set.metadata.name} success`);
+        this.events.event(
+          ref,
+          'Normal',
+          'SuccessfulCreate',
+          `create Claim ${claim.metadata.name} Pod ${podName(set, ordinal)} in StatefulSet ${set.metadata.name} success`,
+        );
       } catch (e) {
         if (!(e instanceof KubeApiError && e.code === 409)) {
-          this.events.event(ref, 'Warning', 'FailedCreate', `create Claim ${claim.metadata.name} for Pod ${podName(set, ordinal)} in StatefulSet ${set.metadata.name} failed error: ${(e as Error).message}`);
+          this.events.event(
+            ref,
+            'Warning',
+            'FailedCreate',
+            `create Claim ${claim.metadata.name} for Pod ${podName(set, ordinal)} in StatefulSet ${set.metadata.name} failed error: ${(e as Error).message}`,
+          );
           throw e;
         }
       }
@@ -81,7 +121,24 @@ export class StatefulSetController extends PodOwnerController {
       const cur = await this.client.get(path).catch(notFoundOk);
       if (!cur) continue;
       const refs = ((cur.metadata.ownerReferences ?? []) as KObj[]).filter((r) => r.uid !== pod.metadata.uid);
-      await this.client.patch(path, { metadata: { ownerReferences: [...refs, { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid, blockOwnerDeletion: true }] } }, 'merge');
+      await this.client.patch(
+        path,
+        {
+          metadata: {
+            ownerReferences: [
+              ...refs,
+              {
+                apiVersion: 'v1',
+                kind: 'Pod',
+                name: pod.metadata.name,
+                uid: pod.metadata.uid,
+                blockOwnerDeletion: true,
+              },
+            ],
+          },
+        },
+        'merge',
+      );
     }
   }
 }

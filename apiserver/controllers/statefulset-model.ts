@@ -12,7 +12,8 @@ export const LABEL_POD_NAME = 'statefulset.kubernetes.io/pod-name';
 export const LABEL_POD_INDEX = 'apps.kubernetes.io/pod-index';
 
 export const podName = (set: KObj, ordinal: number): string => `${set.metadata.name}-${ordinal}`;
-export const claimName = (claim: KObj, set: KObj, ordinal: number): string => `${claim.metadata.name}-${set.metadata.name}-${ordinal}`;
+export const claimName = (claim: KObj, set: KObj, ordinal: number): string =>
+  `${claim.metadata.name}-${set.metadata.name}-${ordinal}`;
 
 /** getOrdinal: the number after the set's name, or -1 for a pod not named as the set's. */
 export function ordinalOf(set: KObj, pod: KObj): number {
@@ -27,7 +28,12 @@ export function claimsFor(set: KObj, ordinal: number): KObj[] {
   return ((set.spec?.volumeClaimTemplates ?? []) as KObj[]).map((t) => ({
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name: claimName(t, set, ordinal), namespace: set.metadata.namespace, labels: { ...(t.metadata?.labels ?? {}), ...(set.spec?.selector?.matchLabels ?? {}) }, ...(t.metadata?.annotations ? { annotations: { ...t.metadata.annotations } } : {}) },
+    metadata: {
+      name: claimName(t, set, ordinal),
+      namespace: set.metadata.namespace,
+      labels: { ...(t.metadata?.labels ?? {}), ...(set.spec?.selector?.matchLabels ?? {}) },
+      ...(t.metadata?.annotations ? { annotations: { ...t.metadata.annotations } } : {}),
+    },
     spec: structuredClone(t.spec ?? {}),
   }));
 }
@@ -41,16 +47,23 @@ export function statefulPod(set: KObj, ordinal: number, revision: KObj): KObj {
   if (set.spec?.serviceName) spec.subdomain = set.spec.serviceName;
   const claims = (set.spec?.volumeClaimTemplates ?? []) as KObj[];
   const volumes = ((spec.volumes ?? []) as KObj[]).filter((v) => !claims.some((c) => c.metadata?.name === v.name));
-  for (const c of claims) volumes.push({ name: c.metadata.name, persistentVolumeClaim: { claimName: claimName(c, set, ordinal) } });
+  for (const c of claims)
+    volumes.push({ name: c.metadata.name, persistentVolumeClaim: { claimName: claimName(c, set, ordinal) } });
   if (volumes.length) spec.volumes = volumes;
-  const labels = { ...(t.metadata?.labels ?? {}), [LABEL_POD_NAME]: name, [LABEL_POD_INDEX]: String(ordinal), [LABEL_REVISION_HASH]: revision.metadata.name };
+  const labels = {
+    ...(t.metadata?.labels ?? {}),
+    [LABEL_POD_NAME]: name,
+    [LABEL_POD_INDEX]: String(ordinal),
+    [LABEL_REVISION_HASH]: revision.metadata.name,
+  };
   return { metadata: { ...(t.metadata ?? {}), name, labels }, spec };
 }
 
 const phase = (p: KObj): string | undefined => p.status?.phase;
 const terminating = (p: KObj): boolean => !!p.metadata.deletionTimestamp;
 const runningAndReady = (p: KObj): boolean => phase(p) === 'Running' && isReady(p);
-const healthy = (p: KObj, minReady: number, now: number): boolean => runningAndReady(p) && !terminating(p) && isAvailable(p, minReady, now);
+const healthy = (p: KObj, minReady: number, now: number): boolean =>
+  runningAndReady(p) && !terminating(p) && isAvailable(p, minReady, now);
 
 export interface StatefulPlan {
   /** Ordinals to create, each with the revision (current or update) its pod is made from. */
@@ -65,7 +78,13 @@ export interface StatefulPlan {
  * One sync (updateStatefulSet). `current` and `update` are the names of the
  * current and update revisions; pods are the set's own.
  */
-export function planStatefulSet(set: KObj, pods: KObj[], current: string, update: string, now = Date.now()): StatefulPlan {
+export function planStatefulSet(
+  set: KObj,
+  pods: KObj[],
+  current: string,
+  update: string,
+  now = Date.now(),
+): StatefulPlan {
   const replicas = set.spec?.replicas ?? 1;
   const start = set.spec?.ordinals?.start ?? 0;
   const minReady = set.spec?.minReadySeconds ?? 0;
@@ -100,7 +119,9 @@ export function planStatefulSet(set: KObj, pods: KObj[], current: string, update
     if (!monotonic) continue;
     if (terminating(p) || !runningAndReady(p)) return done();
     if (!isAvailable(p, minReady, now)) {
-      const since = Date.parse(((p.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Ready')?.lastTransitionTime ?? '');
+      const since = Date.parse(
+        ((p.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Ready')?.lastTransitionTime ?? '',
+      );
       plan.recheckMs = Math.max(100, since + minReady * 1000 - now + 100);
       return done();
     }
@@ -147,8 +168,23 @@ function statefulStatus(set: KObj, pods: KObj[], current: string, update: string
       if (podRevision(p) === update) updated++;
     }
   }
-  const status: KObj = { observedGeneration: set.metadata.generation, replicas, readyReplicas: ready, currentReplicas, updatedReplicas: updated, currentRevision: current, updateRevision: update, collisionCount: set.status?.collisionCount ?? 0, availableReplicas: available };
-  if (set.spec?.updateStrategy?.type !== 'OnDelete' && updated === replicas && ready === replicas && replicas === (set.spec?.replicas ?? 1)) {
+  const status: KObj = {
+    observedGeneration: set.metadata.generation,
+    replicas,
+    readyReplicas: ready,
+    currentReplicas,
+    updatedReplicas: updated,
+    currentRevision: current,
+    updateRevision: update,
+    collisionCount: set.status?.collisionCount ?? 0,
+    availableReplicas: available,
+  };
+  if (
+    set.spec?.updateStrategy?.type !== 'OnDelete' &&
+    updated === replicas &&
+    ready === replicas &&
+    replicas === (set.spec?.replicas ?? 1)
+  ) {
     status.currentRevision = update;
     status.currentReplicas = updated;
   }

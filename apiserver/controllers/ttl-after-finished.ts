@@ -24,12 +24,21 @@ export class TtlAfterFinishedController {
   private readonly jobs: Informer;
   private readonly queue: RetryingQueue;
 
-  constructor(private readonly client: KubeApi, log: Logger, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly client: KubeApi,
+    log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
     this.queue = new RetryingQueue('ttl-after-finished-controller', log, (k) => this.sync(k));
     const enq = (o: KObj): void => {
       if (o.spec?.ttlSecondsAfterFinished !== undefined) this.queue.add(keyOf(o));
     };
-    this.jobs = new Informer(client, { path: '/apis/batch/v1/jobs', onAdd: enq, onUpdate: enq, onError: (e) => log.warn(`ttl-after-finished-controller: job watch: ${e.message}`) });
+    this.jobs = new Informer(client, {
+      path: '/apis/batch/v1/jobs',
+      onAdd: enq,
+      onUpdate: enq,
+      onError: (e) => log.warn(`ttl-after-finished-controller: job watch: ${e.message}`),
+    });
   }
 
   async start(): Promise<void> {
@@ -52,8 +61,13 @@ export class TtlAfterFinishedController {
     }
     const [ns, name] = key.split('/') as [string, string];
     // The uid precondition: a new Job of the same name is not deleted in its place.
-    await this.client.delete(`/apis/batch/v1/namespaces/${ns}/jobs/${name}`, { propagationPolicy: 'Background', preconditions: { uid: job.metadata.uid } }).catch((e: unknown) => {
-      if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409))) throw e;
-    });
+    await this.client
+      .delete(`/apis/batch/v1/namespaces/${ns}/jobs/${name}`, {
+        propagationPolicy: 'Background',
+        preconditions: { uid: job.metadata.uid },
+      })
+      .catch((e: unknown) => {
+        if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409))) throw e;
+      });
   }
 }

@@ -23,7 +23,12 @@ const capacity = (pv: KObj): number => parseQuantity(pv.spec?.capacity?.storage 
 /** A claim's pre-binding on a volume: claimRef naming it (and its uid, when set). */
 export const claimRefMatches = (pv: KObj, pvc: KObj): boolean => {
   const ref = pv.spec?.claimRef;
-  return !!ref && ref.name === pvc.metadata.name && (ref.namespace ?? 'default') === pvc.metadata.namespace && (!ref.uid || ref.uid === pvc.metadata.uid);
+  return (
+    !!ref &&
+    ref.name === pvc.metadata.name &&
+    (ref.namespace ?? 'default') === pvc.metadata.namespace &&
+    (!ref.uid || ref.uid === pvc.metadata.uid)
+  );
 };
 
 /** Whether a volume can serve a claim (class, volume mode, access modes, size, selector) and is free for it. */
@@ -43,25 +48,43 @@ export function volumeFits(pv: KObj, pvc: KObj): boolean {
 export function bestVolume(pvc: KObj, pvs: KObj[], node?: KObj): KObj | undefined {
   if (pvc.spec?.volumeName) return pvs.find((pv) => pv.metadata.name === pvc.spec.volumeName);
   const fits = pvs.filter((pv) => volumeFits(pv, pvc) && (!node || volumeAdmitsNode(pv, node)));
-  return fits.find((pv) => claimRefMatches(pv, pvc)) ?? fits.filter((pv) => !pv.spec?.claimRef).sort((a, b) => capacity(a) - capacity(b))[0];
+  return (
+    fits.find((pv) => claimRefMatches(pv, pvc)) ??
+    fits.filter((pv) => !pv.spec?.claimRef).sort((a, b) => capacity(a) - capacity(b))[0]
+  );
 }
 
 /** The volume's required node affinity against a node's labels (and metadata.name fields). */
 export function volumeAdmitsNode(pv: KObj, node: KObj): boolean {
   const required = pv.spec?.nodeAffinity?.required;
   if (!required) return true;
-  return matchesNodeSelector({ spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: required } } } }, node);
+  return matchesNodeSelector(
+    { spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: required } } } },
+    node,
+  );
 }
 
 /** DefaultStorageClass admission: the newest class annotated default (upstream picks the newest since 1.26). */
 export function defaultClass(classes: KObj[]): KObj | undefined {
   return classes
-    .filter((c) => c.metadata.annotations?.[ANN_DEFAULT_CLASS] === 'true' || c.metadata.annotations?.['storageclass.beta.kubernetes.io/is-default-class'] === 'true')
-    .sort((a, b) => String(b.metadata.creationTimestamp).localeCompare(String(a.metadata.creationTimestamp)) || String(a.metadata.name).localeCompare(String(b.metadata.name)))[0];
+    .filter(
+      (c) =>
+        c.metadata.annotations?.[ANN_DEFAULT_CLASS] === 'true' ||
+        c.metadata.annotations?.['storageclass.beta.kubernetes.io/is-default-class'] === 'true',
+    )
+    .sort(
+      (a, b) =>
+        String(b.metadata.creationTimestamp).localeCompare(String(a.metadata.creationTimestamp)) ||
+        String(a.metadata.name).localeCompare(String(b.metadata.name)),
+    )[0];
 }
 
 /** The claim's bound status (what the binder writes once the volume is its). */
-export const boundClaimStatus = (pv: KObj): KObj => ({ phase: 'Bound', accessModes: pv.spec?.accessModes ?? [], capacity: { ...(pv.spec?.capacity ?? {}) } });
+export const boundClaimStatus = (pv: KObj): KObj => ({
+  phase: 'Bound',
+  accessModes: pv.spec?.accessModes ?? [],
+  capacity: { ...(pv.spec?.capacity ?? {}) },
+});
 
 /** local-path-provisioner's volume: a directory on the selected node, bound to the claim from the start. */
 export function localPathVolume(pvc: KObj, sc: KObj, node: string, baseDir: string): KObj {
@@ -69,16 +92,35 @@ export function localPathVolume(pvc: KObj, sc: KObj, node: string, baseDir: stri
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolume',
-    metadata: { name, annotations: { [ANN_PROVISIONED_BY]: LOCAL_PATH_PROVISIONER, 'local.path.provisioner/selected-node': node } },
+    metadata: {
+      name,
+      annotations: { [ANN_PROVISIONED_BY]: LOCAL_PATH_PROVISIONER, 'local.path.provisioner/selected-node': node },
+    },
     spec: {
       capacity: { storage: pvc.spec?.resources?.requests?.storage ?? '0' },
       accessModes: pvc.spec?.accessModes ?? ['ReadWriteOnce'],
       persistentVolumeReclaimPolicy: sc.reclaimPolicy ?? 'Delete',
       storageClassName: sc.metadata.name,
       volumeMode: 'Filesystem',
-      hostPath: { path: `${baseDir.replace(/\/+$/, '')}/${name}_${pvc.metadata.namespace}_${pvc.metadata.name}`, type: 'DirectoryOrCreate' },
-      claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: pvc.metadata.namespace, name: pvc.metadata.name, uid: pvc.metadata.uid, resourceVersion: pvc.metadata.resourceVersion },
-      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } },
+      hostPath: {
+        path: `${baseDir.replace(/\/+$/, '')}/${name}_${pvc.metadata.namespace}_${pvc.metadata.name}`,
+        type: 'DirectoryOrCreate',
+      },
+      claimRef: {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        namespace: pvc.metadata.namespace,
+        name: pvc.metadata.name,
+        uid: pvc.metadata.uid,
+        resourceVersion: pvc.metadata.resourceVersion,
+      },
+      nodeAffinity: {
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
+          ],
+        },
+      },
     },
   };
 }
@@ -90,9 +132,11 @@ export interface PodVolumes {
   pvs: KObj[];
 }
 
-export const claimNamesOf = (pod: KObj): string[] => ((pod.spec?.volumes ?? []) as KObj[]).map((v) => v.persistentVolumeClaim?.claimName).filter((n): n is string => !!n);
+export const claimNamesOf = (pod: KObj): string[] =>
+  ((pod.spec?.volumes ?? []) as KObj[]).map((v) => v.persistentVolumeClaim?.claimName).filter((n): n is string => !!n);
 
-const delayed = (pvc: KObj, pv: PodVolumes): boolean => pv.classes.get(classOf(pvc))?.volumeBindingMode === 'WaitForFirstConsumer';
+const delayed = (pvc: KObj, pv: PodVolumes): boolean =>
+  pv.classes.get(classOf(pvc))?.volumeBindingMode === 'WaitForFirstConsumer';
 const bound = (pvc: KObj): boolean => !!pvc.spec?.volumeName;
 
 /** The VolumeBinding plugin's PreFilter: why no node can take the pod, or undefined. */
@@ -101,7 +145,8 @@ export function volumePreFilter(v: PodVolumes): string | undefined {
     if (!pvc) return `persistentvolumeclaim "${name}" not found`;
     if (pvc.metadata.deletionTimestamp) return `persistentvolumeclaim "${name}" is being deleted`;
   }
-  if ([...v.claims.values()].some((c) => !bound(c!) && !delayed(c!, v))) return 'pod has unbound immediate PersistentVolumeClaims';
+  if ([...v.claims.values()].some((c) => !bound(c!) && !delayed(c!, v)))
+    return 'pod has unbound immediate PersistentVolumeClaims';
   return undefined;
 }
 
@@ -117,11 +162,16 @@ export function volumeNodeReason(v: PodVolumes, node: KObj): string | undefined 
     if (selected && selected !== node.metadata.name) return 'node(s) had volume node affinity conflict';
     if (bestVolume(pvc!, v.pvs, node)) continue;
     const sc = v.classes.get(classOf(pvc!));
-    if (!sc || sc.provisioner === 'kubernetes.io/no-provisioner') return "node(s) didn't find available persistent volumes to bind";
+    if (!sc || sc.provisioner === 'kubernetes.io/no-provisioner')
+      return "node(s) didn't find available persistent volumes to bind";
   }
   return undefined;
 }
 
 /** Claims still waiting for a node (delayed binding, unbound, none selected): the scheduler names its choice on them. */
-export const claimsAwaitingNode = (v: PodVolumes): KObj[] => [...v.claims.values()].filter((c): c is KObj => !!c && !bound(c) && delayed(c, v) && !c.metadata.annotations?.[ANN_SELECTED_NODE]);
-export const allBound = (v: PodVolumes): boolean => [...v.claims.values()].every((c) => !!c && bound(c) && c.status?.phase === 'Bound');
+export const claimsAwaitingNode = (v: PodVolumes): KObj[] =>
+  [...v.claims.values()].filter(
+    (c): c is KObj => !!c && !bound(c) && delayed(c, v) && !c.metadata.annotations?.[ANN_SELECTED_NODE],
+  );
+export const allBound = (v: PodVolumes): boolean =>
+  [...v.claims.values()].every((c) => !!c && bound(c) && c.status?.phase === 'Bound');

@@ -16,17 +16,27 @@ export const notFoundOk = (e: unknown): undefined => {
   throw e;
 };
 
-export const controllerRef = (o: KObj): KObj | undefined => ((o.metadata.ownerReferences ?? []) as KObj[]).find((r) => r.controller === true);
+export const controllerRef = (o: KObj): KObj | undefined =>
+  ((o.metadata.ownerReferences ?? []) as KObj[]).find((r) => r.controller === true);
 export const ownedBy = (o: KObj, owner: KObj): boolean => controllerRef(o)?.uid === owner.metadata.uid;
 
 export function ownerRefTo(owner: KObj): KObj {
-  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name,
+    uid: owner.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** Not being deleted and not finished: it counts toward replicas. */
-export const isActive = (p: KObj): boolean => !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
+export const isActive = (p: KObj): boolean =>
+  !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
 
-const readyCondition = (p: KObj): KObj | undefined => ((p.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Ready');
+const readyCondition = (p: KObj): KObj | undefined =>
+  ((p.status?.conditions ?? []) as KObj[]).find((c) => c.type === 'Ready');
 export const isReady = (p: KObj): boolean => readyCondition(p)?.status === 'True';
 
 /** Ready for at least minReadySeconds. */
@@ -138,7 +148,11 @@ export function scaleDownOld(d: KObj, newRS: KObj | undefined, old: KObj[]): Map
   const newUnavailable = newRS ? spec(newRS) - available(newRS) : 0;
   let room = allCount - minAvailable - newUnavailable;
   if (room <= 0) return out;
-  const sorted = [...old].sort((a, b) => Date.parse(a.metadata.creationTimestamp) - Date.parse(b.metadata.creationTimestamp) || a.metadata.name.localeCompare(b.metadata.name));
+  const sorted = [...old].sort(
+    (a, b) =>
+      Date.parse(a.metadata.creationTimestamp) - Date.parse(b.metadata.creationTimestamp) ||
+      a.metadata.name.localeCompare(b.metadata.name),
+  );
   const next = new Map(sorted.map((rs) => [rs.metadata.name as string, spec(rs)]));
   // Unhealthy replicas first: removing them costs no availability.
   for (const rs of sorted) {
@@ -161,7 +175,8 @@ export function scaleDownOld(d: KObj, newRS: KObj | undefined, old: KObj[]): Map
       budget -= n;
     }
   }
-  for (const rs of sorted) if (next.get(rs.metadata.name) !== spec(rs)) out.set(rs.metadata.name, next.get(rs.metadata.name)!);
+  for (const rs of sorted)
+    if (next.get(rs.metadata.name) !== spec(rs)) out.set(rs.metadata.name, next.get(rs.metadata.name)!);
   return out;
 }
 

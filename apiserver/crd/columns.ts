@@ -4,11 +4,18 @@
 import type { Obj } from '../storage/store.js';
 import type { CustomVersion } from '../resources.js';
 
-type Step = { field: string } | { index: number } | { all: true } | { filter: { path: string[]; op: string; value: string | number | boolean } };
+type Step =
+  | { field: string }
+  | { index: number }
+  | { all: true }
+  | { filter: { path: string[]; op: string; value: string | number | boolean } };
 
 /** `.status.conditions[?(@.type=="Ready")].status` → steps; undefined when it is not in the supported subset. */
 export function parseJsonPath(expr: string): Step[] | undefined {
-  const s = expr.trim().replace(/^\{(.*)\}$/, '$1').replace(/^\$/, '');
+  const s = expr
+    .trim()
+    .replace(/^\{(.*)\}$/, '$1')
+    .replace(/^\$/, '');
   const steps: Step[] = [];
   let i = 0;
   while (i < s.length) {
@@ -25,7 +32,10 @@ export function parseJsonPath(expr: string): Step[] | undefined {
       else if (/^\d+$/.test(inner)) steps.push({ index: Number(inner) });
       else if (/^'[^']*'$|^"[^"]*"$/.test(inner)) steps.push({ field: inner.slice(1, -1) });
       else {
-        const f = /^\?\(@((?:\.[A-Za-z0-9_\-]+)+)\s*(==|!=)\s*(?:"([^"]*)"|'([^']*)'|(-?\d+(?:\.\d+)?)|(true|false))\s*\)$/.exec(inner);
+        const f =
+          /^\?\(@((?:\.[A-Za-z0-9_\-]+)+)\s*(==|!=)\s*(?:"([^"]*)"|'([^']*)'|(-?\d+(?:\.\d+)?)|(true|false))\s*\)$/.exec(
+            inner,
+          );
         if (!f) return undefined;
         const value = f[3] ?? f[4] ?? (f[5] !== undefined ? Number(f[5]) : f[6] === 'true');
         steps.push({ filter: { path: f[1]!.slice(1).split('.'), op: f[2]!, value } });
@@ -43,7 +53,8 @@ export function evalJsonPath(o: unknown, steps: Step[]): unknown[] {
     const next: unknown[] = [];
     for (const v of cur) {
       if ('field' in st) {
-        if (v && typeof v === 'object' && !Array.isArray(v) && (v as Obj)[st.field] !== undefined) next.push((v as Obj)[st.field]);
+        if (v && typeof v === 'object' && !Array.isArray(v) && (v as Obj)[st.field] !== undefined)
+          next.push((v as Obj)[st.field]);
       } else if ('index' in st) {
         if (Array.isArray(v) && st.index < v.length) next.push(v[st.index]);
       } else if ('all' in st) {
@@ -65,12 +76,30 @@ export function evalJsonPath(o: unknown, steps: Step[]): unknown[] {
 type Col = { name: string; type: string; format: string; description: string; priority: number };
 
 /** Upstream's CRD table convertor: Name, then the definition's columns, or Age when it names none. */
-export function customColumns(c: CustomVersion): { columns: Col[]; row: (o: Obj, now: number, age: (ts: string | undefined, now: number) => string) => unknown[] } {
-  const defined = c.columns.length ? c.columns : [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: '' }];
+export function customColumns(c: CustomVersion): {
+  columns: Col[];
+  row: (o: Obj, now: number, age: (ts: string | undefined, now: number) => string) => unknown[];
+} {
+  const defined = c.columns.length
+    ? c.columns
+    : [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: '' }];
   const paths = defined.map((x) => parseJsonPath(x.jsonPath));
   const columns: Col[] = [
-    { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names', priority: 0 },
-    ...defined.map((x) => ({ name: x.name, type: x.type, format: x.format ?? '', description: x.description ?? '', priority: x.priority ?? 0 })),
+    {
+      name: 'Name',
+      type: 'string',
+      format: 'name',
+      description:
+        'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
+      priority: 0,
+    },
+    ...defined.map((x) => ({
+      name: x.name,
+      type: x.type,
+      format: x.format ?? '',
+      description: x.description ?? '',
+      priority: x.priority ?? 0,
+    })),
   ];
   const row = (o: Obj, now: number, age: (ts: string | undefined, now: number) => string): unknown[] => [
     o.metadata?.name,

@@ -22,12 +22,21 @@ export class CrdFinalizer {
   private readonly crds: Informer;
   private readonly queue: RetryingQueue;
 
-  constructor(private readonly client: KubeApi, log: Logger) {
+  constructor(
+    private readonly client: KubeApi,
+    log: Logger,
+  ) {
     this.queue = new RetryingQueue('crd-finalizer', log, (k) => this.sync(k));
     const enq = (o: KObj): void => {
-      if (o.metadata.deletionTimestamp && (o.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER)) this.queue.add(o.metadata.name);
+      if (o.metadata.deletionTimestamp && (o.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER))
+        this.queue.add(o.metadata.name);
     };
-    this.crds = new Informer(client, { path: CRDS, onAdd: enq, onUpdate: enq, onError: (e) => log.warn(`crd-finalizer: watch: ${e.message}`) });
+    this.crds = new Informer(client, {
+      path: CRDS,
+      onAdd: enq,
+      onUpdate: enq,
+      onError: (e) => log.warn(`crd-finalizer: watch: ${e.message}`),
+    });
   }
 
   async start(): Promise<void> {
@@ -49,7 +58,9 @@ export class CrdFinalizer {
     const r = servedResources(crd)[0];
     if (r) {
       const items = ((await this.client.get(resourcePath(r)))?.items ?? []) as KObj[];
-      for (const o of items) if (!o.metadata.deletionTimestamp) await this.client.delete(`${resourcePath(r, o.metadata.namespace, o.metadata.name)}`).catch(gone);
+      for (const o of items)
+        if (!o.metadata.deletionTimestamp)
+          await this.client.delete(`${resourcePath(r, o.metadata.namespace, o.metadata.name)}`).catch(gone);
       if (((await this.client.get(resourcePath(r)))?.items ?? []).length) {
         this.queue.later(name, 1000);
         return;
@@ -57,7 +68,12 @@ export class CrdFinalizer {
     }
     const cur = await this.client.get(`${CRDS}/${name}`).catch(gone);
     if (!cur) return;
-    await this.client.update(`${CRDS}/${name}`, { ...cur, metadata: { ...cur.metadata, finalizers: ((cur.metadata.finalizers ?? []) as string[]).filter((f) => f !== CLEANUP_FINALIZER) } });
+    await this.client.update(`${CRDS}/${name}`, {
+      ...cur,
+      metadata: {
+        ...cur.metadata,
+        finalizers: ((cur.metadata.finalizers ?? []) as string[]).filter((f) => f !== CLEANUP_FINALIZER),
+      },
+    });
   }
 }
-

@@ -20,7 +20,8 @@ export function applySchemaDefaults(value: unknown, schema: Obj | undefined): vo
   if (isObj(schema.properties)) {
     for (const [k, ps] of Object.entries(schema.properties as Record<string, Obj>)) {
       if (!isObj(ps)) continue;
-      if (ps.default !== undefined && (value[k] === undefined || (value[k] === null && ps.nullable !== true))) value[k] = structuredClone(ps.default);
+      if (ps.default !== undefined && (value[k] === undefined || (value[k] === null && ps.nullable !== true)))
+        value[k] = structuredClone(ps.default);
       if (value[k] !== undefined) applySchemaDefaults(value[k], ps);
     }
   } else if (isObj(schema.additionalProperties)) {
@@ -34,10 +35,24 @@ function toAjv(s: unknown, root: boolean): unknown {
   if (!isObj(s)) return s;
   const out: Obj = {};
   for (const [k, v] of Object.entries(s)) {
-    if (k === 'properties' && isObj(v)) out.properties = Object.fromEntries(Object.entries(v).filter(([p]) => !(root && (p === 'metadata' || p === 'apiVersion' || p === 'kind'))).map(([p, ps]) => [p, toAjv(ps, false)]));
-    else if (k === 'items' || k === 'additionalProperties' || k === 'not') out[k] = typeof v === 'boolean' ? v : toAjv(v, false);
+    if (k === 'properties' && isObj(v))
+      out.properties = Object.fromEntries(
+        Object.entries(v)
+          .filter(([p]) => !(root && (p === 'metadata' || p === 'apiVersion' || p === 'kind')))
+          .map(([p, ps]) => [p, toAjv(ps, false)]),
+      );
+    else if (k === 'items' || k === 'additionalProperties' || k === 'not')
+      out[k] = typeof v === 'boolean' ? v : toAjv(v, false);
     else if (k === 'allOf' || k === 'anyOf' || k === 'oneOf') out[k] = toAjv(v, false);
-    else if (k === 'default' || k === 'example' || k === 'description' || k === 'title' || k === 'externalDocs' || k.startsWith('x-kubernetes-')) continue;
+    else if (
+      k === 'default' ||
+      k === 'example' ||
+      k === 'description' ||
+      k === 'title' ||
+      k === 'externalDocs' ||
+      k.startsWith('x-kubernetes-')
+    )
+      continue;
     else if (k === 'exclusiveMaximum' || k === 'exclusiveMinimum') continue;
     else if (k === 'nullable') continue;
     else out[k] = v;
@@ -77,7 +92,12 @@ function goType(v: unknown): string {
   return typeof v;
 }
 
-const show = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v));
+const show = (v: unknown): string =>
+  typeof v === 'string'
+    ? JSON.stringify(v)
+    : typeof v === 'number' || typeof v === 'boolean'
+      ? String(v)
+      : JSON.stringify(v);
 
 /** `/spec/ports/0/name` → `spec.ports[0].name`, reading the value to tell list indexes from keys. */
 function fieldPath(value: unknown, pointer: string): { path: string; at: unknown } {
@@ -99,7 +119,10 @@ function fieldPath(value: unknown, pointer: string): { path: string; at: unknown
 function toCause(o: Obj, e: ErrorObject): Cause | undefined {
   const { path, at } = fieldPath(o, e.instancePath);
   const p = e.params as Record<string, unknown>;
-  const inBody = (msg: string): Cause => ({ field: path, message: `Invalid value: ${show(at)}: ${path} in body ${msg}` });
+  const inBody = (msg: string): Cause => ({
+    field: path,
+    message: `Invalid value: ${show(at)}: ${path} in body ${msg}`,
+  });
   switch (e.keyword) {
     case 'required': {
       const f = path ? `${path}.${String(p.missingProperty)}` : String(p.missingProperty);
@@ -107,10 +130,18 @@ function toCause(o: Obj, e: ErrorObject): Cause | undefined {
     }
     case 'type': {
       const want = Array.isArray(p.type) ? (p.type as string[]).filter((t) => t !== 'null').join(',') : String(p.type);
-      return { field: path, reason: 'FieldValueTypeInvalid', message: `Invalid value: "${goType(at)}": ${path} in body must be of type ${want}: "${goType(at)}"` };
+      return {
+        field: path,
+        reason: 'FieldValueTypeInvalid',
+        message: `Invalid value: "${goType(at)}": ${path} in body must be of type ${want}: "${goType(at)}"`,
+      };
     }
     case 'enum':
-      return { field: path, reason: 'FieldValueNotSupported', message: `Unsupported value: ${show(at)}: supported values: ${((p.allowedValues ?? []) as unknown[]).map(show).join(', ')}` };
+      return {
+        field: path,
+        reason: 'FieldValueNotSupported',
+        message: `Unsupported value: ${show(at)}: supported values: ${((p.allowedValues ?? []) as unknown[]).map(show).join(', ')}`,
+      };
     case 'maximum':
       return inBody(`should be less than or equal to ${String(p.limit)}`);
     case 'exclusiveMaximum':
@@ -120,17 +151,29 @@ function toCause(o: Obj, e: ErrorObject): Cause | undefined {
     case 'exclusiveMinimum':
       return inBody(`should be greater than ${String(p.limit)}`);
     case 'maxLength':
-      return { field: path, reason: 'FieldValueTooLong', message: `Too long: may not be more than ${String(p.limit)} bytes` };
+      return {
+        field: path,
+        reason: 'FieldValueTooLong',
+        message: `Too long: may not be more than ${String(p.limit)} bytes`,
+      };
     case 'minLength':
       return inBody(`should be at least ${String(p.limit)} chars long`);
     case 'pattern':
       return inBody(`should match '${String(p.pattern)}'`);
     case 'maxItems':
-      return { field: path, reason: 'FieldValueTooMany', message: `Too many: ${Array.isArray(at) ? at.length : 0}: must have at most ${String(p.limit)} items` };
+      return {
+        field: path,
+        reason: 'FieldValueTooMany',
+        message: `Too many: ${Array.isArray(at) ? at.length : 0}: must have at most ${String(p.limit)} items`,
+      };
     case 'minItems':
       return inBody(`should have at least ${String(p.limit)} items`);
     case 'maxProperties':
-      return { field: path, reason: 'FieldValueTooMany', message: `Too many: ${isObj(at) ? Object.keys(at).length : 0}: must have at most ${String(p.limit)} items` };
+      return {
+        field: path,
+        reason: 'FieldValueTooMany',
+        message: `Too many: ${isObj(at) ? Object.keys(at).length : 0}: must have at most ${String(p.limit)} items`,
+      };
     case 'minProperties':
       return inBody(`should have at least ${String(p.limit)} properties`);
     case 'multipleOf':
@@ -139,9 +182,15 @@ function toCause(o: Obj, e: ErrorObject): Cause | undefined {
     case 'oneOf':
     case 'allOf':
     case 'not':
-      return inBody(`must validate ${e.keyword === 'not' ? 'not' : e.keyword === 'allOf' ? 'all of' : e.keyword === 'oneOf' ? 'one and only one' : 'at least one'} schema${e.keyword === 'not' ? '' : ' (' + e.keyword + ')'}`);
+      return inBody(
+        `must validate ${e.keyword === 'not' ? 'not' : e.keyword === 'allOf' ? 'all of' : e.keyword === 'oneOf' ? 'one and only one' : 'at least one'} schema${e.keyword === 'not' ? '' : ' (' + e.keyword + ')'}`,
+      );
     case 'additionalProperties':
-      return { field: path ? `${path}.${String(p.additionalProperty)}` : String(p.additionalProperty), reason: 'FieldValueForbidden', message: 'Forbidden: additional property is not allowed' };
+      return {
+        field: path ? `${path}.${String(p.additionalProperty)}` : String(p.additionalProperty),
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: additional property is not allowed',
+      };
     default:
       return inBody(e.message ?? e.keyword);
   }

@@ -14,7 +14,10 @@ export const ANONYMOUS: User = { name: 'system:anonymous', groups: ['system:unau
 
 export type TokenTable = Map<string, { user: string; groups: string[] }>;
 
-const withAuthenticated = (name: string, groups: string[]): User => ({ name, groups: groups.includes('system:authenticated') ? groups : [...groups, 'system:authenticated'] });
+const withAuthenticated = (name: string, groups: string[]): User => ({
+  name,
+  groups: groups.includes('system:authenticated') ? groups : [...groups, 'system:authenticated'],
+});
 
 export class Authenticator {
   constructor(
@@ -31,9 +34,13 @@ export class Authenticator {
     if (t) return { user: withAuthenticated(t.user, t.groups), audiences: audiences ?? [] };
     if (this.bootstrapSecret) {
       const b = bootstrapToken(token, this.bootstrapSecret);
-      if (b) return 'user' in b ? { user: withAuthenticated(b.user.name, b.user.groups), audiences: audiences ?? [] } : undefined;
+      if (b)
+        return 'user' in b
+          ? { user: withAuthenticated(b.user.name, b.user.groups), audiences: audiences ?? [] }
+          : undefined;
     }
-    if (this.serviceAccounts && token.split('.').length === 3) return this.serviceAccounts.verify(token.trim(), audiences?.length ? audiences : undefined);
+    if (this.serviceAccounts && token.split('.').length === 3)
+      return this.serviceAccounts.verify(token.trim(), audiences?.length ? audiences : undefined);
     return undefined;
   }
 

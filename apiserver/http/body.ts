@@ -21,7 +21,10 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 export function mediaType(req: IncomingMessage): string {
-  return String(req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+  return String(req.headers['content-type'] ?? 'application/json')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
 }
 
 /** Nesting allowed in a request body: deeper objects are refused at decode time, before anything copies them. */
@@ -36,13 +39,15 @@ export function nestingDepth(v: unknown, limit = Infinity): number {
     if (typeof cur !== 'object' || cur === null) continue;
     if (d + 1 > max) max = d + 1;
     if (max > limit) return max;
-    for (const child of Object.values(cur as object)) if (typeof child === 'object' && child !== null) stack.push([child, d + 1]);
+    for (const child of Object.values(cur as object))
+      if (typeof child === 'object' && child !== null) stack.push([child, d + 1]);
   }
   return max;
 }
 
 function checkDepth<T>(v: T): T {
-  if (nestingDepth(v, MAX_DEPTH) > MAX_DEPTH) throw errors.badRequest(`the object is too deeply nested: exceeded max depth of ${MAX_DEPTH}`);
+  if (nestingDepth(v, MAX_DEPTH) > MAX_DEPTH)
+    throw errors.badRequest(`the object is too deeply nested: exceeded max depth of ${MAX_DEPTH}`);
   return v;
 }
 
@@ -51,13 +56,15 @@ export function decodeBody(raw: Buffer, type: string, allowed: string[]): unknow
     return checkDepth(decodeRaw(raw, type, allowed));
   } catch (e) {
     // A parser that overflowed its stack on a deep document: the same refusal.
-    if (e instanceof RangeError) throw errors.badRequest(`the object is too deeply nested: exceeded max depth of ${MAX_DEPTH}`);
+    if (e instanceof RangeError)
+      throw errors.badRequest(`the object is too deeply nested: exceeded max depth of ${MAX_DEPTH}`);
     throw e;
   }
 }
 
 function decodeRaw(raw: Buffer, type: string, allowed: string[]): unknown {
-  if (type === 'application/vnd.kubernetes.protobuf' && allowed.includes('application/json')) return decodeProtobuf(raw);
+  if (type === 'application/vnd.kubernetes.protobuf' && allowed.includes('application/json'))
+    return decodeProtobuf(raw);
   if (!allowed.includes(type)) throw errors.unsupportedMediaType(type);
   const text = raw.toString('utf8');
   if (text.trim() === '') throw errors.badRequest('the request body is empty');

@@ -1,19 +1,35 @@
 // Discovery documents (/api, /apis, /api/v1, /apis/<g>/<v>) and /version.
 import { verbsOf, type ResourceDef, type Subresource } from '../resources.js';
 
-export const SERVER_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-tskube', gitCommit: '', gitTreeState: 'clean', buildDate: '2026-01-01T00:00:00Z', goVersion: 'node', compiler: 'tsc', platform: 'linux/amd64' };
+export const SERVER_VERSION = {
+  major: '1',
+  minor: '32',
+  gitVersion: 'v1.32.0-tskube',
+  gitCommit: '',
+  gitTreeState: 'clean',
+  buildDate: '2026-01-01T00:00:00Z',
+  goVersion: 'node',
+  compiler: 'tsc',
+  platform: 'linux/amd64',
+};
 
 const groups = (all: ResourceDef[]): string[] => [...new Set(all.filter((r) => r.group).map((r) => r.group))];
 
 /** A group's versions, preferred first: a custom group's by upstream's version priority. */
 function versionsOf(all: ResourceDef[], group: string): { groupVersion: string; version: string }[] {
   const rs = all.filter((r) => r.group === group);
-  const vs = [...new Map(rs.map((r) => [r.version, r.custom?.priority ?? 0])).entries()].sort((a, b) => a[1] - b[1]).map(([v]) => v);
+  const vs = [...new Map(rs.map((r) => [r.version, r.custom?.priority ?? 0])).entries()]
+    .sort((a, b) => a[1] - b[1])
+    .map(([v]) => v);
   return vs.map((v) => ({ groupVersion: `${group}/${v}`, version: v }));
 }
 
 export function apiVersions(serverAddress: string): object {
-  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
 }
 
 export function apiGroupList(all: ResourceDef[]): object {
@@ -38,10 +54,23 @@ export function apiResourceList(all: ResourceDef[], group: string, version: stri
   if (!rs.length) return undefined;
   const resources: object[] = [];
   for (const r of rs) {
-    resources.push({ name: r.resource, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: verbsOf(r), ...(r.shortNames.length ? { shortNames: r.shortNames } : {}), ...(r.categories ? { categories: r.categories } : {}) });
+    resources.push({
+      name: r.resource,
+      singularName: r.singular,
+      namespaced: r.namespaced,
+      kind: r.kind,
+      verbs: verbsOf(r),
+      ...(r.shortNames.length ? { shortNames: r.shortNames } : {}),
+      ...(r.categories ? { categories: r.categories } : {}),
+    });
     for (const sub of r.subresources) resources.push(subresource(r, sub));
   }
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: group ? `${group}/${version}` : version,
+    resources,
+  };
 }
 
 const SUBRESOURCE_KINDS: Record<string, { kind: string; verbs: string[]; group?: string; version?: string }> = {
@@ -58,7 +87,21 @@ const SUBRESOURCE_KINDS: Record<string, { kind: string; verbs: string[]; group?:
 
 function subresource(r: ResourceDef, sub: Subresource): object {
   const k = SUBRESOURCE_KINDS[sub];
-  if (k) return { name: `${r.resource}/${sub}`, singularName: '', namespaced: r.namespaced, ...(k.group ? { group: k.group, version: k.version } : {}), kind: k.kind, verbs: k.verbs };
+  if (k)
+    return {
+      name: `${r.resource}/${sub}`,
+      singularName: '',
+      namespaced: r.namespaced,
+      ...(k.group ? { group: k.group, version: k.version } : {}),
+      kind: k.kind,
+      verbs: k.verbs,
+    };
   // status, approval, ephemeralcontainers, resize: the object itself, read and written.
-  return { name: `${r.resource}/${sub}`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] };
+  return {
+    name: `${r.resource}/${sub}`,
+    singularName: '',
+    namespaced: r.namespaced,
+    kind: r.kind,
+    verbs: ['get', 'patch', 'update'],
+  };
 }

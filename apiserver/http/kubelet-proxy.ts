@@ -12,7 +12,15 @@ import type { Obj } from '../storage/store.js';
 import { answerUpgrade, spliceUpgrade } from '../../kube/upgrade-proxy.js';
 import { SpdyDialError } from '../../kube/spdy.js';
 import { boolParam } from './query.js';
-import { chooseProtocol, PORTFORWARD_TUNNEL, translateExec, translatePortForward, tunnelPortForward, V4, V5 } from './stream-translator.js';
+import {
+  chooseProtocol,
+  PORTFORWARD_TUNNEL,
+  translateExec,
+  translatePortForward,
+  tunnelPortForward,
+  V4,
+  V5,
+} from './stream-translator.js';
 
 export interface KubeletClientCert {
   cert: Buffer;
@@ -40,10 +48,18 @@ export class KubeletProxy {
   private target(ns: string, name: string, container: string | null, needContainer: boolean): Target {
     const pod = this.api.get(this.api.res('', 'pods'), ns, name);
     const names = ((pod.spec?.containers ?? []) as Obj[]).map((c) => c.name as string);
-    const all = [...names, ...[...((pod.spec?.initContainers ?? []) as Obj[]), ...((pod.spec?.ephemeralContainers ?? []) as Obj[])].map((c) => c.name as string)];
+    const all = [
+      ...names,
+      ...[...((pod.spec?.initContainers ?? []) as Obj[]), ...((pod.spec?.ephemeralContainers ?? []) as Obj[])].map(
+        (c) => c.name as string,
+      ),
+    ];
     let c = container ?? '';
     if (needContainer && !c) {
-      if (names.length !== 1) throw errors.badRequest(`a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`);
+      if (names.length !== 1)
+        throw errors.badRequest(
+          `a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`,
+        );
       c = names[0]!;
     }
     if (c && !all.includes(c)) throw errors.badRequest(`container ${c} is not valid for pod ${name}`);
@@ -51,7 +67,8 @@ export class KubeletProxy {
     if (!nodeName) throw errors.badRequest(`pod ${name} does not have a host assigned`);
     const node = this.api.get(this.api.res('', 'nodes'), '', nodeName);
     const addrs = (node.status?.addresses ?? []) as Obj[];
-    const host = (addrs.find((a) => a.type === 'InternalIP') ?? addrs.find((a) => a.type === 'Hostname') ?? {}).address as string | undefined;
+    const host = (addrs.find((a) => a.type === 'InternalIP') ?? addrs.find((a) => a.type === 'Hostname') ?? {})
+      .address as string | undefined;
     if (!host) throw errors.badRequest(`no address found for node ${nodeName}`);
     return { host, port: node.status?.daemonEndpoints?.kubeletEndpoint?.Port ?? 10250, pod, container: c };
   }
@@ -62,14 +79,28 @@ export class KubeletProxy {
     const qs = new URLSearchParams();
     for (const k of LOG_PARAMS) if (q.has(k)) qs.set(k, q.get(k)!);
     const path = `/containerLogs/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/${encodeURIComponent(t.container)}${qs.size ? `?${qs.toString()}` : ''}`;
-    const up = https.request({ host: t.host, port: t.port, path, method: 'GET', cert: this.client.cert, key: this.client.key, rejectUnauthorized: false }, (kres) => {
-      const code = kres.statusCode ?? 502;
-      if (code < 200 || code > 299) return void relayError(kres, res, code);
-      const headers: Record<string, string> = { 'Content-Type': String(kres.headers['content-type'] ?? 'text/plain'), 'Cache-Control': 'no-cache, private' };
-      res.writeHead(kres.statusCode ?? 502, headers);
-      kres.pipe(res);
-      res.on('close', () => kres.destroy());
-    });
+    const up = https.request(
+      {
+        host: t.host,
+        port: t.port,
+        path,
+        method: 'GET',
+        cert: this.client.cert,
+        key: this.client.key,
+        rejectUnauthorized: false,
+      },
+      (kres) => {
+        const code = kres.statusCode ?? 502;
+        if (code < 200 || code > 299) return void relayError(kres, res, code);
+        const headers: Record<string, string> = {
+          'Content-Type': String(kres.headers['content-type'] ?? 'text/plain'),
+          'Cache-Control': 'no-cache, private',
+        };
+        res.writeHead(kres.statusCode ?? 502, headers);
+        kres.pipe(res);
+        res.on('close', () => kres.destroy());
+      },
+    );
     up.on('error', (e) => {
       if (!res.headersSent) {
         const err = errors.internal(`Get "https://${t.host}:${t.port}${path}": ${e.message}`);
@@ -81,12 +112,27 @@ export class KubeletProxy {
   }
 
   /** exec, attach, portforward: an upgraded connection from the client, spliced to the kubelet's. */
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, ns: string, name: string, sub: string, q: URLSearchParams): void {
+  upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    ns: string,
+    name: string,
+    sub: string,
+    q: URLSearchParams,
+  ): void {
     const websocket = String(req.headers.upgrade ?? '').toLowerCase() === 'websocket';
     const protocol = websocket ? chooseProtocol(req) : undefined;
     // A WebSocket protocol we do not speak for this subresource: the client falls back to SPDY.
     if (websocket && (!protocol || (sub === 'portforward' ? protocol === V5 : protocol === PORTFORWARD_TUNNEL))) {
-      return rejectUpgrade(socket, new ApiError(400, 'BadRequest', `unable to upgrade: the requested WebSocket protocols (${String(req.headers['sec-websocket-protocol'] ?? '')}) are not supported for ${sub}`));
+      return rejectUpgrade(
+        socket,
+        new ApiError(
+          400,
+          'BadRequest',
+          `unable to upgrade: the requested WebSocket protocols (${String(req.headers['sec-websocket-protocol'] ?? '')}) are not supported for ${sub}`,
+        ),
+      );
     }
     // The options parse as Go's ParseBool (the Python client sends stdin=True).
     let flag: (k: string) => boolean;
@@ -106,25 +152,58 @@ export class KubeletProxy {
       for (const [k, v] of Object.entries(STREAM_PARAMS)) if (flag(k)) qs.set(v, '1');
     }
     const kubeletPath = sub === 'portforward' ? `/portForward/${ns}/${name}` : `/${sub}/${ns}/${name}/${t.container}`;
-    const url = new URL(`https://${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}${kubeletPath.split('/').map(encodeURIComponent).join('/')}${qs.size ? `?${qs.toString()}` : ''}`);
+    const url = new URL(
+      `https://${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}${kubeletPath.split('/').map(encodeURIComponent).join('/')}${qs.size ? `?${qs.toString()}` : ''}`,
+    );
     if (!websocket) {
-      spliceUpgrade(req, socket, head, { url, cert: this.client.cert, key: this.client.key, onDialError: (e) => rejectUpgrade(socket, errors.internal(`error dialing backend: ${e.message}`)) });
+      spliceUpgrade(req, socket, head, {
+        url,
+        cert: this.client.cert,
+        key: this.client.key,
+        onDialError: (e) => rejectUpgrade(socket, errors.internal(`error dialing backend: ${e.message}`)),
+      });
       return;
     }
     const dial = { url, cert: this.client.cert, key: this.client.key };
-    const ports = q.getAll('ports').flatMap((p) => p.split(',')).map(Number);
-    if (sub === 'portforward' && protocol === V4 && (!ports.length || ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535))) {
+    const ports = q
+      .getAll('ports')
+      .flatMap((p) => p.split(','))
+      .map(Number);
+    if (
+      sub === 'portforward' &&
+      protocol === V4 &&
+      (!ports.length || ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535))
+    ) {
       return rejectUpgrade(socket, errors.badRequest(`invalid port in ${JSON.stringify(q.getAll('ports'))}`));
     }
-    const done = sub === 'portforward' ? (protocol === PORTFORWARD_TUNNEL ? tunnelPortForward(req, socket, head, dial) : translatePortForward(req, socket, head, dial, ports)) : translateExec(req, socket, head, dial, { stdin: flag('stdin'), stdout: flag('stdout'), stderr: flag('stderr'), tty: flag('tty') });
+    const done =
+      sub === 'portforward'
+        ? protocol === PORTFORWARD_TUNNEL
+          ? tunnelPortForward(req, socket, head, dial)
+          : translatePortForward(req, socket, head, dial, ports)
+        : translateExec(req, socket, head, dial, {
+            stdin: flag('stdin'),
+            stdout: flag('stdout'),
+            stderr: flag('stderr'),
+            tty: flag('tty'),
+          });
     done.catch((e: Error) => {
-      if (e instanceof SpdyDialError) rejectUpgrade(socket, new ApiError(e.code, REASONS[e.code] ?? 'InternalError', e.body));
+      if (e instanceof SpdyDialError)
+        rejectUpgrade(socket, new ApiError(e.code, REASONS[e.code] ?? 'InternalError', e.body));
       else rejectUpgrade(socket, errors.internal(`error dialing backend: ${e.message}`));
     });
   }
 }
 
-const REASONS: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 500: 'InternalError', 503: 'ServiceUnavailable' };
+const REASONS: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  409: 'Conflict',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+};
 
 /** A kubelet error (plain text) becomes a Status with its text as the message, as upstream's log streamer does. */
 function relayError(kres: IncomingMessage, res: ServerResponse, code: number): void {
@@ -135,7 +214,11 @@ function relayError(kres: IncomingMessage, res: ServerResponse, code: number): v
     n += b.length;
   });
   kres.on('end', () => {
-    const err = new ApiError(code, REASONS[code] ?? 'InternalError', Buffer.concat(chunks).toString('utf8').slice(0, 4096).trim());
+    const err = new ApiError(
+      code,
+      REASONS[code] ?? 'InternalError',
+      Buffer.concat(chunks).toString('utf8').slice(0, 4096).trim(),
+    );
     res.writeHead(code, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify(err.toStatus()));
   });

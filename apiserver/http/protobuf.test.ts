@@ -6,16 +6,26 @@ import { decodeProtobuf } from './protobuf.js';
 
 // Bodies the real kubectl 1.32 sent: `create deployment web --image=x --replicas=3 --port=8080`,
 // `create deployment zero --image=x --replicas=0` and `create service nodeport np --tcp=80:http`.
-const WEB = 'azhzAAoVCgdhcHBzL3YxEgpEZXBsb3ltZW50ErABCh8KA3dlYhIAGgAiACoAMgA4AEIAWgoKA2FwcBIDd2ViEn8IAxIMCgoKA2FwcBIDd2ViGmUKHAoAEgAaACIAKgAyADgAQgBaCgoDYXBwEgN3ZWISRRInCgF4EgF4KgAyCwoAEAAYkD8iACoAQgBqAHIAgAEAiAEAkAEAogEAGgAyAEIASgBSAFgAYABoAIIBAIoBAJoBAMIBACICCgAoADgAGgwIABAAGAAgACgAOAAaACIA';
-const ZERO = 'azhzAAoVCgdhcHBzL3YxEgpEZXBsb3ltZW50EqcBCiEKBHplcm8SABoAIgAqADIAOABCAFoLCgNhcHASBHplcm8SdAgAEg0KCwoDYXBwEgR6ZXJvGlkKHQoAEgAaACIAKgAyADgAQgBaCwoDYXBwEgR6ZXJvEjgSGgoBeBIBeCoAQgBqAHIAgAEAiAEAkAEAogEAGgAyAEIASgBSAFgAYABoAIIBAIoBAJoBAMIBACICCgAoADgAGgwIABAAGAAgACgAOAAaACIA';
-const NP = 'azhzAAoNCgJ2MRIHU2VydmljZRJoCh0KAm5wEgAaACIAKgAyADgAQgBaCQoDYXBwEgJucBJDCh4KBzgwLWh0dHASA1RDUBhQIgoIARAAGgRodHRwKAASCQoDYXBwEgJucBoAIghOb2RlUG9ydDoAQgBSAFoAYABoABoCCgAaACIA';
+const WEB =
+  'azhzAAoVCgdhcHBzL3YxEgpEZXBsb3ltZW50ErABCh8KA3dlYhIAGgAiACoAMgA4AEIAWgoKA2FwcBIDd2ViEn8IAxIMCgoKA2FwcBIDd2ViGmUKHAoAEgAaACIAKgAyADgAQgBaCgoDYXBwEgN3ZWISRRInCgF4EgF4KgAyCwoAEAAYkD8iACoAQgBqAHIAgAEAiAEAkAEAogEAGgAyAEIASgBSAFgAYABoAIIBAIoBAJoBAMIBACICCgAoADgAGgwIABAAGAAgACgAOAAaACIA';
+const ZERO =
+  'azhzAAoVCgdhcHBzL3YxEgpEZXBsb3ltZW50EqcBCiEKBHplcm8SABoAIgAqADIAOABCAFoLCgNhcHASBHplcm8SdAgAEg0KCwoDYXBwEgR6ZXJvGlkKHQoAEgAaACIAKgAyADgAQgBaCwoDYXBwEgR6ZXJvEjgSGgoBeBIBeCoAQgBqAHIAgAEAiAEAkAEAogEAGgAyAEIASgBSAFgAYABoAIIBAIoBAJoBAMIBACICCgAoADgAGgwIABAAGAAgACgAOAAaACIA';
+const NP =
+  'azhzAAoNCgJ2MRIHU2VydmljZRJoCh0KAm5wEgAaACIAKgAyADgAQgBaCQoDYXBwEgJucBJDCh4KBzgwLWh0dHASA1RDUBhQIgoIARAAGgRodHRwKAASCQoDYXBwEgJucBoAIghOb2RlUG9ydDoAQgBSAFoAYABoABoCCgAaACIA';
 
 test('a kubectl Deployment in protobuf decodes to the JSON Go would write', () => {
   assert.deepEqual(decodeProtobuf(Buffer.from(WEB, 'base64')), {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: 'web', labels: { app: 'web' } },
-    spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'x', image: 'x', ports: [{ containerPort: 8080 }] }] } } },
+    spec: {
+      replicas: 3,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: { containers: [{ name: 'x', image: 'x', ports: [{ containerPort: 8080 }] }] },
+      },
+    },
   });
 });
 
@@ -28,7 +38,11 @@ test('a Service with a named targetPort: IntOrString becomes the string', () => 
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: 'np', labels: { app: 'np' } },
-    spec: { ports: [{ name: '80-http', protocol: 'TCP', port: 80, targetPort: 'http' }], selector: { app: 'np' }, type: 'NodePort' },
+    spec: {
+      ports: [{ name: '80-http', protocol: 'TCP', port: 80, targetPort: 'http' }],
+      selector: { app: 'np' },
+      type: 'NodePort',
+    },
   });
 });
 
@@ -41,7 +55,10 @@ test('a field the schema does not know is a 415, not silently dropped', () => {
   const grown = Buffer.concat([inner, Buffer.from([0x98, 0x06, 0x01])]);
   const len = Buffer.from([(grown.length & 0x7f) | 0x80, grown.length >> 7]);
   const body = Buffer.concat([raw.subarray(0, 4), env.subarray(0, rawStart), Buffer.from([0x12]), len, grown]);
-  assert.throws(() => decodeProtobuf(body), (e: { code: number; message: string }) => e.code === 415 && /fields this apiserver does not decode/.test(e.message));
+  assert.throws(
+    () => decodeProtobuf(body),
+    (e: { code: number; message: string }) => e.code === 415 && /fields this apiserver does not decode/.test(e.message),
+  );
 });
 
 test('kinds without a schema and bodies without the magic are refused', () => {
@@ -49,32 +66,92 @@ test('kinds without a schema and bodies without the magic are refused', () => {
 });
 
 // Bodies for other kinds, encoded here from the same upstream-derived schema: the decoder is generic.
-const schema = JSON.parse(fs.readFileSync(new URL('../protobuf/schema.json', import.meta.url), 'utf8')) as { nested: protobuf.INamespace['nested'] };
+const schema = JSON.parse(fs.readFileSync(new URL('../protobuf/schema.json', import.meta.url), 'utf8')) as {
+  nested: protobuf.INamespace['nested'];
+};
 const proto = protobuf.Root.fromJSON({ nested: schema.nested });
 function body(apiVersion: string, kind: string, type: string, obj: Record<string, unknown>): Buffer {
   const t = proto.lookupType(type);
   const raw = t.encode(t.fromObject(obj)).finish();
   const unknown = proto.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
-  return Buffer.concat([Buffer.from('k8s\0'), unknown.encode(unknown.fromObject({ typeMeta: { apiVersion, kind }, raw })).finish()]);
+  return Buffer.concat([
+    Buffer.from('k8s\0'),
+    unknown.encode(unknown.fromObject({ typeMeta: { apiVersion, kind }, raw })).finish(),
+  ]);
 }
 
 test('any served kind decodes: pointer false kept, embedded structs inlined, MicroTime, bytes as base64, renamed fields', () => {
-  const pod = decodeProtobuf(body('v1', 'Pod', 'k8s.io.api.core.v1.Pod', {
-    metadata: { name: 'p', creationTimestamp: { seconds: 1764720000 } },
-    spec: { automountServiceAccountToken: false, hostNetwork: false, containers: [{ name: 'c', image: 'i', stdin: false, env: [{ name: 'E', valueFrom: { configMapKeyRef: { localObjectReference: { name: 'cm' }, key: 'k' } } }], resources: { limits: { cpu: { string: '500m' } } } }], volumes: [{ name: 'v', volumeSource: { emptyDir: {} } }] },
-  }));
+  const pod = decodeProtobuf(
+    body('v1', 'Pod', 'k8s.io.api.core.v1.Pod', {
+      metadata: { name: 'p', creationTimestamp: { seconds: 1764720000 } },
+      spec: {
+        automountServiceAccountToken: false,
+        hostNetwork: false,
+        containers: [
+          {
+            name: 'c',
+            image: 'i',
+            stdin: false,
+            env: [{ name: 'E', valueFrom: { configMapKeyRef: { localObjectReference: { name: 'cm' }, key: 'k' } } }],
+            resources: { limits: { cpu: { string: '500m' } } },
+          },
+        ],
+        volumes: [{ name: 'v', volumeSource: { emptyDir: {} } }],
+      },
+    }),
+  );
   assert.deepEqual(pod, {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name: 'p', creationTimestamp: '2025-12-03T00:00:00Z' },
-    spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'i', env: [{ name: 'E', valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } }], resources: { limits: { cpu: '500m' } } }], volumes: [{ name: 'v', emptyDir: {} }] },
+    spec: {
+      automountServiceAccountToken: false,
+      containers: [
+        {
+          name: 'c',
+          image: 'i',
+          env: [{ name: 'E', valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } }],
+          resources: { limits: { cpu: '500m' } },
+        },
+      ],
+      volumes: [{ name: 'v', emptyDir: {} }],
+    },
   });
-  const lease = decodeProtobuf(body('coordination.k8s.io/v1', 'Lease', 'k8s.io.api.coordination.v1.Lease', { metadata: { name: 'n' }, spec: { holderIdentity: 'n', leaseDurationSeconds: 40, renewTime: { seconds: 1764720000, nanos: 123456000 } } }));
-  assert.deepEqual(lease.spec, { holderIdentity: 'n', leaseDurationSeconds: 40, renewTime: '2025-12-03T00:00:00.123456Z' });
-  const secret = decodeProtobuf(body('v1', 'Secret', 'k8s.io.api.core.v1.Secret', { metadata: { name: 's' }, data: { a: Buffer.from('hi') }, type: 'Opaque' }));
+  const lease = decodeProtobuf(
+    body('coordination.k8s.io/v1', 'Lease', 'k8s.io.api.coordination.v1.Lease', {
+      metadata: { name: 'n' },
+      spec: { holderIdentity: 'n', leaseDurationSeconds: 40, renewTime: { seconds: 1764720000, nanos: 123456000 } },
+    }),
+  );
+  assert.deepEqual(lease.spec, {
+    holderIdentity: 'n',
+    leaseDurationSeconds: 40,
+    renewTime: '2025-12-03T00:00:00.123456Z',
+  });
+  const secret = decodeProtobuf(
+    body('v1', 'Secret', 'k8s.io.api.core.v1.Secret', {
+      metadata: { name: 's' },
+      data: { a: Buffer.from('hi') },
+      type: 'Opaque',
+    }),
+  );
   assert.deepEqual(secret.data, { a: Buffer.from('hi').toString('base64') });
-  const tr = decodeProtobuf(body('authentication.k8s.io/v1', 'TokenRequest', 'k8s.io.api.authentication.v1.TokenRequest', { spec: { audiences: ['a'], boundObjectRef: { kind: 'Pod', name: 'p', uID: 'u1' } } }));
+  const tr = decodeProtobuf(
+    body('authentication.k8s.io/v1', 'TokenRequest', 'k8s.io.api.authentication.v1.TokenRequest', {
+      spec: { audiences: ['a'], boundObjectRef: { kind: 'Pod', name: 'p', uID: 'u1' } },
+    }),
+  );
   assert.deepEqual(tr.spec, { audiences: ['a'], boundObjectRef: { kind: 'Pod', name: 'p', uid: 'u1' } });
-  const del = decodeProtobuf(body('v1', 'DeleteOptions', 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions', { gracePeriodSeconds: 0, propagationPolicy: 'Background' }));
-  assert.deepEqual(del, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, propagationPolicy: 'Background' });
+  const del = decodeProtobuf(
+    body('v1', 'DeleteOptions', 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions', {
+      gracePeriodSeconds: 0,
+      propagationPolicy: 'Background',
+    }),
+  );
+  assert.deepEqual(del, {
+    apiVersion: 'v1',
+    kind: 'DeleteOptions',
+    gracePeriodSeconds: 0,
+    propagationPolicy: 'Background',
+  });
 });

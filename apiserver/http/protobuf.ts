@@ -26,11 +26,24 @@ const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 
 /** API group → the package of its generated.proto. */
-const GROUP_PACKAGES: Record<string, string> = { '': 'core', 'discovery.k8s.io': 'discovery', 'coordination.k8s.io': 'coordination', 'rbac.authorization.k8s.io': 'rbac', 'authentication.k8s.io': 'authentication', 'authorization.k8s.io': 'authorization', 'events.k8s.io': 'events', 'certificates.k8s.io': 'certificates', 'node.k8s.io': 'node', 'networking.k8s.io': 'networking', 'scheduling.k8s.io': 'scheduling', 'storage.k8s.io': 'storage' };
+const GROUP_PACKAGES: Record<string, string> = {
+  '': 'core',
+  'discovery.k8s.io': 'discovery',
+  'coordination.k8s.io': 'coordination',
+  'rbac.authorization.k8s.io': 'rbac',
+  'authentication.k8s.io': 'authentication',
+  'authorization.k8s.io': 'authorization',
+  'events.k8s.io': 'events',
+  'certificates.k8s.io': 'certificates',
+  'node.k8s.io': 'node',
+  'networking.k8s.io': 'networking',
+  'scheduling.k8s.io': 'scheduling',
+  'storage.k8s.io': 'storage',
+};
 
 /** The message of apiVersion/kind; meta kinds (DeleteOptions) are the same in every group. */
 function messageOf(apiVersion: string, kind: string): protobuf.Type | undefined {
-  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') as [string, string] : ['', apiVersion];
+  const [group, version] = apiVersion.includes('/') ? (apiVersion.split('/') as [string, string]) : ['', apiVersion];
   for (const name of [`k8s.io.api.${GROUP_PACKAGES[group] ?? group}.${version}.${kind}`, `${META}.${kind}`]) {
     const t = root.lookup(name);
     if (t instanceof protobuf.Type) return t;
@@ -108,11 +121,14 @@ function message(t: protobuf.Type, o: Json): Json | undefined {
 }
 
 export function decodeProtobuf(body: Buffer): Record<string, unknown> {
-  if (body.length < 4 || !body.subarray(0, 4).equals(MAGIC)) throw errors.badRequest('protobuf body does not start with the k8s magic prefix');
+  if (body.length < 4 || !body.subarray(0, 4).equals(MAGIC))
+    throw errors.badRequest('protobuf body does not start with the k8s magic prefix');
   const unknownType = root.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
   let env: Json;
   try {
-    env = unknownType.toObject(unknownType.decode(body.subarray(4)), { bytes: Buffer as unknown as ArrayConstructor }) as Json;
+    env = unknownType.toObject(unknownType.decode(body.subarray(4)), {
+      bytes: Buffer as unknown as ArrayConstructor,
+    }) as Json;
   } catch (e) {
     throw errors.badRequest(`cannot decode protobuf envelope: ${(e as Error).message}`);
   }
@@ -129,7 +145,10 @@ export function decodeProtobuf(body: Buffer): Record<string, unknown> {
     throw errors.badRequest(`cannot decode protobuf ${kind}: ${(e as Error).message}`);
   }
   // Unknown fields are dropped by the decoder: a shorter re-encoding means the body had some.
-  if (t.encode(msg).finish().length !== raw.length) throw errors.unsupportedMediaType(`application/vnd.kubernetes.protobuf for ${apiVersion} ${kind} with fields this apiserver does not decode from protobuf; send JSON`);
+  if (t.encode(msg).finish().length !== raw.length)
+    throw errors.unsupportedMediaType(
+      `application/vnd.kubernetes.protobuf for ${apiVersion} ${kind} with fields this apiserver does not decode from protobuf; send JSON`,
+    );
   const obj = t.toObject(msg, { longs: Number, bytes: String }) as Json;
   return { apiVersion, kind, ...(message(t, obj) ?? {}) };
 }

@@ -21,7 +21,14 @@ import { ANONYMOUS, type Authenticator } from './authn.js';
 import { requestVerb, type AuthorizerChain } from '../authz/authorizer.js';
 import { review, type RulesResolver } from './reviews.js';
 import { impersonatedUser } from './impersonation.js';
-import { boolParam, dryRunParam, intParam, resourceVersionMatchParam, resourceVersionParam, tooLargeResourceVersion } from './query.js';
+import {
+  boolParam,
+  dryRunParam,
+  intParam,
+  resourceVersionMatchParam,
+  resourceVersionParam,
+  tooLargeResourceVersion,
+} from './query.js';
 import { SERVER_TLS } from '../../kube/tls.js';
 import { KubeletProxy, rejectUpgrade } from './kubelet-proxy.js';
 import { getScale, updateScale } from '../api/scale.js';
@@ -55,7 +62,11 @@ const PUBLIC_PATHS = /^\/(api|apis|version|openapi)(\/.*)?$/;
 const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
 const OPENAPI_V2_PROTOBUF_TYPE = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 const RETURN_DELETED = new Set(['pods', 'services', 'namespaces']);
-const WATCH_HEADERS = { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' };
+const WATCH_HEADERS = {
+  'Content-Type': 'application/json',
+  'Transfer-Encoding': 'chunked',
+  'Cache-Control': 'no-cache, private',
+};
 
 const PATCH_TYPES: Record<string, PatchType> = {
   'application/merge-patch+json': 'merge',
@@ -76,10 +87,20 @@ export class ApiServer {
   constructor(private readonly o: ServerOptions) {
     this.api = o.api;
     this.server = https.createServer(
-      { cert: fs.readFileSync(o.cert), key: fs.readFileSync(o.key), ca: fs.readFileSync(o.ca), requestCert: true, rejectUnauthorized: false, ...SERVER_TLS },
+      {
+        cert: fs.readFileSync(o.cert),
+        key: fs.readFileSync(o.key),
+        ca: fs.readFileSync(o.ca),
+        requestCert: true,
+        rejectUnauthorized: false,
+        ...SERVER_TLS,
+      },
       (req, res) => void this.handle(req, res),
     );
-    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head));
+    this.server.on(
+      'upgrade',
+      (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head),
+    );
     this.server.keepAliveTimeout = 60_000;
   }
 
@@ -101,12 +122,22 @@ export class ApiServer {
 
   private send(res: ServerResponse, code: number, body: unknown): void {
     const text = JSON.stringify(body);
-    res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+    res.writeHead(code, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(text),
+      'Cache-Control': 'no-cache, private',
+    });
     res.end(text);
   }
 
   /** A write's body, with what fieldValidation asks of it (duplicate keys are found in the JSON text). */
-  private async writeBody(req: IncomingMessage, q: URLSearchParams, type: string, allowed: string[], kind: 'body' | 'patch' | 'json-patch' = 'body'): Promise<{ body: Obj; fields: FieldCheck }> {
+  private async writeBody(
+    req: IncomingMessage,
+    q: URLSearchParams,
+    type: string,
+    allowed: string[],
+    kind: 'body' | 'patch' | 'json-patch' = 'body',
+  ): Promise<{ body: Obj; fields: FieldCheck }> {
     const mode = fieldValidationParam(q.get('fieldValidation'));
     const raw = await readBody(req);
     const body = decodeBody(raw, type, allowed) as Obj;
@@ -121,10 +152,21 @@ export class ApiServer {
   }
 
   /** An OpenAPI document: JSON, or for v2 the protobuf form client-go asks for. */
-  private sendDocument(req: IncomingMessage, res: ServerResponse, doc: { body: string; hash: string; protobuf?: Buffer }, v2: boolean): void {
+  private sendDocument(
+    req: IncomingMessage,
+    res: ServerResponse,
+    doc: { body: string; hash: string; protobuf?: Buffer },
+    v2: boolean,
+  ): void {
     const accept = String(req.headers.accept ?? '*/*');
-    const pb = v2 && doc.protobuf && (accept.includes(OPENAPI_V2_PROTOBUF) || accept.includes(OPENAPI_V2_PROTOBUF_TYPE));
-    if (!pb && !/application\/json|\*\/\*|application\/\*/.test(accept)) throw new ApiError(406, 'NotAcceptable', `only the following media types are accepted: application/json${v2 ? `, ${OPENAPI_V2_PROTOBUF}` : ''}`);
+    const pb =
+      v2 && doc.protobuf && (accept.includes(OPENAPI_V2_PROTOBUF) || accept.includes(OPENAPI_V2_PROTOBUF_TYPE));
+    if (!pb && !/application\/json|\*\/\*|application\/\*/.test(accept))
+      throw new ApiError(
+        406,
+        'NotAcceptable',
+        `only the following media types are accepted: application/json${v2 ? `, ${OPENAPI_V2_PROTOBUF}` : ''}`,
+      );
     const tag = `"${doc.hash}${pb ? '-pb' : ''}"`;
     if (req.headers['if-none-match'] === tag) {
       res.writeHead(304, { ETag: tag });
@@ -132,18 +174,33 @@ export class ApiServer {
       return;
     }
     const body = pb ? doc.protobuf! : doc.body;
-    res.writeHead(200, { 'Content-Type': pb ? OPENAPI_V2_PROTOBUF_TYPE : 'application/json', 'Content-Length': Buffer.byteLength(body), ETag: tag, 'Cache-Control': v2 ? 'no-cache, private' : 'public, immutable', Vary: 'Accept' });
+    res.writeHead(200, {
+      'Content-Type': pb ? OPENAPI_V2_PROTOBUF_TYPE : 'application/json',
+      'Content-Length': Buffer.byteLength(body),
+      ETag: tag,
+      'Cache-Control': v2 ? 'no-cache, private' : 'public, immutable',
+      Vary: 'Accept',
+    });
     res.end(body);
   }
 
   /** Field validation warnings as upstream's `Warning: 299 - "..."` headers. */
   private warn(res: ServerResponse, fields: FieldCheck): void {
-    if (fields.warnings?.length) res.setHeader('Warning', fields.warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+    if (fields.warnings?.length)
+      res.setHeader(
+        'Warning',
+        fields.warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+      );
   }
 
   private sendError(res: ServerResponse, e: unknown): void {
     const tooLarge = e instanceof StoreError && e.reason === 'TooLarge';
-    const err = e instanceof ApiError ? e : tooLarge ? new ApiError(413, 'RequestEntityTooLarge', e.message) : errors.internal((e as Error).message);
+    const err =
+      e instanceof ApiError
+        ? e
+        : tooLarge
+          ? new ApiError(413, 'RequestEntityTooLarge', e.message)
+          : errors.internal((e as Error).message);
     if (!(e instanceof ApiError) && !tooLarge) this.o.log?.(`internal error: ${(e as Error).stack ?? String(e)}`);
     if (res.headersSent) {
       res.end();
@@ -177,23 +234,63 @@ export class ApiServer {
     if (this.o.alwaysAllow) {
       // No authorizer but AlwaysAllow: everyone authenticated may do everything; anonymous may only discover.
       if (user !== ANONYMOUS) return;
-      if (method === 'GET' && PUBLIC_PATHS.test(path) && (!route || path.split('/').filter(Boolean).length <= 3)) return;
+      if (method === 'GET' && PUBLIC_PATHS.test(path) && (!route || path.split('/').filter(Boolean).length <= 3))
+        return;
       // kubeadm's kubeadm:bootstrap-signer-clusterinfo Role: joining nodes read cluster-info before they have credentials.
       if (method === 'GET' && path === '/api/v1/namespaces/kube-public/configmaps/cluster-info') return;
     }
     if (!route) {
       const verb = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
-      if (!this.o.alwaysAllow && this.o.authz.authorize({ user, verb, resourceRequest: false, apiGroup: '', resource: '', subresource: '', namespace: '', name: '', path }).allowed) return;
+      if (
+        !this.o.alwaysAllow &&
+        this.o.authz.authorize({
+          user,
+          verb,
+          resourceRequest: false,
+          apiGroup: '',
+          resource: '',
+          subresource: '',
+          namespace: '',
+          name: '',
+          path,
+        }).allowed
+      )
+        return;
       throw errors.forbiddenPath(user.name, verb, path);
     }
     // Connect subresources are authorized by HTTP method (GET is get, POST is create), as upstream.
-    const verb = route.sub && CONNECT_SUBRESOURCES.has(route.sub) ? (method === 'POST' ? 'create' : 'get') : requestVerb(method, !!route.name, watch);
-    const a = { user, verb, resourceRequest: true, apiGroup: route.r.group, resource: route.r.resource, subresource: route.sub ?? '', namespace: route.namespace ?? '', name: route.name ?? '', path, fieldSelector: q.get('fieldSelector') ?? undefined };
+    const verb =
+      route.sub && CONNECT_SUBRESOURCES.has(route.sub)
+        ? method === 'POST'
+          ? 'create'
+          : 'get'
+        : requestVerb(method, !!route.name, watch);
+    const a = {
+      user,
+      verb,
+      resourceRequest: true,
+      apiGroup: route.r.group,
+      resource: route.r.resource,
+      subresource: route.sub ?? '',
+      namespace: route.namespace ?? '',
+      name: route.name ?? '',
+      path,
+      fieldSelector: q.get('fieldSelector') ?? undefined,
+    };
     let d = this.o.alwaysAllow ? { allowed: false, reason: '' } : this.o.authz.authorize(a);
     // A WebSocket exec/attach/portforward arrives as GET, but it writes to the pod: create is needed too (newer upstream).
     if (d.allowed && verb === 'get' && route.sub && CONNECT_SUBRESOURCES.has(route.sub)) {
       d = this.o.authz.authorize({ ...a, verb: 'create' });
-      if (!d.allowed) throw errors.forbidden(user.name, 'create', `${route.r.resource}/${route.sub}`, route.r.group, route.namespace, route.name, d.reason);
+      if (!d.allowed)
+        throw errors.forbidden(
+          user.name,
+          'create',
+          `${route.r.resource}/${route.sub}`,
+          route.r.group,
+          route.namespace,
+          route.name,
+          d.reason,
+        );
     }
     if (d.allowed) return;
     const resource = route.sub ? `${route.r.resource}/${route.sub}` : route.r.resource;
@@ -209,7 +306,15 @@ export class ApiServer {
       const authenticated = await this.o.authn.request(req);
       if (!authenticated) throw errors.unauthorized();
       const user = impersonatedUser(req, authenticated, this.o.authz, this.o.alwaysAllow);
-      if (!route || route.r.resource !== 'pods' || !route.name || !route.namespace || !route.sub || !CONNECT_SUBRESOURCES.has(route.sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+      if (
+        !route ||
+        route.r.resource !== 'pods' ||
+        !route.name ||
+        !route.namespace ||
+        !route.sub ||
+        !CONNECT_SUBRESOURCES.has(route.sub)
+      )
+        throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
       this.authorize(user, req.method ?? 'GET', path, route, url.searchParams);
       this.o.kubelets.upgrade(req, socket, head, route.namespace, route.name, route.sub, url.searchParams);
     } catch (e) {
@@ -237,11 +342,19 @@ export class ApiServer {
     this.authorize(user, method, path, route, url.searchParams);
     if (method === 'GET') {
       if (path === '/version') return this.send(res, 200, SERVER_VERSION);
-      if (path === '/api') return this.send(res, 200, apiVersions(`${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 6443}`));
+      if (path === '/api')
+        return this.send(
+          res,
+          200,
+          apiVersions(`${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 6443}`),
+        );
       if (path === '/apis') return this.send(res, 200, apiGroupList(this.api.resources.all()));
       if (path === '/openapi/v3') return this.send(res, 200, openapiV3Root(this.api.resources));
       if (path.startsWith('/openapi/v3/') || path === '/openapi/v2') {
-        const doc = path === '/openapi/v2' ? openapiV2Doc(this.api.resources) : openapiV3Doc(this.api.resources, path.slice('/openapi/v3/'.length));
+        const doc =
+          path === '/openapi/v2'
+            ? openapiV2Doc(this.api.resources)
+            : openapiV3Doc(this.api.resources, path.slice('/openapi/v3/'.length));
         if (doc) return this.sendDocument(req, res, doc, path === '/openapi/v2');
       }
       if (path === '/api/v1') return this.send(res, 200, apiResourceList(this.api.resources.all(), '', 'v1'));
@@ -257,50 +370,70 @@ export class ApiServer {
     if (!route) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const { r, namespace, name, sub } = route;
     const ns = namespace ?? '';
-    if (sub !== undefined && !(r.subresources as string[]).includes(sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (sub !== undefined && !(r.subresources as string[]).includes(sub))
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const q = url.searchParams;
     if (r.review) {
-      if (method !== 'POST' || name) throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+      if (method !== 'POST' || name)
+        throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
       return this.send(res, 201, await review(r, body, user, this.o.authn, this.o.authz, this.o.rulesFor));
     }
     const dryRun = dryRunParam(q.getAll('dryRun'));
     if (!name) {
-      if (method === 'GET') return boolParam(q, 'watch') ? this.watch(req, res, r, namespace, q) : this.list(req, res, r, namespace, q);
+      if (method === 'GET')
+        return boolParam(q, 'watch') ? this.watch(req, res, r, namespace, q) : this.list(req, res, r, namespace, q);
       if (method === 'POST') {
-        if (r.namespaced && namespace === undefined) throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
+        if (r.namespaced && namespace === undefined)
+          throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
         const { body, fields } = await this.writeBody(req, q, mediaType(req), ['application/json', 'application/yaml']);
-        const created = this.api.runAs(user, () => this.api.create(r, ns, body), { dryRun, fields, manager: fieldManager(req, q, false) });
+        const created = this.api.runAs(user, () => this.api.create(r, ns, body), {
+          dryRun,
+          fields,
+          manager: fieldManager(req, q, false),
+        });
         this.warn(res, fields);
         return this.send(res, 201, created);
       }
       if (method === 'DELETE' && !r.review) {
         const opts = await this.deleteOptions(req, q);
-        const sel = { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined };
-        return this.send(res, 200, this.api.runAs(user, () => this.api.deleteCollection(r, namespace, sel, opts), { dryRun: opts.dryRun }));
+        const sel = {
+          labelSelector: q.get('labelSelector') ?? undefined,
+          fieldSelector: q.get('fieldSelector') ?? undefined,
+        };
+        return this.send(
+          res,
+          200,
+          this.api.runAs(user, () => this.api.deleteCollection(r, namespace, sel, opts), { dryRun: opts.dryRun }),
+        );
       }
       throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
     }
-    if (r.namespaced && namespace === undefined) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (r.namespaced && namespace === undefined)
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (sub === 'binding') {
-      if (method !== 'POST') throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+      if (method !== 'POST')
+        throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
       this.api.runAs(user, () => this.api.bind(ns, name, body), { dryRun });
       return this.send(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
     }
     if (sub === 'eviction') {
-      if (method !== 'POST') throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+      if (method !== 'POST')
+        throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
       this.api.runAs(user, () => evict(this.api, ns, name, body), { dryRun });
       return this.send(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
     }
     if (sub === 'log') {
-      if (method !== 'GET') throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+      if (method !== 'GET')
+        throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
       return this.o.kubelets.logs(res, ns, name, q);
     }
     if (sub && CONNECT_SUBRESOURCES.has(sub)) throw errors.badRequest(`Upgrade request required`);
     if (sub === 'token') {
-      if (method !== 'POST') throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+      if (method !== 'POST')
+        throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
       if (!this.o.serviceAccountTokens) throw errors.internal('no service account signing key configured');
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
       return this.send(res, 201, await requestToken(this.api, this.o.serviceAccountTokens, user, ns, name, body));
@@ -309,13 +442,27 @@ export class ApiServer {
       if (method === 'GET') return this.send(res, 200, getScale(this.api, r, ns, name));
       if (method === 'PUT') {
         const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
-        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { put: body }), { dryRun, manager: fieldManager(req, q, false) }));
+        return this.send(
+          res,
+          200,
+          this.api.runAs(user, () => updateScale(this.api, r, ns, name, { put: body }), {
+            dryRun,
+            manager: fieldManager(req, q, false),
+          }),
+        );
       }
       if (method === 'PATCH') {
         const type = PATCH_TYPES[mediaType(req)];
         if (!type) throw errors.unsupportedMediaType(mediaType(req));
         const body = decodeBody(await readBody(req), 'application/json', ['application/json']);
-        return this.send(res, 200, this.api.runAs(user, () => updateScale(this.api, r, ns, name, { patch: { type, body } }), { dryRun, manager: fieldManager(req, q, false) }));
+        return this.send(
+          res,
+          200,
+          this.api.runAs(user, () => updateScale(this.api, r, ns, name, { patch: { type, body } }), {
+            dryRun,
+            manager: fieldManager(req, q, false),
+          }),
+        );
       }
       throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
     }
@@ -326,7 +473,11 @@ export class ApiServer {
         return this.send(res, 200, this.api.get(r, ns, name));
       case 'PUT': {
         const { body, fields } = await this.writeBody(req, q, mediaType(req), ['application/json', 'application/yaml']);
-        const updated = this.api.runAs(user, () => this.api.update(r, ns, name, body, status), { dryRun, fields, manager: fieldManager(req, q, false) });
+        const updated = this.api.runAs(user, () => this.api.update(r, ns, name, body, status), {
+          dryRun,
+          fields,
+          manager: fieldManager(req, q, false),
+        });
         this.warn(res, fields);
         return this.send(res, 200, updated);
       }
@@ -335,23 +486,51 @@ export class ApiServer {
         if (mediaType(req) === APPLY_PATCH) {
           const { body, fields } = await this.writeBody(req, q, 'application/yaml', ['application/yaml'], 'patch');
           const force = boolParam(q, 'force');
-          const { object, created } = this.api.runAs(user, () => this.api.apply(r, ns, name, body, force, status), { dryRun, fields, manager });
+          const { object, created } = this.api.runAs(user, () => this.api.apply(r, ns, name, body, force, status), {
+            dryRun,
+            fields,
+            manager,
+          });
           this.warn(res, fields);
           return this.send(res, created ? 201 : 200, object);
         }
         const type = PATCH_TYPES[mediaType(req)];
         if (!type) throw errors.unsupportedMediaType(mediaType(req));
-        if (q.has('force')) throw patchOptionsInvalid('force', 'FieldValueForbidden', 'Forbidden: may not be specified for non-apply patch');
-        const { body, fields } = await this.writeBody(req, q, 'application/json', ['application/json'], type === 'json' ? 'json-patch' : 'patch');
-        const patched = this.api.runAs(user, () => this.api.patch(r, ns, name, type, body, status), { dryRun, fields, manager });
+        if (q.has('force'))
+          throw patchOptionsInvalid(
+            'force',
+            'FieldValueForbidden',
+            'Forbidden: may not be specified for non-apply patch',
+          );
+        const { body, fields } = await this.writeBody(
+          req,
+          q,
+          'application/json',
+          ['application/json'],
+          type === 'json' ? 'json-patch' : 'patch',
+        );
+        const patched = this.api.runAs(user, () => this.api.patch(r, ns, name, type, body, status), {
+          dryRun,
+          fields,
+          manager,
+        });
         this.warn(res, fields);
         return this.send(res, 200, patched);
       }
       case 'DELETE': {
         const opts = await this.deleteOptions(req, q);
-        const { object, deleted } = this.api.runAs(user, () => this.api.delete(r, ns, name, opts), { dryRun: opts.dryRun });
+        const { object, deleted } = this.api.runAs(user, () => this.api.delete(r, ns, name, opts), {
+          dryRun: opts.dryRun,
+        });
         // As upstream's registries: pods, services and namespaces answer with the object, others with a Status once gone.
-        if (deleted && (r.custom || !RETURN_DELETED.has(r.resource))) return this.send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, group: r.group, kind: r.resource, uid: object.metadata?.uid } });
+        if (deleted && (r.custom || !RETURN_DELETED.has(r.resource)))
+          return this.send(res, 200, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Success',
+            details: { name, group: r.group, kind: r.resource, uid: object.metadata?.uid },
+          });
         return this.send(res, 200, object);
       }
       default:
@@ -364,9 +543,18 @@ export class ApiServer {
     const raw = await readBody(req);
     const opts = (raw.length ? decodeBody(raw, mediaType(req), ['application/json', 'application/yaml']) : {}) as Obj;
     const grace = intParam(q, 'gracePeriodSeconds') ?? opts.gracePeriodSeconds;
-    const policy = q.get('propagationPolicy') ?? opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : undefined);
-    if (policy !== undefined && !['Background', 'Foreground', 'Orphan'].includes(policy)) throw errors.badRequest(`propagationPolicy: Unsupported value: "${String(policy)}": supported values: "Foreground", "Background", "Orphan"`);
-    return { gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace), preconditions: opts.preconditions, propagationPolicy: policy, dryRun: dryRunParam(q.getAll('dryRun')) || dryRunParam(opts.dryRun) };
+    const policy =
+      q.get('propagationPolicy') ?? opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : undefined);
+    if (policy !== undefined && !['Background', 'Foreground', 'Orphan'].includes(policy))
+      throw errors.badRequest(
+        `propagationPolicy: Unsupported value: "${String(policy)}": supported values: "Foreground", "Background", "Orphan"`,
+      );
+    return {
+      gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace),
+      preconditions: opts.preconditions,
+      propagationPolicy: policy,
+      dryRun: dryRunParam(q.getAll('dryRun')) || dryRunParam(opts.dryRun),
+    };
   }
 
   /** Waits (up to 3 s, as the watch cache) for the store to reach a resourceVersion asked for; else 504. */
@@ -379,26 +567,53 @@ export class ApiServer {
     }
   }
 
-  private async list(req: IncomingMessage, res: ServerResponse, r: ResourceDef, namespace: string | undefined, q: URLSearchParams): Promise<void> {
+  private async list(
+    req: IncomingMessage,
+    res: ServerResponse,
+    r: ResourceDef,
+    namespace: string | undefined,
+    q: URLSearchParams,
+  ): Promise<void> {
     const match = resourceVersionMatchParam(q, false);
     const rv = resourceVersionParam(q);
     const limit = intParam(q, 'limit');
     await this.waitForResourceVersion(rv);
-    const list = this.api.list(r, namespace, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined, limit, continue: q.get('continue') ?? undefined, exactResourceVersion: match === 'Exact' ? rv : undefined });
-    if (wantsTable(req)) return this.send(res, 200, toTable(r, list.items as Obj[], list.metadata as Obj, includeObject(q)));
+    const list = this.api.list(r, namespace, {
+      labelSelector: q.get('labelSelector') ?? undefined,
+      fieldSelector: q.get('fieldSelector') ?? undefined,
+      limit,
+      continue: q.get('continue') ?? undefined,
+      exactResourceVersion: match === 'Exact' ? rv : undefined,
+    });
+    if (wantsTable(req))
+      return this.send(res, 200, toTable(r, list.items as Obj[], list.metadata as Obj, includeObject(q)));
     this.send(res, 200, list);
   }
 
-  private async watch(req: IncomingMessage, res: ServerResponse, r: ResourceDef, namespace: string | undefined, q: URLSearchParams): Promise<void> {
+  private async watch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    r: ResourceDef,
+    namespace: string | undefined,
+    q: URLSearchParams,
+  ): Promise<void> {
     resourceVersionMatchParam(q, true);
     const rv = resourceVersionParam(q);
     const timeoutSec = intParam(q, 'timeoutSeconds') ?? 1800;
     const bookmarks = boolParam(q, 'allowWatchBookmarks');
-    const opts = { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined, resourceVersion: rv === undefined ? undefined : String(rv) };
+    const opts = {
+      labelSelector: q.get('labelSelector') ?? undefined,
+      fieldSelector: q.get('fieldSelector') ?? undefined,
+      resourceVersion: rv === undefined ? undefined : String(rv),
+    };
     await this.waitForResourceVersion(rv);
     const table = wantsTable(req);
     const include = includeObject(q);
-    const encode = (type: string, object: Obj): string => JSON.stringify({ type, object: type === 'BOOKMARK' || type === 'ERROR' || !table ? object : toTable(r, [object], {}, include) }) + '\n';
+    const encode = (type: string, object: Obj): string =>
+      JSON.stringify({
+        type,
+        object: type === 'BOOKMARK' || type === 'ERROR' || !table ? object : toTable(r, [object], {}, include),
+      }) + '\n';
     // Events the watch replays as it starts come before the headers are out: they wait, in order.
     let held: string[] | undefined = [];
     const write = (type: string, object: Obj): void => {
@@ -423,14 +638,24 @@ export class ApiServer {
     const timers: NodeJS.Timeout[] = [];
     const stop = (): void => {
       unsubscribe();
-      for (const t of timers) clearTimeout(t), clearInterval(t);
+      for (const t of timers) (clearTimeout(t), clearInterval(t));
       this.openWatches.delete(stop);
       if (!res.writableEnded) res.end();
     };
     this.openWatches.add(stop);
     timers.push(setTimeout(stop, Math.min(Math.max(timeoutSec, 0), 86_400) * 1000));
     if (bookmarks) {
-      timers.push(setInterval(() => write('BOOKMARK', { kind: r.kind, apiVersion: apiVersionOf(r), metadata: { resourceVersion: String(this.api.store.resourceVersion) } }), (this.o.bookmarkIntervalSec ?? 10) * 1000));
+      timers.push(
+        setInterval(
+          () =>
+            write('BOOKMARK', {
+              kind: r.kind,
+              apiVersion: apiVersionOf(r),
+              metadata: { resourceVersion: String(this.api.store.resourceVersion) },
+            }),
+          (this.o.bookmarkIntervalSec ?? 10) * 1000,
+        ),
+      );
     }
     req.on('close', stop);
     res.on('error', stop);
@@ -439,17 +664,25 @@ export class ApiServer {
 
 const APPLY_PATCH = 'application/apply-patch+yaml';
 
-const patchOptionsInvalid = (field: string, reason: string, message: string): ApiError => errors.invalid('PatchOptions', 'meta.k8s.io', '', [{ field, reason, message }]);
+const patchOptionsInvalid = (field: string, reason: string, message: string): ApiError =>
+  errors.invalid('PatchOptions', 'meta.k8s.io', '', [{ field, reason, message }]);
 
 /** The write's field manager: ?fieldManager=, else (not for apply, where it is required) the user agent's first word, as upstream. */
 function fieldManager(req: IncomingMessage, q: URLSearchParams, apply: boolean): string {
   const given = q.get('fieldManager');
   if (given) {
-    if (Buffer.byteLength(given) > 128) throw patchOptionsInvalid('fieldManager', 'FieldValueTooLong', 'Too long: may not be more than 128 bytes');
-    if (/[^\x20-\x7e]/.test(given)) throw patchOptionsInvalid('fieldManager', 'FieldValueInvalid', `Invalid value: ${JSON.stringify(given)}: must be made of printable ASCII characters`);
+    if (Buffer.byteLength(given) > 128)
+      throw patchOptionsInvalid('fieldManager', 'FieldValueTooLong', 'Too long: may not be more than 128 bytes');
+    if (/[^\x20-\x7e]/.test(given))
+      throw patchOptionsInvalid(
+        'fieldManager',
+        'FieldValueInvalid',
+        `Invalid value: ${JSON.stringify(given)}: must be made of printable ASCII characters`,
+      );
     return given;
   }
-  if (apply) throw patchOptionsInvalid('fieldManager', 'FieldValueRequired', 'Required value: is required for apply patch');
+  if (apply)
+    throw patchOptionsInvalid('fieldManager', 'FieldValueRequired', 'Required value: is required for apply patch');
   const ua = String(req.headers['user-agent'] ?? '');
   return ua.split('/')[0]!.slice(0, 128) || 'unknown';
 }
@@ -458,4 +691,3 @@ function includeObject(q: URLSearchParams): IncludeObject {
   const v = q.get('includeObject');
   return v === 'None' || v === 'Object' ? v : 'Metadata';
 }
-

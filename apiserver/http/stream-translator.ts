@@ -21,7 +21,11 @@ export const CHANNEL = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, cl
 // 'SPDY/3.1+portforward.k8s.io' is not an RFC 7230 token ('/'), which ws refuses to parse: it travels
 // through ws under a stand-in name and is put back into the answer's headers.
 const TUNNEL_TOKEN = 'tskube-spdy-portforward-tunnel';
-const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: (offered) => [V5, V4, TUNNEL_TOKEN].find((p) => offered.has(p)) ?? false });
+const wss = new WebSocketServer({
+  noServer: true,
+  perMessageDeflate: false,
+  handleProtocols: (offered) => [V5, V4, TUNNEL_TOKEN].find((p) => offered.has(p)) ?? false,
+});
 wss.on('headers', (headers: string[]) => {
   const i = headers.indexOf(`Sec-WebSocket-Protocol: ${TUNNEL_TOKEN}`);
   if (i >= 0) headers[i] = `Sec-WebSocket-Protocol: ${PORTFORWARD_TUNNEL}`;
@@ -29,11 +33,14 @@ wss.on('headers', (headers: string[]) => {
 
 /** The subprotocol this server would choose from a client's Sec-WebSocket-Protocol, if any. */
 export function chooseProtocol(req: IncomingMessage): string | undefined {
-  const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((s) => s.trim());
+  const offered = String(req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((s) => s.trim());
   return ACCEPTED.find((p) => offered.includes(p));
 }
 
-const toBuffer = (d: RawData): Buffer => (Buffer.isBuffer(d) ? d : Array.isArray(d) ? Buffer.concat(d) : Buffer.from(d));
+const toBuffer = (d: RawData): Buffer =>
+  Buffer.isBuffer(d) ? d : Array.isArray(d) ? Buffer.concat(d) : Buffer.from(d);
 
 export interface ExecStreams {
   stdin: boolean;
@@ -46,7 +53,11 @@ export interface ExecStreams {
  * A SPDY session to the kubelet behind a client's WebSocket: data of a stream in `channelOf` goes out on its
  * channel (first byte); the session's end closes the WebSocket normally, and the WebSocket's end closes the session.
  */
-function relay(ws: WebSocket, up: { socket: Duplex; head: Buffer }, onEnd: (streamId: number) => void = () => {}): { session: SpdySession; channelOf: Map<number, number> } {
+function relay(
+  ws: WebSocket,
+  up: { socket: Duplex; head: Buffer },
+  onEnd: (streamId: number) => void = () => {},
+): { session: SpdySession; channelOf: Map<number, number> } {
   const channelOf = new Map<number, number>();
   let ended = false;
   const session = new SpdySession(
@@ -75,7 +86,13 @@ function relay(ws: WebSocket, up: { socket: Duplex; head: Buffer }, onEnd: (stre
  * exec/attach: dials the kubelet (remotecommand v4 over SPDY) first, so a refusal is answered as the upgrade's
  * status; then completes the client's WebSocket and relays channels and streams both ways.
  */
-export async function translateExec(req: IncomingMessage, socket: Duplex, head: Buffer, dial: Omit<SpdyDial, 'protocols'>, s: ExecStreams): Promise<void> {
+export async function translateExec(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  dial: Omit<SpdyDial, 'protocols'>,
+  s: ExecStreams,
+): Promise<void> {
   const up = await dialSpdy({ ...dial, protocols: [V4] });
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
     const { session, channelOf } = relay(ws, up);
@@ -100,7 +117,12 @@ export async function translateExec(req: IncomingMessage, socket: Duplex, head: 
 }
 
 /** port-forward from kubectl: its SPDY session travels inside WebSocket messages, spliced to the kubelet's SPDY connection. */
-export async function tunnelPortForward(req: IncomingMessage, socket: Duplex, head: Buffer, dial: Omit<SpdyDial, 'protocols'>): Promise<void> {
+export async function tunnelPortForward(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  dial: Omit<SpdyDial, 'protocols'>,
+): Promise<void> {
   const up = await dialSpdy({ ...dial, protocols: ['portforward.k8s.io'] });
   req.headers['sec-websocket-protocol'] = TUNNEL_TOKEN;
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
@@ -119,7 +141,13 @@ export async function tunnelPortForward(req: IncomingMessage, socket: Duplex, he
  * channel 2i carries data and 2i+1 errors, each opened by a message holding the port (2 bytes, little endian);
  * every port becomes a SPDY data and error stream pair of the kubelet's portforward.k8s.io.
  */
-export async function translatePortForward(req: IncomingMessage, socket: Duplex, head: Buffer, dial: Omit<SpdyDial, 'protocols'>, ports: number[]): Promise<void> {
+export async function translatePortForward(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  dial: Omit<SpdyDial, 'protocols'>,
+  ports: number[],
+): Promise<void> {
   const up = await dialSpdy({ ...dial, protocols: ['portforward.k8s.io'] });
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
     const dataIds = new Set<number>();

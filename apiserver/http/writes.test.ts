@@ -12,53 +12,135 @@ const refused = (code: number, text: string) => (e: KubeApiError) => {
   assert.ok(e.message.includes(text), e.message);
   return true;
 };
-const deploy = (name: string, spec: KObj) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'x' }] } }, ...spec } });
+const deploy = (name: string, spec: KObj) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name },
+  spec: {
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    ...spec,
+  },
+});
 
 test('Secret stringData is merged into data (base64) and never stored', async () => {
-  const sec = await s.api.admin.create('/api/v1/namespaces/default/secrets', { metadata: { name: 'sd' }, data: { a: Buffer.from('1').toString('base64') }, stringData: { b: 'two', a: 'one' } });
+  const sec = await s.api.admin.create('/api/v1/namespaces/default/secrets', {
+    metadata: { name: 'sd' },
+    data: { a: Buffer.from('1').toString('base64') },
+    stringData: { b: 'two', a: 'one' },
+  });
   assert.deepEqual(sec.data, { a: Buffer.from('one').toString('base64'), b: Buffer.from('two').toString('base64') });
   assert.equal(sec.stringData, undefined);
-  const patched = await s.api.admin.patch('/api/v1/namespaces/default/secrets/sd', { stringData: { c: 'three' } }, 'merge');
+  const patched = await s.api.admin.patch(
+    '/api/v1/namespaces/default/secrets/sd',
+    { stringData: { c: 'three' } },
+    'merge',
+  );
   assert.equal(Buffer.from(patched.data.c, 'base64').toString(), 'three');
 });
 
 test('uid: null in a patch is no precondition (get -o yaml | apply); a wrong uid still is', async () => {
   await s.api.admin.create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'rt' }, data: { a: '1' } });
-  const p = await s.api.admin.patch('/api/v1/namespaces/default/configmaps/rt', { metadata: { uid: null }, data: { a: '2' } }, 'merge');
+  const p = await s.api.admin.patch(
+    '/api/v1/namespaces/default/configmaps/rt',
+    { metadata: { uid: null }, data: { a: '2' } },
+    'merge',
+  );
   assert.equal(p.data.a, '2');
   assert.match(p.metadata.uid, /^[0-9a-f-]{36}$/);
-  await assert.rejects(s.api.admin.patch('/api/v1/namespaces/default/configmaps/rt', { metadata: { uid: 'other' }, data: { a: '3' } }, 'merge'), refused(409, 'Precondition failed: UID in precondition: other'));
+  await assert.rejects(
+    s.api.admin.patch(
+      '/api/v1/namespaces/default/configmaps/rt',
+      { metadata: { uid: 'other' }, data: { a: '3' } },
+      'merge',
+    ),
+    refused(409, 'Precondition failed: UID in precondition: other'),
+  );
 });
 
 test('Deployments need a selector that matches the template, replicas >= 0, and keep their selector', async () => {
-  await assert.rejects(s.api.admin.create('/apis/apps/v1/namespaces/default/deployments', deploy('nosel', {})), refused(422, 'spec.selector: Required value'));
-  await assert.rejects(s.api.admin.create('/apis/apps/v1/namespaces/default/deployments', deploy('mismatch', { selector: { matchLabels: { app: 'other' } } })), refused(422, 'spec.template.metadata.labels: Invalid value: map[string]string{"app":"mismatch"}: `selector` does not match template `labels`'));
-  await assert.rejects(s.api.admin.create('/apis/apps/v1/namespaces/default/deployments', deploy('neg', { replicas: -1, selector: { matchLabels: { app: 'neg' } } })), refused(422, 'spec.replicas: Invalid value: -1: must be greater than or equal to 0'));
-  await s.api.admin.create('/apis/apps/v1/namespaces/default/deployments', deploy('ok', { selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['ok'] }] } }));
-  await assert.rejects(s.api.admin.patch('/apis/apps/v1/namespaces/default/deployments/ok', { spec: { selector: { matchLabels: { app: 'ok' } } } }, 'merge'), refused(422, 'spec.selector: Invalid value'));
+  await assert.rejects(
+    s.api.admin.create('/apis/apps/v1/namespaces/default/deployments', deploy('nosel', {})),
+    refused(422, 'spec.selector: Required value'),
+  );
+  await assert.rejects(
+    s.api.admin.create(
+      '/apis/apps/v1/namespaces/default/deployments',
+      deploy('mismatch', { selector: { matchLabels: { app: 'other' } } }),
+    ),
+    refused(
+      422,
+      'spec.template.metadata.labels: Invalid value: map[string]string{"app":"mismatch"}: `selector` does not match template `labels`',
+    ),
+  );
+  await assert.rejects(
+    s.api.admin.create(
+      '/apis/apps/v1/namespaces/default/deployments',
+      deploy('neg', { replicas: -1, selector: { matchLabels: { app: 'neg' } } }),
+    ),
+    refused(422, 'spec.replicas: Invalid value: -1: must be greater than or equal to 0'),
+  );
+  await s.api.admin.create(
+    '/apis/apps/v1/namespaces/default/deployments',
+    deploy('ok', { selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['ok'] }] } }),
+  );
+  await assert.rejects(
+    s.api.admin.patch(
+      '/apis/apps/v1/namespaces/default/deployments/ok',
+      { spec: { selector: { matchLabels: { app: 'ok' } } } },
+      'merge',
+    ),
+    refused(422, 'spec.selector: Invalid value'),
+  );
 });
 
 test('a write that changes nothing keeps the resourceVersion', async () => {
-  const cm = await s.api.admin.create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'same', labels: { a: 'b' } }, data: { k: 'v' } });
-  const again = await s.api.admin.update('/api/v1/namespaces/default/configmaps/same', { metadata: { name: 'same', labels: { a: 'b' } }, data: { k: 'v' } });
+  const cm = await s.api.admin.create('/api/v1/namespaces/default/configmaps', {
+    metadata: { name: 'same', labels: { a: 'b' } },
+    data: { k: 'v' },
+  });
+  const again = await s.api.admin.update('/api/v1/namespaces/default/configmaps/same', {
+    metadata: { name: 'same', labels: { a: 'b' } },
+    data: { k: 'v' },
+  });
   assert.equal(again.metadata.resourceVersion, cm.metadata.resourceVersion);
-  const patched = await s.api.admin.patch('/api/v1/namespaces/default/configmaps/same', { data: { k: 'v' } }, 'strategic');
+  const patched = await s.api.admin.patch(
+    '/api/v1/namespaces/default/configmaps/same',
+    { data: { k: 'v' } },
+    'strategic',
+  );
   assert.equal(patched.metadata.resourceVersion, cm.metadata.resourceVersion);
-  const changed = await s.api.admin.patch('/api/v1/namespaces/default/configmaps/same', { data: { k: 'w' } }, 'strategic');
+  const changed = await s.api.admin.patch(
+    '/api/v1/namespaces/default/configmaps/same',
+    { data: { k: 'w' } },
+    'strategic',
+  );
   assert.notEqual(changed.metadata.resourceVersion, cm.metadata.resourceVersion);
 });
 
 test('deletecollection deletes what the selectors match; DELETE answers a Status for most kinds, the object for pods', async () => {
-  for (const [name, tier] of [['dc1', 'x'], ['dc2', 'x'], ['dc3', 'y']]) await s.api.admin.create('/api/v1/namespaces/default/configmaps', { metadata: { name, labels: { tier: tier! } } });
-  const gone = await s.api.admin.delete('/api/v1/namespaces/default/configmaps', undefined, { labelSelector: 'tier=x' });
+  for (const [name, tier] of [
+    ['dc1', 'x'],
+    ['dc2', 'x'],
+    ['dc3', 'y'],
+  ])
+    await s.api.admin.create('/api/v1/namespaces/default/configmaps', { metadata: { name, labels: { tier: tier! } } });
+  const gone = await s.api.admin.delete('/api/v1/namespaces/default/configmaps', undefined, {
+    labelSelector: 'tier=x',
+  });
   assert.deepEqual(gone.items.map((o: KObj) => o.metadata.name).sort(), ['dc1', 'dc2']);
   const left = await s.api.admin.get('/api/v1/namespaces/default/configmaps', { labelSelector: 'tier' });
-  assert.deepEqual(left.items.map((o: KObj) => o.metadata.name), ['dc3']);
+  assert.deepEqual(
+    left.items.map((o: KObj) => o.metadata.name),
+    ['dc3'],
+  );
   const st = await s.api.admin.delete('/api/v1/namespaces/default/configmaps/dc3');
   assert.equal(st.kind, 'Status');
   assert.equal(st.status, 'Success');
   assert.equal(st.details.name, 'dc3');
   assert.equal(st.details.kind, 'configmaps');
-  await s.api.admin.create('/api/v1/namespaces/default/pods', { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+  await s.api.admin.create('/api/v1/namespaces/default/pods', {
+    metadata: { name: 'p' },
+    spec: { containers: [{ name: 'c', image: 'x' }] },
+  });
   assert.equal((await s.api.admin.delete('/api/v1/namespaces/default/pods/p')).kind, 'Pod');
 });

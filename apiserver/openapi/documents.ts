@@ -33,7 +33,12 @@ function customDefinitions(rs: ResourceDef[]): Defs {
     out[`${c.definition}List`] = {
       type: 'object',
       required: ['items'],
-      properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { $ref: `#/definitions/${META}ListMeta` }, items: { type: 'array', items: { $ref: `#/definitions/${c.definition}` } } },
+      properties: {
+        apiVersion: { type: 'string' },
+        kind: { type: 'string' },
+        metadata: { $ref: `#/definitions/${META}ListMeta` },
+        items: { type: 'array', items: { $ref: `#/definitions/${c.definition}` } },
+      },
       'x-kubernetes-group-version-kind': [{ group: r.group, version: r.version, kind: r.listKind }],
     };
   }
@@ -44,14 +49,32 @@ function customDefinitions(rs: ResourceDef[]): Defs {
 function pathsOf(r: ResourceDef, ref: Ref, v3: boolean): Record<string, object> {
   const gvk = { group: r.group, version: r.version, kind: r.kind };
   const { kind: kindDef, list: listDef } = kindDefs(r);
-  const query = (name: string, type = 'string') => (v3 ? { name, in: 'query', schema: { type, uniqueItems: true } } : { name, in: 'query', type, uniqueItems: true });
-  const body = (def: string | undefined) => (v3 ? { requestBody: { content: { '*/*': { schema: def ? ref(def) : {} } }, required: true } } : { parameters: [{ name: 'body', in: 'body', required: true, schema: def ? ref(def) : {} }] });
-  const reply = (def: string | undefined) => (v3 ? { content: { 'application/json': { schema: def ? ref(def) : {} } }, description: 'OK' } : { description: 'OK', schema: def ? ref(def) : {} });
+  const query = (name: string, type = 'string') =>
+    v3 ? { name, in: 'query', schema: { type, uniqueItems: true } } : { name, in: 'query', type, uniqueItems: true };
+  const body = (def: string | undefined) =>
+    v3
+      ? { requestBody: { content: { '*/*': { schema: def ? ref(def) : {} } }, required: true } }
+      : { parameters: [{ name: 'body', in: 'body', required: true, schema: def ? ref(def) : {} }] };
+  const reply = (def: string | undefined) =>
+    v3
+      ? { content: { 'application/json': { schema: def ? ref(def) : {} } }, description: 'OK' }
+      : { description: 'OK', schema: def ? ref(def) : {} };
   const writeParams = [query('dryRun'), query('fieldManager'), query('fieldValidation')];
-  const op = (id: string, action: string, extra: { params?: object[]; body?: string | undefined; reply?: string | undefined } = {}) => {
+  const op = (
+    id: string,
+    action: string,
+    extra: { params?: object[]; body?: string | undefined; reply?: string | undefined } = {},
+  ) => {
     const b = extra.body !== undefined || id === 'create' || id === 'replace' || id === 'patch' ? body(extra.body) : {};
     const params = [...(extra.params ?? []), ...(((b as { parameters?: object[] }).parameters ?? []) as object[])];
-    return { operationId: `${id}${r.kind}`, 'x-kubernetes-action': action, 'x-kubernetes-group-version-kind': gvk, ...b, parameters: params, responses: { '200': reply(extra.reply ?? kindDef) } };
+    return {
+      operationId: `${id}${r.kind}`,
+      'x-kubernetes-action': action,
+      'x-kubernetes-group-version-kind': gvk,
+      ...b,
+      parameters: params,
+      responses: { '200': reply(extra.reply ?? kindDef) },
+    };
   };
   const base = `/${gvPath(r)}${r.namespaced ? '/namespaces/{namespace}' : ''}/${r.resource}`;
   const paths: Record<string, object> = {};
@@ -60,18 +83,52 @@ function pathsOf(r: ResourceDef, ref: Ref, v3: boolean): Record<string, object> 
     return paths;
   }
   paths[base] = {
-    get: op('list', 'list', { params: [query('labelSelector'), query('fieldSelector'), query('watch', 'boolean'), query('resourceVersion'), query('limit', 'integer'), query('continue')], reply: listDef }),
+    get: op('list', 'list', {
+      params: [
+        query('labelSelector'),
+        query('fieldSelector'),
+        query('watch', 'boolean'),
+        query('resourceVersion'),
+        query('limit', 'integer'),
+        query('continue'),
+      ],
+      reply: listDef,
+    }),
     post: op('create', 'post', { params: writeParams, body: kindDef }),
-    delete: op('deletecollection', 'deletecollection', { params: [query('labelSelector'), query('fieldSelector'), query('dryRun')], reply: `${META}Status` }),
+    delete: op('deletecollection', 'deletecollection', {
+      params: [query('labelSelector'), query('fieldSelector'), query('dryRun')],
+      reply: `${META}Status`,
+    }),
   };
   paths[`${base}/{name}`] = {
     get: op('read', 'get'),
     put: op('replace', 'put', { params: writeParams, body: kindDef }),
     patch: op('patch', 'patch', { params: [...writeParams, query('force', 'boolean')], body: `${META}Patch` }),
-    delete: op('delete', 'delete', { params: [query('dryRun'), query('gracePeriodSeconds', 'integer'), query('propagationPolicy')], reply: `${META}Status` }),
+    delete: op('delete', 'delete', {
+      params: [query('dryRun'), query('gracePeriodSeconds', 'integer'), query('propagationPolicy')],
+      reply: `${META}Status`,
+    }),
   };
-  if (r.subresources.includes('scale')) paths[`${base}/{name}/scale`] = { get: op('read', 'get', { reply: 'io.k8s.api.autoscaling.v1.Scale' }), put: op('replace', 'put', { params: writeParams, body: 'io.k8s.api.autoscaling.v1.Scale', reply: 'io.k8s.api.autoscaling.v1.Scale' }), patch: op('patch', 'patch', { params: writeParams, body: `${META}Patch`, reply: 'io.k8s.api.autoscaling.v1.Scale' }) };
-  if (r.subresources.includes('status')) paths[`${base}/{name}/status`] = { get: op('read', 'get'), put: op('replace', 'put', { params: writeParams, body: kindDef }), patch: op('patch', 'patch', { params: writeParams, body: `${META}Patch` }) };
+  if (r.subresources.includes('scale'))
+    paths[`${base}/{name}/scale`] = {
+      get: op('read', 'get', { reply: 'io.k8s.api.autoscaling.v1.Scale' }),
+      put: op('replace', 'put', {
+        params: writeParams,
+        body: 'io.k8s.api.autoscaling.v1.Scale',
+        reply: 'io.k8s.api.autoscaling.v1.Scale',
+      }),
+      patch: op('patch', 'patch', {
+        params: writeParams,
+        body: `${META}Patch`,
+        reply: 'io.k8s.api.autoscaling.v1.Scale',
+      }),
+    };
+  if (r.subresources.includes('status'))
+    paths[`${base}/{name}/status`] = {
+      get: op('read', 'get'),
+      put: op('replace', 'put', { params: writeParams, body: kindDef }),
+      patch: op('patch', 'patch', { params: writeParams, body: `${META}Patch` }),
+    };
   return paths;
 }
 
@@ -93,13 +150,24 @@ function closure(roots: string[], defs: Defs): string[] {
 
 // OpenAPI v3 can say what v2 could not: IntOrString and Quantity are one of two types (kubectl explain then names them).
 const V3_ONLY: Record<string, Schema> = {
-  'io.k8s.apimachinery.pkg.util.intstr.IntOrString': { 'x-kubernetes-int-or-string': true, oneOf: [{ type: 'integer' }, { type: 'string' }] },
+  'io.k8s.apimachinery.pkg.util.intstr.IntOrString': {
+    'x-kubernetes-int-or-string': true,
+    oneOf: [{ type: 'integer' }, { type: 'string' }],
+  },
   'io.k8s.apimachinery.pkg.api.resource.Quantity': { oneOf: [{ type: 'string' }, { type: 'number' }] },
 };
-const toV3 = (name: string, s: Schema): Schema => V3_ONLY[name] ?? (JSON.parse(JSON.stringify(s).replaceAll('"#/definitions/', '"#/components/schemas/')) as Schema);
+const toV3 = (name: string, s: Schema): Schema =>
+  V3_ONLY[name] ?? (JSON.parse(JSON.stringify(s).replaceAll('"#/definitions/', '"#/components/schemas/')) as Schema);
 const rootsOf = (rs: ResourceDef[]): string[] => {
   const scale = rs.some((r) => r.subresources.includes('scale')) ? ['io.k8s.api.autoscaling.v1.Scale'] : [];
-  return [...rs.flatMap((r) => Object.values(kindDefs(r))).filter((x): x is string => !!x), ...scale, `${META}DeleteOptions`, `${META}Status`, `${META}Patch`, `${META}WatchEvent`];
+  return [
+    ...rs.flatMap((r) => Object.values(kindDefs(r))).filter((x): x is string => !!x),
+    ...scale,
+    `${META}DeleteOptions`,
+    `${META}Status`,
+    `${META}Patch`,
+    `${META}WatchEvent`,
+  ];
 };
 
 function v3Doc(all: ResourceDef[], defs: Defs, gv: string): string {
@@ -110,10 +178,18 @@ function v3Doc(all: ResourceDef[], defs: Defs, gv: string): string {
   return JSON.stringify({ openapi: '3.0.0', info: INFO, paths, components: { schemas } });
 }
 
-function v2Doc(all: ResourceDef[], defs: Defs): { swagger: string; info: typeof INFO; paths: object; definitions: Record<string, Schema> } {
+function v2Doc(
+  all: ResourceDef[],
+  defs: Defs,
+): { swagger: string; info: typeof INFO; paths: object; definitions: Record<string, Schema> } {
   const ref: Ref = (n) => ({ $ref: `#/definitions/${n}` });
   const paths = Object.assign({}, ...all.map((r) => pathsOf(r, ref, false))) as Record<string, object>;
-  return { swagger: '2.0', info: INFO, paths, definitions: Object.fromEntries(closure(rootsOf(all), defs).map((n) => [n, defs[n]!])) };
+  return {
+    swagger: '2.0',
+    info: INFO,
+    paths,
+    definitions: Object.fromEntries(closure(rootsOf(all), defs).map((n) => [n, defs[n]!])),
+  };
 }
 
 const etag = (body: string): string => createHash('sha512').update(body).digest('hex').slice(0, 64).toUpperCase();
@@ -154,7 +230,11 @@ function v3Docs(reg: Registry | undefined): Map<string, { body: string; hash: st
 }
 
 export function openapiV3Root(reg?: Registry): object {
-  return { paths: Object.fromEntries([...v3Docs(reg)].map(([gv, d]) => [gv, { serverRelativeURL: `/openapi/v3/${gv}?hash=${d.hash}` }])) };
+  return {
+    paths: Object.fromEntries(
+      [...v3Docs(reg)].map(([gv, d]) => [gv, { serverRelativeURL: `/openapi/v3/${gv}?hash=${d.hash}` }]),
+    ),
+  };
 }
 
 export function openapiV3Doc(reg: Registry | undefined, gv: string): { body: string; hash: string } | undefined {

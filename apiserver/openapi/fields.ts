@@ -10,7 +10,9 @@ export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 export function fieldValidationParam(v: string | null): FieldValidation {
   if (v === null || v === '') return 'Warn'; // upstream's default when a client does not say
   if (v === 'Strict' || v === 'Warn' || v === 'Ignore') return v;
-  throw errors.badRequest(`fieldValidation: Unsupported value: ${JSON.stringify(v)}: supported values: "Ignore", "Strict", "Warn"`);
+  throw errors.badRequest(
+    `fieldValidation: Unsupported value: ${JSON.stringify(v)}: supported values: "Ignore", "Strict", "Warn"`,
+  );
 }
 
 type Json = unknown;
@@ -53,7 +55,9 @@ export function scanJsonKeys(text: string): { duplicates: string[]; firstAt: Map
   const duplicates: string[] = [];
   const firstAt = new Map<string, number>();
   // A stack of open containers: an object's seen keys, or an array's next index.
-  const stack: ({ kind: 'obj'; path: string; seen: Set<string>; key?: string } | { kind: 'arr'; path: string; index: number })[] = [];
+  const stack: (
+    { kind: 'obj'; path: string; seen: Set<string>; key?: string } | { kind: 'arr'; path: string; index: number }
+  )[] = [];
   const childPath = (): string => {
     const top = stack[stack.length - 1];
     if (!top) return '';
@@ -116,6 +120,9 @@ export function fieldMessages(r: FieldReport): string[] {
   if (!r.firstAt) return [...dup, ...unknown.sort((a, b) => (a.p < b.p ? -1 : a.p > b.p ? 1 : 0))].map((x) => x.msg);
   const at = r.firstAt;
   // A duplicate sits where its path first appeared, after that path's own report.
-  const keyed = [...dup.map((x) => ({ ...x, at: at.get(x.p) ?? Infinity, n: 1 })), ...unknown.map((x) => ({ ...x, at: at.get(x.p) ?? Infinity, n: 0 }))];
+  const keyed = [
+    ...dup.map((x) => ({ ...x, at: at.get(x.p) ?? Infinity, n: 1 })),
+    ...unknown.map((x) => ({ ...x, at: at.get(x.p) ?? Infinity, n: 0 })),
+  ];
   return keyed.sort((a, b) => a.at - b.at || a.n - b.n).map((x) => x.msg);
 }

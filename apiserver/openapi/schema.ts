@@ -23,7 +23,11 @@ export interface Schema {
   [ext: string]: unknown;
 }
 
-export const DEFINITIONS: Record<string, Schema> = (JSON.parse(readFileSync(assetPath('apiserver/openapi/schemas.json'), 'utf8')) as { definitions: Record<string, Schema> }).definitions;
+export const DEFINITIONS: Record<string, Schema> = (
+  JSON.parse(readFileSync(assetPath('apiserver/openapi/schemas.json'), 'utf8')) as {
+    definitions: Record<string, Schema>;
+  }
+).definitions;
 
 const REF = '#/definitions/';
 
@@ -56,5 +60,8 @@ export function kindSchema(r: ResourceDef): Schema | undefined {
 
 /** A free-form object: no declared fields, so anything in it is kept (RawExtension, FieldsV1). */
 export function isFreeForm(s: Schema): boolean {
-  return s.type === 'object' && !s.properties && s.additionalProperties === undefined || s['x-kubernetes-preserve-unknown-fields'] === true;
+  return (
+    (s.type === 'object' && !s.properties && s.additionalProperties === undefined) ||
+    s['x-kubernetes-preserve-unknown-fields'] === true
+  );
 }

@@ -14,7 +14,13 @@ const ROOT = protobuf.Root.fromJSON({
       nested: {
         v2: {
           nested: {
-            Document: { fields: { swagger: { type: 'string', id: 1 }, info: { type: 'Info', id: 2 }, definitions: { type: 'Definitions', id: 9 } } },
+            Document: {
+              fields: {
+                swagger: { type: 'string', id: 1 },
+                info: { type: 'Info', id: 2 },
+                definitions: { type: 'Definitions', id: 9 },
+              },
+            },
             Info: { fields: { title: { type: 'string', id: 1 }, version: { type: 'string', id: 2 } } },
             Definitions: { fields: { additionalProperties: { rule: 'repeated', type: 'NamedSchema', id: 1 } } },
             Properties: { fields: { additionalProperties: { rule: 'repeated', type: 'NamedSchema', id: 1 } } },
@@ -23,7 +29,10 @@ const ROOT = protobuf.Root.fromJSON({
             Any: { fields: { yaml: { type: 'string', id: 2 } } },
             TypeItem: { fields: { value: { rule: 'repeated', type: 'string', id: 1 } } },
             ItemsItem: { fields: { schema: { rule: 'repeated', type: 'Schema', id: 1 } } },
-            AdditionalPropertiesItem: { oneofs: { oneof: { oneof: ['schema', 'boolean'] } }, fields: { schema: { type: 'Schema', id: 1 }, boolean: { type: 'bool', id: 2 } } },
+            AdditionalPropertiesItem: {
+              oneofs: { oneof: { oneof: ['schema', 'boolean'] } },
+              fields: { schema: { type: 'Schema', id: 1 }, boolean: { type: 'bool', id: 2 } },
+            },
             Schema: {
               fields: {
                 ref: { type: 'string', id: 1 },
@@ -60,14 +69,27 @@ function schemaMsg(s: Schema): Msg {
   if (s.items) m.items = { schema: [schemaMsg(s.items)] };
   if (typeof s.additionalProperties === 'boolean') m.additionalProperties = { boolean: s.additionalProperties };
   else if (s.additionalProperties) m.additionalProperties = { schema: schemaMsg(s.additionalProperties) };
-  if (s.properties) m.properties = { additionalProperties: Object.entries(s.properties).map(([name, v]) => ({ name, value: schemaMsg(v) })) };
+  if (s.properties)
+    m.properties = {
+      additionalProperties: Object.entries(s.properties).map(([name, v]) => ({ name, value: schemaMsg(v) })),
+    };
   const ext = Object.entries(s).filter(([k]) => k.startsWith('x-'));
   if (ext.length) m.vendorExtension = ext.map(([name, v]) => ({ name, value: any(v) }));
   return m;
 }
 
-export function encodeV2Document(doc: { swagger: string; info: { title: string; version: string }; definitions: Record<string, Schema> }): Buffer {
-  const msg = { swagger: doc.swagger, info: doc.info, definitions: { additionalProperties: Object.entries(doc.definitions).map(([name, s]) => ({ name, value: schemaMsg(s) })) } };
+export function encodeV2Document(doc: {
+  swagger: string;
+  info: { title: string; version: string };
+  definitions: Record<string, Schema>;
+}): Buffer {
+  const msg = {
+    swagger: doc.swagger,
+    info: doc.info,
+    definitions: {
+      additionalProperties: Object.entries(doc.definitions).map(([name, s]) => ({ name, value: schemaMsg(s) })),
+    },
+  };
   return Buffer.from(DOCUMENT.encode(DOCUMENT.fromObject(msg)).finish());
 }
 

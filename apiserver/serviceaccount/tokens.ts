@@ -34,7 +34,13 @@ export class ServiceAccountTokens {
     private readonly lookup: Lookup,
   ) {}
 
-  static async load(keyFile: string, pubFile: string, lookup: Lookup, issuer = DEFAULT_ISSUER, apiAudiences = [issuer]): Promise<ServiceAccountTokens> {
+  static async load(
+    keyFile: string,
+    pubFile: string,
+    lookup: Lookup,
+    issuer = DEFAULT_ISSUER,
+    apiAudiences = [issuer],
+  ): Promise<ServiceAccountTokens> {
     const priv = await importPKCS8(fs.readFileSync(keyFile, 'utf8'), ALG);
     const pub = await importSPKI(fs.readFileSync(pubFile, 'utf8'), ALG);
     return new ServiceAccountTokens(priv, pub, issuer, apiAudiences, lookup);
@@ -67,10 +73,19 @@ export class ServiceAccountTokens {
     } catch {
       return undefined;
     }
-    const aud = (Array.isArray(payload.aud) ? payload.aud : [payload.aud]).filter((a): a is string => typeof a === 'string');
+    const aud = (Array.isArray(payload.aud) ? payload.aud : [payload.aud]).filter(
+      (a): a is string => typeof a === 'string',
+    );
     const matched = aud.filter((a) => audiences.includes(a));
     if (!matched.length) return undefined;
-    const k = payload['kubernetes.io'] as { namespace?: string; serviceaccount?: { name?: string; uid?: string }; pod?: { name?: string; uid?: string }; node?: { name?: string; uid?: string } } | undefined;
+    const k = payload['kubernetes.io'] as
+      | {
+          namespace?: string;
+          serviceaccount?: { name?: string; uid?: string };
+          pod?: { name?: string; uid?: string };
+          node?: { name?: string; uid?: string };
+        }
+      | undefined;
     if (!k?.namespace || !k.serviceaccount?.name) return undefined;
     const ns = k.namespace;
     const sa = this.lookup('serviceaccounts', ns, k.serviceaccount.name);
@@ -79,7 +94,9 @@ export class ServiceAccountTokens {
       const pod = this.lookup('pods', ns, k.pod.name ?? '');
       if (!pod || pod.metadata.uid !== k.pod.uid) return undefined;
     }
-    const extra: Record<string, string[]> = { 'authentication.kubernetes.io/credential-id': [`JTI=${String(payload.jti)}`] };
+    const extra: Record<string, string[]> = {
+      'authentication.kubernetes.io/credential-id': [`JTI=${String(payload.jti)}`],
+    };
     if (k.pod) {
       extra['authentication.kubernetes.io/pod-name'] = [k.pod.name!];
       extra['authentication.kubernetes.io/pod-uid'] = [k.pod.uid!];
@@ -88,7 +105,12 @@ export class ServiceAccountTokens {
       extra['authentication.kubernetes.io/node-name'] = [k.node.name!];
       extra['authentication.kubernetes.io/node-uid'] = [k.node.uid!];
     }
-    const user: User = { name: saUserName(ns, sa.metadata.name), uid: sa.metadata.uid, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'], extra };
+    const user: User = {
+      name: saUserName(ns, sa.metadata.name),
+      uid: sa.metadata.uid,
+      groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'],
+      extra,
+    };
     return { user, audiences: matched };
   }
 }

@@ -43,13 +43,28 @@ export class FieldSet {
     return true;
   }
 
-  private combine(o: FieldSet, member: (inThis: boolean, inOther: boolean) => boolean, childOnlyHere: boolean, childOnlyThere: boolean): FieldSet {
+  private combine(
+    o: FieldSet,
+    member: (inThis: boolean, inOther: boolean) => boolean,
+    childOnlyHere: boolean,
+    childOnlyThere: boolean,
+  ): FieldSet {
     const out = new FieldSet();
-    for (const pe of new Set([...this.members, ...o.members])) if (member(this.members.has(pe), o.members.has(pe))) out.members.add(pe);
+    for (const pe of new Set([...this.members, ...o.members]))
+      if (member(this.members.has(pe), o.members.has(pe))) out.members.add(pe);
     for (const pe of new Set([...this.children.keys(), ...o.children.keys()])) {
       const a = this.children.get(pe);
       const b = o.children.get(pe);
-      const c = a && b ? a.combine(b, member, childOnlyHere, childOnlyThere) : a ? (childOnlyHere ? a.clone() : undefined) : childOnlyThere ? b!.clone() : undefined;
+      const c =
+        a && b
+          ? a.combine(b, member, childOnlyHere, childOnlyThere)
+          : a
+            ? childOnlyHere
+              ? a.clone()
+              : undefined
+            : childOnlyThere
+              ? b!.clone()
+              : undefined;
       if (c && !c.isEmpty()) out.children.set(pe, c);
     }
     return out;
@@ -127,7 +142,15 @@ export const fieldPE = (name: string): PathElement => `f:${name}`;
 export const valuePE = (v: unknown): PathElement => `v:${JSON.stringify(v)}`;
 export const indexPE = (i: number): PathElement => `i:${i}`;
 /** A keyed list item: its key fields as JSON, fields in name order. */
-export const keyPE = (item: Record<string, unknown>, keys: string[]): PathElement => `k:${JSON.stringify(Object.fromEntries([...keys].sort().filter((k) => item[k] !== undefined).map((k) => [k, item[k]])))}`;
+export const keyPE = (item: Record<string, unknown>, keys: string[]): PathElement =>
+  `k:${JSON.stringify(
+    Object.fromEntries(
+      [...keys]
+        .sort()
+        .filter((k) => item[k] !== undefined)
+        .map((k) => [k, item[k]]),
+    ),
+  )}`;
 
 /** A path as upstream prints it in conflicts: .spec.containers[name="c"].image, .metadata.finalizers[="x"]. */
 export function pathString(path: Path): string {
@@ -138,7 +161,9 @@ export function pathString(path: Path): string {
       if (pe.startsWith('i:')) return `[${body}]`;
       if (pe.startsWith('v:')) return `[=${body}]`;
       const key = JSON.parse(body) as Record<string, unknown>;
-      return `[${Object.entries(key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
+      return `[${Object.entries(key)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(',')}]`;
     })
     .join('');
 }

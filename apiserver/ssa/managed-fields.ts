@@ -33,9 +33,25 @@ export interface Writer {
 }
 
 // Fields no manager owns (upstream's stripMeta): identity and bookkeeping.
-const META_IGNORED = ['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'clusterName', 'generation', 'managedFields', 'resourceVersion'];
+const META_IGNORED = [
+  'name',
+  'namespace',
+  'creationTimestamp',
+  'selfLink',
+  'uid',
+  'clusterName',
+  'generation',
+  'managedFields',
+  'resourceVersion',
+];
 const IGNORED = new FieldSet();
-for (const p of [[fieldPE('apiVersion')], [fieldPE('kind')], [fieldPE('metadata')], ...META_IGNORED.map((f) => [fieldPE('metadata'), fieldPE(f)])]) IGNORED.insert(p);
+for (const p of [
+  [fieldPE('apiVersion')],
+  [fieldPE('kind')],
+  [fieldPE('metadata')],
+  ...META_IGNORED.map((f) => [fieldPE('metadata'), fieldPE(f)]),
+])
+  IGNORED.insert(p);
 
 /** The fields a write through `sub` can own: status only through status, everything else only through the main resource. */
 function scoped(r: ResourceDef, sub: string, set: FieldSet): FieldSet {
@@ -55,10 +71,15 @@ function scoped(r: ResourceDef, sub: string, set: FieldSet): FieldSet {
   return out;
 }
 
-const decode = (list: unknown): Managed[] => (Array.isArray(list) ? (list as ManagedFieldsEntry[]) : []).filter((e) => e && e.manager).map((e) => ({ entry: { ...e }, set: FieldSet.fromFieldsV1(e.fieldsV1) }));
+const decode = (list: unknown): Managed[] =>
+  (Array.isArray(list) ? (list as ManagedFieldsEntry[]) : [])
+    .filter((e) => e && e.manager)
+    .map((e) => ({ entry: { ...e }, set: FieldSet.fromFieldsV1(e.fieldsV1) }));
 
 function encode(managed: Managed[]): ManagedFieldsEntry[] {
-  return managed.filter((m) => !m.set.isEmpty()).map((m) => ({ ...m.entry, fieldsType: 'FieldsV1', fieldsV1: m.set.toFieldsV1() }));
+  return managed
+    .filter((m) => !m.set.isEmpty())
+    .map((m) => ({ ...m.entry, fieldsType: 'FieldsV1', fieldsV1: m.set.toFieldsV1() }));
 }
 
 const withoutManaged = (o: Obj | undefined): Obj | undefined => {
@@ -67,11 +88,26 @@ const withoutManaged = (o: Obj | undefined): Obj | undefined => {
   return { ...o, metadata: md };
 };
 
-function entryFor(managed: Managed[], e: Required<Pick<ManagedFieldsEntry, 'manager' | 'operation' | 'apiVersion'>> & { subresource: string }): Managed {
-  const same = (m: ManagedFieldsEntry) => m.manager === e.manager && m.operation === e.operation && (m.subresource ?? '') === e.subresource && (e.operation === 'Apply' || m.apiVersion === e.apiVersion);
+function entryFor(
+  managed: Managed[],
+  e: Required<Pick<ManagedFieldsEntry, 'manager' | 'operation' | 'apiVersion'>> & { subresource: string },
+): Managed {
+  const same = (m: ManagedFieldsEntry) =>
+    m.manager === e.manager &&
+    m.operation === e.operation &&
+    (m.subresource ?? '') === e.subresource &&
+    (e.operation === 'Apply' || m.apiVersion === e.apiVersion);
   let m = managed.find((x) => same(x.entry));
   if (!m) {
-    m = { entry: { manager: e.manager, operation: e.operation, apiVersion: e.apiVersion, ...(e.subresource ? { subresource: e.subresource } : {}) }, set: new FieldSet() };
+    m = {
+      entry: {
+        manager: e.manager,
+        operation: e.operation,
+        apiVersion: e.apiVersion,
+        ...(e.subresource ? { subresource: e.subresource } : {}),
+      },
+      set: new FieldSet(),
+    };
     managed.push(m);
   }
   m.entry.apiVersion = e.apiVersion;
@@ -84,14 +120,25 @@ function entryFor(managed: Managed[], e: Required<Pick<ManagedFieldsEntry, 'mana
  * A write that changes nothing keeps them as they were.
  */
 export function trackUpdate(r: ResourceDef, cur: Obj | undefined, next: Obj, w: Writer): ManagedFieldsEntry[] {
-  const entries = (Array.isArray(cur?.metadata?.managedFields) ? cur!.metadata.managedFields : []) as ManagedFieldsEntry[];
+  const entries = (
+    Array.isArray(cur?.metadata?.managedFields) ? cur!.metadata.managedFields : []
+  ) as ManagedFieldsEntry[];
   const c = compare(withoutManaged(cur) ?? {}, withoutManaged(next), kindSchema(r));
   const changed = scoped(r, w.subresource, c.modified.union(c.added));
   const removed = c.removed;
   if (changed.isEmpty() && scoped(r, w.subresource, removed).isEmpty()) return entries;
   const lost = changed.union(removed);
-  const mine = { manager: w.manager, operation: 'Update' as const, apiVersion: apiVersionOf(r), subresource: w.subresource };
-  const isMine = (e: ManagedFieldsEntry) => e.manager === mine.manager && e.operation === 'Update' && (e.subresource ?? '') === mine.subresource && e.apiVersion === mine.apiVersion;
+  const mine = {
+    manager: w.manager,
+    operation: 'Update' as const,
+    apiVersion: apiVersionOf(r),
+    subresource: w.subresource,
+  };
+  const isMine = (e: ManagedFieldsEntry) =>
+    e.manager === mine.manager &&
+    e.operation === 'Update' &&
+    (e.subresource ?? '') === mine.subresource &&
+    e.apiVersion === mine.apiVersion;
   const out: ManagedFieldsEntry[] = [];
   let own: FieldSet | undefined;
   for (const e of entries) {
@@ -109,11 +156,21 @@ export function trackUpdate(r: ResourceDef, cur: Obj | undefined, next: Obj, w: 
     if (!set.isEmpty()) out.push({ ...e, fieldsType: 'FieldsV1', fieldsV1: set.toFieldsV1() });
   }
   const set = (own ?? new FieldSet()).union(changed).difference(removed);
-  if (!set.isEmpty()) out.push({ manager: mine.manager, operation: 'Update', apiVersion: mine.apiVersion, time: w.now, fieldsType: 'FieldsV1', fieldsV1: set.toFieldsV1(), ...(mine.subresource ? { subresource: mine.subresource } : {}) });
+  if (!set.isEmpty())
+    out.push({
+      manager: mine.manager,
+      operation: 'Update',
+      apiVersion: mine.apiVersion,
+      time: w.now,
+      fieldsType: 'FieldsV1',
+      fieldsV1: set.toFieldsV1(),
+      ...(mine.subresource ? { subresource: mine.subresource } : {}),
+    });
   return out;
 }
 
-const printManager = (e: ManagedFieldsEntry): string => `${JSON.stringify(e.manager)}${e.subresource ? ` with subresource ${JSON.stringify(e.subresource)}` : ''}${e.operation === 'Update' ? ` using ${e.apiVersion}` : ''}`;
+const printManager = (e: ManagedFieldsEntry): string =>
+  `${JSON.stringify(e.manager)}${e.subresource ? ` with subresource ${JSON.stringify(e.subresource)}` : ''}${e.operation === 'Update' ? ` using ${e.apiVersion}` : ''}`;
 
 /** The 409 for an apply that would change fields other managers own, worded as upstream. */
 export function conflictError(conflicts: { entry: ManagedFieldsEntry; paths: Path[] }[]): ApiError {
@@ -125,7 +182,9 @@ export function conflictError(conflicts: { entry: ManagedFieldsEntry; paths: Pat
     const byManager = [...new Set(flat.map((f) => f.who))].sort();
     message = `Apply failed with ${n} conflicts: ${byManager.flatMap((who) => [`conflicts with ${who}:`, ...flat.filter((f) => f.who === who).map((f) => `- ${f.field}`)]).join('\n')}`;
   }
-  return new ApiError(409, 'Conflict', message, { causes: flat.map((f) => ({ reason: 'FieldManagerConflict', message: `conflict with ${f.who}`, field: f.field })) });
+  return new ApiError(409, 'Conflict', message, {
+    causes: flat.map((f) => ({ reason: 'FieldManagerConflict', message: `conflict with ${f.who}`, field: f.field })),
+  });
 }
 
 /**
@@ -133,19 +192,33 @@ export function conflictError(conflicts: { entry: ManagedFieldsEntry; paths: Pat
  * the merged object and its managedFields, or a conflict error when another manager owns a field
  * the configuration changes and `force` is not set (with force, the fields change hands).
  */
-export function applyConfig(r: ResourceDef, cur: Obj | undefined, config: Obj, w: Writer & { force: boolean }): { object: Obj; managedFields: ManagedFieldsEntry[] } {
+export function applyConfig(
+  r: ResourceDef,
+  cur: Obj | undefined,
+  config: Obj,
+  w: Writer & { force: boolean },
+): { object: Obj; managedFields: ManagedFieldsEntry[] } {
   const schema = kindSchema(r);
   const managed = decode(cur?.metadata?.managedFields);
   const live = withoutManaged(cur) ?? {};
   const applied = withoutManaged(config)!;
   let merged = merge(live, applied, schema) as Obj;
   const newSet = scoped(r, w.subresource, toFieldSet(applied, schema));
-  const mine = entryFor(managed, { manager: w.manager, operation: 'Apply', apiVersion: apiVersionOf(r), subresource: w.subresource });
+  const mine = entryFor(managed, {
+    manager: w.manager,
+    operation: 'Apply',
+    apiVersion: apiVersionOf(r),
+    subresource: w.subresource,
+  });
   const lastSet = mine.set;
   const c = compare(live, merged, schema);
   const changed = c.modified.union(c.added);
-  const conflicts = managed.filter((m) => m !== mine).map((m) => ({ m, x: m.set.intersection(changed) })).filter((x) => !x.x.isEmpty());
-  if (conflicts.length && !w.force) throw conflictError(conflicts.map(({ m, x }) => ({ entry: m.entry, paths: x.paths() })));
+  const conflicts = managed
+    .filter((m) => m !== mine)
+    .map((m) => ({ m, x: m.set.intersection(changed) }))
+    .filter((x) => !x.x.isEmpty());
+  if (conflicts.length && !w.force)
+    throw conflictError(conflicts.map(({ m, x }) => ({ entry: m.entry, paths: x.paths() })));
   for (const { m, x } of conflicts) m.set = m.set.difference(x);
   // Fields this manager applied before and no longer does, that no one else holds, go.
   const others = managed.filter((m) => m !== mine).reduce((acc, m) => acc.union(m.set), new FieldSet());

@@ -20,7 +20,8 @@ type Element =
 /** What a schema (or, without one, the value itself) says a node is. */
 function elementOf(s: Schema | undefined, v: Json): Element {
   const sch = resolve(s);
-  if (!sch || isFreeForm(sch)) return isObj(v) ? { kind: 'map', values: undefined } : Array.isArray(v) ? { kind: 'atomic' } : { kind: 'scalar' };
+  if (!sch || isFreeForm(sch))
+    return isObj(v) ? { kind: 'map', values: undefined } : Array.isArray(v) ? { kind: 'atomic' } : { kind: 'scalar' };
   if (sch.type === 'array') {
     const lt = sch['x-kubernetes-list-type'];
     if (lt === 'map') return { kind: 'list', items: sch.items, keys: sch['x-kubernetes-list-map-keys'] ?? [] };
@@ -39,7 +40,8 @@ function elementOf(s: Schema | undefined, v: Json): Element {
   return { kind: 'scalar' };
 }
 
-const childSchema = (el: Element, key: string): Schema | undefined => (el.kind === 'struct' ? el.fields[key] : el.kind === 'map' ? el.values : undefined);
+const childSchema = (el: Element, key: string): Schema | undefined =>
+  el.kind === 'struct' ? el.fields[key] : el.kind === 'map' ? el.values : undefined;
 
 // Key fields the API defaults (upstream's schema says so; its v2 form does not carry defaults): an item that
 // leaves them out is the same item as the defaulted one already stored.
@@ -92,7 +94,8 @@ export interface Comparison {
   removed: FieldSet;
 }
 
-const emptyish = (v: Json): boolean => v === undefined || v === null || (Array.isArray(v) && !v.length) || (isObj(v) && !Object.keys(v).length);
+const emptyish = (v: Json): boolean =>
+  v === undefined || v === null || (Array.isArray(v) && !v.length) || (isObj(v) && !Object.keys(v).length);
 
 /** What changed from `l` to `r` (Compare). Struct nodes themselves are not recorded, only what they hold. */
 export function compare(l: Json, r: Json, s: Schema | undefined): Comparison {
@@ -104,7 +107,13 @@ export function compare(l: Json, r: Json, s: Schema | undefined): Comparison {
   };
   const walk = (a: Json, b: Json, sch: Schema | undefined, path: Path): void => {
     const el = elementOf(sch, b !== undefined ? b : a);
-    if (el.kind === 'scalar' || el.kind === 'atomic' || (emptyish(a) && emptyish(b)) || (a !== undefined && b !== undefined && (Array.isArray(a) !== Array.isArray(b) || isObj(a) !== isObj(b)))) return leaf(a, b, path);
+    if (
+      el.kind === 'scalar' ||
+      el.kind === 'atomic' ||
+      (emptyish(a) && emptyish(b)) ||
+      (a !== undefined && b !== undefined && (Array.isArray(a) !== Array.isArray(b) || isObj(a) !== isObj(b)))
+    )
+      return leaf(a, b, path);
     if (el.kind === 'list') {
       const la = indexItems(el, Array.isArray(a) ? a : []);
       const lb = indexItems(el, Array.isArray(b) ? b : []);
@@ -112,7 +121,8 @@ export function compare(l: Json, r: Json, s: Schema | undefined): Comparison {
     } else {
       const oa = isObj(a) ? a : {};
       const ob = isObj(b) ? b : {};
-      for (const k of new Set([...Object.keys(oa), ...Object.keys(ob)])) walk(oa[k], ob[k], childSchema(el, k), [...path, fieldPE(k)]);
+      for (const k of new Set([...Object.keys(oa), ...Object.keys(ob)]))
+        walk(oa[k], ob[k], childSchema(el, k), [...path, fieldPE(k)]);
     }
     // Maps, lists and list items are recorded themselves when they come or go; structs only through what they hold.
     if (path.length && (el.kind !== 'struct' || !path[path.length - 1]!.startsWith('f:'))) {

@@ -29,11 +29,29 @@ test('lowerBound: first at or after, or strictly after', () => {
 test('a namespace prefix reads its range of one resource in byte order; a group prefix every resource of the group', () => {
   const ix = new KeyIndex();
   // Byte order, not the locale's: ':' sorts after '.' and the digits, capitals before small letters.
-  for (const k of ['/pods/b/x', '/pods/a/y', '/pods/a/x', '/pods/ab/z', '/services/a/x', 'rbac.authorization.k8s.io/clusterroles//system:b', 'rbac.authorization.k8s.io/clusterroles//system.b', 'rbac.authorization.k8s.io/clusterroles//system1', 'rbac.authorization.k8s.io/clusterroles//System', 'rbac.authorization.k8s.io/roles/a/r', 'odd']) ix.add(k);
+  for (const k of [
+    '/pods/b/x',
+    '/pods/a/y',
+    '/pods/a/x',
+    '/pods/ab/z',
+    '/services/a/x',
+    'rbac.authorization.k8s.io/clusterroles//system:b',
+    'rbac.authorization.k8s.io/clusterroles//system.b',
+    'rbac.authorization.k8s.io/clusterroles//system1',
+    'rbac.authorization.k8s.io/clusterroles//System',
+    'rbac.authorization.k8s.io/roles/a/r',
+    'odd',
+  ])
+    ix.add(k);
   ix.add('/pods/a/x');
   assert.deepEqual(keysOf(ix, '/pods/'), ['/pods/a/x', '/pods/a/y', '/pods/ab/z', '/pods/b/x']);
   assert.deepEqual(keysOf(ix, '/pods/a/'), ['/pods/a/x', '/pods/a/y']);
-  assert.deepEqual(keysOf(ix, 'rbac.authorization.k8s.io/clusterroles/'), ['rbac.authorization.k8s.io/clusterroles//System', 'rbac.authorization.k8s.io/clusterroles//system.b', 'rbac.authorization.k8s.io/clusterroles//system1', 'rbac.authorization.k8s.io/clusterroles//system:b']);
+  assert.deepEqual(keysOf(ix, 'rbac.authorization.k8s.io/clusterroles/'), [
+    'rbac.authorization.k8s.io/clusterroles//System',
+    'rbac.authorization.k8s.io/clusterroles//system.b',
+    'rbac.authorization.k8s.io/clusterroles//system1',
+    'rbac.authorization.k8s.io/clusterroles//system:b',
+  ]);
   assert.deepEqual(keysOf(ix, 'rbac.authorization.k8s.io/').length, 5);
   assert.deepEqual(keysOf(ix, 'od'), ['odd']);
   assert.deepEqual(keysOf(ix, '/nothing/'), []);
@@ -64,6 +82,8 @@ test('random adds and removes: every prefix lists exactly the live keys that sta
     const got = keysOf(ix, prefix);
     assert.deepEqual([...got].sort(), want.sort(), prefix);
     // Sorted within each bucket.
-    for (let i = 1; i < got.length; i++) if (bucketOf(got[i]!) === bucketOf(got[i - 1]!)) assert.ok(got[i - 1]! < got[i]!, `${prefix}: ${got[i - 1]} before ${got[i]}`);
+    for (let i = 1; i < got.length; i++)
+      if (bucketOf(got[i]!) === bucketOf(got[i - 1]!))
+        assert.ok(got[i - 1]! < got[i]!, `${prefix}: ${got[i - 1]} before ${got[i]}`);
   }
 });

@@ -25,7 +25,8 @@ export function firstIndex(length: number, before: (i: number) => boolean): numb
 }
 
 /** First index in sorted `xs` whose value is >= `x` (or > `x` when `after`). */
-export const lowerBound = (xs: readonly string[], x: string, after = false): number => firstIndex(xs.length, (i) => xs[i]! < x || (after && xs[i] === x));
+export const lowerBound = (xs: readonly string[], x: string, after = false): number =>
+  firstIndex(xs.length, (i) => xs[i]! < x || (after && xs[i] === x));
 
 export class KeyIndex {
   private readonly buckets = new Map<string, string[]>();

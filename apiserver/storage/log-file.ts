@@ -31,7 +31,8 @@ export function readLog(buf: Buffer, file: string): ReadLog {
       let record: LogRecord;
       try {
         record = JSON.parse(text) as LogRecord;
-        if ((record.t !== 'put' && record.t !== 'del') || typeof record.k !== 'string' || typeof record.rv !== 'number') throw new Error('not a record');
+        if ((record.t !== 'put' && record.t !== 'del') || typeof record.k !== 'string' || typeof record.rv !== 'number')
+          throw new Error('not a record');
       } catch {
         // A whole line that does not parse is only tolerated at the very end.
         if (end + 1 >= buf.length) return { records, goodBytes: start, torn: buf.subarray(start) };

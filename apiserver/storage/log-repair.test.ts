@@ -31,12 +31,19 @@ test('a log cut at every byte offset of its last record: the record is cut away 
         const s1 = new Store({ dataDir: d, log: (l) => lines.push(l) });
         assert.equal(s1.get('/p/ns/last'), undefined, `cut at ${cut}`);
         assert.equal(s1.get('/p/ns/a')!.note, 'ünïcode');
-        assert.equal(fs.statSync(path.join(d, 'objects.log')).size, before, `the log ends at its last whole record (cut at ${cut})`);
+        assert.equal(
+          fs.statSync(path.join(d, 'objects.log')).size,
+          before,
+          `the log ends at its last whole record (cut at ${cut})`,
+        );
         const copies = fs.readdirSync(d).filter((f) => f.startsWith('objects.log.torn-'));
         if (cut > before) {
           assert.equal(copies.length, 1, `a copy of what was cut (cut at ${cut})`);
           assert.deepEqual(fs.readFileSync(path.join(d, copies[0]!)), whole.subarray(before, cut));
-          assert.match(lines.join('\n'), new RegExp(`cut a torn last record \\(${cut - before} bytes at offset ${before}, never acknowledged\\)`));
+          assert.match(
+            lines.join('\n'),
+            new RegExp(`cut a torn last record \\(${cut - before} bytes at offset ${before}, never acknowledged\\)`),
+          );
         } else assert.equal(copies.length, 0);
         // The next acknowledged write and a second restart: nothing lost, no corruption.
         s1.create('/p/ns/next', obj('next'));
@@ -58,7 +65,11 @@ test('a log cut at every byte offset of its last record: the record is cut away 
 test('a bad record before the end is corruption: the start is refused, naming the file and line', () => {
   const buf = Buffer.from('{"t":"put","k":"/a","rv":1,"o":{}}\n{"t":"pu\n{"t":"put","k":"/b","rv":2,"o":{}}\n');
   assert.throws(() => readLog(buf, '/d/objects.log'), /^Error: \/d\/objects\.log: line 2 is corrupt$/);
-  assert.deepEqual(readLog(Buffer.from('{"t":"put","k":"/a","rv":1,"o":{}}\n{"t":"x"}\n'), 'f').goodBytes, 35, 'a whole last line that is no record is torn');
+  assert.deepEqual(
+    readLog(Buffer.from('{"t":"put","k":"/a","rv":1,"o":{}}\n{"t":"x"}\n'), 'f').goodBytes,
+    35,
+    'a whole last line that is no record is torn',
+  );
 });
 
 test('a failed append (a full disk) leaves no partial record; the write is refused and the next one lands whole', () => {
@@ -111,7 +122,9 @@ test('kill -9 at random points of a write burst: every acknowledged write is the
   try {
     let acked = -1;
     for (let round = 0; round < 4; round++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', script, data], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', script, data], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       // Kill once it is writing, at a random moment of the burst.
@@ -119,10 +132,13 @@ test('kill -9 at random points of a write burst: every acknowledged write is the
         const started = (): void => {
           if (!out.includes('ack')) return;
           child.stdout.off('data', started);
-          setTimeout(() => {
-            child.kill('SIGKILL');
-            resolve();
-          }, 20 + Math.floor(random() * 200));
+          setTimeout(
+            () => {
+              child.kill('SIGKILL');
+              resolve();
+            },
+            20 + Math.floor(random() * 200),
+          );
         };
         child.stdout.on('data', started);
       });

@@ -13,8 +13,14 @@ test('one monotonic resourceVersion across all objects; optimistic concurrency',
   const b = s.create('/cms/ns/b', obj('b'));
   assert.ok(Number(b.metadata.resourceVersion) > Number(a.metadata.resourceVersion));
   const a2 = s.update('/pods/ns/a', { ...a, x: 1 }, a.metadata.resourceVersion);
-  assert.throws(() => s.update('/pods/ns/a', { ...a, x: 2 }, a.metadata.resourceVersion), (e: unknown) => e instanceof StoreError && e.reason === 'Conflict');
-  assert.throws(() => s.create('/pods/ns/a', obj('a')), (e: unknown) => e instanceof StoreError && e.reason === 'AlreadyExists');
+  assert.throws(
+    () => s.update('/pods/ns/a', { ...a, x: 2 }, a.metadata.resourceVersion),
+    (e: unknown) => e instanceof StoreError && e.reason === 'Conflict',
+  );
+  assert.throws(
+    () => s.create('/pods/ns/a', obj('a')),
+    (e: unknown) => e instanceof StoreError && e.reason === 'AlreadyExists',
+  );
   assert.equal(s.get('/pods/ns/a')!.metadata.resourceVersion, a2.metadata.resourceVersion);
 });
 
@@ -28,9 +34,18 @@ test('watch replays history after an RV, then follows; too old is Expired', () =
   s.create('/q/ns/other', obj('other'));
   stop();
   s.create('/p/ns/c', obj('c'));
-  assert.deepEqual(seen.map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b'], ['DELETED', 'a']]);
+  assert.deepEqual(
+    seen.map((e) => [e.type, e.object.metadata.name]),
+    [
+      ['ADDED', 'b'],
+      ['DELETED', 'a'],
+    ],
+  );
   for (let i = 0; i < 5; i++) s.create(`/p/ns/x${i}`, obj(`x${i}`));
-  assert.throws(() => s.watch('/p/', Number(first.metadata.resourceVersion), () => {}), (e: unknown) => e instanceof StoreError && e.reason === 'Expired');
+  assert.throws(
+    () => s.watch('/p/', Number(first.metadata.resourceVersion), () => {}),
+    (e: unknown) => e instanceof StoreError && e.reason === 'Expired',
+  );
 });
 
 test('with a data dir, every acknowledged write survives a restart; a torn last line is ignored', () => {
@@ -64,7 +79,10 @@ test('compaction keeps objects and the resourceVersion', () => {
   assert.ok(fs.readFileSync(path.join(dir, 'objects.log'), 'utf8').split('\n').length < 22);
   const s2 = new Store({ dataDir: dir });
   assert.equal(s2.resourceVersion, rv);
-  assert.deepEqual(s2.list('/p/').items.map((o) => o.metadata.name), ['o10', 'o11']);
+  assert.deepEqual(
+    s2.list('/p/').items.map((o) => o.metadata.name),
+    ['o10', 'o11'],
+  );
   s2.close();
   fs.rmSync(dir, { recursive: true });
 });
@@ -76,7 +94,8 @@ test('a store with more objects than compactAfter compacts once its log holds tw
   for (let i = 0; i < 12; i++) s.create(`/p/ns/o${i}`, obj(`o${i}`));
   // Only creates: the log is all live objects, nothing to compact.
   assert.equal(lines(), 12);
-  const update = (i: number): void => void s.update(`/p/ns/o${i % 12}`, { ...s.get(`/p/ns/o${i % 12}`)!, data: { n: String(i) } });
+  const update = (i: number): void =>
+    void s.update(`/p/ns/o${i % 12}`, { ...s.get(`/p/ns/o${i % 12}`)!, data: { n: String(i) } });
   for (let i = 0; i < 12; i++) update(i);
   assert.equal(lines(), 24);
   update(12);

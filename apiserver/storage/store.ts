@@ -33,7 +33,6 @@ export class StoreError extends Error {
   }
 }
 
-
 export interface StoreOptions {
   /** Directory for the persistent log; in memory only when unset. */
   dataDir?: string;
@@ -108,7 +107,9 @@ export class Store {
     fs.writeFileSync(copy, torn, { mode: 0o600, flush: true });
     fs.ftruncateSync(this.fd!, goodBytes);
     fs.fsyncSync(this.fd!);
-    this.o.log?.(`${file}: cut a torn last record (${torn.length} bytes at offset ${goodBytes}, never acknowledged); a copy is in ${copy}`);
+    this.o.log?.(
+      `${file}: cut a torn last record (${torn.length} bytes at offset ${goodBytes}, never acknowledged); a copy is in ${copy}`,
+    );
   }
 
   close(): void {
@@ -126,7 +127,9 @@ export class Store {
   /** Writes one log record; `json` is the object's JSON, computed once per write. */
   private persist(t: 'put' | 'del', key: string, rv: number, json?: string): void {
     if (this.fd === undefined) return;
-    const line = Buffer.from(`{"t":"${t}","k":${JSON.stringify(key)},"rv":${rv}${json === undefined ? '' : `,"o":${json}`}}\n`);
+    const line = Buffer.from(
+      `{"t":"${t}","k":${JSON.stringify(key)},"rv":${rv}${json === undefined ? '' : `,"o":${json}`}}\n`,
+    );
     try {
       let done = 0;
       while (done < line.length) done += fs.writeSync(this.fd, line, done);
@@ -161,7 +164,12 @@ export class Store {
     const dir = this.o.dataDir!;
     const tmp = this.logPath(dir) + '.tmp';
     const fd = fs.openSync(tmp, 'w', 0o600);
-    for (const [k, o] of this.objects) fs.writeSync(fd, JSON.stringify({ t: 'put', k, rv: Number(o.metadata?.resourceVersion ?? this.rev), o } satisfies LogRecord) + '\n');
+    for (const [k, o] of this.objects)
+      fs.writeSync(
+        fd,
+        JSON.stringify({ t: 'put', k, rv: Number(o.metadata?.resourceVersion ?? this.rev), o } satisfies LogRecord) +
+          '\n',
+      );
     fs.writeSync(fd, JSON.stringify({ t: 'del', k: '\u0000rv', rv: this.rev } satisfies LogRecord) + '\n');
     fs.fsyncSync(fd);
     fs.closeSync(fd);
@@ -177,7 +185,10 @@ export class Store {
     this.history.push(e);
     this.historyBytesNow += bytes;
     // Bounded by count and by bytes, so large objects cannot grow memory without limit.
-    while (this.history.length > 1 && (this.history.length > this.historySize || this.historyBytesNow > (this.o.historyBytes ?? 64 * 1024 * 1024))) {
+    while (
+      this.history.length > 1 &&
+      (this.history.length > this.historySize || this.historyBytesNow > (this.o.historyBytes ?? 64 * 1024 * 1024))
+    ) {
       const dropped = this.history.shift()!;
       this.historyBytesNow -= dropped.bytes;
       this.oldestRv = dropped.rv;
@@ -229,7 +240,10 @@ export class Store {
     const cur = this.objects.get(key);
     if (!cur) throw new StoreError('NotFound', key);
     if (expectedRv !== undefined && expectedRv !== '' && expectedRv !== cur.metadata.resourceVersion) {
-      throw new StoreError('Conflict', 'the object has been modified; please apply your changes to the latest version and try again');
+      throw new StoreError(
+        'Conflict',
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
     }
     const o = withRv(obj, this.rev + 1);
     const json = this.encode(o);
@@ -260,7 +274,8 @@ export class Store {
 
   /** Events after `fromRv` still in history; throws Expired when it no longer reaches back. */
   eventsSince(prefix: string, fromRv: number): StoreEvent[] {
-    if (fromRv < this.oldestRv) throw new StoreError('Expired', `too old resource version: ${fromRv} (${this.oldestRv})`);
+    if (fromRv < this.oldestRv)
+      throw new StoreError('Expired', `too old resource version: ${fromRv} (${this.oldestRv})`);
     return this.history.filter((e) => e.rv > fromRv && e.key.startsWith(prefix));
   }
 
@@ -269,7 +284,8 @@ export class Store {
    * means "from now". Throws Expired when the history no longer reaches back.
    */
   watch(prefix: string, fromRv: number, fn: (e: StoreEvent) => void): () => void {
-    if (fromRv > 0 && fromRv < this.oldestRv) throw new StoreError('Expired', `too old resource version: ${fromRv} (${this.oldestRv})`);
+    if (fromRv > 0 && fromRv < this.oldestRv)
+      throw new StoreError('Expired', `too old resource version: ${fromRv} (${this.oldestRv})`);
     if (fromRv > 0) for (const e of this.history) if (e.rv > fromRv && e.key.startsWith(prefix)) fn(e);
     const w = { prefix, fn };
     this.watchers.add(w);

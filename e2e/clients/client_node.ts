@@ -10,7 +10,11 @@ const [kubeconfig, mode, pod] = process.argv.slice(2);
 const kc = new k8s.KubeConfig();
 kc.loadFromFile(kubeconfig!);
 const core = kc.makeApiClient(k8s.CoreV1Api);
-const within = <T>(p: Promise<T>, ms: number, what: string): Promise<T> => Promise.race([p, new Promise<T>((_r, rej) => setTimeout(() => rej(new Error(`${what}: nothing within ${ms} ms`)), ms))]);
+const within = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
+  Promise.race([
+    p,
+    new Promise<T>((_r, rej) => setTimeout(() => rej(new Error(`${what}: nothing within ${ms} ms`)), ms)),
+  ]);
 
 async function api(): Promise<void> {
   // Watch: the call returns when the response starts, on a quiet collection too.
@@ -18,21 +22,31 @@ async function api(): Promise<void> {
   let added!: () => void;
   const gotAdd = new Promise<void>((r) => (added = r));
   const ctl = await within(
-    new k8s.Watch(kc).watch('/api/v1/namespaces/default/configmaps', {}, (type, obj: k8s.V1ConfigMap) => {
-      seen.push(`${type}:${obj.metadata?.name}`);
-      if (obj.metadata?.name === 'js-watched') added();
-    }, () => {}),
+    new k8s.Watch(kc).watch(
+      '/api/v1/namespaces/default/configmaps',
+      {},
+      (type, obj: k8s.V1ConfigMap) => {
+        seen.push(`${type}:${obj.metadata?.name}`);
+        if (obj.metadata?.name === 'js-watched') added();
+      },
+      () => {},
+    ),
     5000,
     'watch start',
   );
   console.log('watch started');
-  await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'js-watched' }, data: { a: '1' } } });
+  await core.createNamespacedConfigMap({
+    namespace: 'default',
+    body: { metadata: { name: 'js-watched' }, data: { a: '1' } },
+  });
   await within(gotAdd, 5000, 'ADDED event');
   ctl.abort();
   console.log('watch:', seen.filter((s) => s.endsWith('js-watched')).join(' '));
 
   // Informer: lists, then watches; stopped and started again, it lists again.
-  const informer = k8s.makeInformer(kc, '/api/v1/namespaces/default/configmaps', () => core.listNamespacedConfigMap({ namespace: 'default' }));
+  const informer = k8s.makeInformer(kc, '/api/v1/namespaces/default/configmaps', () =>
+    core.listNamespacedConfigMap({ namespace: 'default' }),
+  );
   const names = new Set<string>();
   informer.on('add', (o: k8s.V1ConfigMap) => names.add(o.metadata!.name!));
   await within(informer.start(), 5000, 'informer start');
@@ -47,9 +61,27 @@ async function api(): Promise<void> {
 
   // KubernetesObjectApi: server-side apply creates, then a second manager conflicts unless forced.
   const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
-  const cm = (v: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'js-applied', namespace: 'default' }, data: { v } });
-  const applied = await objects.patch(cm('1'), undefined, undefined, 'js-one', undefined, k8s.PatchStrategy.ServerSideApply);
-  console.log('applied:', (applied as k8s.V1ConfigMap).data?.v, (applied as k8s.V1ConfigMap).metadata?.managedFields?.map((m: k8s.V1ManagedFieldsEntry) => `${m.manager}/${m.operation}`).join(','));
+  const cm = (v: string) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'js-applied', namespace: 'default' },
+    data: { v },
+  });
+  const applied = await objects.patch(
+    cm('1'),
+    undefined,
+    undefined,
+    'js-one',
+    undefined,
+    k8s.PatchStrategy.ServerSideApply,
+  );
+  console.log(
+    'applied:',
+    (applied as k8s.V1ConfigMap).data?.v,
+    (applied as k8s.V1ConfigMap).metadata?.managedFields
+      ?.map((m: k8s.V1ManagedFieldsEntry) => `${m.manager}/${m.operation}`)
+      .join(','),
+  );
   try {
     await objects.patch(cm('2'), undefined, undefined, 'js-two', undefined, k8s.PatchStrategy.ServerSideApply);
     console.log('conflict: none');
@@ -69,7 +101,19 @@ async function exec(): Promise<void> {
   err.on('data', (b: Buffer) => (stderr += b.toString()));
   const status = await within(
     new Promise<k8s.V1Status>((resolve, reject) => {
-      new k8s.Exec(kc).exec('default', pod!, '', ['sh', '-c', 'cat /etc/hostname; echo e >&2; exit 5'], out, err, null, false, resolve).catch(reject);
+      new k8s.Exec(kc)
+        .exec(
+          'default',
+          pod!,
+          '',
+          ['sh', '-c', 'cat /etc/hostname; echo e >&2; exit 5'],
+          out,
+          err,
+          null,
+          false,
+          resolve,
+        )
+        .catch(reject);
     }),
     15000,
     'exec status',

@@ -1,13 +1,35 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_FOCUS, ginkgoArgs, inScope, junit, mergePasses, passes, repoList, runOptions, specResults, summaryLine, type GinkgoReport, type SpecResult } from './plan.js';
+import {
+  DEFAULT_FOCUS,
+  ginkgoArgs,
+  inScope,
+  junit,
+  mergePasses,
+  passes,
+  repoList,
+  runOptions,
+  specResults,
+  summaryLine,
+  type GinkgoReport,
+  type SpecResult,
+} from './plan.js';
 
 const flags = (o: Record<string, string>): Map<string, string> => new Map(Object.entries(o));
 
 test('runOptions: defaults, and a clear error per bad flag', () => {
-  assert.deepEqual(runOptions(flags({})), { controlPlane: 'upstream', focus: DEFAULT_FOCUS, skip: '', parallel: 4, reportDir: 'conformance-results/upstream' });
+  assert.deepEqual(runOptions(flags({})), {
+    controlPlane: 'upstream',
+    focus: DEFAULT_FOCUS,
+    skip: '',
+    parallel: 4,
+    reportDir: 'conformance-results/upstream',
+  });
   assert.equal(runOptions(flags({ 'control-plane': 'tskube', parallel: '2' })).reportDir, 'conformance-results/tskube');
-  assert.throws(() => runOptions(flags({ 'control-plane': 'gke' })), /--control-plane: must be upstream or tskube, not "gke"/);
+  assert.throws(
+    () => runOptions(flags({ 'control-plane': 'gke' })),
+    /--control-plane: must be upstream or tskube, not "gke"/,
+  );
   assert.throws(() => runOptions(flags({ parallel: '0' })), /--parallel: must be a positive integer, not "0"/);
   assert.throws(() => runOptions(flags({ focus: '[unclosed' })), /^Error: --focus: /);
 });
@@ -18,7 +40,7 @@ test('passes: [Serial] tests only in the second pass, one process; Disruptive an
   assert.deepEqual(serial, { name: 'serial', procs: 1, labelFilter: 'Serial && !Disruptive && !Flaky' });
 });
 
-test('ginkgoArgs: ginkgo\'s flags, the binary, then the suite\'s own after --', () => {
+test("ginkgoArgs: ginkgo's flags, the binary, then the suite's own after --", () => {
   const o = runOptions(flags({ skip: 'Slow', 'report-dir': '/r' }));
   const args = ginkgoArgs(passes(o)[0]!, o, { e2eTest: '/f/e2e.test', kubeconfig: '/k', kubectl: '/f/kubectl' });
   const dash = args.indexOf('--');
@@ -26,8 +48,20 @@ test('ginkgoArgs: ginkgo\'s flags, the binary, then the suite\'s own after --', 
   assert.ok(args.slice(0, dash).includes(`--focus=${DEFAULT_FOCUS}`));
   assert.ok(args.slice(0, dash).includes('--skip=Slow'));
   assert.ok(args.slice(0, dash).includes('--json-report=parallel.json'));
-  assert.deepEqual(args.slice(dash + 1), ['--provider=skeleton', '--kubeconfig=/k', '--kubectl-path=/f/kubectl', '--report-dir=/r', '--report-prefix=parallel']);
-  assert.ok(!ginkgoArgs(passes(runOptions(flags({})))[0]!, runOptions(flags({})), { e2eTest: 'e', kubeconfig: 'k', kubectl: 'c' }).some((a) => a.startsWith('--skip=')));
+  assert.deepEqual(args.slice(dash + 1), [
+    '--provider=skeleton',
+    '--kubeconfig=/k',
+    '--kubectl-path=/f/kubectl',
+    '--report-dir=/r',
+    '--report-prefix=parallel',
+  ]);
+  assert.ok(
+    !ginkgoArgs(passes(runOptions(flags({})))[0]!, runOptions(flags({})), {
+      e2eTest: 'e',
+      kubeconfig: 'k',
+      kubectl: 'c',
+    }).some((a) => a.startsWith('--skip=')),
+  );
 });
 
 test('repoList: every registry of the suite under the local one', () => {
@@ -43,11 +77,41 @@ const report: GinkgoReport[] = [
   {
     SpecReports: [
       { LeafNodeType: 'SynchronizedBeforeSuite', State: 'passed', RunTime: 5e9 },
-      { ContainerHierarchyTexts: ['[sig-node] Pods'], LeafNodeText: 'should get a host IP [Conformance]', LeafNodeType: 'It', State: 'passed', RunTime: 2_500_000_000 },
-      { ContainerHierarchyTexts: ['[sig-node] Probing'], LeafNodeText: 'should restart [NodeConformance]', LeafNodeType: 'It', State: 'failed', RunTime: 60e9, Failure: { Message: 'timed out\nwaiting', Location: { FileName: 'probe.go', LineNumber: 12 } } },
-      { ContainerHierarchyTexts: ['[sig-node] Serial'], LeafNodeText: 'does things [Serial] [Conformance]', LeafNodeType: 'It', State: 'skipped', RunTime: 0 },
-      { ContainerHierarchyTexts: ['[sig-cloud] GCE'], LeafNodeText: 'disks [Conformance]', LeafNodeType: 'It', State: 'skipped', Failure: { Message: 'Only supported for providers [gce]' } },
-      { ContainerHierarchyTexts: ['[sig-apps] Other'], LeafNodeText: 'not focused', LeafNodeType: 'It', State: 'skipped' },
+      {
+        ContainerHierarchyTexts: ['[sig-node] Pods'],
+        LeafNodeText: 'should get a host IP [Conformance]',
+        LeafNodeType: 'It',
+        State: 'passed',
+        RunTime: 2_500_000_000,
+      },
+      {
+        ContainerHierarchyTexts: ['[sig-node] Probing'],
+        LeafNodeText: 'should restart [NodeConformance]',
+        LeafNodeType: 'It',
+        State: 'failed',
+        RunTime: 60e9,
+        Failure: { Message: 'timed out\nwaiting', Location: { FileName: 'probe.go', LineNumber: 12 } },
+      },
+      {
+        ContainerHierarchyTexts: ['[sig-node] Serial'],
+        LeafNodeText: 'does things [Serial] [Conformance]',
+        LeafNodeType: 'It',
+        State: 'skipped',
+        RunTime: 0,
+      },
+      {
+        ContainerHierarchyTexts: ['[sig-cloud] GCE'],
+        LeafNodeText: 'disks [Conformance]',
+        LeafNodeType: 'It',
+        State: 'skipped',
+        Failure: { Message: 'Only supported for providers [gce]' },
+      },
+      {
+        ContainerHierarchyTexts: ['[sig-apps] Other'],
+        LeafNodeText: 'not focused',
+        LeafNodeType: 'It',
+        State: 'skipped',
+      },
       { LeafNodeType: 'SynchronizedAfterSuite', State: 'timedout', RunTime: 1e9, Failure: { Message: 'cleanup hung' } },
     ],
   },
@@ -88,7 +152,10 @@ test('mergePasses and inScope: the pass that ran a test wins; tests outside the 
       'failed [SynchronizedAfterSuite]',
     ],
   );
-  assert.equal(summaryLine(merged, 'upstream', 'v1.37.2'), 'conformance: 2 passed, 2 failed, 1 skipped of 5 (control plane: upstream, e2e v1.37.2)');
+  assert.equal(
+    summaryLine(merged, 'upstream', 'v1.37.2'),
+    'conformance: 2 passed, 2 failed, 1 skipped of 5 (control plane: upstream, e2e v1.37.2)',
+  );
   assert.equal(inScope(merged, { focus: DEFAULT_FOCUS, skip: 'Probing' }).length, 4);
 });
 
@@ -102,7 +169,10 @@ test('junit: one testcase per test, failures and skips with their messages, XML-
     'conformance',
   );
   assert.match(xml, /<testsuite name="conformance" tests="3" failures="1" skipped="1" time="3\.500">/);
-  assert.match(xml, /<testcase name="a &lt;b&gt; &amp; &quot;c&quot;" classname="conformance" time="1\.500"><failure message="x &lt; y">x &lt; y\nmore<\/failure><\/testcase>/);
+  assert.match(
+    xml,
+    /<testcase name="a &lt;b&gt; &amp; &quot;c&quot;" classname="conformance" time="1\.500"><failure message="x &lt; y">x &lt; y\nmore<\/failure><\/testcase>/,
+  );
   assert.match(xml, /<testcase name="ok" classname="conformance" time="2\.000"\/>/);
   assert.match(xml, /<skipped message="Only \[gce\]"\/>/);
 });

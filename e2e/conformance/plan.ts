@@ -20,7 +20,8 @@ export interface RunOptions {
 export const DEFAULT_FOCUS = String.raw`\[NodeConformance\]|\[Conformance\]`;
 
 export const FLAGS: Record<string, string> = {
-  'control-plane': 'upstream (the fixtures\' kube-apiserver, etcd, controller manager and scheduler) or tskube (tskube up)',
+  'control-plane':
+    "upstream (the fixtures' kube-apiserver, etcd, controller manager and scheduler) or tskube (tskube up)",
   focus: `a regular expression on test names; default ${DEFAULT_FOCUS}`,
   skip: 'a regular expression on test names not to run',
   parallel: 'processes of the parallel pass; default 4',
@@ -30,9 +31,11 @@ export const FLAGS: Record<string, string> = {
 /** The runner's options from its parsed flags, or an error naming the bad one. */
 export function runOptions(f: Map<string, string>): RunOptions {
   const controlPlane = f.get('control-plane') ?? 'upstream';
-  if (controlPlane !== 'upstream' && controlPlane !== 'tskube') throw new Error(`--control-plane: must be upstream or tskube, not "${controlPlane}"`);
+  if (controlPlane !== 'upstream' && controlPlane !== 'tskube')
+    throw new Error(`--control-plane: must be upstream or tskube, not "${controlPlane}"`);
   const parallel = Number(f.get('parallel') ?? '4');
-  if (!Number.isInteger(parallel) || parallel < 1) throw new Error(`--parallel: must be a positive integer, not "${f.get('parallel')}"`);
+  if (!Number.isInteger(parallel) || parallel < 1)
+    throw new Error(`--parallel: must be a positive integer, not "${f.get('parallel')}"`);
   for (const flag of ['focus', 'skip']) {
     const v = f.get(flag);
     if (v === undefined) continue;
@@ -146,11 +149,21 @@ export function specResults(reports: GinkgoReport[]): SpecResult[] {
       const setup = s.LeafNodeType !== 'It';
       // Suite nodes that passed are not tests; one that failed fails the pass and is reported as such.
       if (setup && s.State === 'passed') continue;
-      const name = setup ? `[${s.LeafNodeType}]` : [...(s.ContainerHierarchyTexts ?? []), s.LeafNodeText ?? ''].join(' ');
+      const name = setup
+        ? `[${s.LeafNodeType}]`
+        : [...(s.ContainerHierarchyTexts ?? []), s.LeafNodeText ?? ''].join(' ');
       const outcome = outcomeOf(s.State);
-      const where = s.Failure?.Location?.FileName ? ` (${s.Failure.Location.FileName}:${s.Failure.Location.LineNumber ?? 0})` : '';
+      const where = s.Failure?.Location?.FileName
+        ? ` (${s.Failure.Location.FileName}:${s.Failure.Location.LineNumber ?? 0})`
+        : '';
       const message = s.Failure?.Message ? `${s.Failure.Message}${outcome === 'failed' ? where : ''}` : undefined;
-      out.push({ name, outcome, seconds: (s.RunTime ?? 0) / 1e9, ...(message ? { message } : {}), ...(setup ? { suiteNode: true as const } : {}) });
+      out.push({
+        name,
+        outcome,
+        seconds: (s.RunTime ?? 0) / 1e9,
+        ...(message ? { message } : {}),
+        ...(setup ? { suiteNode: true as const } : {}),
+      });
     }
   }
   return out;
@@ -197,7 +210,10 @@ export function junit(results: SpecResult[], suite: string): string {
   const cases = results.map((r) => {
     const open = `  <testcase name="${xml(r.name)}" classname="${xml(suite)}" time="${r.seconds.toFixed(3)}"`;
     if (r.outcome === 'passed') return `${open}/>`;
-    const body = r.outcome === 'failed' ? `<failure message="${xml((r.message ?? '').split('\n')[0] ?? '')}">${xml(r.message ?? '')}</failure>` : `<skipped message="${xml(r.message ?? 'not run')}"/>`;
+    const body =
+      r.outcome === 'failed'
+        ? `<failure message="${xml((r.message ?? '').split('\n')[0] ?? '')}">${xml(r.message ?? '')}</failure>`
+        : `<skipped message="${xml(r.message ?? 'not run')}"/>`;
     return `${open}>${body}</testcase>`;
   });
   return [

@@ -12,7 +12,21 @@ import { waitFor } from '../proc.js';
 import { joinArgs, joinLine, startUpstreamControlPlane, tokenCreate } from '../upstream-cluster.js';
 import { upstreamBin, upstreamSkip } from '../upstream-control-plane.js';
 import { Lan, type Vm } from '../vms.js';
-import { FLAGS, ginkgoArgs, inScope, junit, mergePasses, passes, repoList, runOptions, specResults, summaryLine, type GinkgoReport, type RunOptions, type SpecResult } from './plan.js';
+import {
+  FLAGS,
+  ginkgoArgs,
+  inScope,
+  junit,
+  mergePasses,
+  passes,
+  repoList,
+  runOptions,
+  specResults,
+  summaryLine,
+  type GinkgoReport,
+  type RunOptions,
+  type SpecResult,
+} from './plan.js';
 
 const REGISTRY = '127.0.0.1:5000';
 
@@ -37,8 +51,21 @@ async function upstreamCluster(lan: Lan): Promise<Cluster> {
 /** `tskube up` on VM 1 (a node itself), two more nodes joined to it; the fixtures' images in its registry. */
 async function tskubeCluster(lan: Lan): Promise<Cluster> {
   const vm = await lan.vm('vm-1', '192.0.2.1');
-  const join = joinArgs(joinLine(await vm.run(['up'], /tskube join \S+ --token \S+ --discovery-token-ca-cert-hash \S+/)));
-  vm.exec(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts/upstream.ts'), 'images', `--registry=${REGISTRY}`, `--work-dir=${path.join(vm.dir, 'upstream-images')}`], { timeoutMs: 300_000 });
+  const join = joinArgs(
+    joinLine(await vm.run(['up'], /tskube join \S+ --token \S+ --discovery-token-ca-cert-hash \S+/)),
+  );
+  vm.exec(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(REPO, 'scripts/upstream.ts'),
+      'images',
+      `--registry=${REGISTRY}`,
+      `--work-dir=${path.join(vm.dir, 'upstream-images')}`,
+    ],
+    { timeoutMs: 300_000 },
+  );
   const workers = [await lan.vm('vm-2', '192.0.2.2'), await lan.vm('vm-3', '192.0.2.3')];
   await Promise.all(workers.map((w) => w.run(join, /This node has joined the cluster/)));
   return { vm, kubeconfig: path.join(vm.dir, 'pki/admin.kubeconfig'), nodes: 3 };
@@ -47,7 +74,11 @@ async function tskubeCluster(lan: Lan): Promise<Cluster> {
 /** Runs ginkgo in the VM; its output goes to `log`. Resolves with its exit code. */
 function runGinkgo(vm: Vm, args: string[], env: NodeJS.ProcessEnv, log: string): Promise<number | null> {
   const out = fs.openSync(log, 'w');
-  const child = spawn('nsenter', [`--net=/run/netns/${vm.netns}`, upstreamBin('ginkgo'), ...args], { stdio: ['ignore', out, out], env: { ...process.env, ...env }, cwd: path.dirname(log) });
+  const child = spawn('nsenter', [`--net=/run/netns/${vm.netns}`, upstreamBin('ginkgo'), ...args], {
+    stdio: ['ignore', out, out],
+    env: { ...process.env, ...env },
+    cwd: path.dirname(log),
+  });
   vm.extraPids.push(child.pid!);
   vm.record();
   return new Promise((resolve, reject) => {
@@ -69,7 +100,15 @@ function readReport(file: string): GinkgoReport[] {
 
 /** Starts the cluster, runs both passes, writes the reports; returns the merged results. */
 export async function runConformance(o: RunOptions): Promise<SpecResult[]> {
-  upstreamSkip(['e2e.test', 'ginkgo', 'kubectl', 'agnhost', ...(o.controlPlane === 'upstream' ? ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubeadm'] : [])]);
+  upstreamSkip([
+    'e2e.test',
+    'ginkgo',
+    'kubectl',
+    'agnhost',
+    ...(o.controlPlane === 'upstream'
+      ? ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubeadm']
+      : []),
+  ]);
   const reportDir = path.resolve(o.reportDir);
   fs.mkdirSync(reportDir, { recursive: true });
   const lan = new Lan();
@@ -77,23 +116,53 @@ export async function runConformance(o: RunOptions): Promise<SpecResult[]> {
   try {
     await lan.create();
     const cluster = o.controlPlane === 'upstream' ? await upstreamCluster(lan) : await tskubeCluster(lan);
-    const kubectl = (args: string[]): string => cluster.vm.exec(upstreamBin('kubectl'), [`--kubeconfig=${cluster.kubeconfig}`, ...args]);
-    await waitFor(() => (kubectl(['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']).match(/True/g) ?? []).length === cluster.nodes, 180_000, 1000, `${cluster.nodes} nodes Ready`);
-    console.log(`conformance: cluster up (control plane: ${o.controlPlane}, ${cluster.nodes} nodes) in ${minutes(started)}`);
+    const kubectl = (args: string[]): string =>
+      cluster.vm.exec(upstreamBin('kubectl'), [`--kubeconfig=${cluster.kubeconfig}`, ...args]);
+    await waitFor(
+      () =>
+        (
+          kubectl([
+            'get',
+            'nodes',
+            '-o',
+            'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}',
+          ]).match(/True/g) ?? []
+        ).length === cluster.nodes,
+      180_000,
+      1000,
+      `${cluster.nodes} nodes Ready`,
+    );
+    console.log(
+      `conformance: cluster up (control plane: ${o.controlPlane}, ${cluster.nodes} nodes) in ${minutes(started)}`,
+    );
     const repoListFile = path.join(reportDir, 'repo-list.yaml');
     fs.writeFileSync(repoListFile, repoList(REGISTRY));
     const results: SpecResult[][] = [];
     for (const pass of passes(o)) {
       const passStarted = Date.now();
-      const args = ginkgoArgs(pass, o, { e2eTest: upstreamBin('e2e.test'), kubeconfig: cluster.kubeconfig, kubectl: upstreamBin('kubectl') });
-      const code = await runGinkgo(cluster.vm, args, { KUBE_TEST_REPO_LIST: repoListFile }, path.join(reportDir, `${pass.name}.log`));
+      const args = ginkgoArgs(pass, o, {
+        e2eTest: upstreamBin('e2e.test'),
+        kubeconfig: cluster.kubeconfig,
+        kubectl: upstreamBin('kubectl'),
+      });
+      const code = await runGinkgo(
+        cluster.vm,
+        args,
+        { KUBE_TEST_REPO_LIST: repoListFile },
+        path.join(reportDir, `${pass.name}.log`),
+      );
       const passResults = specResults(readReport(path.join(reportDir, `${pass.name}.json`)));
       results.push(passResults);
       const ran = passResults.filter((r) => r.outcome !== 'skipped' || r.message);
-      console.log(`conformance: ${pass.name} pass ran ${ran.length} tests in ${minutes(passStarted)} (ginkgo exit ${code}; log ${path.join(reportDir, `${pass.name}.log`)})`);
+      console.log(
+        `conformance: ${pass.name} pass ran ${ran.length} tests in ${minutes(passStarted)} (ginkgo exit ${code}; log ${path.join(reportDir, `${pass.name}.log`)})`,
+      );
     }
     const merged = inScope(mergePasses(results), o);
-    fs.writeFileSync(path.join(reportDir, 'junit.xml'), junit(merged, `conformance (control plane: ${o.controlPlane})`));
+    fs.writeFileSync(
+      path.join(reportDir, 'junit.xml'),
+      junit(merged, `conformance (control plane: ${o.controlPlane})`),
+    );
     fs.writeFileSync(path.join(reportDir, 'results.json'), `${JSON.stringify(merged, null, 1)}\n`);
     console.log(`conformance: whole run ${minutes(started)}; reports in ${reportDir}`);
     return merged;
@@ -106,7 +175,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   (async () => {
     const o = runOptions(parseFlags(process.argv.slice(2), FLAGS));
     const results = await runConformance(o);
-    for (const r of results.filter((x) => x.outcome === 'failed')) console.log(`FAILED ${r.name}\n  ${(r.message ?? '').split('\n')[0]}`);
+    for (const r of results.filter((x) => x.outcome === 'failed'))
+      console.log(`FAILED ${r.name}\n  ${(r.message ?? '').split('\n')[0]}`);
     console.log(summaryLine(results, o.controlPlane, KUBERNETES_VERSION));
     process.exit(results.some((r) => r.outcome === 'failed') ? 1 : 0);
   })().catch((e: Error) => {

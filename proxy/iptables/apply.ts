@@ -106,10 +106,19 @@ export class ExecIptables implements Iptables {
   private async restoreNow(text: string): Promise<void> {
     const r = await run(this.bin.restore, ['--noflush', '--wait'], text, this.restoreTimeoutMs);
     if (r.code === 0) return;
-    if (r.code === null) throw new RestoreError(`${this.bin.restore} did not finish within ${Math.round(this.restoreTimeoutMs / 1000)} s and was killed`, undefined, '');
+    if (r.code === null)
+      throw new RestoreError(
+        `${this.bin.restore} did not finish within ${Math.round(this.restoreTimeoutMs / 1000)} s and was killed`,
+        undefined,
+        '',
+      );
     const m = /line:? (\d+)/i.exec(r.stderr);
     const line = m ? Number(m[1]) : undefined;
-    throw new RestoreError(`${this.bin.restore} failed (exit ${String(r.code)}): ${r.stderr.trim().split('\n')[0]}`, line, line ? linesAround(text, line) : '');
+    throw new RestoreError(
+      `${this.bin.restore} failed (exit ${String(r.code)}): ${r.stderr.trim().split('\n')[0]}`,
+      line,
+      line ? linesAround(text, line) : '',
+    );
   }
 
   async save(table: Table): Promise<string> {
@@ -124,7 +133,8 @@ export class ExecIptables implements Iptables {
 
   private async ensureChainNow(table: Table, chain: string): Promise<void> {
     const r = await run(this.bin.iptables, ['-w', '-t', table, '-N', chain]);
-    if (r.code !== 0 && !/exists/i.test(r.stderr)) throw new Error(`${this.bin.iptables} -t ${table} -N ${chain}: ${r.stderr.trim()}`);
+    if (r.code !== 0 && !/exists/i.test(r.stderr))
+      throw new Error(`${this.bin.iptables} -t ${table} -N ${chain}: ${r.stderr.trim()}`);
   }
 
   ensureRule(table: Table, chain: string, args: string[]): Promise<boolean> {
@@ -134,7 +144,8 @@ export class ExecIptables implements Iptables {
   private async ensureRuleNow(table: Table, chain: string, args: string[]): Promise<boolean> {
     if ((await run(this.bin.iptables, ['-w', '-t', table, '-C', chain, ...args])).code === 0) return false;
     const r = await run(this.bin.iptables, ['-w', '-t', table, '-I', chain, '1', ...args]);
-    if (r.code !== 0) throw new Error(`${this.bin.iptables} -t ${table} -I ${chain} ${args.join(' ')}: ${r.stderr.trim()}`);
+    if (r.code !== 0)
+      throw new Error(`${this.bin.iptables} -t ${table} -I ${chain} ${args.join(' ')}: ${r.stderr.trim()}`);
     return true;
   }
 }
@@ -157,4 +168,3 @@ export async function conntrackListUdp(family: IPFamily = 'IPv4'): Promise<strin
 
 /** conntrack's family option: IPv4 is its default. */
 export const conntrackFamily = (family: IPFamily): string[] => (family === 'IPv6' ? ['-f', 'ipv6'] : []);
-

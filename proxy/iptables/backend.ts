@@ -90,7 +90,8 @@ export class IptablesBackend implements ProxyBackend {
   }
 
   describe(e: Error): string {
-    if (e instanceof RestoreError) return `failed to execute iptables-restore, keeping the previous rules: ${e.message}${e.context ? `\n${e.context}` : ''}`;
+    if (e instanceof RestoreError)
+      return `failed to execute iptables-restore, keeping the previous rules: ${e.message}${e.context ? `\n${e.context}` : ''}`;
     return `sync of proxy rules failed: ${e.message}`;
   }
 }

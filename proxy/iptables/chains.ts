@@ -35,13 +35,15 @@ function hash16(s: string): string {
 }
 
 /** portProtoHash(servicePortName, lower-case protocol). */
-export const portProtoHash = (servicePortName: string, protocol: string): string => hash16(servicePortName + protocol.toLowerCase());
+export const portProtoHash = (servicePortName: string, protocol: string): string =>
+  hash16(servicePortName + protocol.toLowerCase());
 
 export const svcChain = (name: string, proto: string): string => `KUBE-SVC-${portProtoHash(name, proto)}`;
 export const svlChain = (name: string, proto: string): string => `KUBE-SVL-${portProtoHash(name, proto)}`;
 export const extChain = (name: string, proto: string): string => `KUBE-EXT-${portProtoHash(name, proto)}`;
 export const fwChain = (name: string, proto: string): string => `KUBE-FW-${portProtoHash(name, proto)}`;
-export const sepChain = (name: string, proto: string, endpoint: string): string => `KUBE-SEP-${hash16(name + proto.toLowerCase() + endpoint)}`;
+export const sepChain = (name: string, proto: string, endpoint: string): string =>
+  `KUBE-SEP-${hash16(name + proto.toLowerCase() + endpoint)}`;
 
 const SERVICE_CHAIN_PREFIXES = ['KUBE-SVC-', 'KUBE-SVL-', 'KUBE-SEP-', 'KUBE-FW-', 'KUBE-EXT-'];
 export const isServiceChain = (chain: string): boolean => SERVICE_CHAIN_PREFIXES.some((p) => chain.startsWith(p));
@@ -67,15 +69,39 @@ export interface JumpRule {
 
 const NEW = ['-m', 'conntrack', '--ctstate', 'NEW'];
 export const JUMP_RULES: JumpRule[] = [
-  { table: 'filter', src: 'INPUT', dst: KUBE_EXTERNAL_SERVICES, comment: 'kubernetes externally-visible service portals', extra: NEW },
-  { table: 'filter', src: 'FORWARD', dst: KUBE_EXTERNAL_SERVICES, comment: 'kubernetes externally-visible service portals', extra: NEW },
+  {
+    table: 'filter',
+    src: 'INPUT',
+    dst: KUBE_EXTERNAL_SERVICES,
+    comment: 'kubernetes externally-visible service portals',
+    extra: NEW,
+  },
+  {
+    table: 'filter',
+    src: 'FORWARD',
+    dst: KUBE_EXTERNAL_SERVICES,
+    comment: 'kubernetes externally-visible service portals',
+    extra: NEW,
+  },
   { table: 'filter', src: 'INPUT', dst: KUBE_NODEPORTS, comment: 'kubernetes health check service ports', extra: [] },
   { table: 'filter', src: 'FORWARD', dst: KUBE_SERVICES, comment: 'kubernetes service portals', extra: NEW },
   { table: 'filter', src: 'OUTPUT', dst: KUBE_SERVICES, comment: 'kubernetes service portals', extra: NEW },
   { table: 'filter', src: 'FORWARD', dst: KUBE_FORWARD, comment: 'kubernetes forwarding rules', extra: [] },
   { table: 'filter', src: 'INPUT', dst: KUBE_PROXY_FIREWALL, comment: 'kubernetes load balancer firewall', extra: NEW },
-  { table: 'filter', src: 'OUTPUT', dst: KUBE_PROXY_FIREWALL, comment: 'kubernetes load balancer firewall', extra: NEW },
-  { table: 'filter', src: 'FORWARD', dst: KUBE_PROXY_FIREWALL, comment: 'kubernetes load balancer firewall', extra: NEW },
+  {
+    table: 'filter',
+    src: 'OUTPUT',
+    dst: KUBE_PROXY_FIREWALL,
+    comment: 'kubernetes load balancer firewall',
+    extra: NEW,
+  },
+  {
+    table: 'filter',
+    src: 'FORWARD',
+    dst: KUBE_PROXY_FIREWALL,
+    comment: 'kubernetes load balancer firewall',
+    extra: NEW,
+  },
   { table: 'nat', src: 'OUTPUT', dst: KUBE_SERVICES, comment: 'kubernetes service portals', extra: [] },
   { table: 'nat', src: 'PREROUTING', dst: KUBE_SERVICES, comment: 'kubernetes service portals', extra: [] },
   { table: 'nat', src: 'POSTROUTING', dst: KUBE_POSTROUTING, comment: 'kubernetes postrouting rules', extra: [] },
@@ -84,4 +110,9 @@ export const JUMP_RULES: JumpRule[] = [
 ];
 
 /** The rule arguments of a jump, as given to `iptables -C/-I <src> ...`. */
-export const jumpArgs = (j: JumpRule): string[] => [...j.extra, ...(j.comment ? ['-m', 'comment', '--comment', j.comment] : []), '-j', j.dst];
+export const jumpArgs = (j: JumpRule): string[] => [
+  ...j.extra,
+  ...(j.comment ? ['-m', 'comment', '--comment', j.comment] : []),
+  '-j',
+  j.dst,
+];

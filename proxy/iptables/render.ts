@@ -97,13 +97,27 @@ export function renderIptables(i: RenderInput): RenderOutput {
   const skippedChains = new Skipped();
   const skippedRules = new Skipped();
   const mark = `${i.masqueradeMark}/${i.masqueradeMark}`;
-  const detector = i.localDetector ?? (i.clusterCIDR ? { local: ['-s', i.clusterCIDR], notLocal: ['!', '-s', i.clusterCIDR] } : undefined);
+  const detector =
+    i.localDetector ??
+    (i.clusterCIDR ? { local: ['-s', i.clusterCIDR], notLocal: ['!', '-s', i.clusterCIDR] } : undefined);
 
-  for (const c of [C.KUBE_SERVICES, C.KUBE_EXTERNAL_SERVICES, C.KUBE_FORWARD, C.KUBE_NODEPORTS, C.KUBE_PROXY_FIREWALL]) filterChains.write(`:${c} - [0:0]`);
-  for (const c of [C.KUBE_SERVICES, C.KUBE_NODEPORTS, C.KUBE_POSTROUTING, C.KUBE_MARK_MASQ]) natChains.write(`:${c} - [0:0]`);
+  for (const c of [C.KUBE_SERVICES, C.KUBE_EXTERNAL_SERVICES, C.KUBE_FORWARD, C.KUBE_NODEPORTS, C.KUBE_PROXY_FIREWALL])
+    filterChains.write(`:${c} - [0:0]`);
+  for (const c of [C.KUBE_SERVICES, C.KUBE_NODEPORTS, C.KUBE_POSTROUTING, C.KUBE_MARK_MASQ])
+    natChains.write(`:${c} - [0:0]`);
   natRules.write('-A', C.KUBE_POSTROUTING, '-m', 'mark', '!', '--mark', mark, '-j', 'RETURN');
   natRules.write('-A', C.KUBE_POSTROUTING, '-j', 'MARK', '--xor-mark', i.masqueradeMark);
-  natRules.write('-A', C.KUBE_POSTROUTING, '-m', 'comment', '--comment', quote('kubernetes service traffic requiring SNAT'), '-j', 'MASQUERADE', ...(i.randomFully ? ['--random-fully'] : []));
+  natRules.write(
+    '-A',
+    C.KUBE_POSTROUTING,
+    '-m',
+    'comment',
+    '--comment',
+    quote('kubernetes service traffic requiring SNAT'),
+    '-j',
+    'MASQUERADE',
+    ...(i.randomFully ? ['--random-fully'] : []),
+  );
   natRules.write('-A', C.KUBE_MARK_MASQ, '-j', 'MARK', '--or-mark', i.masqueradeMark);
   const family = i.family ?? 'IPv4';
   // NodePorts on localhost need route_localnet, which only IPv4 has (upstream: IPv4 only).
@@ -111,11 +125,32 @@ export function renderIptables(i: RenderInput): RenderOutput {
   if (localhostNodePorts) {
     // kubelet's anti-martian rule for route_localnet (issue 90259); written identically by both.
     filterChains.write(`:${C.KUBE_FIREWALL} - [0:0]`);
-    filterRules.write('-A', C.KUBE_FIREWALL, '-m', 'comment', '--comment', quote('block incoming localnet connections'), '-d', '127.0.0.0/8', '!', '-s', '127.0.0.0/8', '-m', 'conntrack', '!', '--ctstate', 'RELATED,ESTABLISHED,DNAT', '-j', 'DROP');
+    filterRules.write(
+      '-A',
+      C.KUBE_FIREWALL,
+      '-m',
+      'comment',
+      '--comment',
+      quote('block incoming localnet connections'),
+      '-d',
+      '127.0.0.0/8',
+      '!',
+      '-s',
+      '127.0.0.0/8',
+      '-m',
+      'conntrack',
+      '!',
+      '--ctstate',
+      'RELATED,ESTABLISHED,DNAT',
+      '-j',
+      'DROP',
+    );
   }
 
   const active = new Set<string>();
-  const services = [...i.services].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.protocol < b.protocol ? -1 : a.protocol > b.protocol ? 1 : 0));
+  const services = [...i.services].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : a.protocol < b.protocol ? -1 : a.protocol > b.protocol ? 1 : 0,
+  );
   const eps = (sp: ServicePort): Endpoint[] => i.endpoints.get(portKey(sp.service, sp.portName, sp.protocol)) ?? [];
   const totalEndpoints = services.reduce((n, sp) => n + eps(sp).length, 0);
   const large = totalEndpoints > LARGE_CLUSTER_ENDPOINTS;
@@ -168,25 +203,155 @@ export function renderIptables(i: RenderInput): RenderOutput {
     const match = (ip: string): string[] => ['-m', proto, '-p', proto, '-d', ip, '--dport', String(sp.port)];
 
     // Capture the cluster IP.
-    if (hasInternal) natRules.write('-A', C.KUBE_SERVICES, '-m', 'comment', '--comment', quote(`${name} cluster IP`), match(sp.clusterIP), '-j', internalChain);
-    else filterRules.write('-A', C.KUBE_SERVICES, '-m', 'comment', '--comment', intComment, match(sp.clusterIP), '-j', intTarget);
+    if (hasInternal)
+      natRules.write(
+        '-A',
+        C.KUBE_SERVICES,
+        '-m',
+        'comment',
+        '--comment',
+        quote(`${name} cluster IP`),
+        match(sp.clusterIP),
+        '-j',
+        internalChain,
+      );
+    else
+      filterRules.write(
+        '-A',
+        C.KUBE_SERVICES,
+        '-m',
+        'comment',
+        '--comment',
+        intComment,
+        match(sp.clusterIP),
+        '-j',
+        intTarget,
+      );
     // External IPs.
     for (const ip of sp.externalIPs) {
-      if (hasAny) natRules.write('-A', C.KUBE_SERVICES, '-m', 'comment', '--comment', quote(`${name} external IP`), match(ip), '-j', extChain);
-      if (!hasExternal) filterRules.write('-A', C.KUBE_EXTERNAL_SERVICES, '-m', 'comment', '--comment', extComment, match(ip), '-j', extTarget);
+      if (hasAny)
+        natRules.write(
+          '-A',
+          C.KUBE_SERVICES,
+          '-m',
+          'comment',
+          '--comment',
+          quote(`${name} external IP`),
+          match(ip),
+          '-j',
+          extChain,
+        );
+      if (!hasExternal)
+        filterRules.write(
+          '-A',
+          C.KUBE_EXTERNAL_SERVICES,
+          '-m',
+          'comment',
+          '--comment',
+          extComment,
+          match(ip),
+          '-j',
+          extTarget,
+        );
     }
     // Load balancer IPs.
     for (const ip of sp.loadBalancerIPs) {
-      if (hasAny) natRules.write('-A', C.KUBE_SERVICES, '-m', 'comment', '--comment', quote(`${name} loadbalancer IP`), match(ip), '-j', lbChain);
-      if (usesFW) filterRules.write('-A', C.KUBE_PROXY_FIREWALL, '-m', 'comment', '--comment', quote(`${name} traffic not accepted by ${fwChain}`), match(ip), '-j', 'DROP');
+      if (hasAny)
+        natRules.write(
+          '-A',
+          C.KUBE_SERVICES,
+          '-m',
+          'comment',
+          '--comment',
+          quote(`${name} loadbalancer IP`),
+          match(ip),
+          '-j',
+          lbChain,
+        );
+      if (usesFW)
+        filterRules.write(
+          '-A',
+          C.KUBE_PROXY_FIREWALL,
+          '-m',
+          'comment',
+          '--comment',
+          quote(`${name} traffic not accepted by ${fwChain}`),
+          match(ip),
+          '-j',
+          'DROP',
+        );
     }
-    if (!hasExternal) for (const ip of sp.loadBalancerIPs) filterRules.write('-A', C.KUBE_EXTERNAL_SERVICES, '-m', 'comment', '--comment', extComment, match(ip), '-j', extTarget);
+    if (!hasExternal)
+      for (const ip of sp.loadBalancerIPs)
+        filterRules.write(
+          '-A',
+          C.KUBE_EXTERNAL_SERVICES,
+          '-m',
+          'comment',
+          '--comment',
+          extComment,
+          match(ip),
+          '-j',
+          extTarget,
+        );
     // NodePorts (not subject to loadBalancerSourceRanges).
     if (sp.nodePort) {
-      if (hasAny) natRules.write('-A', C.KUBE_NODEPORTS, '-m', 'comment', '--comment', name, '-m', proto, '-p', proto, '--dport', String(sp.nodePort), '-j', extChain);
-      if (!hasExternal) filterRules.write('-A', C.KUBE_EXTERNAL_SERVICES, '-m', 'comment', '--comment', extComment, '-m', 'addrtype', '--dst-type', 'LOCAL', '-m', proto, '-p', proto, '--dport', String(sp.nodePort), '-j', extTarget);
+      if (hasAny)
+        natRules.write(
+          '-A',
+          C.KUBE_NODEPORTS,
+          '-m',
+          'comment',
+          '--comment',
+          name,
+          '-m',
+          proto,
+          '-p',
+          proto,
+          '--dport',
+          String(sp.nodePort),
+          '-j',
+          extChain,
+        );
+      if (!hasExternal)
+        filterRules.write(
+          '-A',
+          C.KUBE_EXTERNAL_SERVICES,
+          '-m',
+          'comment',
+          '--comment',
+          extComment,
+          '-m',
+          'addrtype',
+          '--dst-type',
+          'LOCAL',
+          '-m',
+          proto,
+          '-p',
+          proto,
+          '--dport',
+          String(sp.nodePort),
+          '-j',
+          extTarget,
+        );
     }
-    if (sp.healthCheckNodePort) filterRules.write('-A', C.KUBE_NODEPORTS, '-m', 'comment', '--comment', quote(`${name} health check node port`), '-m', 'tcp', '-p', 'tcp', '--dport', String(sp.healthCheckNodePort), '-j', 'ACCEPT');
+    if (sp.healthCheckNodePort)
+      filterRules.write(
+        '-A',
+        C.KUBE_NODEPORTS,
+        '-m',
+        'comment',
+        '--comment',
+        quote(`${name} health check node port`),
+        '-m',
+        'tcp',
+        '-p',
+        'tcp',
+        '--dport',
+        String(sp.healthCheckNodePort),
+        '-j',
+        'ACCEPT',
+      );
 
     // Per-service chains: only for changed services in a partial sync (still counted and kept active).
     const skip = i.changed !== undefined && !i.changed.has(sp.service);
@@ -226,11 +391,57 @@ export function renderIptables(i: RenderInput): RenderOutput {
     if (usesExt) {
       declare(extChain);
       if (!sp.externalPolicyLocal) {
-        rules.write('-A', extChain, '-m', 'comment', '--comment', quote(`masquerade traffic for ${name} external destinations`), '-j', C.KUBE_MARK_MASQ);
+        rules.write(
+          '-A',
+          extChain,
+          '-m',
+          'comment',
+          '--comment',
+          quote(`masquerade traffic for ${name} external destinations`),
+          '-j',
+          C.KUBE_MARK_MASQ,
+        );
       } else {
-        if (detector) rules.write('-A', extChain, '-m', 'comment', '--comment', quote(`pod traffic for ${name} external destinations`), detector.local, '-j', svcChain);
-        rules.write('-A', extChain, '-m', 'comment', '--comment', quote(`masquerade LOCAL traffic for ${name} external destinations`), '-m', 'addrtype', '--src-type', 'LOCAL', '-j', C.KUBE_MARK_MASQ);
-        rules.write('-A', extChain, '-m', 'comment', '--comment', quote(`route LOCAL traffic for ${name} external destinations`), '-m', 'addrtype', '--src-type', 'LOCAL', '-j', svcChain);
+        if (detector)
+          rules.write(
+            '-A',
+            extChain,
+            '-m',
+            'comment',
+            '--comment',
+            quote(`pod traffic for ${name} external destinations`),
+            detector.local,
+            '-j',
+            svcChain,
+          );
+        rules.write(
+          '-A',
+          extChain,
+          '-m',
+          'comment',
+          '--comment',
+          quote(`masquerade LOCAL traffic for ${name} external destinations`),
+          '-m',
+          'addrtype',
+          '--src-type',
+          'LOCAL',
+          '-j',
+          C.KUBE_MARK_MASQ,
+        );
+        rules.write(
+          '-A',
+          extChain,
+          '-m',
+          'comment',
+          '--comment',
+          quote(`route LOCAL traffic for ${name} external destinations`),
+          '-m',
+          'addrtype',
+          '--src-type',
+          'LOCAL',
+          '-j',
+          svcChain,
+        );
       }
       if (hasExternal) rules.write('-A', extChain, '-j', externalPolicyChain);
     }
@@ -243,18 +454,42 @@ export function renderIptables(i: RenderInput): RenderOutput {
         if (i.nodeIP && cidrContains(cidr, i.nodeIP)) fromNode = true;
       }
       if (fromNode) for (const ip of sp.loadBalancerIPs) rules.write(fwArgs, '-s', ip, '-j', extChain);
-      rules.write('-A', fwChain, '-m', 'comment', '--comment', quote(`other traffic to ${name} will be dropped by KUBE-PROXY-FIREWALL`));
+      rules.write(
+        '-A',
+        fwChain,
+        '-m',
+        'comment',
+        '--comment',
+        quote(`other traffic to ${name} will be dropped by KUBE-PROXY-FIREWALL`),
+      );
     }
     const toEndpoints = (chain: string, list: Endpoint[]): void => {
       declare(chain);
       if (sp.stickySeconds) {
         for (const e of list) {
           const sep = sepOf(e);
-          rules.write('-A', chain, comment(quote(`${name} -> ${e.addr}`)), '-m', 'recent', '--name', sep, '--rcheck', '--seconds', String(sp.stickySeconds), '--reap', '-j', sep);
+          rules.write(
+            '-A',
+            chain,
+            comment(quote(`${name} -> ${e.addr}`)),
+            '-m',
+            'recent',
+            '--name',
+            sep,
+            '--rcheck',
+            '--seconds',
+            String(sp.stickySeconds),
+            '--reap',
+            '-j',
+            sep,
+          );
         }
       }
       list.forEach((e, n) => {
-        const prob = n < list.length - 1 ? ['-m', 'statistic', '--mode', 'random', '--probability', probability(list.length - n)] : [];
+        const prob =
+          n < list.length - 1
+            ? ['-m', 'statistic', '--mode', 'random', '--probability', probability(list.length - n)]
+            : [];
         rules.write('-A', chain, comment(quote(`${name} -> ${e.addr}`)), prob, '-j', sepOf(e));
       });
     };
@@ -264,7 +499,20 @@ export function renderIptables(i: RenderInput): RenderOutput {
       const sep = sepOf(e);
       declare(sep);
       rules.write('-A', sep, comment(name), '-s', e.ip, '-j', C.KUBE_MARK_MASQ);
-      rules.write('-A', sep, comment(name), sp.stickySeconds ? ['-m', 'recent', '--name', sep, '--set'] : [], '-m', proto, '-p', proto, '-j', 'DNAT', '--to-destination', e.addr);
+      rules.write(
+        '-A',
+        sep,
+        comment(name),
+        sp.stickySeconds ? ['-m', 'recent', '--name', sep, '--set'] : [],
+        '-m',
+        proto,
+        '-p',
+        proto,
+        '-j',
+        'DNAT',
+        '--to-destination',
+        e.addr,
+      );
     }
   }
 
@@ -278,15 +526,72 @@ export function renderIptables(i: RenderInput): RenderOutput {
   }
 
   // Last in KUBE-SERVICES: NodePorts on any local address (not loopback unless localhost NodePorts are on).
-  const lastComment = ['-m', 'comment', '--comment', quote('kubernetes service nodeports; NOTE: this must be the last rule in this chain')];
-  if (i.nodePortIPs === undefined) natRules.write('-A', C.KUBE_SERVICES, lastComment, '-m', 'addrtype', '--dst-type', 'LOCAL', localhostNodePorts ? [] : ['!', '-d', loopback(family)], '-j', C.KUBE_NODEPORTS);
+  const lastComment = [
+    '-m',
+    'comment',
+    '--comment',
+    quote('kubernetes service nodeports; NOTE: this must be the last rule in this chain'),
+  ];
+  if (i.nodePortIPs === undefined)
+    natRules.write(
+      '-A',
+      C.KUBE_SERVICES,
+      lastComment,
+      '-m',
+      'addrtype',
+      '--dst-type',
+      'LOCAL',
+      localhostNodePorts ? [] : ['!', '-d', loopback(family)],
+      '-j',
+      C.KUBE_NODEPORTS,
+    );
   // --nodeport-addresses: one rule per address of this node it selects (loopback ones never, as upstream).
-  else for (const ip of i.nodePortIPs) if (!cidrContains(loopback(family), ip)) natRules.write('-A', C.KUBE_SERVICES, lastComment, '-d', ip, '-j', C.KUBE_NODEPORTS);
-  if (!i.conntrackTCPLiberal) filterRules.write('-A', C.KUBE_FORWARD, '-m', 'conntrack', '--ctstate', 'INVALID', '-j', 'DROP');
-  filterRules.write('-A', C.KUBE_FORWARD, '-m', 'comment', '--comment', quote('kubernetes forwarding rules'), '-m', 'mark', '--mark', mark, '-j', 'ACCEPT');
-  filterRules.write('-A', C.KUBE_FORWARD, '-m', 'comment', '--comment', quote('kubernetes forwarding conntrack rule'), '-m', 'conntrack', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'ACCEPT');
+  else
+    for (const ip of i.nodePortIPs)
+      if (!cidrContains(loopback(family), ip))
+        natRules.write('-A', C.KUBE_SERVICES, lastComment, '-d', ip, '-j', C.KUBE_NODEPORTS);
+  if (!i.conntrackTCPLiberal)
+    filterRules.write('-A', C.KUBE_FORWARD, '-m', 'conntrack', '--ctstate', 'INVALID', '-j', 'DROP');
+  filterRules.write(
+    '-A',
+    C.KUBE_FORWARD,
+    '-m',
+    'comment',
+    '--comment',
+    quote('kubernetes forwarding rules'),
+    '-m',
+    'mark',
+    '--mark',
+    mark,
+    '-j',
+    'ACCEPT',
+  );
+  filterRules.write(
+    '-A',
+    C.KUBE_FORWARD,
+    '-m',
+    'comment',
+    '--comment',
+    quote('kubernetes forwarding conntrack rule'),
+    '-m',
+    'conntrack',
+    '--ctstate',
+    'RELATED,ESTABLISHED',
+    '-j',
+    'ACCEPT',
+  );
 
-  const text = ['*filter', ...filterChains.lines, ...filterRules.lines, 'COMMIT', '*nat', ...natChains.lines, ...natRules.lines, 'COMMIT', ''].join('\n');
+  const text = [
+    '*filter',
+    ...filterChains.lines,
+    ...filterRules.lines,
+    'COMMIT',
+    '*nat',
+    ...natChains.lines,
+    ...natRules.lines,
+    'COMMIT',
+    '',
+  ].join('\n');
   return {
     text,
     filterRules: filterRules.lines.length,

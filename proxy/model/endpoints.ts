@@ -22,7 +22,11 @@ export interface Endpoint {
 }
 
 /** Endpoints per service port key (see portKey), built from the slices of one family of one Service. */
-export function endpointsOfSlices(slices: EndpointSlice[], nodeName: string, family: IPFamily = 'IPv4'): Map<string, Endpoint[]> {
+export function endpointsOfSlices(
+  slices: EndpointSlice[],
+  nodeName: string,
+  family: IPFamily = 'IPv4',
+): Map<string, Endpoint[]> {
   const out = new Map<string, Map<string, Endpoint>>();
   for (const s of slices) {
     if (s.addressType !== family || !s.metadata?.labels?.[LABEL_SERVICE_NAME]) continue;
@@ -51,8 +55,11 @@ export function endpointsOfSlices(slices: EndpointSlice[], nodeName: string, fam
       }
     }
   }
-  return new Map([...out].map(([k, m]) => [k, [...m.values()].sort((a, b) => (a.addr < b.addr ? -1 : a.addr > b.addr ? 1 : 0))]));
+  return new Map(
+    [...out].map(([k, m]) => [k, [...m.values()].sort((a, b) => (a.addr < b.addr ? -1 : a.addr > b.addr ? 1 : 0))]),
+  );
 }
 
 /** Key of a service port for endpoint lookup: ServicePortName with protocol. */
-export const portKey = (service: string, portName: string, protocol: string): string => `${service}:${portName}/${protocol}`;
+export const portKey = (service: string, portName: string, protocol: string): string =>
+  `${service}:${portName}/${protocol}`;

@@ -15,7 +15,9 @@ export function familyOf(ip: string): IPFamily | undefined {
 
 /** A Node's InternalIP addresses, in its order (upstream's node IPs: the first decides the primary family). */
 export const nodeInternalIPs = (node: { status?: { addresses?: unknown } }): string[] =>
-  ((node.status?.addresses ?? []) as { type?: string; address?: string }[]).filter((a) => a.type === 'InternalIP' && a.address).map((a) => a.address!);
+  ((node.status?.addresses ?? []) as { type?: string; address?: string }[])
+    .filter((a) => a.type === 'InternalIP' && a.address)
+    .map((a) => a.address!);
 
 /** 0.0.0.0 or :: (any form): an address that names no node. */
 export const isUnspecified = (ip: string): boolean => !!familyOf(ip) && ipToBigInt(ip) === 0n;
@@ -42,7 +44,8 @@ export function nodeIPOf(family: IPFamily, nodeIPs: readonly string[], bindAddre
 export const cidrFamily = (cidr: string): IPFamily | undefined => familyOf(cidr.split('/')[0]!.trim());
 
 /** Go's net.JoinHostPort: "10.0.0.1:80", "[fd00::1]:80" (upstream endpoint strings, hashed into chain names). */
-export const joinHostPort = (ip: string, port: number): string => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
+export const joinHostPort = (ip: string, port: number): string =>
+  ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
 
 /** Whether a CIDR of either family contains an address of the same family; false for anything malformed. */
 export function cidrContains(cidr: string, ip: string): boolean {
@@ -57,7 +60,10 @@ export function cidrContains(cidr: string, ip: string): boolean {
 /** The entries of a comma-separated list (or a list) of addresses or CIDRs that are of one family. */
 export function ofFamily(values: string[] | string | undefined, family: IPFamily): string[] {
   const list = typeof values === 'string' ? values.split(',') : (values ?? []);
-  return list.map((v) => v.trim()).filter((v) => v && cidrFamily(v) === family).map(canonicalCIDR);
+  return list
+    .map((v) => v.trim())
+    .filter((v) => v && cidrFamily(v) === family)
+    .map(canonicalCIDR);
 }
 
 /** The loopback range of a family, which NodePort rules leave out. */

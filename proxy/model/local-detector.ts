@@ -5,7 +5,12 @@
 import { cidrFamily, ofFamily, type IPFamily } from './family.js';
 
 export type DetectLocalMode = 'ClusterCIDR' | 'NodeCIDR' | 'BridgeInterface' | 'InterfaceNamePrefix';
-export const DETECT_LOCAL_MODES: DetectLocalMode[] = ['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix'];
+export const DETECT_LOCAL_MODES: DetectLocalMode[] = [
+  'ClusterCIDR',
+  'NodeCIDR',
+  'BridgeInterface',
+  'InterfaceNamePrefix',
+];
 
 export interface DetectLocal {
   mode: DetectLocalMode;
@@ -21,9 +26,15 @@ export interface LocalDetector {
 
 const cidr = (c: string): LocalDetector => {
   const ip = cidrFamily(c) === 'IPv6' ? 'ip6' : 'ip';
-  return { iptables: { local: ['-s', c], notLocal: ['!', '-s', c] }, nftables: { local: `${ip} saddr ${c}`, notLocal: `${ip} saddr != ${c}` } };
+  return {
+    iptables: { local: ['-s', c], notLocal: ['!', '-s', c] },
+    nftables: { local: `${ip} saddr ${c}`, notLocal: `${ip} saddr != ${c}` },
+  };
 };
-const iface = (ipt: string, nft: string): LocalDetector => ({ iptables: { local: ['-i', ipt], notLocal: ['!', '-i', ipt] }, nftables: { local: `iifname ${JSON.stringify(nft)}`, notLocal: `iifname != ${JSON.stringify(nft)}` } });
+const iface = (ipt: string, nft: string): LocalDetector => ({
+  iptables: { local: ['-i', ipt], notLocal: ['!', '-i', ipt] },
+  nftables: { local: `iifname ${JSON.stringify(nft)}`, notLocal: `iifname != ${JSON.stringify(nft)}` },
+});
 
 /**
  * The detector of one family for a mode; NodeCIDR needs the Node's pod CIDR of that family, and is undefined until it

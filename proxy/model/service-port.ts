@@ -47,13 +47,21 @@ export function servicePorts(svc: Service, family: IPFamily = 'IPv4'): ServicePo
   const spec = svc.spec;
   const md = svc.metadata ?? {};
   if (!spec || spec.type === 'ExternalName') return [];
-  const clusterIP = canonicalIP((spec.clusterIPs?.length ? spec.clusterIPs : [spec.clusterIP ?? '']).find((ip) => familyOf(ip) === family) ?? '');
+  const clusterIP = canonicalIP(
+    (spec.clusterIPs?.length ? spec.clusterIPs : [spec.clusterIP ?? '']).find((ip) => familyOf(ip) === family) ?? '',
+  );
   if (!clusterIP) return [];
   const service = `${md.namespace ?? ''}/${md.name ?? ''}`;
   // ipMode Proxy: the load balancer delivers to the node itself, so its IP must not be short-circuited here (upstream).
-  const lbIPs = ((svc.status?.loadBalancer?.ingress ?? []) as { ip?: string; ipMode?: string }[]).filter((i) => i.ipMode !== 'Proxy').map((i) => i.ip ?? '').filter((ip) => familyOf(ip) === family).map(canonicalIP);
-  const externalLocal = (spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.externalTrafficPolicy === 'Local';
-  const sticky = spec.sessionAffinity === 'ClientIP' ? (spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800) : 0;
+  const lbIPs = ((svc.status?.loadBalancer?.ingress ?? []) as { ip?: string; ipMode?: string }[])
+    .filter((i) => i.ipMode !== 'Proxy')
+    .map((i) => i.ip ?? '')
+    .filter((ip) => familyOf(ip) === family)
+    .map(canonicalIP);
+  const externalLocal =
+    (spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.externalTrafficPolicy === 'Local';
+  const sticky =
+    spec.sessionAffinity === 'ClientIP' ? (spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800) : 0;
   return (spec.ports ?? []).map((p) => {
     const portName = p.name ?? '';
     return {

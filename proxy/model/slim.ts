@@ -12,7 +12,10 @@ export const TRIGGER_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-t
 /** name, namespace and resourceVersion (the informer's key and relist check), and the chosen labels and annotations. */
 function slimMeta(md: KObj | undefined, labels: readonly string[], annotations: readonly string[]): KObj {
   const out: KObj = { name: md?.name, namespace: md?.namespace, resourceVersion: md?.resourceVersion };
-  const pick = (from: Record<string, string> | undefined, keys: readonly string[]): Record<string, string> | undefined => {
+  const pick = (
+    from: Record<string, string> | undefined,
+    keys: readonly string[],
+  ): Record<string, string> | undefined => {
     if (!from) return undefined;
     const kept = keys.filter((k) => from[k] !== undefined);
     return kept.length ? Object.fromEntries(kept.map((k) => [k, from[k]!])) : undefined;
@@ -39,7 +42,11 @@ export function slimEndpointSlice(o: KObj): KObj {
     const { targetRef: _ref, deprecatedTopology: _topo, ...kept } = e;
     return kept;
   });
-  const out: KObj = { metadata: slimMeta(o.metadata, [LABEL_SERVICE_NAME], [TRIGGER_ANNOTATION]), addressType: o.addressType, ports: o.ports };
+  const out: KObj = {
+    metadata: slimMeta(o.metadata, [LABEL_SERVICE_NAME], [TRIGGER_ANNOTATION]),
+    addressType: o.addressType,
+    ports: o.ports,
+  };
   if (endpoints) out.endpoints = endpoints;
   return out;
 }

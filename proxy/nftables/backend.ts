@@ -45,7 +45,9 @@ export class NftablesBackend implements ProxyBackend {
     let st;
     const netlink0 = this.viaNetlink();
     try {
-      st = i.full ? await this.syncer.full(i.ports, i.endpoints) : await this.syncer.partial(i.changed, i.ports, i.endpoints);
+      st = i.full
+        ? await this.syncer.full(i.ports, i.endpoints)
+        : await this.syncer.partial(i.changed, i.ports, i.endpoints);
     } catch (e) {
       this.metrics.nftSyncFailures.inc();
       throw e;

@@ -24,8 +24,10 @@ export interface Phased {
 }
 
 export const emptyPhased = (): Phased => ({ create: [], fill: [], unmap: [], map: [], retire: [], drop: [] });
-export const opsOf = (p: Phased): number => p.create.length + p.fill.length + p.unmap.length + p.map.length + p.retire.length + p.drop.length;
-export const phasedText = (p: Phased): string => [...p.create, ...p.fill, ...p.unmap, ...p.map, ...p.retire, ...p.drop].join('\n') + '\n';
+export const opsOf = (p: Phased): number =>
+  p.create.length + p.fill.length + p.unmap.length + p.map.length + p.retire.length + p.drop.length;
+export const phasedText = (p: Phased): string =>
+  [...p.create, ...p.fill, ...p.unmap, ...p.map, ...p.retire, ...p.drop].join('\n') + '\n';
 
 export class Commands {
   constructor(readonly family: 'ip' | 'ip6') {}
@@ -36,15 +38,18 @@ export class Commands {
   flushChain = (c: string): string => `flush chain ${this.t} ${c}`;
   deleteChain = (c: string): string => `delete chain ${this.t} ${c}`;
   addRule = (c: string, r: string): string => `add rule ${this.t} ${c} ${r}`;
-  addSet = (s: string, timeout: number): string => `add set ${this.t} ${s} { type ${this.family === 'ip' ? 'ipv4_addr' : 'ipv6_addr'} ; flags dynamic,timeout ; timeout ${timeout}s ; }`;
+  addSet = (s: string, timeout: number): string =>
+    `add set ${this.t} ${s} { type ${this.family === 'ip' ? 'ipv4_addr' : 'ipv6_addr'} ; flags dynamic,timeout ; timeout ${timeout}s ; }`;
   deleteSet = (s: string): string => `delete set ${this.t} ${s}`;
-  addElement = (e: Element): string => `add element ${this.t} ${e.map} { ${e.key}${e.comment ? ` comment ${JSON.stringify(e.comment)}` : ''} : ${e.value} }`;
+  addElement = (e: Element): string =>
+    `add element ${this.t} ${e.map} { ${e.key}${e.comment ? ` comment ${JSON.stringify(e.comment)}` : ''} : ${e.value} }`;
   deleteElement = (map: string, key: string): string => `delete element ${this.t} ${map} { ${key} }`;
   addHairpin = (ip: string): string => `add element ${this.t} ${HAIRPIN} { ${ip} . ${ip} }`;
   deleteHairpin = (ip: string): string => `delete element ${this.t} ${HAIRPIN} { ${ip} . ${ip} }`;
 }
 
-export const sameRules = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => !!a && !!b && a.length === b.length && a.every((r, i) => r === b[i]);
+export const sameRules = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean =>
+  !!a && !!b && a.length === b.length && a.every((r, i) => r === b[i]);
 const elementId = (e: { map: string; key: string }): string => `${e.map}\u0000${e.key}`;
 const sameElement = (a: Element, b: Element): boolean => a.value === b.value && (a.comment ?? '') === (b.comment ?? '');
 
@@ -76,7 +81,8 @@ export function diffFragment(cmd: Commands, prev: Fragment, next: Fragment, out:
     const p = before.get(id);
     if (!p || !sameElement(p, e)) out.map.push(cmd.addElement(e));
   }
-  if (!retimed.length) for (const [c, rules] of prev.chains) if (!next.chains.has(c) && rules.length) out.retire.push(cmd.flushChain(c));
+  if (!retimed.length)
+    for (const [c, rules] of prev.chains) if (!next.chains.has(c) && rules.length) out.retire.push(cmd.flushChain(c));
   for (const s of prev.sets.keys()) if (!next.sets.has(s)) out.drop.push(cmd.deleteSet(s));
   return out;
 }
@@ -98,7 +104,12 @@ export interface Listing {
   slotBlocks?: Map<string, number>;
 }
 
-export const emptyListing = (): Listing => ({ tableExists: false, chains: new Set(), sets: new Map(), elements: new Map() });
+export const emptyListing = (): Listing => ({
+  tableExists: false,
+  chains: new Set(),
+  sets: new Map(),
+  elements: new Map(),
+});
 
 /**
  * Commands per full-sync transaction meant for netlink: small enough for one batch (the proxy sends larger ones, and
@@ -120,14 +131,21 @@ export const NETLINK_CHUNK_OPS = 500;
  * batch of commands at a time: at 30,000 Services all of them took ~2.5 KB per Service of the cold sync's peak heap.
  * Returns the chains flushed by the plan, to delete later.
  */
-export function* planFull(cmd: Commands, base: string[], desired: Iterable<Fragment>, listing: Listing, chunkOps: number): Generator<string[], string[]> {
+export function* planFull(
+  cmd: Commands,
+  base: string[],
+  desired: Iterable<Fragment>,
+  listing: Listing,
+  chunkOps: number,
+): Generator<string[], string[]> {
   // A base chain whose hook or priority changed (another version's layout) cannot be altered in place: it is
   // flushed, deleted and made again in the same transaction as the rest of the fixed objects.
   const remake: string[] = [];
   for (const line of base) {
     const m = /^add chain \S+ \S+ (\S+) \{ type (\S+) hook (\S+) priority (\S+) ; \}$/.exec(line);
     const have = m ? listing.baseChains?.get(m[1]!) : undefined;
-    if (m && have !== undefined && have !== `${m[2]} ${m[3]} ${m[4]}`) remake.push(cmd.flushChain(m[1]!), cmd.deleteChain(m[1]!));
+    if (m && have !== undefined && have !== `${m[2]} ${m[3]} ${m[4]}`)
+      remake.push(cmd.flushChain(m[1]!), cmd.deleteChain(m[1]!));
   }
   /** Transactions complete and not yet yielded, in order. */
   const ready: string[][] = [[...remake, ...base]];
@@ -182,8 +200,18 @@ export function* planFull(cmd: Commands, base: string[], desired: Iterable<Fragm
   // A chain whose rules the kernel already has, byte for byte (a restart over our own table), is left alone.
   const fill = (c: string, rules: string[]): void => {
     const digest = chainDigest(rules, cmd.family);
-    if (digest !== undefined && listing.digests && listing.chains.has(c) && !flushed.has(c) && (listing.digests.get(c) ?? EMPTY_CHAIN_DIGEST) === digest) return;
-    push([cmd.addChain(c), ...(listing.chains.has(c) ? [cmd.flushChain(c)] : []), ...rules.map((r) => cmd.addRule(c, r))], digest !== undefined);
+    if (
+      digest !== undefined &&
+      listing.digests &&
+      listing.chains.has(c) &&
+      !flushed.has(c) &&
+      (listing.digests.get(c) ?? EMPTY_CHAIN_DIGEST) === digest
+    )
+      return;
+    push(
+      [cmd.addChain(c), ...(listing.chains.has(c) ? [cmd.flushChain(c)] : []), ...rules.map((r) => cmd.addRule(c, r))],
+      digest !== undefined,
+    );
   };
   // Chains of a phase may refer to each other across its nft and netlink transactions: new ones are made first.
   function* create(which: (c: string) => boolean): Generator<string[], void> {
@@ -196,10 +224,11 @@ export function* planFull(cmd: Commands, base: string[], desired: Iterable<Fragm
   /** Fills the chains `which` picks, recording them as wanted. */
   function* fillAll(which: (c: string) => boolean): Generator<string[], void> {
     for (const f of frags) {
-      for (const [c, rules] of f.chains) if (which(c)) {
-        wantChains.add(c);
-        fill(c, rules);
-      }
+      for (const [c, rules] of f.chains)
+        if (which(c)) {
+          wantChains.add(c);
+          fill(c, rules);
+        }
       yield* drain();
     }
     yield* endPhase();
@@ -208,22 +237,26 @@ export function* planFull(cmd: Commands, base: string[], desired: Iterable<Fragm
   yield* create(isEndpointChain);
   yield* fillAll(isEndpointChain);
   const want = new Map<string, Map<string, Element>>();
-  for (const f of frags) for (const e of f.elements) {
-    let m = want.get(e.map);
-    if (!m) want.set(e.map, (m = new Map()));
-    m.set(e.key, e);
-  }
+  for (const f of frags)
+    for (const e of f.elements) {
+      let m = want.get(e.map);
+      if (!m) want.set(e.map, (m = new Map()));
+      m.set(e.key, e);
+    }
   // Endpoint slots before the service chains that look them up. A block whose ranges differ has them swapped in one
   // transaction (old and new ranges may overlap); blocks nobody wants any more go at the end.
   const staleSlots: string[] = [];
   for (const m of SLOT_MAP_NAMES) {
     const haveBy = rangesByBlock(listing.elements.get(m) ?? []);
     const wantBy = rangesByBlock([...(want.get(m)?.values() ?? [])].map((e) => [e.key, e.value] as const));
-    for (const [b, have] of haveBy) if (!wantBy.has(b)) staleSlots.push(...[...have.keys()].map((k) => cmd.deleteElement(m, k)));
+    for (const [b, have] of haveBy)
+      if (!wantBy.has(b)) staleSlots.push(...[...have.keys()].map((k) => cmd.deleteElement(m, k)));
     for (const [b, w] of wantBy) {
       const have = haveBy.get(b) ?? new Map<string, string>();
       const del = [...have].filter(([k, v]) => w.get(k) !== v).map(([k]) => cmd.deleteElement(m, k));
-      const add = [...w].filter(([k, v]) => have.get(k) !== v).map(([key, value]) => cmd.addElement({ map: m, key, value }));
+      const add = [...w]
+        .filter(([k, v]) => have.get(k) !== v)
+        .map(([key, value]) => cmd.addElement({ map: m, key, value }));
       if (del.length || add.length) push([...del, ...add], true);
       yield* drain();
     }
@@ -263,17 +296,18 @@ export function* planFull(cmd: Commands, base: string[], desired: Iterable<Fragm
   }
   yield* endPhase();
   const retired: string[] = [];
-  for (const c of listing.chains) if (!wantChains.has(c)) {
-    push([cmd.flushChain(c)], true);
-    retired.push(c);
-    yield* drain();
-  }
+  for (const c of listing.chains)
+    if (!wantChains.has(c)) {
+      push([cmd.flushChain(c)], true);
+      retired.push(c);
+      yield* drain();
+    }
   yield* endPhase();
-  for (const s of listing.sets.keys()) if (!wantSets.has(s)) {
-    push([cmd.deleteSet(s)]);
-    yield* drain();
-  }
+  for (const s of listing.sets.keys())
+    if (!wantSets.has(s)) {
+      push([cmd.deleteSet(s)]);
+      yield* drain();
+    }
   yield* endPhase();
   return retired;
 }
-

@@ -28,7 +28,9 @@ export function groupRules(members: ReadonlyMap<string, readonly string[]>): str
 }
 
 /** The group chains of a set of Services' fragments: group → Service → its rules there. */
-export function groupMembers(frags: Iterable<readonly [string, { grouped: ReadonlyMap<string, readonly string[]> }]>): Map<string, Map<string, readonly string[]>> {
+export function groupMembers(
+  frags: Iterable<readonly [string, { grouped: ReadonlyMap<string, readonly string[]> }]>,
+): Map<string, Map<string, readonly string[]>> {
   const out = new Map<string, Map<string, readonly string[]>>();
   for (const [svc, f] of frags)
     for (const [g, rules] of f.grouped) {

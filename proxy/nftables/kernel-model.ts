@@ -20,7 +20,13 @@ interface State {
   maps: Map<string, Map<string, string>>;
 }
 
-const clone = (s: State): State => ({ table: s.table, chains: new Map([...s.chains].map(([k, v]) => [k, [...v]])), base: new Map(s.base), sets: new Map(s.sets), maps: new Map([...s.maps].map(([k, v]) => [k, new Map(v)])) });
+const clone = (s: State): State => ({
+  table: s.table,
+  chains: new Map([...s.chains].map(([k, v]) => [k, [...v]])),
+  base: new Map(s.base),
+  sets: new Map(s.sets),
+  maps: new Map([...s.maps].map(([k, v]) => [k, new Map(v)])),
+});
 
 /** Chains and sets a rule or verdict refers to. */
 function refs(text: string): { chains: string[]; sets: string[] } {
@@ -59,11 +65,12 @@ export class KernelModel implements Nft {
     const used = (): { chains: Set<string>; sets: Set<string> } => {
       const chains = new Set<string>();
       const sets = new Set<string>();
-      for (const rules of s.chains.values()) for (const r of rules) {
-        const x = refs(r);
-        x.chains.forEach((c) => chains.add(c));
-        x.sets.forEach((c) => sets.add(c));
-      }
+      for (const rules of s.chains.values())
+        for (const r of rules) {
+          const x = refs(r);
+          x.chains.forEach((c) => chains.add(c));
+          x.sets.forEach((c) => sets.add(c));
+        }
       for (const els of s.maps.values()) for (const v of els.values()) refs(v).chains.forEach((c) => chains.add(c));
       return { chains, sets };
     };
@@ -74,7 +81,8 @@ export class KernelModel implements Nft {
       case 'add chain': {
         const b = /^\{ type (\S+) hook (\S+) priority (\S+) ; \}$/.exec(rest);
         const spec = b ? `${b[1]} ${b[2]} ${b[3]}` : undefined;
-        if (s.chains.has(name) && s.base.get(name) !== spec) fail('Operation not supported (hook or priority of an existing chain)');
+        if (s.chains.has(name) && s.base.get(name) !== spec)
+          fail('Operation not supported (hook or priority of an existing chain)');
         if (!s.chains.has(name)) s.chains.set(name, []);
         if (spec) s.base.set(name, spec);
         return;
@@ -165,11 +173,19 @@ export class KernelModel implements Nft {
       baseChains: new Map(s.base),
       ...(this.withDigests
         ? {
-            digests: new Map([...s.chains].filter(([, r]) => r.length).map(([c, r]) => [c, chainDigest(r, this.family) ?? `unknown rules of ${c}`])),
-            slotBlocks: new Map([...s.chains].flatMap(([c, rules]) => rules.flatMap((r) => {
-              const b = blockOfRule(r);
-              return b === undefined ? [] : [[slotOwnerOfRule(c, r), b] as [string, number]];
-            }))),
+            digests: new Map(
+              [...s.chains]
+                .filter(([, r]) => r.length)
+                .map(([c, r]) => [c, chainDigest(r, this.family) ?? `unknown rules of ${c}`]),
+            ),
+            slotBlocks: new Map(
+              [...s.chains].flatMap(([c, rules]) =>
+                rules.flatMap((r) => {
+                  const b = blockOfRule(r);
+                  return b === undefined ? [] : [[slotOwnerOfRule(c, r), b] as [string, number]];
+                }),
+              ),
+            ),
           }
         : {}),
     };
@@ -181,8 +197,13 @@ export class KernelModel implements Nft {
    * owner: the rule's block as `<slots>`; under "endpoint-slots", "<chain> values" (the endpoints, sorted) and
    * "<chain> sizes" (the ranges' sizes, sorted; an owner-less range's owner is "unowned").
    */
-  snapshot(): { chains: Record<string, string[]>; sets: Record<string, number>; maps: Record<string, Record<string, string>> } {
-    const sorted = <V>(m: Map<string, V>, keep: (k: string) => boolean = () => true): Record<string, V> => Object.fromEntries([...m].filter(([k]) => keep(k)).sort(([a], [b]) => (a < b ? -1 : 1)));
+  snapshot(): {
+    chains: Record<string, string[]>;
+    sets: Record<string, number>;
+    maps: Record<string, Record<string, string>>;
+  } {
+    const sorted = <V>(m: Map<string, V>, keep: (k: string) => boolean = () => true): Record<string, V> =>
+      Object.fromEntries([...m].filter(([k]) => keep(k)).sort(([a], [b]) => (a < b ? -1 : 1)));
     const owner = new Map<number, string>();
     const chains = new Map<string, string[]>();
     for (const [c, rules] of this.state.chains) {

@@ -6,7 +6,14 @@
 // any other line makes the whole transaction go through `nft -f -` instead.
 import { bigIntToIp, ipToBigInt } from '../../kube/cidr.js';
 import { TABLE } from './names.js';
-import { HAIRPIN, FIREWALL_IPS, NO_ENDPOINT_NODEPORTS, NO_ENDPOINT_SERVICES, SERVICE_IPS, SERVICE_NODEPORTS } from './render.js';
+import {
+  HAIRPIN,
+  FIREWALL_IPS,
+  NO_ENDPOINT_NODEPORTS,
+  NO_ENDPOINT_SERVICES,
+  SERVICE_IPS,
+  SERVICE_NODEPORTS,
+} from './render.js';
 
 // linux/netlink.h, linux/netfilter/nfnetlink.h, linux/netfilter/nf_tables.h
 export const NLM_F_REQUEST = 0x1;
@@ -53,7 +60,7 @@ export const str = (s: string): Buffer => Buffer.from(`${s}\0`, 'utf8');
 
 const attrsSize = (attrs: Attr[]): number => {
   let n = 0;
-  for (const [, v] of attrs) n += 4 + ((Array.isArray(v) ? attrsSize(v) : v.length) + 3 & ~3);
+  for (const [, v] of attrs) n += 4 + (((Array.isArray(v) ? attrsSize(v) : v.length) + 3) & ~3);
   return n;
 };
 
@@ -93,18 +100,47 @@ export function message(type: number, flags: number, family: number, resId: numb
   return b;
 }
 
-const nftMsg = (fam: NftFamily, cmd: number, flags: number, attrs: Attr[]): Buffer => message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | NLM_F_ACK | flags, FAMILY[fam].nfproto, 0, attrs);
+const nftMsg = (fam: NftFamily, cmd: number, flags: number, attrs: Attr[]): Buffer =>
+  message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | NLM_F_ACK | flags, FAMILY[fam].nfproto, 0, attrs);
 
 // Expressions: [NFTA_LIST_ELEM, [NFTA_EXPR_NAME, NFTA_EXPR_DATA]].
 const EXPR_NAMES = new Map<string, Buffer>();
-const exprName = (name: string): Buffer => EXPR_NAMES.get(name) ?? (EXPR_NAMES.set(name, str(name)), EXPR_NAMES.get(name)!);
-const expr = (name: string, data: Attr[]): Attr => [1, [[1, exprName(name)], [2, data]]];
+const exprName = (name: string): Buffer =>
+  EXPR_NAMES.get(name) ?? (EXPR_NAMES.set(name, str(name)), EXPR_NAMES.get(name)!);
+const expr = (name: string, data: Attr[]): Attr => [
+  1,
+  [
+    [1, exprName(name)],
+    [2, data],
+  ],
+];
 const value = (b: Buffer): Attr[] => [[1, b]]; // NFTA_DATA_VALUE
-const verdictData = (code: number, chain?: string): Attr[] => [[2, [[1, i32(code)], ...(chain ? [[2, str(chain)] as Attr] : [])]]]; // NFTA_DATA_VERDICT
-const payload = (base: number, offset: number, len: number): Attr => expr('payload', [[1, u32(REG_1)], [2, u32(base)], [3, u32(offset)], [4, u32(len)]]);
-const cmp = (op: 0 | 1, data: Buffer): Attr => expr('cmp', [[1, u32(REG_1)], [2, u32(op)], [3, value(data)]]);
-const metaL4proto = (): Attr => expr('meta', [[2, u32(16)], [1, u32(REG_1)]]);
-const immediate = (reg: number, data: Attr[]): Attr => expr('immediate', [[1, u32(reg)], [2, data]]);
+const verdictData = (code: number, chain?: string): Attr[] => [
+  [2, [[1, i32(code)], ...(chain ? [[2, str(chain)] as Attr] : [])]],
+]; // NFTA_DATA_VERDICT
+const payload = (base: number, offset: number, len: number): Attr =>
+  expr('payload', [
+    [1, u32(REG_1)],
+    [2, u32(base)],
+    [3, u32(offset)],
+    [4, u32(len)],
+  ]);
+const cmp = (op: 0 | 1, data: Buffer): Attr =>
+  expr('cmp', [
+    [1, u32(REG_1)],
+    [2, u32(op)],
+    [3, value(data)],
+  ]);
+const metaL4proto = (): Attr =>
+  expr('meta', [
+    [2, u32(16)],
+    [1, u32(REG_1)],
+  ]);
+const immediate = (reg: number, data: Attr[]): Attr =>
+  expr('immediate', [
+    [1, u32(reg)],
+    [2, data],
+  ]);
 
 function ipv4(s: string): Buffer | undefined {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
@@ -157,10 +193,22 @@ function addressMatch(fam: NftFamily, offset: number, negate: boolean, cidr: str
   const op = negate ? 1 : 0;
   if (bits > 0 && bits % 8 === 0) return [payload(1, offset, bits / 8), cmp(op, addr.subarray(0, bits / 8))];
   const mask = Buffer.alloc(len);
-  for (let i = 0; i < len; i++) mask[i] = bits >= 8 * (i + 1) ? 0xff : bits <= 8 * i ? 0 : (0xff << (8 - (bits - 8 * i))) & 0xff;
+  for (let i = 0; i < len; i++)
+    mask[i] = bits >= 8 * (i + 1) ? 0xff : bits <= 8 * i ? 0 : (0xff << (8 - (bits - 8 * i))) & 0xff;
   const masked = Buffer.from(addr.map((o, i) => o & mask[i]!));
   const bool: Attr[] = form === 'dump' ? [[6, u32(0)]] : []; // NFTA_BITWISE_OP: NFT_BITWISE_BOOL
-  return [payload(1, offset, len), expr('bitwise', [[1, u32(REG_1)], [2, u32(REG_1)], [3, u32(len)], ...bool, [4, value(mask)], [5, value(Buffer.alloc(len))]]), cmp(op, masked)];
+  return [
+    payload(1, offset, len),
+    expr('bitwise', [
+      [1, u32(REG_1)],
+      [2, u32(REG_1)],
+      [3, u32(len)],
+      ...bool,
+      [4, value(mask)],
+      [5, value(Buffer.alloc(len))],
+    ]),
+    cmp(op, masked),
+  ];
 }
 
 /** A rule's expressions, or undefined for a shape not known here. */
@@ -174,7 +222,13 @@ export function ruleExpressions(rule: string, form: Form = 'send', fam: NftFamil
     const w = t[i]!;
     if (w === fam && (t[i + 1] === 'saddr' || t[i + 1] === 'daddr')) {
       const negate = t[i + 2] === '!=';
-      const m = addressMatch(fam, t[i + 1] === 'saddr' ? f.saddr : f.daddr, negate, t[i + (negate ? 3 : 2)] ?? '', form);
+      const m = addressMatch(
+        fam,
+        t[i + 1] === 'saddr' ? f.saddr : f.daddr,
+        negate,
+        t[i + (negate ? 3 : 2)] ?? '',
+        form,
+      );
       if (!m) return undefined;
       out.push(...m);
       i += negate ? 4 : 3;
@@ -192,25 +246,79 @@ export function ruleExpressions(rule: string, form: Form = 'send', fam: NftFamil
     } else if (w === 'numgen' && t[i + 1] === 'random' && t[i + 2] === 'mod' && t[i + 4] === '==' && t[i + 5] === '0') {
       const mod = Number(t[i + 3]);
       if (!Number.isInteger(mod) || mod < 1) return undefined;
-      out.push(expr('numgen', [[1, u32(REG_1)], [2, u32(mod)], [3, u32(1)], [4, u32(0)]]), cmp(0, Buffer.alloc(4)));
+      out.push(
+        expr('numgen', [
+          [1, u32(REG_1)],
+          [2, u32(mod)],
+          [3, u32(1)],
+          [4, u32(0)],
+        ]),
+        cmp(0, Buffer.alloc(4)),
+      );
       i += 6;
     } else break;
   }
   const rest = t.slice(i);
-  const slot = rest.length === 11 && rest[0] === 'dnat' && rest[1] === fam && rest[2] === 'to' && rest.slice(3, 6).join(' ') === 'numgen random mod' && rest[7] === 'offset' && rest[9] === 'map' ? slotLookup(rest[6]!, rest[8]!, rest[10]!) : undefined;
+  const slot =
+    rest.length === 11 &&
+    rest[0] === 'dnat' &&
+    rest[1] === fam &&
+    rest[2] === 'to' &&
+    rest.slice(3, 6).join(' ') === 'numgen random mod' &&
+    rest[7] === 'offset' &&
+    rest[9] === 'map'
+      ? slotLookup(rest[6]!, rest[8]!, rest[10]!)
+      : undefined;
   if (slot && l4 !== undefined) {
     // `dnat … to numgen random mod M offset B map @endpoint-slots-N`: the slot, in network order, looked up in the
     // map; its value is address then port (ip: reg 1 and the 32-bit reg 9 after it; ip6: regs 1 and 2).
     const protoReg = fam === 'ip' ? 9 : REG_2;
     out.push(
-      expr('numgen', [[1, u32(REG_1)], [2, u32(slot.mod)], [3, u32(1)], [4, u32(slot.offset)]]),
-      expr('byteorder', [[1, u32(REG_1)], [2, u32(REG_1)], [3, u32(1)], [4, u32(4)], [5, u32(4)]]),
-      expr('lookup', [[1, str(slot.map)], [2, u32(REG_1)], [3, u32(REG_1)], ...(form === 'dump' ? [[5, u32(0)] as Attr] : [])]),
+      expr('numgen', [
+        [1, u32(REG_1)],
+        [2, u32(slot.mod)],
+        [3, u32(1)],
+        [4, u32(slot.offset)],
+      ]),
+      expr('byteorder', [
+        [1, u32(REG_1)],
+        [2, u32(REG_1)],
+        [3, u32(1)],
+        [4, u32(4)],
+        [5, u32(4)],
+      ]),
+      expr('lookup', [
+        [1, str(slot.map)],
+        [2, u32(REG_1)],
+        [3, u32(REG_1)],
+        ...(form === 'dump' ? [[5, u32(0)] as Attr] : []),
+      ]),
     );
-    if (form === 'send') out.push(expr('nat', [[1, u32(1)], [2, u32(f.nfproto)], [3, u32(REG_1)], [5, u32(protoReg)]]));
-    else out.push(expr('nat', [[1, u32(1)], [2, u32(f.nfproto)], [3, u32(REG_1)], [4, u32(REG_1)], [5, u32(protoReg)], [6, u32(protoReg)], [7, u32(3)]]));
-  } else if (rest.length === 1 && (rest[0] === 'drop' || rest[0] === 'return' || rest[0] === 'accept')) out.push(immediate(REG_VERDICT, verdictData(VERDICT[rest[0]])));
-  else if (rest.length === 2 && (rest[0] === 'jump' || rest[0] === 'goto') && /^[\w./:-]+$/.test(rest[1]!)) out.push(immediate(REG_VERDICT, verdictData(VERDICT[rest[0]], rest[1])));
+    if (form === 'send')
+      out.push(
+        expr('nat', [
+          [1, u32(1)],
+          [2, u32(f.nfproto)],
+          [3, u32(REG_1)],
+          [5, u32(protoReg)],
+        ]),
+      );
+    else
+      out.push(
+        expr('nat', [
+          [1, u32(1)],
+          [2, u32(f.nfproto)],
+          [3, u32(REG_1)],
+          [4, u32(REG_1)],
+          [5, u32(protoReg)],
+          [6, u32(protoReg)],
+          [7, u32(3)],
+        ]),
+      );
+  } else if (rest.length === 1 && (rest[0] === 'drop' || rest[0] === 'return' || rest[0] === 'accept'))
+    out.push(immediate(REG_VERDICT, verdictData(VERDICT[rest[0]])));
+  else if (rest.length === 2 && (rest[0] === 'jump' || rest[0] === 'goto') && /^[\w./:-]+$/.test(rest[1]!))
+    out.push(immediate(REG_VERDICT, verdictData(VERDICT[rest[0]], rest[1])));
   else if (rest.length === 4 && rest[0] === 'dnat' && rest[1] === fam && rest[2] === 'to' && l4 !== undefined) {
     // "a:p", or "[a]:p" for IPv6.
     const m = fam === 'ip' ? /^([^:]+):(\d+)$/.exec(rest[3]!) : /^\[([^\]]+)\]:(\d+)$/.exec(rest[3]!);
@@ -220,16 +328,48 @@ export function ruleExpressions(rule: string, form: Form = 'send', fam: NftFamil
     out.push(immediate(REG_1, value(addr)), immediate(REG_2, value(be16(pn))));
     // NFT_NAT_DNAT, the family, addr_min reg 1, proto_min reg 2, NF_NAT_RANGE_PROTO_SPECIFIED (the kernel keeps
     // max = min and adds NF_NAT_RANGE_MAP_IPS).
-    if (form === 'send') out.push(expr('nat', [[1, u32(1)], [2, u32(f.nfproto)], [3, u32(REG_1)], [5, u32(REG_2)], [7, u32(2)]]));
-    else out.push(expr('nat', [[1, u32(1)], [2, u32(f.nfproto)], [3, u32(REG_1)], [4, u32(REG_1)], [5, u32(REG_2)], [6, u32(REG_2)], [7, u32(3)]]));
+    if (form === 'send')
+      out.push(
+        expr('nat', [
+          [1, u32(1)],
+          [2, u32(f.nfproto)],
+          [3, u32(REG_1)],
+          [5, u32(REG_2)],
+          [7, u32(2)],
+        ]),
+      );
+    else
+      out.push(
+        expr('nat', [
+          [1, u32(1)],
+          [2, u32(f.nfproto)],
+          [3, u32(REG_1)],
+          [4, u32(REG_1)],
+          [5, u32(REG_2)],
+          [6, u32(REG_2)],
+          [7, u32(3)],
+        ]),
+      );
   } else return undefined;
   return out;
 }
 
-function slotLookup(mod: string, offset: string, map: string): { mod: number; offset: number; map: string } | undefined {
+function slotLookup(
+  mod: string,
+  offset: string,
+  map: string,
+): { mod: number; offset: number; map: string } | undefined {
   const m = Number(mod);
   const o = Number(offset);
-  if (!/^\d+$/.test(mod) || !/^\d+$/.test(offset) || m < 1 || m > 0xffffffff || o > 0xffffffff || !/^@endpoint-slots-[a-z]+-\d+$/.test(map)) return undefined;
+  if (
+    !/^\d+$/.test(mod) ||
+    !/^\d+$/.test(offset) ||
+    m < 1 ||
+    m > 0xffffffff ||
+    o > 0xffffffff ||
+    !/^@endpoint-slots-[a-z]+-\d+$/.test(map)
+  )
+    return undefined;
   return { mod: m, offset: o, map: map.slice(1) };
 }
 
@@ -279,7 +419,9 @@ const patterns = (fam: NftFamily) => {
     flushChain: new RegExp(`^flush chain ${T} ${NAME}$`),
     deleteChain: new RegExp(`^delete chain ${T} ${NAME}$`),
     addRule: new RegExp(`^add rule ${T} ${NAME} (.+)$`),
-    addElement: new RegExp(`^add element ${T} ${NAME} \\{ ([^{}"]+?)(?: comment ("(?:[^"\\\\]|\\\\.)*"))?(?: : (drop|(?:goto|jump) [\\w./:-]+))? \\}$`),
+    addElement: new RegExp(
+      `^add element ${T} ${NAME} \\{ ([^{}"]+?)(?: comment ("(?:[^"\\\\]|\\\\.)*"))?(?: : (drop|(?:goto|jump) [\\w./:-]+))? \\}$`,
+    ),
     deleteElement: new RegExp(`^delete element ${T} ${NAME} \\{ ([^{}"]+) \\}$`),
     addSlot: new RegExp(`^add element ${T} (endpoint-slots-[a-z]+-\\d+) \\{ (\\d+)-(\\d+) : (\\S+) \\. (\\d+) \\}$`),
     deleteSlot: new RegExp(`^delete element ${T} (endpoint-slots-[a-z]+-\\d+) \\{ (\\d+)-(\\d+) \\}$`),
@@ -306,7 +448,11 @@ function element(fam: NftFamily, set: string, key: string, verdict?: string, com
   return [[1, attrs]];
 }
 
-const setElems = (set: string, elems: Attr[]): Attr[] => [[1, str(TABLE)], [2, str(set)], [3, elems]];
+const setElems = (set: string, elems: Attr[]): Attr[] => [
+  [1, str(TABLE)],
+  [2, str(set)],
+  [3, elems],
+];
 
 /** NFTA_SET_ELEM_FLAGS: the element ends a range (an interval set holds a range as two elements). */
 export const NFT_SET_ELEM_INTERVAL_END = 1;
@@ -318,7 +464,13 @@ function slotRange(lo: string, hi: string, data?: Buffer): Attr[] | undefined {
   if (!(a <= b) || b >= 0xffffffff) return undefined;
   return [
     [1, [[1, value(u32(a))], ...(data ? [[2, value(data)] as Attr] : [])]],
-    [1, [[1, value(u32(b + 1))], [3, u32(NFT_SET_ELEM_INTERVAL_END)]]],
+    [
+      1,
+      [
+        [1, value(u32(b + 1))],
+        [3, u32(NFT_SET_ELEM_INTERVAL_END)],
+      ],
+    ],
   ];
 }
 
@@ -365,18 +517,38 @@ function elementCommand(line: string, fam: NftFamily): ElementCommand | undefine
   return undefined;
 }
 
-const elementMessage = (fam: NftFamily, e: ElementCommand): Buffer => nftMsg(fam, e.cmd, e.flags, setElems(e.set, e.elems));
+const elementMessage = (fam: NftFamily, e: ElementCommand): Buffer =>
+  nftMsg(fam, e.cmd, e.flags, setElems(e.set, e.elems));
 
 /** One command line as a message, or undefined when it is not one of the known shapes. */
 export function commandMessage(line: string, fam: NftFamily = 'ip'): Buffer | undefined {
   const re = RE[fam];
   let m: RegExpExecArray | null;
-  if ((m = re.addChain.exec(line))) return nftMsg(fam, MSG.NEWCHAIN, NLM_F_CREATE, [[1, str(TABLE)], [3, str(m[1]!)]]);
-  if ((m = re.flushChain.exec(line))) return nftMsg(fam, MSG.DELRULE, 0, [[1, str(TABLE)], [2, str(m[1]!)]]);
-  if ((m = re.deleteChain.exec(line))) return nftMsg(fam, MSG.DELCHAIN, 0, [[1, str(TABLE)], [3, str(m[1]!)]]);
+  if ((m = re.addChain.exec(line)))
+    return nftMsg(fam, MSG.NEWCHAIN, NLM_F_CREATE, [
+      [1, str(TABLE)],
+      [3, str(m[1]!)],
+    ]);
+  if ((m = re.flushChain.exec(line)))
+    return nftMsg(fam, MSG.DELRULE, 0, [
+      [1, str(TABLE)],
+      [2, str(m[1]!)],
+    ]);
+  if ((m = re.deleteChain.exec(line)))
+    return nftMsg(fam, MSG.DELCHAIN, 0, [
+      [1, str(TABLE)],
+      [3, str(m[1]!)],
+    ]);
   if ((m = re.addRule.exec(line))) {
     const exprs = ruleExpressions(m[2]!, 'send', fam);
-    return exprs && nftMsg(fam, MSG.NEWRULE, NLM_F_CREATE | NLM_F_APPEND, [[1, str(TABLE)], [2, str(m[1]!)], [4, exprs]]);
+    return (
+      exprs &&
+      nftMsg(fam, MSG.NEWRULE, NLM_F_CREATE | NLM_F_APPEND, [
+        [1, str(TABLE)],
+        [2, str(m[1]!)],
+        [4, exprs],
+      ])
+    );
   }
   const e = elementCommand(line, fam);
   return e && elementMessage(fam, e);
@@ -410,7 +582,13 @@ export function encodeTransaction(text: string, fam: NftFamily = 'ip'): EncodedT
   for (let i = 0; i < lines.length; i++) {
     const e = elementCommand(lines[i]!, fam);
     if (e) {
-      if (run && run.e.cmd === e.cmd && run.e.set === e.set && run.e.elems.length + e.elems.length <= ELEMENTS_PER_MESSAGE) run.e.elems.push(...e.elems);
+      if (
+        run &&
+        run.e.cmd === e.cmd &&
+        run.e.set === e.set &&
+        run.e.elems.length + e.elems.length <= ELEMENTS_PER_MESSAGE
+      )
+        run.e.elems.push(...e.elems);
       else {
         endRun();
         run = { e, line: i };
@@ -440,7 +618,7 @@ export function numberBatch(batch: Buffer[], seq: number, pid: number): number[]
 /** The whole messages of a datagram. */
 export function messagesOf(buf: Buffer): Buffer[] {
   const out: Buffer[] = [];
-  for (let off = 0; off + 16 <= buf.length; ) {
+  for (let off = 0; off + 16 <= buf.length;) {
     const len = buf.readUInt32LE(off);
     if (len < 16 || off + len > buf.length) break;
     out.push(buf.subarray(off, off + len));
@@ -459,7 +637,7 @@ export function parseAcks(buf: Buffer): { seq: number; errno: number }[] {
 /** The attributes in buf[start, end), in order: type (flags masked) and payload. */
 export function attrList(buf: Buffer, start = 0, end = buf.length): [number, Buffer][] {
   const out: [number, Buffer][] = [];
-  for (let a = start; a + 4 <= end; ) {
+  for (let a = start; a + 4 <= end;) {
     const len = buf.readUInt16LE(a);
     if (len < 4 || a + len > end) break;
     out.push([buf.readUInt16LE(a + 2) & 0x3fff, buf.subarray(a + 4, a + len)]);
@@ -469,7 +647,8 @@ export function attrList(buf: Buffer, start = 0, end = buf.length): [number, Buf
 }
 
 /** Attribute type → payload, of the attributes in buf[start, end). */
-export const attrs = (buf: Buffer, start = 0, end = buf.length): Map<number, Buffer> => new Map(attrList(buf, start, end));
+export const attrs = (buf: Buffer, start = 0, end = buf.length): Map<number, Buffer> =>
+  new Map(attrList(buf, start, end));
 
 /** A message's attributes: after the 16-byte header and the 4-byte nfgenmsg. */
 export const messageAttrs = (m: Buffer): Map<number, Buffer> => attrs(m, 20, m.readUInt32LE(0));

@@ -4,7 +4,22 @@
 // rule of the ruleset first (seconds at 10k Services). Gives what listingOf
 // gives from nft's JSON; e2e/nft-netlink.test.ts compares the two.
 import type { Listing } from './diff.js';
-import { addressText, attrList, attrs, cstr, FAMILY, fieldLength, KEYS, message, messageAttrs, NFNL_SUBSYS_NFTABLES, NFT_SET_ELEM_INTERVAL_END, NLM_F_REQUEST, str, type NftFamily } from './netlink-encode.js';
+import {
+  addressText,
+  attrList,
+  attrs,
+  cstr,
+  FAMILY,
+  fieldLength,
+  KEYS,
+  message,
+  messageAttrs,
+  NFNL_SUBSYS_NFTABLES,
+  NFT_SET_ELEM_INTERVAL_END,
+  NLM_F_REQUEST,
+  str,
+  type NftFamily,
+} from './netlink-encode.js';
 import { isServiceObject, TABLE } from './names.js';
 import { HAIRPIN, MAPS } from './render.js';
 import { isSlotMap, SLOTS } from './slots.js';
@@ -16,7 +31,8 @@ const HOOKS = ['prerouting', 'input', 'forward', 'output', 'postrouting'];
 const PROTO_NAMES: Record<number, string> = { 6: 'tcp', 17: 'udp', 132: 'sctp' };
 const VERDICTS: Record<number, string> = { 0: 'drop', 1: 'accept', [-3]: 'jump', [-4]: 'goto', [-5]: 'return' };
 
-const request = (fam: NftFamily, cmd: number, dump: boolean, attrs: Parameters<typeof message>[4]): Buffer => message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0x4), FAMILY[fam].nfproto, 0, attrs);
+const request = (fam: NftFamily, cmd: number, dump: boolean, attrs: Parameters<typeof message>[4]): Buffer =>
+  message((NFNL_SUBSYS_NFTABLES << 8) | cmd, NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0x4), FAMILY[fam].nfproto, 0, attrs);
 
 /**
  * The requests a listing needs, in order: the table, its chains, its sets, each map's elements, then each service
@@ -27,8 +43,16 @@ export const listingRequests = (fam: NftFamily) => ({
   table: (): Buffer => request(fam, MSG.GETTABLE, false, [[1, str(TABLE)]]),
   chains: (): Buffer => request(fam, MSG.GETCHAIN, true, [[1, str(TABLE)]]),
   sets: (): Buffer => request(fam, MSG.GETSET, true, [[1, str(TABLE)]]),
-  elements: (set: string): Buffer => request(fam, MSG.GETSETELEM, true, [[1, str(TABLE)], [2, str(set)]]),
-  rules: (chain: string): Buffer => request(fam, MSG.GETRULE, true, [[1, str(TABLE)], [2, str(chain)]]),
+  elements: (set: string): Buffer =>
+    request(fam, MSG.GETSETELEM, true, [
+      [1, str(TABLE)],
+      [2, str(set)],
+    ]),
+  rules: (chain: string): Buffer =>
+    request(fam, MSG.GETRULE, true, [
+      [1, str(TABLE)],
+      [2, str(chain)],
+    ]),
 });
 
 /** The maps and sets whose elements a listing holds. */
@@ -63,8 +87,20 @@ function verdictText(v: Buffer): string {
  * The listing from the dumps' messages (each a whole netlink message): tableFound from the GETTABLE answer, then the
  * chain, set and element messages. Undefined when an element cannot be read back (then nft's listing is used).
  */
-export function listingOfDumps(tableFound: boolean, chainMsgs: Buffer[], setMsgs: Buffer[], elementMsgs: Map<string, Buffer[]>, fam: NftFamily = 'ip'): Listing | undefined {
-  const listing: Listing = { tableExists: tableFound, chains: new Set(), sets: new Map(), elements: new Map(), baseChains: new Map() };
+export function listingOfDumps(
+  tableFound: boolean,
+  chainMsgs: Buffer[],
+  setMsgs: Buffer[],
+  elementMsgs: Map<string, Buffer[]>,
+  fam: NftFamily = 'ip',
+): Listing | undefined {
+  const listing: Listing = {
+    tableExists: tableFound,
+    chains: new Set(),
+    sets: new Map(),
+    elements: new Map(),
+    baseChains: new Map(),
+  };
   if (!tableFound) return { tableExists: false, chains: new Set(), sets: new Map(), elements: new Map() };
   for (const m of chainMsgs) {
     const a = messageAttrs(m);
@@ -177,9 +213,17 @@ export function slotBlockOfRule(m: Buffer): [string, number] | undefined {
       else if (v?.length === 2) port ??= v.readUInt16BE(0);
     } else if (name === 'numgen') offset = data?.get(4)?.readUInt32BE(0);
     // NFTA_LOOKUP_SET
-    else if (name === 'lookup' && offset !== undefined && isSlotMap(cstr(data?.get(1))) && offset >= SLOTS && offset % SLOTS === 0) {
+    else if (
+      name === 'lookup' &&
+      offset !== undefined &&
+      isSlotMap(cstr(data?.get(1))) &&
+      offset >= SLOTS &&
+      offset % SLOTS === 0
+    ) {
       if (!isGroupChain(chain)) return [chain, offset / SLOTS];
-      return addr !== undefined && proto !== undefined && port !== undefined ? [`${addr} . ${proto} . ${port}`, offset / SLOTS] : undefined;
+      return addr !== undefined && proto !== undefined && port !== undefined
+        ? [`${addr} . ${proto} . ${port}`, offset / SLOTS]
+        : undefined;
     }
   }
   return undefined;

@@ -7,7 +7,14 @@
 import os from 'node:os';
 import { ExecNft, NftError, type Nft } from './apply.js';
 import type { Listing } from './diff.js';
-import { encodeTransaction, messagesOf, numberBatch, parseAcks, type EncodedTransaction, type NftFamily } from './netlink-encode.js';
+import {
+  encodeTransaction,
+  messagesOf,
+  numberBatch,
+  parseAcks,
+  type EncodedTransaction,
+  type NftFamily,
+} from './netlink-encode.js';
 import { digests, foldRule, type RuleHasher } from './netlink-digest.js';
 import { LISTED_SETS, listingOfDumps, listingRequests, slotBlockOfRule } from './netlink-listing.js';
 
@@ -49,7 +56,8 @@ interface Pending {
   timer: NodeJS.Timeout;
 }
 
-const errnoName = (n: number): string => Object.entries(os.constants.errno).find(([, v]) => v === n)?.[0] ?? `errno ${n}`;
+const errnoName = (n: number): string =>
+  Object.entries(os.constants.errno).find(([, v]) => v === n)?.[0] ?? `errno ${n}`;
 
 export class NetlinkNft implements Nft {
   /** Transactions sent over netlink, and those that went to nft. */
@@ -78,10 +86,15 @@ export class NetlinkNft implements Nft {
   }
 
   /** Opens the sockets; without the native module or a socket, every transaction goes to nft (reason given). */
-  static async open(fallback: Nft = new ExecNft('ip'), family: NftFamily = 'ip'): Promise<{ nft: NetlinkNft; unavailable?: string }> {
+  static async open(
+    fallback: Nft = new ExecNft('ip'),
+    family: NftFamily = 'ip',
+  ): Promise<{ nft: NetlinkNft; unavailable?: string }> {
     const opened: RawSocket[] = [];
     try {
-      const { RawNetlinkSocket } = (await import('netlink')) as unknown as { RawNetlinkSocket: new (protocol: number, o: object) => RawSocket };
+      const { RawNetlinkSocket } = (await import('netlink')) as unknown as {
+        RawNetlinkSocket: new (protocol: number, o: object) => RawSocket;
+      };
       const socket = (o: object): RawSocket => {
         const sock = new RawNetlinkSocket(NETLINK_NETFILTER, o);
         opened.push(sock);

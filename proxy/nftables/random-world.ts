@@ -19,7 +19,9 @@ export function v6(ip: string): string {
 
 /** Every IPv4 address and CIDR in an object, as its IPv6 twin. */
 function toV6<T>(o: T): T {
-  return JSON.parse(JSON.stringify(o), (_k, val: unknown) => (typeof val === 'string' && /^\d+\.\d+\.\d+\.\d+(\/\d+)?$/.test(val) ? v6(val) : val)) as T;
+  return JSON.parse(JSON.stringify(o), (_k, val: unknown) =>
+    typeof val === 'string' && /^\d+\.\d+\.\d+\.\d+(\/\d+)?$/.test(val) ? v6(val) : val,
+  ) as T;
 }
 
 /** A cluster as the proxier tracks it: service ports by Service, endpoints by port key; an IPv6 world has the twins. */
@@ -46,14 +48,34 @@ export class World {
 /** `plain`: ClusterIP and NodePort Services with Cluster policies and no affinity (what netlink syncs carry). */
 export function randomService(r: () => number, i: number, plain = false): Service {
   const type = ['ClusterIP', 'ClusterIP', 'NodePort', 'LoadBalancer'][Math.floor(r() * (plain ? 3 : 4))]!;
-  const spec: Record<string, unknown> = { clusterIP: `172.30.${i >> 8}.${i & 255}`, type, ports: [{ name: 'p80', port: 80, protocol: r() < 0.8 ? 'TCP' : 'UDP', ...(type !== 'ClusterIP' ? { nodePort: 30000 + i } : {}) }] };
+  const spec: Record<string, unknown> = {
+    clusterIP: `172.30.${i >> 8}.${i & 255}`,
+    type,
+    ports: [
+      {
+        name: 'p80',
+        port: 80,
+        protocol: r() < 0.8 ? 'TCP' : 'UDP',
+        ...(type !== 'ClusterIP' ? { nodePort: 30000 + i } : {}),
+      },
+    ],
+  };
   if (plain) return svc('ns', `s${i}`, spec);
   if (r() < 0.3) spec.externalIPs = [`192.168.99.${i & 255}`];
   if (type !== 'ClusterIP' && r() < 0.5) spec.externalTrafficPolicy = 'Local';
   if (r() < 0.2) spec.internalTrafficPolicy = 'Local';
-  if (r() < 0.3) Object.assign(spec, { sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: r() < 0.5 ? 100 : 200 } } });
+  if (r() < 0.3)
+    Object.assign(spec, {
+      sessionAffinity: 'ClientIP',
+      sessionAffinityConfig: { clientIP: { timeoutSeconds: r() < 0.5 ? 100 : 200 } },
+    });
   if (type === 'LoadBalancer' && r() < 0.5) spec.loadBalancerSourceRanges = ['203.0.113.0/25'];
-  return svc('ns', `s${i}`, spec, type === 'LoadBalancer' ? { loadBalancer: { ingress: [{ ip: `1.2.${i >> 8}.${i & 255}` }] } } : undefined);
+  return svc(
+    'ns',
+    `s${i}`,
+    spec,
+    type === 'LoadBalancer' ? { loadBalancer: { ingress: [{ ip: `1.2.${i >> 8}.${i & 255}` }] } } : undefined,
+  );
 }
 
 export function randomChange(r: () => number, w: World, n: number, plain = false): string {
@@ -69,16 +91,23 @@ export function randomChange(r: () => number, w: World, n: number, plain = false
     const list = [...(w.eps.get(key) ?? [])];
     const y = r();
     // Some endpoint IPs are shared between Services (one pod behind several): hairpin pairs are reference counted.
-    const ip = r() < 0.3 ? `10.0.0.${Math.floor(r() * 6) + 1}` : `10.${i & 255}.${Math.floor(r() * 8)}.${Math.floor(r() * 250) + 1}`;
+    const ip =
+      r() < 0.3
+        ? `10.0.0.${Math.floor(r() * 6) + 1}`
+        : `10.${i & 255}.${Math.floor(r() * 8)}.${Math.floor(r() * 250) + 1}`;
     if (y < 0.4 || !list.length) list.push({ ip, node: r() < 0.5 ? NODE : 'other' });
     else if (y < 0.7) list.splice(Math.floor(r() * list.length), 1);
     else {
       const e = list[Math.floor(r() * list.length)]!;
-      Object.assign(e, r() < 0.5 ? { ready: false, serving: true, terminating: true } : { ready: true, serving: true, terminating: false });
+      Object.assign(
+        e,
+        r() < 0.5
+          ? { ready: false, serving: true, terminating: true }
+          : { ready: true, serving: true, terminating: false },
+      );
     }
     if (list.length) w.eps.set(key, list);
     else w.eps.delete(key);
   }
   return key;
 }
-

@@ -9,7 +9,16 @@ import type { ServicePort } from '../model/service-port.js';
 import { portKey, type Endpoint } from '../model/endpoints.js';
 import { cidrContains } from '../model/family.js';
 import { endpointBase, servicePortBase, TABLE } from './names.js';
-import { groupSlotRule, SLOT_MAP_NAMES, SLOT_MAPS, SLOTS, slotMapName, slotRanges, slotRule, type SlotBlocks } from './slots.js';
+import {
+  groupSlotRule,
+  SLOT_MAP_NAMES,
+  SLOT_MAPS,
+  SLOTS,
+  slotMapName,
+  slotRanges,
+  slotRule,
+  type SlotBlocks,
+} from './slots.js';
 import { groupChainOf } from './groups.js';
 
 export const SERVICES = 'services';
@@ -29,7 +38,13 @@ export const MASQUERADING = 'masquerading';
 export const HAIRPIN = 'hairpin-endpoints';
 
 /** The verdict maps a Fragment's elements go to. */
-export const DISPATCH_MAPS = [SERVICE_IPS, SERVICE_NODEPORTS, NO_ENDPOINT_SERVICES, NO_ENDPOINT_NODEPORTS, FIREWALL_IPS] as const;
+export const DISPATCH_MAPS = [
+  SERVICE_IPS,
+  SERVICE_NODEPORTS,
+  NO_ENDPOINT_SERVICES,
+  NO_ENDPOINT_NODEPORTS,
+  FIREWALL_IPS,
+] as const;
 /** Every map a Fragment's elements go to: the endpoint slot maps first (a full sync fills them before the chains that use them). */
 export const MAPS: readonly string[] = [...SLOT_MAP_NAMES, ...DISPATCH_MAPS];
 
@@ -75,7 +90,17 @@ export interface Fragment {
   endpoints: number;
 }
 
-export const emptyFragment = (): Fragment => ({ chains: new Map(), grouped: new Map(), groupedChains: new Set(), elements: [], sets: new Map(), hairpins: new Set(), noLocalInternal: 0, noLocalExternal: 0, endpoints: 0 });
+export const emptyFragment = (): Fragment => ({
+  chains: new Map(),
+  grouped: new Map(),
+  groupedChains: new Set(),
+  elements: [],
+  sets: new Map(),
+  hairpins: new Set(),
+  noLocalInternal: 0,
+  noLocalExternal: 0,
+  endpoints: 0,
+});
 
 const addrType = (f: 'ip' | 'ip6'): string => (f === 'ip' ? 'ipv4_addr' : 'ipv6_addr');
 const q = (s: string): string => JSON.stringify(s);
@@ -97,8 +122,10 @@ export function renderBase(c: RenderContext): string[] {
     ['nat-output', 'nat', 'output', '-100'],
     ['nat-postrouting', 'nat', 'postrouting', '100'],
   ];
-  for (const [name, type, hook, prio] of base) out.push(`add chain ${T} ${name} { type ${type} hook ${hook} priority ${prio} ; }`, `flush chain ${T} ${name}`);
-  const chain = (name: string, comment?: string): void => void out.push(`add chain ${T} ${name}${comment ? ` { comment ${q(comment)} ; }` : ''}`, `flush chain ${T} ${name}`);
+  for (const [name, type, hook, prio] of base)
+    out.push(`add chain ${T} ${name} { type ${type} hook ${hook} priority ${prio} ; }`, `flush chain ${T} ${name}`);
+  const chain = (name: string, comment?: string): void =>
+    void out.push(`add chain ${T} ${name}${comment ? ` { comment ${q(comment)} ; }` : ''}`, `flush chain ${T} ${name}`);
   const rule = (ch: string, r: string): void => void out.push(`add rule ${T} ${ch} ${r}`);
   for (const ch of [ENDPOINTS_CHECK, FIREWALL_CHECK, FORWARD, SERVICES, MASQUERADING, MARK_MASQ]) chain(ch);
   chain(REJECT_CHAIN, 'helper for @no-endpoint-services / @no-endpoint-nodeports');
@@ -115,7 +142,9 @@ export function renderBase(c: RenderContext): string[] {
   ];
   for (const [dst, src, extra] of jumps) rule(src, `${extra}jump ${dst}`);
   rule(MARK_MASQ, `mark set mark or ${c.masqueradeMark}`);
-  out.push(`add set ${T} ${HAIRPIN} { type ${addr} . ${addr} ; comment "endpoints reached through a service DNAT map: traffic from one to itself is masqueraded" ; }`);
+  out.push(
+    `add set ${T} ${HAIRPIN} { type ${addr} . ${addr} ; comment "endpoints reached through a service DNAT map: traffic from one to itself is masqueraded" ; }`,
+  );
   rule(MASQUERADING, `ct status dnat ${ipX} saddr . ${ipX} daddr @${HAIRPIN} mark set mark or ${c.masqueradeMark}`);
   rule(MASQUERADING, `mark and ${c.masqueradeMark} == 0 return`);
   rule(MASQUERADING, `mark set mark xor ${c.masqueradeMark}`);
@@ -130,19 +159,33 @@ export function renderBase(c: RenderContext): string[] {
     out.push(`flush set ${T} ${NODEPORT_IPS}`);
     if (c.nodePortIPs.length) out.push(`add element ${T} ${NODEPORT_IPS} { ${c.nodePortIPs.join(', ')} }`);
   }
-  const nodePortMatch = c.nodePortIPs === undefined ? `fib daddr type local ${noLocalhost}` : `${ipX} daddr @${NODEPORT_IPS}`;
+  const nodePortMatch =
+    c.nodePortIPs === undefined ? `fib daddr type local ${noLocalhost}` : `${ipX} daddr @${NODEPORT_IPS}`;
   const triple = `${addr} . inet_proto . inet_service : verdict`;
-  out.push(`add map ${T} ${NO_ENDPOINT_SERVICES} { type ${triple} ; comment "vmap to drop or reject packets to services with no endpoints" ; }`);
-  out.push(`add map ${T} ${NO_ENDPOINT_NODEPORTS} { type inet_proto . inet_service : verdict ; comment "vmap to drop or reject packets to service nodeports with no endpoints" ; }`);
+  out.push(
+    `add map ${T} ${NO_ENDPOINT_SERVICES} { type ${triple} ; comment "vmap to drop or reject packets to services with no endpoints" ; }`,
+  );
+  out.push(
+    `add map ${T} ${NO_ENDPOINT_NODEPORTS} { type inet_proto . inet_service : verdict ; comment "vmap to drop or reject packets to service nodeports with no endpoints" ; }`,
+  );
   rule(ENDPOINTS_CHECK, `${ipX} daddr . meta l4proto . th dport vmap @${NO_ENDPOINT_SERVICES}`);
   rule(ENDPOINTS_CHECK, `${nodePortMatch} meta l4proto . th dport vmap @${NO_ENDPOINT_NODEPORTS}`);
-  out.push(`add map ${T} ${FIREWALL_IPS} { type ${triple} ; comment "destinations that are subject to LoadBalancerSourceRanges" ; }`);
+  out.push(
+    `add map ${T} ${FIREWALL_IPS} { type ${triple} ; comment "destinations that are subject to LoadBalancerSourceRanges" ; }`,
+  );
   rule(FIREWALL_CHECK, `${ipX} daddr . meta l4proto . th dport vmap @${FIREWALL_IPS}`);
-  out.push(`add map ${T} ${SERVICE_IPS} { type ${triple} ; comment "ClusterIP, ExternalIP and LoadBalancer IP traffic" ; }`);
-  out.push(`add map ${T} ${SERVICE_NODEPORTS} { type inet_proto . inet_service : verdict ; comment "NodePort traffic" ; }`);
+  out.push(
+    `add map ${T} ${SERVICE_IPS} { type ${triple} ; comment "ClusterIP, ExternalIP and LoadBalancer IP traffic" ; }`,
+  );
+  out.push(
+    `add map ${T} ${SERVICE_NODEPORTS} { type inet_proto . inet_service : verdict ; comment "NodePort traffic" ; }`,
+  );
   rule(SERVICES, `${ipX} daddr . meta l4proto . th dport vmap @${SERVICE_IPS}`);
   rule(SERVICES, `${nodePortMatch} meta l4proto . th dport vmap @${SERVICE_NODEPORTS}`);
-  for (const m of SLOT_MAPS) out.push(`add map ${T} ${m.name} { typeof numgen random mod 1 : ${ipX} daddr . ${m.proto} dport ; flags interval ; comment "endpoints of ${m.proto} service chains, by numgen slot" ; }`);
+  for (const m of SLOT_MAPS)
+    out.push(
+      `add map ${T} ${m.name} { typeof numgen random mod 1 : ${ipX} daddr . ${m.proto} dport ; flags interval ; comment "endpoints of ${m.proto} service chains, by numgen slot" ; }`,
+    );
   return out;
 }
 
@@ -154,7 +197,13 @@ export type SlotsOf = (block: number) => ReadonlyMap<string, string> | undefined
  * endpoint slots; `had`, the ranges the kernel has in a block, so an endpoint replaced by another takes over its range
  * and the others keep theirs (one range changed, not all of them).
  */
-export function renderService(ports: ServicePort[], endpoints: Map<string, Endpoint[]>, c: RenderContext, blocks: SlotBlocks, had?: SlotsOf): Fragment {
+export function renderService(
+  ports: ServicePort[],
+  endpoints: Map<string, Endpoint[]>,
+  c: RenderContext,
+  blocks: SlotBlocks,
+  had?: SlotsOf,
+): Fragment {
   const f = emptyFragment();
   const ipX = c.family;
   for (const sp of ports) {
@@ -183,7 +232,15 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
     const { usesCluster, usesLocal, hasInternal, hasExternal, usesExternal } = trafficPlan(sp, cat);
     const sticky = sp.stickySeconds > 0;
     // A plain ClusterIP port has its rules in a group chain, when it gets a block of slots.
-    const plain = usesCluster && hasInternal && !sticky && !usesLocal && !usesExternal && !sp.internalPolicyLocal && cluster.length > 0 && cluster.length <= SLOTS;
+    const plain =
+      usesCluster &&
+      hasInternal &&
+      !sticky &&
+      !usesLocal &&
+      !usesExternal &&
+      !sp.internalPolicyLocal &&
+      cluster.length > 0 &&
+      cluster.length <= SLOTS;
     const groupBlock = plain ? blocks.blockOf(clusterChain) : undefined;
     const group = groupBlock !== undefined ? groupChainOf(clusterChain, c.groups) : undefined;
     let groupRules: string[] = [];
@@ -219,24 +276,35 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
     else f.elements.push({ map: NO_ENDPOINT_SERVICES, key: triple(sp.clusterIP), value: intVerdict, comment: name });
     for (const ip of sp.externalIPs) {
       if (hasAny) f.elements.push({ map: SERVICE_IPS, key: triple(ip), value: `goto ${externalChain}` });
-      if (!hasExternal) f.elements.push({ map: NO_ENDPOINT_SERVICES, key: triple(ip), value: extVerdict, comment: name });
+      if (!hasExternal)
+        f.elements.push({ map: NO_ENDPOINT_SERVICES, key: triple(ip), value: extVerdict, comment: name });
     }
     const usesFW = sp.loadBalancerIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0;
     if (usesFW) {
       // Upstream's `saddr != { sources } drop`, as one rule per source (no anonymous set, see below).
       const sources = [...sp.loadBalancerSourceRanges];
-      if (c.nodeIP && sp.loadBalancerSourceRanges.some((r) => cidrContains(r, c.nodeIP!))) sources.push(...sp.loadBalancerIPs);
+      if (c.nodeIP && sp.loadBalancerSourceRanges.some((r) => cidrContains(r, c.nodeIP!)))
+        sources.push(...sp.loadBalancerIPs);
       chain(fwChain).push(...sources.map((src) => `${ipX} saddr ${src} return`), 'drop');
     }
     for (const ip of sp.loadBalancerIPs) {
       if (hasAny) f.elements.push({ map: SERVICE_IPS, key: triple(ip), value: `goto ${externalChain}` });
       if (usesFW) f.elements.push({ map: FIREWALL_IPS, key: triple(ip), value: `goto ${fwChain}`, comment: name });
     }
-    if (!hasExternal) for (const ip of sp.loadBalancerIPs) f.elements.push({ map: NO_ENDPOINT_SERVICES, key: triple(ip), value: extVerdict, comment: name });
+    if (!hasExternal)
+      for (const ip of sp.loadBalancerIPs)
+        f.elements.push({ map: NO_ENDPOINT_SERVICES, key: triple(ip), value: extVerdict, comment: name });
     if (sp.nodePort) {
       // NodePorts are not subject to loadBalancerSourceRanges.
-      if (hasAny) f.elements.push({ map: SERVICE_NODEPORTS, key: `${proto} . ${sp.nodePort}`, value: `goto ${externalChain}` });
-      if (!hasExternal) f.elements.push({ map: NO_ENDPOINT_NODEPORTS, key: `${proto} . ${sp.nodePort}`, value: extVerdict, comment: name });
+      if (hasAny)
+        f.elements.push({ map: SERVICE_NODEPORTS, key: `${proto} . ${sp.nodePort}`, value: `goto ${externalChain}` });
+      if (!hasExternal)
+        f.elements.push({
+          map: NO_ENDPOINT_NODEPORTS,
+          key: `${proto} . ${sp.nodePort}`,
+          value: extVerdict,
+          comment: name,
+        });
     }
 
     if (hasInternal) {
@@ -250,7 +318,8 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
       if (!sp.externalPolicyLocal) ext.push(`jump ${MARK_MASQ}`);
       else {
         // Pods and the node itself reach an external destination as if through the load balancer: Cluster policy.
-        if (c.localMatch && usesCluster) ext.push(`${c.localMatch} goto ${clusterChain} comment "short-circuit pod traffic"`);
+        if (c.localMatch && usesCluster)
+          ext.push(`${c.localMatch} goto ${clusterChain} comment "short-circuit pod traffic"`);
         ext.push(`fib saddr type local jump ${MARK_MASQ} comment "masquerade local traffic"`);
         if (usesCluster) ext.push(`fib saddr type local goto ${clusterChain} comment "short-circuit local traffic"`);
       }
@@ -267,7 +336,11 @@ export function renderService(ports: ServicePort[], endpoints: Map<string, Endpo
     const toSlots = (block: number, list: Endpoint[]): void => {
       const map = slotMapName(block, proto);
       const keys = slotRanges(block, list.length).map(([lo, hi]) => `${lo}-${hi}`);
-      keepRanges(keys, list.map((e) => `${e.ip} . ${e.port}`), had?.(block)).forEach((value, i) => f.elements.push({ map, key: keys[i]!, value }));
+      keepRanges(
+        keys,
+        list.map((e) => `${e.ip} . ${e.port}`),
+        had?.(block),
+      ).forEach((value, i) => f.elements.push({ map, key: keys[i]!, value }));
       for (const e of list) f.hairpins.add(e.ip);
     };
     const toEndpoints = (ch: string, list: Endpoint[]): void => {

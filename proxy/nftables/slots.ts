@@ -22,19 +22,29 @@ export const MAX_BLOCK = (1 << (32 - SLOT_BITS)) - 2;
 
 export const SLOT_MAP_PREFIX = 'endpoint-slots-';
 /** The map a block's ranges are in, for a chain of this protocol ("tcp", "udp", "sctp"). */
-export const slotMapName = (block: number, proto: string): string => `${SLOT_MAP_PREFIX}${proto}-${block % (SHARDS[proto] ?? 1)}`;
-export const SLOT_MAPS: readonly { name: string; proto: string }[] = Object.entries(SHARDS).flatMap(([proto, n]) => Array.from({ length: n }, (_, i) => ({ name: `${SLOT_MAP_PREFIX}${proto}-${i}`, proto })));
+export const slotMapName = (block: number, proto: string): string =>
+  `${SLOT_MAP_PREFIX}${proto}-${block % (SHARDS[proto] ?? 1)}`;
+export const SLOT_MAPS: readonly { name: string; proto: string }[] = Object.entries(SHARDS).flatMap(([proto, n]) =>
+  Array.from({ length: n }, (_, i) => ({ name: `${SLOT_MAP_PREFIX}${proto}-${i}`, proto })),
+);
 export const SLOT_MAP_NAMES: readonly string[] = SLOT_MAPS.map((m) => m.name);
 export const isSlotMap = (name: string): boolean => name.startsWith(SLOT_MAP_PREFIX);
 
 /** A service chain's DNAT rule through its block (the one rule that names the block). */
-export const slotRule = (proto: string, family: 'ip' | 'ip6', block: number): string => `meta l4proto ${proto} dnat ${family} to numgen random mod ${SLOTS} offset ${block * SLOTS} map @${slotMapName(block, proto)}`;
+export const slotRule = (proto: string, family: 'ip' | 'ip6', block: number): string =>
+  `meta l4proto ${proto} dnat ${family} to numgen random mod ${SLOTS} offset ${block * SLOTS} map @${slotMapName(block, proto)}`;
 
 /**
  * A plain ClusterIP service port's slot rule in its group chain (see groups.ts): its own match, then the DNAT through
  * its block.
  */
-export const groupSlotRule = (proto: string, family: 'ip' | 'ip6', block: number, clusterIP: string, port: number): string =>
+export const groupSlotRule = (
+  proto: string,
+  family: 'ip' | 'ip6',
+  block: number,
+  clusterIP: string,
+  port: number,
+): string =>
   `${family} daddr ${clusterIP} ${proto} dport ${port} dnat ${family} to numgen random mod ${SLOTS} offset ${block * SLOTS} map @${slotMapName(block, proto)}`;
 
 /** The block a rule's text names, if it is a slot rule. */
@@ -47,7 +57,8 @@ export function blockOfRule(rule: string): number | undefined {
 export function slotRanges(block: number, n: number): [number, number][] {
   const base = block * SLOTS;
   const out: [number, number][] = [];
-  for (let i = 0; i < n; i++) out.push([base + Math.floor((i * SLOTS) / n), base + Math.floor(((i + 1) * SLOTS) / n) - 1]);
+  for (let i = 0; i < n; i++)
+    out.push([base + Math.floor((i * SLOTS) / n), base + Math.floor(((i + 1) * SLOTS) / n) - 1]);
   return out;
 }
 

@@ -105,7 +105,8 @@ export class NftSyncer {
       for (const c of prev.chains.keys()) if (!next.chains.has(c)) this.stale.set(c, this.now());
       // A block goes with its owner (its ranges went in the same transaction); one moving between its own chain and
       // a group keeps it.
-      for (const c of [...prev.chains.keys(), ...prev.groupedChains]) if (!next.chains.has(c) && !next.groupedChains.has(c)) this.blocks.release(c);
+      for (const c of [...prev.chains.keys(), ...prev.groupedChains])
+        if (!next.chains.has(c) && !next.groupedChains.has(c)) this.blocks.release(c);
     }
     for (const c of next.chains.keys()) this.stale.delete(c);
     for (const g of prev?.grouped.keys() ?? []) {
@@ -131,7 +132,11 @@ export class NftSyncer {
   }
 
   /** Only the changed Services: their differences in one transaction. */
-  async partial(changed: Iterable<string>, ports: ReadonlyMap<string, ServicePort[]>, endpoints: ReadonlyMap<string, Endpoint[]>): Promise<NftSyncStats> {
+  async partial(
+    changed: Iterable<string>,
+    ports: ReadonlyMap<string, ServicePort[]>,
+    endpoints: ReadonlyMap<string, Endpoint[]>,
+  ): Promise<NftSyncStats> {
     const r0 = performance.now();
     await this.deleteStale();
     const phased = emptyPhased();
@@ -140,7 +145,9 @@ export class NftSyncer {
       const sps = ports.get(svc);
       const prev = this.applied.get(svc) ?? emptyFragment();
       const had = rangesByBlock(prev.elements.filter((e) => isSlotMap(e.map)).map((e) => [e.key, e.value] as const));
-      const f = sps?.length ? renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx, this.blocks, (b) => had.get(b)) : emptyFragment();
+      const f = sps?.length
+        ? renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx, this.blocks, (b) => had.get(b))
+        : emptyFragment();
       diffFragment(this.cmd, prev, f, phased);
       next.set(svc, f);
     }
@@ -168,7 +175,8 @@ export class NftSyncer {
   /** The group chains the changed Services' fragments `next` touch, rewritten whole: created, refilled or retired. */
   private diffGroups(next: ReadonlyMap<string, Fragment>, out: Phased): void {
     const touched = new Set<string>();
-    for (const [svc, f] of next) for (const g of [...(this.applied.get(svc)?.grouped.keys() ?? []), ...f.grouped.keys()]) touched.add(g);
+    for (const [svc, f] of next)
+      for (const g of [...(this.applied.get(svc)?.grouped.keys() ?? []), ...f.grouped.keys()]) touched.add(g);
     for (const g of touched) {
       const had = this.groups.get(g) ?? new Map<string, readonly string[]>();
       const members = new Map(had);
@@ -192,17 +200,21 @@ export class NftSyncer {
   }
 
   /** Everything, against one listing of the table, in bounded transactions. */
-  async full(ports: ReadonlyMap<string, ServicePort[]>, endpoints: ReadonlyMap<string, Endpoint[]>): Promise<NftSyncStats> {
+  async full(
+    ports: ReadonlyMap<string, ServicePort[]>,
+    endpoints: ReadonlyMap<string, Endpoint[]>,
+  ): Promise<NftSyncStats> {
     const r0 = performance.now();
     const listing = await this.nft.list();
     // Chains keep the blocks the kernel has them with; blocks with ranges but no known owner are not handed out.
     this.blocks.clear();
     // A rule in a group chain names its owner by its cluster IP, protocol and port.
     const byTriple = new Map<string, string>();
-    for (const sps of ports.values()) for (const sp of sps) {
-      const proto = sp.protocol.toLowerCase();
-      byTriple.set(`${sp.clusterIP} . ${proto} . ${sp.port}`, `service-${servicePortBase(sp.name, proto)}`);
-    }
+    for (const sps of ports.values())
+      for (const sp of sps) {
+        const proto = sp.protocol.toLowerCase();
+        byTriple.set(`${sp.clusterIP} . ${proto} . ${sp.port}`, `service-${servicePortBase(sp.name, proto)}`);
+      }
     for (const [owner, b] of listing.slotBlocks ?? []) {
       if (listing.chains.has(owner)) this.blocks.adopt(owner, b);
       else if (byTriple.has(owner)) this.blocks.adopt(byTriple.get(owner)!, b);
@@ -210,11 +222,22 @@ export class NftSyncer {
     const had = rangesByBlock(SLOT_MAP_NAMES.flatMap((m) => [...(listing.elements.get(m) ?? [])]));
     for (const b of had.keys()) this.blocks.reserve(b);
     const desired = new Map<string, Fragment>();
-    for (const [svc, sps] of ports) if (sps.length) desired.set(svc, renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx, this.blocks, (b) => had.get(b)));
+    for (const [svc, sps] of ports)
+      if (sps.length)
+        desired.set(
+          svc,
+          renderService(sps, endpoints as Map<string, Endpoint[]>, this.ctx, this.blocks, (b) => had.get(b)),
+        );
     const members = groupMembers(desired);
     const groups: Fragment = { ...emptyFragment(), chains: new Map([...members].map(([g, m]) => [g, groupRules(m)])) };
     // Each transaction is sent before the next is planned: the cold sync holds one batch of commands at a time.
-    const plan = planFull(this.cmd, renderBase(this.ctx), [...desired.values(), groups], listing, this.o.chunkOps ?? FULL_SYNC_CHUNK_OPS);
+    const plan = planFull(
+      this.cmd,
+      renderBase(this.ctx),
+      [...desired.values(), groups],
+      listing,
+      this.o.chunkOps ?? FULL_SYNC_CHUNK_OPS,
+    );
     let applyMs = 0;
     let ops = 0;
     let bytes = 0;
@@ -243,4 +266,3 @@ export class NftSyncer {
     return { full: true, ops, transactions, bytes, renderMs: performance.now() - r0 - applyMs, applyMs };
   }
 }
-

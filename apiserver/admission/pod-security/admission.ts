@@ -95,13 +95,23 @@ export function podSecurity(config: PodSecurityConfiguration = DEFAULT_POD_SECUR
   const policyOf = (labels: Record<string, string> | undefined) => policyFromLabels(labels, config.defaults);
 
   /** Enforce (pods only), audit and warn one pod or template; throws 403 when enforce refuses. */
-  function evaluate(a: Attributes, parsed: ReturnType<typeof policyOf>, meta: ObjectMeta, spec: PodSpec, enforce: boolean): void {
+  function evaluate(
+    a: Attributes,
+    parsed: ReturnType<typeof policyOf>,
+    meta: ObjectMeta,
+    spec: PodSpec,
+    enforce: boolean,
+  ): void {
     if (exemptRuntimeClass(spec)) {
       a.annotate?.(AUDIT.exempt, 'runtimeClass');
       return;
     }
     const { policy, errors: labelErrors } = parsed;
-    if (labelErrors.length) a.annotate?.(AUDIT.error, `Failed to parse policy: ${labelErrors.map((e) => `${e.field}: ${e.message}`).join(', ')}`);
+    if (labelErrors.length)
+      a.annotate?.(
+        AUDIT.error,
+        `Failed to parse policy: ${labelErrors.map((e) => `${e.field}: ${e.message}`).join(', ')}`,
+      );
     const results = new Map<string, Violation[]>();
     const resultOf = (lv: LevelVersion): Violation[] => {
       const key = levelVersionString(lv);
@@ -112,15 +122,20 @@ export function podSecurity(config: PodSecurityConfiguration = DEFAULT_POD_SECUR
     if (enforce) {
       a.annotate?.(AUDIT.enforcePolicy, levelVersionString(policy.enforce));
       const found = resultOf(policy.enforce);
-      if (found.length) refusal = `violates PodSecurity "${levelVersionString(policy.enforce)}": ${forbiddenDetail(found)}`;
+      if (found.length)
+        refusal = `violates PodSecurity "${levelVersionString(policy.enforce)}": ${forbiddenDetail(found)}`;
     }
     const audit = resultOf(policy.audit);
     if (audit.length) {
-      a.annotate?.(AUDIT.auditViolations, `would violate PodSecurity "${levelVersionString(policy.audit)}": ${forbiddenDetail(audit)}`);
+      a.annotate?.(
+        AUDIT.auditViolations,
+        `would violate PodSecurity "${levelVersionString(policy.audit)}": ${forbiddenDetail(audit)}`,
+      );
     }
     if (refusal) throw errors.forbiddenObject(a.resource.resource, a.resource.group, a.name, refusal);
     const warn = resultOf(policy.warn);
-    if (warn.length) a.warn?.(`would violate PodSecurity "${levelVersionString(policy.warn)}": ${forbiddenDetail(warn)}`);
+    if (warn.length)
+      a.warn?.(`would violate PodSecurity "${levelVersionString(policy.warn)}": ${forbiddenDetail(warn)}`);
   }
 
   /** A namespace's labels must parse; a stricter enforce level warns about the pods already there. */
@@ -135,7 +150,8 @@ export function podSecurity(config: PodSecurityConfiguration = DEFAULT_POD_SECUR
       return;
     }
     const before = policyOf(labelsOf(a.oldObject));
-    if (labelErrors.length && (!before.errors.length || JSON.stringify(labelErrors) !== JSON.stringify(before.errors))) throw invalid();
+    if (labelErrors.length && (!before.errors.length || JSON.stringify(labelErrors) !== JSON.stringify(before.errors)))
+      throw invalid();
     const next = policy.enforce;
     const prev = before.policy.enforce;
     if (sameLevelVersion(next, prev) || next.level === 'privileged') return;
@@ -149,11 +165,18 @@ export function podSecurity(config: PodSecurityConfiguration = DEFAULT_POD_SECUR
 
   function exemptWarning(a: Attributes, policy: Policy, labels: Record<string, string>): void {
     if (fullyPrivileged(policy) || policiesEquivalent(policy, config.defaults)) return;
-    const has = (level: string, version: string): boolean => labels[level] !== undefined || labels[version] !== undefined;
+    const has = (level: string, version: string): boolean =>
+      labels[level] !== undefined || labels[version] !== undefined;
     const modes = [
-      policy.enforce.level !== 'privileged' && has(LABELS.enforce, LABELS.enforceVersion) && `enforce=${levelVersionString(policy.enforce)}`,
-      policy.audit.level !== 'privileged' && has(LABELS.audit, LABELS.auditVersion) && `audit=${levelVersionString(policy.audit)}`,
-      policy.warn.level !== 'privileged' && has(LABELS.warn, LABELS.warnVersion) && `warn=${levelVersionString(policy.warn)}`,
+      policy.enforce.level !== 'privileged' &&
+        has(LABELS.enforce, LABELS.enforceVersion) &&
+        `enforce=${levelVersionString(policy.enforce)}`,
+      policy.audit.level !== 'privileged' &&
+        has(LABELS.audit, LABELS.auditVersion) &&
+        `audit=${levelVersionString(policy.audit)}`,
+      policy.warn.level !== 'privileged' &&
+        has(LABELS.warn, LABELS.warnVersion) &&
+        `warn=${levelVersionString(policy.warn)}`,
     ].filter(Boolean);
     a.warn?.(`namespace "${a.name}" is exempt from Pod Security, and the policy (${modes.join(', ')}) will be ignored`);
   }
@@ -190,10 +213,14 @@ export function podSecurity(config: PodSecurityConfiguration = DEFAULT_POD_SECUR
     }
     const warnings: string[] = [];
     if (checked.length < ordered.length) {
-      warnings.push(`new PodSecurity enforce level only checked against the first ${checked.length} of ${ordered.length} existing pods`);
+      warnings.push(
+        `new PodSecurity enforce level only checked against the first ${checked.length} of ${ordered.length} existing pods`,
+      );
     }
     if (byReason.size) {
-      warnings.push(`existing pods in namespace "${ns}" violate the new PodSecurity enforce level "${levelVersionString(enforce)}"`);
+      warnings.push(
+        `existing pods in namespace "${ns}" violate the new PodSecurity enforce level "${levelVersionString(enforce)}"`,
+      );
     }
     const perReason = [...byReason].map(([reason, { pod, count }]) => {
       const others = count === 1 ? '' : count === 2 ? ' (and 1 other pod)' : ` (and ${count - 1} other pods)`;

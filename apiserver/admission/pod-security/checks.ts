@@ -40,12 +40,17 @@ export interface Check {
 const plural = (one: string, many: string, n: number): string => (n === 1 ? one : many);
 const joinQuote = (items: string[]): string => (items.length ? `"${items.join('", "')}"` : '');
 const sortedSet = (s: Set<string>): string[] => [...s].sort();
-const containersPhrase = (names: string[]): string => `${plural('container', 'containers', names.length)} ${joinQuote(names)}`;
+const containersPhrase = (names: string[]): string =>
+  `${plural('container', 'containers', names.length)} ${joinQuote(names)}`;
 const goQuote = (s: string): string => JSON.stringify(s);
 
 /** Init, regular and ephemeral containers, in upstream's visiting order. */
 function containers(spec: PodSpec): Container[] {
-  return [...(spec.initContainers ?? []), ...(spec.containers ?? []), ...((spec.ephemeralContainers ?? []) as Container[])];
+  return [
+    ...(spec.initContainers ?? []),
+    ...(spec.containers ?? []),
+    ...((spec.ephemeralContainers ?? []) as Container[]),
+  ];
 }
 
 const isWindows = (spec: PodSpec): boolean => spec.os?.name === 'windows';
@@ -180,7 +185,10 @@ const hostProbesAndHostLifecycle: CheckPod = (_meta, spec) => {
 const privileged: CheckPod = (_meta, spec) => {
   const bad = containers(spec).filter((c) => c.securityContext?.privileged === true);
   if (!bad.length) return undefined;
-  return { reason: 'privileged', detail: `${containersPhrase(bad.map((c) => c.name))} must not set securityContext.privileged=true` };
+  return {
+    reason: 'privileged',
+    detail: `${containersPhrase(bad.map((c) => c.name))} must not set securityContext.privileged=true`,
+  };
 };
 
 const procMount: CheckPod = (_meta, spec) => {
@@ -217,7 +225,9 @@ const seLinuxOptions =
     const setters: string[] = [];
     const podOptions = spec.securityContext?.seLinuxOptions;
     if (podOptions && !valid(podOptions)) setters.push('pod');
-    const bad = containers(spec).filter((c) => c.securityContext?.seLinuxOptions && !valid(c.securityContext.seLinuxOptions));
+    const bad = containers(spec).filter(
+      (c) => c.securityContext?.seLinuxOptions && !valid(c.securityContext.seLinuxOptions),
+    );
     if (bad.length) setters.push(containersPhrase(bad.map((c) => c.name)));
     if (!setters.length) return undefined;
     const what = [
@@ -429,7 +439,10 @@ const runAsNonRoot: CheckPod = (_meta, spec) => {
   }
   if (explicit.length) setters.push(containersPhrase(explicit));
   if (setters.length) {
-    return { reason: 'runAsNonRoot != true', detail: `${setters.join(' and ')} must not set securityContext.runAsNonRoot=false` };
+    return {
+      reason: 'runAsNonRoot != true',
+      detail: `${setters.join(' and ')} must not set securityContext.runAsNonRoot=false`,
+    };
   }
   if (implicit.length) {
     return {
@@ -445,7 +458,9 @@ const runAsUser: CheckPod = (_meta, spec) => {
   if (spec.securityContext?.runAsUser === 0) setters.push('pod');
   const bad = containers(spec).filter((c) => c.securityContext?.runAsUser === 0);
   if (bad.length) setters.push(containersPhrase(bad.map((c) => c.name)));
-  return setters.length ? { reason: 'runAsUser=0', detail: `${setters.join(' and ')} must not set runAsUser=0` } : undefined;
+  return setters.length
+    ? { reason: 'runAsUser=0', detail: `${setters.join(' and ')} must not set runAsUser=0` }
+    : undefined;
 };
 
 const seccompProfileRestricted: CheckPod = (_meta, spec) => {
@@ -465,7 +480,11 @@ export const CHECKS: readonly Check[] = [
   { id: 'hostNamespaces', level: 'baseline', versions: [{ minMinor: 0, check: hostNamespaces }] },
   { id: 'hostPathVolumes', level: 'baseline', versions: [{ minMinor: 0, check: hostPathVolumes }] },
   { id: 'hostPorts', level: 'baseline', versions: [{ minMinor: 0, check: hostPorts }] },
-  { id: 'hostProbesAndHostLifecycle', level: 'baseline', versions: [{ minMinor: 34, check: hostProbesAndHostLifecycle }] },
+  {
+    id: 'hostProbesAndHostLifecycle',
+    level: 'baseline',
+    versions: [{ minMinor: 34, check: hostProbesAndHostLifecycle }],
+  },
   { id: 'privileged', level: 'baseline', versions: [{ minMinor: 0, check: privileged }] },
   {
     id: 'procMount',

@@ -52,12 +52,23 @@ for (const level of ['baseline', 'restricted'] as const) {
           const where = `${level}/${dir}/${kind}/${name}`;
           if (kind === 'pass') {
             assert.deepEqual(found, [], `${where} is allowed`);
-            assert.deepEqual(evaluate({ level: 'baseline', version: { minor } }, pod), [], `${where} passes baseline too`);
+            assert.deepEqual(
+              evaluate({ level: 'baseline', version: { minor } }, pod),
+              [],
+              `${where} passes baseline too`,
+            );
             passed++;
           } else {
             const named = checksFor(name);
-            assert.ok(found.some((f) => named.includes(f.id)), `${where} is refused by ${named.join(' or ')}: ${forbiddenDetail(found)}`);
-            assert.deepEqual(evaluate({ level: 'privileged', version: 'latest' }, pod), [], 'privileged allows anything');
+            assert.ok(
+              found.some((f) => named.includes(f.id)),
+              `${where} is refused by ${named.join(' or ')}: ${forbiddenDetail(found)}`,
+            );
+            assert.deepEqual(
+              evaluate({ level: 'privileged', version: 'latest' }, pod),
+              [],
+              'privileged allows anything',
+            );
             failed++;
           }
         }
@@ -73,6 +84,10 @@ test('upstream fixtures: "latest" and versions newer than the checks evaluate as
     const pod = read(path.join(dir, name));
     const newest = forbiddenDetail(evaluate({ level: 'restricted', version: { minor: MAX_MINOR } }, pod));
     assert.equal(forbiddenDetail(evaluate({ level: 'restricted', version: 'latest' }, pod)), newest, name);
-    assert.equal(forbiddenDetail(evaluate({ level: 'restricted', version: { minor: MAX_MINOR + 5 } }, pod)), newest, name);
+    assert.equal(
+      forbiddenDetail(evaluate({ level: 'restricted', version: { minor: MAX_MINOR + 5 } }, pod)),
+      newest,
+      name,
+    );
   }
 });

@@ -8,13 +8,6 @@ export const ContainerState = {
 } as const;
 
 export type ContainerState =
-  | 'CONTAINER_CREATED'
-  | 0
-  | 'CONTAINER_RUNNING'
-  | 1
-  | 'CONTAINER_EXITED'
-  | 2
-  | 'CONTAINER_UNKNOWN'
-  | 3
+  'CONTAINER_CREATED' | 0 | 'CONTAINER_RUNNING' | 1 | 'CONTAINER_EXITED' | 2 | 'CONTAINER_UNKNOWN' | 3;
 
-export type ContainerState__Output = typeof ContainerState[keyof typeof ContainerState]
+export type ContainerState__Output = (typeof ContainerState)[keyof typeof ContainerState];

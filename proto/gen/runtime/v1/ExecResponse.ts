@@ -1,10 +1,9 @@
 // Original file: proto/cri/api.proto
 
-
 export interface ExecResponse {
-  'url'?: (string);
+  url?: string;
 }
 
 export interface ExecResponse__Output {
-  'url': (string);
+  url: string;
 }

@@ -3,13 +3,13 @@
 import type { Long } from '@grpc/proto-loader';
 
 export interface ExecSyncRequest {
-  'container_id'?: (string);
-  'cmd'?: (string)[];
-  'timeout'?: (number | string | Long);
+  container_id?: string;
+  cmd?: string[];
+  timeout?: number | string | Long;
 }
 
 export interface ExecSyncRequest__Output {
-  'container_id': (string);
-  'cmd': (string)[];
-  'timeout': (string);
+  container_id: string;
+  cmd: string[];
+  timeout: string;
 }

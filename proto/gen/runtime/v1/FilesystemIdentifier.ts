@@ -1,10 +1,9 @@
 // Original file: proto/cri/api.proto
 
-
 export interface FilesystemIdentifier {
-  'mountpoint'?: (string);
+  mountpoint?: string;
 }
 
 export interface FilesystemIdentifier__Output {
-  'mountpoint': (string);
+  mountpoint: string;
 }

@@ -3,11 +3,11 @@
 import type { Long } from '@grpc/proto-loader';
 
 export interface HugepageLimit {
-  'page_size'?: (string);
-  'limit'?: (number | string | Long);
+  page_size?: string;
+  limit?: number | string | Long;
 }
 
 export interface HugepageLimit__Output {
-  'page_size': (string);
-  'limit': (string);
+  page_size: string;
+  limit: string;
 }

@@ -1,8 +1,5 @@
 // Original file: proto/cri/api.proto
 
+export interface ImageFsInfoRequest {}
 
-export interface ImageFsInfoRequest {
-}
-
-export interface ImageFsInfoRequest__Output {
-}
+export interface ImageFsInfoRequest__Output {}

@@ -7,14 +7,6 @@ export const NamespaceMode = {
   TARGET: 'TARGET',
 } as const;
 
-export type NamespaceMode =
-  | 'POD'
-  | 0
-  | 'CONTAINER'
-  | 1
-  | 'NODE'
-  | 2
-  | 'TARGET'
-  | 3
+export type NamespaceMode = 'POD' | 0 | 'CONTAINER' | 1 | 'NODE' | 2 | 'TARGET' | 3;
 
-export type NamespaceMode__Output = typeof NamespaceMode[keyof typeof NamespaceMode]
+export type NamespaceMode__Output = (typeof NamespaceMode)[keyof typeof NamespaceMode];

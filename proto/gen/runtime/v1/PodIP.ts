@@ -1,10 +1,9 @@
 // Original file: proto/cri/api.proto
 
-
 export interface PodIP {
-  'ip'?: (string);
+  ip?: string;
 }
 
 export interface PodIP__Output {
-  'ip': (string);
+  ip: string;
 }

@@ -1,10 +1,9 @@
 // Original file: proto/cri/api.proto
 
-
 export interface PortForwardResponse {
-  'url'?: (string);
+  url?: string;
 }
 
 export interface PortForwardResponse__Output {
-  'url': (string);
+  url: string;
 }

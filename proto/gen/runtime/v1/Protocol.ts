@@ -6,12 +6,6 @@ export const Protocol = {
   SCTP: 'SCTP',
 } as const;
 
-export type Protocol =
-  | 'TCP'
-  | 0
-  | 'UDP'
-  | 1
-  | 'SCTP'
-  | 2
+export type Protocol = 'TCP' | 0 | 'UDP' | 1 | 'SCTP' | 2;
 
-export type Protocol__Output = typeof Protocol[keyof typeof Protocol]
+export type Protocol__Output = (typeof Protocol)[keyof typeof Protocol];

@@ -1,8 +1,5 @@
 // Original file: proto/cri/api.proto
 
+export interface RemoveContainerResponse {}
 
-export interface RemoveContainerResponse {
-}
-
-export interface RemoveContainerResponse__Output {
-}
+export interface RemoveContainerResponse__Output {}

@@ -1,8 +1,5 @@
 // Original file: proto/cri/api.proto
 
+export interface RemoveImageResponse {}
 
-export interface RemoveImageResponse {
-}
-
-export interface RemoveImageResponse__Output {
-}
+export interface RemoveImageResponse__Output {}

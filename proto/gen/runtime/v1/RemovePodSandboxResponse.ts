@@ -1,8 +1,5 @@
 // Original file: proto/cri/api.proto
 
+export interface RemovePodSandboxResponse {}
 
-export interface RemovePodSandboxResponse {
-}
-
-export interface RemovePodSandboxResponse__Output {
-}
+export interface RemovePodSandboxResponse__Output {}

@@ -1,8 +1,5 @@
 // Original file: proto/cri/api.proto
 
+export interface ReopenContainerLogResponse {}
 
-export interface ReopenContainerLogResponse {
-}
-
-export interface ReopenContainerLogResponse__Output {
-}
+export interface ReopenContainerLogResponse__Output {}

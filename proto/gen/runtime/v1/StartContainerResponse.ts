@@ -1,8 +1,5 @@
 // Original file: proto/cri/api.proto
 
+export interface StartContainerResponse {}
 
-export interface StartContainerResponse {
-}
-
-export interface StartContainerResponse__Output {
-}
+export interface StartContainerResponse__Output {}

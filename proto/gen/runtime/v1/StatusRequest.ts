@@ -1,10 +1,9 @@
 // Original file: proto/cri/api.proto
 
-
 export interface StatusRequest {
-  'verbose'?: (boolean);
+  verbose?: boolean;
 }
 
 export interface StatusRequest__Output {
-  'verbose': (boolean);
+  verbose: boolean;
 }

@@ -1,8 +1,5 @@
 // Original file: proto/cri/api.proto
 
+export interface StopContainerResponse {}
 
-export interface StopContainerResponse {
-}
-
-export interface StopContainerResponse__Output {
-}
+export interface StopContainerResponse__Output {}

@@ -1,8 +1,5 @@
 // Original file: proto/cri/api.proto
 
+export interface StopPodSandboxResponse {}
 
-export interface StopPodSandboxResponse {
-}
-
-export interface StopPodSandboxResponse__Output {
-}
+export interface StopPodSandboxResponse__Output {}

@@ -5,10 +5,6 @@ export const SupplementalGroupsPolicy = {
   Strict: 'Strict',
 } as const;
 
-export type SupplementalGroupsPolicy =
-  | 'Merge'
-  | 0
-  | 'Strict'
-  | 1
+export type SupplementalGroupsPolicy = 'Merge' | 0 | 'Strict' | 1;
 
-export type SupplementalGroupsPolicy__Output = typeof SupplementalGroupsPolicy[keyof typeof SupplementalGroupsPolicy]
+export type SupplementalGroupsPolicy__Output = (typeof SupplementalGroupsPolicy)[keyof typeof SupplementalGroupsPolicy];

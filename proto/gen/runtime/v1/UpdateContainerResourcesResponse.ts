@@ -1,8 +1,5 @@
 // Original file: proto/cri/api.proto
 
+export interface UpdateContainerResourcesResponse {}
 
-export interface UpdateContainerResourcesResponse {
-}
-
-export interface UpdateContainerResourcesResponse__Output {
-}
+export interface UpdateContainerResourcesResponse__Output {}

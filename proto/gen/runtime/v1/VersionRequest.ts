@@ -1,10 +1,9 @@
 // Original file: proto/cri/api.proto
 
-
 export interface VersionRequest {
-  'version'?: (string);
+  version?: string;
 }
 
 export interface VersionRequest__Output {
-  'version': (string);
+  version: string;
 }
