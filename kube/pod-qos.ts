@@ -1,7 +1,8 @@
-import type { PodSpec } from 'kubernetes-types/core/v1.js';
+import type { PodSpec, ResourceRequirements } from 'kubernetes-types/core/v1.js';
+
 import { parseQuantity } from './quantity.js';
 
-const QOS_RESOURCES = ['cpu', 'memory'];
+const QOS_RESOURCES = ['cpu', 'memory'] as const;
 
 const amount = (q: unknown): number => {
   // Most containers set no resources: no parse (and no exception) for them.
@@ -13,30 +14,50 @@ const amount = (q: unknown): number => {
   }
 };
 
-type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
+export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
+
+/** PodSpec with its pod-level resources (v1.32+; kubernetes-types stops at v1.30). */
+type PodSpecWithResources = PodSpec & { resources?: ResourceRequirements };
+
+/** One resource's shape: request ≠ limit is Burstable, both zero BestEffort, equal and non-zero Guaranteed. */
+function resourceQos(r: ResourceRequirements, name: (typeof QOS_RESOURCES)[number]): QosClass {
+  const lim = amount(r.limits?.[name]);
+  // A request left out is the limit (the defaulting every pod gets before it runs).
+  const req = r.requests?.[name] === undefined ? lim : amount(r.requests[name]);
+  if (Math.abs(req - lim) > 1e-9) return 'Burstable';
+  return req === 0 ? 'BestEffort' : 'Guaranteed';
+}
+
+/** The class one set of requirements alone gives; cpu and memory must agree, or it is Burstable. */
+function requirementsQos(r: ResourceRequirements | undefined): QosClass {
+  if (!r || (Object.keys(r.requests ?? {}).length === 0 && Object.keys(r.limits ?? {}).length === 0))
+    return 'BestEffort';
+  const [cpu, memory] = QOS_RESOURCES.map((n) => resourceQos(r, n));
+  return cpu === memory ? cpu! : 'Burstable';
+}
+
+/** Pod-level requests or limits of a resource pod-level resources support (cpu, memory, hugepages). */
+const podLevelSet = (r: ResourceRequirements | undefined): boolean =>
+  [...Object.keys(r?.requests ?? {}), ...Object.keys(r?.limits ?? {})].some(
+    (n) => n === 'cpu' || n === 'memory' || n.startsWith('hugepages-'),
+  );
 
 /**
- * status.qosClass as upstream's ComputePodQOS: only cpu and memory count, zero quantities are ignored; Guaranteed
- * needs every container to limit both and the summed requests to equal the summed limits.
+ * status.qosClass as upstream's ComputePodQOS (v1.37): from the pod-level resources when set, otherwise each
+ * container's class (init containers too), Burstable as soon as one is or two differ.
  */
-export function qosClass(spec: PodSpec | undefined): QosClass {
-  const cs = [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])];
-  const requests = new Map<string, number>();
-  const limits = new Map<string, number>();
-  let guaranteed = true;
-  for (const c of cs) {
-    const req = (c.resources?.requests ?? {}) as Record<string, unknown>;
-    const lim = (c.resources?.limits ?? {}) as Record<string, unknown>;
-    for (const k of QOS_RESOURCES) {
-      // A request left out is the limit (the defaulting every pod gets before it runs).
-      const r = amount(req[k] ?? lim[k]);
-      if (r > 0) requests.set(k, (requests.get(k) ?? 0) + r);
-      const l = amount(lim[k]);
-      if (l > 0) limits.set(k, (limits.get(k) ?? 0) + l);
-    }
-    if (!QOS_RESOURCES.every((k) => amount(lim[k]) > 0)) guaranteed = false;
+export function qosClass(spec: PodSpecWithResources | undefined): QosClass {
+  if (podLevelSet(spec?.resources)) return requirementsQos(spec!.resources);
+  let pod: QosClass | undefined;
+  for (const c of [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])]) {
+    const q = requirementsQos(c.resources);
+    if (q === 'Burstable') return q;
+    if (pod === undefined) pod = q;
+    else if (pod !== q) return 'Burstable';
   }
-  if (requests.size === 0 && limits.size === 0) return 'BestEffort';
-  if (guaranteed) for (const [k, v] of requests) if (Math.abs((limits.get(k) ?? 0) - v) > 1e-9) guaranteed = false;
-  return guaranteed && requests.size === limits.size ? 'Guaranteed' : 'Burstable';
+  return pod ?? 'BestEffort';
 }
+
+/** The class a pod has: the one the apiserver stored (immutable once set), else computed (upstream's GetPodQOS). */
+export const podQos = (pod: { spec?: PodSpec; status?: { qosClass?: string } }): QosClass =>
+  (pod.status?.qosClass as QosClass | undefined) || qosClass(pod.spec);

@@ -7,6 +7,7 @@
 // first scope in them; the kubelet then writes the limits into them.
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { Logger } from '../../kube/log.js';
+import { podQos } from '../../kube/pod-qos.js';
 import { CgroupTree } from './cgroupfs.js';
 import { workingSet } from '../eviction/observe.js';
 import {
@@ -27,7 +28,6 @@ import {
   milliCpuToShares,
   oomScoreAdj,
   podCgroupResources,
-  podQos,
   type CgroupResources,
 } from './pod-cgroup-config.js';
 

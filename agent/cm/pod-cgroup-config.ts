@@ -1,7 +1,7 @@
 // What goes into the QoS and pod cgroups, as upstream's ResourceConfigForPod
 // and QoS container manager compute it, and each container's oom_score_adj.
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
-import { qosClass } from '../../kube/pod-qos.js';
+import { podQos } from '../../kube/pod-qos.js';
 import { allLimit, podTotals } from '../../kube/pod-resources.js';
 import { parseQuantity } from '../../kube/quantity.js';
 import type { QosClass } from './cgroup-names.js';
@@ -32,10 +32,6 @@ export function milliCpuToQuota(milli: number, period = CPU_PERIOD): number {
 
 /** cgroup v2's cpu.weight for v1 shares (upstream CpuSharesToCpuWeight). */
 export const sharesToWeight = (shares: number): number => Math.floor(1 + ((shares - 2) * 9999) / 262_142);
-
-export function podQos(pod: Pod): QosClass {
-  return (pod.status?.qosClass as QosClass | undefined) ?? qosClass(pod.spec);
-}
 
 /** The pod cgroup: shares from the summed requests; quota and memory limit when every container limits them (always for Guaranteed). */
 export function podCgroupResources(pod: Pod, o: { podPidsLimit?: number } = {}): CgroupResources {

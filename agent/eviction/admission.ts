@@ -2,7 +2,7 @@
 // (that do not tolerate the memory-pressure taint) are refused; under disk or
 // PID pressure every pod is; critical pods always get in.
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { qosClass } from '../../kube/pod-qos.js';
+import { podQos } from '../../kube/pod-qos.js';
 import type { NodeCondition } from './decide.js';
 
 const CRITICAL_PRIORITY = 2_000_000_000;
@@ -28,7 +28,7 @@ export function admitUnderPressure(
       ['MemoryPressure', 'DiskPressure', 'PIDPressure'].indexOf(b),
   );
   if (conds.length === 1 && conds[0] === 'MemoryPressure') {
-    if (qosClass(pod.spec) !== 'BestEffort') return undefined;
+    if (podQos(pod) !== 'BestEffort') return undefined;
     const tolerates = (pod.spec?.tolerations ?? []).some(
       (t) =>
         (t.key === 'node.kubernetes.io/memory-pressure' || (!t.key && t.operator === 'Exists')) &&

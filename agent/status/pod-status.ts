@@ -4,7 +4,7 @@
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
-import { qosClass } from '../../kube/pod-qos.js';
+import { podQos } from '../../kube/pod-qos.js';
 import { rfc3339 } from '../../kube/time.js';
 import { isSidecar } from '../pods/sidecars.js';
 import { resizeChanges, statusResources, type ResizePending } from '../pods/resize.js';
@@ -278,6 +278,6 @@ export function computePodStatus(i: StatusInput): Obj {
     ...(init.length ? { initContainerStatuses: init } : {}),
     containerStatuses: main,
     ...(ephemeral.length ? { ephemeralContainerStatuses: ephemeral } : {}),
-    qosClass: qosClass(i.pod.spec),
+    qosClass: podQos(i.pod),
   };
 }

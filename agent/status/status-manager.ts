@@ -25,7 +25,13 @@ interface Entry {
   inFlight: boolean;
   clock: ConditionClock;
   startTime: string;
+  /** After a failed PATCH: the wait before the next, doubling to RETRY_MAX_MS; the pending retry. */
+  retryMs?: number;
+  retry?: ReturnType<typeof setTimeout>;
 }
+
+const RETRY_FIRST_MS = 2000;
+const RETRY_MAX_MS = 30_000;
 
 export class StatusManager {
   private readonly pods = new Map<string, Entry>();
@@ -88,6 +94,7 @@ export class StatusManager {
   }
 
   forget(uid: string): void {
+    clearTimeout(this.pods.get(uid)?.retry);
     this.pods.delete(uid);
   }
 
@@ -124,7 +131,8 @@ export class StatusManager {
 
   private async flush(uid: string): Promise<void> {
     const e = this.pods.get(uid);
-    if (!e || e.inFlight || !e.pending) return;
+    // A status the apiserver refused waits for its retry; newer statuses replace it meanwhile.
+    if (!e || e.inFlight || !e.pending || e.retry) return;
     const status = e.pending;
     const key = e.pendingKey!;
     e.pending = undefined;
@@ -138,18 +146,27 @@ export class StatusManager {
         'strategic',
       );
       e.posted = key;
+      e.retryMs = undefined;
       this.patches++;
     } catch (err) {
       if (err instanceof KubeApiError && (err.code === 404 || err.code === 409)) {
         this.pods.delete(uid); // gone, or replaced by a new pod with that name
         return;
       }
-      this.log.warn(`status update for pod ${md.namespace!}/${md.name!} failed, will retry: ${(err as Error).message}`);
+      e.retryMs = e.retryMs ? Math.min(e.retryMs * 2, RETRY_MAX_MS) : RETRY_FIRST_MS;
+      this.log.warn(
+        `status update for pod ${md.namespace!}/${md.name!} failed, will retry in ${e.retryMs / 1000} s: ${(err as Error).message}`,
+      );
       if (!e.pending) {
         e.pending = status;
         e.pendingKey = key;
       }
-      setTimeout(() => void this.flush(uid), 2000).unref();
+      e.retry = setTimeout(() => {
+        e.retry = undefined;
+        void this.flush(uid);
+      }, e.retryMs);
+      e.retry.unref();
+      return;
     } finally {
       e.inFlight = false;
     }

@@ -113,6 +113,13 @@ export async function runConformance(o: RunOptions): Promise<SpecResult[]> {
   fs.mkdirSync(reportDir, { recursive: true });
   const lan = new Lan();
   const started = Date.now();
+  // Ctrl-C or a kill: tear the VMs down before going.
+  const stop = (signal: NodeJS.Signals): void => {
+    console.error(`conformance: ${signal}, removing the cluster`);
+    void lan.cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
   try {
     await lan.create();
     const cluster = o.controlPlane === 'upstream' ? await upstreamCluster(lan) : await tskubeCluster(lan);
@@ -167,6 +174,8 @@ export async function runConformance(o: RunOptions): Promise<SpecResult[]> {
     console.log(`conformance: whole run ${minutes(started)}; reports in ${reportDir}`);
     return merged;
   } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
     await lan.cleanup();
   }
 }
