@@ -1,18 +1,19 @@
-import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before, test } from 'node:test';
+
 // Test-only: the dev apiserver stands in for a real one. Agent code never imports apiserver/.
 import { startTestApiServer, type TestApiServer } from '../apiserver/testing.js';
+import { waitFor as waitUntil } from '../e2e/proc.js';
 import { KubeApiError, KubeClient } from '../kube/client.js';
+import { LogEventRecorder } from '../kube/events.js';
+import { memoryLogger } from '../kube/log.js';
 import { CriClient } from './cri/client.js';
 import { FakeRuntime } from './cri/fake-runtime.js';
 import { Kubelet } from './kubelet.js';
 import { RuntimeClasses } from './pods/runtime-class.js';
-import { memoryLogger } from '../kube/log.js';
-import { waitFor as waitUntil } from '../e2e/proc.js';
-import { LogEventRecorder } from '../kube/events.js';
 import { unmountAll } from './volumes/mounts.js';
 
 let dir: string;

@@ -1,17 +1,19 @@
-import { test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach, beforeEach, test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { waitFor as waitUntil } from '../e2e/proc.js';
+import { KubeClient } from '../kube/client.js';
+import { type KubeEvent, LogEventRecorder } from '../kube/events.js';
+import { memoryLogger } from '../kube/log.js';
 import { CriClient } from './cri/client.js';
 import { FakeRuntime } from './cri/fake-runtime.js';
 import { Kubelet } from './kubelet.js';
-import { memoryLogger } from '../kube/log.js';
-import { waitFor as waitUntil } from '../e2e/proc.js';
-import { LogEventRecorder, type KubeEvent } from '../kube/events.js';
 import { toStaticPod } from './sources/manifest.js';
-import { KubeClient } from '../kube/client.js';
 
 let rt: FakeRuntime;
 let cri: CriClient;

@@ -1,44 +1,45 @@
 // Starts the dev apiserver: storage (memory, or persistent with --data-dir),
 // PKI and kubeconfigs in --cert-dir, and the HTTPS server.
+import fs from 'node:fs';
 import os from 'node:os';
-import { Store } from './storage/store.js';
-import { Api } from './api/api.js';
-import { ApiServer } from './http/server.js';
+import path from 'node:path';
+
 import { createLogger } from '../kube/log.js';
-import { nodeRestriction } from './admission/node-restriction.js';
-import { denyServiceExternalIPs } from './admission/deny-service-external-ips.js';
-import type { AdmissionPlugin } from './api/admission.js';
-import { expireEvents } from './api/event-ttl.js';
-import { startControllers, type RunningControllers } from './controllers/index.js';
-import { Authenticator } from './http/authn.js';
-import { ensureClusterInfo } from './bootstrap/cluster-info.js';
-import { validateClusterCidr, type NodeIpamOptions } from './controllers/node-ipam.js';
-import { alwaysAllow, AuthorizerChain, type Authorizer } from './authz/authorizer.js';
-import { RbacAuthorizer } from './authz/rbac.js';
-import { rbacEscalation } from './admission/rbac-escalation.js';
+import { firstIPv4 } from '../kube/platform.js';
+import { type AdmissionConfig, loadAdmissionConfig } from './admission/admission-config.js';
 import { certificateApproval, certificateSigning, certificateSubjectRestriction } from './admission/certificates.js';
-import { loadAdmissionConfig, type AdmissionConfig } from './admission/admission-config.js';
+import { denyServiceExternalIPs } from './admission/deny-service-external-ips.js';
+import { nodeRestriction } from './admission/node-restriction.js';
 import { DEFAULT_POD_SECURITY, podSecurity } from './admission/pod-security/admission.js';
+import { rbacEscalation } from './admission/rbac-escalation.js';
+import type { AdmissionPlugin } from './api/admission.js';
+import { IpAllocator, serviceCidrs } from './api/allocators.js';
+import { Api } from './api/api.js';
+import { expireEvents } from './api/event-ttl.js';
+import { reconcileKubernetesEndpoints } from './api/kubernetes-endpoints.js';
+import { alwaysAllow, type Authorizer, AuthorizerChain } from './authz/authorizer.js';
+import { ensureBootstrapPolicy, KUBELET_CLIENT_USER } from './authz/bootstrap-policy.js';
 import { FULL_AUTHORITY } from './authz/escalation.js';
 import { NodeAuthorizer } from './authz/node-authorizer.js';
-import { ensureBootstrapPolicy, KUBELET_CLIENT_USER } from './authz/bootstrap-policy.js';
+import { RbacAuthorizer } from './authz/rbac.js';
+import { ensureClusterInfo } from './bootstrap/cluster-info.js';
+import { type RunningControllers, startControllers } from './controllers/index.js';
+import { type NodeIpamOptions, validateClusterCidr } from './controllers/node-ipam.js';
+import { Authenticator } from './http/authn.js';
 import { KubeletProxy } from './http/kubelet-proxy.js';
-import fs from 'node:fs';
-import path from 'node:path';
+import { ApiServer } from './http/server.js';
 import { ensureClientCert, ensureServiceAccountKey, type Identity } from './pki.js';
-import { ServiceAccountTokens } from './serviceaccount/tokens.js';
-import { IpAllocator, serviceCidrs } from './api/allocators.js';
-import { firstIPv4 } from '../kube/platform.js';
-import { reconcileKubernetesEndpoints } from './api/kubernetes-endpoints.js';
 import {
   adminIdentity,
+  dnsIdentity,
   ensurePki,
   ensureTokens,
-  dnsIdentity,
   nodeIdentity,
   proxyIdentity,
   writeKubeconfig,
 } from './pki.js';
+import { ServiceAccountTokens } from './serviceaccount/tokens.js';
+import { Store } from './storage/store.js';
 
 export interface ApiServerConfig {
   certDir: string;

@@ -2,15 +2,16 @@
 // clients for admin and for one node. Agent tests use it as a stand-in for a
 // real apiserver; agent code itself never imports apiserver/.
 import fs from 'node:fs';
-import https from 'node:https';
 import type { ClientRequest, IncomingHttpHeaders } from 'node:http';
-import { after, before } from 'node:test';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { startApiServer, type ApiServerConfig, type RunningApiServer } from './main.js';
-import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { after, before } from 'node:test';
+
 import { KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { newTokenSecret } from './bootstrap/tokens.js';
+import { type ApiServerConfig, type RunningApiServer, startApiServer } from './main.js';
 
 export interface TestApiServer {
   srv: RunningApiServer;

@@ -4,11 +4,11 @@
 // until every container is reported running. Also samples the kubelet's CPU
 // and RSS (same PID namespace). Prints one JSON line. Started by
 // bench/api-pod-startup.ts.
-import { KubeClient, type KObj } from '../kube/client.js';
-import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { waitFor } from '../e2e/proc.js';
-import { cpuSeconds, rssKiB } from './stats.js';
+import { type KObj, KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { IDLE_CMD } from './bench-node.js';
+import { cpuSeconds, rssKiB } from './stats.js';
 
 const [kubeconfig, nodeName, image, sizesArg, kubeletPidArg] = process.argv.slice(2) as [
   string,

@@ -8,11 +8,12 @@
 // Run as root: npm run bench:api-pod-startup   (BENCH_SIZES=1,10,110)
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { APP_IMAGE, e2eSkipReason, REPO } from '../e2e/harness.js';
+
 import { TestCluster } from '../e2e/cluster.js';
+import { APP_IMAGE, e2eSkipReason, REPO } from '../e2e/harness.js';
+import type { Round } from './api-pod-startup-runner.js';
 import { criFloor, runBench } from './bench-node.js';
 import { percentile } from './stats.js';
-import type { Round } from './api-pod-startup-runner.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1,10,110').split(',').map(Number);
 

@@ -2,6 +2,7 @@
 // and the registry, the app image already pulled, cleaned up afterwards.
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { L_POD_UID } from '../agent/pods/labels.js';
 import { APP_IMAGE, e2eSkipReason, sweepStale, TestNode } from '../e2e/harness.js';
 

@@ -8,8 +8,9 @@
 // be 0 and memory flat. Run as root: npm run bench:churn
 import fs from 'node:fs';
 import path from 'node:path';
-import { APP_IMAGE, e2eSkipReason } from '../e2e/harness.js';
+
 import { TestCluster } from '../e2e/cluster.js';
+import { APP_IMAGE, e2eSkipReason } from '../e2e/harness.js';
 import { waitFor } from '../e2e/proc.js';
 import { rssKiB, runBench } from './stats.js';
 

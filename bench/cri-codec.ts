@@ -11,11 +11,13 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import protobuf from 'protobufjs';
-import { assetPath } from '../kube/assets.js';
-import { messageCodec, type MessageCodec } from '../agent/cri/message-codec.js';
-import { buildContainerConfig, buildSandboxConfig } from '../agent/pods/cri-config.js';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import protobuf from 'protobufjs';
+
+import { type MessageCodec, messageCodec } from '../agent/cri/message-codec.js';
+import { buildContainerConfig, buildSandboxConfig } from '../agent/pods/cri-config.js';
+import { assetPath } from '../kube/assets.js';
 import { runBench } from './stats.js';
 
 const CALLS = 1000;

@@ -4,10 +4,11 @@
 // with the same query files; its per-query report (-v) gives the latencies.
 // Then 10,000 Services are created and the DNS server's memory is read.
 // Prints JSON.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import { startTestApiServer } from '../apiserver/testing.js';
 import { REPO } from '../e2e/harness.js';
 import { percentile, rssKiB, runBench } from './stats.js';

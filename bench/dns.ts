@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+
 import { REPO } from '../e2e/harness.js';
 import { sh } from '../e2e/proc.js';
 import type { Row } from './dns-runner.js';

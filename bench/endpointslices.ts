@@ -6,12 +6,12 @@
 // writes alone: the same slices created straight into the Api.
 // Run: npm run bench:endpointslices
 import { Api } from '../apiserver/api/api.js';
-import { Store } from '../apiserver/storage/store.js';
 import { LocalClient } from '../apiserver/api/local-client.js';
 import { EndpointSliceController } from '../apiserver/controllers/endpoint-controllers.js';
 import { desiredSlices } from '../apiserver/controllers/endpoints-model.js';
-import { memoryLogger } from '../kube/log.js';
+import { Store } from '../apiserver/storage/store.js';
 import { waitFor } from '../e2e/proc.js';
+import { memoryLogger } from '../kube/log.js';
 import { runBench } from './stats.js';
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 10_000);

@@ -16,11 +16,12 @@
 // Run as root after `npm run build`: npm run bench:footprint   (BENCH_SIZES=0,30,110, BENCH_RUNTIMES=tsx,compiled)
 import fs from 'node:fs';
 import path from 'node:path';
-import { APP_IMAGE, e2eSkipReason, REPO, TestNode } from '../e2e/harness.js';
+
 import { TestCluster } from '../e2e/cluster.js';
-import { UpNode } from '../e2e/up-node.js';
+import { APP_IMAGE, e2eSkipReason, REPO, TestNode } from '../e2e/harness.js';
 import { start, waitFor } from '../e2e/proc.js';
-import { podManifest, IDLE_CMD, runBench } from './bench-node.js';
+import { UpNode } from '../e2e/up-node.js';
+import { IDLE_CMD, podManifest, runBench } from './bench-node.js';
 import { cpuSeconds, percentile, rssKiB } from './stats.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '0,30,110').split(',').map(Number);

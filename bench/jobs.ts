@@ -5,8 +5,8 @@
 // is as many bare pods (restartPolicy Never) run to Succeeded: the ratio is
 // what the Job machinery costs. Printed: wall time, Jobs a second, and the
 // apiserver's and kubelet's CPU seconds for each. Run as root: npm run bench:jobs
-import { APP_IMAGE, e2eSkipReason } from '../e2e/harness.js';
 import { TestCluster } from '../e2e/cluster.js';
+import { APP_IMAGE, e2eSkipReason } from '../e2e/harness.js';
 import { waitFor } from '../e2e/proc.js';
 import { cpuSeconds, runBench } from './stats.js';
 

@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+
 import { e2eSkipReason, REPO } from '../e2e/harness.js';
 import { sh, waitFor } from '../e2e/proc.js';
 import { Lan } from '../e2e/vms.js';

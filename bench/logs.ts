@@ -7,9 +7,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+
+import { TestCluster } from '../e2e/cluster.js';
 import { APP_IMAGE } from '../e2e/harness.js';
 import { waitFor } from '../e2e/proc.js';
-import { TestCluster } from '../e2e/cluster.js';
 import { runBench } from './bench-node.js';
 
 const MB = Number(process.env.BENCH_LOG_MB ?? 100);

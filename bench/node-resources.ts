@@ -4,8 +4,8 @@
 // and 110 pods. The baseline, in the same run on the same machine, is the
 // same kubelet with them off (cgroupsPerQOS: false, evictionHard: {}).
 // Run as root: npm run bench:node-resources   (BENCH_SIZES=0,30,110, BENCH_STEADY_SECONDS=30)
-import { APP_IMAGE, e2eSkipReason } from '../e2e/harness.js';
 import { TestCluster } from '../e2e/cluster.js';
+import { APP_IMAGE, e2eSkipReason } from '../e2e/harness.js';
 import { waitFor } from '../e2e/proc.js';
 import { runBench } from './bench-node.js';
 import { cpuSeconds, rssKiB } from './stats.js';

@@ -10,11 +10,12 @@
 // until killed.
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { CriClient } from '../agent/cri/client.js';
 import { L_POD_UID } from '../agent/pods/labels.js';
-import { KubeClient, type KObj } from '../kube/client.js';
-import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { applyEngineSettings, KUBELET_ENGINE } from '../cli/engine-flags.js';
+import { type KObj, KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
 
 applyEngineSettings(KUBELET_ENGINE);
 

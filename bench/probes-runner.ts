@@ -8,15 +8,16 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
+
 import { CriClient } from '../agent/cri/client.js';
 import { Kubelet } from '../agent/kubelet.js';
-import { createLogger } from '../kube/log.js';
-import { LogEventRecorder } from '../kube/events.js';
 import { KubeletMetrics } from '../agent/metrics.js';
-import { waitFor } from '../e2e/proc.js';
-import { percentile } from './stats.js';
-import { podManifest } from './bench-node.js';
 import { applyEngineSettings, KUBELET_ENGINE } from '../cli/engine-flags.js';
+import { waitFor } from '../e2e/proc.js';
+import { LogEventRecorder } from '../kube/events.js';
+import { createLogger } from '../kube/log.js';
+import { podManifest } from './bench-node.js';
+import { percentile } from './stats.js';
 
 // The V8 settings `tskube agent` starts with; the floor shares the process and so the same engine.
 applyEngineSettings(KUBELET_ENGINE);

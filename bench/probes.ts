@@ -6,6 +6,7 @@
 // Run as root: npm run bench:probes
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+
 import { APP_IMAGE, REPO } from '../e2e/harness.js';
 import { runBench, withBenchNode } from './bench-node.js';
 

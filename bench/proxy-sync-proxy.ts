@@ -6,15 +6,16 @@
 // nft / iptables-restore children it waited for).
 import fs from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
+
 import { loadProxyConfig } from '../cli/proxy-config.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { createLogger } from '../kube/log.js';
-import { Proxier } from '../proxy/proxier.js';
-import { ProxyMetrics } from '../proxy/metrics.js';
 import { ProxyHealth } from '../proxy/health.js';
-import { proxyBackends } from '../proxy/main.js';
 import { ExecIptables } from '../proxy/iptables/apply.js';
+import { proxyBackends } from '../proxy/main.js';
+import { ProxyMetrics } from '../proxy/metrics.js';
+import { Proxier } from '../proxy/proxier.js';
 
 const TICK_MS = 10; // USER_HZ 100
 

@@ -15,18 +15,19 @@
 // starts, and as large (resident) as the proxy in turns with its changes;
 // with the proxy process's RSS and CPU (its own, and its nft/iptables
 // children's). A cold start longer than BENCH_COLD_BUDGET_MS ends the series.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { PerformanceObserver } from 'node:perf_hooks';
 import os from 'node:os';
 import path from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import readline from 'node:readline';
+
 import { startApiServer } from '../apiserver/main.js';
-import { KubeClient, type KObj } from '../kube/client.js';
-import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { REPO } from '../e2e/harness.js';
-import { servicePortBase } from '../proxy/nftables/names.js';
+import { type KObj, KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { groupChainOf } from '../proxy/nftables/groups.js';
+import { servicePortBase } from '../proxy/nftables/names.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,30000').split(',').map(Number);
 const EPS = 10;

@@ -10,6 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+
 import { e2eSkipReason, REPO } from '../e2e/harness.js';
 import { sh } from '../e2e/proc.js';
 import { runBench } from './bench-node.js';

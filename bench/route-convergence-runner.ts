@@ -6,8 +6,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+import { execIp, type IpCommand, PodNetwork } from '../agent/network/network.js';
 import { startTestApiServer } from '../apiserver/testing.js';
-import { PodNetwork, execIp, type IpCommand } from '../agent/network/network.js';
 import { createLogger } from '../kube/log.js';
 import { runBench } from './stats.js';
 

@@ -5,10 +5,11 @@
 // Run as root: npm run bench:static-pod-startup
 import fs from 'node:fs';
 import path from 'node:path';
-import { TestNode, APP_IMAGE, writeManifestAtomic } from '../e2e/harness.js';
-import { criFloor, IDLE_CMD, podManifest, runBench, withBenchNode } from './bench-node.js';
-import { waitFor } from '../e2e/proc.js';
+
 import { L_POD_NAME } from '../agent/pods/labels.js';
+import { APP_IMAGE, TestNode, writeManifestAtomic } from '../e2e/harness.js';
+import { waitFor } from '../e2e/proc.js';
+import { criFloor, IDLE_CMD, podManifest, runBench, withBenchNode } from './bench-node.js';
 import { percentile, rssKiB } from './stats.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1,10,50').split(',').map(Number);

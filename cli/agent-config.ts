@@ -1,15 +1,11 @@
 // kubelet flags and the supported subset of KubeletConfiguration
 // (kubelet.config.k8s.io/v1beta1). Flags win over the config file, as upstream.
 import fs from 'node:fs';
-import { POD_NETWORK_MODES, type PodNetworkMode } from '../agent/network/plan.js';
 import net from 'node:net';
 import os from 'node:os';
+
 import { parse as parseYaml } from 'yaml';
-import { parseDuration } from './duration.js';
-import { parseBool, parseFlags } from './flags.js';
-import { parseQuantity } from '../kube/quantity.js';
-import type { KubeletApiConfig } from '../agent/server/start.js';
-import { checkAllowedUnsafe } from '../agent/pods/sysctls.js';
+
 import {
   DEFAULT_EVICTION_HARD,
   EVICTION_SIGNALS,
@@ -17,8 +13,14 @@ import {
   parseThreshold,
   type Threshold,
 } from '../agent/cm/node-allocatable.js';
-import { formatMilliCpu, formatBytes } from '../kube/quantity.js';
+import { POD_NETWORK_MODES, type PodNetworkMode } from '../agent/network/plan.js';
+import { checkAllowedUnsafe } from '../agent/pods/sysctls.js';
+import type { KubeletApiConfig } from '../agent/server/start.js';
 import { parseNodeIPs } from '../kube/node-ips.js';
+import { parseQuantity } from '../kube/quantity.js';
+import { formatBytes, formatMilliCpu } from '../kube/quantity.js';
+import { parseDuration } from './duration.js';
+import { parseBool, parseFlags } from './flags.js';
 
 export interface Taint {
   key: string;

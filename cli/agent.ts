@@ -1,32 +1,33 @@
 // `tskube agent`: the kubelet with its node registration, kubelet API and
 // local ports, from an AgentConfig. `tskube up` runs the same in-process.
 import fs from 'node:fs';
-import { ensureManifestDir } from '../agent/sources/file.js';
-import { CriClient } from '../agent/cri/client.js';
-import { Kubelet } from '../agent/kubelet.js';
-import type { Logger } from '../kube/log.js';
-import { ApiEventRecorder, LogEventRecorder } from '../kube/events.js';
-import { KubeletMetrics } from '../agent/metrics.js';
-import { serveLocal } from '../agent/server/metrics-server.js';
-import { kubeletConfigz, type AgentConfig } from './agent-config.js';
-import { KubeClient } from '../kube/client.js';
-import { loadKubeconfig } from '../kube/kubeconfig.js';
-import { startNodeSync, type NodeSync } from '../agent/node/node-sync.js';
-import { firstIPv4 } from '../kube/platform.js';
-import { familyOfText } from '../kube/cidr.js';
-import { tlsBootstrap } from '../agent/node/tls-bootstrap.js';
-import { ClientCertRotation, clientCredentials } from '../agent/node/cert-rotation.js';
-import { PodNetwork } from '../agent/network/network.js';
-import { effectiveResolvConf } from '../agent/pods/dns.js';
-import { checkReservations, nodeResources, readCapacity, reserved } from '../agent/cm/node-allocatable.js';
+
 import { ContainerManager } from '../agent/cm/container-manager.js';
 import { FatalConfigError } from '../agent/cm/errors.js';
-import { containerLogsDir } from '../agent/pods/log-links.js';
-import { EvictionManager } from '../agent/eviction/eviction-manager.js';
-import { ImageGcManager } from '../agent/images/image-gc.js';
-import { NodeShutdownManager } from '../agent/shutdown/node-shutdown.js';
-import { observeNode } from '../agent/eviction/observe.js';
+import { checkReservations, nodeResources, readCapacity, reserved } from '../agent/cm/node-allocatable.js';
+import { CriClient } from '../agent/cri/client.js';
 import type { Signal } from '../agent/eviction/decide.js';
+import { EvictionManager } from '../agent/eviction/eviction-manager.js';
+import { observeNode } from '../agent/eviction/observe.js';
+import { ImageGcManager } from '../agent/images/image-gc.js';
+import { Kubelet } from '../agent/kubelet.js';
+import { KubeletMetrics } from '../agent/metrics.js';
+import { PodNetwork } from '../agent/network/network.js';
+import { ClientCertRotation, clientCredentials } from '../agent/node/cert-rotation.js';
+import { type NodeSync, startNodeSync } from '../agent/node/node-sync.js';
+import { tlsBootstrap } from '../agent/node/tls-bootstrap.js';
+import { effectiveResolvConf } from '../agent/pods/dns.js';
+import { containerLogsDir } from '../agent/pods/log-links.js';
+import { serveLocal } from '../agent/server/metrics-server.js';
+import { NodeShutdownManager } from '../agent/shutdown/node-shutdown.js';
+import { ensureManifestDir } from '../agent/sources/file.js';
+import { familyOfText } from '../kube/cidr.js';
+import { KubeClient } from '../kube/client.js';
+import { ApiEventRecorder, LogEventRecorder } from '../kube/events.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
+import type { Logger } from '../kube/log.js';
+import { firstIPv4 } from '../kube/platform.js';
+import { type AgentConfig, kubeletConfigz } from './agent-config.js';
 
 export interface RunningAgent {
   kubelet: Kubelet;

@@ -1,7 +1,8 @@
 // `tskube apiserver` flags (kube-apiserver names where one exists).
 import os from 'node:os';
-import { commaList as list, durationFlag as duration, parseBool, parseFlags } from './flags.js';
+
 import type { ApiServerConfig } from '../apiserver/main.js';
+import { commaList as list, durationFlag as duration, parseBool, parseFlags } from './flags.js';
 
 export const APISERVER_FLAGS: Record<string, string> = {
   'cert-dir': 'CA, serving and client certificates, tokens.csv and kubeconfigs. Default /var/lib/tskube/pki',

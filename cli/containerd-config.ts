@@ -4,6 +4,7 @@
 // reached over plain HTTP.
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { CONFLIST_NAME, podConflist } from '../agent/network/plan.js';
 
 export interface ContainerdLayout {

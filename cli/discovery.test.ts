@@ -1,16 +1,18 @@
 // Token discovery for `tskube join` (issue 14): the detached JWS checked
 // against upstream's vector, the CA pinned by hash, and kubeadm's errors for a
 // wrong token, an expired one and a wrong hash, against a real apiserver.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { parse as parseYaml } from 'yaml';
+
+import { newTokenSecret } from '../apiserver/bootstrap/tokens.js';
+import { useTestApiServer } from '../apiserver/testing.js';
+import { KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { bootstrapKubeconfig, detachedJwsValid, fetchClusterInfo, parsePins, verifyClusterInfo } from './discovery.js';
 import { parseServer } from './join.js';
 import { caCertHash, runToken } from './token.js';
-import { useTestApiServer } from '../apiserver/testing.js';
-import { loadKubeconfig } from '../kube/kubeconfig.js';
-import { KubeClient } from '../kube/client.js';
-import { newTokenSecret } from '../apiserver/bootstrap/tokens.js';
-import { parse as parseYaml } from 'yaml';
 
 // cluster-bootstrap's jws_test.go vector.
 const CONTENT = 'Hello from the other side. I must have called a thousand times.';

@@ -3,11 +3,13 @@
 // the token (only the token's holder could have signed it) and the CA against the
 // pinned hash, then write a bootstrap kubeconfig that trusts that CA.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+
 import { parse as parseYaml, stringify } from 'yaml';
-import { JWS_PREFIX, parseToken } from '../apiserver/bootstrap/tokens.js';
+
 import { CLUSTER_INFO, PUBLIC_NAMESPACE } from '../apiserver/bootstrap/cluster-info.js';
+import { JWS_PREFIX, parseToken } from '../apiserver/bootstrap/tokens.js';
+import { type KObj, KubeApiError, KubeClient } from '../kube/client.js';
 import { caCertHash } from './token.js';
-import { KubeApiError, KubeClient, type KObj } from '../kube/client.js';
 
 export interface DiscoveredCluster {
   server: string;

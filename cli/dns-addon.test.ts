@@ -1,13 +1,15 @@
 // The DNS add-on and server against the dev apiserver with RBAC on: the
 // server's own user can read what it needs and publish its endpoints, and
 // answers from informers follow API changes.
-import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import * as packet from 'dns-packet';
+import { after, before, test } from 'node:test';
+
 import type { DecodedPacket } from 'dns-packet';
+import * as packet from 'dns-packet';
+
 import { startTestApiServer, type TestApiServer } from '../apiserver/testing.js';
-import { startDns, type RunningDns } from '../dns/main.js';
+import { type RunningDns, startDns } from '../dns/main.js';
 import { rcodeOf, udpExchange } from '../dns/testing.js';
 import { memoryLogger } from '../kube/log.js';
 import { dnsAddonObjects, dnsServiceIP, ensureDnsAddon } from './dns-addon.js';

@@ -3,9 +3,9 @@
 // the kube-dns endpoints, which it publishes itself) and the kube-system/kube-dns
 // Service on the 10th address of the Service range. No selector: the
 // server, not a pod, is the endpoint.
-import { KubeApiError, KubeClient, type KObj } from '../kube/client.js';
-import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { ipToString, parseCidr } from '../kube/cidr.js';
+import { type KObj, KubeApiError, KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { parseFlags } from './flags.js';
 
 export const DNS_USER = 'system:coredns';

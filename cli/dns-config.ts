@@ -1,9 +1,10 @@
 // `tskube dns` flags. The defaults are CoreDNS's (:53, /health on :8080,
 // /ready on :8181, /metrics on :9153, TTL 5, forward to /etc/resolv.conf).
 import net from 'node:net';
-import { commaList, parseFlags } from './flags.js';
-import { checkDns1123Subdomain } from '../kube/names.js';
+
 import { parseAllowFrom } from '../dns/acl.js';
+import { checkDns1123Subdomain } from '../kube/names.js';
+import { commaList, parseFlags } from './flags.js';
 
 export interface DnsConfig {
   kubeconfig: string;

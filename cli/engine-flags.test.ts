@@ -1,6 +1,7 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+
 import { BASELINE_TOP_TIER, engineFlags, SMALL_YOUNG_GENERATION } from './engine-flags.js';
 
 const small = { smallYoungGeneration: true } as const;

@@ -6,11 +6,12 @@
 // node's); the node's configs are written where they do not exist yet.
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { firstIPv4 } from '../kube/platform.js';
 import { containerdConfig, hostsToml, registryConfig } from './containerd-config.js';
+import { dnsServiceIP } from './dns-addon.js';
 import { parseFlags } from './flags.js';
 import { REGISTRY, REGISTRY_PORT } from './node-runner.js';
-import { dnsServiceIP } from './dns-addon.js';
 
 /** The Service range the dev apiserver defaults to, and its kube-dns address (kubeadm's defaults too). */
 const SERVICE_CIDR = '10.96.0.0/12';

@@ -6,15 +6,15 @@
 // system:nodes get the kube-proxy's role (kubeadm gives it to the kube-proxy
 // DaemonSet's ServiceAccount instead). `tskube up` starts with all of it;
 // `tskube token create` adds what a kubeadm-made or bare cluster lacks.
-import { KubeApiError, type KObj, type KubeClient } from '../kube/client.js';
 import { BOOTSTRAP_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from '../apiserver/authz/bootstrap-policy.js';
 import {
   CLUSTER_INFO,
+  CLUSTER_INFO_ROLE,
   clusterInfoKubeconfig,
   clusterInfoReaders,
-  CLUSTER_INFO_ROLE,
   PUBLIC_NAMESPACE,
 } from '../apiserver/bootstrap/cluster-info.js';
+import { type KObj, KubeApiError, type KubeClient } from '../kube/client.js';
 
 const RBAC = 'rbac.authorization.k8s.io';
 const RBAC_PATH = `/apis/${RBAC}/v1`;

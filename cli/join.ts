@@ -7,17 +7,18 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+import { clientConfigValid } from '../agent/node/tls-bootstrap.js';
 import { KubeApiError, KubeClient } from '../kube/client.js';
 import { parseNodeIPs } from '../kube/node-ips.js';
 import { firstIPv4 } from '../kube/platform.js';
 import { startProxy } from '../proxy/main.js';
-import { clientConfigValid } from '../agent/node/tls-bootstrap.js';
 import {
   bootstrapKubeconfig,
+  type DiscoveredCluster,
   fetchClusterInfo,
   parsePins,
   verifyClusterInfo,
-  type DiscoveredCluster,
 } from './discovery.js';
 import { commaList, durationFlag, parseBool, parseFlags, splitArgs } from './flags.js';
 import { NodeRunner, REGISTRY_PORT } from './node-runner.js';

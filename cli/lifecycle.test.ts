@@ -1,13 +1,14 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { stopPlan, type CriObject } from './stop-pods.js';
-import { kubeletDefaults, ourLogLinks, resetTargets } from './reset.js';
-import { installFiles, installPlan, OURS_MARK } from './install.js';
+import { test } from 'node:test';
+
 import { chainRemoval } from '../proxy/cleanup.js';
+import { installFiles, installPlan, OURS_MARK } from './install.js';
+import { kubeletDefaults, ourLogLinks, resetTargets } from './reset.js';
+import { type CriObject, stopPlan } from './stop-pods.js';
 
 const container = (id: string, state: string, grace?: string, pod = 'web'): CriObject => ({
   id,

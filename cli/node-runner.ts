@@ -2,22 +2,23 @@
 // (containerd, the registry), the in-process kubelet, kube-proxy and apiserver,
 // starting containerd when none answers, waiting for the Node, and stopping
 // everything on Ctrl-C in the reverse order.
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+
 import { CriClient } from '../agent/cri/client.js';
+import { unmountAll } from '../agent/volumes/mounts.js';
 import type { RunningApiServer } from '../apiserver/main.js';
+import type { RunningDns } from '../dns/main.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { createLogger, type Logger } from '../kube/log.js';
 import type { RunningProxy } from '../proxy/main.js';
-import type { RunningDns } from '../dns/main.js';
-import { startAgent, type RunningAgent } from './agent.js';
-import { loadAgentConfig, type AgentConfig } from './agent-config.js';
+import { type RunningAgent, startAgent } from './agent.js';
+import { type AgentConfig, loadAgentConfig } from './agent-config.js';
 import { writeContainerdFiles } from './containerd-config.js';
-import { unmountAll } from '../agent/volumes/mounts.js';
-import { stopPods } from './stop-pods.js';
 import { recordNodeState } from './node-state.js';
+import { stopPods } from './stop-pods.js';
 
 /** The name every node pulls the demo images by; `up` serves it, joined nodes mirror it. */
 export const REGISTRY = '127.0.0.1:5000';

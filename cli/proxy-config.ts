@@ -3,11 +3,13 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
+
 import { parse as parseYaml } from 'yaml';
-import { parseDuration } from './duration.js';
-import { commaList, parseBool, parseFlags } from './flags.js';
+
 import { CONNTRACK_DEFAULTS, type ConntrackConfig } from '../proxy/conntrack-sysctls.js';
 import { DETECT_LOCAL_MODES, type DetectLocal, type DetectLocalMode } from '../proxy/model/local-detector.js';
+import { parseDuration } from './duration.js';
+import { commaList, parseBool, parseFlags } from './flags.js';
 
 export interface ProxyConfig {
   kubeconfig: string;

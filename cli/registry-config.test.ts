@@ -1,7 +1,9 @@
 // The registry's config: the loopback listener takes pushes; the node-address listener is read-only.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { parse } from 'yaml';
+
 import { registryConfig } from './containerd-config.js';
 
 test('registryConfig: writable by default; readOnly turns on maintenance.readonly and off deletes', () => {

@@ -7,10 +7,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline/promises';
+
 import { parse as parseYaml } from 'yaml';
-import { CriClient } from '../agent/cri/client.js';
+
 import { cgroupPath, kubepods, parseCgroupRoot } from '../agent/cm/cgroup-names.js';
 import { CgroupTree } from '../agent/cm/cgroupfs.js';
+import { CriClient } from '../agent/cri/client.js';
 import {
   BRIDGE,
   CNI_NETWORK,
@@ -26,11 +28,11 @@ import { mountsUnder, unmountAll } from '../agent/volumes/mounts.js';
 import { createLogger } from '../kube/log.js';
 import { chainRemoval } from '../proxy/cleanup.js';
 import { ExecIptables, IPTABLES_BINARIES } from '../proxy/iptables/apply.js';
-import { IP_FAMILIES } from '../proxy/model/family.js';
 import { cleanupProxyRules, ipv6Usable } from '../proxy/main.js';
+import { IP_FAMILIES } from '../proxy/model/family.js';
 import { parseBool, parseFlags } from './flags.js';
 import { criAnswers, DEFAULT_CRI_ENDPOINT, stopChild, until } from './node-runner.js';
-import { processRuns, readNodeState, type NodeState } from './node-state.js';
+import { type NodeState, processRuns, readNodeState } from './node-state.js';
 import { stopPods } from './stop-pods.js';
 
 export const RESET_FLAGS: Record<string, string> = {

@@ -3,9 +3,10 @@
 // apiserver with --kubeconfig or the admin kubeconfig under --data-dir.
 import { createHash, X509Certificate } from 'node:crypto';
 import path from 'node:path';
+
 import { parse as parseYaml } from 'yaml';
-import { KubeClient, type KObj } from '../kube/client.js';
-import { loadKubeconfig } from '../kube/kubeconfig.js';
+
+import { CLUSTER_INFO, PUBLIC_NAMESPACE } from '../apiserver/bootstrap/cluster-info.js';
 import {
   field,
   NAMESPACE,
@@ -14,7 +15,8 @@ import {
   SECRET_PREFIX,
   SECRET_TYPE,
 } from '../apiserver/bootstrap/tokens.js';
-import { CLUSTER_INFO, PUBLIC_NAMESPACE } from '../apiserver/bootstrap/cluster-info.js';
+import { type KObj, KubeClient } from '../kube/client.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { durationFlag, parseFlags, splitArgs } from './flags.js';
 import { ensureJoinSupport, joinSupportObjects } from './join-support.js';
 

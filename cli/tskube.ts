@@ -2,8 +2,9 @@
 // imported only when it runs, so the kubelet never loads the apiserver and
 // the proxy never loads the kubelet.
 import path from 'node:path';
+
 import { createLogger } from '../kube/log.js';
-import { applyEngineSettings, KUBELET_ENGINE, type EngineSettings } from './engine-flags.js';
+import { applyEngineSettings, type EngineSettings, KUBELET_ENGINE } from './engine-flags.js';
 
 interface Command {
   /** How the command line looks after `tskube`. */

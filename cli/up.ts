@@ -6,22 +6,23 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+import { validateClusterCidr } from '../apiserver/controllers/node-ipam.js';
 import { startApiServer } from '../apiserver/main.js';
-import { firstIPv4 } from '../kube/platform.js';
+import { startDns } from '../dns/main.js';
 import { perFamilyCidrs } from '../kube/cidr.js';
 import { parseNodeIPs } from '../kube/node-ips.js';
+import { firstIPv4 } from '../kube/platform.js';
 import { startProxy } from '../proxy/main.js';
 import { registryConfig } from './containerd-config.js';
+import { ensureDemoImages } from './demo-images.js';
+import { dnsServiceIP, ensureDnsAddon } from './dns-addon.js';
+import { loadDnsConfig } from './dns-config.js';
 import { durationFlag, parseFlags } from './flags.js';
+import { criAnswers, DEFAULT_CRI_ENDPOINT, httpOk, NodeRunner, REGISTRY, REGISTRY_PORT, until } from './node-runner.js';
 import { Progress } from './progress.js';
 import { loadProxyConfig } from './proxy-config.js';
-import { criAnswers, DEFAULT_CRI_ENDPOINT, httpOk, NodeRunner, REGISTRY, REGISTRY_PORT, until } from './node-runner.js';
 import { runToken } from './token.js';
-import { ensureDemoImages } from './demo-images.js';
-import { validateClusterCidr } from '../apiserver/controllers/node-ipam.js';
-import { startDns } from '../dns/main.js';
-import { loadDnsConfig } from './dns-config.js';
-import { dnsServiceIP, ensureDnsAddon } from './dns-addon.js';
 
 export const UP_FLAGS: Record<string, string> = {
   'data-dir':

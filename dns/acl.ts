@@ -3,6 +3,7 @@
 // server is no open resolver on the node's address and does not list the cluster's Services to the LAN.
 import { isIP } from 'node:net';
 import os from 'node:os';
+
 import { checkableIP, cidrBlockList } from '../kube/cidr.js';
 
 export class ClientAcl {

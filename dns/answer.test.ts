@@ -1,7 +1,9 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { Question } from 'dns-packet';
-import { resolve, reverseNameToIp, type Resolution, type ZoneConfig } from './answer.js';
+
+import { type Resolution, resolve, reverseNameToIp, type ZoneConfig } from './answer.js';
 import { ZoneData } from './zone.js';
 
 const cfg: ZoneConfig = { zone: 'cluster.local', ttl: 5, dnsIPs: ['10.96.0.10'] };

@@ -3,12 +3,14 @@
 // `pods insecure` and reverse-zone fallthrough. Pure: the zone data in, the
 // sections and rcode out, or "forward" for names this server is not the authority for.
 import net from 'node:net';
+
 import type { Answer, Question } from 'dns-packet';
+
 import {
   dashedIp,
+  type Endpoint,
   endpointLabel,
   expandIPv6,
-  type Endpoint,
   type ServiceInfo,
   type ServicePort,
   type ZoneData,

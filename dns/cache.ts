@@ -3,6 +3,7 @@
 // minimum), never longer than 30 s, at most `capacity` entries (oldest out
 // first), and served with their TTLs counted down.
 import type { Answer, Question } from 'dns-packet';
+
 import type { Reply } from './answer.js';
 
 export const CACHE_MAX_TTL = 30;

@@ -2,12 +2,14 @@
 // resolv.conf by default, as the default Corefile's `forward . /etc/resolv.conf`):
 // over UDP, again over TCP when the answer comes back truncated; the next
 // upstream when one times out or fails; SERVFAIL for the client when all do.
+import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import net from 'node:net';
-import { randomInt } from 'node:crypto';
-import * as packet from 'dns-packet';
+
 import type { Answer, DecodedPacket, Question } from 'dns-packet';
+import * as packet from 'dns-packet';
+
 import type { Rcode, Reply } from './answer.js';
 import { EDNS_BUFSIZE } from './message.js';
 

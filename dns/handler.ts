@@ -1,7 +1,8 @@
 // One query in, one response out: read it, answer from the zone or the
 // cache or the upstreams, fit it to the transport, count it as CoreDNS does.
 import type { Question } from 'dns-packet';
-import { resolve, type Reply, type ZoneConfig } from './answer.js';
+
+import { type Reply, resolve, type ZoneConfig } from './answer.js';
 import { cacheKey, type ResponseCache } from './cache.js';
 import type { Forwarder } from './forward.js';
 import {
@@ -9,10 +10,10 @@ import {
   errorResponse,
   MAX_TCP,
   parseQuery,
+  type Query,
   rcodeName,
   responsePacket,
   udpLimit,
-  type Query,
 } from './message.js';
 import type { DnsMetrics } from './metrics.js';
 import type { ZoneData } from './zone.js';

@@ -4,6 +4,7 @@
 // /metrics (prometheus, :9153).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import type { Registry } from '../kube/prom.js';
 import { splitHostPort } from './server.js';
 

@@ -2,20 +2,20 @@
 // Services, EndpointSlices and Namespaces), its sockets, the upstream
 // resolvers, its HTTP endpoints and, when it has a published address, the
 // kube-dns endpoints.
-import { KubeClient, type KObj } from '../kube/client.js';
+import type { DnsConfig } from '../cli/dns-config.js';
+import { type KObj, KubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import type { Logger } from '../kube/log.js';
-import type { DnsConfig } from '../cli/dns-config.js';
+import { ClientAcl } from './acl.js';
 import { DEFAULT_TTL, type ZoneConfig } from './answer.js';
 import { ResponseCache } from './cache.js';
-import { Forwarder, parseUpstreams, upstreamsFromResolvConf, type Upstream } from './forward.js';
+import { Forwarder, parseUpstreams, type Upstream, upstreamsFromResolvConf } from './forward.js';
 import { QueryHandler } from './handler.js';
-import { healthRoutes, metricsRoutes, readyRoutes, serveHttp, type HttpListening } from './http.js';
+import { healthRoutes, type HttpListening, metricsRoutes, readyRoutes, serveHttp } from './http.js';
 import { DnsMetrics } from './metrics.js';
 import { publishEndpoints, type PublishTarget } from './publish.js';
-import { serveDns, splitHostPort, type DnsListening } from './server.js';
-import { ClientAcl } from './acl.js';
+import { type DnsListening, serveDns, splitHostPort } from './server.js';
 import { ZoneData } from './zone.js';
 
 export const DNS_NAMESPACE = 'kube-system';

@@ -2,8 +2,9 @@
 // it cannot be read, NOTIMP for other opcodes), EDNS0 (the client's buffer
 // size, BADVERS for versions above 0) and fitting a UDP answer into that size
 // with TC set, as RFC 1035 4.2.1 and RFC 6891 say.
-import * as packet from 'dns-packet';
 import type { Answer, DecodedPacket, Packet, Question } from 'dns-packet';
+import * as packet from 'dns-packet';
+
 import type { Rcode, Reply } from './answer.js';
 
 /** What this server advertises and accepts at most over UDP (the DNS flag day 2020 value). */

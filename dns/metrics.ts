@@ -1,7 +1,7 @@
 // The cluster DNS server's Prometheus metrics, with CoreDNS's names, labels
 // and buckets (plugin/metrics/vars, plugin/cache, plugin/forward), so
 // dashboards and alerts written for CoreDNS work unchanged.
-import { Counter, Gauge, Histogram, Registry, exponentialBuckets } from '../kube/prom.js';
+import { Counter, exponentialBuckets, Gauge, Histogram, Registry } from '../kube/prom.js';
 
 export class DnsMetrics {
   readonly registry = new Registry();

@@ -3,7 +3,7 @@
 // publishes itself, as the apiserver does for default/kubernetes: an
 // EndpointSlice (and a matching Endpoints) with its address and ports, ready
 // only while it serves.
-import { KubeApiError, type KObj, type KubeApi } from '../kube/client.js';
+import { type KObj, type KubeApi, KubeApiError } from '../kube/client.js';
 
 export const MANAGED_BY = 'tskube-dns';
 

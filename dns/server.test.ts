@@ -1,21 +1,23 @@
 // The server on real UDP and TCP sockets on 127.0.0.1, with a fake upstream
 // resolver, through dns-packet as a client would send.
-import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import net from 'node:net';
-import * as packet from 'dns-packet';
+import { after, before, test } from 'node:test';
+
 import type { Answer, DecodedPacket, Packet } from 'dns-packet';
-import { ResponseCache, cachePolicy } from './cache.js';
+import * as packet from 'dns-packet';
+
+import { memoryLogger } from '../kube/log.js';
+import { ClientAcl, parseAllowFrom } from './acl.js';
+import type { Reply } from './answer.js';
+import { cachePolicy, ResponseCache } from './cache.js';
 import { Forwarder } from './forward.js';
 import { QueryHandler } from './handler.js';
 import { DnsMetrics } from './metrics.js';
-import { serveDns, type DnsListening } from './server.js';
-import { ClientAcl, parseAllowFrom } from './acl.js';
-import { ZoneData } from './zone.js';
+import { type DnsListening, serveDns } from './server.js';
 import { rcodeOf, udpExchange } from './testing.js';
-import { memoryLogger } from '../kube/log.js';
-import type { Reply } from './answer.js';
+import { ZoneData } from './zone.js';
 
 let dns: DnsListening;
 let upstream: dgram.Socket;

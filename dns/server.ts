@@ -3,9 +3,10 @@
 // connection, answered in order; idle connections close after 10 s, as CoreDNS.
 import dgram from 'node:dgram';
 import net from 'node:net';
+
+import type { Logger } from '../kube/log.js';
 import type { QueryHandler } from './handler.js';
 import { errorResponse } from './message.js';
-import type { Logger } from '../kube/log.js';
 
 const TCP_IDLE_MS = 10_000;
 

@@ -1,7 +1,8 @@
 // For tests: one query over UDP to a server on 127.0.0.1, as a client sends it.
 import dgram from 'node:dgram';
-import * as packet from 'dns-packet';
+
 import type { DecodedPacket, Packet } from 'dns-packet';
+import * as packet from 'dns-packet';
 
 export function udpExchange(port: number, p: Packet | Buffer): Promise<{ buf: Buffer; msg: DecodedPacket }> {
   return new Promise((resolve, reject) => {

@@ -2,6 +2,7 @@
 // and the Namespaces, kept in maps an informer event updates in O(that object)
 // so a query never scans the cluster. Only the fields DNS answers from are kept.
 import net from 'node:net';
+
 import type { KObj } from '../kube/client.js';
 import { checkDns1123Label } from '../kube/names.js';
 

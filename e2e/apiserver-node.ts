@@ -1,10 +1,11 @@
 // e2e helper: `tskube apiserver` in its own network namespace, and the real
 // kubectl run inside that namespace against the generated admin kubeconfig.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+
 import { cliArgs, E2E_ROOT, REPO } from './harness.js';
-import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
+import { type Proc, sh, start, stopPid, waitFor } from './proc.js';
 
 export class ApiServerNode {
   readonly id = randomBytes(3).toString('hex');

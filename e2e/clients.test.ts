@@ -2,13 +2,14 @@
 // own namespace: the official Python client (Debian python3-kubernetes)
 // watching with watch=True and dry-running writes, and kubectl's server-side
 // dry run, diff and get -o yaml | apply round trip.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { e2eSkipReason, REPO } from './harness.js';
+import { after, before, describe, test } from 'node:test';
+
 import { ApiServerNode } from './apiserver-node.js';
-import { sh } from './proc.js';
 import { pythonClientSkip } from './cluster.js';
+import { e2eSkipReason, REPO } from './harness.js';
+import { sh } from './proc.js';
 
 describe(
   'real clients against tskube apiserver',

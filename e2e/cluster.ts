@@ -2,8 +2,9 @@
 // apiserver` running beside it, driven with the real kubectl.
 import fs from 'node:fs';
 import path from 'node:path';
-import { sweepStale, TestNode } from './harness.js';
+
 import { ApiServerNode } from './apiserver-node.js';
+import { sweepStale, TestNode } from './harness.js';
 import { sh } from './proc.js';
 
 export function clusterSkip(base: string | undefined): string | undefined {

@@ -5,14 +5,15 @@
 // status, field selectors, server-side apply, a second version, watches; the
 // garbage collector and namespace deletion reach custom resources; deleting
 // the definition deletes its objects.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { e2eSkipReason, REPO } from './harness.js';
+import { after, before, describe, test } from 'node:test';
+
 import { ApiServerNode } from './apiserver-node.js';
-import { sh, waitFor } from './proc.js';
 import { pythonClientSkip } from './cluster.js';
 import { CRD, tab } from './crd-fixture.js';
+import { e2eSkipReason, REPO } from './harness.js';
+import { sh, waitFor } from './proc.js';
 
 describe(
   'CustomResourceDefinitions with real clients',

@@ -3,7 +3,9 @@
 // call as raw bytes, and fails (UNAVAILABLE) a chosen share of chosen calls or
 // holds every call for a while, as a runtime under load or restarting would.
 import fs from 'node:fs';
+
 import * as grpc from '@grpc/grpc-js';
+
 import { loadCri } from '../agent/cri/fake-runtime.js';
 
 export interface Faults {

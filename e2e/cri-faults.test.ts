@@ -6,14 +6,15 @@
 // restarts halfway. Over the fault window (TSKUBE_FAULT_SECONDS, default 180)
 // no sandbox is recreated, no container restarted, no pod leaves Running; once
 // the faults stop, every pod is Ready again.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { APP_IMAGE, e2eSkipReason } from './harness.js';
-import { waitFor } from './proc.js';
+import { after, before, describe, test } from 'node:test';
+
 import { clusterSkip, TestCluster } from './cluster.js';
 import { CriFaultProxy } from './cri-fault-proxy.js';
+import { APP_IMAGE, e2eSkipReason } from './harness.js';
+import { waitFor } from './proc.js';
 
 const skip = clusterSkip(e2eSkipReason());
 const SECONDS = Number(process.env.TSKUBE_FAULT_SECONDS ?? 180);

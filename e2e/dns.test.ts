@@ -5,14 +5,15 @@
 // ExternalName and NXDOMAIN, and forwards other names; from the node, dig
 // (bind9-dnsutils) asks the kube-dns ClusterIP over UDP and TCP; /etc/hosts,
 // dnsPolicy None and a hostNetwork pod with ClusterFirstWithHostNet.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { clusterSkip } from './cluster.js';
 import { e2eSkipReason } from './harness.js';
 import { start, waitFor } from './proc.js';
-import { clusterSkip } from './cluster.js';
-import { HTTP_GET, Lan, whoamiDeployment, type Vm } from './vms.js';
 import { sh } from './proc.js';
+import { HTTP_GET, Lan, type Vm, whoamiDeployment } from './vms.js';
 
 const base = clusterSkip(e2eSkipReason());
 const skip =

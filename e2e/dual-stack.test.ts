@@ -6,13 +6,14 @@
 // routes; a RequireDualStack Service answers on its IPv6 cluster IP from both
 // nodes and from pods; pod IPv6 egress to the LAN leaves with the node's address;
 // the kubelet API answers on the IPv6 address.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { e2eSkipReason } from './harness.js';
-import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
+import { after, before, describe, test } from 'node:test';
+
 import { clusterSkip } from './cluster.js';
-import { HTTP_GET, Lan, whoamiDeployment, type Vm } from './vms.js';
+import { e2eSkipReason } from './harness.js';
+import { type Proc, sh, start, stopPid, waitFor } from './proc.js';
+import { HTTP_GET, Lan, type Vm, whoamiDeployment } from './vms.js';
 
 const LAN_HOST6 = 'fd00:192::fe';
 

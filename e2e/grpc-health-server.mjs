@@ -2,6 +2,7 @@
 // answers SERVING until it gets SIGUSR1, then NOT_SERVING (SIGUSR1 toggles).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 

@@ -2,17 +2,18 @@
 // containerd (root, state, socket, CNI config), a local registry inside the
 // namespace, and locally built images. Cleanup is by PID, bounded in time,
 // and also sweeps what a crashed earlier run left behind.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+
+import { CgroupTree } from '../agent/cm/cgroupfs.js';
 import { CriClient } from '../agent/cri/client.js';
 import { L_POD_UID } from '../agent/pods/labels.js';
-import { buildImage, IMAGES, pushImage, type BuiltImage } from '../images/build.js';
-import { registryConfig, writeContainerdFiles } from '../cli/containerd-config.js';
 import { mountsUnder } from '../agent/volumes/mounts.js';
-import { alive, sh, start, stopPid, waitFor, type Proc } from './proc.js';
-import { CgroupTree } from '../agent/cm/cgroupfs.js';
+import { registryConfig, writeContainerdFiles } from '../cli/containerd-config.js';
+import { buildImage, type BuiltImage, IMAGES, pushImage } from '../images/build.js';
+import { alive, type Proc, sh, start, stopPid, waitFor } from './proc.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const E2E_ROOT = process.env.TSKUBE_E2E_ROOT ?? '/tmp/tskube-e2e';

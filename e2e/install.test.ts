@@ -7,17 +7,18 @@
 // verify; then the commands their ExecStart lines run (PID 1 here is not
 // systemd) bring up a node whose pods run and answer through a Service, and
 // `tskube reset` takes it all down again.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { REPO } from './harness.js';
-import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
+import { after, before, describe, test } from 'node:test';
+
 import { CgroupTree } from '../agent/cm/cgroupfs.js';
+import { REPO } from './harness.js';
 import { execLines, HOLDER, pidsInMountNamespaceOf } from './machine.js';
+import { type Proc, sh, start, stopPid, waitFor } from './proc.js';
 
 const skip =
   process.getuid?.() !== 0

@@ -7,20 +7,21 @@
 // must run kubeadm's etcd, kube-apiserver, kube-controller-manager and kube-scheduler
 // static pods and let `kubeadm init` finish; the proxy is tskube's (addon/kube-proxy and
 // addon/coredns skipped).
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { e2eSkipReason, REPO } from './harness.js';
-import { stopPid, waitFor, type Proc } from './proc.js';
-import { clusterSkip } from './cluster.js';
-import { Lan, runningPods, whoamiDeployment, type Vm } from './vms.js';
-import { execLines, Machine } from './machine.js';
-import { upstreamBin, upstreamSkip } from './upstream-control-plane.js';
+import { after, before, describe, test } from 'node:test';
+
+import { CgroupTree } from '../agent/cm/cgroupfs.js';
 import { registryConfig } from '../cli/containerd-config.js';
 import { IMAGE_VERSIONS, KUBERNETES_VERSION } from '../scripts/upstream-plan.js';
-import { CgroupTree } from '../agent/cm/cgroupfs.js';
+import { clusterSkip } from './cluster.js';
+import { e2eSkipReason, REPO } from './harness.js';
+import { execLines, Machine } from './machine.js';
+import { type Proc, stopPid, waitFor } from './proc.js';
+import { upstreamBin, upstreamSkip } from './upstream-control-plane.js';
+import { Lan, runningPods, type Vm, whoamiDeployment } from './vms.js';
 
 const skip =
   clusterSkip(e2eSkipReason()) ??

@@ -1,10 +1,11 @@
 // e2e: the real kubectl against `tskube apiserver`, with the generated admin kubeconfig.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { e2eSkipReason } from './harness.js';
+import { after, before, describe, test } from 'node:test';
+
 import { ApiServerNode } from './apiserver-node.js';
+import { e2eSkipReason } from './harness.js';
 import { sh, stopPid, waitFor } from './proc.js';
 
 function kubectlSkip(): string | undefined {

@@ -2,14 +2,15 @@
 // kubectl logs (-f, --tail, --timestamps, --previous after a liveness restart),
 // kubectl exec (plain, with exit codes, and -it in a tmux pty), port-forward, and
 // the kubelet's own 401/403 answers.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { clusterSkip, TestCluster } from './cluster.js';
 import { APP_IMAGE, e2eSkipReason, REPO } from './harness.js';
 import { alive, sh, start, stopPid, waitFor } from './proc.js';
-import { clusterSkip, TestCluster } from './cluster.js';
 
 const skip = clusterSkip(e2eSkipReason());
 

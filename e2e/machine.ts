@@ -3,12 +3,13 @@
 // /var/lib/containerd tmpfs), so what an install or kubeadm writes at the real paths
 // (/etc/kubernetes, /var/lib/kubelet, /etc/containerd) never touches the host's.
 // Its processes are found and stopped by PID through /proc/<pid>/ns/mnt.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+
 import { REPO } from './harness.js';
-import { start, stopPid, waitFor, type Proc } from './proc.js';
+import { type Proc, start, stopPid, waitFor } from './proc.js';
 
 /** Runs in the machine's new mount namespace: private copies of what an install writes, then waits to be killed. */
 export const HOLDER = `set -e

@@ -5,14 +5,15 @@
 // file either runs as a pod or is reported with its name, never both; the odd
 // valid ones run; once the files go, nothing of theirs is left running or
 // mounted, and nothing outside the kubelet's root was created.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { APP_IMAGE, e2eSkipReason, REPO, sweepStale, TestNode, writeManifestAtomic } from './harness.js';
-import { alive, waitFor } from './proc.js';
+import { after, before, describe, test } from 'node:test';
+
 import { L_POD_NAME } from '../agent/pods/labels.js';
+import { APP_IMAGE, e2eSkipReason, REPO, sweepStale, TestNode, writeManifestAtomic } from './harness.js';
 import { fuzzCases } from './manifest-fuzz-cases.js';
+import { alive, waitFor } from './proc.js';
 
 const skip = e2eSkipReason();
 const GOOD = ['good-a', 'good-b', 'good-c'];

@@ -6,14 +6,15 @@
 // backends on all nodes; a NodePort answers on every node's IP; logs, exec and
 // port-forward reach pods on joined nodes; their pods resolve Services by name; a stopped node goes NotReady, its
 // pods are replaced elsewhere, and it comes back by running join again.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { clusterSkip } from './cluster.js';
 import { e2eSkipReason } from './harness.js';
 import { start, stopPid, waitFor } from './proc.js';
-import { clusterSkip } from './cluster.js';
-import { HTTP_GET, Lan, runningPods, whoamiDeployment, type Vm } from './vms.js';
+import { HTTP_GET, Lan, runningPods, type Vm, whoamiDeployment } from './vms.js';
 
 const skip = clusterSkip(e2eSkipReason());
 

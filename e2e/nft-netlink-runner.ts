@@ -2,13 +2,14 @@
 // by the NftSyncer, partial syncs over netlink; then the same transactions replayed through `nft -f -` on a fresh
 // table. Prints both tables (normalized JSON listing, nft's netlink dump of the elements, and every rule's expressions as the kernel dumps them) and how each transaction went.
 import { execFileSync } from 'node:child_process';
+
 import { ExecNft, type Json, type Nft } from '../proxy/nftables/apply.js';
 import type { Listing } from '../proxy/nftables/diff.js';
-import { NetlinkNft } from '../proxy/nftables/netlink-nft.js';
 import { cstr, messageAttrs, messagesOf } from '../proxy/nftables/netlink-encode.js';
-import { NftSyncer } from '../proxy/nftables/syncer.js';
-import type { RenderContext } from '../proxy/nftables/render.js';
+import { NetlinkNft } from '../proxy/nftables/netlink-nft.js';
 import { randomChange, randomService, rng, v6, World } from '../proxy/nftables/random-world.js';
+import type { RenderContext } from '../proxy/nftables/render.js';
+import { NftSyncer } from '../proxy/nftables/syncer.js';
 
 // argv: seed, and the table family (ip, or ip6 for the same world with IPv6 twins of every address).
 const FAM = process.argv[3] === 'ip6' ? 'ip6' : 'ip';

@@ -3,11 +3,12 @@
 // transactions replayed through `nft -f -` on a fresh table must give the same table, rule for rule and byte for
 // byte (the kernel's own dump of each rule's expressions), so the encoder writes exactly what nft would; and a
 // restart over that table, listing it and reading the rules back over netlink, leaves the chains it has alone.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { test } from 'node:test';
+
 import { e2eSkipReason, REPO } from './harness.js';
 import { sh } from './proc.js';
 

@@ -3,13 +3,14 @@
 // drives it: pods are scheduled, run, report status and events, and are deleted gracefully; static
 // pods show as mirror pods; status catches up after an apiserver outage; the node goes NotReady
 // when its kubelet dies and comes back Ready, with no container restarted.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { clusterSkip, TestCluster } from './cluster.js';
 import { APP_IMAGE, e2eSkipReason, REPO } from './harness.js';
 import { alive, stopPid, waitFor } from './proc.js';
-import { clusterSkip, TestCluster } from './cluster.js';
 
 const skip = clusterSkip(e2eSkipReason());
 

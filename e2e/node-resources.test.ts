@@ -4,16 +4,17 @@
 // and oom_score_adj, seen from /sys/fs/cgroup and from inside the
 // containers; capacity and allocatable with ephemeral-storage and the
 // reservations; /var/log/containers links that come and go with containers.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { APP_IMAGE, e2eCgroupRoot, e2eSkipReason, PAUSE_IMAGE, REGISTRY } from './harness.js';
-import { buildImage, pushImage } from '../images/build.js';
-import { sh, waitFor } from './proc.js';
-import { clusterSkip, TestCluster } from './cluster.js';
+import { after, before, describe, test } from 'node:test';
+
 import { CgroupTree } from '../agent/cm/cgroupfs.js';
+import { buildImage, pushImage } from '../images/build.js';
+import { clusterSkip, TestCluster } from './cluster.js';
+import { APP_IMAGE, e2eCgroupRoot, e2eSkipReason, PAUSE_IMAGE, REGISTRY } from './harness.js';
+import { sh, waitFor } from './proc.js';
 
 const skip = clusterSkip(e2eSkipReason());
 const MiB = 2 ** 20;

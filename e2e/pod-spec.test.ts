@@ -4,16 +4,17 @@
 // liveness probe keeps killing backing off as a crash does; native sidecars,
 // readiness gates, sysctls and seccomp, kubectl debug; the pod's resolv.conf
 // from dnsPolicy, clusterDNS and dnsConfig (issue 15, part).
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ALT_RUNTIME_HANDLER, APP_IMAGE, builtImages, e2eSkipReason } from './harness.js';
-import { sh, start, stopPid, waitFor } from './proc.js';
+import { after, before, describe, test } from 'node:test';
+
 import { registryConfig } from '../cli/containerd-config.js';
 import { pushImage } from '../images/build.js';
 import { clusterSkip, TestCluster } from './cluster.js';
+import { ALT_RUNTIME_HANDLER, APP_IMAGE, builtImages, e2eSkipReason } from './harness.js';
+import { sh, start, stopPid, waitFor } from './proc.js';
 
 const skip = clusterSkip(e2eSkipReason());
 const AUTH_REGISTRY = '127.0.0.1:5001';

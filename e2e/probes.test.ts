@@ -1,13 +1,14 @@
 // e2e: liveness, readiness and startup probes on real containers, seen through the real kubectl:
 // restarts with Unhealthy and Killing events, READY flipping without restarts, startup gating,
 // and probe timeouts that give up at timeoutSeconds (measured by the prober's own metrics).
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { clusterSkip, TestCluster } from './cluster.js';
 import { APP_IMAGE, e2eSkipReason, REPO } from './harness.js';
 import { start, stopPid, waitFor } from './proc.js';
-import { clusterSkip, TestCluster } from './cluster.js';
 
 const skip = clusterSkip(e2eSkipReason());
 const METRICS = '127.0.0.1:10249';

@@ -1,6 +1,6 @@
 // Process helpers for the e2e harness: spawn with a log file, stop by PID,
 // bounded waits. Nothing here ever kills by name.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 
 export function sh(

@@ -3,14 +3,15 @@
 // answers on the node, a pod failing readiness drops out and comes back, a Service without endpoints
 // refuses at once, restarting kube-proxy loses no request, UDP conntrack entries follow endpoints,
 // ClientIP affinity sticks, Local policy keeps to this node; switching modes leaves nothing stale.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { APP_IMAGE, e2eSkipReason } from './harness.js';
-import { sh, waitFor } from './proc.js';
-import { clusterSkip, TestCluster } from './cluster.js';
+import { after, before, describe, test } from 'node:test';
+
 import { svcChain } from '../proxy/iptables/chains.js';
 import { servicePortBase } from '../proxy/nftables/names.js';
+import { clusterSkip, TestCluster } from './cluster.js';
+import { APP_IMAGE, e2eSkipReason } from './harness.js';
+import { sh, waitFor } from './proc.js';
 
 const skip = clusterSkip(e2eSkipReason());
 

@@ -1,14 +1,16 @@
 // e2e (issue 12): a security replay on a `tskube up` node, with the real
 // kubectl and curl as an attacker would use them. Each probe asserts the
 // upstream outcome; the probes that already held are kept so they cannot regress.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
+
+import { clusterSkip } from './cluster.js';
 import { e2eSkipReason } from './harness.js';
 import { sh, waitFor } from './proc.js';
-import { clusterSkip } from './cluster.js';
 import { UpNode } from './up-node.js';
 
 const skip = clusterSkip(e2eSkipReason());

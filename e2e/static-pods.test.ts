@@ -1,13 +1,14 @@
 // e2e: static pods from a manifest directory run as real containers in a
 // real containerd (inside a throwaway network namespace), pulled from a
 // local registry.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { e2eSkipReason, REPO, sweepStale, TestNode, writeManifestAtomic, APP_IMAGE } from './harness.js';
-import { waitFor, alive } from './proc.js';
+import { after, before, describe, test } from 'node:test';
+
 import { A_RESTART_COUNT, L_CONTAINER_NAME, L_POD_NAME } from '../agent/pods/labels.js';
+import { APP_IMAGE, e2eSkipReason, REPO, sweepStale, TestNode, writeManifestAtomic } from './harness.js';
+import { alive, waitFor } from './proc.js';
 
 const skip = e2eSkipReason();
 

@@ -3,13 +3,14 @@
 // node credentials — gets its client certificate through an auto-approved CSR
 // from the real apiserver, registers, runs a pod in real containerd, and renews
 // its short-lived certificate in place without disturbing the pod.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { clusterSkip, TestCluster } from './cluster.js';
 import { APP_IMAGE, e2eCgroupRoot, e2eSkipReason, REPO } from './harness.js';
 import { sh, waitFor } from './proc.js';
-import { clusterSkip, TestCluster } from './cluster.js';
 
 class BootstrapCluster extends TestCluster {
   token = '';

@@ -1,11 +1,12 @@
 // e2e: one `tskube up` node in its own network namespace and data dir, with
 // kubectl and curl run inside that namespace. Shared by the up and security suites.
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { cliArgs, e2eCgroupRoot, E2E_ROOT, recordPath, REPO, sweepStale } from './harness.js';
-import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
+
+import { cliArgs, E2E_ROOT, e2eCgroupRoot, recordPath, REPO, sweepStale } from './harness.js';
+import { type Proc, sh, start, stopPid, waitFor } from './proc.js';
 
 export class UpNode {
   readonly id = randomBytes(3).toString('hex');

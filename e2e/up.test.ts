@@ -2,18 +2,19 @@
 // it starts containerd and a registry, builds the images, runs apiserver,
 // cluster DNS, kubelet and kube-proxy, and prints the kubeconfig; kubectl works; Ctrl-C
 // stops everything; a second `up` picks up the same cluster.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { CgroupTree } from '../agent/cm/cgroupfs.js';
+import { mountsUnder } from '../agent/volumes/mounts.js';
+import { clusterSkip } from './cluster.js';
+import { CRD, tab } from './crd-fixture.js';
 import { e2eCgroupRoot, e2eSkipReason, REPO } from './harness.js';
 import { sh, waitFor } from './proc.js';
 import { UpNode } from './up-node.js';
-import { mountsUnder } from '../agent/volumes/mounts.js';
-import { CgroupTree } from '../agent/cm/cgroupfs.js';
-import { clusterSkip } from './cluster.js';
-import { CRD, tab } from './crd-fixture.js';
 
 const skip = clusterSkip(e2eSkipReason());
 

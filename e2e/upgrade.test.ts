@@ -3,13 +3,14 @@
 // before this kubelet's container-hash rule) starts a static pod and API pods
 // on real containerd; it is stopped, this kubelet starts on the same root dir
 // and adopts them: same container IDs, no restarts, no Killing events.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { clusterSkip, TestCluster } from './cluster.js';
 import { APP_IMAGE, E2E_ROOT, e2eSkipReason, REPO } from './harness.js';
 import { sh, waitFor } from './proc.js';
-import { clusterSkip, TestCluster } from './cluster.js';
 
 /** The release to upgrade from; TSKUBE_UPGRADE_FROM picks another commit. */
 const PREVIOUS = process.env.TSKUBE_UPGRADE_FROM ?? '131ec5ad61e7277594ddb8ba7e8d020789559cbd';

@@ -5,16 +5,17 @@
 // it. TLS bootstrap goes through the real CSR approver and signer, podCIDRs come from
 // the real node IPAM, NodeRestriction is upstream's, and nothing tskube's agents ask
 // for may be refused (the apiserver's audit log is read for refusals).
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { clusterSkip } from './cluster.js';
 import { e2eSkipReason } from './harness.js';
 import { start, stopPid, waitFor } from './proc.js';
-import { clusterSkip } from './cluster.js';
-import { HTTP_GET, Lan, runningPods, whoamiDeployment, type Vm } from './vms.js';
-import { upstreamBin, UpstreamControlPlane, upstreamSkip } from './upstream-control-plane.js';
 import { joinArgs, joinLine, startUpstreamControlPlane, tokenCreate } from './upstream-cluster.js';
+import { upstreamBin, UpstreamControlPlane, upstreamSkip } from './upstream-control-plane.js';
+import { HTTP_GET, Lan, runningPods, type Vm, whoamiDeployment } from './vms.js';
 
 const skip = clusterSkip(e2eSkipReason()) ?? upstreamSkip();
 

@@ -3,6 +3,7 @@
 // the conformance runner. Nodes join with the line `tskube token create` prints.
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { registryConfig } from '../cli/containerd-config.js';
 import { REPO } from './harness.js';
 import { start, waitFor } from './proc.js';

@@ -3,9 +3,10 @@
 // kubeadm gives their static pods, its PKI and kubeconfigs made by kubeadm's own phases.
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { KUBERNETES_VERSION, upstreamDir } from '../scripts/upstream-plan.js';
 import { REPO } from './harness.js';
-import { sh, start, waitFor, type Proc } from './proc.js';
+import { type Proc, sh, start, waitFor } from './proc.js';
 import type { Vm } from './vms.js';
 
 export const SERVICE_CIDR = '10.96.0.0/12';

@@ -2,12 +2,14 @@
 // a namespace with one veth (eth0) into it, its own data dir, containerd,
 // kubelet root and registry. `tskube up` or `tskube join` runs inside a VM as a
 // user would run it on a machine. Nothing is routed out of the LAN.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { e2eCgroupRoot, E2E_ROOT, recordPath, REPO, sweepStale, teardown, type NodeRecord } from './harness.js';
-import { sh, start, stopPid, waitFor, type Proc } from './proc.js';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { E2E_ROOT, e2eCgroupRoot, type NodeRecord, recordPath, REPO, sweepStale, teardown } from './harness.js';
+import { type Proc, sh, start, stopPid, waitFor } from './proc.js';
 
 export class Lan {
   readonly id = randomBytes(3).toString('hex');

@@ -7,12 +7,13 @@
 // pod reaches every other pod by each of its addresses, and a dual-stack
 // Service answers on both cluster IPs from both nodes' pods, from both nodes
 // and from pods.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { clusterSkip } from './cluster.js';
 import { e2eSkipReason } from './harness.js';
 import { waitFor } from './proc.js';
-import { clusterSkip } from './cluster.js';
-import { HTTP_GET, Lan, whoamiDeployment, type Vm } from './vms.js';
+import { HTTP_GET, Lan, type Vm, whoamiDeployment } from './vms.js';
 
 describe('vxlan pod network across two subnets', { skip: clusterSkip(e2eSkipReason()), timeout: 10 * 60_000 }, () => {
   const lanA = new Lan();

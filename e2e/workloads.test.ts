@@ -2,13 +2,14 @@
 // create deployment -> ReplicaSet -> pods -> scheduler -> kubelet -> containerd,
 // expose -> EndpointSlices -> kube-proxy; scale and set image (rolling update);
 // ServiceAccount tokens in pods; ConfigMaps and Secrets in env and files.
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { clusterSkip, TestCluster } from './cluster.js';
 import { APP_IMAGE, e2eSkipReason, REGISTRY } from './harness.js';
 import { waitFor } from './proc.js';
-import { clusterSkip, TestCluster } from './cluster.js';
 
 const skip = clusterSkip(e2eSkipReason());
 const APP2 = `${REGISTRY}/tskube/app:2`;

@@ -1,7 +1,7 @@
 // e2e helper: one WebSocket exec against a kubelet (remotecommand v4.channel.k8s.io).
 // Prints the HTTP status line, then the stdout channel's bytes. Usage: ws-exec.mjs <url> <token>
-import tls from 'node:tls';
 import { randomBytes } from 'node:crypto';
+import tls from 'node:tls';
 
 const [url, token] = process.argv.slice(2);
 const u = new URL(url);

@@ -4,7 +4,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeOciLayout, type ImageConfig } from './oci-image.js';
+
+import { type ImageConfig, writeOciLayout } from './oci-image.js';
 
 export const BUSYBOX = process.env.TSKUBE_BUSYBOX ?? '/bin/busybox';
 

@@ -1,15 +1,16 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { test } from 'node:test';
+
 import {
   dependsNames,
   isRuntimePath,
   libraryClosure,
-  unpackWithLibraries,
   type PackageInfo,
+  unpackWithLibraries,
 } from './debian-packages.js';
 
 test('dependsNames: first alternative of each clause, without versions or architecture qualifiers', () => {

@@ -1,10 +1,11 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { test } from 'node:test';
 import zlib from 'node:zlib';
+
 import { writeOciLayout } from './oci-image.js';
 
 test('the OCI layout is self-consistent and reproducible', () => {

@@ -1,10 +1,11 @@
 // Writes a single-layer OCI image layout from a directory tree: a gzip'd
 // layer tar, a config with rootfs.diff_ids, a manifest and an index.
-import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+
 import { goArch } from '../kube/platform.js';
 
 export interface ImageConfig {

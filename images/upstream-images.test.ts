@@ -1,9 +1,10 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { test } from 'node:test';
 import zlib from 'node:zlib';
+
 import { buildUpstreamImage, repositoryOf, upstreamImages } from './upstream-images.js';
 
 const VERSIONS = {

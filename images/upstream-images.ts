@@ -5,9 +5,10 @@
 // so a containerd mirror of registry.k8s.io finds it there.
 import fs from 'node:fs';
 import path from 'node:path';
-import { busyboxRootfs, type BuiltImage } from './build.js';
+
+import { type BuiltImage, busyboxRootfs } from './build.js';
 import { unpackWithLibraries } from './debian-packages.js';
-import { writeOciLayout, type ImageConfig } from './oci-image.js';
+import { type ImageConfig, writeOciLayout } from './oci-image.js';
 
 export interface UpstreamImage {
   /** Where upstream publishes it, e.g. registry.k8s.io/kube-apiserver. */

@@ -1,8 +1,9 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { test } from 'node:test';
+
 import { assetPath } from './assets.js';
 
 test('a runtime asset is found in the nearest directory upward that has it (dist/ before the checkout)', (t) => {

@@ -1,8 +1,9 @@
 // A small Kubernetes REST client over node:https: JSON requests with
 // metav1.Status errors, and watch streams as async iterators.
-import https from 'node:https';
 import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+import https from 'node:https';
+
 import type { ClusterAuth } from './kubeconfig.js';
 
 export type KObj = Record<string, any>;

@@ -1,11 +1,12 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { expireEvents } from '../apiserver/api/event-ttl.js';
 // Test-only: the dev apiserver stands in for a real one.
 import { useTestApiServer } from '../apiserver/testing.js';
 import { KubeClient } from './client.js';
-import { memoryLogger } from './log.js';
 import { ApiEventRecorder, LogEventRecorder } from './events.js';
-import { expireEvents } from '../apiserver/api/event-ttl.js';
+import { memoryLogger } from './log.js';
 
 const t = useTestApiServer('n1');
 

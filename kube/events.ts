@@ -5,7 +5,7 @@
 // creating one, and many different messages for one object and reason fold
 // into one, as upstream's correlator. Delivery is asynchronous and best
 // effort, as upstream's broadcaster.
-import { KubeApiError, type KubeApi } from './client.js';
+import { type KubeApi, KubeApiError } from './client.js';
 import type { Logger } from './log.js';
 import { rfc3339 } from './time.js';
 

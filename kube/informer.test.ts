@@ -1,7 +1,8 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Informer } from './informer.js';
+import { test } from 'node:test';
+
 import { KubeClient } from './client.js';
+import { Informer } from './informer.js';
 
 // A faked apiserver whose list is slow: stop() lands while the informer is listing.
 test('stop() during a list does not leave a watch running', async () => {

@@ -2,7 +2,7 @@
 // with bookmarks; relists on 410 Expired; reconnects with jittered backoff on
 // errors; and guards against a hung connection with a client-side deadline.
 // resourceVersions are opaque: they are only passed back, never compared.
-import { KubeApiError, type KObj, type KubeApi } from './client.js';
+import { type KObj, type KubeApi, KubeApiError } from './client.js';
 
 export interface InformerOptions {
   /** Collection path, e.g. /api/v1/pods or /api/v1/namespaces/default/pods */

@@ -2,6 +2,7 @@
 // certificate/key/CA as files or inline data, and bearer tokens.
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { parse as parseYaml } from 'yaml';
 
 export interface ClusterAuth {

@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { parseNodeIPs } from './node-ips.js';
 
 test("--node-ip: one address or a dual-stack pair (primary first), with upstream's errors", () => {

@@ -1,6 +1,7 @@
 // The kubelet's --node-ip as upstream parses it: one address, or a dual-stack
 // pair (one IPv4, one IPv6; the first is the primary), with upstream's errors.
 import net from 'node:net';
+
 import { bigIntToIp, ipToBigInt } from './cidr.js';
 
 /** The node's addresses from --node-ip ("" → none: the caller picks one); IPv6 in its RFC 5952 form. */

@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { jsonPatch, mergePatch, strategicMerge } from './patch.js';
 
 test('merge patch (RFC 7386): null deletes, lists replace', () => {

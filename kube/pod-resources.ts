@@ -3,6 +3,7 @@
 // each other init container runs alone beside the sidecars started before it,
 // and the pod's overhead is added. CPU in millicores, the rest in units.
 import type { Container, PodSpec } from 'kubernetes-types/core/v1.js';
+
 import { milliValue, parseQuantity } from './quantity.js';
 
 type Kind = 'requests' | 'limits';

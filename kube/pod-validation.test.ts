@@ -1,10 +1,11 @@
 // ValidatePodSpec and the object validation of the dev apiserver (issue 13,
 // item 6), compared with upstream's field.ErrorList wording.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseQuantity, portNameErrors, validatePodSpec } from './pod-validation.js';
+import { test } from 'node:test';
+
 import { validateObject } from '../apiserver/api/validate.js';
 import { RESOURCES } from '../apiserver/resources.js';
+import { parseQuantity, portNameErrors, validatePodSpec } from './pod-validation.js';
 
 const msgs = (errs: { field?: string; message: string }[]) => errs.map((e) => `${e.field}: ${e.message}`);
 const res = (kind: string) => RESOURCES.find((r) => r.kind === kind && r.group !== 'events.k8s.io')!;

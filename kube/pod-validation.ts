@@ -3,8 +3,9 @@
 // images, ports, env, volume mounts, resources, policies), volumes and the
 // pod-level policies. Each problem is a field path and upstream's message.
 import net from 'node:net';
+
 import { checkDns1123Label, checkDns1123Subdomain } from './names.js';
-import { validatePodPaths, type FieldError } from './validation.js';
+import { type FieldError, validatePodPaths } from './validation.js';
 
 type O = Record<string, any>;
 const list = (v: unknown): O[] => (Array.isArray(v) ? (v as O[]) : []);

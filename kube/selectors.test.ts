@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
 
 test('label selectors: equality, sets, existence', () => {

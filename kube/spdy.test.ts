@@ -2,10 +2,11 @@
 // of stored blocks each ending in a sync flush (so an inflater hands them out
 // frame by frame), data and FIN go out per stream, incoming data, FIN, RST
 // and pings are understood.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
+import { test } from 'node:test';
 import zlib from 'node:zlib';
+
 import { SpdySession } from './spdy.js';
 
 interface Frame {

@@ -9,8 +9,8 @@
 // dictionary id, which any inflater reads; the server's
 // header blocks are never needed (stream ids are in the frame), so they are
 // not inflated.
-import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
+import https from 'node:https';
 import type { Duplex } from 'node:stream';
 
 const VERSION = 3;

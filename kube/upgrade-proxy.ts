@@ -2,10 +2,10 @@
 // request is replayed on a new connection with its upgrade headers, then
 // bytes flow both ways untouched. The apiserver uses it towards kubelets and
 // the kubelet towards the runtime's streaming server.
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import net from 'node:net';
-import tls from 'node:tls';
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import tls from 'node:tls';
 
 export interface UpgradeTarget {
   /** http: or https: URL of the backend, path and query included. */

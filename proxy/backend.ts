@@ -1,9 +1,9 @@
 // What a proxy mode does with a sync: the proxier tracks Services and
 // EndpointSlices and decides when to sync and whether fully; a backend
 // (iptables or nftables) turns that into kernel rules.
-import type { ServicePort } from './model/service-port.js';
 import type { Endpoint } from './model/endpoints.js';
 import type { IPFamily } from './model/family.js';
+import type { ServicePort } from './model/service-port.js';
 
 export interface SyncInput {
   full: boolean;

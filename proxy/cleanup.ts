@@ -1,6 +1,7 @@
 // Removing a proxy mode's rules (upstream CleanupLeftovers): `--cleanup`
 // removes both modes' and exits; each mode removes the other's at start, so
 // a switch between iptables and nftables leaves nothing stale behind.
+import type { Iptables } from './iptables/apply.js';
 import {
   isServiceChain,
   KUBE_EXTERNAL_SERVICES,
@@ -10,7 +11,6 @@ import {
   KUBE_PROXY_FIREWALL,
   KUBE_SERVICES,
 } from './iptables/chains.js';
-import type { Iptables } from './iptables/apply.js';
 
 const OURS = {
   filter: new Set([KUBE_SERVICES, KUBE_EXTERNAL_SERVICES, KUBE_FORWARD, KUBE_NODEPORTS, KUBE_PROXY_FIREWALL]),

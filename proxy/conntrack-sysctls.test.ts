@@ -1,8 +1,9 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { test } from 'node:test';
+
 import { memoryLogger } from '../kube/log.js';
 import { applyConntrackSysctls, CONNTRACK_DEFAULTS, conntrackSysctls } from './conntrack-sysctls.js';
 

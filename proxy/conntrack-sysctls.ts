@@ -4,6 +4,7 @@
 // nf_conntrack_max is written (it is global, and read-only outside the host's
 // network namespace); the others are written when they differ.
 import fs from 'node:fs';
+
 import type { Logger } from '../kube/log.js';
 
 export interface ConntrackConfig {

@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { parseUdpFlows, staleUdpFilters } from './conntrack.js';
 
 const LIST = `udp      17 29 src=10.250.0.1 dst=10.96.0.10 sport=40053 dport=53 src=10.244.0.5 dst=10.250.0.1 sport=53 dport=40053 mark=0 use=1

@@ -2,33 +2,34 @@
 // nftables, conntrack, sysctls) and its health and metrics endpoints.
 import fs from 'node:fs';
 import os from 'node:os';
+
+import type { ProxyConfig } from '../cli/proxy-config.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import type { Logger } from '../kube/log.js';
-import type { ProxyConfig } from '../cli/proxy-config.js';
-import { Proxier } from './proxier.js';
-import { ProxyMetrics } from './metrics.js';
+import type { ProxyBackend } from './backend.js';
+import { cleanupIptables } from './cleanup.js';
+import { applyConntrackSysctls, conntrackSysctls } from './conntrack-sysctls.js';
 import { ProxyHealth } from './health.js';
 import { ExecIptables, IPTABLES_BINARIES } from './iptables/apply.js';
 import { IptablesBackend } from './iptables/backend.js';
+import { ProxyMetrics } from './metrics.js';
+import {
+  cidrContains,
+  IP_FAMILIES,
+  type IPFamily,
+  isUnspecified,
+  nodeInternalIPs,
+  primaryFamily,
+} from './model/family.js';
+import { localDetector } from './model/local-detector.js';
 import { checkNftSupport, deleteNftTables, ExecNft } from './nftables/apply.js';
 import { NftablesBackend } from './nftables/backend.js';
 import { NetlinkNft } from './nftables/netlink-nft.js';
 import type { RenderContext } from './nftables/render.js';
-import {
-  cidrContains,
-  IP_FAMILIES,
-  isUnspecified,
-  nodeInternalIPs,
-  primaryFamily,
-  type IPFamily,
-} from './model/family.js';
-import { localDetector } from './model/local-detector.js';
-import { cleanupIptables } from './cleanup.js';
+import { Proxier } from './proxier.js';
+import { type Listening, serveHealth, serveMetrics } from './server.js';
 import { ServiceHealthServer } from './service-health.js';
-import { applyConntrackSysctls, conntrackSysctls } from './conntrack-sysctls.js';
-import type { ProxyBackend } from './backend.js';
-import { serveHealth, serveMetrics, type Listening } from './server.js';
 
 const ROUTE_LOCALNET = '/proc/sys/net/ipv4/conf/all/route_localnet';
 const TCP_BE_LIBERAL = '/proc/sys/net/netfilter/nf_conntrack_tcp_be_liberal';

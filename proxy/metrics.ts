@@ -1,5 +1,5 @@
 // kube-proxy's Prometheus metrics (prefix kubeproxy_), with upstream names and buckets.
-import { Counter, Gauge, Histogram, Registry, exponentialBuckets } from '../kube/prom.js';
+import { Counter, exponentialBuckets, Gauge, Histogram, Registry } from '../kube/prom.js';
 
 const range = (from: number, to: number, step: number): number[] =>
   Array.from({ length: Math.floor((to - from) / step) + 1 }, (_, i) => from + i * step);

@@ -1,17 +1,18 @@
-import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+
 // Test-only: the dev apiserver stands in for a real one.
 import { startTestApiServer, type TestApiServer } from '../apiserver/testing.js';
-import { memoryLogger } from '../kube/log.js';
 import { waitFor } from '../e2e/proc.js';
-import { Proxier, type ProxierConfig } from './proxier.js';
-import { ProxyMetrics } from './metrics.js';
-import { ProxyHealth } from './health.js';
-import { serveHealth } from './server.js';
-import { RestoreError, type Iptables, type Table } from './iptables/apply.js';
-import { svcChain } from './iptables/chains.js';
+import { memoryLogger } from '../kube/log.js';
 import type { ProxyBackend, SyncInput, SyncOutcome } from './backend.js';
+import { ProxyHealth } from './health.js';
+import { type Iptables, RestoreError, type Table } from './iptables/apply.js';
+import { svcChain } from './iptables/chains.js';
+import { ProxyMetrics } from './metrics.js';
 import type { IPFamily } from './model/family.js';
+import { Proxier, type ProxierConfig } from './proxier.js';
+import { serveHealth } from './server.js';
 
 class FakeIptables implements Iptables {
   restores: string[] = [];

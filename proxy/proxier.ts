@@ -9,22 +9,23 @@
 // Services did not change is left alone by a partial sync.
 import type { Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
+
 import type { KObj, KubeApi } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
 import type { Logger } from '../kube/log.js';
-import { endpointsOfSlices, LABEL_SERVICE_NAME, portKey, type Endpoint } from './model/endpoints.js';
-import { servicePorts, type ServicePort } from './model/service-port.js';
-import { slimEndpointSlice, slimService, TRIGGER_ANNOTATION } from './model/slim.js';
-import { conntrackDelete, conntrackFamily, conntrackListUdp, type Iptables } from './iptables/apply.js';
-import { nodeInternalIPs, nodeIPOf, ofFamily, type IPFamily } from './model/family.js';
-import { parseUdpFlows, staleUdpFilters, type UdpServicePort } from './conntrack.js';
-import type { ServiceHealthServer } from './service-health.js';
-import { IptablesBackend } from './iptables/backend.js';
 import type { ProxyBackend } from './backend.js';
-import type { ProxyMetrics } from './metrics.js';
+import { parseUdpFlows, staleUdpFilters, type UdpServicePort } from './conntrack.js';
 import type { ProxyHealth } from './health.js';
-import { SyncRunner } from './sync-runner.js';
+import { conntrackDelete, conntrackFamily, conntrackListUdp, type Iptables } from './iptables/apply.js';
+import { IptablesBackend } from './iptables/backend.js';
+import type { ProxyMetrics } from './metrics.js';
+import { type Endpoint, endpointsOfSlices, LABEL_SERVICE_NAME, portKey } from './model/endpoints.js';
+import { type IPFamily, nodeInternalIPs, nodeIPOf, ofFamily } from './model/family.js';
 import type { DetectLocal } from './model/local-detector.js';
+import { type ServicePort, servicePorts } from './model/service-port.js';
+import { slimEndpointSlice, slimService, TRIGGER_ANNOTATION } from './model/slim.js';
+import type { ServiceHealthServer } from './service-health.js';
+import { SyncRunner } from './sync-runner.js';
 
 export interface ProxierConfig {
   nodeName: string;

@@ -2,6 +2,7 @@
 // :10256) and /metrics (metricsBindAddress, :10249), with upstream bodies and codes.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { goTime, type ProxyHealth } from './health.js';
 import type { ProxyMetrics } from './metrics.js';
 

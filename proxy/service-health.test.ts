@@ -1,6 +1,7 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { test } from 'node:test';
+
 import { memoryLogger } from '../kube/log.js';
 import { healthBody, ServiceHealthServer } from './service-health.js';
 

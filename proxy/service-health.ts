@@ -4,6 +4,7 @@
 // (and the proxy is healthy), 503 otherwise, so an external load balancer only
 // sends traffic to nodes that can serve it. Body and headers as upstream.
 import http from 'node:http';
+
 import type { Logger } from '../kube/log.js';
 
 interface Instance {

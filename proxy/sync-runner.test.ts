@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { SyncRunner } from './sync-runner.js';
 
 test('bursts of requests coalesce; after the burst, syncs are at least minSyncPeriod apart', async () => {

@@ -11,6 +11,7 @@
 // types and map keys for server-side apply, patch merge keys for kubectl's
 // strategic merge patch, group-version-kind). Descriptions are left out.
 import { readFileSync, writeFileSync } from 'node:fs';
+
 import { RESOURCES } from '../apiserver/resources.js';
 
 type Schema = Record<string, unknown>;

@@ -11,7 +11,9 @@
 // from the protobuf ones.
 import fs from 'node:fs';
 import path from 'node:path';
+
 import protobuf from 'protobufjs';
+
 import { RESOURCES } from '../apiserver/resources.js';
 
 const dir = process.argv[2];

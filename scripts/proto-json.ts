@@ -2,6 +2,7 @@
 // which the kubelet reads at start instead of parsing the .proto (part of `npm run gen:proto`).
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { parseProto } from '../agent/cri/proto-methods.js';
 
 const dir = path.resolve(import.meta.dirname, '../proto');

@@ -1,14 +1,15 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import {
   buildCommand,
   FIXTURES,
+  type GoModJson,
   replaceArgs,
   selectFixtures,
   stagingReplaces,
   upstreamDir,
   versionLdflags,
-  type GoModJson,
 } from './upstream-plan.js';
 
 test('staging replaces: each ./staging/src/<module> replace becomes the published module at the staging version', () => {

@@ -11,6 +11,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { parseFlags } from '../cli/flags.js';
 import { pushImage } from '../images/build.js';
 import { buildUpstreamImage, repositoryOf, upstreamImages } from '../images/upstream-images.js';
@@ -19,14 +20,14 @@ import {
   buildStamp,
   debDir,
   ETCD_VERSION,
+  type Fixture,
+  type GoModJson,
   IMAGE_VERSIONS,
   KUBERNETES_VERSION,
   replaceArgs,
   selectFixtures,
   stagingReplaces,
   upstreamDir,
-  type Fixture,
-  type GoModJson,
 } from './upstream-plan.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'upstream');

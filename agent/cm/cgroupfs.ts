@@ -2,10 +2,11 @@
 // its root), creating and removing a cgroup in every hierarchy that
 // manages it, and writing CPU, memory and pids settings in v1 or v2 terms.
 // The mount point is a parameter, so tests run against a fake tree.
-import fsp from 'node:fs/promises';
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { sharesToWeight, type CgroupResources } from './pod-cgroup-config.js';
+
+import { type CgroupResources, sharesToWeight } from './pod-cgroup-config.js';
 
 /** v1 hierarchies the kubelet writes to; runc makes the container's own cgroups in the others. */
 const V1_MANAGED = ['cpu', 'cpuacct', 'memory', 'pids'];

@@ -1,17 +1,19 @@
-import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { after, test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { cgroupParent, cgroupPath, parseCgroupRoot, podCgroup, podUidOf } from './cgroup-names.js';
-import { burstableShares, oomScoreAdj, podCgroupResources, sharesToWeight } from './pod-cgroup-config.js';
-import { ContainerManager } from './container-manager.js';
-import { checkReservations, nodeResources, parseReserved, parseThreshold, type Capacity } from './node-allocatable.js';
+
+import { createLogger } from '../../kube/log.js';
 import { podTotals } from '../../kube/pod-resources.js';
 import { runtimeCgroupDriver } from '../cri/client.js';
-import { createLogger } from '../../kube/log.js';
 import { containerLogsDir, linkContainerLog, logLinkName, removeContainerLogLinks } from '../pods/log-links.js';
+import { cgroupParent, cgroupPath, parseCgroupRoot, podCgroup, podUidOf } from './cgroup-names.js';
+import { ContainerManager } from './container-manager.js';
+import { type Capacity, checkReservations, nodeResources, parseReserved, parseThreshold } from './node-allocatable.js';
+import { burstableShares, oomScoreAdj, podCgroupResources, sharesToWeight } from './pod-cgroup-config.js';
 
 const UID = '1234-abcd';
 const pod = (

@@ -6,11 +6,13 @@
 // With the systemd driver, systemd makes the slices when runc asks for the
 // first scope in them; the kubelet then writes the limits into them.
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+
 import type { Logger } from '../../kube/log.js';
 import { podQos } from '../../kube/pod-qos.js';
-import { CgroupTree } from './cgroupfs.js';
 import { workingSet } from '../eviction/observe.js';
 import {
+  type CgroupDriver,
+  type CgroupName,
   cgroupParent,
   cgroupPath,
   kubepods,
@@ -18,17 +20,16 @@ import {
   podCgroup,
   podUidOf,
   qosCgroup,
-  type CgroupDriver,
-  type CgroupName,
   type QosClass,
 } from './cgroup-names.js';
+import { CgroupTree } from './cgroupfs.js';
 import {
   burstableShares,
-  MIN_SHARES,
+  type CgroupResources,
   milliCpuToShares,
+  MIN_SHARES,
   oomScoreAdj,
   podCgroupResources,
-  type CgroupResources,
 } from './pod-cgroup-config.js';
 
 export interface CgroupOptions {

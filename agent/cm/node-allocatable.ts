@@ -4,6 +4,7 @@
 // eviction thresholds (memory also less the hugepages), never below zero.
 import fs from 'node:fs';
 import os from 'node:os';
+
 import { formatBytes, formatMilliCpu, milliValue, parseQuantity } from '../../kube/quantity.js';
 
 export interface Capacity {

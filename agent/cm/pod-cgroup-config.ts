@@ -1,6 +1,7 @@
 // What goes into the QoS and pod cgroups, as upstream's ResourceConfigForPod
 // and QoS container manager compute it, and each container's oom_score_adj.
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+
 import { podQos } from '../../kube/pod-qos.js';
 import { allLimit, podTotals } from '../../kube/pod-resources.js';
 import { parseQuantity } from '../../kube/quantity.js';

@@ -1,7 +1,9 @@
-import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import protobuf from 'protobufjs';
 import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import protobuf from 'protobufjs';
+
 import { CriClient, CriError, MAX_MSG_BYTES } from './client.js';
 import { FakeRuntime } from './fake-runtime.js';
 

@@ -1,10 +1,10 @@
 // Typed CRI client: every call has a deadline, a 16 MiB message limit, and
 // errors that name the call and (when known) the pod.
-import { clampDelay } from '../../kube/timers.js';
 import { assetPath } from '../../kube/assets.js';
+import { clampDelay } from '../../kube/timers.js';
 import { loadServices, type ProtoMethod } from './proto-methods.js';
-import { GrpcCallError, Status, UnaryChannel } from './unary-channel.js';
 import type * as T from './types.js';
+import { GrpcCallError, Status, UnaryChannel } from './unary-channel.js';
 
 export const MAX_MSG_BYTES = 16 * 1024 * 1024;
 const PROTO_DIR = assetPath('proto');

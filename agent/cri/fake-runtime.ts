@@ -1,9 +1,11 @@
 // An in-memory CRI runtime served over grpc-js on a unix socket, for unit
 // tests of the kubelet against the real wire protocol.
-import * as grpc from '@grpc/grpc-js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+import * as grpc from '@grpc/grpc-js';
+
 import { assetPath } from '../../kube/assets.js';
 import type { ProtoGrpcType } from '../../proto/gen/api.js';
 import { loadGrpcPackage } from './grpc-services.js';

@@ -1,7 +1,9 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+
 import { assetPath } from '../../kube/assets.js';
 import { loadGrpcPackage } from './grpc-services.js';
 

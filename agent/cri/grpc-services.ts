@@ -3,6 +3,7 @@
 // minus the descriptor protos proto-loader builds for every type (for server
 // reflection, which nothing here uses).
 import * as grpc from '@grpc/grpc-js';
+
 import { loadServices, type ProtoMethod } from './proto-methods.js';
 
 export interface GrpcPackage {

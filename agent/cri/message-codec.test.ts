@@ -1,11 +1,13 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { test } from 'node:test';
+
 import protobuf from 'protobufjs';
+
 import { assetPath } from '../../kube/assets.js';
-import { messageCodec, type MessageCodec } from './message-codec.js';
 import { seededRandom as rng } from '../../kube/seeded-random.js';
+import { type MessageCodec, messageCodec } from './message-codec.js';
 
 // The reference: protobufjs's own conversions with proto-loader's options, as the CRI client used them before.
 const CONVERSION: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, oneofs: true };

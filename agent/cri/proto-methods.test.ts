@@ -1,7 +1,8 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { test } from 'node:test';
+
 import { assetPath } from '../../kube/assets.js';
 import { loadServices, parseProto } from './proto-methods.js';
 

@@ -6,7 +6,9 @@
 // of the time the .proto text takes to parse, on the kubelet's start path.
 import fs from 'node:fs';
 import path from 'node:path';
+
 import protobuf from 'protobufjs';
+
 import { messageCodec } from './message-codec.js';
 
 export interface ProtoMethod {

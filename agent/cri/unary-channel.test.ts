@@ -1,10 +1,11 @@
-import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
-import { codeOfHttpStatus, frame, grpcTimeout, GrpcCallError, Status, UnaryChannel, unframe } from './unary-channel.js';
+import { after, test } from 'node:test';
+
+import { codeOfHttpStatus, frame, GrpcCallError, grpcTimeout, Status, UnaryChannel, unframe } from './unary-channel.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-unary-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -2,6 +2,7 @@
 // (that do not tolerate the memory-pressure taint) are refused; under disk or
 // PID pressure every pod is; critical pods always get in.
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import { podQos } from '../../kube/pod-qos.js';
 import type { NodeCondition } from './decide.js';
 

@@ -3,8 +3,8 @@
 // after their grace period), which node conditions follow (held for the
 // transition period), which resource to reclaim, how pods rank, and the
 // Evicted message. Pure: observation and action are elsewhere.
-import { thresholdValue, type Threshold } from '../cm/node-allocatable.js';
 import { formatBytes } from '../../kube/quantity.js';
+import { type Threshold, thresholdValue } from '../cm/node-allocatable.js';
 
 export type Signal =
   | 'memory.available'

@@ -4,21 +4,22 @@
 // then evict one pod — ranked by QoS-relevant usage over requests and
 // priority — Failed with reason Evicted and upstream's message.
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import type { Logger } from '../../kube/log.js';
+
 import type { EventRecorder } from '../../kube/events.js';
+import type { Logger } from '../../kube/log.js';
 import type { CriClient } from '../cri/client.js';
 import {
   evictionMessage,
+  type EvictionThreshold,
   firstObserved,
+  type NodeCondition,
+  type Observations,
   pressureConditions,
   rankPods,
+  type Resource,
   resourceToReclaim,
   thresholdsMet,
   thresholdsToActOn,
-  type EvictionThreshold,
-  type NodeCondition,
-  type Observations,
-  type Resource,
 } from './decide.js';
 import { podUsages } from './observe.js';
 

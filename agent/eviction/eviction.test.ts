@@ -1,28 +1,30 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { desiredTaints } from '../../apiserver/controllers/node-lifecycle.js';
+import { createLogger } from '../../kube/log.js';
+import { CgroupTree } from '../cm/cgroupfs.js';
+import { parseThreshold } from '../cm/node-allocatable.js';
+import { nodeConditions } from '../node/node-object.js';
+import { admitUnderPressure, isCriticalPod } from './admission.js';
 import {
   evictionMessage,
+  type EvictionThreshold,
   firstObserved,
+  type PodUsage,
   pressureConditions,
   rankPods,
   resourceToReclaim,
   thresholdsMet,
   thresholdsToActOn,
-  type EvictionThreshold,
-  type PodUsage,
 } from './decide.js';
-import { parseThreshold } from '../cm/node-allocatable.js';
-import { admitUnderPressure, isCriticalPod } from './admission.js';
 import { EvictionManager } from './eviction-manager.js';
 import { diskUsage, workingSet } from './observe.js';
-import { CgroupTree } from '../cm/cgroupfs.js';
-import { createLogger } from '../../kube/log.js';
-import { desiredTaints } from '../../apiserver/controllers/node-lifecycle.js';
-import { nodeConditions } from '../node/node-object.js';
 
 const Mi = 2 ** 20;
 const hard = (signal: EvictionThreshold['signal'], v: string): EvictionThreshold => ({

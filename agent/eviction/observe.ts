@@ -5,11 +5,13 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { parseQuantity } from '../../kube/quantity.js';
 import type { CgroupTree } from '../cm/cgroupfs.js';
 import type { ContainerStats } from '../cri/types.js';
 import { L_CONTAINER_NAME, L_POD_UID } from '../pods/labels.js';
-import { parseQuantity } from '../../kube/quantity.js';
 import type { Observations, PodUsage, Resource } from './decide.js';
 
 function meminfo(): Record<string, number> {

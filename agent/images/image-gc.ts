@@ -6,10 +6,10 @@
 // down to imageGCLowThresholdPercent; imageMaximumGCAge removes images unused
 // for that long whatever the usage. FreeDiskSpaceFailed and ImageGCFailed
 // events say when that is not enough or fails.
-import type { CriClient } from '../cri/client.js';
-import type { Image } from '../cri/types.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { Logger } from '../../kube/log.js';
+import type { CriClient } from '../cri/client.js';
+import type { Image } from '../cri/types.js';
 
 export interface ImageRecord {
   firstDetected: number;

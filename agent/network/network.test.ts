@@ -1,11 +1,17 @@
 // The pod network (issue 14): routes as a pure diff, the conflist, the
 // masquerade rules, and the reconciler against a real apiserver's Node list
 // with the kernel replaced by a route table in memory.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { test } from 'node:test';
+
+import { useTestApiServer } from '../../apiserver/testing.js';
+import type { KObj } from '../../kube/client.js';
+import { createLogger } from '../../kube/log.js';
+import type { Iptables } from '../../proxy/iptables/apply.js';
+import { type IpCommand, PodNetwork } from './network.js';
 import {
   desiredRoutes,
   desiredVxlan,
@@ -15,15 +21,10 @@ import {
   peerDiff,
   podConflist,
   podNetworkPrefixes,
+  type Route,
   routeDiff,
   vxlanAnnotations,
-  type Route,
 } from './plan.js';
-import { PodNetwork, type IpCommand } from './network.js';
-import { useTestApiServer } from '../../apiserver/testing.js';
-import { createLogger } from '../../kube/log.js';
-import type { Iptables } from '../../proxy/iptables/apply.js';
-import type { KObj } from '../../kube/client.js';
 
 const node = (name: string, podCIDR?: string, ip?: string): KObj => ({
   metadata: { name },

@@ -6,19 +6,20 @@
 // its forwarding sysctl, its rules (iptables, ip6tables) and its routes: via the
 // other nodes' InternalIPs of that family (host-gw) or over a VXLAN device of
 // its own (vxlan: flannel.1, flannel-v6.1).
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
+
+import { type IPFamily, ipInAnyCidr } from '../../kube/cidr.js';
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { ipInAnyCidr, type IPFamily } from '../../kube/cidr.js';
-import { ExecIptables, IPTABLES_BINARIES, type Iptables } from '../../proxy/iptables/apply.js';
+import { ExecIptables, type Iptables, IPTABLES_BINARIES } from '../../proxy/iptables/apply.js';
 import {
   CONFLIST_NAME,
   desiredRoutes,
-  familyNet,
   desiredVxlan,
+  familyNet,
   FORWARD_CHAIN,
   NAT_CHAIN,
   networkAddress,
@@ -26,16 +27,16 @@ import {
   nodeNets,
   parseRoutes,
   peerDiff,
-  podNetworkPrefixes,
   podConflist,
+  type PodNetworkMode,
+  podNetworkPrefixes,
+  type Route,
   ROUTE_PROTO,
   routeDiff,
-  vxlanAnnotations,
   VXLAN_FAMILY,
   VXLAN_PORT,
   VXLAN_VNI,
-  type PodNetworkMode,
-  type Route,
+  vxlanAnnotations,
   type VxlanPeer,
 } from './plan.js';
 

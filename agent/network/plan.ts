@@ -1,16 +1,16 @@
 // What the node's pod network should look like, from the Node list: the
 // routes to other nodes' podCIDRs (host-gw), the CNI conflist for this node's
 // podCIDR, and the masquerade/forward rules. Pure functions; network.ts applies them.
-import type { KObj } from '../../kube/client.js';
 import {
   anyCidrsOverlap,
   bigIntToIp,
   familyOfText,
+  type IPFamily,
   ipInAnyCidr,
   ipToBigInt,
   parseAnyCidr,
-  type IPFamily,
 } from '../../kube/cidr.js';
+import type { KObj } from '../../kube/client.js';
 
 export type PodNetworkMode = 'host-gw' | 'vxlan' | 'none';
 export const POD_NETWORK_MODES: PodNetworkMode[] = ['host-gw', 'vxlan', 'none'];

@@ -1,17 +1,18 @@
 // Client certificate rotation (issue 14, part): the deadline, and a renewal
 // through a selfnodeclient CSR that the kubelet's clients pick up in place.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { rotationDeadline, ClientCertRotation, CertificateRotator, clientCredentials } from './cert-rotation.js';
-import { tlsBootstrap } from './tls-bootstrap.js';
+import { test } from 'node:test';
+
 import { useTestApiServer, writeBootstrapKubeconfig } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
 import { createLogger } from '../../kube/log.js';
+import { CertificateRotator, ClientCertRotation, clientCredentials, rotationDeadline } from './cert-rotation.js';
+import { tlsBootstrap } from './tls-bootstrap.js';
 
 const s = useTestApiServer('n1', {
   controllers: ['csrapproving', 'csrsigning'],

@@ -5,10 +5,11 @@
 // new one and hands the new credentials to its API clients; pods are not
 // touched. A failed attempt is retried with backoff.
 import { X509Certificate } from 'node:crypto';
-import { KubeClient } from '../../kube/client.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadKubeconfig, type ClusterAuth } from '../../kube/kubeconfig.js';
+
+import { KubeClient } from '../../kube/client.js';
+import { type ClusterAuth, loadKubeconfig } from '../../kube/kubeconfig.js';
 import type { Logger } from '../../kube/log.js';
 import { requestCertificate, storePair } from './tls-bootstrap.js';
 

@@ -1,6 +1,6 @@
 // Lease heartbeats: kube-node-lease/<node>, renewed every 10 s with a 40 s
 // duration; a failed renewal is retried with backoff from 200 ms to 7 s.
-import { KubeApiError, type KObj, type KubeApi } from '../../kube/client.js';
+import { type KObj, type KubeApi, KubeApiError } from '../../kube/client.js';
 import type { Logger } from '../../kube/log.js';
 import { microTime } from '../../kube/time.js';
 

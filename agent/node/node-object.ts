@@ -3,6 +3,7 @@
 // reasons and messages.
 import fs from 'node:fs';
 import os from 'node:os';
+
 import { goArch } from '../../kube/platform.js';
 
 export const KUBELET_VERSION = 'v1.37.2-tskube';

@@ -1,12 +1,12 @@
 // Registers the Node and keeps its status: computed every 10 s
 // (nodeStatusUpdateFrequency), posted when it changed or every 5 min
 // (nodeStatusReportFrequency), as a strategic-merge PATCH on nodes/status.
-import { KubeApiError, type KObj, type KubeApi } from '../../kube/client.js';
-import type { Logger } from '../../kube/log.js';
-import { nodeObject, nodeStatus, type NodeFacts, type Registration } from './node-object.js';
-import { rfc3339 } from '../../kube/time.js';
+import { type KObj, type KubeApi, KubeApiError } from '../../kube/client.js';
 import { canonicalJson } from '../../kube/hash.js';
+import type { Logger } from '../../kube/log.js';
+import { rfc3339 } from '../../kube/time.js';
 import { ConditionClock } from '../status/condition-clock.js';
+import { type NodeFacts, nodeObject, nodeStatus, type Registration } from './node-object.js';
 
 export interface NodeStatusOptions extends Registration {
   /** nodeStatusUpdateFrequency (10 s). */

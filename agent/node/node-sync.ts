@@ -1,8 +1,8 @@
 // Joins an apiserver: registers the Node (retrying until it works), then
 // keeps node status and the Lease heartbeat going. Pods never wait on this.
 import type { KubeApi } from '../../kube/client.js';
-import type { CriClient } from '../cri/client.js';
 import type { Logger } from '../../kube/log.js';
+import type { CriClient } from '../cri/client.js';
 import { LeaseHeartbeat } from './lease.js';
 import type { NodeFacts } from './node-object.js';
 import { NodeStatusManager, type NodeStatusOptions } from './node-status.js';

@@ -1,12 +1,13 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 // Test-only: the dev apiserver stands in for a real one.
 import { startTestApiServer, useTestApiServer } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
 import { memoryLogger } from '../../kube/log.js';
-import { NodeStatusManager } from './node-status.js';
-import { LeaseHeartbeat, LEASE_DURATION_SEC } from './lease.js';
+import { LEASE_DURATION_SEC, LeaseHeartbeat } from './lease.js';
 import type { NodeFacts } from './node-object.js';
+import { NodeStatusManager } from './node-status.js';
 
 const t = useTestApiServer('n1');
 

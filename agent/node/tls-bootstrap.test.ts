@@ -1,18 +1,19 @@
 // TLS bootstrap (issue 14, part): a bootstrap token kubeconfig becomes a
 // node client certificate through an auto-approved CSR.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { certFileName, clientConfigValid, requestCertificate, tlsBootstrap } from './tls-bootstrap.js';
-import { loadBootstrappedServingCert } from '../server/serving-cert.js';
-import { X509Certificate } from 'node:crypto';
-import type { KObj } from '../../kube/client.js';
+import { test } from 'node:test';
+
 import { useTestApiServer, writeBootstrapKubeconfig } from '../../apiserver/testing.js';
+import type { KObj } from '../../kube/client.js';
 import { KubeClient } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
 import { createLogger } from '../../kube/log.js';
+import { loadBootstrappedServingCert } from '../server/serving-cert.js';
+import { certFileName, clientConfigValid, requestCertificate, tlsBootstrap } from './tls-bootstrap.js';
 
 const s = useTestApiServer('n1', { controllers: ['csrapproving', 'csrsigning'], authorizationModes: ['Node', 'RBAC'] });
 const log = createLogger('test', { sink: () => {} });

@@ -4,14 +4,16 @@
 // the bootstrap credentials, wait for it to be approved and issued, keep the
 // certificate and key in <cert-dir>/kubelet-client-<time>.pem behind the
 // kubelet-client-current.pem link, and write --kubeconfig to use them.
-import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import { stringify } from 'yaml';
-import { KubeClient, KubeApiError, type KObj, type KubeApi } from '../../kube/client.js';
-import { loadKubeconfig, type ClusterAuth } from '../../kube/kubeconfig.js';
+
+import { type KObj, type KubeApi, KubeApiError, KubeClient } from '../../kube/client.js';
+import { type ClusterAuth, loadKubeconfig } from '../../kube/kubeconfig.js';
 import type { Logger } from '../../kube/log.js';
 
 export const SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';

@@ -1,7 +1,8 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fingerprintsByPod, podFingerprint } from './fingerprint.js';
+import { test } from 'node:test';
+
 import { L_POD_UID } from '../pods/labels.js';
+import { fingerprintsByPod, podFingerprint } from './fingerprint.js';
 
 const sb = (id: string, uid: string, state = 'SANDBOX_READY') => ({ id, state, labels: { [L_POD_UID]: uid } });
 const c = (id: string, uid: string, state = 'CONTAINER_RUNNING') => ({ id, state, labels: { [L_POD_UID]: uid } });

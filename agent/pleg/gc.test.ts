@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { selectGarbage } from './gc.js';
 import type { RuntimeSnapshot } from './relist.js';
 

@@ -1,8 +1,8 @@
 // Garbage collection choices, kept pure: keep the newest exited instance of
 // each container (for `logs --previous`), drop older ones and containers
 // stuck in created, and drop dead sandboxes that no longer hold containers.
-import type { RuntimeSnapshot } from './relist.js';
 import { L_CONTAINER_NAME, L_POD_UID } from '../pods/labels.js';
+import type { RuntimeSnapshot } from './relist.js';
 
 export interface Garbage {
   containers: string[];

@@ -1,8 +1,8 @@
 // PLEG: relists CRI state about once a second and reports which pods
 // changed, so their workers wake up without polling on their own.
+import type { Logger } from '../../kube/log.js';
 import type { CriClient } from '../cri/client.js';
 import type { Container, PodSandbox } from '../cri/types.js';
-import type { Logger } from '../../kube/log.js';
 import { fingerprintsByPod } from './fingerprint.js';
 
 export interface RuntimeSnapshot {

@@ -1,9 +1,11 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { applyPodDefaults } from '../../kube/pod-defaults.js';
 import { computePodActions, containerHash, initContainerActions, isIdle, legacyContainerHash } from './actions.js';
 import type { ContainerInfo, PodRuntimeState, SandboxInfo } from './runtime-state.js';
-import { applyPodDefaults } from '../../kube/pod-defaults.js';
 
 const mkPod = (over: Partial<NonNullable<Pod['spec']>> = {}): Pod =>
   applyPodDefaults({

@@ -2,10 +2,11 @@
 // and what the runtime holds. Mirrors upstream kuberuntime_manager.go so that
 // restart policy, init ordering and sandbox recreation behave the same.
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+
 import { canonicalJson, fnv32aHex } from '../../kube/hash.js';
-import { latestContainer, type ContainerInfo, type PodRuntimeState } from './runtime-state.js';
-import { isSidecar } from './sidecars.js';
 import { isDecrease, resizeChanges, resizeNeedsRestart } from './resize.js';
+import { type ContainerInfo, latestContainer, type PodRuntimeState } from './runtime-state.js';
+import { isSidecar } from './sidecars.js';
 
 export interface KillAction {
   container: ContainerInfo;

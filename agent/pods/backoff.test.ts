@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { Backoff } from './backoff.js';
 
 test('crash-loop backoff: 10s doubling to 300s, reset after 10 min without failures', () => {

@@ -1,16 +1,18 @@
 // Pod spec -> CRI PodSandboxConfig / ContainerConfig, with upstream labels,
 // annotations, log paths and namespace modes.
 import path from 'node:path';
+
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
-import type { ContainerConfigIn, PodSandboxConfigIn } from '../cri/types.js';
+
 import { milliValue, parseQuantity } from '../../kube/quantity.js';
+import type { LinuxContainerSecurityContext } from '../../proto/gen/runtime/v1/LinuxContainerSecurityContext.js';
+import type { ContainerConfigIn, PodSandboxConfigIn } from '../cri/types.js';
 import { containerHash } from './actions.js';
-import * as L from './labels.js';
 import { expand } from './env.js';
 import { podHostnameAndDomain } from './etc-hosts.js';
-import type { LinuxContainerSecurityContext } from '../../proto/gen/runtime/v1/LinuxContainerSecurityContext.js';
-import { sandboxSysctls } from './sysctls.js';
+import * as L from './labels.js';
 import { appArmorProfile, seccompProfile } from './security-profiles.js';
+import { sandboxSysctls } from './sysctls.js';
 
 export type ContainerKind = 'init' | 'container' | 'ephemeral';
 

@@ -1,8 +1,10 @@
 // Pod DNS (issue 15, part): upstream's dnsPolicy rules, dnsConfig merging and limits.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { effectiveResolvConf, parseResolvConf, podDnsConfig, type DnsSettings } from './dns.js';
+
+import { type DnsSettings, effectiveResolvConf, parseResolvConf, podDnsConfig } from './dns.js';
 
 const host = parseResolvConf(
   '# generated\nnameserver 192.0.2.53\nnameserver 192.0.2.54\nsearch old.example\nsearch corp.example. lab.example .\noptions timeout:2 attempts:3\n',

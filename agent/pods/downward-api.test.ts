@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { fieldValue } from './downward-api.js';
 
 test("downward API: status.hostIPs and status.podIPs join a dual-stack node's and pod's addresses with commas, as upstream; one address without a pair", () => {

@@ -1,6 +1,7 @@
 // The downward API: pod fields (fieldRef) and container resources
 // (resourceFieldRef) as strings, for env vars and downwardAPI volumes.
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import { milliValue, parseQuantity } from '../../kube/quantity.js';
 
 export interface DownwardContext {

@@ -4,9 +4,10 @@
 // configMapKeyRef/secretKeyRef/fieldRef/resourceFieldRef and $(VAR) expansion.
 // A missing reference fails the container with CreateContainerConfigError.
 import type { Container, EnvVar, Pod } from 'kubernetes-types/core/v1.js';
+
 import type { KObj } from '../../kube/client.js';
 import type { ApiObjects } from '../volumes/api-objects.js';
-import { fieldValue, resourceValue, type DownwardContext } from './downward-api.js';
+import { type DownwardContext, fieldValue, resourceValue } from './downward-api.js';
 
 export class EnvError extends Error {}
 

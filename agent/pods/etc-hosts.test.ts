@@ -1,7 +1,9 @@
 // The pod's /etc/hosts (issue 15, part): upstream's managed file, FQDN with a subdomain, hostAliases, host network.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import { etcHostsContent, mountsEtcHosts, podHostnameAndDomain } from './etc-hosts.js';
 
 const pod = (spec: Partial<Pod['spec']> = {}, name = 'web'): Pod => ({

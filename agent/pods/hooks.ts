@@ -3,11 +3,12 @@
 // exec runs through CRI ExecSync, httpGet as an httpGet probe would, sleep
 // waits. A failure is returned as upstream's message; the caller decides.
 import type { Container, LifecycleHandler, Pod } from 'kubernetes-types/core/v1.js';
+
+import { clampDelay } from '../../kube/timers.js';
 import type { CriClient } from '../cri/client.js';
 import { httpProbe } from '../probes/http-probe.js';
 import { httpGetURL, probeHeaders } from '../probes/prober.js';
 import { formatPod } from './format.js';
-import { clampDelay } from '../../kube/timers.js';
 
 export interface HookTarget {
   pod: Pod;

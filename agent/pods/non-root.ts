@@ -3,6 +3,7 @@
 // that cannot be told apart from root. Pure; the image's uid and username
 // come from CRI ImageStatus (neither set means root, as upstream).
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+
 import { formatPod } from './format.js';
 
 /** The container may not start as it is: CreateContainerConfigError, as upstream. */

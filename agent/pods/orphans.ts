@@ -4,9 +4,10 @@
 // has a worker, or still has a sandbox or container in the runtime.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+
+import type { Logger } from '../../kube/log.js';
 import { checkUid } from '../../kube/validation.js';
 import { unmountAll } from '../volumes/mounts.js';
-import type { Logger } from '../../kube/log.js';
 
 /** Which of the pod directories (by uid) and pod log directories (<ns>_<name>_<uid>) are orphans. Pure. */
 export function selectOrphans(

@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { credentialsFor, imageLocation } from './pull-secrets.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');

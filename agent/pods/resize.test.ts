@@ -1,11 +1,13 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import {
   podRequests,
+  resizableResources,
   resizeFit,
   sameResources,
-  resizableResources,
   statusResources,
   withAllocation,
 } from './resize.js';

@@ -3,6 +3,7 @@
 // cpu and memory, whether the resize policy asks for a restart instead,
 // whether a resize fits the node, and what status reports.
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+
 import { canonicalJson } from '../../kube/hash.js';
 import { formatBytes, formatMilliCpu, milliValue, parseQuantity } from '../../kube/quantity.js';
 import { linuxResources } from './cri-config.js';

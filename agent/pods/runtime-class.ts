@@ -3,7 +3,8 @@
 // node whose pods name none keeps no watch. A class the cache does not have
 // yet is read live once (the cache may lag a class created a moment ago).
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { KubeApiError, type KubeApi } from '../../kube/client.js';
+
+import { type KubeApi, KubeApiError } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 

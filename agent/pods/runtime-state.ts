@@ -1,9 +1,8 @@
 // What the runtime currently holds for one pod, read back from CRI labels
 // and annotations. This is the kubelet's only memory across restarts.
-import { CriError, type CriClient } from '../cri/client.js';
-import { terminationMessage } from './termination-message.js';
-import type { ActualResources } from './resize.js';
+import { type CriClient, CriError } from '../cri/client.js';
 import type { Container as CriContainer, ContainerStatus, PodSandbox, PodSandboxStatusResponse } from '../cri/types.js';
+import { podFingerprint } from '../pleg/fingerprint.js';
 import {
   A_CONTAINER_HASH,
   A_POD_TERMINATION_GRACE,
@@ -14,7 +13,8 @@ import {
   L_POD_NAMESPACE,
   L_POD_UID,
 } from './labels.js';
-import { podFingerprint } from '../pleg/fingerprint.js';
+import type { ActualResources } from './resize.js';
+import { terminationMessage } from './termination-message.js';
 
 export type CState = 'created' | 'running' | 'exited' | 'unknown';
 

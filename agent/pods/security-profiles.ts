@@ -4,6 +4,7 @@
 // unset: the runtime's default (unconfined seccomp, as upstream without
 // seccompDefault). Pure.
 import path from 'node:path';
+
 import type { Container, Pod, SeccompProfile } from 'kubernetes-types/core/v1.js';
 
 export interface CriProfile {

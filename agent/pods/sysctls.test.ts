@@ -1,10 +1,12 @@
 // Sysctls, seccomp and AppArmor as upstream's kubelet admits and maps them to CRI.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { admitSysctls, checkAllowedUnsafe } from './sysctls.js';
-import { buildContainerConfig, buildSandboxConfig } from './cri-config.js';
+
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
+import { buildContainerConfig, buildSandboxConfig } from './cri-config.js';
+import { admitSysctls, checkAllowedUnsafe } from './sysctls.js';
 
 const node = { nodeName: 'n1', podLogsDir: '/var/log/pods', rootDir: '/var/lib/kubelet', hostIP: '192.0.2.1' };
 const mk = (spec: Partial<NonNullable<Pod['spec']>>, annotations: Record<string, string> = {}): Pod =>

@@ -2,13 +2,14 @@
 // <pod-dir>/containers/<name>/ mounted at terminationMessagePath; after it
 // exits the kubelet reads at most 4 KiB of it, or with FallbackToLogsOnError
 // and an empty file and a failure, the last 80 lines (2 KiB) of its log.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+
 import type { ContainerStatus } from '../cri/types.js';
-import { A_TERMINATION_MESSAGE_PATH, A_TERMINATION_MESSAGE_POLICY } from './labels.js';
 import { parseLogLine } from '../server/logs.js';
+import { A_TERMINATION_MESSAGE_PATH, A_TERMINATION_MESSAGE_POLICY } from './labels.js';
 
 export const MAX_MESSAGE_BYTES = 4 * 1024;
 export const MAX_LOG_LINES = 80;

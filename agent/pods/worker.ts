@@ -1,37 +1,19 @@
 // One pod worker: a serialized sync loop for one pod UID. It reads the
 // runtime state, asks computePodActions what to do, and does it through CRI.
-import { clampDelay } from '../../kube/timers.js';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+
+import type { KObj } from '../../kube/client.js';
+import type { EventRecorder, ObjectRef } from '../../kube/events.js';
+import type { Logger } from '../../kube/log.js';
+import { clampDelay } from '../../kube/timers.js';
+import type { ContainerManager } from '../cm/container-manager.js';
 import type { CriClient } from '../cri/client.js';
 import type { PodSandboxConfigIn } from '../cri/types.js';
-import type { Logger } from '../../kube/log.js';
-import type { EventRecorder, ObjectRef } from '../../kube/events.js';
-import {
-  computePodActions,
-  containerHash,
-  isIdle,
-  podFinished,
-  type PodActions,
-  type ProbeResults,
-} from './actions.js';
-import { Backoff } from './backoff.js';
-import type { DnsConfig, DnsEvent } from './dns.js';
-import { etcHostsContent, mountsEtcHosts } from './etc-hosts.js';
-import type { ContainerManager } from '../cm/container-manager.js';
-import { linkContainerLog, removeContainerLogLinks } from './log-links.js';
-import { buildContainerConfig, buildSandboxConfig, linuxResources, podLogDir, type NodeContext } from './cri-config.js';
-import { resizableResources, sameResources, withAllocation, type Requirements, type ResizePending } from './resize.js';
-import {
-  latestContainer,
-  readPodState,
-  sandboxNetwork,
-  type ContainerInfo,
-  type PodRuntimeState,
-  type SandboxNetwork,
-} from './runtime-state.js';
+import { SubPathError } from '../volumes/subpath.js';
 import {
   containerMounts,
   MountError,
@@ -39,17 +21,37 @@ import {
   type SetUpVolume,
   type VolumeManager,
 } from '../volumes/volume-manager.js';
-import { SubPathError } from '../volumes/subpath.js';
-import { terminationMessageMount } from './termination-message.js';
+import {
+  computePodActions,
+  containerHash,
+  isIdle,
+  type PodActions,
+  podFinished,
+  type ProbeResults,
+} from './actions.js';
+import { Backoff } from './backoff.js';
+import type { ContainerKind } from './cri-config.js';
+import { buildContainerConfig, buildSandboxConfig, linuxResources, type NodeContext, podLogDir } from './cri-config.js';
+import type { DnsConfig, DnsEvent } from './dns.js';
+import { type DownwardContext, DownwardError } from './downward-api.js';
+import { containerEnv, EnvError } from './env.js';
+import { etcHostsContent, mountsEtcHosts } from './etc-hosts.js';
+import { formatPod } from './format.js';
 import { runHook } from './hooks.js';
+import { linkContainerLog, removeContainerLogLinks } from './log-links.js';
 import { needsImageUser, NonRootError, verifyRunAsNonRoot } from './non-root.js';
 import { credentialsFor } from './pull-secrets.js';
-import { formatPod } from './format.js';
-import { containerEnv, EnvError } from './env.js';
-import { DownwardError, type DownwardContext } from './downward-api.js';
-import type { KObj } from '../../kube/client.js';
+import { type Requirements, resizableResources, type ResizePending, sameResources, withAllocation } from './resize.js';
+import {
+  type ContainerInfo,
+  latestContainer,
+  type PodRuntimeState,
+  readPodState,
+  type SandboxNetwork,
+  sandboxNetwork,
+} from './runtime-state.js';
 import { containerFieldPath, sidecarsOf } from './sidecars.js';
-import type { ContainerKind } from './cri-config.js';
+import { terminationMessageMount } from './termination-message.js';
 
 export const MIN_GRACE_SEC = 2;
 

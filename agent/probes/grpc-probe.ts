@@ -1,6 +1,7 @@
 // grpc probes: grpc.health.v1.Health/Check on podIP:port with the optional
 // service name; SERVING is success. Messages follow upstream pkg/probe/grpc.
 import * as grpc from '@grpc/grpc-js';
+
 import { assetPath } from '../../kube/assets.js';
 import { loadGrpcPackage } from '../cri/grpc-services.js';
 import type { ProbeOutcome } from './types.js';

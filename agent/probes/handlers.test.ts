@@ -1,16 +1,18 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 import path from 'node:path';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { httpProbe } from './http-probe.js';
-import { tcpProbe } from './tcp-probe.js';
+
 import { grpcProbe } from './grpc-probe.js';
-import { probeHeaders, resolvePort, PROBE_USER_AGENT } from './prober.js';
+import { httpProbe } from './http-probe.js';
+import { PROBE_USER_AGENT, probeHeaders, resolvePort } from './prober.js';
+import { tcpProbe } from './tcp-probe.js';
 
 async function serve(handler: http.RequestListener): Promise<{ port: number; close: () => void }> {
   const srv = http.createServer(handler);

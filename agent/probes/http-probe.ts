@@ -2,9 +2,10 @@
 // redirects followed only to the same host (at most 10), the body read up to
 // 10 KiB, 200 <= code < 400 is success, and a redirect left unfollowed is a
 // Warning (which counts as success).
-import { clampDelay } from '../../kube/timers.js';
 import http from 'node:http';
 import https from 'node:https';
+
+import { clampDelay } from '../../kube/timers.js';
 import type { ProbeOutcome } from './types.js';
 
 export const MAX_BODY = 10 * 1024;

@@ -3,14 +3,15 @@
 // and startup feed pod status, and liveness or startup failures ask the pod
 // worker to restart the container. Events and metrics as upstream.
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
-import type { CriClient } from '../cri/client.js';
+
 import type { EventRecorder } from '../../kube/events.js';
 import type { Logger } from '../../kube/log.js';
+import type { CriClient } from '../cri/client.js';
 import type { KubeletMetrics } from '../metrics.js';
-import { runProbe } from './prober.js';
-import { probeOf, withDefaults, type ProbeResult, type ProbeType } from './types.js';
-import { ProbeWorker, type ContainerView } from './worker.js';
 import { containerFieldPath, probedContainers } from '../pods/sidecars.js';
+import { runProbe } from './prober.js';
+import { probeOf, type ProbeResult, type ProbeType, withDefaults } from './types.js';
+import { type ContainerView, ProbeWorker } from './worker.js';
 
 const TYPES: ProbeType[] = ['Startup', 'Liveness', 'Readiness'];
 const METRIC_RESULT: Record<ProbeResult, string> = {

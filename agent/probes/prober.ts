@@ -1,6 +1,7 @@
 // Runs one probe of a container: picks the handler, resolves host and port
 // as upstream's prober does, and retries an errored run up to 3 times.
 import type { Container, HTTPGetAction, Pod } from 'kubernetes-types/core/v1.js';
+
 import type { CriClient } from '../cri/client.js';
 import { KUBELET_VERSION } from '../node/node-object.js';
 import { httpProbe } from './http-probe.js';

@@ -1,20 +1,22 @@
 // The prober inside the kubelet, against the fake CRI: liveness failures
 // restart containers (with the probe's grace period), readiness drives the
 // container's ready flag, startup holds both back.
-import { test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach, beforeEach, test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { waitFor } from '../../e2e/proc.js';
+import { type KubeEvent, LogEventRecorder } from '../../kube/events.js';
+import { memoryLogger } from '../../kube/log.js';
 import { CriClient } from '../cri/client.js';
 import { FakeRuntime } from '../cri/fake-runtime.js';
 import { Kubelet } from '../kubelet.js';
-import { memoryLogger } from '../../kube/log.js';
-import { LogEventRecorder, type KubeEvent } from '../../kube/events.js';
-import { toStaticPod } from '../sources/manifest.js';
-import { waitFor } from '../../e2e/proc.js';
 import { KubeletMetrics } from '../metrics.js';
+import { toStaticPod } from '../sources/manifest.js';
 
 let rt: FakeRuntime;
 let cri: CriClient;

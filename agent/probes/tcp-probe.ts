@@ -1,6 +1,7 @@
 // tcpSocket probes: a TCP connect from the node within the timeout.
-import { clampDelay } from '../../kube/timers.js';
 import net from 'node:net';
+
+import { clampDelay } from '../../kube/timers.js';
 import type { ProbeOutcome } from './types.js';
 
 export function tcpProbe(host: string, port: number, timeoutMs: number): Promise<ProbeOutcome> {

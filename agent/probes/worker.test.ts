@@ -1,7 +1,8 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProbeWorker, type ContainerView } from './worker.js';
-import { withDefaults, validateProbe, type ProbeResult, type ProbeType } from './types.js';
+import { test } from 'node:test';
+
+import { type ProbeResult, type ProbeType, validateProbe, withDefaults } from './types.js';
+import { type ContainerView, ProbeWorker } from './worker.js';
 
 function harness(type: ProbeType, probe: Record<string, unknown> = {}) {
   let now = 1_000_000;

@@ -2,8 +2,9 @@
 // periodSeconds on a fixed schedule, keeps results per container ID, applies
 // initialDelaySeconds and the success/failure thresholds, and holds off after
 // a liveness or startup failure until the container is replaced.
-import { clampDelay } from '../../kube/timers.js';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+
+import { clampDelay } from '../../kube/timers.js';
 import type { ProbeOutcome, ProbeResult, ProbeSpec, ProbeType } from './types.js';
 
 /** What a probe worker needs to know about its container right now. */

@@ -4,7 +4,8 @@
 // with upstream's verb and path mapping and its cache TTLs.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { KubeApiError, type KubeApi } from '../../kube/client.js';
+
+import { type KubeApi, KubeApiError } from '../../kube/client.js';
 
 export interface User {
   name: string;

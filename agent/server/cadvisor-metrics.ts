@@ -2,6 +2,7 @@
 // names and labels: container, id, image, name, namespace, pod), from the
 // runtime's container stats, plus machine_cpu_cores and machine_memory_bytes.
 import os from 'node:os';
+
 import type { Container, ContainerStats } from '../cri/types.js';
 import { L_CONTAINER_NAME, L_POD_NAME, L_POD_NAMESPACE } from '../pods/labels.js';
 

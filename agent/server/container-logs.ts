@@ -1,12 +1,13 @@
 // GET /containerLogs/{ns}/{pod}/{container}: the query as v1.PodLogOptions,
 // the container instance (current or --previous) picked as upstream does,
 // and its CRI log file streamed to the client.
-import path from 'node:path';
 import type { ServerResponse } from 'node:http';
+import path from 'node:path';
+
 import { CriError } from '../cri/client.js';
 import { podLogDir } from '../pods/cri-config.js';
 import { containerInstances, findPod, HttpError, type ServerHost } from './host.js';
-import { streamLog, tailRange, type LogOptions } from './logs.js';
+import { type LogOptions, streamLog, tailRange } from './logs.js';
 
 function boolParam(q: URLSearchParams, k: string): boolean {
   const v = q.get(k);

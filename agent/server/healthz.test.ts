@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { alwaysOk, healthz, syncLoopCheck } from './healthz.js';
 
 test('healthz: "ok" when all pass, a 500 naming the failed check (reason withheld) when one fails, and single checks by path', () => {

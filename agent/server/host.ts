@@ -2,11 +2,12 @@
 // where logs live. Handlers answer errors as HttpError(code, text), which the
 // server writes as plain text, as upstream's go-restful handlers do.
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import type { CriClient } from '../cri/client.js';
+
 import type { Logger } from '../../kube/log.js';
+import type { CriClient } from '../cri/client.js';
 import type { KubeletMetrics } from '../metrics.js';
+import { type ContainerInfo, readPodState } from '../pods/runtime-state.js';
 import type { HealthCheck } from './healthz.js';
-import { readPodState, type ContainerInfo } from '../pods/runtime-state.js';
 
 export interface ServerHost {
   nodeName: string;

@@ -1,31 +1,33 @@
-import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before, test } from 'node:test';
 import tls from 'node:tls';
-import type { AddressInfo } from 'node:net';
+
 import * as grpc from '@grpc/grpc-js';
+
+import { waitFor } from '../../e2e/proc.js';
+import type { KObj, KubeApi } from '../../kube/client.js';
+import { LogEventRecorder } from '../../kube/events.js';
+import { memoryLogger } from '../../kube/log.js';
 import { CriClient, CriError } from '../cri/client.js';
 import { FakeRuntime } from '../cri/fake-runtime.js';
 import { Kubelet } from '../kubelet.js';
 import { KubeletMetrics } from '../metrics.js';
-import { memoryLogger } from '../../kube/log.js';
-import { LogEventRecorder } from '../../kube/events.js';
-import { toStaticPod } from '../sources/manifest.js';
 import { podLogDir } from '../pods/cri-config.js';
-import { waitFor } from '../../e2e/proc.js';
-import type { KObj, KubeApi } from '../../kube/client.js';
+import { toStaticPod } from '../sources/manifest.js';
 import { KubeletAuth } from './auth.js';
-import { startKubeletServer, type RunningKubeletServer } from './kubelet-server.js';
 import { alwaysOk, syncLoopCheck } from './healthz.js';
+import type { ServerHost } from './host.js';
+import { type RunningKubeletServer, startKubeletServer } from './kubelet-server.js';
 import { loadServingCert } from './serving-cert.js';
 import { StatsProvider } from './stats.js';
-import type { ServerHost } from './host.js';
 
 let dir: string;
 let rt: FakeRuntime;

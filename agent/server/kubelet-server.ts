@@ -2,21 +2,22 @@
 // authorized first (401 "Unauthorized", 403 "Forbidden (user=…)"), then
 // routed: health, pods, metrics, stats, configz, and the debugging handlers
 // (containerLogs, exec, attach, portForward, run) unless they are disabled.
-import { healthz } from './healthz.js';
-import https from 'node:https';
-import { SERVER_TLS } from '../../kube/tls.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { forbiddenMessage, requestAttributes, type KubeletAuth } from './auth.js';
+
+import { SERVER_TLS } from '../../kube/tls.js';
+import { answerUpgrade } from '../../kube/upgrade-proxy.js';
+import { CriError } from '../cri/client.js';
+import { forbiddenMessage, type KubeletAuth, requestAttributes } from './auth.js';
 import { serveContainerLogs } from './container-logs.js';
+import { healthz } from './healthz.js';
 import { findPod, HttpError, runningContainer, type ServerHost } from './host.js';
 import { resourceMetrics } from './resource-metrics.js';
 import type { ServingCert } from './serving-cert.js';
 import type { StatsProvider } from './stats.js';
 import { parseStreamPath, serveStream } from './streaming.js';
-import { answerUpgrade } from '../../kube/upgrade-proxy.js';
-import { CriError } from '../cri/client.js';
 
 export interface KubeletServerOptions {
   host: ServerHost;

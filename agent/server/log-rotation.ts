@@ -7,8 +7,9 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { CriClient } from '../cri/client.js';
+
 import type { Logger } from '../../kube/log.js';
+import type { CriClient } from '../cri/client.js';
 
 export interface LogRotationOptions {
   maxBytes: number;

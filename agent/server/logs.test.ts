@@ -1,14 +1,15 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { test } from 'node:test';
 import zlib from 'node:zlib';
-import { fixedNano, parseLogLine, streamLog, tailOffset, tailRange, type LogOptions } from './logs.js';
-import { parseLogQuery } from './container-logs.js';
-import { LogRotator } from './log-rotation.js';
+
 import { memoryLogger } from '../../kube/log.js';
 import type { CriClient } from '../cri/client.js';
+import { parseLogQuery } from './container-logs.js';
+import { LogRotator } from './log-rotation.js';
+import { fixedNano, type LogOptions, parseLogLine, streamLog, tailOffset, tailRange } from './logs.js';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-logs-'));
 

@@ -3,8 +3,9 @@
 // The authenticated kubelet API on :10250 serves the same paths.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import type { KubeletMetrics } from '../metrics.js';
-import { alwaysOk, healthz, type HealthCheck } from './healthz.js';
+import { alwaysOk, type HealthCheck, healthz } from './healthz.js';
 
 export async function serveLocal(
   bind: string,

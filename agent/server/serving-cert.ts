@@ -2,11 +2,11 @@
 // when given, otherwise a self-signed pair kept in --cert-dir as
 // kubelet.crt/kubelet.key (upstream's names), made once with the openssl CLI.
 import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 export interface ServingCert {
   cert: Buffer;

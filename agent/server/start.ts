@@ -1,23 +1,24 @@
 // Brings up the kubelet API on :10250, the local healthz port and log
 // rotation, from the kubelet's configuration.
-import type { ContainerManager } from '../cm/container-manager.js';
+import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
+
 import type { KubeApi } from '../../kube/client.js';
 import type { Logger } from '../../kube/log.js';
-import type { Kubelet } from '../kubelet.js';
+import type { ContainerManager } from '../cm/container-manager.js';
 import type { CriClient } from '../cri/client.js';
+import type { Kubelet } from '../kubelet.js';
 import type { KubeletMetrics } from '../metrics.js';
+import { CertificateRotator } from '../node/cert-rotation.js';
+import { requestCertificate } from '../node/tls-bootstrap.js';
 import { KubeletAuth } from './auth.js';
-import { startKubeletServer, type RunningKubeletServer } from './kubelet-server.js';
+import { alwaysOk, syncLoopCheck } from './healthz.js';
+import { type RunningKubeletServer, startKubeletServer } from './kubelet-server.js';
 import { LogRotator } from './log-rotation.js';
 import { serveLocal } from './metrics-server.js';
-import { alwaysOk, syncLoopCheck } from './healthz.js';
 import { loadBootstrappedServingCert, loadServingCert } from './serving-cert.js';
-import { X509Certificate } from 'node:crypto';
-import { requestCertificate } from '../node/tls-bootstrap.js';
-import { CertificateRotator } from '../node/cert-rotation.js';
-import net from 'node:net';
 import { StatsProvider } from './stats.js';
 
 /** The configuration fields this needs (a subset of the kubelet's AgentConfig). */

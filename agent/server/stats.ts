@@ -3,12 +3,13 @@
 // pod, and the node's own cpu, memory and root filesystem from /proc.
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
+
+import type { ContainerManager } from '../cm/container-manager.js';
 import type { CriClient } from '../cri/client.js';
 import type { ContainerStats } from '../cri/types.js';
-import { L_CONTAINER_NAME, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from '../pods/labels.js';
-import path from 'node:path';
 import { diskUsage } from '../eviction/observe.js';
-import type { ContainerManager } from '../cm/container-manager.js';
+import { L_CONTAINER_NAME, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from '../pods/labels.js';
 import { cadvisorMetrics } from './cadvisor-metrics.js';
 
 type Num = { value: string } | null | undefined;

@@ -5,9 +5,10 @@
 // remotecommand or portforward protocol with the client directly.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+
+import { answerUpgrade, spliceUpgrade } from '../../kube/upgrade-proxy.js';
 import { CriError } from '../cri/client.js';
 import { findPod, HttpError, readySandbox, runningContainer, type ServerHost } from './host.js';
-import { answerUpgrade, spliceUpgrade } from '../../kube/upgrade-proxy.js';
 
 export interface StreamRoute {
   kind: 'exec' | 'attach' | 'portForward';

@@ -6,9 +6,11 @@
 // pods get the rest, and the lock is released. logind is reached through its
 // CLIs (systemd-inhibit, busctl); where it is not running, the kubelet says
 // that graceful shutdown is unavailable and runs without it.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import type { Logger } from '../../kube/log.js';
 
 export const SHUTDOWN_REASON = 'Terminated';

@@ -1,12 +1,13 @@
 // API pod source: list+watch of pods bound to this node (all namespaces,
 // fieldSelector spec.nodeName=<node>), reported as one SET on every change.
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import type { KubeApi } from '../../kube/client.js';
+import type { KObj } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { ANN_CONFIG_MIRROR, ANN_CONFIG_SOURCE } from './manifest.js';
-import type { KObj } from '../../kube/client.js';
 import { FirstSeen } from './first-seen.js';
+import { ANN_CONFIG_MIRROR, ANN_CONFIG_SOURCE } from './manifest.js';
 
 export class ApiSource {
   private readonly informer: Informer;

@@ -1,6 +1,8 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import { podNames, sourceChanges } from './changes.js';
 
 const pod = (name: string, extra: Pod['metadata'] = {}): Pod => ({

@@ -1,12 +1,14 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { ensureManifestDir, FileSource } from './file.js';
+
 import { memoryLogger } from '../../kube/log.js';
+import { ensureManifestDir, FileSource } from './file.js';
 import { ANN_CONFIG_SEEN } from './manifest.js';
 
 const podYaml = (name: string, cmd = 'sleep 1'): string =>

@@ -3,11 +3,13 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { parseManifest } from './manifest.js';
+
 import { md5Hex } from '../../kube/hash.js';
 import type { Logger } from '../../kube/log.js';
 import { FirstSeen } from './first-seen.js';
+import { parseManifest } from './manifest.js';
 
 export interface FileSourceOptions {
   path: string;

@@ -1,6 +1,8 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import { FirstSeen } from './first-seen.js';
 
 test('FirstSeen gives an unchanged source object the same copy back, and a changed one a new copy with the same config.seen', () => {

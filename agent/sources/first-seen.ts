@@ -1,6 +1,7 @@
 // kubernetes.io/config.seen: when this kubelet first saw a pod UID (upstream
 // recordFirstSeenTime), kept across updates and forgotten when the pod goes.
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import { rfc3339Nano } from '../../kube/time.js';
 import { ANN_CONFIG_SEEN } from './manifest.js';
 

@@ -1,10 +1,12 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { HttpSource } from './http.js';
+
 import { memoryLogger } from '../../kube/log.js';
+import { HttpSource } from './http.js';
 
 test('manifest URL: Pod or PodList bodies become SETs; errors keep the last SET; empty is empty; headers are sent', async () => {
   let body = '';

@@ -4,8 +4,9 @@
 // SET; an empty body is an empty SET; an unchanged body is skipped. The body
 // is one Pod or a PodList, YAML or JSON.
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import type { Logger } from '../../kube/log.js';
+
 import { md5Hex } from '../../kube/hash.js';
+import type { Logger } from '../../kube/log.js';
 import { FirstSeen } from './first-seen.js';
 import { MAX_MANIFEST_BYTES, parseManifest } from './manifest.js';
 

@@ -1,6 +1,7 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseManifest, ANN_CONFIG_HASH, ANN_CONFIG_SOURCE } from './manifest.js';
+import { test } from 'node:test';
+
+import { ANN_CONFIG_HASH, ANN_CONFIG_SOURCE, parseManifest } from './manifest.js';
 
 const pod = (name = 'web', extra = ''): string => `apiVersion: v1
 kind: Pod

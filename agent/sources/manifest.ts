@@ -1,12 +1,13 @@
 // Turns the bytes of one manifest (file or URL body) into static pods, the
 // way upstream kubelet's config/common.go does: name-<node>, UID and
 // config.hash from md5(host + source + pod), config.source and config.seen.
-import { parseAllDocuments } from 'yaml';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { validatePod } from './validate.js';
+import { parseAllDocuments } from 'yaml';
+
 import { canonicalJson, md5Hex } from '../../kube/hash.js';
-import { applyPodDefaults } from '../../kube/pod-defaults.js';
 import { checkDns1123Subdomain } from '../../kube/names.js';
+import { applyPodDefaults } from '../../kube/pod-defaults.js';
+import { validatePod } from './validate.js';
 
 export const MAX_MANIFEST_BYTES = 3 * 1024 * 1024; // as the apiserver's request limit
 

@@ -1,6 +1,7 @@
 // Static pod validation: the manifest's structure first, then the same pod-spec rules the apiserver applies.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { validatePod } from './validate.js';
 
 const pod = (spec: Record<string, unknown>) => ({

@@ -2,12 +2,13 @@
 // field path the way the apiserver does (spec.containers[0].image). Static
 // pods may not reference API objects (ConfigMaps, Secrets, ServiceAccounts).
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Probe } from 'kubernetes-types/core/v1.js';
+
 import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
+import { validatePodSpec } from '../../kube/pod-validation.js';
 import { parseQuantity } from '../../kube/quantity.js';
 import { checkUid, validateAnnotations, validateLabels, validatePodPaths } from '../../kube/validation.js';
-import type { Probe } from 'kubernetes-types/core/v1.js';
-import { validateProbe, type ProbeType } from '../probes/types.js';
-import { validatePodSpec } from '../../kube/pod-validation.js';
+import { type ProbeType, validateProbe } from '../probes/types.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

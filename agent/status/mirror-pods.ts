@@ -4,7 +4,8 @@
 // NodeRestriction requires. A deleted or outdated mirror pod is recreated; the
 // static pod itself keeps running.
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { KubeApiError, type KObj, type KubeApi } from '../../kube/client.js';
+
+import { type KObj, type KubeApi, KubeApiError } from '../../kube/client.js';
 import type { Logger } from '../../kube/log.js';
 import { ANN_CONFIG_HASH, ANN_CONFIG_MIRROR } from '../sources/manifest.js';
 

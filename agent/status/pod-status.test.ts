@@ -1,11 +1,13 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { computePodStatus } from './pod-status.js';
+
+import { applyPodDefaults } from '../../kube/pod-defaults.js';
 import { qosClass } from '../../kube/pod-qos.js';
 import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
-import { applyPodDefaults } from '../../kube/pod-defaults.js';
+import { computePodStatus } from './pod-status.js';
 
 const pod = (spec: Partial<NonNullable<Pod['spec']>> = {}): Pod =>
   applyPodDefaults({

@@ -2,12 +2,13 @@
 // getPhase): phase, conditions, container statuses, IPs and QoS class, from
 // the runtime state and the workers' waiting reasons. Pure.
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
-import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
-import type { Waiting } from '../pods/worker.js';
+
 import { podQos } from '../../kube/pod-qos.js';
 import { rfc3339 } from '../../kube/time.js';
+import { resizeChanges, type ResizePending, statusResources } from '../pods/resize.js';
+import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
 import { isSidecar } from '../pods/sidecars.js';
-import { resizeChanges, statusResources, type ResizePending } from '../pods/resize.js';
+import type { Waiting } from '../pods/worker.js';
 
 type Obj = Record<string, any>;
 const iso = (ms: number): string => rfc3339(new Date(ms));

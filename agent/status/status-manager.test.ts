@@ -3,7 +3,7 @@ import { mock, test } from 'node:test';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
-import { KubeApiError, type KubeApi } from '../../kube/client.js';
+import { type KubeApi, KubeApiError } from '../../kube/client.js';
 import type { Logger } from '../../kube/log.js';
 import { StatusManager } from './status-manager.js';
 

@@ -1,13 +1,14 @@
 // Writes pod status to the apiserver: a strategic-merge PATCH on pods/status
 // with a uid precondition, only when the status changed, serialized per pod.
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { KubeApiError, type KubeApi } from '../../kube/client.js';
+
+import { type KubeApi, KubeApiError } from '../../kube/client.js';
 import type { Logger } from '../../kube/log.js';
+import { rfc3339 } from '../../kube/time.js';
 import type { PodRuntimeState } from '../pods/runtime-state.js';
 import type { Waiting } from '../pods/worker.js';
-import { computePodStatus, TRANSIENT_CONDITIONS, type ProbeStatus, type StatusInput } from './pod-status.js';
-import { rfc3339 } from '../../kube/time.js';
 import { ConditionClock } from './condition-clock.js';
+import { computePodStatus, type ProbeStatus, type StatusInput, TRANSIENT_CONDITIONS } from './pod-status.js';
 
 type Obj = Record<string, any>;
 const STATE_KEYS = ['waiting', 'running', 'terminated'];

@@ -1,7 +1,8 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { type KObj, type KubeApi, KubeApiError } from '../../kube/client.js';
 import { ApiObjects } from './api-objects.js';
-import { KubeApiError, type KubeApi, type KObj } from '../../kube/client.js';
 
 test('ConfigMaps and Secrets: the last copy read serves while the apiserver is away; a 404 forgets it (issue 16)', async () => {
   let mode: 'ok' | 'down' | 'gone' = 'ok';

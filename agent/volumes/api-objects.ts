@@ -1,7 +1,7 @@
 // ConfigMaps, Secrets and ServiceAccount tokens for volumes and env, read
 // from the apiserver (which, under the Node authorizer, lets a kubelet read
 // only what its pods reference). A standalone kubelet has none of these.
-import { KubeApiError, type KObj, type KubeApi } from '../../kube/client.js';
+import { type KObj, type KubeApi, KubeApiError } from '../../kube/client.js';
 
 export class MissingObjectError extends Error {}
 

@@ -3,7 +3,9 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+
 import type { Volume } from 'kubernetes-types/core/v1.js';
+
 import { parseQuantity } from '../../kube/quantity.js';
 import { mountTmpfs } from './mounts.js';
 import { VolumeError } from './projections.js';

@@ -1,6 +1,7 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
+import { test } from 'node:test';
+
 import { commandLine, MountCommands, parseAnswer, shellWord } from './mount-commands.js';
 
 test('command lines quote every word, so paths with spaces and quotes reach mount(8) as they are', () => {

@@ -3,7 +3,7 @@
 // ~7 ms of the kubelet's CPU per call, measured, and every API pod mounts at
 // least its token tmpfs; the shell forks them for ~0.1 ms. One command at a
 // time; the shell is started on first use, again if it exits.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 const MARK = '__tskube_rc=';
 

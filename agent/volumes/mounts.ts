@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+
 import { mountCommands } from './mount-commands.js';
 
 /** Mount points at or under `dir`, deepest first (from /proc/self/mountinfo). */

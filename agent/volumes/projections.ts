@@ -3,8 +3,9 @@
 // defaultMode and optional as upstream. Errors read as upstream's
 // MountVolume.SetUp messages.
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import type { KObj } from '../../kube/client.js';
-import { fieldValue, resourceValue, type DownwardContext } from '../pods/downward-api.js';
+import { type DownwardContext, fieldValue, resourceValue } from '../pods/downward-api.js';
 import type { ApiObjects } from './api-objects.js';
 import { checkPayloadPath, type Payload } from './atomic-writer.js';
 

@@ -2,17 +2,19 @@
 // something outside its volume, even through a symlink a container planted;
 // a uid that is not one path element never names a directory; pod and volume
 // directories are closed to other host users.
-import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { after, test } from 'node:test';
+
+import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { memoryLogger } from '../../kube/log.js';
+import { mountsUnder, unmountAll } from './mounts.js';
 import { mountSubPath, openInside, SubPathError, subPathTarget } from './subpath.js';
 import { containerMounts, podDir, VolumeManager } from './volume-manager.js';
-import { mountsUnder, unmountAll } from './mounts.js';
-import { memoryLogger } from '../../kube/log.js';
-import type { Pod } from 'kubernetes-types/core/v1.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-subpath-'));
 after(async () => {

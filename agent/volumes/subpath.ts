@@ -6,8 +6,9 @@
 // under the pod directory, which is what CRI mounts into the container.
 import fs from 'node:fs';
 import path from 'node:path';
-import { mountsUnder } from './mounts.js';
+
 import { mountCommands } from './mount-commands.js';
+import { mountsUnder } from './mounts.js';
 const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK } = fs.constants;
 
 export class SubPathError extends Error {}

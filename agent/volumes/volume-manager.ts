@@ -5,19 +5,21 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+
 import type { Container, Pod, Volume } from 'kubernetes-types/core/v1.js';
-import type { ContainerConfigIn } from '../cri/types.js';
-import type { Logger } from '../../kube/log.js';
+
 import type { KObj } from '../../kube/client.js';
+import type { Logger } from '../../kube/log.js';
+import { checkUid } from '../../kube/validation.js';
+import type { ContainerConfigIn } from '../cri/types.js';
 import type { DownwardContext } from '../pods/downward-api.js';
+import { expand } from '../pods/env.js';
 import { ApiObjects } from './api-objects.js';
 import { writeAtomic } from './atomic-writer.js';
 import { setUpEmptyDir, setUpHostPath, setVolumeOwnership } from './host-volumes.js';
 import { isMountPoint, mountTmpfs, unmountAll } from './mounts.js';
-import { volumeFiles, VolumeError } from './projections.js';
+import { VolumeError, volumeFiles } from './projections.js';
 import { mountSubPath, SubPathError, subPathTarget } from './subpath.js';
-import { checkUid } from '../../kube/validation.js';
-import { expand } from '../pods/env.js';
 
 type Mounts = NonNullable<ContainerConfigIn['mounts']>;
 

@@ -1,17 +1,19 @@
-import { execFileSync } from 'node:child_process';
-import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { after, test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import type { KObj } from '../../kube/client.js';
 import { memoryLogger } from '../../kube/log.js';
-import { writeAtomic } from './atomic-writer.js';
-import { ApiObjects } from './api-objects.js';
-import { containerMounts, MountError, VolumeManager } from './volume-manager.js';
-import { isMountPoint, mountsUnder, unmountAll } from './mounts.js';
 import { containerEnv, expand, serviceEnv } from '../pods/env.js';
+import { ApiObjects } from './api-objects.js';
+import { writeAtomic } from './atomic-writer.js';
+import { isMountPoint, mountsUnder, unmountAll } from './mounts.js';
+import { containerMounts, MountError, VolumeManager } from './volume-manager.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-vol-'));
 after(async () => {

@@ -3,10 +3,12 @@
 // takes one here (pod-security.admission.config.k8s.io PodSecurityConfiguration).
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { parse } from 'yaml';
+
 import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
 import { DEFAULT_POD_SECURITY, type PodSecurityConfiguration } from './pod-security/admission.js';
-import { parseLevel, parseVersion, type LevelVersion } from './pod-security/policy.js';
+import { type LevelVersion, parseLevel, parseVersion } from './pod-security/policy.js';
 
 const ADMISSION_CONFIG_VERSIONS = [
   'apiserver.config.k8s.io/v1',

@@ -3,8 +3,8 @@
 // - CertificateApproval: approving or denying needs `approve` on signers/<signerName> (or <domain>/*);
 // - CertificateSigning: setting status.certificate needs `sign` on the same.
 // Messages are upstream's.
-import { errors } from '../api/errors.js';
 import type { AdmissionPlugin, Attributes, User } from '../api/admission.js';
+import { errors } from '../api/errors.js';
 import type { AuthorizerChain } from '../authz/authorizer.js';
 import { requestOf } from '../certificates/csr.js';
 import { CLIENT_SIGNER } from '../certificates/signer-rules.js';

@@ -1,7 +1,7 @@
 // DenyServiceExternalIPs (opt-in, --enable-admission-plugins): no new Service may set externalIPs, and an update
 // may keep or drop the ones it has but add none (upstream's plugin; the mitigation for CVE-2020-8554).
-import { errors } from '../api/errors.js';
 import type { AdmissionPlugin } from '../api/admission.js';
+import { errors } from '../api/errors.js';
 
 const ips = (o: { spec?: { externalIPs?: unknown } } | undefined): string[] =>
   Array.isArray(o?.spec?.externalIPs) ? (o.spec.externalIPs as unknown[]).map(String) : [];

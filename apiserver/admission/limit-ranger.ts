@@ -3,9 +3,9 @@
 // container, pod and claim by min, max and maxLimitRequestRatio, with
 // upstream's messages. Also LimitRange's own defaulting (default from max,
 // defaultRequest from default).
-import type { Obj } from '../storage/store.js';
-import { errors } from '../api/errors.js';
 import { parseQuantity } from '../../kube/quantity.js';
+import { errors } from '../api/errors.js';
+import type { Obj } from '../storage/store.js';
 
 /** SetDefaults_LimitRangeItem: a Container item's default limit is its max, its default request its default (or min). */
 export function defaultLimitRange(lr: Obj): void {

@@ -1,10 +1,11 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import type { User } from '../api/admission.js';
 import { Api } from '../api/api.js';
 import { ApiError } from '../api/errors.js';
 import { Store } from '../storage/store.js';
 import { nodeRestriction } from './node-restriction.js';
-import type { User } from '../api/admission.js';
 
 const n1: User = { name: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] };
 const admin: User = { name: 'kubernetes-admin', groups: ['system:masters'] };

@@ -3,8 +3,8 @@
 // create its own mirror pods, delete and update the status of pods bound to
 // it, change its own Node (not its taints, nor labels outside the kubelet's
 // set) and its own Lease. Messages follow upstream's admission plugin.
-import { errors } from '../api/errors.js';
 import type { AdmissionPlugin, Attributes, User } from '../api/admission.js';
+import { errors } from '../api/errors.js';
 import type { Obj } from '../storage/store.js';
 
 const MIRROR = 'kubernetes.io/config.mirror';

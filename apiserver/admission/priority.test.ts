@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { Api } from '../api/api.js';
 import { ApiError } from '../api/errors.js';
 import { Store } from '../storage/store.js';

@@ -2,9 +2,9 @@
 // has, validation, and upstream's Priority admission plugin for pods being
 // created (spec.priority and preemptionPolicy from the named class, or from
 // the global default class).
-import type { Obj } from '../storage/store.js';
 import type { Cause } from '../api/errors.js';
 import { errors } from '../api/errors.js';
+import type { Obj } from '../storage/store.js';
 
 export const SYSTEM_PRIORITY_CLASSES: Obj[] = [
   {

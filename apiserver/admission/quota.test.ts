@@ -1,14 +1,15 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { waitFor } from '../../e2e/proc.js';
+import { memoryLogger } from '../../kube/log.js';
 import { Api } from '../api/api.js';
 import { ApiError } from '../api/errors.js';
-import { Store } from '../storage/store.js';
 import { LocalClient } from '../api/local-client.js';
-import { memoryLogger } from '../../kube/log.js';
-import { waitFor } from '../../e2e/proc.js';
-import type { Obj } from '../storage/store.js';
-import { namespaceUsage, usageOf } from './resource-quota.js';
 import { ResourceQuotaController } from '../controllers/resourcequota-controller.js';
+import type { Obj } from '../storage/store.js';
+import { Store } from '../storage/store.js';
+import { namespaceUsage, usageOf } from './resource-quota.js';
 
 const pod = (name: string, resources: Obj = {}, extra: Obj = {}): Obj => ({
   apiVersion: 'v1',

@@ -2,11 +2,11 @@
 // ClusterRole needs every permission in it (or `escalate` on it), writing a
 // binding needs the referenced role's permissions (or `bind` on it), and an
 // aggregated ClusterRole needs full authority. system:masters is exempt.
-import { errors } from '../api/errors.js';
 import type { AdmissionPlugin, Attributes } from '../api/admission.js';
+import { errors } from '../api/errors.js';
 import type { AuthorizerChain, PolicyRule } from '../authz/authorizer.js';
-import type { RbacAuthorizer } from '../authz/rbac.js';
 import { escalationError, FULL_AUTHORITY } from '../authz/escalation.js';
+import type { RbacAuthorizer } from '../authz/rbac.js';
 
 const RBAC = 'rbac.authorization.k8s.io';
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);

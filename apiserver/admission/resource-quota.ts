@@ -3,9 +3,9 @@
 // services and their node ports, claims and their storage, object counts),
 // what a namespace uses now, and the refusal of a create that would pass a
 // quota's hard limit, with upstream's message.
-import type { Obj } from '../storage/store.js';
+import { formatBytes, formatMilliCpu, milliValue, parseQuantity } from '../../kube/quantity.js';
 import { errors } from '../api/errors.js';
-import { milliValue, parseQuantity, formatBytes, formatMilliCpu } from '../../kube/quantity.js';
+import type { Obj } from '../storage/store.js';
 
 const COMPUTE = ['cpu', 'memory', 'ephemeral-storage'];
 const terminal = (p: Obj): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';

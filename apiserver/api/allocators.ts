@@ -1,6 +1,6 @@
 // ClusterIP and NodePort allocation for Services. A ClusterIP range is one
 // CIDR of either family; a dual-stack apiserver has one allocator per family.
-import { bigIntToIp, ipToBigInt, parseAnyCidr, perFamilyCidrs, type IPFamily } from '../../kube/cidr.js';
+import { bigIntToIp, type IPFamily, ipToBigInt, parseAnyCidr, perFamilyCidrs } from '../../kube/cidr.js';
 
 export class IpAllocator {
   private readonly used = new Set<bigint>();

@@ -1,8 +1,9 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { Store } from '../storage/store.js';
 import { Api } from './api.js';
 import { ApiError } from './errors.js';
-import { Store } from '../storage/store.js';
 
 const newApi = () => new Api(new Store());
 const pods = (api: Api) => api.res('', 'pods');

@@ -2,16 +2,10 @@
 // list, update, patch, delete (graceful for pods, finalizers), status
 // subresource, pod binding, and watch.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Store, StoreError, type Obj, type StoreEvent } from '../storage/store.js';
-import { apiVersionOf, Registry, storageKey, storagePrefix, type ResourceDef } from '../resources.js';
-import { CLEANUP_FINALIZER, crdStatus, defaultCrd, servedResources, validateCrdUpdate } from '../crd/definition.js';
-import { applySchemaDefaults, validateCustom } from '../crd/validation.js';
-import { ApiError, errors, type Cause } from './errors.js';
-import { firstIndex } from '../storage/key-index.js';
-import { validateNodeUpdate, validateObject } from './validate.js';
-import { addDefaultTolerations, applyDefaults } from './defaults.js';
-import { IpAllocator, PortAllocator, serviceCidrs } from './allocators.js';
-import { planServiceIPs } from './service-ips.js';
+
+import { familyOfText } from '../../kube/cidr.js';
+import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
+import { defaultContainer } from '../../kube/pod-defaults.js';
 import {
   matchFields,
   matchLabels,
@@ -19,39 +13,46 @@ import {
   parseLabelSelector,
   SelectorError,
 } from '../../kube/selectors.js';
-import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 import { rfc3339 } from '../../kube/time.js';
-import { familyOfText } from '../../kube/cidr.js';
-import {
-  SYSTEM_USER,
-  type AdmissionPlugin,
-  type Attributes,
-  type GetObject,
-  type ListObjects,
-  type User,
-} from './admission.js';
-import { admitServiceAccount, validateMirrorPod } from '../admission/service-account.js';
-import { admitRuntimeClass, validateRuntimeClassUpdate } from '../admission/runtime-class.js';
+import { admitClaimLimits, admitPodLimits } from '../admission/limit-ranger.js';
 import {
   admitPriority,
   checkSingleDefault,
   SYSTEM_PRIORITY_CLASSES,
   validatePriorityClassUpdate,
 } from '../admission/priority.js';
+import { admitQuota, kindsTracked, namespaceUsage } from '../admission/resource-quota.js';
+import { admitRuntimeClass, validateRuntimeClassUpdate } from '../admission/runtime-class.js';
+import { admitServiceAccount, validateMirrorPod } from '../admission/service-account.js';
+import { prepareCsr, validateApproval, validateCsrStatus } from '../certificates/csr.js';
+import { defaultClass } from '../controllers/volume-binding-model.js';
+import { CLEANUP_FINALIZER, crdStatus, defaultCrd, servedResources, validateCrdUpdate } from '../crd/definition.js';
+import { applySchemaDefaults, validateCustom } from '../crd/validation.js';
 import { dropUnknownFields, fieldMessages, type FieldValidation } from '../openapi/fields.js';
 import { kindSchema } from '../openapi/schema.js';
-import { applyConfig, trackUpdate, type ManagedFieldsEntry } from '../ssa/managed-fields.js';
+import { apiVersionOf, Registry, type ResourceDef, storageKey, storagePrefix } from '../resources.js';
+import { applyConfig, type ManagedFieldsEntry, trackUpdate } from '../ssa/managed-fields.js';
 import { deepEqual } from '../ssa/typed.js';
-import { versionView, VIEWS, type View } from './views.js';
-import { prepareCsr, validateApproval, validateCsrStatus } from '../certificates/csr.js';
-import { validateEphemeralUpdate } from './ephemeral.js';
-import { applyResize, validatePodResize } from './pod-resize.js';
-import { validateJob, validateJobUpdate } from './jobs.js';
-import { defaultClass } from '../controllers/volume-binding-model.js';
-import { admitClaimLimits, admitPodLimits } from '../admission/limit-ranger.js';
-import { admitQuota, kindsTracked, namespaceUsage } from '../admission/resource-quota.js';
+import { firstIndex } from '../storage/key-index.js';
+import { type Obj, Store, StoreError, type StoreEvent } from '../storage/store.js';
+import {
+  type AdmissionPlugin,
+  type Attributes,
+  type GetObject,
+  type ListObjects,
+  SYSTEM_USER,
+  type User,
+} from './admission.js';
+import { IpAllocator, PortAllocator, serviceCidrs } from './allocators.js';
 import { stampTemplateGeneration, validateControllerRevision, validateStatefulSetUpdate } from './apps.js';
-import { defaultContainer } from '../../kube/pod-defaults.js';
+import { addDefaultTolerations, applyDefaults } from './defaults.js';
+import { validateEphemeralUpdate } from './ephemeral.js';
+import { ApiError, type Cause, errors } from './errors.js';
+import { validateJob, validateJobUpdate } from './jobs.js';
+import { applyResize, validatePodResize } from './pod-resize.js';
+import { planServiceIPs } from './service-ips.js';
+import { validateNodeUpdate, validateObject } from './validate.js';
+import { versionView, type View, VIEWS } from './views.js';
 
 /** The manager of writes made inside the apiserver (controllers, the scheduler), as upstream's controller manager. */
 export const INTERNAL_MANAGER = 'kube-controller-manager';

@@ -1,9 +1,10 @@
 // apps/v1 DaemonSet, StatefulSet and ControllerRevision: server-side
 // defaults, the DaemonSet template generation annotation, and validation
 // with upstream's field errors (pkg/apis/apps/validation).
-import { applyPodDefaults } from '../../kube/pod-defaults.js';
-import { canonicalJson } from '../../kube/hash.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { canonicalJson } from '../../kube/hash.js';
+import { applyPodDefaults } from '../../kube/pod-defaults.js';
 import type { Obj } from '../storage/store.js';
 import type { Cause } from './errors.js';
 import { goIntOrString, isZero, validateIntOrPercent, validateSelectorAndTemplate } from './validate.js';

@@ -1,12 +1,13 @@
 // Server-side defaulting per resource (the subset clients rely on).
+import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
 import { qosClass } from '../../kube/pod-qos.js';
-import type { Pod } from 'kubernetes-types/core/v1.js';
-import type { Obj } from '../storage/store.js';
-import type { ResourceDef } from '../resources.js';
-import { defaultCronJob, defaultJob } from './jobs.js';
-import { defaultDaemonSet, defaultStatefulSet } from './apps.js';
 import { defaultLimitRange } from '../admission/limit-ranger.js';
+import type { ResourceDef } from '../resources.js';
+import type { Obj } from '../storage/store.js';
+import { defaultDaemonSet, defaultStatefulSet } from './apps.js';
+import { defaultCronJob, defaultJob } from './jobs.js';
 
 function defaultTemplate(t: Obj | undefined): void {
   if (t?.spec) applyPodDefaults(t as Pod);

@@ -3,10 +3,10 @@
 // ephemeral containers are only ever added; each has a name no other
 // container has, targets an existing regular or init container, and sets
 // none of the fields that would make it part of the workload.
-import type { Obj } from '../storage/store.js';
 import { canonicalJson } from '../../kube/hash.js';
-import type { Cause } from './errors.js';
 import { checkDns1123Label } from '../../kube/names.js';
+import type { Obj } from '../storage/store.js';
+import type { Cause } from './errors.js';
 
 /** Fields an ephemeral container may set (upstream allowedEphemeralContainerFields, with true). */
 const ALLOWED = new Set([

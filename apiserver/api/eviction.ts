@@ -2,12 +2,12 @@
 // deleted only if the PodDisruptionBudget covering it allows a disruption;
 // the budget is decremented and the pod recorded in status.disruptedPods so
 // the disruption controller does not count it meanwhile. Otherwise 429.
+import { rfc3339 } from '../../kube/time.js';
+import { isHealthy } from '../controllers/disruption-model.js';
 import type { Obj } from '../storage/store.js';
 import type { Api, DeleteOptions } from './api.js';
 import { ApiError, errors } from './errors.js';
 import { selectorMatches } from './validate.js';
-import { isHealthy } from '../controllers/disruption-model.js';
-import { rfc3339 } from '../../kube/time.js';
 
 const MAX_DISRUPTED_PODS = 2000;
 const tooMany = (message: string, cause?: string): ApiError =>

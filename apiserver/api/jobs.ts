@@ -1,12 +1,10 @@
 // batch/v1 Job: server-side defaults, the generated selector and labels, and
 // validation with upstream's field errors (pkg/apis/batch).
-import { applyPodDefaults } from '../../kube/pod-defaults.js';
-import { canonicalJson } from '../../kube/hash.js';
-import { validatePodSpec } from '../../kube/pod-validation.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import type { Obj } from '../storage/store.js';
-import type { Cause } from './errors.js';
-import { goMap, selectorMatches } from './validate.js';
+
+import { canonicalJson } from '../../kube/hash.js';
+import { applyPodDefaults } from '../../kube/pod-defaults.js';
+import { validatePodSpec } from '../../kube/pod-validation.js';
 import { scheduleError, timeZoneError } from '../controllers/cronjob-model.js';
 import {
   LABEL_CONTROLLER_UID,
@@ -14,6 +12,9 @@ import {
   LEGACY_CONTROLLER_UID,
   LEGACY_JOB_NAME,
 } from '../controllers/job-model.js';
+import type { Obj } from '../storage/store.js';
+import type { Cause } from './errors.js';
+import { goMap, selectorMatches } from './validate.js';
 
 /** SetDefaults_Job and the create strategy's generateSelector (unless spec.manualSelector). */
 export function defaultJob(job: Obj): void {

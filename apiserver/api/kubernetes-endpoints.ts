@@ -2,8 +2,8 @@
 // keeps (upstream's master endpoint reconciler): an Endpoints object and an
 // EndpointSlice pointing at this apiserver's advertised address and port, so
 // in-cluster clients reach it through the Service's ClusterIP.
-import type { Api } from './api.js';
 import type { Obj } from '../storage/store.js';
+import type { Api } from './api.js';
 
 const SLICE_LABELS = { 'kubernetes.io/service-name': 'kubernetes' };
 

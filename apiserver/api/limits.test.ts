@@ -1,15 +1,16 @@
 // Input limits and validation with security weight (issue 12): subPath and
 // hostPath escapes, labels and annotations, object and data sizes, nesting
 // depth, and one broken watcher never costing the others their events.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { test } from 'node:test';
+
+import { decodeBody, MAX_DEPTH, nestingDepth } from '../http/body.js';
+import { MAX_OBJECT_BYTES, Store, StoreError } from '../storage/store.js';
 import { Api } from './api.js';
 import { ApiError } from './errors.js';
-import { MAX_OBJECT_BYTES, Store, StoreError } from '../storage/store.js';
-import { decodeBody, MAX_DEPTH, nestingDepth } from '../http/body.js';
 
 const newApi = (store = new Store()) => new Api(store);
 const invalid = (text: string) => (e: unknown) => {

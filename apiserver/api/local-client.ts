@@ -1,12 +1,12 @@
 // An in-process KubeApi over Api: the built-in controllers use it, so they are
 // written against the same interface (and informers) as any out-of-process
 // client, without HTTPS in between. Errors become KubeApiErrors.
-import { KubeApiError, type KObj, type KubeApi, type WatchEvent } from '../../kube/client.js';
-import { writeSubOf, type Api } from './api.js';
+import { type KObj, type KubeApi, KubeApiError, type WatchEvent } from '../../kube/client.js';
+import type { Obj } from '../storage/store.js';
+import { SYSTEM_USER, type User } from './admission.js';
+import { type Api, writeSubOf } from './api.js';
 import { ApiError } from './errors.js';
 import { parseResourcePath, type Route } from './paths.js';
-import { SYSTEM_USER, type User } from './admission.js';
-import type { Obj } from '../storage/store.js';
 
 type Query = Record<string, string | number | boolean | undefined>;
 

@@ -4,10 +4,10 @@
 // the stored pod; ValidatePodResize then refuses what a running container
 // cannot take: a QoS class change, a request or limit removed, a memory limit
 // lowered without a restart, other resources changed.
-import { parseQuantity } from '../../kube/quantity.js';
 import { canonicalJson } from '../../kube/hash.js';
 import { qosClass } from '../../kube/pod-qos.js';
 import { validatePodSpec } from '../../kube/pod-validation.js';
+import { parseQuantity } from '../../kube/quantity.js';
 import type { Obj } from '../storage/store.js';
 import type { Cause } from './errors.js';
 

@@ -1,11 +1,11 @@
 // The scale subresource of Deployments and ReplicaSets (autoscaling/v1
 // Scale), which `kubectl scale` patches: spec.replicas in, status.replicas and
 // the selector as a string out.
-import type { Obj } from '../storage/store.js';
+import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 import type { ResourceDef } from '../resources.js';
+import type { Obj } from '../storage/store.js';
 import type { Api, PatchType } from './api.js';
 import { errors } from './errors.js';
-import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
 
 /** A LabelSelector in its string form (metav1.FormatLabelSelector). */
 export function selectorString(sel: Obj | undefined): string {

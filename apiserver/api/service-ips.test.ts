@@ -1,10 +1,11 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { planServiceIPs, type IPPlan } from './service-ips.js';
+import { test } from 'node:test';
+
+import { bigIntToIp, ipToBigInt } from '../../kube/cidr.js';
+import { Store } from '../storage/store.js';
 import { IpAllocator, serviceCidrs } from './allocators.js';
 import { Api } from './api.js';
-import { Store } from '../storage/store.js';
-import { bigIntToIp, ipToBigInt } from '../../kube/cidr.js';
+import { type IPPlan, planServiceIPs } from './service-ips.js';
 
 const DUAL = ['IPv4', 'IPv6'] as const;
 const V4 = ['IPv4'] as const;

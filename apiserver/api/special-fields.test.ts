@@ -1,9 +1,10 @@
 // Fields an attacker could use to redirect traffic: a Service's externalIPs in special ranges (and the opt-in
 // DenyServiceExternalIPs plugin), and a Node's podCIDRs, which only go from unset to set, even for the node itself.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { validateNodeUpdate, validateNonSpecialIP } from './validate.js';
+import { test } from 'node:test';
+
 import { rawRequest, useTestApiServer } from '../testing.js';
+import { validateNodeUpdate, validateNonSpecialIP } from './validate.js';
 
 test("externalIPs: upstream's ValidateNonSpecialIP", () => {
   const why = (ip: string): string[] => validateNonSpecialIP(ip, 'spec.externalIPs[0]').map((c) => c.message);

@@ -1,18 +1,19 @@
 // Validation with field paths, for the fields the dev apiserver checks.
-import { validateCrd } from '../crd/definition.js';
-import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
-import type { Cause } from './errors.js';
-import { validateAnnotations, validateLabels } from '../../kube/validation.js';
-import { PROTOCOLS, validateIntOrPortName, validatePodSpec, validatePortNumber } from '../../kube/pod-validation.js';
-import type { ResourceDef } from '../resources.js';
-import { validateCsr } from '../certificates/csr.js';
-import { validateRuntimeClass } from '../admission/runtime-class.js';
-import { validateCronJob, validateJob } from './jobs.js';
-import { validateControllerRevision, validateDaemonSet, validateStatefulSet } from './apps.js';
-import { validatePriorityClass } from '../admission/priority.js';
-import type { Obj } from '../storage/store.js';
 import type { BlockList } from 'node:net';
+
 import { checkableIP, cidrBlockList } from '../../kube/cidr.js';
+import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
+import { PROTOCOLS, validateIntOrPortName, validatePodSpec, validatePortNumber } from '../../kube/pod-validation.js';
+import { validateAnnotations, validateLabels } from '../../kube/validation.js';
+import { validatePriorityClass } from '../admission/priority.js';
+import { validateRuntimeClass } from '../admission/runtime-class.js';
+import { validateCsr } from '../certificates/csr.js';
+import { validateCrd } from '../crd/definition.js';
+import type { ResourceDef } from '../resources.js';
+import type { Obj } from '../storage/store.js';
+import { validateControllerRevision, validateDaemonSet, validateStatefulSet } from './apps.js';
+import type { Cause } from './errors.js';
+import { validateCronJob, validateJob } from './jobs.js';
 
 export const MAX_DATA_SIZE = 1024 * 1024;
 const DNS_LABEL_NAMED = new Set(['namespaces', 'services']);

@@ -1,10 +1,11 @@
 // events.k8s.io/v1 (issue 13, item 8): the same Events as core/v1, with
 // upstream's field names, through every verb.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EVENTS_V1 } from './views.js';
-import { useTestApiServer } from '../testing.js';
+import { test } from 'node:test';
+
 import type { KubeApiError } from '../../kube/client.js';
+import { useTestApiServer } from '../testing.js';
+import { EVENTS_V1 } from './views.js';
 
 const V1 = '/apis/events.k8s.io/v1/namespaces/default/events';
 const CORE = '/api/v1/namespaces/default/events';

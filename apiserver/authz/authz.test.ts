@@ -1,10 +1,11 @@
-import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startTestApiServer, type TestApiServer } from '../testing.js';
+import { after, before, test } from 'node:test';
+
 import { KubeApiError, KubeClient } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { startTestApiServer, type TestApiServer } from '../testing.js';
 
 let api: TestApiServer;
 let proxy: KubeClient;

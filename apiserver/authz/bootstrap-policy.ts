@@ -2,11 +2,11 @@
 // (upstream plugin/pkg/auth/authorizer/rbac/bootstrappolicy), the subset our
 // identities and kubectl need, with upstream names. They are created when
 // missing and never overwritten, so users can change them.
-import type { Api } from '../api/api.js';
 import { SYSTEM_USER } from '../api/admission.js';
-import type { PolicyRule } from './authorizer.js';
-import { storageKey } from '../resources.js';
+import type { Api } from '../api/api.js';
 import { aggregatedRules } from '../controllers/clusterrole-aggregation.js';
+import { storageKey } from '../resources.js';
+import type { PolicyRule } from './authorizer.js';
 
 const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];

@@ -1,11 +1,12 @@
 // RBAC escalation prevention, roleRef immutability and aggregated ClusterRoles,
 // as upstream: pure rule arithmetic, then the same cases through the apiserver.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compactRules, compactString, escalationError, missingRules } from './escalation.js';
+import { test } from 'node:test';
+
+import { type KObj, KubeApiError, KubeClient } from '../../kube/client.js';
 import { aggregatedRules } from '../controllers/clusterrole-aggregation.js';
 import { useTestApiServer } from '../testing.js';
-import { KubeApiError, KubeClient, type KObj } from '../../kube/client.js';
+import { compactRules, compactString, escalationError, missingRules } from './escalation.js';
 
 test('missingRules breaks rules down and checks each piece; wildcards and */sub cover as upstream', () => {
   const owner = [

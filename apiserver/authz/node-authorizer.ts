@@ -3,9 +3,9 @@
 // rules; Secrets, ConfigMaps and PersistentVolumeClaims are readable only when
 // a pod bound to that node references them (upstream's graph, reduced to a
 // pod index). Writes are further narrowed by NodeRestriction admission.
-import type { Obj, Store } from '../storage/store.js';
 import { nodeIdentity } from '../admission/node-restriction.js';
-import { ruleAllows, type Authorizer, type AuthzAttributes, type PolicyRule } from './authorizer.js';
+import type { Obj, Store } from '../storage/store.js';
+import { type Authorizer, type AuthzAttributes, type PolicyRule, ruleAllows } from './authorizer.js';
 
 const READ = ['get', 'list', 'watch'];
 

@@ -3,8 +3,8 @@
 // ServiceAccount), grant the rules of the role they reference. Bindings and
 // roles are indexed from the store and kept current by a store watch, so a
 // request costs a walk over bindings, not over all objects.
-import type { Store, Obj } from '../storage/store.js';
-import { ruleAllows, type Authorizer, type AuthzAttributes, type PolicyRule } from './authorizer.js';
+import type { Obj, Store } from '../storage/store.js';
+import { type Authorizer, type AuthzAttributes, type PolicyRule, ruleAllows } from './authorizer.js';
 
 const PREFIX = 'rbac.authorization.k8s.io/';
 

@@ -1,14 +1,15 @@
 // Bootstrap tokens (issue 14, part): authentication rules, upstream's JWS
 // vectors, cluster-info signatures, the token controllers, `tskube token`.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execSync } from 'node:child_process';
-import { authenticate, detachedSignature, newTokenSecret } from './tokens.js';
-import { signedClusterInfo } from '../controllers/bootstrap-tokens.js';
-import { rawRequest, useTestApiServer } from '../testing.js';
+import { test } from 'node:test';
+
 import { caCertHash, runToken } from '../../cli/token.js';
 import type { KObj } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { signedClusterInfo } from '../controllers/bootstrap-tokens.js';
+import { rawRequest, useTestApiServer } from '../testing.js';
+import { authenticate, detachedSignature, newTokenSecret } from './tokens.js';
 
 const CONTENT = 'Hello from the other side. I must have called a thousand times.';
 

@@ -3,6 +3,7 @@
 // kubeadm:bootstrap-signer-clusterinfo Role, so a joining node can find and
 // pin the control plane (bootstrapsigner adds the token signatures).
 import { stringify } from 'yaml';
+
 import { SYSTEM_USER } from '../api/admission.js';
 import type { Api } from '../api/api.js';
 import { storageKey } from '../resources.js';

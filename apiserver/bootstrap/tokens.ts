@@ -4,8 +4,9 @@
 // JWS kubeadm's bootstrap signer puts next to the cluster-info kubeconfig.
 // Pure functions; the authenticator, controllers and CLI call them.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { User } from '../api/admission.js';
+
 import { rfc3339 } from '../../kube/time.js';
+import type { User } from '../api/admission.js';
 
 export const SECRET_TYPE = 'bootstrap.kubernetes.io/token';
 export const SECRET_PREFIX = 'bootstrap-token-';

@@ -1,13 +1,14 @@
 // The certificate request parser on requests made by openssl and on crafted ones (multi-valued name parts, repeated
 // and extra attributes, strings Go refuses, key types it does not take, broken signatures), and each signer's rules.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseCertificateRequest, type CertificateRequest } from './csr-request.js';
+import { test } from 'node:test';
+
+import { type CertificateRequest, parseCertificateRequest } from './csr-request.js';
 import {
   signerVerdict,
   validateApiServerClient,

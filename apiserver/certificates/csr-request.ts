@@ -1,7 +1,8 @@
 // A PKCS#10 certificate request, decoded from its DER with an ASN.1 library: every attribute of every name part,
 // the SANs of its extension request, the key type, and its self-signature checked, as Go's
 // x509.ParseCertificateRequest and CheckSignature do. Errors carry Go's texts where Go has one.
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject, verify } from 'node:crypto';
+
 import { CertificationRequest } from '@peculiar/asn1-csr';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Extensions, id_ce_subjectAltName, SubjectAlternativeName } from '@peculiar/asn1-x509';

@@ -1,20 +1,21 @@
 // CertificateSigningRequests (issue 14, part): kubelet client CSR rules,
 // approval rules, auto-approval for bootstrap tokens and renewing nodes,
 // signing with the cluster CA.
-import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { X509Certificate } from 'node:crypto';
-import { signCsr, validateApproval } from './csr.js';
-import type { CertificateRequest } from './csr-request.js';
-import { approvalDecision } from '../controllers/csr-controllers.js';
-import { newTokenSecret } from '../bootstrap/tokens.js';
-import { rawRequest, useTestApiServer } from '../testing.js';
+import { after, test } from 'node:test';
+
 import type { KObj } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { newTokenSecret } from '../bootstrap/tokens.js';
+import { approvalDecision } from '../controllers/csr-controllers.js';
+import { rawRequest, useTestApiServer } from '../testing.js';
+import { signCsr, validateApproval } from './csr.js';
+import type { CertificateRequest } from './csr-request.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-csr-test-'));
 // It holds a private key: gone with the tests.

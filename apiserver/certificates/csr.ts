@@ -6,10 +6,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import type { User } from '../api/admission.js';
 import type { Cause } from '../api/errors.js';
 import type { Obj } from '../storage/store.js';
-import { parseCertificateRequest, type CertificateRequest } from './csr-request.js';
+import { type CertificateRequest, parseCertificateRequest } from './csr-request.js';
 
 /** PrepareForCreate: who asked comes from the request, never from the body; status starts empty. */
 export function prepareCsr(o: Obj, user: User & { uid?: string; extra?: Record<string, string[]> }): void {

@@ -6,8 +6,8 @@ import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeApiError } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { detachedSignature, expired, field, JWS_PREFIX, NAMESPACE, SECRET_TYPE } from '../bootstrap/tokens.js';
 import { CLUSTER_INFO, PUBLIC_NAMESPACE } from '../bootstrap/cluster-info.js';
+import { detachedSignature, expired, field, JWS_PREFIX, NAMESPACE, SECRET_TYPE } from '../bootstrap/tokens.js';
 
 const SECRETS = `/api/v1/namespaces/${NAMESPACE}/secrets`;
 const ignore404 = (e: unknown): void => {

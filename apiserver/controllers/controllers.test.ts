@@ -1,14 +1,15 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Api } from '../api/api.js';
-import { Store } from '../storage/store.js';
-import { LocalClient } from '../api/local-client.js';
-import { memoryLogger } from '../../kube/log.js';
-import { ApiEventRecorder } from '../../kube/events.js';
-import { microTime, rfc3339 } from '../../kube/time.js';
+import { test } from 'node:test';
+
 import { waitFor } from '../../e2e/proc.js';
-import { Scheduler } from './scheduler.js';
+import { ApiEventRecorder } from '../../kube/events.js';
+import { memoryLogger } from '../../kube/log.js';
+import { microTime, rfc3339 } from '../../kube/time.js';
+import { Api } from '../api/api.js';
+import { LocalClient } from '../api/local-client.js';
+import { Store } from '../storage/store.js';
 import { NodeLifecycle } from './node-lifecycle.js';
+import { Scheduler } from './scheduler.js';
 
 const readyNode = (name: string, cpu = '2') => ({
   metadata: { name },

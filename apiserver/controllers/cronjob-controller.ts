@@ -8,9 +8,9 @@ import type { EventRecorder, ObjectRef } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
+import { jobFinishedAs, jobFor, jobsToClean, mostRecentScheduleTime, nextScheduleTime } from './cronjob-model.js';
 import { RetryingQueue } from './key-queue.js';
 import { controllerRef, notFoundOk, ownedBy, ownerRefTo } from './workload-model.js';
-import { jobFinishedAs, jobFor, jobsToClean, mostRecentScheduleTime, nextScheduleTime } from './cronjob-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 const jobRef = (j: KObj): KObj => ({

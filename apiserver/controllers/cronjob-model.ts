@@ -3,6 +3,7 @@
 // the controller's zone), the most recent missed start, job names, and the
 // Job made from the template.
 import { CronExpressionParser } from 'cron-parser';
+
 import type { KObj } from '../../kube/client.js';
 import { rfc3339 } from '../../kube/time.js';
 

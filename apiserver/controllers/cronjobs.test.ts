@@ -1,13 +1,14 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Api } from '../api/api.js';
-import { ApiError } from '../api/errors.js';
-import { Store } from '../storage/store.js';
-import { LocalClient } from '../api/local-client.js';
-import { memoryLogger } from '../../kube/log.js';
-import { ApiEventRecorder } from '../../kube/events.js';
+import { test } from 'node:test';
+
 import { waitFor } from '../../e2e/proc.js';
 import type { KObj } from '../../kube/client.js';
+import { ApiEventRecorder } from '../../kube/events.js';
+import { memoryLogger } from '../../kube/log.js';
+import { Api } from '../api/api.js';
+import { ApiError } from '../api/errors.js';
+import { LocalClient } from '../api/local-client.js';
+import { Store } from '../storage/store.js';
 import { CronJobController } from './cronjob-controller.js';
 import {
   jobName,

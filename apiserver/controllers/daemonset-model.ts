@@ -5,7 +5,7 @@
 import type { KObj } from '../../kube/client.js';
 import { ANN_TEMPLATE_GENERATION } from '../api/apps.js';
 import { LABEL_REVISION_HASH } from './controller-history.js';
-import { matchesNodeSelector, tolerates, type Taint } from './scheduling.js';
+import { matchesNodeSelector, type Taint, tolerates } from './scheduling.js';
 import { isAvailable, isReady, scaled } from './workload-model.js';
 
 /** extensions.DaemonSetTemplateGenerationKey, still set on daemon pods. */

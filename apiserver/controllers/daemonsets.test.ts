@@ -1,17 +1,18 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Api } from '../api/api.js';
-import { ApiError } from '../api/errors.js';
-import { Store } from '../storage/store.js';
-import { LocalClient } from '../api/local-client.js';
-import { memoryLogger } from '../../kube/log.js';
-import { ApiEventRecorder } from '../../kube/events.js';
-import { strategicMerge } from '../../kube/patch.js';
+import { test } from 'node:test';
+
 import { waitFor } from '../../e2e/proc.js';
 import type { KObj } from '../../kube/client.js';
+import { ApiEventRecorder } from '../../kube/events.js';
+import { memoryLogger } from '../../kube/log.js';
+import { strategicMerge } from '../../kube/patch.js';
+import { Api } from '../api/api.js';
+import { ApiError } from '../api/errors.js';
+import { LocalClient } from '../api/local-client.js';
+import { Store } from '../storage/store.js';
+import { revisionTemplate } from './controller-history.js';
 import { DaemonSetController } from './daemonset-controller.js';
 import { daemonPod, daemonTolerations, nodeShouldRun, planDaemonSet, targetNode } from './daemonset-model.js';
-import { revisionTemplate } from './controller-history.js';
 
 const DS = '/apis/apps/v1/namespaces/default/daemonsets';
 const PODS = '/api/v1/namespaces/default/pods';

@@ -8,9 +8,9 @@ import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
 import { selectorString } from '../api/scale.js';
+import { budget, disruptionCondition } from './disruption-model.js';
 import { RetryingQueue } from './key-queue.js';
 import { controllerRef } from './workload-model.js';
-import { budget, disruptionCondition } from './disruption-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 /** How long an evicted pod may take to go before the budget stops counting it as disrupted (upstream DeletionTimeout). */

@@ -1,15 +1,16 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Api } from '../api/api.js';
-import { ApiError } from '../api/errors.js';
-import { Store } from '../storage/store.js';
-import { LocalClient } from '../api/local-client.js';
-import { memoryLogger } from '../../kube/log.js';
+import { test } from 'node:test';
+
 import { waitFor } from '../../e2e/proc.js';
 import type { KObj } from '../../kube/client.js';
+import { memoryLogger } from '../../kube/log.js';
+import { Api } from '../api/api.js';
+import { ApiError } from '../api/errors.js';
 import { evict } from '../api/eviction.js';
-import { budget, scaledValue } from './disruption-model.js';
+import { LocalClient } from '../api/local-client.js';
+import { Store } from '../storage/store.js';
 import { DisruptionController } from './disruption-controller.js';
+import { budget, scaledValue } from './disruption-model.js';
 
 const healthy = (name: string): KObj => ({
   metadata: { name },

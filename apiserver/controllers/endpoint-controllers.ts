@@ -3,9 +3,9 @@
 // EndpointSlices (kubernetes.io/service-name, managed-by the controller,
 // owned by the Service) or its legacy Endpoints object up to date.
 import type { KObj, KubeApi } from '../../kube/client.js';
+import { KubeApiError } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { KubeApiError } from '../../kube/client.js';
 import {
   desiredSlices,
   desiredSubsets,

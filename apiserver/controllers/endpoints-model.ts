@@ -1,8 +1,8 @@
 // What a Service's endpoints are, from its selector and the pods: the
 // EndpointSlice contents (grouped by resolved ports, at most 100 endpoints a
 // slice) and the legacy Endpoints subsets. Pure; the controllers write them.
-import type { Obj } from '../storage/store.js';
 import { familyOfText, type IPFamily } from '../../kube/cidr.js';
+import type { Obj } from '../storage/store.js';
 
 export const MAX_ENDPOINTS_PER_SLICE = 100;
 

@@ -1,10 +1,11 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Api } from '../api/api.js';
-import { Store } from '../storage/store.js';
-import { LocalClient } from '../api/local-client.js';
-import { memoryLogger } from '../../kube/log.js';
+import { test } from 'node:test';
+
 import { waitFor } from '../../e2e/proc.js';
+import { memoryLogger } from '../../kube/log.js';
+import { Api } from '../api/api.js';
+import { LocalClient } from '../api/local-client.js';
+import { Store } from '../storage/store.js';
 import { EndpointsController, EndpointSliceController } from './endpoint-controllers.js';
 import { desiredSlices, desiredSubsets } from './endpoints-model.js';
 

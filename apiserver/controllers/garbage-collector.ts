@@ -7,8 +7,8 @@ import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeApiError } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { apiVersionOf, findByKind, RESOURCES, type ResourceDef } from '../resources.js';
 import { servedResources } from '../crd/definition.js';
+import { apiVersionOf, findByKind, type ResourceDef, RESOURCES } from '../resources.js';
 
 export const FOREGROUND = 'foregroundDeletion';
 

@@ -8,26 +8,24 @@ import type { EventRecorder, ObjectRef } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
-import { RetryingQueue } from './key-queue.js';
-import { controllerRef, notFoundOk, isReady, ownedBy, ownerRefTo } from './workload-model.js';
 import {
   completionsReached,
   condition,
   exhaustedIndexes,
   failureBackoffMs,
-  indexFailures,
-  JOB_CONTROLLER_NAME,
-  matchSuccessPolicy,
   formatIndexes,
   hasTrackingFinalizer,
   indexesToCreate,
+  indexFailures,
   isFinished,
   isIndexed,
   isPodActive,
   isTerminating,
+  JOB_CONTROLLER_NAME,
   JOB_TRACKING_FINALIZER,
   jobCondition,
   LABEL_CONTROLLER_UID,
+  matchSuccessPolicy,
   newlyFinished,
   parseIndexes,
   podFor,
@@ -35,6 +33,8 @@ import {
   podsToCreate,
   setCondition,
 } from './job-model.js';
+import { RetryingQueue } from './key-queue.js';
+import { controllerRef, isReady, notFoundOk, ownedBy, ownerRefTo } from './workload-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 

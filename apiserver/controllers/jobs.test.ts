@@ -1,16 +1,16 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Api } from '../api/api.js';
-import { ApiError } from '../api/errors.js';
-import { Store } from '../storage/store.js';
-import { LocalClient } from '../api/local-client.js';
-import { memoryLogger } from '../../kube/log.js';
-import { ApiEventRecorder } from '../../kube/events.js';
+import { test } from 'node:test';
+
 import { waitFor } from '../../e2e/proc.js';
 import type { KObj } from '../../kube/client.js';
-import { JobController } from './job-controller.js';
-import { TtlAfterFinishedController } from './ttl-after-finished.js';
+import { ApiEventRecorder } from '../../kube/events.js';
+import { memoryLogger } from '../../kube/log.js';
+import { Api } from '../api/api.js';
+import { ApiError } from '../api/errors.js';
+import { LocalClient } from '../api/local-client.js';
+import { Store } from '../storage/store.js';
 import { GarbageCollector } from './garbage-collector.js';
+import { JobController } from './job-controller.js';
 import {
   completionsReached,
   exhaustedIndexes,
@@ -25,6 +25,7 @@ import {
   podFor,
   podsToCreate,
 } from './job-model.js';
+import { TtlAfterFinishedController } from './ttl-after-finished.js';
 
 const JOBS = '/apis/batch/v1/namespaces/default/jobs';
 const PODS = '/api/v1/namespaces/default/pods';

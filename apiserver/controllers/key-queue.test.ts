@@ -1,6 +1,7 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { RetryingQueue } from './key-queue.js';
 
 test('RetryingQueue.later keeps one timer per key, the earliest, and never fires an over-long delay at once', async () => {

@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { LabelIndex, SelectorIndex } from './label-index.js';
 
 test('LabelIndex: a selector picks the objects of its namespace carrying all its pairs; updates and deletes are followed', () => {

@@ -9,7 +9,6 @@ import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { RetryingQueue } from './key-queue.js';
-import { notFoundOk } from './workload-model.js';
 import {
   ANN_DEFAULT_CLASS,
   ANN_PROVISIONED_BY,
@@ -19,6 +18,7 @@ import {
   LOCAL_PATH_PROVISIONER,
   localPathVolume,
 } from './volume-binding-model.js';
+import { notFoundOk } from './workload-model.js';
 
 /** k3s's --default-local-storage-path is /var/lib/rancher/k3s/storage; ours, under tskube's state. */
 export const DEFAULT_LOCAL_STORAGE_PATH = '/var/lib/tskube/storage';

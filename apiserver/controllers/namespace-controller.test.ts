@@ -1,11 +1,12 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Api } from '../api/api.js';
-import { Store } from '../storage/store.js';
-import { LocalClient } from '../api/local-client.js';
-import { memoryLogger } from '../../kube/log.js';
+import { test } from 'node:test';
+
 import { waitFor } from '../../e2e/proc.js';
-import { KubeApiError, type KObj } from '../../kube/client.js';
+import { type KObj, KubeApiError } from '../../kube/client.js';
+import { memoryLogger } from '../../kube/log.js';
+import { Api } from '../api/api.js';
+import { LocalClient } from '../api/local-client.js';
+import { Store } from '../storage/store.js';
 import { deletionConditions, NamespaceController } from './namespace-controller.js';
 
 test('deletion conditions name what remains, as upstream', () => {

@@ -8,10 +8,10 @@ import { KubeApiError } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
-import { RESOURCES } from '../resources.js';
-import { RetryingQueue } from './key-queue.js';
 import { customResources } from '../crd/custom-resources.js';
+import { RESOURCES } from '../resources.js';
 import { resourcePath } from './garbage-collector.js';
+import { RetryingQueue } from './key-queue.js';
 
 export const NAMESPACE_FINALIZER = 'kubernetes';
 /** What the controller deletes: namespaced kinds with their own storage (events.k8s.io Events are the core ones). */

@@ -1,10 +1,11 @@
 // Node IPAM (issue 14, part): the range allocator and the controller.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CidrSet, validateClusterCidr } from './node-ipam.js';
+import { test } from 'node:test';
+
 import { cidrsOverlap } from '../../kube/cidr.js';
-import { startTestApiServer, useTestApiServer } from '../testing.js';
 import type { KObj } from '../../kube/client.js';
+import { startTestApiServer, useTestApiServer } from '../testing.js';
+import { CidrSet, validateClusterCidr } from './node-ipam.js';
 
 test('CidrSet: subnets in order, existing ones kept, released ones reused, exhaustion is undefined', () => {
   const s = new CidrSet('10.244.0.0/22', 24);

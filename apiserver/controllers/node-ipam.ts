@@ -3,20 +3,20 @@
 // for dual stack, one per family) of the family's --node-cidr-mask-size when
 // it registers, kept while the Node exists and freed when it is deleted. An
 // exhausted range is an event on the Node and a log line, as upstream.
+import {
+  anyCidrsOverlap,
+  bigIntToIp,
+  familyOfText,
+  type IPFamily,
+  ipInAnyCidr,
+  parseAnyCidr,
+  perFamilyCidrs,
+} from '../../kube/cidr.js';
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeApiError } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import {
-  anyCidrsOverlap,
-  bigIntToIp,
-  familyOfText,
-  ipInAnyCidr,
-  parseAnyCidr,
-  perFamilyCidrs,
-  type IPFamily,
-} from '../../kube/cidr.js';
 
 /** One cluster CIDR of either family cut into subnets of `maskSize` bits (upstream's CidrSet). */
 export class CidrSet {

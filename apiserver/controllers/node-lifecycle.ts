@@ -13,7 +13,7 @@ import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
-import { TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE, tolerates, type Taint } from './scheduling.js';
+import { type Taint, TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE, tolerates } from './scheduling.js';
 
 export interface NodeLifecycleOptions {
   /** --node-monitor-grace-period (40 s). */

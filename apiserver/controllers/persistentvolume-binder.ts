@@ -8,7 +8,6 @@ import type { EventRecorder, ObjectRef } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { RetryingQueue } from './key-queue.js';
-import { notFoundOk } from './workload-model.js';
 import {
   ANN_BETA_STORAGE_PROVISIONER,
   ANN_BIND_COMPLETED,
@@ -18,9 +17,10 @@ import {
   ANN_STORAGE_PROVISIONER,
   bestVolume,
   boundClaimStatus,
-  classOf,
   claimRefMatches,
+  classOf,
 } from './volume-binding-model.js';
+import { notFoundOk } from './workload-model.js';
 
 const PVS = '/api/v1/persistentvolumes';
 const claims = (ns: string): string => `/api/v1/namespaces/${ns}/persistentvolumeclaims`;

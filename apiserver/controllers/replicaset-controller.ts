@@ -9,8 +9,8 @@ import type { EventRecorder } from '../../kube/events.js';
 import type { Logger } from '../../kube/log.js';
 import { selectorString } from '../api/scale.js';
 import { keyOf, PodOwnerController } from './pod-owner-controller.js';
-import { deletionOrder, isActive, isAvailable, isReady, ownerRefTo } from './workload-model.js';
 import { ownedPods } from './revision-store.js';
+import { deletionOrder, isActive, isAvailable, isReady, ownerRefTo } from './workload-model.js';
 
 /** Pods created per round grow 1, 2, 4, … as upstream's slow start, so a bad template fails cheaply. */
 const MAX_BATCH = 500;

@@ -5,8 +5,8 @@
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { RESOURCES, apiVersionOf } from '../resources.js';
 import { kindsTracked, namespaceUsage } from '../admission/resource-quota.js';
+import { apiVersionOf, RESOURCES } from '../resources.js';
 import { RetryingQueue } from './key-queue.js';
 import { notFoundOk } from './workload-model.js';
 

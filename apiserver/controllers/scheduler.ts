@@ -8,6 +8,7 @@ import type { EventRecorder } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
+import { KeyQueue } from './key-queue.js';
 import {
   fitErrorMessage,
   leastAllocatedScore,
@@ -16,7 +17,6 @@ import {
   unfit,
   victimsOn,
 } from './scheduling.js';
-import { KeyQueue } from './key-queue.js';
 import {
   allBound,
   ANN_SELECTED_NODE,

@@ -1,15 +1,16 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Api } from '../api/api.js';
-import { Store } from '../storage/store.js';
-import { LocalClient } from '../api/local-client.js';
-import { memoryLogger } from '../../kube/log.js';
-import { ApiEventRecorder } from '../../kube/events.js';
+import { test } from 'node:test';
+
 import { waitFor } from '../../e2e/proc.js';
 import type { KObj } from '../../kube/client.js';
-import { StatefulSetController } from './statefulset-controller.js';
-import { GarbageCollector } from './garbage-collector.js';
+import { ApiEventRecorder } from '../../kube/events.js';
+import { memoryLogger } from '../../kube/log.js';
+import { Api } from '../api/api.js';
+import { LocalClient } from '../api/local-client.js';
+import { Store } from '../storage/store.js';
 import { newRevision } from './controller-history.js';
+import { GarbageCollector } from './garbage-collector.js';
+import { StatefulSetController } from './statefulset-controller.js';
 import { claimsFor, ordinalOf, planStatefulSet, statefulPod } from './statefulset-model.js';
 
 const STS = '/apis/apps/v1/namespaces/default/statefulsets';

@@ -5,8 +5,8 @@ import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeApiError } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
-import { RetryingQueue } from './key-queue.js';
 import { condition } from './job-model.js';
+import { RetryingQueue } from './key-queue.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 

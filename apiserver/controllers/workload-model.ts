@@ -1,7 +1,7 @@
 // Pure helpers of the ReplicaSet and Deployment controllers: pod readiness
 // and availability, controller references, the pod-template-hash, and the
 // rolling-update arithmetic of upstream's deployment controller.
-import { KubeApiError, type KObj } from '../../kube/client.js';
+import { type KObj, KubeApiError } from '../../kube/client.js';
 import { canonicalJson } from '../../kube/hash.js';
 
 export const POD_TEMPLATE_HASH = 'pod-template-hash';

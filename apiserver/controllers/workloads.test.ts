@@ -1,20 +1,21 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Api } from '../api/api.js';
-import { Store } from '../storage/store.js';
-import { LocalClient } from '../api/local-client.js';
-import { memoryLogger } from '../../kube/log.js';
-import { ApiEventRecorder } from '../../kube/events.js';
-import { rfc3339 } from '../../kube/time.js';
+import { test } from 'node:test';
+
 import { waitFor } from '../../e2e/proc.js';
 import type { KObj } from '../../kube/client.js';
-import { ReplicaSetController } from './replicaset-controller.js';
-import { DeploymentController } from './deployment-controller.js';
-import { GarbageCollector } from './garbage-collector.js';
-import { newRSReplicas, sameTemplate, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
+import { ApiEventRecorder } from '../../kube/events.js';
+import { memoryLogger } from '../../kube/log.js';
+import { rfc3339 } from '../../kube/time.js';
+import { Api } from '../api/api.js';
+import { LocalClient } from '../api/local-client.js';
 import { getScale, updateScale } from '../api/scale.js';
+import { Store } from '../storage/store.js';
+import { DeploymentController } from './deployment-controller.js';
 import { progressingCondition } from './deployment-progress.js';
 import { isScalingEvent, scaledSizes } from './deployment-scaling.js';
+import { GarbageCollector } from './garbage-collector.js';
+import { ReplicaSetController } from './replicaset-controller.js';
+import { newRSReplicas, sameTemplate, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
 
 const D = '/apis/apps/v1/namespaces/default/deployments';
 const RS = '/apis/apps/v1/namespaces/default/replicasets';

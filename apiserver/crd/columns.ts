@@ -1,8 +1,8 @@
 // Table output of custom resources: the name, the definition's
 // additionalPrinterColumns read with kubectl's JSONPath subset, and Age
 // when the definition names no columns (upstream's default).
-import type { Obj } from '../storage/store.js';
 import type { CustomVersion } from '../resources.js';
+import type { Obj } from '../storage/store.js';
 
 type Step =
   | { field: string }

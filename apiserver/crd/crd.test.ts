@@ -1,16 +1,17 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { Api } from '../api/api.js';
 import { ApiError } from '../api/errors.js';
-import { Store } from '../storage/store.js';
-import { compareVersions, defaultCrd, servedResources, validateCrd } from './definition.js';
-import { evalJsonPath, parseJsonPath } from './columns.js';
-import { applySchemaDefaults, validateCustom } from './validation.js';
-import { structuralErrors } from './structural.js';
-import { toTable } from '../http/table.js';
-import { apiGroup, apiResourceList } from '../http/discovery.js';
-import { openapiV3Doc } from '../openapi/documents.js';
 import { getScale, updateScale } from '../api/scale.js';
+import { apiGroup, apiResourceList } from '../http/discovery.js';
+import { toTable } from '../http/table.js';
+import { openapiV3Doc } from '../openapi/documents.js';
+import { Store } from '../storage/store.js';
+import { evalJsonPath, parseJsonPath } from './columns.js';
+import { compareVersions, defaultCrd, servedResources, validateCrd } from './definition.js';
+import { structuralErrors } from './structural.js';
+import { applySchemaDefaults, validateCustom } from './validation.js';
 
 const SCHEMA = {
   type: 'object',

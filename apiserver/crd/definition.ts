@@ -2,9 +2,9 @@
 // validation accepts, the status the apiserver gives a definition (accepted
 // names, conditions, stored versions), and the resources it makes served.
 // Pure functions; the Api and the registry act on what they return.
-import type { Obj } from '../storage/store.js';
 import type { Cause } from '../api/errors.js';
 import type { CustomVersion, ResourceDef } from '../resources.js';
+import type { Obj } from '../storage/store.js';
 import { structuralErrors, toKindSchema } from './structural.js';
 
 export const CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';

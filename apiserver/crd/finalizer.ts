@@ -8,8 +8,8 @@ import { KubeApiError } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
 import type { Logger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
-import { RetryingQueue } from '../controllers/key-queue.js';
 import { resourcePath } from '../controllers/garbage-collector.js';
+import { RetryingQueue } from '../controllers/key-queue.js';
 import { CLEANUP_FINALIZER, crdStatus, servedResources } from './definition.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';

@@ -2,9 +2,9 @@
 // openAPIV3Schema must satisfy, and the kind schema in this apiserver's
 // Schema form that pruning (dropUnknownFields), field validation and
 // server-side apply walk.
-import type { Obj } from '../storage/store.js';
 import type { Cause } from '../api/errors.js';
 import type { Schema } from '../openapi/schema.js';
+import type { Obj } from '../storage/store.js';
 
 const OBJECT_META = '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 const FORBIDDEN: [string, string][] = [

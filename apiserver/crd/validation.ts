@@ -4,8 +4,9 @@
 // upstream's field errors (`spec.replicas: Invalid value: "string":
 // spec.replicas in body must be of type integer: "string"`).
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { Obj } from '../storage/store.js';
+
 import type { Cause } from '../api/errors.js';
+import type { Obj } from '../storage/store.js';
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -5,9 +5,10 @@
 // system:authenticated, as upstream. The same token check answers TokenReviews.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+
 import type { User } from '../api/admission.js';
-import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
 import { authenticate as bootstrapToken } from '../bootstrap/tokens.js';
+import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
 import type { Obj } from '../storage/store.js';
 
 export const ANONYMOUS: User = { name: 'system:anonymous', groups: ['system:unauthenticated'] };

@@ -1,6 +1,8 @@
 // Request bodies: JSON or YAML, at most 3 MiB (the upstream limit).
 import type { IncomingMessage } from 'node:http';
+
 import { parse as parseYaml } from 'yaml';
+
 import { errors } from '../api/errors.js';
 import { decodeProtobuf } from './protobuf.js';
 

@@ -1,5 +1,5 @@
 // Discovery documents (/api, /apis, /api/v1, /apis/<g>/<v>) and /version.
-import { verbsOf, type ResourceDef, type Subresource } from '../resources.js';
+import { type ResourceDef, type Subresource, verbsOf } from '../resources.js';
 
 export const SERVER_VERSION = {
   major: '1',

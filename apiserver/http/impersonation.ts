@@ -4,9 +4,10 @@
 // serviceaccounts, groups, uids or userextras/<key>; then the request runs
 // as that identity.
 import type { IncomingMessage } from 'node:http';
+
 import type { User } from '../api/admission.js';
-import type { AuthorizerChain } from '../authz/authorizer.js';
 import { errors } from '../api/errors.js';
+import type { AuthorizerChain } from '../authz/authorizer.js';
 
 interface Check {
   resource: string;

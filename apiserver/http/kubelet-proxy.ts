@@ -3,14 +3,15 @@
 // (:10250) with its kubelet client certificate, as kube-apiserver does. Logs
 // are a streamed GET; the others are upgraded connections: SPDY is piped both
 // ways, WebSocket is translated to the kubelet's SPDY (stream-translator.ts).
-import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import https from 'node:https';
 import type { Duplex } from 'node:stream';
+
+import { SpdyDialError } from '../../kube/spdy.js';
+import { answerUpgrade, spliceUpgrade } from '../../kube/upgrade-proxy.js';
 import type { Api } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
 import type { Obj } from '../storage/store.js';
-import { answerUpgrade, spliceUpgrade } from '../../kube/upgrade-proxy.js';
-import { SpdyDialError } from '../../kube/spdy.js';
 import { boolParam } from './query.js';
 import {
   chooseProtocol,

@@ -1,7 +1,9 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { test } from 'node:test';
+
 import protobuf from 'protobufjs';
+
 import { decodeProtobuf } from './protobuf.js';
 
 // Bodies the real kubectl 1.32 sent: `create deployment web --image=x --replicas=3 --port=8080`,

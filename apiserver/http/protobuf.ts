@@ -7,7 +7,9 @@
 // Quantity as scalars, embedded structs inlined. A body with a field the
 // schema does not know gets 415 rather than silently losing it.
 import fs from 'node:fs';
+
 import protobuf from 'protobufjs';
+
 import { assetPath } from '../../kube/assets.js';
 import { errors } from '../api/errors.js';
 

@@ -1,12 +1,13 @@
 // Issue 13, items 1 and 2: server-side dry run writes nothing, query
 // parameters are parsed as upstream (ParseBool, ParseInt, resourceVersionMatch,
 // 504 ahead of the store), watch headers go out at once, legacy watch paths.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { rawRequest, useTestApiServer } from '../testing.js';
+import { test } from 'node:test';
+
+import { type KObj, KubeApiError } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
-import { KubeApiError, type KObj } from '../../kube/client.js';
+import { rawRequest, useTestApiServer } from '../testing.js';
 
 const s = useTestApiServer('n1', { authorizationModes: ['Node', 'RBAC'], admissionPlugins: ['NodeRestriction'] });
 

@@ -1,12 +1,13 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startApiServer, type ApiServerConfig } from '../main.js';
-import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { test } from 'node:test';
+
 import { KubeClient } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
+import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { type ApiServerConfig, startApiServer } from '../main.js';
 
 test('with --data-dir a restart loses nothing acknowledged, and informers carry on', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-restart-'));

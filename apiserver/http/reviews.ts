@@ -3,12 +3,12 @@
 // and never stored. The first two are what a kubelet's webhook authenticator
 // and authorizer call; the others are `kubectl auth can-i|whoami`.
 import type { User } from '../api/admission.js';
+import { errors } from '../api/errors.js';
+import type { AuthorizerChain, AuthzAttributes, PolicyRule } from '../authz/authorizer.js';
 import type { ResourceDef } from '../resources.js';
 import { apiVersionOf } from '../resources.js';
-import { errors } from '../api/errors.js';
 import type { Obj } from '../storage/store.js';
 import type { Authenticator } from './authn.js';
-import type { AuthorizerChain, AuthzAttributes, PolicyRule } from '../authz/authorizer.js';
 
 function attributesOf(spec: Obj, user: User): AuthzAttributes {
   const ra = spec.resourceAttributes as Obj | undefined;

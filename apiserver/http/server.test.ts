@@ -1,14 +1,15 @@
-import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import https from 'node:https';
-import { startApiServer, type RunningApiServer } from '../main.js';
-import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { after, before, test } from 'node:test';
+
 import { KubeApiError, KubeClient } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
+import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { type RunningApiServer, startApiServer } from '../main.js';
 
 let dir: string;
 let srv: RunningApiServer;

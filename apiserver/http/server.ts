@@ -1,26 +1,30 @@
 // The HTTPS front of the dev apiserver: authentication, authorization,
 // routing of the Kubernetes REST paths, content negotiation (JSON, Table),
 // chunked watch streams, reviews, and the connections to kubelets.
-import https from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
 import fs from 'node:fs';
-import { evict } from '../api/eviction.js';
-import { Api, writeSubOf, type DeleteOptions, type FieldCheck, type PatchType } from '../api/api.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { Duplex } from 'node:stream';
+
+import { SERVER_TLS } from '../../kube/tls.js';
+import type { User } from '../api/admission.js';
+import { Api, type DeleteOptions, type FieldCheck, type PatchType, writeSubOf } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
-import { apiVersionOf, CONNECT_SUBRESOURCES, type ResourceDef } from '../resources.js';
+import { evict } from '../api/eviction.js';
 import { parseResourcePath, type Route } from '../api/paths.js';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
-import { decodeBody, mediaType, readBody } from './body.js';
-import { toTable, type IncludeObject } from './table.js';
+import { getScale, updateScale } from '../api/scale.js';
+import { type AuthorizerChain, requestVerb } from '../authz/authorizer.js';
 import { openapiV2Doc, openapiV3Doc, openapiV3Root } from '../openapi/documents.js';
 import { fieldValidationParam, scanJsonKeys } from '../openapi/fields.js';
-import { StoreError, type Obj } from '../storage/store.js';
-import type { User } from '../api/admission.js';
+import { apiVersionOf, CONNECT_SUBRESOURCES, type ResourceDef } from '../resources.js';
+import { requestToken } from '../serviceaccount/token-request.js';
+import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
+import { type Obj, StoreError } from '../storage/store.js';
 import { ANONYMOUS, type Authenticator } from './authn.js';
-import { requestVerb, type AuthorizerChain } from '../authz/authorizer.js';
-import { review, type RulesResolver } from './reviews.js';
+import { decodeBody, mediaType, readBody } from './body.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
 import { impersonatedUser } from './impersonation.js';
+import { KubeletProxy, rejectUpgrade } from './kubelet-proxy.js';
 import {
   boolParam,
   dryRunParam,
@@ -29,11 +33,8 @@ import {
   resourceVersionParam,
   tooLargeResourceVersion,
 } from './query.js';
-import { SERVER_TLS } from '../../kube/tls.js';
-import { KubeletProxy, rejectUpgrade } from './kubelet-proxy.js';
-import { getScale, updateScale } from '../api/scale.js';
-import { requestToken } from '../serviceaccount/token-request.js';
-import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
+import { review, type RulesResolver } from './reviews.js';
+import { type IncludeObject, toTable } from './table.js';
 export type { User };
 
 export interface ServerOptions {

@@ -7,8 +7,10 @@
 // channels become SPDY streams and back.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { dialSpdy, SpdySession, type SpdyDial, type SpdyStream } from '../../kube/spdy.js';
+
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+
+import { dialSpdy, type SpdyDial, SpdySession, type SpdyStream } from '../../kube/spdy.js';
 
 export const V5 = 'v5.channel.k8s.io';
 export const V4 = 'v4.channel.k8s.io';

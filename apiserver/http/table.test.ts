@@ -1,6 +1,7 @@
 // kubectl get pods columns as upstream's printer computes them (pkg/printers/internalversion printPod).
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { podStatus } from './table.js';
 
 const running = { running: { startedAt: '2026-12-03T10:00:00Z' } };

@@ -1,8 +1,8 @@
 // meta.k8s.io/v1 Table output for `kubectl get`, following the upstream
 // printers (pkg/printers/internalversion) for the kinds we serve.
-import type { Obj } from '../storage/store.js';
-import type { ResourceDef } from '../resources.js';
 import { customColumns } from '../crd/columns.js';
+import type { ResourceDef } from '../resources.js';
+import type { Obj } from '../storage/store.js';
 
 interface Col {
   name: string;

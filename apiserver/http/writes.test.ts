@@ -1,10 +1,11 @@
 // Write semantics real clients rely on (issue 13, item 6): Secret stringData,
 // `uid: null` in patches, workload selector validation, no-op writes,
 // deletecollection and what DELETE answers per kind.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { type KObj, KubeApiError } from '../../kube/client.js';
 import { useTestApiServer } from '../testing.js';
-import { KubeApiError, type KObj } from '../../kube/client.js';
 
 const s = useTestApiServer('n1');
 const refused = (code: number, text: string) => (e: KubeApiError) => {

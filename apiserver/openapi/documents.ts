@@ -4,9 +4,10 @@
 // explain, its strategic-merge patches (merge keys) and its field-validation
 // check read these.
 import { createHash } from 'node:crypto';
-import { RESOURCES, type Registry, type ResourceDef } from '../resources.js';
-import { DEFINITIONS, definitionOf, type Schema } from './schema.js';
+
+import { type Registry, type ResourceDef, RESOURCES } from '../resources.js';
 import { apiVersionOf } from '../resources.js';
+import { definitionOf, DEFINITIONS, type Schema } from './schema.js';
 import { encodeV2Document } from './v2-protobuf.js';
 
 const INFO = { title: 'Kubernetes', version: 'v1.32.0' };

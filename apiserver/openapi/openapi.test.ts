@@ -2,13 +2,14 @@
 // unknown and duplicate fields reported in upstream's order and wording
 // (cases after upstream's field_validation_test), the v3 documents
 // self-contained, the v2 protobuf form readable.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dropUnknownFields, fieldMessages, scanJsonKeys } from './fields.js';
-import { DEFINITIONS, definitionOf, resolve } from './schema.js';
-import { openapiV2Doc, openapiV3Doc, openapiV3Root } from './documents.js';
-import { decodeV2Document } from './v2-protobuf.js';
+import { test } from 'node:test';
+
 import { rawRequest, useTestApiServer } from '../testing.js';
+import { openapiV2Doc, openapiV3Doc, openapiV3Root } from './documents.js';
+import { dropUnknownFields, fieldMessages, scanJsonKeys } from './fields.js';
+import { definitionOf, DEFINITIONS, resolve } from './schema.js';
+import { decodeV2Document } from './v2-protobuf.js';
 
 const deployment = DEFINITIONS[definitionOf('apps/v1', 'Deployment')!];
 

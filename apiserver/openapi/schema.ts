@@ -2,6 +2,7 @@
 // upstream's spec by scripts/gen-openapi.ts): one schema source for the
 // published /openapi documents, field validation and server-side apply.
 import { readFileSync } from 'node:fs';
+
 import { assetPath } from '../../kube/assets.js';
 import { apiVersionOf, type ResourceDef } from '../resources.js';
 

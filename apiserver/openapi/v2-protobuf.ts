@@ -5,6 +5,7 @@
 // declared here (field numbers from gnostic's OpenAPIv2.proto); vendor
 // extensions travel as YAML text, as gnostic stores them (JSON is YAML).
 import protobuf from 'protobufjs';
+
 import type { Schema } from './schema.js';
 
 const named = (value: string) => ({ fields: { name: { type: 'string', id: 1 }, value: { type: value, id: 2 } } });

@@ -1,9 +1,10 @@
-import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { startTestApiServer, type TestApiServer } from '../testing.js';
+import { after, before, test } from 'node:test';
+
 import { waitFor } from '../../e2e/proc.js';
-import { KubeApiError, type KObj } from '../../kube/client.js';
+import { type KObj, KubeApiError } from '../../kube/client.js';
+import { startTestApiServer, type TestApiServer } from '../testing.js';
 
 let t: TestApiServer;
 

@@ -1,10 +1,11 @@
 // TokenRequest refusals (issue 12): a node's credentials cannot mint a token
 // for a ServiceAccount its pod does not run as, mirror pods carry no
 // credentials at all, and tokens bound to a pod need that pod's own account.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useTestApiServer } from '../testing.js';
+import { test } from 'node:test';
+
 import type { KubeApiError } from '../../kube/client.js';
+import { useTestApiServer } from '../testing.js';
 
 const s = useTestApiServer('n1', { authorizationModes: ['Node', 'RBAC'], admissionPlugins: ['NodeRestriction'] });
 const refused = (code: number, text: string) => (e: KubeApiError) => {

@@ -1,11 +1,11 @@
 // POST serviceaccounts/{name}/token (TokenRequest, what `kubectl create token`
 // and kubelets send): validated and admitted like any write, then signed.
+import { rfc3339 } from '../../kube/time.js';
+import type { User } from '../api/admission.js';
 import type { Api } from '../api/api.js';
 import { errors } from '../api/errors.js';
-import type { User } from '../api/admission.js';
 import type { Obj } from '../storage/store.js';
 import type { ServiceAccountTokens, TokenClaims } from './tokens.js';
-import { rfc3339 } from '../../kube/time.js';
 
 const MIN_SECONDS = 600;
 const MAX_SECONDS = 2 ** 32;

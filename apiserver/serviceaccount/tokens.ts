@@ -4,7 +4,9 @@
 // Pod) still exist with the same UID.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { importPKCS8, importSPKI, jwtVerify, SignJWT, type CryptoKey } from 'jose';
+
+import { type CryptoKey, importPKCS8, importSPKI, jwtVerify, SignJWT } from 'jose';
+
 import type { User } from '../api/admission.js';
 import type { Obj } from '../storage/store.js';
 

@@ -7,7 +7,7 @@ import { ApiError } from '../api/errors.js';
 import { kindSchema } from '../openapi/schema.js';
 import { apiVersionOf, type ResourceDef } from '../resources.js';
 import type { Obj } from '../storage/store.js';
-import { FieldSet, fieldPE, pathString, type Path } from './fieldset.js';
+import { fieldPE, FieldSet, type Path, pathString } from './fieldset.js';
 import { compare, merge, removeFields, toFieldSet } from './typed.js';
 
 export interface ManagedFieldsEntry {

@@ -1,16 +1,17 @@
 // Server-side apply (issue 13, item 3): field sets in FieldsV1 form, merges
 // by the schema's list keys, ownership per manager and operation, conflicts
 // worded as upstream, force, pruning of fields an applier stopped setting.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FieldSet, pathString } from './fieldset.js';
-import { merge, toFieldSet } from './typed.js';
-import { applyConfig, trackUpdate, type ManagedFieldsEntry } from './managed-fields.js';
-import { DEFINITIONS, definitionOf } from '../openapi/schema.js';
-import { RESOURCES } from '../resources.js';
+import { test } from 'node:test';
+
 import { ApiError } from '../api/errors.js';
-import { rawRequest, useTestApiServer } from '../testing.js';
+import { definitionOf, DEFINITIONS } from '../openapi/schema.js';
+import { RESOURCES } from '../resources.js';
 import type { Obj } from '../storage/store.js';
+import { rawRequest, useTestApiServer } from '../testing.js';
+import { FieldSet, pathString } from './fieldset.js';
+import { applyConfig, type ManagedFieldsEntry, trackUpdate } from './managed-fields.js';
+import { merge, toFieldSet } from './typed.js';
 
 const DEPLOY = RESOURCES.find((r) => r.kind === 'Deployment')!;
 const CM = RESOURCES.find((r) => r.kind === 'ConfigMap')!;

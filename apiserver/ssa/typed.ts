@@ -5,7 +5,7 @@
 // (containers by name, ports by containerPort+protocol), sets by value,
 // everything else is atomic; maps merge per key unless marked atomic.
 import { isFreeForm, resolve, type Schema } from '../openapi/schema.js';
-import { FieldSet, fieldPE, indexPE, keyPE, valuePE, type Path, type PathElement } from './fieldset.js';
+import { fieldPE, FieldSet, indexPE, keyPE, type Path, type PathElement, valuePE } from './fieldset.js';
 
 type Json = unknown;
 type JObj = Record<string, Json>;

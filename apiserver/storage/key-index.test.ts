@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { seededRandom } from '../../kube/seeded-random.js';
 import { bucketOf, KeyIndex, lowerBound } from './key-index.js';
 

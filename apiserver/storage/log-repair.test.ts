@@ -1,14 +1,15 @@
 // The data log after a crash or a full disk: a torn end is cut (a copy kept beside it) so later writes and starts
 // lose nothing acknowledged; a failed append leaves no partial record; kill -9 during a write burst loses nothing.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Store } from './store.js';
-import { readLog } from './log-file.js';
+import { test } from 'node:test';
+
 import { seededRandom } from '../../kube/seeded-random.js';
+import { readLog } from './log-file.js';
+import { Store } from './store.js';
 
 const obj = (name: string, extra = {}) => ({ metadata: { name, namespace: 'ns' }, ...extra });
 const tmpDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-log-'));

@@ -1,8 +1,9 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { test } from 'node:test';
+
 import { Store, StoreError, type StoreEvent } from './store.js';
 
 const obj = (name: string, extra = {}) => ({ metadata: { name, namespace: 'ns' }, ...extra });

@@ -4,8 +4,9 @@
 // acknowledged to a client survives a restart.
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { KeyIndex } from './key-index.js';
-import { readLog, type LogRecord } from './log-file.js';
+import { type LogRecord, readLog } from './log-file.js';
 
 export type Obj = Record<string, any>;
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';

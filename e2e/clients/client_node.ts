@@ -4,6 +4,7 @@
 // Exec over WebSocket into a real pod. Prints one line per check; the e2e
 // tests assert on them.
 import { PassThrough } from 'node:stream';
+
 import * as k8s from '@kubernetes/client-node';
 
 const [kubeconfig, mode, pod] = process.argv.slice(2);

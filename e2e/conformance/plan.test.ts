@@ -1,18 +1,19 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import {
   DEFAULT_FOCUS,
   ginkgoArgs,
+  type GinkgoReport,
   inScope,
   junit,
   mergePasses,
   passes,
   repoList,
   runOptions,
+  type SpecResult,
   specResults,
   summaryLine,
-  type GinkgoReport,
-  type SpecResult,
 } from './plan.js';
 
 const flags = (o: Record<string, string>): Map<string, string> => new Map(Object.entries(o));

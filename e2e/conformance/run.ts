@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { parseFlags } from '../../cli/flags.js';
 import { KUBERNETES_VERSION } from '../../scripts/upstream-plan.js';
 import { REPO } from '../harness.js';
@@ -15,17 +16,17 @@ import { Lan, type Vm } from '../vms.js';
 import {
   FLAGS,
   ginkgoArgs,
+  type GinkgoReport,
   inScope,
   junit,
   mergePasses,
   passes,
   repoList,
+  type RunOptions,
   runOptions,
+  type SpecResult,
   specResults,
   summaryLine,
-  type GinkgoReport,
-  type RunOptions,
-  type SpecResult,
 } from './plan.js';
 
 const REGISTRY = '127.0.0.1:5000';

@@ -86,13 +86,13 @@ import type {
   CreateContainerResponse__Output as _runtime_v1_CreateContainerResponse__Output,
 } from './runtime/v1/CreateContainerResponse.js';
 import type {
-  DNSConfig as _runtime_v1_DNSConfig,
-  DNSConfig__Output as _runtime_v1_DNSConfig__Output,
-} from './runtime/v1/DNSConfig.js';
-import type {
   Device as _runtime_v1_Device,
   Device__Output as _runtime_v1_Device__Output,
 } from './runtime/v1/Device.js';
+import type {
+  DNSConfig as _runtime_v1_DNSConfig,
+  DNSConfig__Output as _runtime_v1_DNSConfig__Output,
+} from './runtime/v1/DNSConfig.js';
 import type {
   ExecRequest as _runtime_v1_ExecRequest,
   ExecRequest__Output as _runtime_v1_ExecRequest__Output,
@@ -187,14 +187,6 @@ import type {
   LinuxSandboxSecurityContext__Output as _runtime_v1_LinuxSandboxSecurityContext__Output,
 } from './runtime/v1/LinuxSandboxSecurityContext.js';
 import type {
-  ListContainerStatsRequest as _runtime_v1_ListContainerStatsRequest,
-  ListContainerStatsRequest__Output as _runtime_v1_ListContainerStatsRequest__Output,
-} from './runtime/v1/ListContainerStatsRequest.js';
-import type {
-  ListContainerStatsResponse as _runtime_v1_ListContainerStatsResponse,
-  ListContainerStatsResponse__Output as _runtime_v1_ListContainerStatsResponse__Output,
-} from './runtime/v1/ListContainerStatsResponse.js';
-import type {
   ListContainersRequest as _runtime_v1_ListContainersRequest,
   ListContainersRequest__Output as _runtime_v1_ListContainersRequest__Output,
 } from './runtime/v1/ListContainersRequest.js';
@@ -202,6 +194,14 @@ import type {
   ListContainersResponse as _runtime_v1_ListContainersResponse,
   ListContainersResponse__Output as _runtime_v1_ListContainersResponse__Output,
 } from './runtime/v1/ListContainersResponse.js';
+import type {
+  ListContainerStatsRequest as _runtime_v1_ListContainerStatsRequest,
+  ListContainerStatsRequest__Output as _runtime_v1_ListContainerStatsRequest__Output,
+} from './runtime/v1/ListContainerStatsRequest.js';
+import type {
+  ListContainerStatsResponse as _runtime_v1_ListContainerStatsResponse,
+  ListContainerStatsResponse__Output as _runtime_v1_ListContainerStatsResponse__Output,
+} from './runtime/v1/ListContainerStatsResponse.js';
 import type {
   ListImagesRequest as _runtime_v1_ListImagesRequest,
   ListImagesRequest__Output as _runtime_v1_ListImagesRequest__Output,
@@ -353,13 +353,13 @@ import type {
   RuntimeStatus__Output as _runtime_v1_RuntimeStatus__Output,
 } from './runtime/v1/RuntimeStatus.js';
 import type {
-  SELinuxOption as _runtime_v1_SELinuxOption,
-  SELinuxOption__Output as _runtime_v1_SELinuxOption__Output,
-} from './runtime/v1/SELinuxOption.js';
-import type {
   SecurityProfile as _runtime_v1_SecurityProfile,
   SecurityProfile__Output as _runtime_v1_SecurityProfile__Output,
 } from './runtime/v1/SecurityProfile.js';
+import type {
+  SELinuxOption as _runtime_v1_SELinuxOption,
+  SELinuxOption__Output as _runtime_v1_SELinuxOption__Output,
+} from './runtime/v1/SELinuxOption.js';
 import type {
   StartContainerRequest as _runtime_v1_StartContainerRequest,
   StartContainerRequest__Output as _runtime_v1_StartContainerRequest__Output,

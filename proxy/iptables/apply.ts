@@ -3,6 +3,7 @@
 // built-in chains. Behind an interface so the proxier can be tested without
 // touching any kernel table.
 import { spawn } from 'node:child_process';
+
 import type { IPFamily } from '../../kube/cidr.js';
 
 export type Table = 'filter' | 'nat';

@@ -3,11 +3,11 @@
 // sync, only the changed ones' otherwise).
 import type { ProxyBackend, SyncInput, SyncOutcome } from '../backend.js';
 import type { ProxyMetrics } from '../metrics.js';
-import { renderIptables, type ServiceChains } from './render.js';
-import { localDetector, type DetectLocal } from '../model/local-detector.js';
-import { JUMP_RULES, jumpArgs, KUBE_FIREWALL } from './chains.js';
 import type { IPFamily } from '../model/family.js';
-import { chainsInSave, RestoreError, type Iptables } from './apply.js';
+import { type DetectLocal, localDetector } from '../model/local-detector.js';
+import { chainsInSave, type Iptables, RestoreError } from './apply.js';
+import { JUMP_RULES, jumpArgs, KUBE_FIREWALL } from './chains.js';
+import { renderIptables, type ServiceChains } from './render.js';
 
 export interface IptablesOptions {
   /** IPv6: ip6tables rules (the Iptables runs the ip6tables binaries). Default IPv4. */

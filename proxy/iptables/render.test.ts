@@ -1,14 +1,16 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { test } from 'node:test';
+
 import type { Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
-import { renderIptables, probability, type RenderInput } from './render.js';
-import { cidrContains } from '../model/family.js';
-import { base32, sepChain, svcChain } from './chains.js';
-import { servicePorts } from '../model/service-port.js';
+
 import { endpointsOfSlices } from '../model/endpoints.js';
-import { NODE, slice, svc, type Ep } from '../model/fixtures.js';
+import { cidrContains } from '../model/family.js';
+import { type Ep, NODE, slice, svc } from '../model/fixtures.js';
+import { servicePorts } from '../model/service-port.js';
+import { base32, sepChain, svcChain } from './chains.js';
+import { probability, type RenderInput, renderIptables } from './render.js';
 
 function render(services: Service[], slices: EndpointSlice[], over: Partial<RenderInput> = {}) {
   return renderIptables({

@@ -4,10 +4,10 @@
 // A partial render (`changed` set) writes the top-level chains in full but
 // the per-service chains only of the services that changed.
 import { categorize, trafficPlan } from '../model/categorize.js';
+import { type Endpoint, portKey } from '../model/endpoints.js';
+import { cidrContains, type IPFamily, loopback } from '../model/family.js';
 import type { ServicePort } from '../model/service-port.js';
-import { portKey, type Endpoint } from '../model/endpoints.js';
 import * as C from './chains.js';
-import { cidrContains, loopback, type IPFamily } from '../model/family.js';
 
 export interface RenderInput {
   /** The family of every address here: ip6tables-restore input for IPv6. Default IPv4. */

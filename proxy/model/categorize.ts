@@ -3,7 +3,7 @@
 // for Cluster policy; local ready, else local serving-and-terminating, for
 // Local policy. Topology hints are not used.
 import type { Endpoint } from './endpoints.js';
-import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints, type ServicePort } from './service-port.js';
+import { externallyAccessible, type ServicePort, usesClusterEndpoints, usesLocalEndpoints } from './service-port.js';
 
 export interface Categorized {
   cluster: Endpoint[];

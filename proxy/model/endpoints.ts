@@ -4,7 +4,8 @@
 // service-name label count; a
 // duplicate ip:port keeps its non-terminating copy; endpoints sort by ip:port.
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
-import { canonicalIP, joinHostPort, type IPFamily } from './family.js';
+
+import { canonicalIP, type IPFamily, joinHostPort } from './family.js';
 
 export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 

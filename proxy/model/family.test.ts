@@ -1,10 +1,11 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cidrContains, familyOf, joinHostPort, nodeIPOf, ofFamily, primaryFamily } from './family.js';
-import { servicePorts } from './service-port.js';
+import { test } from 'node:test';
+
 import { endpointsOfSlices } from './endpoints.js';
-import { localDetector } from './local-detector.js';
+import { cidrContains, familyOf, joinHostPort, nodeIPOf, ofFamily, primaryFamily } from './family.js';
 import { NODE, slice, svc } from './fixtures.js';
+import { localDetector } from './local-detector.js';
+import { servicePorts } from './service-port.js';
 
 test('families of addresses and CIDRs, host:port as Go joins it, containment in either family', () => {
   assert.deepEqual(['10.0.0.1', 'fd00::1', '::ffff:1.2.3.4', 'x', '10.0.0.0/8'].map(familyOf), [

@@ -2,7 +2,8 @@
 // its own rules (iptables / ip6tables, `table ip` / `table ip6`), built from
 // the Service addresses and the EndpointSlices of that family only.
 import net from 'node:net';
-import { bigIntToIp, ipInAnyCidr, ipToBigInt, type IPFamily } from '../../kube/cidr.js';
+
+import { bigIntToIp, type IPFamily, ipInAnyCidr, ipToBigInt } from '../../kube/cidr.js';
 
 export type { IPFamily };
 export const IP_FAMILIES: readonly IPFamily[] = ['IPv4', 'IPv6'];

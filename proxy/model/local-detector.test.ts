@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { localDetector } from './local-detector.js';
 
 test('--detect-local-mode: CIDR modes match the source, interface modes the input interface (iptables + for a prefix, nft *)', () => {

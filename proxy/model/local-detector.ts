@@ -2,7 +2,7 @@
 // from pods on this node or cluster, as the iptables and nftables matches the
 // rules use to masquerade off-cluster traffic and to short-circuit pod traffic
 // to external destinations. Without one, neither rule is written.
-import { cidrFamily, ofFamily, type IPFamily } from './family.js';
+import { cidrFamily, type IPFamily, ofFamily } from './family.js';
 
 export type DetectLocalMode = 'ClusterCIDR' | 'NodeCIDR' | 'BridgeInterface' | 'InterfaceNamePrefix';
 export const DETECT_LOCAL_MODES: DetectLocalMode[] = [

@@ -5,7 +5,8 @@
 // A dual-stack proxy asks once per family: a Service's port in that family
 // has the family's cluster IP and only that family's other addresses.
 import type { Service } from 'kubernetes-types/core/v1.js';
-import { canonicalIP, familyOf, ofFamily, type IPFamily } from './family.js';
+
+import { canonicalIP, familyOf, type IPFamily, ofFamily } from './family.js';
 
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 

@@ -1,8 +1,9 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { KObj } from '../../kube/client.js';
-import { servicePorts } from './service-port.js';
 import { endpointsOfSlices } from './endpoints.js';
+import { servicePorts } from './service-port.js';
 import { slimEndpointSlice, slimService, TRIGGER_ANNOTATION } from './slim.js';
 
 const managedFields = [

@@ -3,9 +3,10 @@
 // never the rules: listing every rule is what takes minutes at scale).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+
 import type { Listing } from './diff.js';
-import { HAIRPIN, MAPS } from './render.js';
 import { isServiceObject, TABLE } from './names.js';
+import { HAIRPIN, MAPS } from './render.js';
 import { isSlotMap } from './slots.js';
 
 export interface Nft {

@@ -1,12 +1,12 @@
 // The nftables mode: `table ip kube-proxy` kept by an NftSyncer; a full sync
 // lists and converges the table, a partial one sends only the differences.
+import type { Logger } from '../../kube/log.js';
 import type { ProxyBackend, SyncInput, SyncOutcome } from '../backend.js';
 import type { ProxyMetrics } from '../metrics.js';
-import type { Logger } from '../../kube/log.js';
+import type { IPFamily } from '../model/family.js';
 import type { Nft } from './apply.js';
 import type { RenderContext } from './render.js';
 import { NftSyncer } from './syncer.js';
-import type { IPFamily } from '../model/family.js';
 
 export class NftablesBackend implements ProxyBackend {
   readonly mode = 'nftables' as const;

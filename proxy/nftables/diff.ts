@@ -3,9 +3,9 @@
 // a listing of the table. Commands come in phases so that, across Services,
 // everything a command refers to exists before it and is unused after it.
 import { TABLE } from './names.js';
-import { DISPATCH_MAPS, HAIRPIN, type Element, type Fragment } from './render.js';
-import { rangesByBlock, SLOT_MAP_NAMES } from './slots.js';
 import { chainDigest, EMPTY_CHAIN_DIGEST } from './netlink-digest.js';
+import { DISPATCH_MAPS, type Element, type Fragment, HAIRPIN } from './render.js';
+import { rangesByBlock, SLOT_MAP_NAMES } from './slots.js';
 
 /** A transaction's commands, by phase; a transaction is the phases concatenated in this order. */
 export interface Phased {

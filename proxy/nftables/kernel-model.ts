@@ -5,11 +5,11 @@
 // verdict, deleting what is not there). Lists itself as ExecNft.list does.
 import type { Nft } from './apply.js';
 import type { Listing } from './diff.js';
-import { HAIRPIN, MAPS } from './render.js';
+import { slotOwnerOfRule } from './groups.js';
 import { isServiceObject } from './names.js';
 import { chainDigest } from './netlink-digest.js';
+import { HAIRPIN, MAPS } from './render.js';
 import { blockOfRule, isSlotMap, SLOTS } from './slots.js';
-import { slotOwnerOfRule } from './groups.js';
 
 interface State {
   table: boolean;

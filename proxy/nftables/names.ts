@@ -3,6 +3,7 @@
 // with "service-", "local-", "external-", "firewall-", "endpoint-" and
 // "affinity-" prefixes. The "/" tells service objects from the fixed ones.
 import { createHash } from 'node:crypto';
+
 import { base32 } from '../iptables/chains.js';
 
 export const TABLE = 'kube-proxy';

@@ -2,7 +2,8 @@
 // sync can tell, without listing rules through nft (minutes at scale), which
 // chains the kernel already has exactly as they should be.
 import { createHash } from 'node:crypto';
-import { cstr, encodeAttrs, messageAttrs, ruleExpressions, type NftFamily } from './netlink-encode.js';
+
+import { cstr, encodeAttrs, messageAttrs, type NftFamily, ruleExpressions } from './netlink-encode.js';
 
 /** Hashes rules in order, each as (expressions, userdata) the way the kernel dumps them. */
 export class RuleHasher {

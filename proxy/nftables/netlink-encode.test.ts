@@ -1,5 +1,8 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { slotOwnerOfRule } from './groups.js';
+import { chainDigest, EMPTY_CHAIN_DIGEST } from './netlink-digest.js';
 import {
   commandMessage,
   encodeTransaction,
@@ -9,9 +12,7 @@ import {
   ruleExpressions,
   str,
 } from './netlink-encode.js';
-import { chainDigest, EMPTY_CHAIN_DIGEST } from './netlink-digest.js';
 import { keyText, listingOfDumps, slotBlockOfRule } from './netlink-listing.js';
-import { slotOwnerOfRule } from './groups.js';
 
 const T = 'ip kube-proxy';
 

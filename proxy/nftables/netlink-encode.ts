@@ -7,8 +7,8 @@
 import { bigIntToIp, ipToBigInt } from '../../kube/cidr.js';
 import { TABLE } from './names.js';
 import {
-  HAIRPIN,
   FIREWALL_IPS,
+  HAIRPIN,
   NO_ENDPOINT_NODEPORTS,
   NO_ENDPOINT_SERVICES,
   SERVICE_IPS,

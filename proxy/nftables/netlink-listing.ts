@@ -4,6 +4,8 @@
 // rule of the ruleset first (seconds at 10k Services). Gives what listingOf
 // gives from nft's JSON; e2e/nft-netlink.test.ts compares the two.
 import type { Listing } from './diff.js';
+import { isGroupChain } from './groups.js';
+import { isServiceObject, TABLE } from './names.js';
 import {
   addressText,
   attrList,
@@ -16,14 +18,12 @@ import {
   messageAttrs,
   NFNL_SUBSYS_NFTABLES,
   NFT_SET_ELEM_INTERVAL_END,
+  type NftFamily,
   NLM_F_REQUEST,
   str,
-  type NftFamily,
 } from './netlink-encode.js';
-import { isServiceObject, TABLE } from './names.js';
 import { HAIRPIN, MAPS } from './render.js';
 import { isSlotMap, SLOTS } from './slots.js';
-import { isGroupChain } from './groups.js';
 
 const NLM_F_DUMP = 0x300;
 const MSG = { GETTABLE: 1, GETCHAIN: 4, GETRULE: 7, GETSET: 10, GETSETELEM: 13 } as const;

@@ -5,17 +5,18 @@
 // A full sync's listing comes from the kernel's dumps too, with a digest of
 // each chain's rules, so a restart leaves the chains the kernel has alone.
 import os from 'node:os';
-import { ExecNft, NftError, type Nft } from './apply.js';
+
+import { ExecNft, type Nft, NftError } from './apply.js';
 import type { Listing } from './diff.js';
+import { digests, foldRule, type RuleHasher } from './netlink-digest.js';
 import {
+  type EncodedTransaction,
   encodeTransaction,
   messagesOf,
+  type NftFamily,
   numberBatch,
   parseAcks,
-  type EncodedTransaction,
-  type NftFamily,
 } from './netlink-encode.js';
-import { digests, foldRule, type RuleHasher } from './netlink-digest.js';
 import { LISTED_SETS, listingOfDumps, listingRequests, slotBlockOfRule } from './netlink-listing.js';
 
 const NETLINK_NETFILTER = 12;

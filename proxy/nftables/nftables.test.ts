@@ -1,19 +1,21 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
-import { servicePorts, type ServicePort } from '../model/service-port.js';
-import { endpointsOfSlices, type Endpoint } from '../model/endpoints.js';
-import { keepRanges, renderBase, renderService, type RenderContext } from './render.js';
-import { endpointBase, servicePortBase } from './names.js';
-import { NftSyncer } from './syncer.js';
-import { KernelModel } from './kernel-model.js';
-import { keyText, listingOf, verdictText, versionAtLeast } from './apply.js';
+
+import { type Endpoint, endpointsOfSlices } from '../model/endpoints.js';
 import { NODE, slice, svc } from '../model/fixtures.js';
-import { randomChange, randomService, rng, World } from './random-world.js';
-import { SlotBlocks, SLOTS, slotMapName, slotRanges } from './slots.js';
-import { groupChainOf } from './groups.js';
+import { type ServicePort, servicePorts } from '../model/service-port.js';
+import { keyText, listingOf, verdictText, versionAtLeast } from './apply.js';
 import { Commands, emptyListing, planFull } from './diff.js';
+import { groupChainOf } from './groups.js';
+import { KernelModel } from './kernel-model.js';
+import { endpointBase, servicePortBase } from './names.js';
+import { randomChange, randomService, rng, World } from './random-world.js';
+import { keepRanges, renderBase, type RenderContext, renderService } from './render.js';
+import { SlotBlocks, slotMapName, slotRanges, SLOTS } from './slots.js';
+import { NftSyncer } from './syncer.js';
 
 // Upstream proxier_test conventions: pods in 10.0.0.0/8, cluster IPs in 172.30.0.0/16, this node "test-node".
 const ctx: RenderContext = {

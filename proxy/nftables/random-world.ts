@@ -1,11 +1,12 @@
 // Test-only: a random cluster of Services and endpoints and random changes to it, for the property test against the
 // kernel model and the netlink/nft equivalence test against the real kernel.
 import type { Service } from 'kubernetes-types/core/v1.js';
-import { servicePorts, type ServicePort } from '../model/service-port.js';
-import { endpointsOfSlices, type Endpoint } from '../model/endpoints.js';
-import { NODE, slice, svc, type Ep } from '../model/fixtures.js';
-import type { IPFamily } from '../model/family.js';
+
 import { seededRandom } from '../../kube/seeded-random.js';
+import { type Endpoint, endpointsOfSlices } from '../model/endpoints.js';
+import type { IPFamily } from '../model/family.js';
+import { type Ep, NODE, slice, svc } from '../model/fixtures.js';
+import { type ServicePort, servicePorts } from '../model/service-port.js';
 
 /** A small deterministic PRNG (mulberry32). */
 export const rng = seededRandom;

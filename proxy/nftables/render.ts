@@ -5,21 +5,21 @@
 // object but group chains, whose rules are each a Service's own, so a change
 // is rendered from that Service alone, whatever the size of the cluster.
 import { categorize, trafficPlan } from '../model/categorize.js';
-import type { ServicePort } from '../model/service-port.js';
-import { portKey, type Endpoint } from '../model/endpoints.js';
+import { type Endpoint, portKey } from '../model/endpoints.js';
 import { cidrContains } from '../model/family.js';
+import type { ServicePort } from '../model/service-port.js';
+import { groupChainOf } from './groups.js';
 import { endpointBase, servicePortBase, TABLE } from './names.js';
 import {
   groupSlotRule,
   SLOT_MAP_NAMES,
   SLOT_MAPS,
-  SLOTS,
+  type SlotBlocks,
   slotMapName,
   slotRanges,
   slotRule,
-  type SlotBlocks,
+  SLOTS,
 } from './slots.js';
-import { groupChainOf } from './groups.js';
 
 export const SERVICES = 'services';
 export const SERVICE_IPS = 'service-ips';

@@ -3,14 +3,14 @@
 // sends only the changed Services' differences; a full sync (start, after a
 // failure, new node addresses) lists the table once and converges it in
 // bounded transactions. Counts for the metrics are kept as running sums.
-import type { ServicePort } from '../model/service-port.js';
 import type { Endpoint } from '../model/endpoints.js';
-import { Commands, diffFragment, emptyPhased, opsOf, phasedText, planFull, sameRules, type Phased } from './diff.js';
-import { emptyFragment, renderBase, renderService, type Fragment, type RenderContext } from './render.js';
+import type { ServicePort } from '../model/service-port.js';
 import type { Nft } from './apply.js';
-import { isSlotMap, rangesByBlock, SLOT_MAP_NAMES, SlotBlocks } from './slots.js';
+import { Commands, diffFragment, emptyPhased, opsOf, type Phased, phasedText, planFull, sameRules } from './diff.js';
 import { groupMembers, groupRules } from './groups.js';
 import { servicePortBase } from './names.js';
+import { emptyFragment, type Fragment, renderBase, type RenderContext, renderService } from './render.js';
+import { isSlotMap, rangesByBlock, SLOT_MAP_NAMES, SlotBlocks } from './slots.js';
 
 /**
  * Commands per full-sync transaction. Every nft run first reads the whole ruleset (nft 1.0.x), so fewer, larger

@@ -1,10 +1,11 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import type { User } from '../../api/admission.js';
 import { Api, type FieldCheck } from '../../api/api.js';
 import { ApiError } from '../../api/errors.js';
-import type { User } from '../../api/admission.js';
-import { Store } from '../../storage/store.js';
 import { storageKey } from '../../resources.js';
+import { Store } from '../../storage/store.js';
 import { DEFAULT_POD_SECURITY, podSecurity, type PodSecurityConfiguration } from './admission.js';
 
 const admin: User = { name: 'kubernetes-admin', groups: ['system:masters'] };

@@ -4,10 +4,11 @@
 // recorded; the warn level's come back as warnings, also for the pod templates
 // of workloads, which are never refused. Messages are upstream's
 // (k8s.io/pod-security-admission/admission).
-import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
 import type { Container, Pod, PodTemplateSpec } from 'kubernetes-types/core/v1.js';
-import { errors } from '../../api/errors.js';
+import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
+
 import type { AdmissionPlugin, Attributes, GetObject, ListObjects } from '../../api/admission.js';
+import { errors } from '../../api/errors.js';
 import type { Obj } from '../../storage/store.js';
 import type { PodSpec } from './checks.js';
 import { evaluatePod, forbiddenDetail, forbiddenReason, type Violation } from './evaluator.js';
@@ -16,14 +17,14 @@ import {
   fullyPrivileged,
   LABEL_PREFIX,
   LABELS,
+  type LevelVersion,
   levelVersionString,
   policiesEquivalent,
+  type Policy,
   policyFromLabels,
   PRIVILEGED_LATEST,
   sameLevelVersion,
   sameVersion,
-  type LevelVersion,
-  type Policy,
 } from './policy.js';
 
 export interface PodSecurityConfiguration {

@@ -1,9 +1,11 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import type { Container } from 'kubernetes-types/core/v1.js';
 import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
-import { evaluatePod, forbiddenDetail, forbiddenReason } from './evaluator.js';
+
 import type { PodSpec } from './checks.js';
+import { evaluatePod, forbiddenDetail, forbiddenReason } from './evaluator.js';
 import type { LevelVersion } from './policy.js';
 
 const BASELINE: LevelVersion = { level: 'baseline', version: 'latest' };

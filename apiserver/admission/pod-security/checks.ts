@@ -1,7 +1,6 @@
 // The Pod Security Standards' checks, one per control, with the policy version
 // each revision applies from and upstream's reasons and details
 // (k8s.io/pod-security-admission/policy).
-import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
 import type {
   Container,
   LifecycleHandler,
@@ -10,6 +9,7 @@ import type {
   SELinuxOptions,
   Volume as V1Volume,
 } from 'kubernetes-types/core/v1.js';
+import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
 
 /** kubernetes-types predates the image volume source (v1.31). */
 export type Volume = V1Volume & { image?: { reference?: string; pullPolicy?: string } };

@@ -1,7 +1,8 @@
 // Which checks a level and version run, and how their verdicts read together
 // (upstream's checkRegistry and AggregateCheckResult).
 import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
-import { CHECKS, type Check, type CheckPod, type Forbidden, type PodSpec } from './checks.js';
+
+import { type Check, type CheckPod, CHECKS, type Forbidden, type PodSpec } from './checks.js';
 import type { LevelVersion } from './policy.js';
 
 /** The newest policy version any check knows; "latest" and newer versions evaluate as it. */

@@ -1,17 +1,19 @@
 // Upstream's own Pod Security fixtures (k8s.io/pod-security-admission/test/testdata):
 // for every level and policy version, each "pass" pod is allowed and each "fail" pod
 // is refused by the check it is named for. The module comes from the Go module proxy.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parse } from 'yaml';
+import { test } from 'node:test';
+
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import { parse } from 'yaml';
+
 import { applyPodDefaults } from '../../../kube/pod-defaults.js';
-import { evaluatePod, forbiddenDetail, MAX_MINOR } from './evaluator.js';
 import { CHECKS, type PodSpec } from './checks.js';
+import { evaluatePod, forbiddenDetail, MAX_MINOR } from './evaluator.js';
 import type { LevelVersion } from './policy.js';
 
 const MODULE = 'k8s.io/pod-security-admission@v0.37.2';

@@ -1,18 +1,19 @@
 // Original file: proto/cri/api.proto
 
+import type { Long } from '@grpc/proto-loader';
+
 import type {
   ContainerMetadata as _runtime_v1_ContainerMetadata,
   ContainerMetadata__Output as _runtime_v1_ContainerMetadata__Output,
 } from '../../runtime/v1/ContainerMetadata.js';
 import type {
-  ImageSpec as _runtime_v1_ImageSpec,
-  ImageSpec__Output as _runtime_v1_ImageSpec__Output,
-} from '../../runtime/v1/ImageSpec.js';
-import type {
   ContainerState as _runtime_v1_ContainerState,
   ContainerState__Output as _runtime_v1_ContainerState__Output,
 } from '../../runtime/v1/ContainerState.js';
-import type { Long } from '@grpc/proto-loader';
+import type {
+  ImageSpec as _runtime_v1_ImageSpec,
+  ImageSpec__Output as _runtime_v1_ImageSpec__Output,
+} from '../../runtime/v1/ImageSpec.js';
 
 export interface Container {
   id?: string;

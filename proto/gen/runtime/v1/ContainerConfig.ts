@@ -5,6 +5,10 @@ import type {
   ContainerMetadata__Output as _runtime_v1_ContainerMetadata__Output,
 } from '../../runtime/v1/ContainerMetadata.js';
 import type {
+  Device as _runtime_v1_Device,
+  Device__Output as _runtime_v1_Device__Output,
+} from '../../runtime/v1/Device.js';
+import type {
   ImageSpec as _runtime_v1_ImageSpec,
   ImageSpec__Output as _runtime_v1_ImageSpec__Output,
 } from '../../runtime/v1/ImageSpec.js';
@@ -12,15 +16,11 @@ import type {
   KeyValue as _runtime_v1_KeyValue,
   KeyValue__Output as _runtime_v1_KeyValue__Output,
 } from '../../runtime/v1/KeyValue.js';
-import type { Mount as _runtime_v1_Mount, Mount__Output as _runtime_v1_Mount__Output } from '../../runtime/v1/Mount.js';
-import type {
-  Device as _runtime_v1_Device,
-  Device__Output as _runtime_v1_Device__Output,
-} from '../../runtime/v1/Device.js';
 import type {
   LinuxContainerConfig as _runtime_v1_LinuxContainerConfig,
   LinuxContainerConfig__Output as _runtime_v1_LinuxContainerConfig__Output,
 } from '../../runtime/v1/LinuxContainerConfig.js';
+import type { Mount as _runtime_v1_Mount, Mount__Output as _runtime_v1_Mount__Output } from '../../runtime/v1/Mount.js';
 
 export interface ContainerConfig {
   metadata?: _runtime_v1_ContainerMetadata | null;

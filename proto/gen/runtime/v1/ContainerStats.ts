@@ -9,13 +9,13 @@ import type {
   CpuUsage__Output as _runtime_v1_CpuUsage__Output,
 } from '../../runtime/v1/CpuUsage.js';
 import type {
-  MemoryUsage as _runtime_v1_MemoryUsage,
-  MemoryUsage__Output as _runtime_v1_MemoryUsage__Output,
-} from '../../runtime/v1/MemoryUsage.js';
-import type {
   FilesystemUsage as _runtime_v1_FilesystemUsage,
   FilesystemUsage__Output as _runtime_v1_FilesystemUsage__Output,
 } from '../../runtime/v1/FilesystemUsage.js';
+import type {
+  MemoryUsage as _runtime_v1_MemoryUsage,
+  MemoryUsage__Output as _runtime_v1_MemoryUsage__Output,
+} from '../../runtime/v1/MemoryUsage.js';
 
 export interface ContainerStats {
   attributes?: _runtime_v1_ContainerAttributes | null;

@@ -1,9 +1,15 @@
 // Original file: proto/cri/api.proto
 
+import type { Long } from '@grpc/proto-loader';
+
 import type {
   ContainerMetadata as _runtime_v1_ContainerMetadata,
   ContainerMetadata__Output as _runtime_v1_ContainerMetadata__Output,
 } from '../../runtime/v1/ContainerMetadata.js';
+import type {
+  ContainerResources as _runtime_v1_ContainerResources,
+  ContainerResources__Output as _runtime_v1_ContainerResources__Output,
+} from '../../runtime/v1/ContainerResources.js';
 import type {
   ContainerState as _runtime_v1_ContainerState,
   ContainerState__Output as _runtime_v1_ContainerState__Output,
@@ -13,11 +19,6 @@ import type {
   ImageSpec__Output as _runtime_v1_ImageSpec__Output,
 } from '../../runtime/v1/ImageSpec.js';
 import type { Mount as _runtime_v1_Mount, Mount__Output as _runtime_v1_Mount__Output } from '../../runtime/v1/Mount.js';
-import type {
-  ContainerResources as _runtime_v1_ContainerResources,
-  ContainerResources__Output as _runtime_v1_ContainerResources__Output,
-} from '../../runtime/v1/ContainerResources.js';
-import type { Long } from '@grpc/proto-loader';
 
 export interface ContainerStatus {
   id?: string;

@@ -1,5 +1,7 @@
 // Original file: proto/cri/api.proto
 
+import type { Long } from '@grpc/proto-loader';
+
 import type {
   FilesystemIdentifier as _runtime_v1_FilesystemIdentifier,
   FilesystemIdentifier__Output as _runtime_v1_FilesystemIdentifier__Output,
@@ -8,7 +10,6 @@ import type {
   UInt64Value as _runtime_v1_UInt64Value,
   UInt64Value__Output as _runtime_v1_UInt64Value__Output,
 } from '../../runtime/v1/UInt64Value.js';
-import type { Long } from '@grpc/proto-loader';
 
 export interface FilesystemUsage {
   timestamp?: number | string | Long;

@@ -1,14 +1,15 @@
 // Original file: proto/cri/api.proto
 
-import type {
-  Int64Value as _runtime_v1_Int64Value,
-  Int64Value__Output as _runtime_v1_Int64Value__Output,
-} from '../../runtime/v1/Int64Value.js';
+import type { Long } from '@grpc/proto-loader';
+
 import type {
   ImageSpec as _runtime_v1_ImageSpec,
   ImageSpec__Output as _runtime_v1_ImageSpec__Output,
 } from '../../runtime/v1/ImageSpec.js';
-import type { Long } from '@grpc/proto-loader';
+import type {
+  Int64Value as _runtime_v1_Int64Value,
+  Int64Value__Output as _runtime_v1_Int64Value__Output,
+} from '../../runtime/v1/Int64Value.js';
 
 export interface Image {
   id?: string;

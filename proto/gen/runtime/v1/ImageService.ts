@@ -2,6 +2,7 @@
 
 import type * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
+
 import type {
   ImageFsInfoRequest as _runtime_v1_ImageFsInfoRequest,
   ImageFsInfoRequest__Output as _runtime_v1_ImageFsInfoRequest__Output,

@@ -1,10 +1,11 @@
 // Original file: proto/cri/api.proto
 
+import type { Long } from '@grpc/proto-loader';
+
 import type {
   HugepageLimit as _runtime_v1_HugepageLimit,
   HugepageLimit__Output as _runtime_v1_HugepageLimit__Output,
 } from '../../runtime/v1/HugepageLimit.js';
-import type { Long } from '@grpc/proto-loader';
 
 export interface LinuxContainerResources {
   cpu_period?: number | string | Long;

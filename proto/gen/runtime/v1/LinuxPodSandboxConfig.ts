@@ -1,13 +1,13 @@
 // Original file: proto/cri/api.proto
 
 import type {
-  LinuxSandboxSecurityContext as _runtime_v1_LinuxSandboxSecurityContext,
-  LinuxSandboxSecurityContext__Output as _runtime_v1_LinuxSandboxSecurityContext__Output,
-} from '../../runtime/v1/LinuxSandboxSecurityContext.js';
-import type {
   LinuxContainerResources as _runtime_v1_LinuxContainerResources,
   LinuxContainerResources__Output as _runtime_v1_LinuxContainerResources__Output,
 } from '../../runtime/v1/LinuxContainerResources.js';
+import type {
+  LinuxSandboxSecurityContext as _runtime_v1_LinuxSandboxSecurityContext,
+  LinuxSandboxSecurityContext__Output as _runtime_v1_LinuxSandboxSecurityContext__Output,
+} from '../../runtime/v1/LinuxSandboxSecurityContext.js';
 
 export interface LinuxPodSandboxConfig {
   cgroup_parent?: string;

@@ -1,26 +1,27 @@
 // Original file: proto/cri/api.proto
 
-import type {
-  NamespaceOption as _runtime_v1_NamespaceOption,
-  NamespaceOption__Output as _runtime_v1_NamespaceOption__Output,
-} from '../../runtime/v1/NamespaceOption.js';
-import type {
-  SELinuxOption as _runtime_v1_SELinuxOption,
-  SELinuxOption__Output as _runtime_v1_SELinuxOption__Output,
-} from '../../runtime/v1/SELinuxOption.js';
+import type { Long } from '@grpc/proto-loader';
+
 import type {
   Int64Value as _runtime_v1_Int64Value,
   Int64Value__Output as _runtime_v1_Int64Value__Output,
 } from '../../runtime/v1/Int64Value.js';
 import type {
+  NamespaceOption as _runtime_v1_NamespaceOption,
+  NamespaceOption__Output as _runtime_v1_NamespaceOption__Output,
+} from '../../runtime/v1/NamespaceOption.js';
+import type {
   SecurityProfile as _runtime_v1_SecurityProfile,
   SecurityProfile__Output as _runtime_v1_SecurityProfile__Output,
 } from '../../runtime/v1/SecurityProfile.js';
 import type {
+  SELinuxOption as _runtime_v1_SELinuxOption,
+  SELinuxOption__Output as _runtime_v1_SELinuxOption__Output,
+} from '../../runtime/v1/SELinuxOption.js';
+import type {
   SupplementalGroupsPolicy as _runtime_v1_SupplementalGroupsPolicy,
   SupplementalGroupsPolicy__Output as _runtime_v1_SupplementalGroupsPolicy__Output,
 } from '../../runtime/v1/SupplementalGroupsPolicy.js';
-import type { Long } from '@grpc/proto-loader';
 
 export interface LinuxSandboxSecurityContext {
   namespace_options?: _runtime_v1_NamespaceOption | null;

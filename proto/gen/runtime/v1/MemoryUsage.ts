@@ -1,10 +1,11 @@
 // Original file: proto/cri/api.proto
 
+import type { Long } from '@grpc/proto-loader';
+
 import type {
   UInt64Value as _runtime_v1_UInt64Value,
   UInt64Value__Output as _runtime_v1_UInt64Value__Output,
 } from '../../runtime/v1/UInt64Value.js';
-import type { Long } from '@grpc/proto-loader';
 
 export interface MemoryUsage {
   timestamp?: number | string | Long;

@@ -1,10 +1,6 @@
 // Original file: proto/cri/api.proto
 
 import type {
-  MountPropagation as _runtime_v1_MountPropagation,
-  MountPropagation__Output as _runtime_v1_MountPropagation__Output,
-} from '../../runtime/v1/MountPropagation.js';
-import type {
   IDMapping as _runtime_v1_IDMapping,
   IDMapping__Output as _runtime_v1_IDMapping__Output,
 } from '../../runtime/v1/IDMapping.js';
@@ -12,6 +8,10 @@ import type {
   ImageSpec as _runtime_v1_ImageSpec,
   ImageSpec__Output as _runtime_v1_ImageSpec__Output,
 } from '../../runtime/v1/ImageSpec.js';
+import type {
+  MountPropagation as _runtime_v1_MountPropagation,
+  MountPropagation__Output as _runtime_v1_MountPropagation__Output,
+} from '../../runtime/v1/MountPropagation.js';
 
 export interface Mount {
   container_path?: string;

@@ -1,5 +1,7 @@
 // Original file: proto/cri/api.proto
 
+import type { Long } from '@grpc/proto-loader';
+
 import type {
   PodSandboxMetadata as _runtime_v1_PodSandboxMetadata,
   PodSandboxMetadata__Output as _runtime_v1_PodSandboxMetadata__Output,
@@ -8,7 +10,6 @@ import type {
   PodSandboxState as _runtime_v1_PodSandboxState,
   PodSandboxState__Output as _runtime_v1_PodSandboxState__Output,
 } from '../../runtime/v1/PodSandboxState.js';
-import type { Long } from '@grpc/proto-loader';
 
 export interface PodSandbox {
   id?: string;

@@ -1,22 +1,23 @@
 // Original file: proto/cri/api.proto
 
+import type { Long } from '@grpc/proto-loader';
+
+import type {
+  LinuxPodSandboxStatus as _runtime_v1_LinuxPodSandboxStatus,
+  LinuxPodSandboxStatus__Output as _runtime_v1_LinuxPodSandboxStatus__Output,
+} from '../../runtime/v1/LinuxPodSandboxStatus.js';
 import type {
   PodSandboxMetadata as _runtime_v1_PodSandboxMetadata,
   PodSandboxMetadata__Output as _runtime_v1_PodSandboxMetadata__Output,
 } from '../../runtime/v1/PodSandboxMetadata.js';
 import type {
-  PodSandboxState as _runtime_v1_PodSandboxState,
-  PodSandboxState__Output as _runtime_v1_PodSandboxState__Output,
-} from '../../runtime/v1/PodSandboxState.js';
-import type {
   PodSandboxNetworkStatus as _runtime_v1_PodSandboxNetworkStatus,
   PodSandboxNetworkStatus__Output as _runtime_v1_PodSandboxNetworkStatus__Output,
 } from '../../runtime/v1/PodSandboxNetworkStatus.js';
 import type {
-  LinuxPodSandboxStatus as _runtime_v1_LinuxPodSandboxStatus,
-  LinuxPodSandboxStatus__Output as _runtime_v1_LinuxPodSandboxStatus__Output,
-} from '../../runtime/v1/LinuxPodSandboxStatus.js';
-import type { Long } from '@grpc/proto-loader';
+  PodSandboxState as _runtime_v1_PodSandboxState,
+  PodSandboxState__Output as _runtime_v1_PodSandboxState__Output,
+} from '../../runtime/v1/PodSandboxState.js';
 
 export interface PodSandboxStatus {
   id?: string;

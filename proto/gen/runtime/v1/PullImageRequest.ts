@@ -1,13 +1,13 @@
 // Original file: proto/cri/api.proto
 
 import type {
-  ImageSpec as _runtime_v1_ImageSpec,
-  ImageSpec__Output as _runtime_v1_ImageSpec__Output,
-} from '../../runtime/v1/ImageSpec.js';
-import type {
   AuthConfig as _runtime_v1_AuthConfig,
   AuthConfig__Output as _runtime_v1_AuthConfig__Output,
 } from '../../runtime/v1/AuthConfig.js';
+import type {
+  ImageSpec as _runtime_v1_ImageSpec,
+  ImageSpec__Output as _runtime_v1_ImageSpec__Output,
+} from '../../runtime/v1/ImageSpec.js';
 import type {
   PodSandboxConfig as _runtime_v1_PodSandboxConfig,
   PodSandboxConfig__Output as _runtime_v1_PodSandboxConfig__Output,

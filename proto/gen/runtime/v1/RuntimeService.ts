@@ -2,6 +2,7 @@
 
 import type * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
+
 import type {
   AttachRequest as _runtime_v1_AttachRequest,
   AttachRequest__Output as _runtime_v1_AttachRequest__Output,
@@ -51,14 +52,6 @@ import type {
   ExecSyncResponse__Output as _runtime_v1_ExecSyncResponse__Output,
 } from '../../runtime/v1/ExecSyncResponse.js';
 import type {
-  ListContainerStatsRequest as _runtime_v1_ListContainerStatsRequest,
-  ListContainerStatsRequest__Output as _runtime_v1_ListContainerStatsRequest__Output,
-} from '../../runtime/v1/ListContainerStatsRequest.js';
-import type {
-  ListContainerStatsResponse as _runtime_v1_ListContainerStatsResponse,
-  ListContainerStatsResponse__Output as _runtime_v1_ListContainerStatsResponse__Output,
-} from '../../runtime/v1/ListContainerStatsResponse.js';
-import type {
   ListContainersRequest as _runtime_v1_ListContainersRequest,
   ListContainersRequest__Output as _runtime_v1_ListContainersRequest__Output,
 } from '../../runtime/v1/ListContainersRequest.js';
@@ -66,6 +59,14 @@ import type {
   ListContainersResponse as _runtime_v1_ListContainersResponse,
   ListContainersResponse__Output as _runtime_v1_ListContainersResponse__Output,
 } from '../../runtime/v1/ListContainersResponse.js';
+import type {
+  ListContainerStatsRequest as _runtime_v1_ListContainerStatsRequest,
+  ListContainerStatsRequest__Output as _runtime_v1_ListContainerStatsRequest__Output,
+} from '../../runtime/v1/ListContainerStatsRequest.js';
+import type {
+  ListContainerStatsResponse as _runtime_v1_ListContainerStatsResponse,
+  ListContainerStatsResponse__Output as _runtime_v1_ListContainerStatsResponse__Output,
+} from '../../runtime/v1/ListContainerStatsResponse.js';
 import type {
   ListPodSandboxRequest as _runtime_v1_ListPodSandboxRequest,
   ListPodSandboxRequest__Output as _runtime_v1_ListPodSandboxRequest__Output,
