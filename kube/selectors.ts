@@ -1,5 +1,7 @@
 // Label and field selectors, parsed the way apimachinery does
 // (k8s.io/apimachinery/pkg/labels and pkg/fields).
+import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
+
 export type Requirement =
   | { key: string; op: 'in' | 'notin'; values: string[] }
   | { key: string; op: '=' | '!='; values: [string] }
@@ -100,4 +102,18 @@ export function parseFieldSelector(s: string): FieldRequirement[] {
 
 export function matchFields(reqs: FieldRequirement[], fields: Record<string, string>): boolean {
   return reqs.every((r) => ((fields[r.field] ?? '') === r.value) === (r.op === '='));
+}
+
+/** Whether a metav1.LabelSelector selects `labels` (LabelSelectorAsSelector(sel).Matches(labels)). */
+export function labelSelectorMatches(sel: LabelSelector, labels: Record<string, string>): boolean {
+  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of sel.matchExpressions ?? []) {
+    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    const vals = e.values ?? [];
+    if (e.operator === 'In' && !(has && vals.includes(labels[e.key]!))) return false;
+    if (e.operator === 'NotIn' && has && vals.includes(labels[e.key]!)) return false;
+    if (e.operator === 'Exists' && !has) return false;
+    if (e.operator === 'DoesNotExist' && has) return false;
+  }
+  return true;
 }

@@ -7,7 +7,7 @@ import { canonicalJson } from '../../kube/hash.js';
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
 import type { Obj } from '../storage/store.js';
 import type { Cause } from './errors.js';
-import { goIntOrString, isZero, validateIntOrPercent, validateSelectorAndTemplate } from './validate.js';
+import { goIntOrString, isZero, validateIntOrPercent, validateSelectorAndTemplate } from './workload-validation.js';
 
 /** The apps/v1 form of the internal spec.templateGeneration (upstream DeprecatedTemplateGeneration). */
 export const ANN_TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';

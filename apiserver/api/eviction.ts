@@ -2,12 +2,12 @@
 // deleted only if the PodDisruptionBudget covering it allows a disruption;
 // the budget is decremented and the pod recorded in status.disruptedPods so
 // the disruption controller does not count it meanwhile. Otherwise 429.
+import { labelSelectorMatches } from '../../kube/selectors.js';
 import { rfc3339 } from '../../kube/time.js';
 import { isHealthy } from '../controllers/disruption-model.js';
 import type { Obj } from '../storage/store.js';
 import type { Api, DeleteOptions } from './api.js';
 import { ApiError, errors } from './errors.js';
-import { selectorMatches } from './validate.js';
 
 const MAX_DISRUPTED_PODS = 2000;
 const tooMany = (message: string, cause?: string): ApiError =>
@@ -29,7 +29,7 @@ export function evict(api: Api, ns: string, name: string, body: Obj): void {
   const pdbRes = api.res('policy', 'poddisruptionbudgets');
   const labels = (pod.metadata.labels ?? {}) as Record<string, string>;
   const pdbs = (api.list(pdbRes, ns).items as Obj[]).filter(
-    (b) => b.spec?.selector && selectorMatches(b.spec.selector, labels),
+    (b) => b.spec?.selector && labelSelectorMatches(b.spec.selector, labels),
   );
   if (pdbs.length > 1)
     throw errors.internal(

@@ -5,6 +5,7 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import { canonicalJson } from '../../kube/hash.js';
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
 import { validatePodSpec } from '../../kube/pod-validation.js';
+import { labelSelectorMatches } from '../../kube/selectors.js';
 import { scheduleError, timeZoneError } from '../controllers/cronjob-model.js';
 import {
   LABEL_CONTROLLER_UID,
@@ -14,7 +15,7 @@ import {
 } from '../controllers/job-model.js';
 import type { Obj } from '../storage/store.js';
 import type { Cause } from './errors.js';
-import { goMap, selectorMatches } from './validate.js';
+import { goMap } from './workload-validation.js';
 
 /** SetDefaults_Job and the create strategy's generateSelector (unless spec.manualSelector). */
 export function defaultJob(job: Obj): void {
@@ -186,7 +187,7 @@ export function validateJob(job: Obj): Cause[] {
   if (
     set(spec.managedBy) &&
     (String(spec.managedBy).length > 63 ||
-      !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-A-Za-z0-9_.\/]+$/.test(String(spec.managedBy)))
+      !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-A-Za-z0-9_./]+$/.test(String(spec.managedBy)))
   )
     causes.push({
       field: 'spec.managedBy',
@@ -198,7 +199,7 @@ export function validateJob(job: Obj): Cause[] {
   if (!sel) {
     if (spec.manualSelector === true)
       causes.push({ field: 'spec.selector', reason: 'FieldValueRequired', message: 'Required value' });
-  } else if (!selectorMatches(sel, labels))
+  } else if (!labelSelectorMatches(sel, labels))
     causes.push({
       field: 'spec.template.metadata.labels',
       message: `Invalid value: ${goMap(labels)}: \`selector\` does not match template \`labels\``,

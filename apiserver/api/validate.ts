@@ -14,6 +14,7 @@ import type { Obj } from '../storage/store.js';
 import { validateControllerRevision, validateDaemonSet, validateStatefulSet } from './apps.js';
 import type { Cause } from './errors.js';
 import { validateCronJob, validateJob } from './jobs.js';
+import { goIntOrString, isZero, validateIntOrPercent, validateSelectorAndTemplate } from './workload-validation.js';
 
 export const MAX_DATA_SIZE = 1024 * 1024;
 const DNS_LABEL_NAMED = new Set(['namespaces', 'services']);
@@ -212,12 +213,6 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
   return causes;
 }
 
-export const goMap = (m: Record<string, string>): string =>
-  `map[string]string{${Object.entries(m)
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
-    .join(', ')}}`;
-
 /** apps/v1 Deployment and ReplicaSet: selector required and matching the template, replicas >= 0, the pod template. */
 /** ValidatePodDisruptionBudgetSpec: one of minAvailable and maxUnavailable, each a non-negative int or a percent up to 100%. */
 function validatePdb(spec: Obj): Cause[] {
@@ -276,84 +271,4 @@ function validateWorkload(o: Obj): Cause[] {
       });
   }
   return causes;
-}
-
-export const isZero = (v: unknown): boolean => v === 0 || v === '0' || v === '0%';
-/** How Go's %#v prints an IntOrString in upstream's messages. */
-export const goIntOrString = (v: unknown): string =>
-  typeof v === 'string'
-    ? `intstr.IntOrString{Type:1, IntVal:0, StrVal:${JSON.stringify(v)}}`
-    : `intstr.IntOrString{Type:0, IntVal:${Number(v)}, StrVal:""}`;
-
-/** What Deployments, DaemonSets and StatefulSets share: a non-empty selector matching the template's labels, and the pod template with restartPolicy Always. */
-export function validateSelectorAndTemplate(spec: Obj, kind: string): Cause[] {
-  const causes: Cause[] = [];
-  const sel = spec.selector as Obj | undefined;
-  const empty = !sel || (!Object.keys(sel.matchLabels ?? {}).length && !(sel.matchExpressions ?? []).length);
-  if (empty)
-    causes.push(
-      { field: 'spec.selector', reason: 'FieldValueRequired', message: 'Required value' },
-      { field: 'spec.selector', message: `Invalid value: "null": empty selector is invalid for ${kind}` },
-    );
-  const labels = (spec.template?.metadata?.labels ?? {}) as Record<string, string>;
-  if (!empty && !selectorMatches(sel!, labels))
-    causes.push({
-      field: 'spec.template.metadata.labels',
-      message: `Invalid value: ${goMap(labels)}: \`selector\` does not match template \`labels\``,
-    });
-  if (!spec.template)
-    return [
-      ...causes,
-      { field: 'spec.template.spec.containers', reason: 'FieldValueRequired', message: 'Required value' },
-    ];
-  causes.push(...validatePodSpec(spec.template.spec, 'spec.template.spec'));
-  const rp = spec.template.spec?.restartPolicy;
-  if (rp !== undefined && rp !== 'Always')
-    causes.push({
-      field: 'spec.template.spec.restartPolicy',
-      reason: 'FieldValueNotSupported',
-      message: `Unsupported value: ${JSON.stringify(rp)}: supported values: "Always"`,
-    });
-  if (spec.template.spec?.activeDeadlineSeconds !== undefined)
-    causes.push({
-      field: 'spec.template.spec.activeDeadlineSeconds',
-      reason: 'FieldValueForbidden',
-      message: `Forbidden: activeDeadlineSeconds in ${({ daemonset: 'DaemonSet', statefulset: 'StatefulSet' } as Record<string, string>)[kind] ?? 'ReplicaSet'} is not Supported`,
-    });
-  return causes;
-}
-
-/** A non-negative int or a percent up to 100% (ValidatePositiveIntOrPercent and IsNotMoreThan100Percent). */
-export function validateIntOrPercent(v: unknown, field: string): Cause[] {
-  if (v === undefined || v === null) return [];
-  if (typeof v === 'number')
-    return Number.isInteger(v) && v >= 0
-      ? []
-      : [{ field, message: `Invalid value: ${v}: must be greater than or equal to 0` }];
-  const s = String(v);
-  if (!/^\d+%$/.test(s))
-    return [
-      {
-        field,
-        message: `Invalid value: ${JSON.stringify(s)}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')`,
-      },
-    ];
-  return parseInt(s, 10) > 100
-    ? [{ field, message: `Invalid value: ${JSON.stringify(s)}: must not be greater than 100%` }]
-    : [];
-}
-
-/** metav1.LabelSelectorAsSelector(...).Matches(labels). */
-export function selectorMatches(sel: Obj, labels: Record<string, string>): boolean {
-  for (const [k, v] of Object.entries((sel.matchLabels ?? {}) as Record<string, string>))
-    if (labels[k] !== v) return false;
-  for (const e of (sel.matchExpressions ?? []) as Obj[]) {
-    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
-    const vals = (e.values ?? []) as string[];
-    if (e.operator === 'In' && !(has && vals.includes(labels[e.key]!))) return false;
-    if (e.operator === 'NotIn' && has && vals.includes(labels[e.key]!)) return false;
-    if (e.operator === 'Exists' && !has) return false;
-    if (e.operator === 'DoesNotExist' && has) return false;
-  }
-  return true;
 }

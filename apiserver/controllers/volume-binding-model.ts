@@ -4,7 +4,7 @@
 // node, and the local-path provisioner's volume for a claim.
 import type { KObj } from '../../kube/client.js';
 import { parseQuantity } from '../../kube/quantity.js';
-import { selectorMatches } from '../api/validate.js';
+import { labelSelectorMatches } from '../../kube/selectors.js';
 import { matchesNodeSelector } from './scheduling.js';
 
 export const ANN_SELECTED_NODE = 'volume.kubernetes.io/selected-node';
@@ -40,7 +40,7 @@ export function volumeFits(pv: KObj, pvc: KObj): boolean {
   const modes = new Set((pv.spec?.accessModes ?? []) as string[]);
   if (!((pvc.spec?.accessModes ?? []) as string[]).every((m) => modes.has(m))) return false;
   if (capacity(pv) < request(pvc)) return false;
-  if (pvc.spec?.selector && !selectorMatches(pvc.spec.selector, pv.metadata.labels ?? {})) return false;
+  if (pvc.spec?.selector && !labelSelectorMatches(pvc.spec.selector, pv.metadata.labels ?? {})) return false;
   return true;
 }
 
