@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
-import { computePodActions, containerHash, initContainerActions, isIdle, legacyContainerHash } from './actions.js';
+import { computePodActions, initContainerActions, isIdle } from './actions.js';
+import { containerHash, legacyContainerHash } from './container-hash.js';
 import type { ContainerInfo, PodRuntimeState, SandboxInfo } from './runtime-state.js';
 
 const mkPod = (over: Partial<NonNullable<Pod['spec']>> = {}): Pod =>

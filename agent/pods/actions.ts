@@ -3,7 +3,7 @@
 // restart policy, init ordering and sandbox recreation behave the same.
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
-import { canonicalJson, fnv32aHex } from '../../kube/hash.js';
+import { containerHash, legacyContainerHash } from './container-hash.js';
 import { isDecrease, resizeChanges, resizeNeedsRestart } from './resize.js';
 import { type ContainerInfo, latestContainer, type PodRuntimeState } from './runtime-state.js';
 import { isSidecar } from './sidecars.js';
@@ -50,21 +50,6 @@ export function isIdle(a: PodActions): boolean {
     !a.containersToKill.length &&
     !a.containersToResize.length
   );
-}
-
-/**
- * Upstream's HashContainer since 1.31: only the name and the image. Every other field of a pod's container is
- * immutable in the API, and a static pod's new content is a new pod, so hashing more only restarts containers
- * when a default appears (an apiserver or kubectl upgrade) or another kubelet made them.
- */
-export function containerHash(c: Container): string {
-  return fnv32aHex(canonicalJson({ image: c.image ?? '', name: c.name }));
-}
-
-/** The rule of tskube releases before it: the whole container but its resources. Containers they started are adopted. */
-export function legacyContainerHash(c: Container): string {
-  const { resources: _r, ...rest } = c;
-  return fnv32aHex(canonicalJson(rest));
 }
 
 /** Upstream containerChanged: the running container was made from another definition. */

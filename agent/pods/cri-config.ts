@@ -7,7 +7,7 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { milliValue, parseQuantity } from '../../kube/quantity.js';
 import type { LinuxContainerSecurityContext } from '../../proto/gen/runtime/v1/LinuxContainerSecurityContext.js';
 import type { ContainerConfigIn, PodSandboxConfigIn } from '../cri/types.js';
-import { containerHash } from './actions.js';
+import { containerHash } from './container-hash.js';
 import { expand } from './env.js';
 import { podHostnameAndDomain } from './etc-hosts.js';
 import * as L from './labels.js';

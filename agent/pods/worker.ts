@@ -21,15 +21,9 @@ import {
   type SetUpVolume,
   type VolumeManager,
 } from '../volumes/volume-manager.js';
-import {
-  computePodActions,
-  containerHash,
-  isIdle,
-  type PodActions,
-  podFinished,
-  type ProbeResults,
-} from './actions.js';
+import { computePodActions, isIdle, type PodActions, podFinished, type ProbeResults } from './actions.js';
 import { Backoff } from './backoff.js';
+import { containerHash } from './container-hash.js';
 import type { ContainerKind } from './cri-config.js';
 import { buildContainerConfig, buildSandboxConfig, linuxResources, type NodeContext, podLogDir } from './cri-config.js';
 import type { DnsConfig, DnsEvent } from './dns.js';
