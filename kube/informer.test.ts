@@ -4,15 +4,22 @@ import { test } from 'node:test';
 import { KubeClient } from './client.js';
 import { Informer } from './informer.js';
 
+type WatchFake<T> = (path: string, query: unknown, signal: AbortSignal) => AsyncGenerator<T>;
+
+/** Resolves when the informer aborts the watch, as the real client's stream ends then. */
+const aborted = (signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve())));
+
 // A faked apiserver whose list is slow: stop() lands while the informer is listing.
 test('stop() during a list does not leave a watch running', async () => {
   let watches = 0;
   const client = new KubeClient({ server: 'https://127.0.0.1:1' });
   (client as unknown as { get: () => Promise<object> }).get = () =>
     new Promise((r) => setTimeout(() => r({ items: [], metadata: { resourceVersion: '5' } }), 200));
-  (client as unknown as { watch: () => AsyncGenerator<never> }).watch = async function* () {
+  (client as unknown as { watch: WatchFake<never> }).watch = async function* (_path, _query, signal) {
     watches++;
-    await new Promise((r) => setTimeout(r, 60_000));
+    await aborted(signal); // a watch that sends nothing until stopped
+    yield* [];
   };
   const inf = new Informer(client, { path: '/api/v1/pods' });
   const started = inf.start();
@@ -35,9 +42,9 @@ test('a transform shapes what is cached and handed on, from the list and from th
     items: [big('a', '1')],
     metadata: { resourceVersion: '1' },
   });
-  (client as unknown as { watch: () => AsyncGenerator<object> }).watch = async function* () {
+  (client as unknown as { watch: WatchFake<object> }).watch = async function* (_path, _query, signal) {
     yield { type: 'ADDED', object: big('b', '2') };
-    await new Promise((r) => setTimeout(r, 60_000));
+    await aborted(signal); // then nothing more
   };
   const seen: unknown[] = [];
   const inf = new Informer(client, {
