@@ -397,7 +397,7 @@ export class Kubelet {
       try {
         host = parseResolvConf(fs.readFileSync(d.resolvConf, 'utf8'));
       } catch (e) {
-        throw new Error(`resolvConf ${d.resolvConf}: ${(e as Error).message}`);
+        throw new Error(`resolvConf ${d.resolvConf}: ${(e as Error).message}`, { cause: e });
       }
     }
     return podDnsConfig(pod, {

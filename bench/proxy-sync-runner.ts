@@ -218,7 +218,7 @@ function clearRules(): void {
   execFileSync('nft', ['flush', 'ruleset']);
   for (const t of ['nat', 'filter'])
     for (const bin of ['iptables-legacy', 'iptables-nft'])
-      (execFileSync(bin, ['-t', t, '-F']), execFileSync(bin, ['-t', t, '-X']));
+      for (const op of ['-F', '-X']) execFileSync(bin, ['-t', t, op]);
 }
 
 function inKernel(newIP: string, svc: string, clusterIP: string): boolean {

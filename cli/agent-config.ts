@@ -299,7 +299,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     try {
       doc = parseYaml(fs.readFileSync(cfgPath, 'utf8'), { version: '1.1' });
     } catch (e) {
-      throw new Error(`${cfgPath}: cannot read KubeletConfiguration: ${(e as Error).message}`);
+      throw new Error(`${cfgPath}: cannot read KubeletConfiguration: ${(e as Error).message}`, { cause: e });
     }
     if (typeof doc !== 'object' || doc === null) throw new Error(`${cfgPath}: expected a KubeletConfiguration object`);
     file = doc as Record<string, unknown>;
@@ -343,7 +343,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
       const ms = parseDuration(raw);
       return ms === 0 && !(flag && flags.has(flag)) ? parseDuration(dflt) : ms;
     } catch (e) {
-      throw new Error(`${where(flag, field)}: ${(e as Error).message}`);
+      throw new Error(`${where(flag, field)}: ${(e as Error).message}`, { cause: e });
     }
   };
   const int = (flag: string | undefined, field: string, dflt: number, min: number): number => {
@@ -421,6 +421,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   } catch (e) {
     throw new Error(
       `${where('allowed-unsafe-sysctls', 'allowedUnsafeSysctls')}: ${(e as Error).message.replace(/^allowedUnsafeSysctls: /, '')}`,
+      { cause: e },
     );
   }
   const podNetwork = (flags.get('pod-network') ?? 'host-gw') as PodNetworkMode;
@@ -431,7 +432,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
   try {
     containerLogMaxBytes = parseQuantity(logMax);
   } catch (e) {
-    throw new Error(`${where('container-log-max-size', 'containerLogMaxSize')}: ${(e as Error).message}`);
+    throw new Error(`${where('container-log-max-size', 'containerLogMaxSize')}: ${(e as Error).message}`, { cause: e });
   }
   const cgroupDriver = str('cgroup-driver', 'cgroupDriver', 'cgroupfs');
   if (cgroupDriver !== 'cgroupfs' && cgroupDriver !== 'systemd')
@@ -476,7 +477,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     try {
       return parseReserved(where(flag, field), mapOf(flag, field, '='));
     } catch (e) {
-      throw new Error((e as Error).message);
+      throw new Error((e as Error).message, { cause: e });
     }
   };
   const kubeReserved = reservedOf('kube-reserved', 'kubeReserved');
@@ -493,7 +494,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     try {
       evictionHard[k] = parseThreshold(v);
     } catch (e) {
-      throw new Error(`${where('eviction-hard', 'evictionHard')}[${k}]: ${(e as Error).message}`);
+      throw new Error(`${where('eviction-hard', 'evictionHard')}[${k}]: ${(e as Error).message}`, { cause: e });
     }
   }
   const softRaw = flags.has('eviction-soft')
@@ -515,7 +516,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
       threshold = parseThreshold(v);
       gracePeriodMs = parseDuration(grace);
     } catch (e) {
-      throw new Error(`${where('eviction-soft', 'evictionSoft')}[${k}]: ${(e as Error).message}`);
+      throw new Error(`${where('eviction-soft', 'evictionSoft')}[${k}]: ${(e as Error).message}`, { cause: e });
     }
     evictionSoft[k] = { threshold, gracePeriodMs };
   }
@@ -540,7 +541,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     try {
       return parseDuration(v);
     } catch (e) {
-      throw new Error(`${cfgPath!}: imageMaximumGCAge: ${(e as Error).message}`);
+      throw new Error(`${cfgPath!}: imageMaximumGCAge: ${(e as Error).message}`, { cause: e });
     }
   })();
   if (imageMaximumGCAgeMs && imageMaximumGCAgeMs <= imageMinimumGCAgeMs)
@@ -553,7 +554,7 @@ export function loadAgentConfig(argv: string[], warn: (m: string) => void): Agen
     try {
       return parseDuration(v);
     } catch (e) {
-      throw new Error(`${cfgPath!}: ${field}: ${(e as Error).message}`);
+      throw new Error(`${cfgPath!}: ${field}: ${(e as Error).message}`, { cause: e });
     }
   };
   const shutdownGracePeriodMs = durField('shutdownGracePeriod');

@@ -65,7 +65,9 @@ export function verifyClusterInfo(data: Record<string, string>, token: string, p
     try {
       hash = caCertHash(caPem);
     } catch (e) {
-      throw new Error(`cluster CA found in ${CLUSTER_INFO} ConfigMap is invalid: ${(e as Error).message}`);
+      throw new Error(`cluster CA found in ${CLUSTER_INFO} ConfigMap is invalid: ${(e as Error).message}`, {
+        cause: e,
+      });
     }
     if (!pins.includes(hash))
       throw new Error(
@@ -98,7 +100,7 @@ export async function fetchClusterInfo(
     cm = await client.request('GET', path, { timeoutMs });
   } catch (e) {
     if (e instanceof KubeApiError) throw e;
-    throw new Error(`cannot reach the apiserver at ${server}: ${(e as Error).message}`);
+    throw new Error(`cannot reach the apiserver at ${server}: ${(e as Error).message}`, { cause: e });
   } finally {
     client.close();
   }

@@ -40,7 +40,7 @@ export function durationFlag(f: Map<string, string>, flag: string, dflt: string)
   try {
     return parseDuration(f.get(flag) ?? dflt);
   } catch (e) {
-    throw new Error(`--${flag}: ${(e as Error).message}`);
+    throw new Error(`--${flag}: ${(e as Error).message}`, { cause: e });
   }
 }
 

@@ -116,7 +116,7 @@ function readConfig(file: string, warn: (m: string) => void): Obj {
   try {
     doc = parseYaml(fs.readFileSync(file, 'utf8'), { version: '1.1' });
   } catch (e) {
-    throw new Error(`${file}: cannot read KubeProxyConfiguration: ${(e as Error).message}`);
+    throw new Error(`${file}: cannot read KubeProxyConfiguration: ${(e as Error).message}`, { cause: e });
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
     throw new Error(`${file}: expected a KubeProxyConfiguration object`);
@@ -190,7 +190,7 @@ export function loadProxyConfig(argv: string[], warn: (m: string) => void): Prox
     try {
       return parseDuration(raw);
     } catch (e) {
-      throw new Error(`${where(flag, field)}: ${(e as Error).message}`);
+      throw new Error(`${where(flag, field)}: ${(e as Error).message}`, { cause: e });
     }
   };
   const bitRaw = f.has('iptables-masquerade-bit')

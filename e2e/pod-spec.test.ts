@@ -738,7 +738,7 @@ describe('pod spec: hooks, termination messages, liveness backoff', { skip, time
     const h2 = cluster.kubectl(['exec', 'dns-none', '--', 'cat', '/etc/hosts']);
     assert.match(
       h2,
-      new RegExp(`^${noneIP.replace(/\./g, '\\.')}\tdb-0\.db\.default\.svc\.cluster\.local\tdb-0$`, 'm'),
+      new RegExp(`^${noneIP.replace(/\./g, '\\.')}\tdb-0\\.db\\.default\\.svc\\.cluster\\.local\tdb-0$`, 'm'),
     );
     assert.match(h2, /\n# Entries added by HostAliases\.\n10\.1\.2\.3\tfoo\.local\tbar\.local\n$/);
     assert.equal(cluster.kubectl(['exec', 'dns-none', '--', 'hostname']).trim(), 'db-0');

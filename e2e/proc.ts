@@ -19,7 +19,7 @@ export function sh(
   } catch (e) {
     if (opts.allowFail) return '';
     const err = e as { stderr?: string; message: string };
-    throw new Error(`${cmd} ${a.join(' ')} failed: ${err.stderr?.trim() || err.message}`);
+    throw new Error(`${cmd} ${a.join(' ')} failed: ${err.stderr?.trim() || err.message}`, { cause: e });
   }
 }
 

@@ -661,7 +661,7 @@ describe('security replay on a tskube up node', { skip, timeout: 15 * 60_000 }, 
     assert.ok(fs.readFileSync(token, 'utf8').split('.').length === 3, 'root reads the token');
     for (const d of [path.join(n.rootDir, 'pods', uid), path.join(n.rootDir, 'pods', uid, 'volumes'), vols])
       assert.equal(fs.statSync(d).mode & 0o777, 0o750, d);
-    let out = '';
+    let out: string;
     try {
       out = sh('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'cat', token]);
     } catch (e) {

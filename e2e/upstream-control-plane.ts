@@ -250,7 +250,7 @@ export class UpstreamControlPlane {
 
   /** Audit events for requests by `users` that the apiserver refused (4xx but 404/409, 5xx). */
   refusals(users: (u: string) => boolean): string[] {
-    let text = '';
+    let text: string;
     try {
       text = fs.readFileSync(path.join(this.dir, 'audit.log'), 'utf8');
     } catch {

@@ -568,6 +568,7 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     } catch (e) {
       throw new Error(
         `${(e as Error).message}\n${kubectl(['describe', 'job', 'now'])}\n${kubectl(['get', 'pods', '-o', 'wide'])}\n${kubectl(['get', 'events'])}`,
+        { cause: e },
       );
     }
     assert.equal(kubectl(['logs', 'job/now']).trim(), 'tick');
@@ -802,6 +803,7 @@ describe('workloads', { skip, timeout: 12 * 60_000 }, () => {
     } catch (e) {
       throw new Error(
         `${(e as Error).message}\n${kubectl(['get', 'pods,pvc,pv', '-o', 'wide'])}\n${kubectl(['get', 'events'])}`,
+        { cause: e },
       );
     }
     assert.match(kubectl(['get', 'sts', 'web']), /^NAME\s+READY\s+AGE\nweb\s+3\/3\s+\d+s\n$/);

@@ -28,7 +28,7 @@ function readData(base: string, data: unknown, file: unknown, what: string, wher
     try {
       return fs.readFileSync(p);
     } catch (e) {
-      throw new Error(`${where}: cannot read ${what} ${p}: ${(e as Error).message}`);
+      throw new Error(`${where}: cannot read ${what} ${p}: ${(e as Error).message}`, { cause: e });
     }
   }
   return undefined;
@@ -39,7 +39,7 @@ export function loadKubeconfig(file: string, contextName?: string): ClusterAuth 
   try {
     doc = parseYaml(fs.readFileSync(file, 'utf8')) as Obj;
   } catch (e) {
-    throw new Error(`${file}: cannot load kubeconfig: ${(e as Error).message}`);
+    throw new Error(`${file}: cannot load kubeconfig: ${(e as Error).message}`, { cause: e });
   }
   const ctxName = contextName ?? doc['current-context'];
   const ctx = (doc.contexts ?? []).find((c: Obj) => c.name === ctxName)?.context;

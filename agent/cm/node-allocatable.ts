@@ -62,7 +62,7 @@ export function parseReserved(field: string, m: Record<string, string>): Record<
     try {
       out[k] = k === 'cpu' ? milliValue(v) : parseQuantity(v);
     } catch (e) {
-      throw new Error(`${field}[${k}]: ${(e as Error).message}`);
+      throw new Error(`${field}[${k}]: ${(e as Error).message}`, { cause: e });
     }
     if (out[k]! < 0) throw new Error(`${field}[${k}]: must not be negative, got ${v}`);
   }

@@ -5,7 +5,6 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { podQos } from '../../kube/pod-qos.js';
 import { allLimit, podTotals } from '../../kube/pod-resources.js';
 import { parseQuantity } from '../../kube/quantity.js';
-import type { QosClass } from './cgroup-names.js';
 
 export const MIN_SHARES = 2;
 const MAX_SHARES = 262_144;

@@ -140,7 +140,7 @@ export async function requestCertificate(
     });
   } catch (e) {
     if (!(e instanceof KubeApiError && e.code === 409))
-      throw new Error(`cannot create certificate signing request ${name}: ${(e as Error).message}`);
+      throw new Error(`cannot create certificate signing request ${name}: ${(e as Error).message}`, { cause: e });
   }
   log.info(`waiting for certificate signing request ${name} to be approved and issued`);
   const deadline = Date.now() + (o.timeoutMs ?? 3600_000);

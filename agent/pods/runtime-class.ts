@@ -36,8 +36,8 @@ export class RuntimeClasses {
       return String((await this.client.get(`${PATH}/${encodeURIComponent(name)}`)).handler ?? '');
     } catch (e) {
       if (e instanceof KubeApiError && e.code === 404)
-        throw new Error(`runtimeclass.node.k8s.io ${JSON.stringify(name)} not found`);
-      throw new Error(`failed to lookup RuntimeClass ${name}: ${(e as Error).message}`);
+        throw new Error(`runtimeclass.node.k8s.io ${JSON.stringify(name)} not found`, { cause: e });
+      throw new Error(`failed to lookup RuntimeClass ${name}: ${(e as Error).message}`, { cause: e });
     }
   }
 

@@ -27,7 +27,7 @@ export async function loadServingCert(o: {
       try {
         return fs.readFileSync(f);
       } catch (e) {
-        throw new Error(`${flag} ${f}: ${(e as Error).message}`);
+        throw new Error(`${flag} ${f}: ${(e as Error).message}`, { cause: e });
       }
     };
     return {

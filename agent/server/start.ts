@@ -206,6 +206,6 @@ function readFile(f: string, flag: string): Buffer {
   try {
     return fs.readFileSync(f);
   } catch (e) {
-    throw new Error(`${flag} ${f}: ${(e as Error).message}`);
+    throw new Error(`${flag} ${f}: ${(e as Error).message}`, { cause: e });
   }
 }

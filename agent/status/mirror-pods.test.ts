@@ -4,7 +4,7 @@ import { test } from 'node:test';
 // Test-only: the dev apiserver stands in for a real one.
 import { useTestApiServer } from '../../apiserver/testing.js';
 import { waitFor } from '../../e2e/proc.js';
-import { type KObj, KubeClient } from '../../kube/client.js';
+import type { KObj } from '../../kube/client.js';
 import { memoryLogger } from '../../kube/log.js';
 import { toStaticPod } from '../sources/manifest.js';
 import { MirrorPods } from './mirror-pods.js';

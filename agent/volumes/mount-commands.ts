@@ -65,7 +65,8 @@ export class MountCommands {
     const sh = this.sh;
     if (!sh) return;
     for (const h of [sh, sh.stdout, sh.stdin] as ({ ref(): void; unref(): void } | null)[])
-      if (h) on ? h.ref() : h.unref();
+      if (h && on) h.ref();
+      else if (h) h.unref();
   }
 
   private exec(bin: string, args: string[]): Promise<void> {

@@ -31,7 +31,7 @@ function readYaml(file: string): unknown {
   try {
     return parse(fs.readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new Error(`${file}: ${(e as Error).message}`);
+    throw new Error(`${file}: ${(e as Error).message}`, { cause: e });
   }
 }
 

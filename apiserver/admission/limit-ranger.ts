@@ -70,9 +70,15 @@ export function admitPodLimits(pod: Obj, ranges: Obj[]): void {
       const reqs: string[] = [];
       const lims: string[] = [];
       for (const [r, v] of Object.entries((item.defaultRequest ?? {}) as Record<string, string>))
-        if ((res.requests ??= {})[r] === undefined) ((res.requests[r] = v), reqs.push(r));
+        if ((res.requests ??= {})[r] === undefined) {
+          res.requests[r] = v;
+          reqs.push(r);
+        }
       for (const [r, v] of Object.entries((item.default ?? {}) as Record<string, string>))
-        if ((res.limits ??= {})[r] === undefined) ((res.limits[r] = v), lims.push(r));
+        if ((res.limits ??= {})[r] === undefined) {
+          res.limits[r] = v;
+          lims.push(r);
+        }
       if (!Object.keys(res.requests ?? {}).length) delete res.requests;
       if (!Object.keys(res.limits ?? {}).length) delete res.limits;
       if (reqs.length) set.push(`${reqs.join(', ')} request for container ${c.name}`);

@@ -141,7 +141,7 @@ function parseSubject(info: ArrayBuffer): NameAttribute[][] {
       try {
         text = decodeString(value);
       } catch (e) {
-        throw new Error(`x509: invalid RDNSequence: invalid attribute value: ${(e as Error).message}`);
+        throw new Error(`x509: invalid RDNSequence: invalid attribute value: ${(e as Error).message}`, { cause: e });
       }
       return { type: ATTRIBUTE_TYPES[oid] ?? oid, oid, value: text };
     });
@@ -209,7 +209,7 @@ export function parseCertificateRequest(pem: string): CertificateRequest {
   try {
     req = AsnConvert.parse(der, CertificationRequest);
   } catch (e) {
-    throw new Error(`x509: malformed certificate request: ${(e as Error).message}`);
+    throw new Error(`x509: malformed certificate request: ${(e as Error).message}`, { cause: e });
   }
   if (!req.certificationRequestInfoRaw) throw new Error('x509: malformed certificate request');
   const subject = parseSubject(req.certificationRequestInfoRaw);
@@ -229,7 +229,7 @@ export function parseCertificateRequest(pem: string): CertificateRequest {
   try {
     altNames = sans(req);
   } catch (e) {
-    throw new Error(`x509: malformed extension request: ${(e as Error).message}`);
+    throw new Error(`x509: malformed extension request: ${(e as Error).message}`, { cause: e });
   }
   const attrs = subject.flat();
   return {

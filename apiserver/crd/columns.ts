@@ -33,7 +33,7 @@ export function parseJsonPath(expr: string): Step[] | undefined {
       else if (/^'[^']*'$|^"[^"]*"$/.test(inner)) steps.push({ field: inner.slice(1, -1) });
       else {
         const f =
-          /^\?\(@((?:\.[A-Za-z0-9_\-]+)+)\s*(==|!=)\s*(?:"([^"]*)"|'([^']*)'|(-?\d+(?:\.\d+)?)|(true|false))\s*\)$/.exec(
+          /^\?\(@((?:\.[A-Za-z0-9_-]+)+)\s*(==|!=)\s*(?:"([^"]*)"|'([^']*)'|(-?\d+(?:\.\d+)?)|(true|false))\s*\)$/.exec(
             inner,
           );
         if (!f) return undefined;

@@ -639,7 +639,10 @@ export class ApiServer {
     const timers: NodeJS.Timeout[] = [];
     const stop = (): void => {
       unsubscribe();
-      for (const t of timers) (clearTimeout(t), clearInterval(t));
+      for (const t of timers) {
+        clearTimeout(t);
+        clearInterval(t);
+      }
       this.openWatches.delete(stop);
       if (!res.writableEnded) res.end();
     };

@@ -13,9 +13,8 @@ export class FieldSet {
 
   insert(path: Path): void {
     if (!path.length) return;
-    let s: FieldSet = this;
-    for (let i = 0; i < path.length - 1; i++) s = s.child(path[i]!);
-    s.members.add(path[path.length - 1]!);
+    const parent = path.slice(0, -1).reduce<FieldSet>((s, pe) => s.child(pe), this);
+    parent.members.add(path[path.length - 1]!);
   }
 
   private child(pe: PathElement): FieldSet {
@@ -25,16 +24,14 @@ export class FieldSet {
   }
 
   has(path: Path): boolean {
-    let s: FieldSet | undefined = this;
-    for (let i = 0; i < path.length - 1 && s; i++) s = s.children.get(path[i]!);
-    return !!s && path.length > 0 && s.members.has(path[path.length - 1]!);
+    if (!path.length) return false;
+    const parent = path.slice(0, -1).reduce<FieldSet | undefined>((s, pe) => s?.children.get(pe), this);
+    return !!parent?.members.has(path[path.length - 1]!);
   }
 
   /** The set below `path` (empty when nothing is). */
   at(path: Path): FieldSet {
-    let s: FieldSet | undefined = this;
-    for (const pe of path) s = s?.children.get(pe);
-    return s ?? new FieldSet();
+    return path.reduce<FieldSet | undefined>((s, pe) => s?.children.get(pe), this) ?? new FieldSet();
   }
 
   isEmpty(): boolean {

@@ -42,7 +42,7 @@ export function runOptions(f: Map<string, string>): RunOptions {
     try {
       new RegExp(v);
     } catch (e) {
-      throw new Error(`--${flag}: ${(e as Error).message}`);
+      throw new Error(`--${flag}: ${(e as Error).message}`, { cause: e });
     }
   }
   return {

@@ -7,7 +7,7 @@ import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 
 import { endpointsOfSlices } from '../model/endpoints.js';
 import { cidrContains } from '../model/family.js';
-import { type Ep, NODE, slice, svc } from '../model/fixtures.js';
+import { NODE, slice, svc } from '../model/fixtures.js';
 import { servicePorts } from '../model/service-port.js';
 import { base32, sepChain, svcChain } from './chains.js';
 import { probability, type RenderInput, renderIptables } from './render.js';

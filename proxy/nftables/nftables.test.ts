@@ -4,9 +4,9 @@ import { test } from 'node:test';
 import type { Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 
-import { type Endpoint, endpointsOfSlices } from '../model/endpoints.js';
+import { endpointsOfSlices } from '../model/endpoints.js';
 import { NODE, slice, svc } from '../model/fixtures.js';
-import { type ServicePort, servicePorts } from '../model/service-port.js';
+import { servicePorts } from '../model/service-port.js';
 import { keyText, listingOf, verdictText, versionAtLeast } from './apply.js';
 import { Commands, emptyListing, planFull } from './diff.js';
 import { groupChainOf } from './groups.js';
