@@ -71,6 +71,13 @@ function copyInstalled(pkg: string, rootfs: string): void {
   }
 }
 
+/** Copies the library packages `deps` need (and theirs) from this machine into `rootfs`; returns their names. */
+function copyLibraries(deps: string[], rootfs: string): string[] {
+  const libs = libraryClosure(deps, installedInfo);
+  for (const lib of libs) copyInstalled(lib, rootfs);
+  return libs;
+}
+
 /**
  * Unpacks `debs` into `rootfs`, then copies in the libraries they depend on from this machine's
  * installed packages (which must be installed: scripts/install-deps.sh installs them).
@@ -83,7 +90,17 @@ export function unpackWithLibraries(debs: string[], rootfs: string): string[] {
     for (const field of ['Pre-Depends', 'Depends'])
       deps.push(...dependsNames(execFileSync('dpkg-deb', ['-f', deb, field], { encoding: 'utf8' })));
   }
-  const libs = libraryClosure(deps, installedInfo);
-  for (const lib of libs) copyInstalled(lib, rootfs);
-  return libs;
+  return copyLibraries(deps, rootfs);
+}
+
+/** Copies installed packages (tools such as curl or dig) and the libraries they need into `rootfs`. */
+export function copyInstalledWithLibraries(pkgs: string[], rootfs: string): string[] {
+  const deps: string[] = [];
+  for (const pkg of pkgs) {
+    const info = installedInfo(pkg);
+    if (!info) throw new Error(`${pkg}: not installed (scripts/install-deps.sh installs it)`);
+    copyInstalled(pkg, rootfs);
+    deps.push(...info.depends);
+  }
+  return copyLibraries(deps, rootfs);
 }

@@ -44,6 +44,7 @@ test("upstream images: kubeadm's and the e2e suite's names and tags; each carrie
     VERSIONS,
     (n) => `/fixtures/${n}`,
     (p) => `/debs/${p}.deb`,
+    (f) => `/src/${f}`,
   );
   assert.deepEqual(
     images.map((i) => `${i.name}:${i.tag}`),
@@ -66,6 +67,10 @@ test("upstream images: kubeadm's and the e2e suite's names and tags; each carrie
   assert.match(nginx.contents!['etc/nginx/conf.d/default.conf']!, /listen 80;/);
   assert.deepEqual(images[0]!.files, { 'usr/local/bin/kube-apiserver': '/fixtures/kube-apiserver' });
   assert.equal(repositoryOf('registry.k8s.io/e2e-test-images/agnhost'), 'e2e-test-images/agnhost');
+  const agnhost = images.find((i) => i.name.endsWith('/agnhost'))!;
+  assert.deepEqual(agnhost.config.cmd, ['pause'], "agnhost without arguments pauses, as upstream's");
+  assert.equal(agnhost.files['localhost.crt'], '/src/test/images/agnhost/porter/localhost.crt');
+  assert.ok(agnhost.installed!.includes('curl') && agnhost.installed!.includes('bind9-dnsutils'));
   assert.equal(repositoryOf('registry.k8s.io/etcd'), 'etcd');
 });
 
@@ -78,6 +83,7 @@ test('an upstream image is a layout whose one layer holds the binary, executable
       VERSIONS,
       () => fake,
       () => '',
+      () => fake,
     ).find((i) => i.name.endsWith('/kube-scheduler'))!;
     const built = buildUpstreamImage(scheduler, dir);
     assert.equal(built.name, 'kube-scheduler');
@@ -98,6 +104,7 @@ test('an upstream image is a layout whose one layer holds the binary, executable
         VERSIONS,
         () => fake,
         () => '',
+        () => fake,
       ).find((i) => i.name.endsWith('/agnhost'))!,
       dir,
     );
@@ -110,6 +117,8 @@ test('an upstream image is a layout whose one layer holds the binary, executable
       ),
     );
     assert.ok(agnEntries.has('agnhost') && agnEntries.has('bin/sh'), "agnhost with a shell, as upstream's");
+    for (const tool of ['usr/bin/curl', 'usr/bin/dig', 'bin/nc.openbsd', 'agnhost-2', 'uploads'])
+      assert.ok(agnEntries.has(tool), `${tool} in agnhost's image`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

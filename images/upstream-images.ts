@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { type BuiltImage, busyboxRootfs } from './build.js';
-import { unpackWithLibraries } from './debian-packages.js';
+import { copyInstalledWithLibraries, unpackWithLibraries } from './debian-packages.js';
 import { type ImageConfig, writeOciLayout } from './oci-image.js';
 
 export interface UpstreamImage {
@@ -20,6 +20,10 @@ export interface UpstreamImage {
   busybox: boolean;
   /** Debian packages (.deb files) unpacked into it, with the libraries they need from this machine. */
   debs?: string[];
+  /** Packages installed on this machine copied into it (tools upstream's image has), with their libraries. */
+  installed?: string[];
+  /** Symbolic links: path in the image → target. */
+  links?: Record<string, string>;
   /** Files written into it: path in the image → content. */
   contents?: Record<string, string>;
   /** Empty directories it needs. */
@@ -66,15 +70,49 @@ const NGINX_SITE = `server {
 }
 `;
 
+// agnhost's image users and groups, beside busybox's.
+const AGNHOST_PASSWD =
+  'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\nuser-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n';
+const AGNHOST_GROUP =
+  'root:x:0:\nnogroup:x:65534:\nuser-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n';
+
 /**
- * The images, with the binary of each fixture taken from `bin(name)` and each Debian
- * package's downloaded .deb from `deb(package)`.
+ * The images, with the binary of each fixture taken from `bin(name)`, each Debian package's
+ * downloaded .deb from `deb(package)` and files of upstream's source tree from `src(path)`.
  */
 export function upstreamImages(
   v: UpstreamImageVersions,
   bin: (name: string) => string,
   deb: (pkg: string) => string,
+  src: (file: string) => string,
 ): UpstreamImage[] {
+  // As upstream's agnhost image: its tools (curl, dig, nc, ip, bash, socat), porter's certificate, /uploads, the
+  // agnhost-2 link, its users, and `pause` when run without arguments. The previous tag holds the same agnhost: the
+  // suite needs a second name, not an older binary.
+  const agnhost = (tag: string): UpstreamImage => ({
+    name: 'registry.k8s.io/e2e-test-images/agnhost',
+    tag,
+    files: {
+      agnhost: bin('agnhost'),
+      'localhost.crt': src('test/images/agnhost/porter/localhost.crt'),
+      'localhost.key': src('test/images/agnhost/porter/localhost.key'),
+    },
+    busybox: true,
+    installed: ['curl', 'bind9-dnsutils', 'iproute2', 'bash', 'netcat-openbsd', 'socat'],
+    // Debian's nc is an alternative (a link dpkg does not list); busybox's is in /bin.
+    links: { 'agnhost-2': 'agnhost', 'usr/local/bin/nc': '/bin/nc.openbsd' },
+    contents: {
+      'etc/passwd': AGNHOST_PASSWD,
+      'etc/group': AGNHOST_GROUP,
+      'etc/nsswitch.conf': 'hosts: files dns\n',
+    },
+    dirs: ['uploads', 'home/user-defined-in-image'],
+    config: {
+      entrypoint: ['/agnhost'],
+      cmd: ['pause'],
+      exposedPorts: ['80/tcp', '8080/tcp', '8081/tcp', '9376/tcp', '5000/tcp'],
+    },
+  });
   // Debian's nginx (the e2e suite only needs an HTTP server on :80 with nginx's welcome page), under both of the suite's tags.
   const nginx = (tag: string): UpstreamImage => ({
     name: 'registry.k8s.io/e2e-test-images/nginx',
@@ -118,14 +156,8 @@ export function upstreamImages(
       busybox: true,
       config: { entrypoint: ['/bin/sleep', '2147483647'] },
     },
-    // The previous tag holds the same agnhost: the suite needs a second name, not an older binary.
-    ...[v.agnhost, v.agnhostPrev].map((tag): UpstreamImage => ({
-      name: 'registry.k8s.io/e2e-test-images/agnhost',
-      tag,
-      files: { agnhost: bin('agnhost') },
-      busybox: true,
-      config: { entrypoint: ['/agnhost'] },
-    })),
+    agnhost(v.agnhost),
+    agnhost(v.agnhostPrev),
     {
       name: 'registry.k8s.io/e2e-test-images/busybox',
       tag: v.busybox,
@@ -167,6 +199,11 @@ export function buildUpstreamImage(img: UpstreamImage, workDir: string): BuiltIm
     fs.chmodSync(to, 0o755);
   }
   if (img.debs) unpackWithLibraries(img.debs, rootfs);
+  if (img.installed) copyInstalledWithLibraries(img.installed, rootfs);
+  for (const [inImage, target] of Object.entries(img.links ?? {})) {
+    fs.mkdirSync(path.dirname(path.join(rootfs, inImage)), { recursive: true });
+    fs.symlinkSync(target, path.join(rootfs, inImage));
+  }
   for (const [inImage, content] of Object.entries(img.contents ?? {})) {
     fs.mkdirSync(path.dirname(path.join(rootfs, inImage)), { recursive: true });
     fs.writeFileSync(path.join(rootfs, inImage), content);

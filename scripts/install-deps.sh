@@ -20,7 +20,9 @@ command -v kubectl >/dev/null || apt-get install -y -qq --no-install-recommends 
 deb_dir="${TSKUBE_DEB_DIR:-/var/cache/tskube/debs}"
 mkdir -p "$deb_dir"
 rm -f "$deb_dir"/nginx_*.deb "$deb_dir"/nginx-common_*.deb
-# Its libraries come from this machine's own packages.
-apt-get install -y -qq --no-install-recommends libc6 libcrypt1 libpcre2-8-0 libssl3 zlib1g
+# Its libraries come from this machine's own packages; agnhost's image copies tools upstream's has (curl, dig, nc,
+# ip, bash, socat) from them too.
+apt-get install -y -qq --no-install-recommends libc6 libcrypt1 libpcre2-8-0 libssl3 zlib1g \
+  curl bind9-dnsutils iproute2 bash netcat-openbsd socat
 (cd "$deb_dir" && apt-get download -qq -o APT::Sandbox::User=root nginx nginx-common)
 echo "install-deps: done"

@@ -101,6 +101,13 @@ async function build(names: string[]): Promise<void> {
   }
 }
 
+/** A file of k8s.io/kubernetes's source tree, in the Go module cache. */
+function kubernetesSource(file: string): string {
+  const dir = go(['list', '-m', '-f', '{{.Dir}}', 'k8s.io/kubernetes'], ROOT).trim();
+  if (!dir) throw new Error(`k8s.io/kubernetes is not in the module cache (npm run upstream -- build downloads it)`);
+  return path.join(dir, file);
+}
+
 /** The .deb scripts/install-deps.sh downloaded for a package. */
 function downloadedDeb(pkg: string): string {
   const dir = debDir();
@@ -124,7 +131,12 @@ async function main(argv: string[]): Promise<void> {
       if (!registry) throw new Error('usage: npm run upstream -- images --registry=<host:port> [--work-dir=<dir>]');
       const workDir = f.get('work-dir') ?? path.join(upstreamDir(), 'images');
       fs.mkdirSync(workDir, { recursive: true });
-      for (const img of upstreamImages(IMAGE_VERSIONS, (n) => path.join(upstreamDir(), n), downloadedDeb)) {
+      for (const img of upstreamImages(
+        IMAGE_VERSIONS,
+        (n) => path.join(upstreamDir(), n),
+        downloadedDeb,
+        kubernetesSource,
+      )) {
         const started = Date.now();
         pushImage(buildUpstreamImage(img, workDir), registry);
         console.log(
