@@ -52,6 +52,7 @@ export async function lastLogLines(file: string, lines = MAX_LOG_LINES, maxBytes
     const want = Math.min(size, 64 * 1024);
     const buf = Buffer.alloc(want);
     await fh.read(buf, 0, want, size - want);
+    // Whole lines end with a newline; output the container left without one (`echo -n`) is a last line as it is.
     const out: string[] = [];
     let pending = '';
     for (const raw of buf.toString('utf8').split('\n')) {
@@ -59,11 +60,12 @@ export async function lastLogLines(file: string, lines = MAX_LOG_LINES, maxBytes
       if (!l) continue;
       pending += l.text;
       if (!l.partial) {
-        out.push(pending);
+        out.push(`${pending}\n`);
         pending = '';
       }
     }
-    const text = out.slice(-lines).join('\n') + (out.length ? '\n' : '');
+    if (pending) out.push(pending);
+    const text = out.slice(-lines).join('');
     const bytes = Buffer.from(text);
     return bytes.length > maxBytes ? bytes.subarray(bytes.length - maxBytes).toString('utf8') : text;
   } finally {
