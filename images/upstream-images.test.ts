@@ -15,6 +15,7 @@ const VERSIONS = {
   agnhostPrev: '2.55',
   busybox: '1.37.0-2',
   nginx: ['1.27.0-2', '1.28.0-2'] as [string, string],
+  glibcDnsTesting: '2.1.1',
 };
 
 /** Name → mode of each entry of an uncompressed ustar/pax archive (pax headers skipped). */
@@ -59,6 +60,7 @@ test("upstream images: kubeadm's and the e2e suite's names and tags; each carrie
       'registry.k8s.io/e2e-test-images/busybox:1.37.0-2',
       'registry.k8s.io/e2e-test-images/nginx:1.27.0-2',
       'registry.k8s.io/e2e-test-images/nginx:1.28.0-2',
+      'registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1',
     ],
   );
   const nginx = images.find((i) => i.name.endsWith('/nginx'))!;

@@ -39,6 +39,7 @@ export interface UpstreamImageVersions {
   /** The suite's previous agnhost tag (tests that change a pod's image switch between the two). */
   agnhostPrev: string;
   busybox: string;
+  glibcDnsTesting: string;
   /** The e2e suite's nginx and "new" nginx tags (its rolling updates switch from one to the other). */
   nginx: [string, string];
 }
@@ -167,6 +168,16 @@ export function upstreamImages(
     },
     nginx(v.nginx[0]),
     nginx(v.nginx[1]),
+    // The DNS tests' glibc resolver: upstream's is Debian with dnsutils (dig) and libc's getent.
+    {
+      name: 'registry.k8s.io/e2e-test-images/glibc-dns-testing',
+      tag: v.glibcDnsTesting,
+      files: {},
+      busybox: true,
+      installed: ['bind9-dnsutils', 'libc-bin'],
+      contents: { 'etc/nsswitch.conf': 'hosts: files dns\n' },
+      config: { cmd: ['/bin/sh'] },
+    },
   ];
 }
 
