@@ -30,6 +30,38 @@ export default tseslint.config(
       'simple-import-sort/imports': 'error',
       'simple-import-sort/exports': 'error',
       'import-x/no-cycle': 'error',
+      // Floors (docs/architecture.md): kube/ is the ground; agent/, proxy/, dns/ and apiserver/ stand on it and never
+      // import each other; cli/ stands on them; e2e/, bench/ and scripts/ on top. A warning until the last climb goes.
+      'import-x/no-restricted-paths': [
+        'warn',
+        {
+          zones: [
+            {
+              target: './kube',
+              from: [
+                './agent',
+                './proxy',
+                './dns',
+                './apiserver',
+                './cli',
+                './e2e',
+                './bench',
+                './scripts',
+                './images',
+              ],
+            },
+            { target: './agent', from: ['./proxy', './dns', './apiserver', './cli', './e2e', './bench', './scripts'] },
+            { target: './proxy', from: ['./agent', './dns', './apiserver', './cli', './e2e', './bench', './scripts'] },
+            { target: './dns', from: ['./agent', './proxy', './apiserver', './cli', './e2e', './bench', './scripts'] },
+            { target: './apiserver', from: ['./agent', './proxy', './dns', './cli', './e2e', './bench', './scripts'] },
+            { target: './cli', from: ['./e2e', './bench', './scripts'] },
+            {
+              target: './images',
+              from: ['./agent', './proxy', './dns', './apiserver', './cli', './e2e', './bench', './scripts'],
+            },
+          ],
+        },
+      ],
     },
   },
 );

@@ -72,16 +72,25 @@ async function tskubeCluster(lan: Lan): Promise<Cluster> {
   return { vm, kubeconfig: path.join(vm.dir, 'pki/admin.kubeconfig'), nodes: 3 };
 }
 
-/** Runs ginkgo in the VM; its output goes to `log`. Resolves with its exit code. */
-function runGinkgo(vm: Vm, args: string[], env: NodeJS.ProcessEnv, log: string): Promise<number | null> {
+/** Runs ginkgo in the VM; its output goes to `log`. Resolves with its exit code; `running` gets the process. */
+function runGinkgo(
+  vm: Vm,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  log: string,
+  running: (child: ReturnType<typeof spawn>) => void,
+): Promise<number | null> {
   const out = fs.openSync(log, 'w');
   const child = spawn('nsenter', [`--net=/run/netns/${vm.netns}`, upstreamBin('ginkgo'), ...args], {
     stdio: ['ignore', out, out],
     env: { ...process.env, ...env },
     cwd: path.dirname(log),
+    // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes it on once.
+    detached: true,
   });
   vm.extraPids.push(child.pid!);
   vm.record();
+  running(child);
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code) => {
@@ -114,13 +123,22 @@ export async function runConformance(o: RunOptions): Promise<SpecResult[]> {
   fs.mkdirSync(reportDir, { recursive: true });
   const lan = new Lan();
   const started = Date.now();
-  // Ctrl-C or a kill: tear the VMs down before going.
+  // Ctrl-C or a kill: ginkgo ends the running tests and writes its report, no further pass starts, the results so far
+  // are written and the VMs removed. Before the tests start there is only the cluster to remove.
+  let ginkgo: ReturnType<typeof spawn> | undefined;
+  let interrupted = false;
   const stop = (signal: NodeJS.Signals): void => {
+    interrupted = true;
+    if (ginkgo && ginkgo.exitCode === null) {
+      console.error(`conformance: ${signal}, stopping the tests; the results so far follow`);
+      ginkgo.kill('SIGINT');
+      return;
+    }
     console.error(`conformance: ${signal}, removing the cluster`);
     void lan.cleanup().finally(() => process.exit(130));
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   try {
     await lan.create();
     const cluster = o.controlPlane === 'upstream' ? await upstreamCluster(lan) : await tskubeCluster(lan);
@@ -147,6 +165,7 @@ export async function runConformance(o: RunOptions): Promise<SpecResult[]> {
     fs.writeFileSync(repoListFile, repoList(REGISTRY));
     const results: SpecResult[][] = [];
     for (const pass of passes(o)) {
+      if (interrupted) break;
       const passStarted = Date.now();
       const args = ginkgoArgs(pass, o, {
         e2eTest: upstreamBin('e2e.test'),
@@ -158,6 +177,7 @@ export async function runConformance(o: RunOptions): Promise<SpecResult[]> {
         args,
         { KUBE_TEST_REPO_LIST: repoListFile },
         path.join(reportDir, `${pass.name}.log`),
+        (child) => (ginkgo = child),
       );
       const passResults = specResults(readReport(path.join(reportDir, `${pass.name}.json`)));
       results.push(passResults);
