@@ -44,6 +44,7 @@ test('isRuntimePath: documentation and shared data stay out of images', () => {
   assert.equal(isRuntimePath('/lib/x86_64-linux-gnu/libc.so.6'), true);
   assert.equal(isRuntimePath('/usr/share/doc/libc6/copyright'), false);
   assert.equal(isRuntimePath('/.'), false);
+  assert.equal(isRuntimePath('package diverts others to: /bin/sh.distrib'), false, 'dpkg -L notes are not paths');
 });
 
 test('unpackWithLibraries: a .deb unpacked beside the installed libraries it depends on', () => {

@@ -36,7 +36,7 @@ export function libraryClosure(roots: string[], info: (pkg: string) => PackageIn
 }
 
 /** Paths listed by `dpkg -L` worth copying into an image: not documentation or other shared data. */
-export const isRuntimePath = (p: string): boolean => p !== '/.' && !p.startsWith('/usr/share/');
+export const isRuntimePath = (p: string): boolean => p.startsWith('/') && p !== '/.' && !p.startsWith('/usr/share/');
 
 function installedInfo(pkg: string): PackageInfo | undefined {
   try {

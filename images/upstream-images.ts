@@ -99,9 +99,10 @@ export function upstreamImages(
       'localhost.key': src('test/images/agnhost/porter/localhost.key'),
     },
     busybox: true,
-    installed: ['curl', 'bind9-dnsutils', 'iproute2', 'bash', 'netcat-openbsd', 'socat'],
-    // Debian's nc is an alternative (a link dpkg does not list); busybox's is in /bin.
-    links: { 'agnhost-2': 'agnhost', 'usr/local/bin/nc': '/bin/nc.openbsd' },
+    installed: ['curl', 'bind9-dnsutils', 'iproute2', 'bash', 'dash', 'netcat-openbsd', 'socat'],
+    // Debian's nc is an alternative (a link dpkg does not list); busybox's is in /bin. Debian's busybox shell runs
+    // its own applets before anything on PATH, so sh is dash, as on Debian (and ash without applets on Alpine).
+    links: { 'agnhost-2': 'agnhost', 'usr/local/bin/nc': '/bin/nc.openbsd', 'bin/sh': 'dash' },
     contents: {
       'etc/passwd': AGNHOST_PASSWD,
       'etc/group': AGNHOST_GROUP,
@@ -213,6 +214,7 @@ export function buildUpstreamImage(img: UpstreamImage, workDir: string): BuiltIm
   if (img.installed) copyInstalledWithLibraries(img.installed, rootfs);
   for (const [inImage, target] of Object.entries(img.links ?? {})) {
     fs.mkdirSync(path.dirname(path.join(rootfs, inImage)), { recursive: true });
+    fs.rmSync(path.join(rootfs, inImage), { force: true });
     fs.symlinkSync(target, path.join(rootfs, inImage));
   }
   for (const [inImage, content] of Object.entries(img.contents ?? {})) {
