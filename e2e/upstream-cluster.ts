@@ -4,6 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import type { Node } from 'kubernetes-types/core/v1.js';
+
 import { registryConfig } from '../cli/containerd-config.js';
 import { REPO } from './harness.js';
 import { start, waitFor } from './proc.js';
@@ -74,4 +76,17 @@ export function joinLine(tokenCreateOutput: string): string {
   const m = /tskube join .*$/m.exec(tokenCreateOutput);
   if (!m) throw new Error(`no join line in:\n${tokenCreateOutput}`);
   return m[0];
+}
+
+/**
+ * Routes the nodes' pod CIDRs from the control plane's VM through each node, so the apiserver reaches pods (its
+ * pods/proxy and services/proxy, webhooks) as on a kubeadm host, where the control plane runs on a node.
+ */
+export function routePodNetworks(vm: Vm, kubectl: (args: string[]) => string): void {
+  const nodes = JSON.parse(kubectl(['get', 'nodes', '-o', 'json'])) as { items: Node[] };
+  for (const n of nodes.items) {
+    const ip = n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
+    for (const cidr of n.spec?.podCIDRs ?? [])
+      if (ip && ip !== vm.ip) vm.exec('ip', ['route', 'replace', cidr, 'via', ip]);
+  }
 }

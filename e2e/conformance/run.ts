@@ -10,7 +10,7 @@ import { parseFlags } from '../../cli/flags.js';
 import { KUBERNETES_VERSION } from '../../scripts/upstream-plan.js';
 import { REPO } from '../harness.js';
 import { waitFor } from '../proc.js';
-import { joinArgs, joinLine, startUpstreamControlPlane, tokenCreate } from '../upstream-cluster.js';
+import { joinArgs, joinLine, routePodNetworks, startUpstreamControlPlane, tokenCreate } from '../upstream-cluster.js';
 import { upstreamBin, upstreamSkip } from '../upstream-control-plane.js';
 import { Lan, type Vm } from '../vms.js';
 import {
@@ -158,6 +158,7 @@ export async function runConformance(o: RunOptions): Promise<SpecResult[]> {
       1000,
       `${cluster.nodes} nodes Ready`,
     );
+    if (o.controlPlane === 'upstream') routePodNetworks(cluster.vm, kubectl);
     console.log(
       `conformance: cluster up (control plane: ${o.controlPlane}, ${cluster.nodes} nodes) in ${minutes(started)}`,
     );
