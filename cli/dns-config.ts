@@ -3,26 +3,9 @@
 import net from 'node:net';
 
 import { parseAllowFrom } from '../dns/acl.js';
+import type { DnsConfig } from '../dns/config.js';
 import { checkDns1123Subdomain } from '../kube/names.js';
 import { commaList, parseFlags } from './flags.js';
-
-export interface DnsConfig {
-  kubeconfig: string;
-  clusterDomain: string;
-  dnsAddress: string;
-  healthAddress: string;
-  readyAddress: string;
-  metricsAddress: string;
-  upstreams: string[];
-  resolvConf: string;
-  ttl: number;
-  /** Where clients reach this server; when set, it keeps kube-system/kube-dns's endpoints pointing here. */
-  publishAddress: string;
-  nodeName: string;
-  verbosity: number;
-  /** Client ranges answered besides loopback and this host's addresses (the pod and Service ranges). */
-  allowFrom: string[];
-}
 
 export const DNS_FLAGS: Record<string, string> = {
   kubeconfig: 'kubeconfig of the apiserver (needs list/watch of services, endpointslices, namespaces)',

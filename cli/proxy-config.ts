@@ -6,35 +6,11 @@ import os from 'node:os';
 
 import { parse as parseYaml } from 'yaml';
 
+import type { ProxyConfig } from '../proxy/config.js';
 import { CONNTRACK_DEFAULTS, type ConntrackConfig } from '../proxy/conntrack-sysctls.js';
 import { DETECT_LOCAL_MODES, type DetectLocal, type DetectLocalMode } from '../proxy/model/local-detector.js';
 import { parseDuration } from './duration.js';
 import { commaList, parseBool, parseFlags } from './flags.js';
-
-export interface ProxyConfig {
-  kubeconfig: string;
-  nodeName: string;
-  /** --bind-address: the node's IP as the proxy sees it (and so the primary family); 0.0.0.0 or :: for the Node's. */
-  bindAddress: string;
-  clusterCIDR: string;
-  mode: 'iptables' | 'nftables';
-  /** --cleanup: remove both modes' rules and exit. */
-  cleanup: boolean;
-  /** --detect-local-mode and its settings. */
-  detectLocal: DetectLocal;
-  /** conntrack sysctls (conntrack.*, --conntrack-*). */
-  conntrack: ConntrackConfig;
-  /** --nodeport-addresses: CIDRs, or ["primary"] for the node's IP; [] for every local address. */
-  nodePortAddresses: string[];
-  masqueradeAll: boolean;
-  masqueradeBit: number;
-  syncPeriodMs: number;
-  minSyncPeriodMs: number;
-  localhostNodePorts: boolean;
-  healthzBindAddress: string;
-  metricsBindAddress: string;
-  verbosity: number;
-}
 
 export const PROXY_FLAGS: Record<string, string> = {
   kubeconfig: 'kubeconfig of the apiserver (config: clientConnection.kubeconfig)',

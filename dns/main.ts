@@ -2,7 +2,6 @@
 // Services, EndpointSlices and Namespaces), its sockets, the upstream
 // resolvers, its HTTP endpoints and, when it has a published address, the
 // kube-dns endpoints.
-import type { DnsConfig } from '../cli/dns-config.js';
 import { type KObj, KubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
@@ -10,6 +9,7 @@ import type { Logger } from '../kube/log.js';
 import { ClientAcl } from './acl.js';
 import { DEFAULT_TTL, type ZoneConfig } from './answer.js';
 import { ResponseCache } from './cache.js';
+import type { DnsConfig } from './config.js';
 import { Forwarder, parseUpstreams, type Upstream, upstreamsFromResolvConf } from './forward.js';
 import { QueryHandler } from './handler.js';
 import { healthRoutes, type HttpListening, metricsRoutes, readyRoutes, serveHttp } from './http.js';

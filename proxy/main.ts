@@ -3,12 +3,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 
-import type { ProxyConfig } from '../cli/proxy-config.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import type { Logger } from '../kube/log.js';
 import type { ProxyBackend } from './backend.js';
 import { cleanupIptables } from './cleanup.js';
+import type { ProxyConfig } from './config.js';
 import { applyConntrackSysctls, conntrackSysctls } from './conntrack-sysctls.js';
 import { ProxyHealth } from './health.js';
 import { ExecIptables, IPTABLES_BINARIES } from './iptables/apply.js';
