@@ -9,10 +9,10 @@ import { PerformanceObserver } from 'node:perf_hooks';
 
 import { loadProxyConfig } from '../cli/proxy-config.js';
 import { KubeClient } from '../kube/client.js';
+import { ExecIptables } from '../kube/iptables.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { createLogger } from '../kube/log.js';
 import { ProxyHealth } from '../proxy/health.js';
-import { ExecIptables } from '../proxy/iptables/apply.js';
 import { proxyBackends } from '../proxy/main.js';
 import { ProxyMetrics } from '../proxy/metrics.js';
 import { Proxier } from '../proxy/proxier.js';

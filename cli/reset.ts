@@ -25,9 +25,9 @@ import {
 } from '../agent/network/plan.js';
 import { containerLogsDir } from '../agent/pods/log-links.js';
 import { mountsUnder, unmountAll } from '../agent/volumes/mounts.js';
+import { ExecIptables, IPTABLES_BINARIES } from '../kube/iptables.js';
 import { createLogger } from '../kube/log.js';
 import { chainRemoval } from '../proxy/cleanup.js';
-import { ExecIptables, IPTABLES_BINARIES } from '../proxy/iptables/apply.js';
 import { cleanupProxyRules, ipv6Usable } from '../proxy/main.js';
 import { IP_FAMILIES } from '../proxy/model/family.js';
 import { parseBool, parseFlags } from './flags.js';

@@ -1,7 +1,7 @@
 // Removing a proxy mode's rules (upstream CleanupLeftovers): `--cleanup`
 // removes both modes' and exits; each mode removes the other's at start, so
 // a switch between iptables and nftables leaves nothing stale behind.
-import type { Iptables } from './iptables/apply.js';
+import type { Iptables } from '../kube/iptables.js';
 import {
   isServiceChain,
   KUBE_EXTERNAL_SERVICES,

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 
 import { KubeClient } from '../kube/client.js';
+import { ExecIptables, IPTABLES_BINARIES } from '../kube/iptables.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import type { Logger } from '../kube/log.js';
 import type { ProxyBackend } from './backend.js';
@@ -11,7 +12,6 @@ import { cleanupIptables } from './cleanup.js';
 import type { ProxyConfig } from './config.js';
 import { applyConntrackSysctls, conntrackSysctls } from './conntrack-sysctls.js';
 import { ProxyHealth } from './health.js';
-import { ExecIptables, IPTABLES_BINARIES } from './iptables/apply.js';
 import { IptablesBackend } from './iptables/backend.js';
 import { ProxyMetrics } from './metrics.js';
 import {

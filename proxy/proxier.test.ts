@@ -4,10 +4,10 @@ import { after, before, test } from 'node:test';
 // Test-only: the dev apiserver stands in for a real one.
 import { startTestApiServer, type TestApiServer } from '../apiserver/testing.js';
 import { waitFor } from '../e2e/proc.js';
+import { type Iptables, RestoreError, type Table } from '../kube/iptables.js';
 import { memoryLogger } from '../kube/log.js';
 import type { ProxyBackend, SyncInput, SyncOutcome } from './backend.js';
 import { ProxyHealth } from './health.js';
-import { type Iptables, RestoreError, type Table } from './iptables/apply.js';
 import { svcChain } from './iptables/chains.js';
 import { ProxyMetrics } from './metrics.js';
 import type { IPFamily } from './model/family.js';

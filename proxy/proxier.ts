@@ -12,12 +12,13 @@ import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 
 import type { KObj, KubeApi } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
+import type { Iptables } from '../kube/iptables.js';
 import type { Logger } from '../kube/log.js';
 import type { ProxyBackend } from './backend.js';
 import { parseUdpFlows, staleUdpFilters, type UdpServicePort } from './conntrack.js';
 import type { ProxyHealth } from './health.js';
-import { conntrackDelete, conntrackFamily, conntrackListUdp, type Iptables } from './iptables/apply.js';
 import { IptablesBackend } from './iptables/backend.js';
+import { conntrackDelete, conntrackFamily, conntrackListUdp } from './iptables/conntrack.js';
 import type { ProxyMetrics } from './metrics.js';
 import { type Endpoint, endpointsOfSlices, LABEL_SERVICE_NAME, portKey } from './model/endpoints.js';
 import { type IPFamily, nodeInternalIPs, nodeIPOf, ofFamily } from './model/family.js';

@@ -9,8 +9,8 @@ import { test } from 'node:test';
 
 import { useTestApiServer } from '../../apiserver/testing.js';
 import type { KObj } from '../../kube/client.js';
+import type { Iptables } from '../../kube/iptables.js';
 import { createLogger } from '../../kube/log.js';
-import type { Iptables } from '../../proxy/iptables/apply.js';
 import { type IpCommand, PodNetwork } from './network.js';
 import {
   desiredRoutes,

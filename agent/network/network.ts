@@ -13,8 +13,8 @@ import path from 'node:path';
 import { type IPFamily, ipInAnyCidr } from '../../kube/cidr.js';
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { Informer } from '../../kube/informer.js';
+import { ExecIptables, type Iptables, IPTABLES_BINARIES } from '../../kube/iptables.js';
 import type { Logger } from '../../kube/log.js';
-import { ExecIptables, type Iptables, IPTABLES_BINARIES } from '../../proxy/iptables/apply.js';
 import {
   CONFLIST_NAME,
   desiredRoutes,

@@ -1,11 +1,11 @@
 // The iptables mode: jump rules from the built-in chains, then one
 // iptables-restore of the rendered ruleset (every Service's chains on a full
 // sync, only the changed ones' otherwise).
+import { chainsInSave, type Iptables, RestoreError } from '../../kube/iptables.js';
 import type { ProxyBackend, SyncInput, SyncOutcome } from '../backend.js';
 import type { ProxyMetrics } from '../metrics.js';
 import type { IPFamily } from '../model/family.js';
 import { type DetectLocal, localDetector } from '../model/local-detector.js';
-import { chainsInSave, type Iptables, RestoreError } from './apply.js';
 import { JUMP_RULES, jumpArgs, KUBE_FIREWALL } from './chains.js';
 import { renderIptables, type ServiceChains } from './render.js';
 

@@ -1,10 +1,9 @@
-// Running iptables: one `iptables-restore --noflush --wait` per sync, fed on
-// stdin, and the few plain `iptables` calls for the jump rules from the
-// built-in chains. Behind an interface so the proxier can be tested without
+// Running iptables, shared by the kube-proxy and the kubelet's pod network: one
+// `iptables-restore --noflush --wait` per sync, fed on stdin, and the few plain
+// `iptables` calls for the jump rules from the built-in chains, one change at a
+// time in the process. Behind an interface so callers can be tested without
 // touching any kernel table.
 import { spawn } from 'node:child_process';
-
-import type { IPFamily } from '../../kube/cidr.js';
 
 export type Table = 'filter' | 'nat';
 
@@ -38,7 +37,8 @@ interface Result {
 /** Restores of very large rulesets on the nf_tables backend take minutes (chain handling is superlinear there). */
 const RUN_TIMEOUT_MS = 10 * 60_000;
 
-function run(cmd: string, args: string[], input?: string, timeoutMs = RUN_TIMEOUT_MS): Promise<Result> {
+/** Runs a command with `input` on stdin; its exit code and output (killed after `timeoutMs`). */
+export function runCommand(cmd: string, args: string[], input?: string, timeoutMs = RUN_TIMEOUT_MS): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -105,7 +105,7 @@ export class ExecIptables implements Iptables {
   }
 
   private async restoreNow(text: string): Promise<void> {
-    const r = await run(this.bin.restore, ['--noflush', '--wait'], text, this.restoreTimeoutMs);
+    const r = await runCommand(this.bin.restore, ['--noflush', '--wait'], text, this.restoreTimeoutMs);
     if (r.code === 0) return;
     if (r.code === null)
       throw new RestoreError(
@@ -123,7 +123,7 @@ export class ExecIptables implements Iptables {
   }
 
   async save(table: Table): Promise<string> {
-    const r = await run(this.bin.save, ['-t', table]);
+    const r = await runCommand(this.bin.save, ['-t', table]);
     if (r.code !== 0) throw new Error(`${this.bin.save} -t ${table} failed: ${r.stderr.trim()}`);
     return r.stdout;
   }
@@ -133,7 +133,7 @@ export class ExecIptables implements Iptables {
   }
 
   private async ensureChainNow(table: Table, chain: string): Promise<void> {
-    const r = await run(this.bin.iptables, ['-w', '-t', table, '-N', chain]);
+    const r = await runCommand(this.bin.iptables, ['-w', '-t', table, '-N', chain]);
     if (r.code !== 0 && !/exists/i.test(r.stderr))
       throw new Error(`${this.bin.iptables} -t ${table} -N ${chain}: ${r.stderr.trim()}`);
   }
@@ -143,29 +143,10 @@ export class ExecIptables implements Iptables {
   }
 
   private async ensureRuleNow(table: Table, chain: string, args: string[]): Promise<boolean> {
-    if ((await run(this.bin.iptables, ['-w', '-t', table, '-C', chain, ...args])).code === 0) return false;
-    const r = await run(this.bin.iptables, ['-w', '-t', table, '-I', chain, '1', ...args]);
+    if ((await runCommand(this.bin.iptables, ['-w', '-t', table, '-C', chain, ...args])).code === 0) return false;
+    const r = await runCommand(this.bin.iptables, ['-w', '-t', table, '-I', chain, '1', ...args]);
     if (r.code !== 0)
       throw new Error(`${this.bin.iptables} -t ${table} -I ${chain} ${args.join(' ')}: ${r.stderr.trim()}`);
     return true;
   }
 }
-
-/** conntrack -D; "0 flow entries" (exit 1) is not an error. */
-export async function conntrackDelete(args: string[]): Promise<number> {
-  const r = await run('conntrack', ['-D', ...args]);
-  const n = /(\d+) flow entries have been deleted/.exec(r.stderr + r.stdout);
-  if (r.code !== 0 && !n) throw new Error(`conntrack -D ${args.join(' ')}: ${r.stderr.trim()}`);
-  return n ? Number(n[1]) : 0;
-}
-
-/** conntrack -L -p udp [-f ipv6]: the UDP flows of one family, one per line. */
-export async function conntrackListUdp(family: IPFamily = 'IPv4'): Promise<string> {
-  const args = ['-L', '-p', 'udp', ...conntrackFamily(family)];
-  const r = await run('conntrack', args);
-  if (r.code !== 0) throw new Error(`conntrack ${args.join(' ')}: ${r.stderr.trim()}`);
-  return r.stdout;
-}
-
-/** conntrack's family option: IPv4 is its default. */
-export const conntrackFamily = (family: IPFamily): string[] => (family === 'IPv6' ? ['-f', 'ipv6'] : []);
