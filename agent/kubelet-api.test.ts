@@ -4,12 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-// Test-only: the dev apiserver stands in for a real one. Agent code never imports apiserver/.
-import { startTestApiServer, type TestApiServer } from '../apiserver/testing.js';
-import { waitFor as waitUntil } from '../e2e/proc.js';
 import { KubeApiError, KubeClient } from '../kube/client.js';
 import { LogEventRecorder } from '../kube/events.js';
 import { memoryLogger } from '../kube/log.js';
+// Test-only: the dev apiserver stands in for a real one. Agent code never imports apiserver/.
+import { startTestApiServer, type TestApiServer } from '../testing/apiserver.js';
+import { waitFor as waitUntil } from '../testing/wait.js';
 import { CriClient } from './cri/client.js';
 import { FakeRuntime } from './cri/fake-runtime.js';
 import { Kubelet } from './kubelet.js';

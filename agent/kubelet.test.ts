@@ -6,10 +6,10 @@ import { afterEach, beforeEach, test } from 'node:test';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
-import { waitFor as waitUntil } from '../e2e/proc.js';
 import { KubeClient } from '../kube/client.js';
 import { type KubeEvent, LogEventRecorder } from '../kube/events.js';
 import { memoryLogger } from '../kube/log.js';
+import { waitFor as waitUntil } from '../testing/wait.js';
 import { CriClient } from './cri/client.js';
 import { FakeRuntime } from './cri/fake-runtime.js';
 import { Kubelet } from './kubelet.js';

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { startTestApiServer } from '../apiserver/testing.js';
 import { REPO } from '../e2e/harness.js';
+import { startTestApiServer } from '../testing/apiserver.js';
 import { percentile, rssKiB, runBench } from './stats.js';
 
 const DNS_PORT = 5300;

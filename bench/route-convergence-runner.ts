@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { execIp, type IpCommand, PodNetwork } from '../agent/network/network.js';
-import { startTestApiServer } from '../apiserver/testing.js';
 import { createLogger } from '../kube/log.js';
+import { startTestApiServer } from '../testing/apiserver.js';
 import { runBench } from './stats.js';
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

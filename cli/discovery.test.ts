@@ -7,9 +7,9 @@ import { test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 
 import { newTokenSecret } from '../apiserver/bootstrap/tokens.js';
-import { useTestApiServer } from '../apiserver/testing.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { useTestApiServer } from '../testing/apiserver.js';
 import { bootstrapKubeconfig, detachedJwsValid, fetchClusterInfo, parsePins, verifyClusterInfo } from './discovery.js';
 import { parseServer } from './join.js';
 import { caCertHash, runToken } from './token.js';

@@ -8,10 +8,10 @@ import { after, before, test } from 'node:test';
 import type { DecodedPacket } from 'dns-packet';
 import * as packet from 'dns-packet';
 
-import { startTestApiServer, type TestApiServer } from '../apiserver/testing.js';
 import { type RunningDns, startDns } from '../dns/main.js';
 import { rcodeOf, udpExchange } from '../dns/testing.js';
 import { memoryLogger } from '../kube/log.js';
+import { startTestApiServer, type TestApiServer } from '../testing/apiserver.js';
 import { dnsAddonObjects, dnsServiceIP, ensureDnsAddon } from './dns-addon.js';
 import { loadDnsConfig } from './dns-config.js';
 

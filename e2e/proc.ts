@@ -3,6 +3,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 
+import { waitFor } from '../testing/wait.js';
+
+export { waitFor };
+
 export function sh(
   cmd: string,
   args: string[],
@@ -79,28 +83,5 @@ export async function stopPid(pid: number, graceMs = 5000, signal: NodeJS.Signal
       /* gone */
     }
     await waitFor(() => !alive(pid), 5000, 50).catch(() => undefined);
-  }
-}
-
-export async function waitFor<T>(
-  fn: () => T | Promise<T>,
-  timeoutMs: number,
-  intervalMs = 200,
-  what = 'condition',
-): Promise<NonNullable<T>> {
-  const end = Date.now() + timeoutMs;
-  let lastErr: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v as NonNullable<T>;
-    } catch (e) {
-      lastErr = e;
-    }
-    if (Date.now() > end)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`,
-      );
-    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

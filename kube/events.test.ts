@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { expireEvents } from '../apiserver/api/event-ttl.js';
 // Test-only: the dev apiserver stands in for a real one.
-import { useTestApiServer } from '../apiserver/testing.js';
+import { useTestApiServer } from '../testing/apiserver.js';
 import { KubeClient } from './client.js';
 import { ApiEventRecorder, LogEventRecorder } from './events.js';
 import { memoryLogger } from './log.js';
@@ -49,32 +48,6 @@ test('an unreachable apiserver drops events without blocking the caller', async 
   await rec.flush();
   assert.equal(rec.posted, 0);
   dead.close();
-});
-
-test('Events expire an --event-ttl after their last write; a repeat of an expired one creates it again with its count', async () => {
-  const rec = new ApiEventRecorder(t.node, { component: 'kubelet', host: 'n1' }, memoryLogger());
-  const ref = { kind: 'Pod' as const, namespace: 'default', name: 'ttl', uid: 'u-ttl' };
-  const mine = async () =>
-    (await t.node.get('/api/v1/namespaces/default/events', { fieldSelector: 'involvedObject.uid=u-ttl' })).items;
-  rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c');
-  rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c');
-  await rec.flush();
-  const [first] = await mine();
-  assert.equal(first.count, 2);
-  const api = t.api.srv.api;
-  assert.equal(expireEvents(api, 3600_000), 0, 'nothing is an hour old');
-  // An hour and a bit after its last write it goes (the other test's events too).
-  assert.ok(expireEvents(api, 3600_000, Date.parse(first.lastTimestamp) + 3601_000) >= 1);
-  assert.equal((await mine()).length, 0);
-  rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c');
-  await rec.flush();
-  const again = await mine();
-  assert.equal(again.length, 1, 'created again instead of failing on a 404 patch');
-  assert.equal(again[0].count, 3);
-  assert.equal(again[0].firstTimestamp, first.firstTimestamp);
-  rec.event(ref, 'Warning', 'BackOff', 'Back-off restarting failed container c');
-  await rec.flush();
-  assert.equal((await mine())[0].count, 4, 'and patched from then on');
 });
 
 test('from the 10th different message for one object and reason within 10 minutes, events fold into one "(combined from similar events)" Event', async () => {

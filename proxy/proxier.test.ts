@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-// Test-only: the dev apiserver stands in for a real one.
-import { startTestApiServer, type TestApiServer } from '../apiserver/testing.js';
-import { waitFor } from '../e2e/proc.js';
 import { type Iptables, RestoreError, type Table } from '../kube/iptables.js';
 import { memoryLogger } from '../kube/log.js';
+// Test-only: the dev apiserver stands in for a real one.
+import { startTestApiServer, type TestApiServer } from '../testing/apiserver.js';
+import { waitFor } from '../testing/wait.js';
 import type { ProxyBackend, SyncInput, SyncOutcome } from './backend.js';
 import { ProxyHealth } from './health.js';
 import { svcChain } from './iptables/chains.js';

@@ -6,7 +6,6 @@ import { test } from 'node:test';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
-import { desiredTaints } from '../../apiserver/controllers/node-lifecycle.js';
 import { createLogger } from '../../kube/log.js';
 import { CgroupTree } from '../cm/cgroupfs.js';
 import { parseThreshold } from '../cm/node-allocatable.js';
@@ -107,7 +106,7 @@ test('ranking: over requests first, then lower priority, then usage over request
   );
 });
 
-test('admission under pressure, critical pods, pressure conditions and their taints', () => {
+test('admission under pressure, critical pods and the pressure conditions', () => {
   const p = (spec: Record<string, unknown>): Pod => ({
     metadata: { name: 'p', uid: 'u' },
     spec: { containers: [{ name: 'c', image: 'i' }], ...spec },
@@ -152,26 +151,6 @@ test('admission under pressure, critical pods, pressure conditions and their tai
       ['PIDPressure', 'False', 'KubeletHasSufficientPID'],
       ['Ready', 'True', 'KubeletReady'],
     ],
-  );
-  const node = { metadata: { name: 'n' }, spec: {}, status: { conditions: conds } };
-  assert.deepEqual(desiredTaints(node, 'now'), [{ key: 'node.kubernetes.io/disk-pressure', effect: 'NoSchedule' }]);
-  assert.deepEqual(
-    desiredTaints(
-      {
-        ...node,
-        status: {
-          conditions: nodeConditions({
-            nodeName: 'n',
-            nodeIP: '',
-            runtimeName: 'x',
-            runtimeVersion: '1',
-            runtimeReady: true,
-          }),
-        },
-      },
-      'now',
-    ),
-    [],
   );
 });
 

@@ -7,10 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { useTestApiServer } from '../../apiserver/testing.js';
 import type { KObj } from '../../kube/client.js';
 import type { Iptables } from '../../kube/iptables.js';
 import { createLogger } from '../../kube/log.js';
+import { useTestApiServer } from '../../testing/apiserver.js';
 import { type IpCommand, PodNetwork } from './network.js';
 import {
   desiredRoutes,

@@ -7,10 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { useTestApiServer, writeBootstrapKubeconfig } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
 import { createLogger } from '../../kube/log.js';
+import { useTestApiServer, writeBootstrapKubeconfig } from '../../testing/apiserver.js';
 import { CertificateRotator, ClientCertRotation, clientCredentials, rotationDeadline } from './cert-rotation.js';
 import { tlsBootstrap } from './tls-bootstrap.js';
 

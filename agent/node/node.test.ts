@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-// Test-only: the dev apiserver stands in for a real one.
-import { startTestApiServer, useTestApiServer } from '../../apiserver/testing.js';
 import { KubeClient } from '../../kube/client.js';
 import { memoryLogger } from '../../kube/log.js';
+// Test-only: the dev apiserver stands in for a real one.
+import { startTestApiServer, useTestApiServer } from '../../testing/apiserver.js';
 import { LEASE_DURATION_SEC, LeaseHeartbeat } from './lease.js';
 import type { NodeFacts } from './node-object.js';
 import { NodeStatusManager } from './node-status.js';

@@ -7,11 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { useTestApiServer, writeBootstrapKubeconfig } from '../../apiserver/testing.js';
 import type { KObj } from '../../kube/client.js';
 import { KubeClient } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
 import { createLogger } from '../../kube/log.js';
+import { useTestApiServer, writeBootstrapKubeconfig } from '../../testing/apiserver.js';
 import { loadBootstrappedServingCert } from '../server/serving-cert.js';
 import { certFileName, clientConfigValid, requestCertificate, tlsBootstrap } from './tls-bootstrap.js';
 

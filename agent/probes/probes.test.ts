@@ -9,9 +9,9 @@ import { afterEach, beforeEach, test } from 'node:test';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
-import { waitFor } from '../../e2e/proc.js';
 import { type KubeEvent, LogEventRecorder } from '../../kube/events.js';
 import { memoryLogger } from '../../kube/log.js';
+import { waitFor } from '../../testing/wait.js';
 import { CriClient } from '../cri/client.js';
 import { FakeRuntime } from '../cri/fake-runtime.js';
 import { Kubelet } from '../kubelet.js';

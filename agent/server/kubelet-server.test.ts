@@ -12,10 +12,10 @@ import tls from 'node:tls';
 
 import * as grpc from '@grpc/grpc-js';
 
-import { waitFor } from '../../e2e/proc.js';
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { LogEventRecorder } from '../../kube/events.js';
 import { memoryLogger } from '../../kube/log.js';
+import { waitFor } from '../../testing/wait.js';
 import { CriClient, CriError } from '../cri/client.js';
 import { FakeRuntime } from '../cri/fake-runtime.js';
 import { Kubelet } from '../kubelet.js';

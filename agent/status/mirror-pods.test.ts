@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-// Test-only: the dev apiserver stands in for a real one.
-import { useTestApiServer } from '../../apiserver/testing.js';
-import { waitFor } from '../../e2e/proc.js';
 import type { KObj } from '../../kube/client.js';
 import { memoryLogger } from '../../kube/log.js';
+// Test-only: the dev apiserver stands in for a real one.
+import { useTestApiServer } from '../../testing/apiserver.js';
+import { waitFor } from '../../testing/wait.js';
 import { toStaticPod } from '../sources/manifest.js';
 import { MirrorPods } from './mirror-pods.js';
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { rawRequest, useTestApiServer } from '../testing.js';
+import { rawRequest, useTestApiServer } from '../../testing/apiserver.js';
 import { validateNodeUpdate, validateNonSpecialIP } from './validate.js';
 
 test("externalIPs: upstream's ValidateNonSpecialIP", () => {

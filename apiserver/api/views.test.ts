@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import type { KubeApiError } from '../../kube/client.js';
-import { useTestApiServer } from '../testing.js';
+import { useTestApiServer } from '../../testing/apiserver.js';
 import { EVENTS_V1 } from './views.js';
 
 const V1 = '/apis/events.k8s.io/v1/namespaces/default/events';

@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 
 import { KubeApiError, KubeClient } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
-import { startTestApiServer, type TestApiServer } from '../testing.js';
+import { startTestApiServer, type TestApiServer } from '../../testing/apiserver.js';
 
 let api: TestApiServer;
 let proxy: KubeClient;

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { type KObj, KubeApiError, KubeClient } from '../../kube/client.js';
+import { useTestApiServer } from '../../testing/apiserver.js';
 import { aggregatedRules } from '../controllers/clusterrole-aggregation.js';
-import { useTestApiServer } from '../testing.js';
 import { compactRules, compactString, escalationError, missingRules } from './escalation.js';
 
 test('missingRules breaks rules down and checks each piece; wildcards and */sub cover as upstream', () => {
@@ -281,7 +281,7 @@ test('escalate lets a subject write roles beyond its own rights; aggregated Clus
     metadata: { name: 'widgets-view', labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
     rules: [{ apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get'] }],
   });
-  const { waitFor } = await import('../../e2e/proc.js');
+  const { waitFor } = await import('../../testing/wait.js');
   for (const name of ['view', 'edit', 'admin']) {
     await waitFor(
       async () =>

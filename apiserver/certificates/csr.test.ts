@@ -11,9 +11,9 @@ import { after, test } from 'node:test';
 
 import type { KObj } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
+import { rawRequest, useTestApiServer } from '../../testing/apiserver.js';
 import { newTokenSecret } from '../bootstrap/tokens.js';
 import { approvalDecision } from '../controllers/csr-controllers.js';
-import { rawRequest, useTestApiServer } from '../testing.js';
 import { signCsr, validateApproval } from './csr.js';
 import type { CertificateRequest } from './csr-request.js';
 

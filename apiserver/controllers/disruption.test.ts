@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { waitFor } from '../../e2e/proc.js';
 import type { KObj } from '../../kube/client.js';
 import { memoryLogger } from '../../kube/log.js';
+import { waitFor } from '../../testing/wait.js';
 import { Api } from '../api/api.js';
 import { ApiError } from '../api/errors.js';
 import { evict } from '../api/eviction.js';

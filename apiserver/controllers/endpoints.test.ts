@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { waitFor } from '../../e2e/proc.js';
 import { memoryLogger } from '../../kube/log.js';
+import { waitFor } from '../../testing/wait.js';
 import { Api } from '../api/api.js';
 import { LocalClient } from '../api/local-client.js';
 import { Store } from '../storage/store.js';

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 
 import { cidrsOverlap } from '../../kube/cidr.js';
 import type { KObj } from '../../kube/client.js';
-import { startTestApiServer, useTestApiServer } from '../testing.js';
+import { startTestApiServer, useTestApiServer } from '../../testing/apiserver.js';
 import { CidrSet, validateClusterCidr } from './node-ipam.js';
 
 test('CidrSet: subnets in order, existing ones kept, released ones reused, exhaustion is undefined', () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { waitFor } from '../../e2e/proc.js';
 import type { KObj } from '../../kube/client.js';
 import { ApiEventRecorder } from '../../kube/events.js';
 import { memoryLogger } from '../../kube/log.js';
 import { rfc3339 } from '../../kube/time.js';
+import { waitFor } from '../../testing/wait.js';
 import { Api } from '../api/api.js';
 import { LocalClient } from '../api/local-client.js';
 import { getScale, updateScale } from '../api/scale.js';

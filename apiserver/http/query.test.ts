@@ -7,7 +7,7 @@ import { test } from 'node:test';
 
 import { type KObj, KubeApiError } from '../../kube/client.js';
 import { loadKubeconfig } from '../../kube/kubeconfig.js';
-import { rawRequest, useTestApiServer } from '../testing.js';
+import { rawRequest, useTestApiServer } from '../../testing/apiserver.js';
 
 const s = useTestApiServer('n1', { authorizationModes: ['Node', 'RBAC'], admissionPlugins: ['NodeRestriction'] });
 
@@ -189,7 +189,7 @@ test('legacy /watch/ paths stream like ?watch=1, for a collection and for one ob
   await stream('/apis/apps/v1/watch/deployments');
   await s.api.admin.create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'legacy-one' } });
   await s.api.admin.create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'legacy-two' } });
-  const { waitFor } = await import('../../e2e/proc.js');
+  const { waitFor } = await import('../../testing/wait.js');
   await waitFor(
     () => got.includes('/api/v1/watch/namespaces/default/configmaps ADDED legacy-two'),
     5000,

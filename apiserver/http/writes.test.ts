@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { type KObj, KubeApiError } from '../../kube/client.js';
-import { useTestApiServer } from '../testing.js';
+import { useTestApiServer } from '../../testing/apiserver.js';
 
 const s = useTestApiServer('n1');
 const refused = (code: number, text: string) => (e: KubeApiError) => {

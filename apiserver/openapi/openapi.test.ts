@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { rawRequest, useTestApiServer } from '../testing.js';
+import { rawRequest, useTestApiServer } from '../../testing/apiserver.js';
 import { openapiV2Doc, openapiV3Doc, openapiV3Root } from './documents.js';
 import { dropUnknownFields, fieldMessages, scanJsonKeys } from './fields.js';
 import { definitionOf, DEFINITIONS, resolve } from './schema.js';

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import https from 'node:https';
 import { after, before, test } from 'node:test';
 
-import { waitFor } from '../../e2e/proc.js';
 import { type KObj, KubeApiError } from '../../kube/client.js';
-import { startTestApiServer, type TestApiServer } from '../testing.js';
+import { startTestApiServer, type TestApiServer } from '../../testing/apiserver.js';
+import { waitFor } from '../../testing/wait.js';
 
 let t: TestApiServer;
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import type { KubeApiError } from '../../kube/client.js';
-import { useTestApiServer } from '../testing.js';
+import { useTestApiServer } from '../../testing/apiserver.js';
 
 const s = useTestApiServer('n1', { authorizationModes: ['Node', 'RBAC'], admissionPlugins: ['NodeRestriction'] });
 const refused = (code: number, text: string) => (e: KubeApiError) => {

@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
+import { rawRequest, useTestApiServer } from '../../testing/apiserver.js';
 import { ApiError } from '../api/errors.js';
 import { definitionOf, DEFINITIONS } from '../openapi/schema.js';
 import { RESOURCES } from '../resources.js';
 import type { Obj } from '../storage/store.js';
-import { rawRequest, useTestApiServer } from '../testing.js';
 import { FieldSet, pathString } from './fieldset.js';
 import { applyConfig, type ManagedFieldsEntry, trackUpdate } from './managed-fields.js';
 import { merge, toFieldSet } from './typed.js';

@@ -8,10 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
 
+import { newTokenSecret } from '../apiserver/bootstrap/tokens.js';
+import { type ApiServerConfig, type RunningApiServer, startApiServer } from '../apiserver/main.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
-import { newTokenSecret } from './bootstrap/tokens.js';
-import { type ApiServerConfig, type RunningApiServer, startApiServer } from './main.js';
 
 export interface TestApiServer {
   srv: RunningApiServer;
