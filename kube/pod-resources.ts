@@ -4,7 +4,7 @@
 // and the pod's overhead is added. CPU in millicores, the rest in units.
 import type { Container, PodSpec } from 'kubernetes-types/core/v1.js';
 
-import { milliValue, parseQuantity } from './quantity.js';
+import { formatBytes, formatMilliCpu, milliValue, parseQuantity } from './quantity.js';
 
 type Kind = 'requests' | 'limits';
 type Totals = Record<string, number>;
@@ -59,4 +59,46 @@ export function allLimit(spec: PodSpec | undefined, resource: string): boolean {
     cs.length > 0 &&
     cs.every((c) => (c.resources?.limits as Record<string, string> | undefined)?.[resource] !== undefined)
   );
+}
+
+/** Resources pod-level requirements may set (upstream's IsSupportedPodLevelResource). */
+const podLevelResource = (name: string): boolean =>
+  name === 'cpu' || name === 'memory' || name.startsWith('hugepages-');
+
+type ResourceList = Record<string, string>;
+type PodSpecWithResources = PodSpec & { resources?: { requests?: ResourceList; limits?: ResourceList } };
+
+const format = (totals: Totals): ResourceList =>
+  Object.fromEntries(Object.entries(totals).map(([k, v]) => [k, k === 'cpu' ? formatMilliCpu(v) : formatBytes(v)]));
+
+/**
+ * The pod's requests or limits as upstream's PodRequests and PodLimits: its pod-level values where it sets them for
+ * a resource pod-level resources support, the containers' totals otherwise, and the overhead.
+ */
+export function effectivePodResources(spec: PodSpecWithResources | undefined, kind: Kind): ResourceList {
+  const out = format(podTotals(spec, kind, { overhead: false }));
+  for (const [k, v] of Object.entries(spec?.resources?.[kind] ?? {})) if (podLevelResource(k)) out[k] = v;
+  const overhead = (spec?.overhead ?? {}) as ResourceList;
+  for (const [k, v] of Object.entries(overhead)) {
+    const sum = (out[k] === undefined ? 0 : amount(k, out[k])) + amount(k, v);
+    out[k] = k === 'cpu' ? formatMilliCpu(sum) : formatBytes(sum);
+  }
+  return out;
+}
+
+/**
+ * The pod-level status.resources and status.allocatedResources a v1.36+ kubelet reports: the pod's effective
+ * requests and limits, and its requests as allocated.
+ */
+export function podLevelStatusResources(spec: PodSpecWithResources | undefined): {
+  resources: { requests?: ResourceList; limits?: ResourceList };
+  allocatedResources?: ResourceList;
+} {
+  const requests = effectivePodResources(spec, 'requests');
+  const limits = effectivePodResources(spec, 'limits');
+  const some = (l: ResourceList): boolean => Object.keys(l).length > 0;
+  return {
+    resources: { ...(some(limits) ? { limits } : {}), ...(some(requests) ? { requests } : {}) },
+    ...(some(requests) ? { allocatedResources: requests } : {}),
+  };
 }

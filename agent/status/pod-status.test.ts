@@ -283,3 +283,55 @@ test("dual-stack node: hostIPs lists both of the node's addresses; a host-networ
   assert.equal(h.podIP, '192.0.2.1');
   assert.deepEqual(h.podIPs, [{ ip: '192.0.2.1' }, { ip: 'fd00:192::1' }]);
 });
+
+test("every container the runtime has reports its resources (the runtime's when running) and allocated requests", () => {
+  const p = pod({
+    containers: [
+      {
+        name: 'a',
+        image: 'img:1',
+        resources: { requests: { cpu: '250m', memory: '64Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
+      },
+      { name: 'b', image: 'img:1' },
+      { name: 'c', image: 'img:1' },
+    ],
+  });
+  const s = status(
+    p,
+    st([
+      c('a', { resources: { cpuShares: 256, cpuQuota: 50_000, cpuPeriod: 100_000, memoryLimit: 64 * 1024 * 1024 } }),
+      c('b', { state: 'exited', exitCode: 0 }),
+    ]),
+  );
+  const byName = Object.fromEntries(
+    (s.containerStatuses as { name: string }[]).map((x) => [x.name, x as Record<string, unknown>]),
+  );
+  assert.deepEqual(byName.a!.resources, {
+    limits: { cpu: '500m', memory: '64Mi' },
+    requests: { cpu: '250m', memory: '64Mi' },
+  });
+  assert.deepEqual(byName.a!.allocatedResources, { cpu: '250m', memory: '64Mi' });
+  assert.deepEqual(byName.b!.resources, {}, 'a container without requirements: empty, as upstream');
+  assert.equal(byName.b!.allocatedResources, undefined);
+  assert.equal(byName.c!.resources, undefined, 'not created yet: nothing the runtime holds');
+});
+
+test("pod-level status.resources and allocatedResources: pod-level values where set, the containers' totals otherwise", () => {
+  const plain = status(
+    pod({
+      containers: [{ name: 'a', image: 'img:1', resources: { requests: { cpu: '100m' }, limits: { cpu: '200m' } } }],
+    }),
+    st([c('a')]),
+  );
+  assert.deepEqual(plain.resources, { limits: { cpu: '200m' }, requests: { cpu: '100m' } });
+  assert.deepEqual(plain.allocatedResources, { cpu: '100m' });
+  const podLevel = pod({ containers: [{ name: 'a', image: 'img:1' }] });
+  (podLevel.spec as { resources?: object }).resources = {
+    requests: { cpu: '20m', memory: '35Mi' },
+    limits: { cpu: '20m', memory: '35Mi' },
+  };
+  const s = status(podLevel, st([c('a')]));
+  assert.deepEqual(s.resources, { limits: { cpu: '20m', memory: '35Mi' }, requests: { cpu: '20m', memory: '35Mi' } });
+  assert.deepEqual(s.allocatedResources, { cpu: '20m', memory: '35Mi' });
+  assert.deepEqual(status(pod(), st([c('a')])).resources, {});
+});

@@ -4,6 +4,7 @@
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
 import { podQos } from '../../kube/pod-qos.js';
+import { podLevelStatusResources } from '../../kube/pod-resources.js';
 import { rfc3339 } from '../../kube/time.js';
 import { resizeChanges, type ResizePending, statusResources } from '../pods/resize.js';
 import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
@@ -243,28 +244,24 @@ export function computePodStatus(i: StatusInput): Obj {
         ]
       : []),
   ];
-  // containerStatuses[].resources: what each container holds (upstream reports it for regular containers and sidecars).
-  if (i.resize) {
-    const alloc = i.resize.allocated.spec!;
-    main.forEach(
-      (s, k) =>
-        (s.resources = statusResources(
-          alloc.containers[k] ?? spec.containers[k]!,
-          instances(i.state, spec.containers[k]!.name)[0],
-        )),
-    );
-    init.forEach((s, k) => {
-      if (isSidecar(initSpecs[k]!))
-        s.resources = statusResources(
-          alloc.initContainers?.[k] ?? initSpecs[k]!,
-          instances(i.state, initSpecs[k]!.name)[0],
-        );
-    });
-  }
+  // containerStatuses[].resources and allocatedResources, as upstream's kubelet (v1.33+) reports them for every
+  // container the runtime has: what it holds (the runtime's values when running), and its allocated requests.
+  const alloc = i.resize?.allocated.spec ?? spec;
+  const withResources = (s: Obj, allocated: Container, name: string): void => {
+    const cur = instances(i.state, name)[0];
+    if (!cur) return;
+    s.resources = statusResources(allocated, cur);
+    const requests = allocated.resources?.requests;
+    if (requests && Object.keys(requests).length) s.allocatedResources = { ...requests };
+  };
+  main.forEach((s, k) => withResources(s, alloc.containers[k] ?? spec.containers[k]!, spec.containers[k]!.name));
+  init.forEach((s, k) => withResources(s, alloc.initContainers?.[k] ?? initSpecs[k]!, initSpecs[k]!.name));
+  const podResources = podLevelStatusResources(alloc);
   return {
     phase,
     ...(i.evicted ? { reason: i.evicted.reason, message: i.evicted.message } : {}),
     conditions,
+    ...podResources,
     hostIP: i.hostIP,
     hostIPs: hostIPs.map((ip) => ({ ip })),
     // Dual-stack: the runtime's first IP, then its additional ones (upstream keeps one per family, the first first);
