@@ -66,23 +66,32 @@ const podLevelResource = (name: string): boolean =>
   name === 'cpu' || name === 'memory' || name.startsWith('hugepages-');
 
 type ResourceList = Record<string, string>;
-type PodSpecWithResources = PodSpec & { resources?: { requests?: ResourceList; limits?: ResourceList } };
+export type PodSpecWithResources = PodSpec & { resources?: { requests?: ResourceList; limits?: ResourceList } };
 
 const format = (totals: Totals): ResourceList =>
   Object.fromEntries(Object.entries(totals).map(([k, v]) => [k, k === 'cpu' ? formatMilliCpu(v) : formatBytes(v)]));
 
+/** Whether the pod sets pod-level `kind` (requests or limits) for a resource pod-level resources support. */
+export const podLevelSet = (spec: PodSpecWithResources | undefined, kind: Kind): boolean =>
+  Object.keys(spec?.resources?.[kind] ?? {}).some(podLevelResource);
+
 /**
- * The pod's requests or limits as upstream's PodRequests and PodLimits: its pod-level values where it sets them for
- * a resource pod-level resources support, the containers' totals otherwise, and the overhead.
+ * The pod's requests or limits as upstream's PodRequests and PodLimits, in millicores and units: its pod-level values
+ * where it sets them for a resource pod-level resources support, the containers' totals otherwise, and the overhead.
  */
+export function podResourceTotals(spec: PodSpecWithResources | undefined, kind: Kind): Totals {
+  const out = podTotals(spec, kind, { overhead: false });
+  for (const [k, v] of Object.entries(spec?.resources?.[kind] ?? {})) if (podLevelResource(k)) out[k] = amount(k, v);
+  for (const [k, v] of Object.entries((spec?.overhead ?? {}) as ResourceList)) out[k] = (out[k] ?? 0) + amount(k, v);
+  return out;
+}
+
+/** The same as quantities (cpu in millicores or cores, the rest in binary units). */
 export function effectivePodResources(spec: PodSpecWithResources | undefined, kind: Kind): ResourceList {
-  const out = format(podTotals(spec, kind, { overhead: false }));
-  for (const [k, v] of Object.entries(spec?.resources?.[kind] ?? {})) if (podLevelResource(k)) out[k] = v;
-  const overhead = (spec?.overhead ?? {}) as ResourceList;
-  for (const [k, v] of Object.entries(overhead)) {
-    const sum = (out[k] === undefined ? 0 : amount(k, out[k])) + amount(k, v);
-    out[k] = k === 'cpu' ? formatMilliCpu(sum) : formatBytes(sum);
-  }
+  const out = format(podResourceTotals(spec, kind));
+  // Pod-level values are reported as the pod wrote them (without overhead, the apiserver's own strings).
+  if (!spec?.overhead)
+    for (const [k, v] of Object.entries(spec?.resources?.[kind] ?? {})) if (podLevelResource(k)) out[k] = v;
   return out;
 }
 

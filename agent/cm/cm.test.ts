@@ -333,3 +333,23 @@ test('/var/log/containers links: upstream names, made and removed with their con
   assert.equal(await removeContainerLogLinks(path.join(dir, 'containers'), new Set([id])), 1);
   assert.deepEqual(fs.readdirSync(path.join(dir, 'containers')), []);
 });
+
+test('pod-level resources decide the pod cgroup where set: requests for shares, limits for quota and memory', () => {
+  const withPodLevel = (resources: object, containers: object[] = [{}]): Pod => {
+    const p = pod(containers as Parameters<typeof pod>[0]);
+    (p.spec as { resources?: object }).resources = resources;
+    return p;
+  };
+  assert.deepEqual(
+    podCgroupResources(
+      withPodLevel({ requests: { cpu: '20m', memory: '35Mi' }, limits: { cpu: '20m', memory: '35Mi' } }),
+    ),
+    { cpuShares: 20, cpuQuota: 2000, cpuPeriod: 100_000, memoryLimit: 35 * 2 ** 20 },
+  );
+  // A pod-level cpu limit alone: quota, and no memory limit though no container limits memory either.
+  assert.deepEqual(podCgroupResources(withPodLevel({ requests: { cpu: '100m' }, limits: { cpu: '200m' } })), {
+    cpuShares: 102,
+    cpuQuota: 20_000,
+    cpuPeriod: 100_000,
+  });
+});

@@ -3,7 +3,13 @@
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
 import { podQos } from '../../kube/pod-qos.js';
-import { allLimit, podTotals } from '../../kube/pod-resources.js';
+import {
+  allLimit,
+  podLevelSet,
+  podResourceTotals,
+  type PodSpecWithResources,
+  podTotals,
+} from '../../kube/pod-resources.js';
 import { parseQuantity } from '../../kube/quantity.js';
 
 export const MIN_SHARES = 2;
@@ -38,14 +44,18 @@ export function podCgroupResources(pod: Pod, o: { podPidsLimit?: number } = {}):
   const qos = podQos(pod);
   const pids = o.podPidsLimit && o.podPidsLimit > 0 ? { pidsLimit: o.podPidsLimit } : {};
   if (qos === 'BestEffort') return { cpuShares: MIN_SHARES, ...pids };
-  const req = podTotals(pod.spec, 'requests');
-  const lim = podTotals(pod.spec, 'limits');
+  // Pod-level resources, where set, decide (upstream ResourceConfigForPod with PodLevelResources).
+  const spec = pod.spec as PodSpecWithResources | undefined;
+  const req = podResourceTotals(spec, 'requests');
+  const lim = podResourceTotals(spec, 'limits');
+  const limited = (r: 'cpu' | 'memory'): boolean =>
+    podLevelSet(spec, 'limits') ? spec?.resources?.limits?.[r] !== undefined : allLimit(pod.spec, r);
   const out: CgroupResources = { cpuShares: milliCpuToShares(req.cpu ?? 0), ...pids };
-  if (qos === 'Guaranteed' || allLimit(pod.spec, 'cpu')) {
+  if (qos === 'Guaranteed' || limited('cpu')) {
     out.cpuQuota = milliCpuToQuota(lim.cpu ?? 0);
     out.cpuPeriod = CPU_PERIOD;
   }
-  if (qos === 'Guaranteed' || allLimit(pod.spec, 'memory')) out.memoryLimit = lim.memory;
+  if (qos === 'Guaranteed' || limited('memory')) out.memoryLimit = lim.memory;
   return out;
 }
 
