@@ -131,7 +131,8 @@ export async function runConformance(o: RunOptions): Promise<SpecResult[]> {
     interrupted = true;
     if (ginkgo && ginkgo.exitCode === null) {
       console.error(`conformance: ${signal}, stopping the tests; the results so far follow`);
-      ginkgo.kill('SIGINT');
+      // The whole group: ginkgo's test processes handle the interrupt themselves, as after a terminal's Ctrl-C.
+      process.kill(-ginkgo.pid!, 'SIGINT');
       return;
     }
     console.error(`conformance: ${signal}, removing the cluster`);
