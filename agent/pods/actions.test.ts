@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
-import { computePodActions, initContainerActions, isIdle } from './actions.js';
+import { computePodActions, initContainerActions, isIdle, podFinished } from './actions.js';
 import { containerHash, legacyContainerHash } from './container-hash.js';
 import type { ContainerInfo, PodRuntimeState, SandboxInfo } from './runtime-state.js';
 
@@ -463,4 +463,20 @@ test('isIdle: a running pod is; a new pod, an exited container to restart, a cha
     false,
     'its sandbox is still to stop',
   );
+});
+
+test('container restart rules: an exit code a Restart rule lists restarts the container in a Never pod; others end it', () => {
+  const rule = { action: 'Restart', exitCodes: { operator: 'In', values: [42] } };
+  const p = mkPod({
+    restartPolicy: 'Never',
+    containers: [{ name: 'a', image: 'i:1', restartPolicy: 'Never', restartPolicyRules: [rule] } as Container],
+  });
+  const started = (exitCode: number) =>
+    computePodActions(p, state([sb()], [ct(p, 'a', { state: 'exited', exitCode })])).containersToStart.map(
+      (c) => c.name,
+    );
+  assert.deepEqual(started(42), ['a']);
+  assert.deepEqual(started(1), []);
+  assert.equal(podFinished(p, state([sb()], [ct(p, 'a', { state: 'exited', exitCode: 42 })])), false);
+  assert.equal(podFinished(p, state([sb()], [ct(p, 'a', { state: 'exited', exitCode: 1 })])), true);
 });

@@ -5,6 +5,7 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
 import { containerHash, legacyContainerHash } from './container-hash.js';
 import { isDecrease, resizeChanges, resizeNeedsRestart } from './resize.js';
+import { containerShouldRestart } from './restart-rules.js';
 import { type ContainerInfo, latestContainer, type PodRuntimeState } from './runtime-state.js';
 import { isSidecar } from './sidecars.js';
 
@@ -64,15 +65,12 @@ function succeeded(c: ContainerInfo | undefined): boolean {
   return c !== undefined && c.state === 'exited' && c.exitCode === 0;
 }
 
-/** Upstream ShouldContainerBeRestarted. */
-export function shouldContainerBeRestarted(pod: Pod, c: ContainerInfo | undefined): boolean {
+/** Upstream ShouldContainerBeRestarted (with ContainerRestartRules). */
+export function shouldContainerBeRestarted(pod: Pod, spec: Container, c: ContainerInfo | undefined): boolean {
   if (!c) return true;
   if (c.state === 'running') return false;
   if (c.state === 'unknown' || c.state === 'created') return true;
-  const policy = pod.spec?.restartPolicy ?? 'Always';
-  if (policy === 'Never') return false;
-  if (policy === 'OnFailure' && c.exitCode === 0) return false;
-  return true;
+  return containerShouldRestart(spec, pod.spec, c.exitCode);
 }
 
 /** Upstream podSandboxChanged. */
@@ -163,7 +161,7 @@ export function initContainerActions(
     if (st.state === 'running' || st.state === 'created') return out;
     if (st.state === 'exited' && st.exitCode === 0) continue;
     out.failed = st;
-    if (shouldRestartOnFailure(pod)) out.start.push(c);
+    if (containerShouldRestart(c, pod.spec, st.exitCode)) out.start.push(c);
     else out.killPod = true;
     return out;
   }
@@ -177,12 +175,11 @@ export function initContainerActions(
  * terminal), even if the runtime loses the containers before the apiserver's copy of the pod says so.
  */
 export function podFinished(pod: Pod, state: PodRuntimeState): boolean {
-  const policy = pod.spec?.restartPolicy ?? 'Always';
   const cs = pod.spec?.containers ?? [];
-  if (policy === 'Always' || !cs.length) return false;
+  if (!cs.length) return false;
   return cs.every((c) => {
     const st = latestContainer(state, c.name);
-    return st?.state === 'exited' && (policy === 'Never' || st.exitCode === 0);
+    return st?.state === 'exited' && !containerShouldRestart(c, pod.spec, st.exitCode);
   });
 }
 
@@ -253,7 +250,7 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
   for (const c of containers) {
     const st = latestContainer(state, c.name);
     if (!st || st.state !== 'running') {
-      if (shouldContainerBeRestarted(pod, st)) a.containersToStart.push(c);
+      if (shouldContainerBeRestarted(pod, c, st)) a.containersToStart.push(c);
       continue;
     }
     if (containerChanged(c, st)) {

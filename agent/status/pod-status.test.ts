@@ -335,3 +335,20 @@ test("pod-level status.resources and allocatedResources: pod-level values where 
   assert.deepEqual(s.allocatedResources, { cpu: '20m', memory: '35Mi' });
   assert.deepEqual(status(pod(), st([c('a')])).resources, {});
 });
+
+test('phase with container restart rules: a container its rule restarts keeps a Never pod Running; done ones finish it', () => {
+  const p = pod({
+    restartPolicy: 'Never',
+    containers: [
+      {
+        name: 'a',
+        image: 'img:1',
+        restartPolicy: 'Never',
+        restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }],
+      } as NonNullable<Pod['spec']>['containers'][number],
+    ],
+  });
+  assert.equal(status(p, st([c('a', { state: 'exited', exitCode: 42 })])).phase, 'Running');
+  assert.equal(status(p, st([c('a', { state: 'exited', exitCode: 0 })])).phase, 'Succeeded');
+  assert.equal(status(p, st([c('a', { state: 'exited', exitCode: 1 })])).phase, 'Failed');
+});

@@ -7,6 +7,7 @@ import { podQos } from '../../kube/pod-qos.js';
 import { podLevelStatusResources } from '../../kube/pod-resources.js';
 import { rfc3339 } from '../../kube/time.js';
 import { resizeChanges, type ResizePending, statusResources } from '../pods/resize.js';
+import { containerShouldRestart } from '../pods/restart-rules.js';
 import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
 import { isSidecar } from '../pods/sidecars.js';
 import type { Waiting } from '../pods/worker.js';
@@ -75,35 +76,44 @@ export function containerStatus(
   };
 }
 
-/** Upstream getPhase. */
+/** Upstream getPhase (with ContainerRestartRules: a container's own rules and policy say whether it restarts). */
 export function podPhase(pod: Pod, init: Obj[], statuses: Obj[]): string {
-  const policy = pod.spec?.restartPolicy ?? 'Always';
+  const spec = pod.spec;
+  const byName = new Map([...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].map((c) => [c.name, c]));
+  const restartable = (s: Obj, exitCode: number): boolean => {
+    const c = byName.get(s.name as string);
+    return c ? containerShouldRestart(c, spec, exitCode) : (spec?.restartPolicy ?? 'Always') !== 'Never';
+  };
+  /** The exit code of a container that has stopped (and maybe waits to restart). */
+  const exitOf = (s: Obj): number | undefined =>
+    s.state.terminated?.exitCode ?? (s.state.waiting ? s.lastState?.terminated?.exitCode : undefined);
   const pendingInit = init.some((s) => !(s.state.terminated && s.state.terminated.exitCode === 0));
   if (init.length && pendingInit) {
-    const failed = init.some((s) => s.state.terminated && s.state.terminated.exitCode !== 0);
-    return failed && policy === 'Never' ? 'Failed' : 'Pending';
+    const failedForGood = init.some((s) => {
+      const code = exitOf(s);
+      return code !== undefined && code !== 0 && !restartable(s, code);
+    });
+    return failedForGood ? 'Failed' : 'Pending';
   }
   let waiting = 0,
     running = 0,
     stopped = 0,
+    stoppedForGood = 0,
     succeeded = 0;
   for (const s of statuses) {
     if (s.state.running) running++;
-    else if (s.state.terminated) {
+    else if (s.state.terminated || (s.state.waiting && s.lastState?.terminated)) {
       stopped++;
-      if (s.state.terminated.exitCode === 0) succeeded++;
-    } else if (s.state.waiting) {
-      if (s.lastState?.terminated) stopped++;
-      else waiting++;
-    }
+      if (!restartable(s, exitOf(s)!)) stoppedForGood++;
+      if (s.state.terminated?.exitCode === 0) succeeded++;
+    } else if (s.state.waiting) waiting++;
   }
   if (waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
   if (stopped > 0 && stopped === statuses.length) {
-    if (policy === 'Always') return 'Running';
-    if (stopped === succeeded) return 'Succeeded';
-    if (policy === 'Never') return 'Failed';
-    return 'Running';
+    // Some are restarting; otherwise every one is done.
+    if (stopped !== stoppedForGood) return 'Running';
+    return stopped === succeeded ? 'Succeeded' : 'Failed';
   }
   return 'Pending';
 }
