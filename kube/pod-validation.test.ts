@@ -99,19 +99,38 @@ test('dnsConfig: None needs nameservers; at most 3 nameserver IPs, 32 search dom
   );
 });
 
-test('container restartPolicy: Always on init containers only (native sidecars); plain init containers take no probes or hooks', () => {
+test('container restartPolicy and restartPolicyRules (v1.35+); init containers without Always take no probes or hooks', () => {
   const spec = {
     initContainers: [
       { name: 'sc', image: 'i', restartPolicy: 'Always', readinessProbe: { exec: { command: ['true'] } } },
       { name: 'i1', image: 'i', restartPolicy: 'OnFailure' },
       { name: 'i2', image: 'i', livenessProbe: { exec: { command: ['true'] } } },
+      { name: 'i3', image: 'i', restartPolicy: 'Sometimes' },
     ],
-    containers: [{ name: 'c', image: 'i', restartPolicy: 'Always' }],
+    containers: [
+      {
+        name: 'c',
+        image: 'i',
+        restartPolicy: 'Never',
+        restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }],
+      },
+      {
+        name: 'd',
+        image: 'i',
+        restartPolicyRules: [
+          { action: 'Explode', exitCodes: { operator: 'Maybe', values: [1] } },
+          { action: 'Restart' },
+        ],
+      },
+    ],
   };
   assert.deepEqual(msgs(validatePodSpec(spec, 'spec')), [
-    'spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers',
-    'spec.initContainers[1].restartPolicy: Unsupported value: "OnFailure": supported values: "Always"',
+    'spec.containers[1].restartPolicy: Required value: must specify restartPolicy when restart rules are used',
+    'spec.containers[1].restartPolicyRules[0].action: Unsupported value: "Explode": supported values: "Restart", "RestartAllContainers"',
+    'spec.containers[1].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Maybe": supported values: "In", "NotIn"',
+    'spec.containers[1].restartPolicyRules[1].exitCodes: Required value: must be specified',
     'spec.initContainers[2].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always',
+    'spec.initContainers[3].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"',
   ]);
 });
 

@@ -299,6 +299,53 @@ export function validateSysctls(spec: O, path: string): FieldError[] {
 }
 
 /** ValidatePodSpec (the parts the dev apiserver and kubelet act on). */
+/** A container restart rule (v1.34+; kubernetes-types stops at v1.30). */
+interface RestartRule {
+  action?: string;
+  exitCodes?: { operator?: string; values?: number[] } | null;
+}
+
+/** Upstream validateContainerRestartPolicy: a policy rules need, supported values, actions and operators, limits. */
+function validateContainerRestartPolicy(c: O, p: string): FieldError[] {
+  const out: FieldError[] = [];
+  const rules = list(c.restartPolicyRules) as RestartRule[];
+  if (c.restartPolicy === undefined) {
+    if (rules.length)
+      out.push({
+        field: `${p}.restartPolicy`,
+        reason: 'FieldValueRequired',
+        message: 'Required value: must specify restartPolicy when restart rules are used',
+      });
+  } else out.push(...supported(`${p}.restartPolicy`, c.restartPolicy, ['Always', 'Never', 'OnFailure']));
+  if (rules.length > 20)
+    out.push({
+      field: `${p}.restartPolicyRules`,
+      reason: 'FieldValueTooMany',
+      message: `Too many: ${rules.length}: must have at most 20 items`,
+    });
+  rules.forEach((rule, k) => {
+    const rp = `${p}.restartPolicyRules[${k}]`;
+    out.push(...supported(`${rp}.action`, rule.action ?? '', ['Restart', 'RestartAllContainers']));
+    if (!rule.exitCodes) {
+      out.push({
+        field: `${rp}.exitCodes`,
+        reason: 'FieldValueRequired',
+        message: 'Required value: must be specified',
+      });
+      return;
+    }
+    out.push(...supported(`${rp}.exitCodes.operator`, rule.exitCodes.operator ?? '', ['In', 'NotIn']));
+    const n = rule.exitCodes.values?.length ?? 0;
+    if (n > 255)
+      out.push({
+        field: `${rp}.exitCodes.values`,
+        reason: 'FieldValueTooMany',
+        message: `Too many: ${n}: must have at most 255 items`,
+      });
+  });
+  return out;
+}
+
 export function validatePodSpec(spec: O | undefined, path: string): FieldError[] {
   if (!spec || typeof spec !== 'object') return [required(path)];
   const out: FieldError[] = [];
@@ -320,18 +367,12 @@ export function validatePodSpec(spec: O | undefined, path: string): FieldError[]
     list(spec[l]).forEach((c, i) =>
       out.push(...validateContainer(c, `${path}.${l}[${i}]`, volumes, seen, spec.restartPolicy)),
     );
-  // Container restartPolicy: only init containers may set it, to Always (a native sidecar); other init containers run once, so probes and hooks are not theirs.
-  list(spec.containers).forEach((c, i) => {
-    if (c.restartPolicy !== undefined)
-      out.push({
-        field: `${path}.containers[${i}].restartPolicy`,
-        reason: 'FieldValueForbidden',
-        message: 'Forbidden: may not be set for non-init containers',
-      });
-  });
+  // Container restartPolicy and restartPolicyRules (ContainerRestartRules, v1.35+): any container may set them; an init
+  // container without restartPolicy Always runs once, so probes and hooks are not its.
+  list(spec.containers).forEach((c, i) => out.push(...validateContainerRestartPolicy(c, `${path}.containers[${i}]`)));
   list(spec.initContainers).forEach((c, i) => {
     const p = `${path}.initContainers[${i}]`;
-    if (c.restartPolicy !== undefined) out.push(...supported(`${p}.restartPolicy`, c.restartPolicy, ['Always']));
+    out.push(...validateContainerRestartPolicy(c, p));
     if (c.restartPolicy === 'Always') return;
     for (const f of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe']) {
       if (c[f] !== undefined && c[f] !== null)

@@ -36,8 +36,8 @@ test('what the apiserver refuses in a pod spec is refused in a static pod with i
   assert.deepEqual(validatePod(pod({ dnsPolicy: 'None' })), [
     'spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None',
   ]);
-  assert.deepEqual(validatePod(pod({ initContainers: [{ name: 'i', image: 'i', restartPolicy: 'Never' }] })), [
-    'spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"',
+  assert.deepEqual(validatePod(pod({ initContainers: [{ name: 'i', image: 'i', restartPolicy: 'Sometimes' }] })), [
+    'spec.initContainers[0].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"',
   ]);
   // Structural problems are reported first, alone: the deeper rules assume a well-formed spec.
   assert.deepEqual(validatePod(pod({ containers: 5 })), ['spec.containers: Invalid type: expected array, got number']);
