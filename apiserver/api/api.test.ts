@@ -280,6 +280,15 @@ test('list: label and field selectors, unsupported fields, limit/continue paging
     api.list(r, undefined, { labelSelector: 'app in (p0,p4)' }).items.map((p: any) => p.metadata.name),
     ['p0', 'p4'],
   );
+  // Go bools print "false" when unset: e2e's node list selects spec.unschedulable=false.
+  assert.equal(api.list(r, 'default', { fieldSelector: 'spec.hostNetwork=false' }).items.length, 5);
+  const nodes = api.res('', 'nodes');
+  api.create(nodes, undefined, { metadata: { name: 'ready' } });
+  api.create(nodes, undefined, { metadata: { name: 'cordoned' }, spec: { unschedulable: true } });
+  assert.deepEqual(
+    api.list(nodes, undefined, { fieldSelector: 'spec.unschedulable=false' }).items.map((n: any) => n.metadata.name),
+    ['ready'],
+  );
   assert.throws(
     () => api.list(r, 'default', { fieldSelector: 'spec.bogus=1' }),
     (e: unknown) => e instanceof ApiError && e.code === 400 && e.message === 'field label not supported: spec.bogus',

@@ -134,6 +134,9 @@ const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 export const randomSuffix = (n = 5): string =>
   Array.from(randomBytes(n), (b) => NAME_ALPHABET[b % NAME_ALPHABET.length]).join('');
 
+/** Selectable fields that are Go bools upstream: unset prints "false" (NodeToSelectableFields, ToSelectableFields). */
+const BOOLEAN_FIELDS = new Set(['spec.unschedulable', 'spec.hostNetwork']);
+
 function getPath(o: Obj, path: string): string {
   let cur: unknown = o;
   for (const seg of path.split('.')) cur = cur && typeof cur === 'object' ? (cur as Obj)[seg] : undefined;
@@ -706,7 +709,7 @@ export class Api {
   fieldsOf(r: ResourceDef, o: Obj): Record<string, string> {
     const out: Record<string, string> = { 'metadata.name': o.metadata?.name ?? '' };
     if (r.namespaced) out['metadata.namespace'] = o.metadata?.namespace ?? '';
-    for (const f of r.fields) out[f] = getPath(o, f);
+    for (const f of r.fields) out[f] = getPath(o, f) || (BOOLEAN_FIELDS.has(f) ? 'false' : '');
     // A Job's selectable status.successful is its status.succeeded (upstream JobToSelectableFields).
     if (builtin(r) === 'jobs') out['status.successful'] = String(o.status?.succeeded ?? 0);
     return out;
