@@ -1,5 +1,5 @@
 // Derives apiserver/protobuf/schema.json, the protobuf schema of the kinds
-// tskube serves, from upstream's k8s.io/api and k8s.io/apimachinery v0.32
+// tskube serves, from upstream's k8s.io/api and k8s.io/apimachinery v0.37
 // sources (their generated.proto files and the Go types they come from):
 //
 //   node --import tsx scripts/gen-protobuf.ts <dir holding k8s.io/api/... and k8s.io/apimachinery/...>
@@ -54,14 +54,17 @@ const EXTRA = [
 const root = new protobuf.Root();
 root.resolvePath = (_origin, target) => path.join(dir, target);
 const files = new Set<string>();
-for (const r of [...RESOURCES, { group: 'autoscaling', version: 'v1' }])
-  files.add(`k8s.io/api/${GROUP_DIRS[r.group] ?? r.group}/${r.version}/generated.proto`);
+// Groups outside k8s.io/api (apiextensions.k8s.io, apiregistration.k8s.io) have no schema here: their bodies are JSON.
+const protoOf = (r: { group: string; version: string }): string =>
+  `k8s.io/api/${GROUP_DIRS[r.group] ?? r.group}/${r.version}/generated.proto`;
+const served = RESOURCES.filter((r) => fs.existsSync(path.join(dir, protoOf(r))));
+for (const r of [...served, { group: 'autoscaling', version: 'v1' }]) files.add(protoOf(r));
 root.loadSync([...files], { keepCase: true });
 root.resolveAll();
 
 // Review kinds (TokenReview, SubjectAccessReview) have no List.
 const roots = [
-  ...RESOURCES.flatMap((r) => [
+  ...served.flatMap((r) => [
     `${pkgOf(r.group, r.version)}.${r.kind}`,
     ...(r.review ? [] : [`${pkgOf(r.group, r.version)}.${r.listKind}`]),
   ]),
@@ -107,6 +110,7 @@ for (const file of new Set([...keep].map((t) => t.filename).filter((f): f is str
         f === 'types.go' ||
         /^types_.*\.go$/.test(f) ||
         f === 'meta.go' ||
+        f === 'fieldsv1_byte.go' ||
         f === 'time_proto.go' ||
         f === 'micro_time_proto.go',
     )) {
@@ -122,7 +126,8 @@ for (const file of new Set([...keep].map((t) => t.filename).filter((f): f is str
       if (!protoName) continue;
       const key = `${pkg}.${struct}.${protoName}`;
       const [json] = m[4]!.split(',');
-      if (m[4]!.split(',').includes('inline')) inline.push(key);
+      // Embedded structs are inlined: tagged `json:",inline"` (v0.32) or `json:""` with no field name (v0.37).
+      if (m[4]!.split(',').includes('inline') || (!m[1] && json === '')) inline.push(key);
       else if (json && json !== protoName) jsonNames[key] = json;
       if (m[2] === '*') pointer.push(key);
     }
@@ -132,7 +137,7 @@ for (const file of new Set([...keep].map((t) => t.filename).filter((f): f is str
 fs.mkdirSync(new URL('../apiserver/protobuf/', import.meta.url), { recursive: true });
 fs.writeFileSync(
   new URL('../apiserver/protobuf/schema.json', import.meta.url),
-  `${JSON.stringify({ source: 'k8s.io/api and k8s.io/apimachinery v0.32.9 (generated.proto, types.go)', nested, pointer: pointer.sort(), inline: inline.sort(), jsonNames })}\n`,
+  `${JSON.stringify({ source: 'k8s.io/api and k8s.io/apimachinery v0.37.2 (generated.proto, types.go)', nested, pointer: pointer.sort(), inline: inline.sort(), jsonNames })}\n`,
 );
 console.log(
   `${keep.size} messages, ${pointer.length} pointer fields, ${inline.length} inline, ${Object.keys(jsonNames).length} renamed`,

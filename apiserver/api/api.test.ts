@@ -223,6 +223,9 @@ test('services get ClusterIPs from the range and NodePorts; deletion frees them'
   assert.deepEqual(a.spec.clusterIPs, [a.spec.clusterIP]);
   assert.ok(a.spec.ports[0].nodePort >= 30000 && a.spec.ports[0].nodePort <= 32767);
   assert.equal(a.spec.ports[0].targetPort, 80);
+  // A protobuf body carries targetPort 0 when the client left it out: defaulted to the port too.
+  const z = api.create(svc, 'default', { metadata: { name: 'z' }, spec: { ports: [{ port: 81, targetPort: 0 }] } });
+  assert.equal(z.spec.ports[0].targetPort, 81);
   assert.throws(
     () =>
       api.create(svc, 'default', {

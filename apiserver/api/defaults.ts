@@ -48,7 +48,9 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
       if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') spec.externalTrafficPolicy ??= 'Cluster';
       for (const p of (spec.ports ?? []) as Obj[]) {
         p.protocol ??= 'TCP';
-        p.targetPort ??= p.port;
+        // Unset, 0 or "" (a protobuf body always carries the field) is the port (SetDefaults_Service).
+        if (p.targetPort === undefined || p.targetPort === null || p.targetPort === 0 || p.targetPort === '')
+          p.targetPort = p.port;
       }
       o.status ??= { loadBalancer: {} };
       break;

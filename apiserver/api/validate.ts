@@ -128,7 +128,9 @@ function validateService(spec: Obj): Cause[] {
         reason: 'FieldValueNotSupported',
         message: `Unsupported value: ${JSON.stringify(p.protocol)}: supported values: ${PROTOCOLS.map((x) => JSON.stringify(x)).join(', ')}`,
       });
-    if (p.targetPort !== undefined) causes.push(...validateIntOrPortName(p.targetPort, `${f}.targetPort`));
+    // 0 and "" are defaulted to the port, as upstream does before it validates.
+    if (p.targetPort !== undefined && p.targetPort !== 0 && p.targetPort !== '')
+      causes.push(...validateIntOrPortName(p.targetPort, `${f}.targetPort`));
     if (p.nodePort !== undefined && p.nodePort !== 0) causes.push(...validatePortNumber(p.nodePort, `${f}.nodePort`));
   });
   causes.push(...validateLabels(spec.selector, 'spec.selector'));
