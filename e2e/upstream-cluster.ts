@@ -50,13 +50,14 @@ export async function startRegistry(vm: Vm, o: { upstreamImages?: boolean } = {}
 /** The real control plane, its registry and tskube's DNS on a new VM `vm-1` (192.0.2.1) of `lan`. */
 export async function startUpstreamControlPlane(
   lan: Lan,
-  o: { upstreamImages?: boolean } = {},
+  o: { upstreamImages?: boolean; proxy?: boolean } = {},
 ): Promise<{ vm: Vm; cp: UpstreamControlPlane }> {
   const vm = await lan.vm('vm-1', '192.0.2.1');
   const cp = new UpstreamControlPlane(vm);
   await cp.start();
   await startRegistry(vm, o);
   cp.startDns((args) => tskubeIn(vm, args));
+  if (o.proxy) cp.startProxy();
   return { vm, cp };
 }
 

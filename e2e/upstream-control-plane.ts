@@ -206,17 +206,7 @@ export class UpstreamControlPlane {
    * `tskube addon dns`, and a kubeconfig for system:coredns signed by the cluster CA (`kubeadm kubeconfig user`).
    */
   startDns(tskube: (args: string[]) => string): Proc {
-    const config = path.join(this.dir, 'kubeadm.yaml');
-    fs.writeFileSync(
-      config,
-      `apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: ${KUBERNETES_VERSION}\ncertificatesDir: ${this.pki}\ncontrolPlaneEndpoint: ${this.vm.ip}:6443\n`,
-    );
-    const kubeconfig = path.join(this.dir, 'coredns.conf');
-    fs.writeFileSync(
-      kubeconfig,
-      this.kubeadm(['kubeconfig', 'user', '--client-name=system:coredns', `--config=${config}`]),
-      { mode: 0o600 },
-    );
+    const kubeconfig = this.userKubeconfig('system:coredns', 'coredns.conf');
     tskube(['addon', 'dns', `--kubeconfig=${this.adminConf}`]);
     const args = [
       'dns',
@@ -230,6 +220,45 @@ export class UpstreamControlPlane {
       process.execPath,
       ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args],
       path.join(this.dir, 'dns.log'),
+      { netns: this.vm.netns, cwd: REPO },
+    );
+    this.procs.push(p);
+    this.vm.extraPids.push(p.pid);
+    this.vm.record();
+    return p;
+  }
+
+  /** A kubeconfig for `user`, signed by the cluster CA (`kubeadm kubeconfig user`), written to `file` in the VM's dir. */
+  private userKubeconfig(user: string, file: string): string {
+    const config = path.join(this.dir, 'kubeadm.yaml');
+    fs.writeFileSync(
+      config,
+      `apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: ${KUBERNETES_VERSION}\ncertificatesDir: ${this.pki}\ncontrolPlaneEndpoint: ${this.vm.ip}:6443\n`,
+    );
+    const kubeconfig = path.join(this.dir, file);
+    fs.writeFileSync(kubeconfig, this.kubeadm(['kubeconfig', 'user', `--client-name=${user}`, `--config=${config}`]), {
+      mode: 0o600,
+    });
+    return kubeconfig;
+  }
+
+  /**
+   * tskube's kube-proxy on the control plane's host, as kubeadm runs kube-proxy on every node: the apiserver reaches
+   * webhooks and aggregated APIs by their Service's ClusterIP. It runs as system:kube-proxy, the user upstream's
+   * bootstrap policy binds to system:node-proxier.
+   */
+  startProxy(): Proc {
+    const kubeconfig = this.userKubeconfig('system:kube-proxy', 'kube-proxy.conf');
+    const args = [
+      'proxy',
+      `--kubeconfig=${kubeconfig}`,
+      `--hostname-override=${this.vm.name}`,
+      `--cluster-cidr=${CLUSTER_CIDR}`,
+    ];
+    const p = start(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO, 'cli/tskube.ts'), ...args],
+      path.join(this.dir, 'proxy.log'),
       { netns: this.vm.netns, cwd: REPO },
     );
     this.procs.push(p);

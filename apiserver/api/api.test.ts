@@ -286,8 +286,8 @@ test('list: label and field selectors, unsupported fields, limit/continue paging
   // Go bools print "false" when unset: e2e's node list selects spec.unschedulable=false.
   assert.equal(api.list(r, 'default', { fieldSelector: 'spec.hostNetwork=false' }).items.length, 5);
   const nodes = api.res('', 'nodes');
-  api.create(nodes, undefined, { metadata: { name: 'ready' } });
-  api.create(nodes, undefined, { metadata: { name: 'cordoned' }, spec: { unschedulable: true } });
+  api.create(nodes, '', { metadata: { name: 'ready' } });
+  api.create(nodes, '', { metadata: { name: 'cordoned' }, spec: { unschedulable: true } });
   assert.deepEqual(
     api.list(nodes, undefined, { fieldSelector: 'spec.unschedulable=false' }).items.map((n: any) => n.metadata.name),
     ['ready'],

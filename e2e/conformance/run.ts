@@ -42,7 +42,7 @@ const minutes = (since: number): string => `${((Date.now() - since) / 60_000).to
 
 /** The real control plane on VM 1, two tskube nodes joined to it. */
 async function upstreamCluster(lan: Lan): Promise<Cluster> {
-  const { vm, cp } = await startUpstreamControlPlane(lan, { upstreamImages: true });
+  const { vm, cp } = await startUpstreamControlPlane(lan, { upstreamImages: true, proxy: true });
   const join = joinArgs(joinLine(tokenCreate(cp)));
   const workers = [await lan.vm('vm-2', '192.0.2.2'), await lan.vm('vm-3', '192.0.2.3')];
   await Promise.all(workers.map((w) => w.run(join, /This node has joined the cluster/)));
