@@ -352,3 +352,12 @@ test('phase with container restart rules: a container its rule restarts keeps a 
   assert.equal(status(p, st([c('a', { state: 'exited', exitCode: 0 })])).phase, 'Succeeded');
   assert.equal(status(p, st([c('a', { state: 'exited', exitCode: 1 })])).phase, 'Failed');
 });
+
+test('observedGeneration: the pod generation the status reflects, on the status and on each kubelet condition', () => {
+  const p = pod();
+  p.metadata!.generation = 3;
+  const s = status(p, st([c('a')]));
+  assert.equal(s.observedGeneration, 3);
+  assert.ok((s.conditions as { observedGeneration?: number }[]).every((x) => x.observedGeneration === 3));
+  assert.equal(status(pod(), st([c('a')])).observedGeneration, undefined, 'no generation: none reported');
+});

@@ -267,7 +267,11 @@ export function computePodStatus(i: StatusInput): Obj {
   main.forEach((s, k) => withResources(s, alloc.containers[k] ?? spec.containers[k]!, spec.containers[k]!.name));
   init.forEach((s, k) => withResources(s, alloc.initContainers?.[k] ?? initSpecs[k]!, initSpecs[k]!.name));
   const podResources = podLevelStatusResources(alloc);
+  // The generation this status reflects, on the status and each condition the kubelet owns (GA in v1.35).
+  const generation = i.pod.metadata?.generation;
+  if (generation) for (const c of conditions) c.observedGeneration = generation;
   return {
+    ...(generation ? { observedGeneration: generation } : {}),
     phase,
     ...(i.evicted ? { reason: i.evicted.reason, message: i.evicted.message } : {}),
     conditions,
