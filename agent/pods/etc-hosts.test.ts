@@ -36,6 +36,13 @@ test('hostname and subdomain give the FQDN line; long names are cut to 63 charac
     hostname: 'a'.repeat(62),
     domain: '',
   });
+  // hostnameOverride wins over hostname and subdomain: the hostname alone, no FQDN.
+  const override = pod({ hostname: 'db-0', subdomain: 'db', hostnameOverride: 'override-host' } as object);
+  assert.deepEqual(podHostnameAndDomain(override, 'cluster.local'), { hostname: 'override-host', domain: '' });
+  assert.match(
+    etcHostsContent(override, { podIPs: ['10.244.0.7'], clusterDomain: 'cluster.local' }),
+    /\n10\.244\.0\.7\toverride-host\n$/,
+  );
 });
 
 test("host network: the node's own hosts file under the host-network header, with the aliases", () => {

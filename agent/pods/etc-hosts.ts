@@ -8,11 +8,15 @@ export const MANAGED_HEADER = '# Kubernetes-managed hosts file.\n';
 export const MANAGED_HEADER_HOST_NETWORK = '# Kubernetes-managed hosts file (host network).\n';
 
 /** The pod's hostname (spec.hostname or its name, cut to 63 characters without a trailing - or .) and domain. */
+/** Upstream truncatePodHostnameIfNeeded: at most 63 characters, not ending in '-' or '.'. */
+const truncateHostname = (h: string): string => (h.length > 63 ? h.slice(0, 63).replace(/[-.]+$/, '') : h);
+
 export function podHostnameAndDomain(pod: Pod, clusterDomain: string): { hostname: string; domain: string } {
-  const spec = pod.spec ?? { containers: [] };
+  const spec = (pod.spec ?? { containers: [] }) as NonNullable<Pod['spec']> & { hostnameOverride?: string };
   const md = pod.metadata ?? {};
-  let hostname = spec.hostname || md.name || '';
-  if (hostname.length > 63) hostname = hostname.slice(0, 63).replace(/[-.]+$/, '');
+  // hostnameOverride (GA in v1.37) is the whole hostname: no subdomain, no FQDN.
+  if (spec.hostnameOverride) return { hostname: truncateHostname(spec.hostnameOverride), domain: '' };
+  const hostname = truncateHostname(spec.hostname || md.name || '');
   const domain = spec.subdomain ? `${spec.subdomain}.${md.namespace ?? 'default'}.svc.${clusterDomain}` : '';
   return { hostname, domain };
 }

@@ -354,8 +354,7 @@ test('phase with container restart rules: a container its rule restarts keeps a 
 });
 
 test('observedGeneration: the pod generation the status reflects, on the status and on each kubelet condition', () => {
-  const p = pod();
-  p.metadata!.generation = 3;
+  const p = { ...pod(), metadata: { ...pod().metadata, generation: 3 } };
   const s = status(p, st([c('a')]));
   assert.equal(s.observedGeneration, 3);
   assert.ok((s.conditions as { observedGeneration?: number }[]).every((x) => x.observedGeneration === 3));
