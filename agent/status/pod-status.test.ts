@@ -123,7 +123,9 @@ test('init containers: Pending and not Initialized until all have succeeded', ()
   assert.equal(s.phase, 'Pending');
   const init = s.conditions.find((x: any) => x.type === 'Initialized');
   assert.deepEqual([init.status, init.message], ['False', 'containers with incomplete status: [i]']);
-  assert.equal(s.containerStatuses[0].state.waiting.reason, 'ContainerCreating');
+  // As upstream: an app container waits behind init containers as PodInitializing (e2e InitContainer tests).
+  assert.equal(s.containerStatuses[0].state.waiting.reason, 'PodInitializing');
+  assert.equal(status(pod(), st([])).containerStatuses[0].state.waiting.reason, 'ContainerCreating');
   const s2 = status(p, st([c('i', { type: 'init', state: 'exited' }), c('a')]));
   assert.equal(s2.phase, 'Running');
   assert.equal(s2.initContainerStatuses[0].ready, true);

@@ -43,6 +43,8 @@ export function containerStatus(
   state: PodRuntimeState,
   waiting: Waiting | undefined,
   probes?: ProbeStatus,
+  /** Why a container not created yet waits: PodInitializing in a pod with init containers, as upstream. */
+  notCreated: 'ContainerCreating' | 'PodInitializing' = 'ContainerCreating',
 ): Obj {
   const [cur, prev] = instances(state, spec.name);
   let st: Obj;
@@ -50,7 +52,7 @@ export function containerStatus(
   if (!cur)
     st = {
       waiting: {
-        reason: waiting?.reason && waiting.reason !== 'ContainerCreating' ? waiting.reason : 'ContainerCreating',
+        reason: waiting?.reason && waiting.reason !== 'ContainerCreating' ? waiting.reason : notCreated,
         ...(waiting?.message ? { message: waiting.message } : {}),
       },
     };
@@ -180,16 +182,17 @@ function readyCondition(pod: Pod, notReady: string[], list: (names: string[]) =>
 export function computePodStatus(i: StatusInput): Obj {
   const spec = i.pod.spec!;
   const initSpecs = spec.initContainers ?? [];
+  const notCreated = initSpecs.length ? 'PodInitializing' : 'ContainerCreating';
   // Sidecars report as running containers do (probes, ready, started); regular init containers are ready once they exit 0.
   const init = initSpecs.map((c) =>
     isSidecar(c)
-      ? containerStatus(c, i.state, i.waiting.get(c.name), i.probes)
-      : containerStatus(c, i.state, i.waiting.get(c.name)),
+      ? containerStatus(c, i.state, i.waiting.get(c.name), i.probes, notCreated)
+      : containerStatus(c, i.state, i.waiting.get(c.name), undefined, notCreated),
   );
   init.forEach((s, k) => {
     if (!isSidecar(initSpecs[k]!)) s.ready = !!(s.state.terminated && s.state.terminated.exitCode === 0);
   });
-  const main = spec.containers.map((c) => containerStatus(c, i.state, i.waiting.get(c.name), i.probes));
+  const main = spec.containers.map((c) => containerStatus(c, i.state, i.waiting.get(c.name), i.probes, notCreated));
   // Ephemeral containers are never ready and not part of the pod's phase or conditions.
   const ephemeral = (spec.ephemeralContainers ?? []).map((c) => ({
     ...containerStatus(c as Container, i.state, i.waiting.get(c.name)),
