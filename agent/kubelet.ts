@@ -26,7 +26,7 @@ import { removeContainerLogLinks } from './pods/log-links.js';
 import { cleanupOrphans } from './pods/orphans.js';
 import { podRequests, resizeFit, type ResizePending } from './pods/resize.js';
 import { RuntimeClasses } from './pods/runtime-class.js';
-import { latestContainer } from './pods/runtime-state.js';
+import { latestContainer, type PodRuntimeState } from './pods/runtime-state.js';
 import { admitSysctls } from './pods/sysctls.js';
 import { PodWorker } from './pods/worker.js';
 import { ProberManager } from './probes/manager.js';
@@ -358,6 +358,7 @@ export class Kubelet {
       crashBackoff: this.crashBackoff,
       imageBackoff: this.imageBackoff,
       onSynced,
+      onStopped: (w: PodWorker, state: PodRuntimeState) => this.reportFinalStatus(w, state),
       probes: this.prober,
       volumes: this.volumes,
       services: () => this.services?.list() ?? [],
@@ -437,6 +438,16 @@ export class Kubelet {
   }
 
   /** API pods get their status written back; static pods through their mirror pod. */
+  /**
+   * An API pod being deleted: its containers' terminated states and its terminal phase are written before it is
+   * deleted (upstream's terminal phase for deleted pods), so a pod a finalizer keeps shows how it ended.
+   */
+  private async reportFinalStatus(w: PodWorker, state: PodRuntimeState): Promise<void> {
+    const md = w.pod.metadata;
+    if (!this.status || md?.annotations?.[ANN_CONFIG_SOURCE] !== 'api' || !md.deletionTimestamp) return;
+    await this.status.updateAndWait(w.pod, state, new Map(), { ...w.statusExtras(), terminal: true });
+  }
+
   private reportStatus(w: PodWorker): void {
     if (!this.status || !w.lastState) return;
     const source = w.pod.metadata?.annotations?.[ANN_CONFIG_SOURCE];

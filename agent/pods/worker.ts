@@ -60,6 +60,8 @@ export interface WorkerDeps {
   imageBackoff: Backoff;
   /** Called after every successful sync, e.g. to report status. */
   onSynced?: (w: PodWorker) => void;
+  /** After termination stopped the containers, before they are removed: their final state, to report it. */
+  onStopped?: (w: PodWorker, state: PodRuntimeState) => Promise<void>;
   /** Liveness and startup results, which can make a running container due for a restart. */
   probes?: ProbeResults;
   volumes: VolumeManager;
@@ -818,6 +820,15 @@ export class PodWorker {
     this.lastState = state;
     const elapsed = Math.floor((Date.now() - this.terminateStarted) / 1000);
     await this.stopAll(state, Math.max(this.terminateGraceSec - elapsed, 0), true);
+    if (this.d.onStopped) {
+      const stopped = await readPodState(this.d.cri, this.uid, label, this.networks);
+      this.lastState = stopped;
+      await this.d
+        .onStopped(this, stopped)
+        .catch((e: Error) =>
+          this.d.log.warn(`pod ${label}: reporting its final status: ${e.message}`, { podUID: this.uid }),
+        );
+    }
     for (const c of state.containers) await this.d.cri.removeContainer(c.id, label);
     if (this.d.node.containerLogsDir)
       await removeContainerLogLinks(this.d.node.containerLogsDir, new Set(state.containers.map((c) => c.id))).catch(

@@ -362,3 +362,24 @@ test('observedGeneration: the pod generation the status reflects, on the status 
   assert.ok((s.conditions as { observedGeneration?: number }[]).every((x) => x.observedGeneration === 3));
   assert.equal(status(pod(), st([c('a')])).observedGeneration, undefined, 'no generation: none reported');
 });
+
+test('a pod stopped for good (being deleted): stopped containers make it Succeeded or Failed, whatever its restart policy', () => {
+  const p = pod(); // restartPolicy Always
+  const stopped = st([c('a', { state: 'exited', exitCode: 137 })]);
+  assert.equal(status(p, stopped).phase, 'Running', 'restarting, while the pod is wanted');
+  const final = computePodStatus({
+    pod: p,
+    state: stopped,
+    waiting: new Map(),
+    hostIP: '192.168.1.10',
+    startTime: '2026-12-02T10:00:00Z',
+    terminal: true,
+  });
+  assert.equal(final.phase, 'Failed');
+  assert.deepEqual(final.containerStatuses[0].state.terminated.exitCode, 137);
+  const clean = { ...stopped, containers: [c('a', { state: 'exited', exitCode: 0 })] };
+  assert.equal(
+    computePodStatus({ pod: p, state: clean, waiting: new Map(), hostIP: 'h', startTime: 's', terminal: true }).phase,
+    'Succeeded',
+  );
+});

@@ -79,7 +79,7 @@ export function containerStatus(
 }
 
 /** Upstream getPhase (with ContainerRestartRules: a container's own rules and policy say whether it restarts). */
-export function podPhase(pod: Pod, init: Obj[], statuses: Obj[]): string {
+export function podPhase(pod: Pod, init: Obj[], statuses: Obj[], terminal = false): string {
   const spec = pod.spec;
   const byName = new Map([...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].map((c) => [c.name, c]));
   const restartable = (s: Obj, exitCode: number): boolean => {
@@ -113,8 +113,8 @@ export function podPhase(pod: Pod, init: Obj[], statuses: Obj[]): string {
   if (waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
   if (stopped > 0 && stopped === statuses.length) {
-    // Some are restarting; otherwise every one is done.
-    if (stopped !== stoppedForGood) return 'Running';
+    // Some are restarting, unless the pod is done for good; otherwise every one is done.
+    if (stopped !== stoppedForGood && !terminal) return 'Running';
     return stopped === succeeded ? 'Succeeded' : 'Failed';
   }
   return 'Pending';
@@ -137,6 +137,8 @@ export interface StatusInput {
   evicted?: { reason: string; message: string; disruption?: boolean; at?: string };
   /** In-place resize: the pod with its allocated resources, a resize that does not fit, and a failure to apply one. */
   resize?: { allocated: Pod; pending?: ResizePending; error?: string };
+  /** The kubelet has stopped the pod for good (it is being deleted): stopped containers make it Succeeded or Failed. */
+  terminal?: boolean;
 }
 
 /** PodResizePending and PodResizeInProgress (upstream 1.33), present only while true. */
@@ -211,6 +213,7 @@ export function computePodStatus(i: StatusInput): Obj {
           ? []
           : [...regularInit, ...sidecars.filter((s) => !s.started).map((s) => ({ ...s, state: { waiting: {} } }))],
         main,
+        i.terminal,
       );
   const sandbox = i.state.sandboxes[0];
   const sandboxUp = !!sandbox?.ready && (spec.hostNetwork === true || !!sandbox.ip);

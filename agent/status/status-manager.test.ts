@@ -78,3 +78,29 @@ test('the status keeps the qosClass the apiserver stored (it is immutable), comp
   await settle();
   assert.equal(sent[1]!.status.qosClass, 'BestEffort');
 });
+
+test('updateAndWait resolves once the status is written, and at once when there is nothing to write', async () => {
+  let release!: () => void;
+  const written: unknown[] = [];
+  const client = {
+    patch: (_path: string, body: unknown) =>
+      new Promise((resolve) => {
+        release = () => {
+          written.push(body);
+          resolve({});
+        };
+      }),
+  } as unknown as KubeApi;
+  const sm = new StatusManager(client, quiet, '192.0.2.2');
+  let done = false;
+  const waiting = sm
+    .updateAndWait(pod(), { uid: 'u1', sandboxes: [], containers: [] }, new Map())
+    .then(() => (done = true));
+  await settle();
+  assert.equal(done, false, 'the PATCH is still in flight');
+  release();
+  await waiting;
+  assert.equal(written.length, 1);
+  await sm.updateAndWait(pod(), { uid: 'u1', sandboxes: [], containers: [] }, new Map());
+  assert.equal(written.length, 1, 'unchanged: nothing written, no wait');
+});

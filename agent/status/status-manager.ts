@@ -55,7 +55,7 @@ export class StatusManager {
     pod: Pod,
     state: PodRuntimeState,
     waiting: Map<string, Waiting>,
-    extra: Pick<StatusInput, 'evicted' | 'resize'> = {},
+    extra: Pick<StatusInput, 'evicted' | 'resize' | 'terminal'> = {},
   ): void {
     const uid = pod.metadata!.uid!;
     let e = this.pods.get(uid);
@@ -92,6 +92,46 @@ export class StatusManager {
     e.pending = status;
     e.pendingKey = key;
     void this.flush(uid);
+  }
+
+  /**
+   * update(), then wait until what it computed is written, refused for good or left to a retry (at most `timeoutMs`):
+   * for a pod's last status, before the pod goes.
+   */
+  async updateAndWait(
+    pod: Pod,
+    state: PodRuntimeState,
+    waiting: Map<string, Waiting>,
+    extra: Pick<StatusInput, 'evicted' | 'resize' | 'terminal'> = {},
+    timeoutMs = 10_000,
+  ): Promise<void> {
+    const uid = pod.metadata!.uid!;
+    this.update(pod, state, waiting, extra);
+    if (this.settledNow(uid)) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+      const list = this.waiters.get(uid) ?? [];
+      list.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.waiters.set(uid, list);
+    });
+  }
+
+  private readonly waiters = new Map<string, (() => void)[]>();
+
+  /** Nothing more to write now: written, gone, or waiting for a retry. */
+  private settledNow(uid: string): boolean {
+    const e = this.pods.get(uid);
+    return !e || (!e.inFlight && (!e.pending || e.retry !== undefined));
+  }
+
+  private settle(uid: string): void {
+    if (!this.settledNow(uid)) return;
+    for (const w of this.waiters.get(uid) ?? []) w();
+    this.waiters.delete(uid);
   }
 
   forget(uid: string): void {
@@ -152,6 +192,7 @@ export class StatusManager {
     } catch (err) {
       if (err instanceof KubeApiError && (err.code === 404 || err.code === 409)) {
         this.pods.delete(uid); // gone, or replaced by a new pod with that name
+        this.settle(uid);
         return;
       }
       e.retryMs = e.retryMs ? Math.min(e.retryMs * 2, RETRY_MAX_MS) : RETRY_FIRST_MS;
@@ -167,10 +208,12 @@ export class StatusManager {
         void this.flush(uid);
       }, e.retryMs);
       e.retry.unref();
+      queueMicrotask(() => this.settle(uid));
       return;
     } finally {
       e.inFlight = false;
     }
     if (e.pending) void this.flush(uid);
+    else this.settle(uid);
   }
 }
