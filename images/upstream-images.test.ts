@@ -69,6 +69,8 @@ test("upstream images: kubeadm's and the e2e suite's names and tags; each carrie
   assert.match(nginx.contents!['etc/nginx/conf.d/default.conf']!, /listen 80;/);
   assert.deepEqual(images[0]!.files, { 'usr/local/bin/kube-apiserver': '/fixtures/kube-apiserver' });
   assert.equal(repositoryOf('registry.k8s.io/e2e-test-images/agnhost'), 'e2e-test-images/agnhost');
+  const pause = images.find((i) => i.name === 'registry.k8s.io/pause')!;
+  assert.match(pause.config.entrypoint!.join(' '), /trap 'exit 0' TERM INT/, 'pause exits on SIGTERM, as upstream');
   const agnhost = images.find((i) => i.name.endsWith('/agnhost'))!;
   assert.deepEqual(agnhost.config.cmd, ['pause'], "agnhost without arguments pauses, as upstream's");
   assert.equal(agnhost.files['localhost.crt'], '/src/test/images/agnhost/porter/localhost.crt');

@@ -150,13 +150,14 @@ export function upstreamImages(
       busybox: false,
       config: { cmd: ['/usr/local/bin/etcd'] },
     },
-    // The sandbox only holds the pod's namespaces.
+    // Holds the pod's namespaces, and exits at once on SIGTERM or SIGINT as upstream's pause does (as PID 1 a plain
+    // sleep would ignore them and wait for the grace period's SIGKILL; the e2e suite also runs it as a container).
     {
       name: 'registry.k8s.io/pause',
       tag: v.pause,
       files: {},
       busybox: true,
-      config: { entrypoint: ['/bin/sleep', '2147483647'] },
+      config: { entrypoint: ['/bin/sh', '-c', "trap 'exit 0' TERM INT; sleep 2147483647 & wait"] },
     },
     agnhost(v.agnhost),
     agnhost(v.agnhostPrev),
