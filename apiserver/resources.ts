@@ -188,6 +188,9 @@ export const RESOURCES: ResourceDef[] = [
     subresources: ['status', 'approval'],
     fields: ['spec.signerName'],
   }),
+  def('certificates.k8s.io', 'v1', 'clustertrustbundles', 'ClusterTrustBundle', false, [], {
+    fields: ['spec.signerName'],
+  }),
   def('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], {
     categories: ['api-extensions'],
     subresources: ['status'],

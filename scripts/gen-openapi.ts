@@ -1,9 +1,9 @@
 // Derives apiserver/openapi/schemas.json from upstream's generated
-// OpenAPI v2 document (kubernetes v1.32.0 api/openapi-spec/swagger.json;
-// the same file ships as src/gen/swagger.json.unprocessed in
-// kubernetes-client/javascript 1.0.0):
+// OpenAPI v2 document, api/openapi-spec/swagger.json of the release the
+// fixtures build (`go mod download k8s.io/kubernetes@v1.37.2` puts it in the
+// module cache):
 //
-//   node --import tsx scripts/gen-openapi.ts path/to/swagger.json
+//   node --import tsx scripts/gen-openapi.ts path/to/swagger.json v1.37.2
 //
 // It keeps the definitions reachable from the kinds tskube serves, and of
 // each only the facts the apiserver acts on: types, formats, references,
@@ -60,8 +60,8 @@ function refsOf(s: unknown, into: Set<string>): void {
   }
 }
 
-const src = process.argv[2];
-if (!src) throw new Error('usage: gen-openapi.ts <swagger.json>');
+const [src, release] = process.argv.slice(2);
+if (!src || !release) throw new Error('usage: gen-openapi.ts <swagger.json> <release, e.g. v1.37.2>');
 const defs = (JSON.parse(readFileSync(src, 'utf8')) as { definitions: Record<string, Schema> }).definitions;
 const served = new Set(
   RESOURCES.flatMap((r) => [`${r.group}/${r.version}/${r.kind}`, `${r.group}/${r.version}/${r.listKind}`]),
@@ -89,6 +89,6 @@ const sorted = Object.fromEntries(
 );
 writeFileSync(
   new URL('../apiserver/openapi/schemas.json', import.meta.url),
-  `${JSON.stringify({ source: 'kubernetes v1.32.0 api/openapi-spec/swagger.json', definitions: sorted })}\n`,
+  `${JSON.stringify({ source: `kubernetes ${release} api/openapi-spec/swagger.json`, definitions: sorted })}\n`,
 );
 console.log(`${Object.keys(sorted).length} definitions from ${roots.size} roots`);

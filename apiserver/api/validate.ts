@@ -146,6 +146,18 @@ function validateService(spec: Obj): Cause[] {
   return causes;
 }
 
+/** upstream ValidateClusterTrustBundleName: a signer's bundle is named `<signer with ':' for '/'>:<subdomain>`. */
+function checkClusterTrustBundleName(name: string, signerName: unknown): string | undefined {
+  if (typeof signerName !== 'string' || signerName === '')
+    return name.includes(':')
+      ? 'ClusterTrustBundle without signer name must not have ":" in its name'
+      : checkDns1123Subdomain(name);
+  const prefix = `${signerName.replaceAll('/', ':')}:`;
+  if (!name.startsWith(prefix))
+    return `ClusterTrustBundle for signerName ${signerName} must be named with prefix ${prefix}`;
+  return checkDns1123Subdomain(name.slice(prefix.length));
+}
+
 export function validateObject(r: ResourceDef, o: Obj): Cause[] {
   const causes: Cause[] = [];
   const name = o.metadata?.name;
@@ -156,11 +168,14 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
       message: 'Required value: name or generateName is required',
     });
   else {
-    const bad = PATH_SEGMENT_NAMED.has(r.resource)
-      ? checkPathSegment(name)
-      : DNS_LABEL_NAMED.has(r.resource)
-        ? checkDns1123Label(name)
-        : checkDns1123Subdomain(name);
+    const bad =
+      r.resource === 'clustertrustbundles'
+        ? checkClusterTrustBundleName(name, o.spec?.signerName)
+        : PATH_SEGMENT_NAMED.has(r.resource)
+          ? checkPathSegment(name)
+          : DNS_LABEL_NAMED.has(r.resource)
+            ? checkDns1123Label(name)
+            : checkDns1123Subdomain(name);
     if (bad) causes.push({ field: 'metadata.name', message: `Invalid value: "${name}": ${bad}` });
   }
   causes.push(

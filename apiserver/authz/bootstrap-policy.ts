@@ -101,6 +101,10 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'proxy'] },
     { apiGroups: [''], resources: ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'], verbs: ['*'] },
   ],
+  // Every service account may read ClusterTrustBundles (workloads that verify peers with them).
+  'system:cluster-trust-bundle-discovery': [
+    { apiGroups: ['certificates.k8s.io'], resources: ['clustertrustbundles'], verbs: READ },
+  ],
   // TLS bootstrap: what a bootstrap token may do, and who may have their node CSRs approved automatically.
   'system:node-bootstrapper': [
     {
@@ -255,6 +259,10 @@ export const BOOTSTRAP_BINDINGS: Record<string, { role: string; subjects: Subjec
     subjects: [group('system:authenticated'), group('system:unauthenticated')],
   },
   'system:basic-user': { role: 'system:basic-user', subjects: [group('system:authenticated')] },
+  'system:cluster-trust-bundle-discovery': {
+    role: 'system:cluster-trust-bundle-discovery',
+    subjects: [group('system:serviceaccounts')],
+  },
   'system:node-proxier': { role: 'system:node-proxier', subjects: [user('system:kube-proxy')] },
   // kubeadm's name for it (its bootstrap-token phase).
   'kubeadm:apiserver-kubelet-client': { role: 'system:kubelet-api-admin', subjects: [user(KUBELET_CLIENT_USER)] },

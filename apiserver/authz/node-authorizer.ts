@@ -29,6 +29,8 @@ const NODE_RULES: PolicyRule[] = [
   { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: READ },
   // Client certificate rotation and serving certificates (upstream's node rules).
   { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', ...READ] },
+  // clusterTrustBundle projected volumes.
+  { apiGroups: ['certificates.k8s.io'], resources: ['clustertrustbundles'], verbs: READ },
 ];
 
 /** Names of the Secrets, ConfigMaps and PVCs a pod spec references. */
