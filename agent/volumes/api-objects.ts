@@ -86,6 +86,17 @@ export class ApiObjects {
     return this.get(`/api/v1/persistentvolumes/${name}`, `persistentvolume "${name}"`);
   }
 
+  /** A ClusterTrustBundle by name (certificates.k8s.io/v1; system:node may read them all). */
+  clusterTrustBundle(name: string): Promise<KObj | undefined> {
+    return this.get(`/apis/certificates.k8s.io/v1/clustertrustbundles/${name}`, `ClusterTrustBundle "${name}"`);
+  }
+
+  /** Every ClusterTrustBundle (a signer's are chosen by the caller: the API has no selector on spec.signerName for lists before v1.37). */
+  async clusterTrustBundles(): Promise<KObj[]> {
+    const list = await this.get('/apis/certificates.k8s.io/v1/clustertrustbundles', 'ClusterTrustBundles');
+    return (list?.items ?? []) as KObj[];
+  }
+
   /** A ServiceAccount token bound to the pod (TokenRequest), cached until 80% of its lifetime. */
   async token(pod: KObj, audience: string | undefined, expirationSeconds: number, now = Date.now()): Promise<string> {
     const md = pod.metadata;

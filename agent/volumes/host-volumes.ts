@@ -11,8 +11,9 @@ import { mountTmpfs } from './mounts.js';
 import { VolumeError } from './projections.js';
 
 export async function setUpEmptyDir(v: Volume, dir: string): Promise<void> {
+  // A memory-backed emptyDir's root is a tmpfs's own, 1777 (upstream mounts it without a mode).
   if (v.emptyDir?.medium === 'Memory')
-    await mountTmpfs(dir, v.emptyDir.sizeLimit ? parseQuantity(v.emptyDir.sizeLimit) : undefined);
+    await mountTmpfs(dir, v.emptyDir.sizeLimit ? parseQuantity(v.emptyDir.sizeLimit) : undefined, 0o1777);
   else fs.mkdirSync(dir, { recursive: true });
   // World-writable as upstream: any container user may use it. Set up again on every sync: the setgid bit
   // fsGroup put there stays. Synchronous: under the kubelet's root dir, where fs/promises costs ~10× the CPU.

@@ -33,10 +33,11 @@ export function isMountPoint(dir: string): boolean {
   }
 }
 
-export async function mountTmpfs(dir: string, sizeBytes?: number): Promise<void> {
+/** A tmpfs at `dir` (once), its root with `mode`. */
+export async function mountTmpfs(dir: string, sizeBytes?: number, mode = 0o755): Promise<void> {
   if (isMountPoint(dir)) return;
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const opts = ['mode=0755', ...(sizeBytes ? [`size=${sizeBytes}`] : [])].join(',');
+  const opts = [`mode=${mode.toString(8).padStart(4, '0')}`, ...(sizeBytes ? [`size=${sizeBytes}`] : [])].join(',');
   await mountCommands.run('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', dir]);
 }
 

@@ -8,6 +8,13 @@ import type { KObj } from '../../kube/client.js';
 import { type DownwardContext, fieldValue, resourceValue } from '../pods/downward-api.js';
 import type { ApiObjects } from './api-objects.js';
 import { checkPayloadPath, type Payload } from './atomic-writer.js';
+import {
+  bundlesOfSigner,
+  type ClusterTrustBundle,
+  type ClusterTrustBundleProjection,
+  NO_SIGNER_MATCH,
+  normalizeTrustAnchors,
+} from './trust-anchors.js';
 
 export class VolumeError extends Error {}
 
@@ -105,6 +112,34 @@ export function downwardFiles(pod: Pod, items: KObj[], out: Payload, mode: numbe
   }
 }
 
+/** A clusterTrustBundle source: the anchors of a bundle by name, or of a signer's bundles a selector picks. */
+async function trustBundleFile(
+  objects: ApiObjects,
+  src: ClusterTrustBundleProjection,
+  out: Payload,
+  mode: number,
+): Promise<void> {
+  const bad = checkPayloadPath(src.path);
+  if (bad) throw new VolumeError(`clusterTrustBundle: path "${src.path}" ${bad}`);
+  let bundles: ClusterTrustBundle[];
+  if (src.name !== undefined) {
+    const b = await objects.clusterTrustBundle(src.name);
+    if (!b && !src.optional)
+      throw new VolumeError(
+        `while getting ClusterTrustBundle: clustertrustbundle.certificates.k8s.io "${src.name}" not found`,
+      );
+    bundles = b ? [b as ClusterTrustBundle] : [];
+  } else if (src.signerName !== undefined) {
+    bundles = bundlesOfSigner(
+      (await objects.clusterTrustBundles()) as ClusterTrustBundle[],
+      src.signerName,
+      src.labelSelector,
+    );
+    if (!bundles.length && !src.optional) throw new VolumeError(NO_SIGNER_MATCH);
+  } else throw new VolumeError('ClusterTrustBundle projection requires either name or signerName to be set');
+  out.set(src.path, { data: normalizeTrustAnchors(bundles), mode });
+}
+
 /** The files of one configMap, secret, downwardAPI or projected volume. */
 export async function volumeFiles(pod: Pod, v: KObj, objects: ApiObjects, ctx: DownwardContext): Promise<Payload> {
   const ns = pod.metadata!.namespace!;
@@ -131,7 +166,7 @@ export async function volumeFiles(pod: Pod, v: KObj, objects: ApiObjects, ctx: D
           throw new VolumeError(`failed to fetch token: ${(e as Error).message}`);
         }
         out.set(t.path, { data: Buffer.from(token), mode });
-      }
+      } else if (s.clusterTrustBundle) await trustBundleFile(objects, s.clusterTrustBundle, out, mode);
     }
   }
   return out;

@@ -43,8 +43,11 @@ test('a subPath inside the volume is bind-mounted from the opened file; missing 
   await mountSubPath(v, 'link', t2);
   assert.deepEqual(fs.readdirSync(t2), ['app.ini']);
   const t3 = path.join(root, 'inside', 'targets', '2');
+  // A missing subPath is made with the volume's own mode, whatever the umask (an fsGroup emptyDir: 2777, or 3777).
+  fs.chmodSync(v, 0o3777);
   await mountSubPath(v, 'new/dir', t3);
   assert.ok(fs.statSync(path.join(v, 'new', 'dir')).isDirectory());
+  assert.equal(fs.statSync(path.join(v, 'new', 'dir')).mode & 0o7777, 0o3777);
   // Mounting again (a container restart) reuses the bind mount.
   assert.equal(await mountSubPath(v, 'conf/app.ini', t1), t1);
   assert.equal((await mountsUnder(path.join(root, 'inside', 'targets'))).length, 3);

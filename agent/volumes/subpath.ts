@@ -37,6 +37,8 @@ export function openInside(base: string, rel: string): { fd: number; isDir: bool
           // As upstream: a missing subPath becomes a directory, made inside the already opened parent.
           fs.mkdirSync(at, { mode });
           next = fs.openSync(at, O_RDONLY | O_NOFOLLOW | O_DIRECTORY);
+          // The volume's mode exactly (setgid and sticky bits too), not what the umask leaves: upstream's SafeMakeDir.
+          fs.fchmodSync(next, mode);
         } else if (code === 'ELOOP' || code === 'ENOTDIR') {
           throw new SubPathError(
             `subPath ${JSON.stringify(rel)}: ${parts.slice(0, i + 1).join('/')} is a symlink or not a directory; symlinks out of the volume are not allowed`,

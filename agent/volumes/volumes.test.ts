@@ -155,6 +155,11 @@ test('configMap, secret (on tmpfs), downwardAPI and projected volumes, with item
   assert.equal(read(at('api', 'namespace')), 'ns');
   const mounts = await mountsUnder(root);
   for (const name of ['creds', 'api', 'scratch']) assert.ok(mounts.includes(v.get(name)!.hostPath), `${name} is tmpfs`);
+  assert.equal(
+    fs.statSync(v.get('scratch')!.hostPath).mode & 0o7777,
+    0o1777,
+    "a memory emptyDir is a tmpfs's own root",
+  );
   assert.ok(!mounts.includes(v.get('cfg')!.hostPath), 'configMaps live on disk');
   assert.deepEqual(
     await containerMounts(
