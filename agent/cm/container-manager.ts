@@ -106,6 +106,15 @@ export class ContainerManager {
     return cgroupParent(podCgroup(this.root, podQos(pod), pod.metadata!.uid!), this.o.cgroupDriver);
   }
 
+  /** The memory the pod's cgroup uses now (bytes), if it exists: what a lowered pod memory limit is checked against. */
+  async podMemoryUsage(pod: Pod): Promise<number | undefined> {
+    if (!this.o.cgroupsPerQOS) return undefined;
+    const p = this.path(podCgroup(this.root, podQos(pod), pod.metadata!.uid!));
+    const file = this.tree.version === 1 ? 'memory.usage_in_bytes' : 'memory.current';
+    const usage = await this.tree.read(p, 'memory', file);
+    return usage === undefined ? undefined : Number(usage);
+  }
+
   /** The pod's limits again (an in-place resize), if its cgroup exists. */
   async updatePod(pod: Pod): Promise<void> {
     if (!this.o.cgroupsPerQOS) return;

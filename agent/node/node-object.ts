@@ -108,6 +108,17 @@ export function nodeConditions(f: NodeFacts): Condition[] {
   ];
 }
 
+/**
+ * The features this kubelet declares in status.declaredFeatures (upstream NodeDeclaredFeatures, beta and on by
+ * default since v1.35), sorted: the apiserver refuses, and the scheduler keeps off the node, pods and updates that
+ * need a feature the node does not declare.
+ */
+export const DECLARED_FEATURES = [
+  'InPlacePodLevelResourcesVerticalScaling',
+  'InPlacePodVerticalScalingInitContainers',
+  'RestartAllContainersOnContainerExits',
+];
+
 /** The status fields (without heartbeat times), for change detection and for the PATCH. */
 export function nodeStatus(f: NodeFacts): Record<string, unknown> {
   const capacity = f.resources?.capacity ?? {
@@ -136,6 +147,7 @@ export function nodeStatus(f: NodeFacts): Record<string, unknown> {
       architecture: goArch(),
     },
     conditions: nodeConditions(f),
+    declaredFeatures: DECLARED_FEATURES,
   };
 }
 

@@ -20,7 +20,15 @@ function statusKey(st: Record<string, any>): string {
   const conditions = ((st.conditions ?? []) as Record<string, unknown>[])
     .map((c) => [c.type, c.status, c.reason, c.message])
     .sort();
-  return canonicalJson([st.capacity, st.allocatable, st.addresses, st.daemonEndpoints, st.nodeInfo, conditions]);
+  return canonicalJson([
+    st.capacity,
+    st.allocatable,
+    st.addresses,
+    st.daemonEndpoints,
+    st.nodeInfo,
+    st.declaredFeatures ?? [],
+    conditions,
+  ]);
 }
 
 /** How often facts are checked until the node is first posted Ready. */

@@ -34,6 +34,12 @@ test('registers the Node with upstream labels, capacity, nodeInfo, endpoint and 
   ]);
   assert.equal(got.status.daemonEndpoints.kubeletEndpoint.Port, 10250);
   assert.equal(got.status.nodeInfo.containerRuntimeVersion, 'containerd://1.6.20');
+  // The features the scheduler and apiserver ask of a node before they give it pods that need them.
+  assert.deepEqual(got.status.declaredFeatures, [
+    'InPlacePodLevelResourcesVerticalScaling',
+    'InPlacePodVerticalScalingInitContainers',
+    'RestartAllContainersOnContainerExits',
+  ]);
   const cond = Object.fromEntries(got.status.conditions.map((c: any) => [c.type, `${c.status} ${c.reason}`]));
   assert.deepEqual(cond, {
     MemoryPressure: 'False KubeletHasSufficientMemory',

@@ -480,3 +480,84 @@ test('container restart rules: an exit code a Restart rule lists restarts the co
   assert.equal(podFinished(p, state([sb()], [ct(p, 'a', { state: 'exited', exitCode: 42 })])), false);
   assert.equal(podFinished(p, state([sb()], [ct(p, 'a', { state: 'exited', exitCode: 1 })])), true);
 });
+
+test('RestartAllContainers: the old run is stopped without grace, then the pod starts over from its first init container', () => {
+  const rule = { action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } };
+  const pod = mkPod({
+    restartPolicy: 'Never',
+    initContainers: [
+      { name: 'init', image: 'i:1' },
+      { name: 'side', image: 'i:1', restartPolicy: 'Always' },
+    ],
+    containers: [
+      { name: 'src', image: 'i:1', restartPolicy: 'Never', restartPolicyRules: [rule] } as Container,
+      { name: 'b', image: 'i:1' },
+    ],
+  });
+  const init = ct(pod, 'init', { type: 'init', state: 'exited', finishedAt: t++ });
+  const side = ct(pod, 'side', { type: 'init' });
+  const src = ct(pod, 'src', { state: 'exited', exitCode: 42, finishedAt: (t += 100) });
+  // b started after src had exited, before the kubelet saw it: still the old run.
+  const b = ct(pod, 'b');
+  const during = computePodActions(pod, state([sb()], [init, side, b, src]));
+  assert.deepEqual(
+    during.containersToKill.map((k) => [k.container.name, k.graceSec]),
+    [
+      ['b', 0],
+      ['side', 0],
+    ],
+  );
+  assert.deepEqual([during.initToStart, during.containersToStart, during.killPod], [[], [], false]);
+  assert.equal(podFinished(pod, state([sb()], [init, side, b, src])), false);
+  // Everything of the old run stopped (b with 137, which matches no rule): the first init container starts again.
+  const stopped = [
+    init,
+    { ...side, state: 'exited' as const, exitCode: 137 },
+    { ...b, state: 'exited' as const, exitCode: 137 },
+    src,
+  ];
+  const after = computePodActions(pod, state([sb()], stopped));
+  assert.deepEqual(
+    after.initToStart.map((c) => c.name),
+    ['init'],
+  );
+  assert.equal(after.containersToKill.length, 0);
+  assert.equal(podFinished(pod, state([sb()], stopped)), false);
+  // The new run's containers carry the trigger's ID: once init has run again, the sidecar comes next.
+  const init2 = ct(pod, 'init', { type: 'init', state: 'exited', finishedAt: t++, restartAllAfter: src.id });
+  const next = computePodActions(pod, state([sb()], [init2, ...stopped]));
+  assert.deepEqual(
+    next.initToStart.map((c) => c.name),
+    ['side'],
+  );
+  // A container exit matching no RestartAllContainers rule is an ordinary exit under the pod's Never policy.
+  const plain = computePodActions(
+    pod,
+    state([sb()], [init, side, { ...b, state: 'exited', exitCode: 1 }, ct(pod, 'src')]),
+  );
+  assert.deepEqual(plain.containersToKill, []);
+  assert.deepEqual(plain.containersToStart, []);
+});
+
+test('in-place resize of a running non-sidecar init container: updated in place while the pod initializes', () => {
+  const res = (cpu: string) => ({ requests: { cpu }, limits: { cpu } });
+  const pod = mkPod({
+    initContainers: [
+      {
+        name: 'init',
+        image: 'i:1',
+        resources: res('200m'),
+        resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'RestartContainer' }],
+      },
+    ],
+    containers: [{ name: 'a', image: 'i:1', resources: res('100m') }],
+  });
+  const held = { cpuShares: 102, cpuQuota: 10000, cpuPeriod: 100000, memoryLimit: 0 };
+  const init = ct(pod, 'init', { type: 'init', resources: held });
+  const acts = computePodActions(pod, state([sb()], [init]));
+  assert.deepEqual(
+    acts.containersToResize.map((x) => [x.container.name, x.id]),
+    [['init', init.id]],
+  );
+  assert.deepEqual([acts.containersToKill, acts.initToStart, acts.containersToStart], [[], [], []]);
+});

@@ -4,7 +4,9 @@
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
 import { containerHash, legacyContainerHash } from './container-hash.js';
+import { podResourcesOf } from './cri-config.js';
 import { isDecrease, resizeChanges, resizeNeedsRestart } from './resize.js';
+import { containersToReset, currentRun } from './restart-all.js';
 import { containerShouldRestart } from './restart-rules.js';
 import { type ContainerInfo, latestContainer, type PodRuntimeState } from './runtime-state.js';
 import { isSidecar } from './sidecars.js';
@@ -174,16 +176,18 @@ export function initContainerActions(
  * one exited 0 (Always never finishes). Once seen, the pod stays finished (upstream's pod worker keeps a terminal pod
  * terminal), even if the runtime loses the containers before the apiserver's copy of the pod says so.
  */
-export function podFinished(pod: Pod, state: PodRuntimeState): boolean {
+export function podFinished(pod: Pod, runtime: PodRuntimeState): boolean {
   const cs = pod.spec?.containers ?? [];
   if (!cs.length) return false;
+  const { state } = currentRun(pod, runtime);
   return cs.every((c) => {
     const st = latestContainer(state, c.name);
     return st?.state === 'exited' && !containerShouldRestart(c, pod.spec, st.exitCode);
   });
 }
 
-export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: ProbeResults): PodActions {
+export function computePodActions(pod: Pod, runtime: PodRuntimeState, probes?: ProbeResults): PodActions {
+  let state = runtime;
   // A pod the apiserver already records as finished never runs again (upstream: terminal pods are only cleaned up).
   if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
     const live =
@@ -236,6 +240,21 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
     return a;
   }
 
+  // RestartAllContainers: the old run's containers are stopped first; then the pod starts over from its first init
+  // container, as if the old run's instances were gone.
+  const run = currentRun(pod, state);
+  const reset = containersToReset(pod, state, run.trigger);
+  if (reset.length) {
+    a.containersToKill = reset.map((c) => ({
+      container: c,
+      reason: 'Killing',
+      message: `Container ${c.name} is restarted with all of the pod's containers`,
+      graceSec: 0,
+    }));
+    return a;
+  }
+  state = run.state;
+
   // Upstream starts ephemeral containers before the init containers, so a pod stuck in init can be debugged.
   a.ephemeralToStart = ((pod.spec?.ephemeralContainers ?? []) as Container[]).filter(
     (c) => !state.containers.some((x) => x.name === c.name && x.sandboxId === sb.id),
@@ -244,7 +263,11 @@ export function computePodActions(pod: Pod, state: PodRuntimeState, probes?: Pro
   a.initToStart = init.start;
   a.containersToKill.push(...init.kill);
   if (init.killPod) a.killPod = true;
-  if (!init.done) return a;
+  if (!init.done) {
+    // Running init containers (and sidecars) may be resized while the pod initializes.
+    if (!a.killPod) resizeActions(pod, state, sb.id, a);
+    return a;
+  }
 
   let keep = 0;
   for (const c of containers) {
@@ -284,19 +307,20 @@ function resizeActions(pod: Pod, state: PodRuntimeState, sandboxId: string, a: P
   const killed = new Set(a.containersToKill.map((k) => k.container.id));
   const decreases: PodActions['containersToResize'] = [];
   const increases: PodActions['containersToResize'] = [];
-  for (const c of [...(pod.spec?.initContainers ?? []).filter(isSidecar), ...(pod.spec?.containers ?? [])]) {
+  for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
     const st = state.containers.find((x) => x.name === c.name && x.sandboxId === sandboxId);
     if (!st || st.state !== 'running' || killed.has(st.id)) continue;
-    const changed = resizeChanges(c, st.resources);
+    const changed = resizeChanges(c, st.resources, podResourcesOf(pod));
     if (!changed.length) continue;
-    if (resizeNeedsRestart(c, changed)) {
+    // A running non-sidecar init container is resized in place: restarting it would run it again.
+    if (resizeNeedsRestart(c, changed) && (isSidecar(c) || !(pod.spec?.initContainers ?? []).includes(c))) {
       a.containersToKill.push({
         container: st,
         reason: 'Killing',
         message: `Container ${c.name} resize requires restart`,
       });
       (isSidecar(c) ? a.initToStart : a.containersToStart).push(c);
-    } else (isDecrease(c, st.resources) ? decreases : increases).push({ container: c, id: st.id });
+    } else (isDecrease(c, st.resources, podResourcesOf(pod)) ? decreases : increases).push({ container: c, id: st.id });
   }
   a.containersToResize.push(...decreases, ...increases);
 }

@@ -84,15 +84,32 @@ export function buildSandboxConfig(pod: Pod, attempt: number, node: NodeContext)
   };
 }
 
-/** Linux resources as upstream computes them for cgroupfs (shares from requests, quota from limits). */
-export function linuxResources(c: Container): {
+/** Pod-level requirements (v1.34+; kubernetes-types stops at v1.30). */
+export type PodResources = { requests?: Record<string, string>; limits?: Record<string, string> } | undefined;
+
+/** The pod-level requirements of a pod, if it sets any. */
+export const podResourcesOf = (pod: Pod | undefined): PodResources =>
+  (pod?.spec as { resources?: PodResources } | undefined)?.resources;
+
+/**
+ * Linux resources as upstream computes them for cgroupfs: shares from the cpu request (or the limit), quota and
+ * memory limit from the limits; a container without its own cpu or memory limit takes the pod-level one.
+ */
+export function linuxResources(
+  c: Container,
+  podResources?: PodResources,
+): {
   cpu_shares: string;
   cpu_quota: string;
   cpu_period: string;
   memory_limit_in_bytes: string;
 } {
   const req = c.resources?.requests ?? {};
-  const lim = c.resources?.limits ?? {};
+  const lim: Record<string, string> = { ...(c.resources?.limits ?? {}) };
+  const podLimits = podResources?.limits ?? {};
+  const zero = (q: string | undefined, f: (x: string) => number): boolean => q === undefined || f(q) === 0;
+  if (zero(lim.cpu, milliValue) && !zero(podLimits.cpu, milliValue)) lim.cpu = podLimits.cpu!;
+  if (zero(lim.memory, parseQuantity) && !zero(podLimits.memory, parseQuantity)) lim.memory = podLimits.memory!;
   const cpuReq = req.cpu ?? lim.cpu;
   const shares = cpuReq === undefined ? 2 : Math.max(2, Math.floor((milliValue(cpuReq) * 1024) / 1000));
   const period = 100_000;
@@ -151,6 +168,8 @@ export function buildContainerConfig(
   rootDir = '/var/lib/kubelet',
   /** An ephemeral container's target: it shares that container's PID namespace. */
   targetId?: string,
+  /** The RestartAllContainers trigger this container starts after (restart-all.ts). */
+  restartAllAfter?: string,
 ): ContainerConfigIn {
   const spec = pod.spec!;
   return {
@@ -165,6 +184,7 @@ export function buildContainerConfig(
     annotations: {
       [L.A_CONTAINER_HASH]: containerHash(c),
       [L.A_RESTART_COUNT]: String(restartCount),
+      ...(restartAllAfter ? { [L.A_RESTART_ALL_AFTER]: restartAllAfter } : {}),
       [L.A_TERMINATION_MESSAGE_PATH]: c.terminationMessagePath ?? '/dev/termination-log',
       [L.A_TERMINATION_MESSAGE_POLICY]: c.terminationMessagePolicy ?? 'File',
       [L.A_POD_TERMINATION_GRACE]: String(spec.terminationGracePeriodSeconds ?? 30),
@@ -176,7 +196,7 @@ export function buildContainerConfig(
     stdin_once: c.stdinOnce ?? false,
     tty: c.tty ?? false,
     linux: {
-      resources: linuxResources(c),
+      resources: linuxResources(c, podResourcesOf(pod)),
       security_context: withTarget(securityContext(pod, c, rootDir), targetId),
     },
   };

@@ -11,6 +11,8 @@ export const POD_INFRA_CONTAINER_NAME = 'POD';
 export const A_CONTAINER_HASH = 'io.kubernetes.container.hash';
 export const A_CONTAINER_HASH_WITHOUT_RESOURCES = 'io.kubernetes.container.hashWithoutResources';
 export const A_RESTART_COUNT = 'io.kubernetes.container.restartCount';
+/** tskube's own: the RestartAllContainers trigger (its container ID) a container was started after (restart-all.ts). */
+export const A_RESTART_ALL_AFTER = 'io.tskube.container.restartAllAfter';
 export const A_TERMINATION_MESSAGE_PATH = 'io.kubernetes.container.terminationMessagePath';
 export const A_TERMINATION_MESSAGE_POLICY = 'io.kubernetes.container.terminationMessagePolicy';
 export const A_PORTS = 'io.kubernetes.container.ports';

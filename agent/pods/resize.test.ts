@@ -3,9 +3,15 @@ import { test } from 'node:test';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
+import { linuxResources } from './cri-config.js';
 import {
+  isDecrease,
+  isPodMemoryDecrease,
+  POD_LEVEL,
+  podMemoryDecreaseError,
   podRequests,
   resizableResources,
+  resizeChanges,
   resizeFit,
   sameResources,
   statusResources,
@@ -77,4 +83,67 @@ test('allocation: the pod runs with the allocated resources until a resize is ad
     'allocated for a container not running',
   );
   assert.deepEqual(statusResources({ name: 'b', image: 'i' }, running), {}, 'BestEffort: empty');
+  // 1m/5m and 2m/10m give the cgroup the same 2 shares and 1 ms quota: the allocated values show.
+  const tiny = {
+    state: 'running',
+    resources: { cpuShares: 2, cpuQuota: 1000, cpuPeriod: 100000, memoryLimit: 0 },
+  } as ContainerInfo;
+  assert.deepEqual(
+    statusResources({ name: 'c', image: 'i', resources: { requests: { cpu: '1m' }, limits: { cpu: '5m' } } }, tiny),
+    { limits: { cpu: '5m' }, requests: { cpu: '1m' } },
+  );
+  assert.deepEqual(
+    statusResources({ name: 'c', image: 'i', resources: { requests: { cpu: '20m' }, limits: { cpu: '50m' } } }, tiny),
+    { limits: { cpu: '10m' }, requests: { cpu: '2m' } },
+    'the runtime still holds less than asked',
+  );
+});
+
+test('pod-level resources: containers without their own limits take the pod-level ones; they are allocated and resized', () => {
+  const podResources = { requests: { cpu: '40m', memory: '100Mi' }, limits: { cpu: '80m', memory: '200Mi' } };
+  const own = { name: 'own', image: 'i', resources: { requests: { cpu: '10m' }, limits: { cpu: '20m' } } };
+  const bare = { name: 'bare', image: 'i' };
+  assert.deepEqual(linuxResources(bare, podResources), {
+    cpu_shares: String(Math.floor((80 * 1024) / 1000)),
+    cpu_quota: '8000',
+    cpu_period: '100000',
+    memory_limit_in_bytes: String(200 * 2 ** 20),
+  });
+  assert.deepEqual(linuxResources(own, podResources), {
+    cpu_shares: String(Math.floor((10 * 1024) / 1000)),
+    cpu_quota: '2000',
+    cpu_period: '100000',
+    memory_limit_in_bytes: String(200 * 2 ** 20),
+  });
+  assert.equal(linuxResources(bare).cpu_quota, '0', 'no pod-level limits: unlimited');
+  // A change of the pod-level limit alone is a resize of the container that inherits it.
+  const running = { cpuShares: 81, cpuQuota: 8000, cpuPeriod: 100000, memoryLimit: 200 * 2 ** 20 };
+  assert.deepEqual(resizeChanges(bare, running, podResources), []);
+  assert.deepEqual(resizeChanges(bare, running, { ...podResources, limits: { cpu: '90m', memory: '150Mi' } }), [
+    'cpu',
+    'memory',
+  ]);
+  assert.equal(isDecrease(bare, running, { ...podResources, limits: { memory: '150Mi' } }), true);
+
+  const pod = { spec: { resources: podResources, containers: [bare], initContainers: [own] } } as Pod;
+  assert.deepEqual(podRequests(pod), { cpu: 40, memory: 100 * 2 ** 20 }, 'pod-level requests are the pod’s');
+  const alloc = resizableResources(pod);
+  assert.deepEqual([...alloc.keys()], ['own', 'bare', POD_LEVEL], 'init containers and the pod level are resizable');
+  const resized = { spec: { ...pod.spec, resources: { ...podResources, limits: { cpu: '1' } } } } as Pod;
+  assert.equal(sameResources(resizableResources(resized), alloc), false);
+  const asRunning = withAllocation(resized, alloc).spec as Pod['spec'] & { resources?: unknown };
+  assert.deepEqual(asRunning.resources, podResources, 'not admitted yet: the pod runs with its allocation');
+});
+
+test('a pod memory limit lowered to or below what the pod uses is refused with upstream’s message', () => {
+  const limit = (memory: string) => ({ limits: { memory } });
+  assert.equal(isPodMemoryDecrease(limit('90Mi'), limit('100Mi')), true);
+  assert.equal(isPodMemoryDecrease(limit('110Mi'), limit('100Mi')), false);
+  assert.equal(isPodMemoryDecrease(limit('90Mi'), undefined), false, 'nothing actuated yet');
+  assert.equal(
+    podMemoryDecreaseError(limit('10Ki'), 225280),
+    'cannot decrease memory limits: attempting to set pod memory limit (10240) below current usage (225280)',
+  );
+  assert.equal(podMemoryDecreaseError(limit('90Mi'), 225280), undefined);
+  assert.equal(podMemoryDecreaseError(limit('10Ki'), undefined), undefined, 'usage unknown: the runtime decides');
 });

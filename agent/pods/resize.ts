@@ -6,7 +6,7 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
 import { canonicalJson } from '../../kube/hash.js';
 import { formatBytes, formatMilliCpu, milliValue, parseQuantity } from '../../kube/quantity.js';
-import { linuxResources } from './cri-config.js';
+import { linuxResources, type PodResources, podResourcesOf } from './cri-config.js';
 import type { ContainerInfo } from './runtime-state.js';
 
 /** What the runtime reports a container runs with (CRI ContainerStatus.resources.linux). */
@@ -20,9 +20,13 @@ export interface ActualResources {
 export type Requirements = Container['resources'];
 
 /** cpu and memory, each when what the runtime holds differs from what the container's resources ask for. */
-export function resizeChanges(c: Container, actual: ActualResources | undefined): ('cpu' | 'memory')[] {
+export function resizeChanges(
+  c: Container,
+  actual: ActualResources | undefined,
+  podResources?: PodResources,
+): ('cpu' | 'memory')[] {
   if (!actual) return []; // a runtime that does not report resources cannot be compared
-  const want = linuxResources(c);
+  const want = linuxResources(c, podResources);
   const out: ('cpu' | 'memory')[] = [];
   const quota = Number(want.cpu_quota);
   if (
@@ -41,9 +45,23 @@ export function resizeNeedsRestart(c: Container, changed: string[]): boolean {
 }
 
 /** A memory limit going down (or a limit appearing) is applied before increases, as upstream orders container updates. */
-export function isDecrease(c: Container, actual: ActualResources | undefined): boolean {
-  const want = Number(linuxResources(c).memory_limit_in_bytes);
+export function isDecrease(c: Container, actual: ActualResources | undefined, podResources?: PodResources): boolean {
+  const want = Number(linuxResources(c, podResources).memory_limit_in_bytes);
   return actual !== undefined && want > 0 && (actual.memoryLimit === 0 || want < actual.memoryLimit);
+}
+
+/** Whether a resize lowers the pod-level memory limit the pod cgroup holds. */
+export function isPodMemoryDecrease(want: PodResources, actuated: PodResources): boolean {
+  const to = want?.limits?.memory;
+  const from = actuated?.limits?.memory;
+  return to !== undefined && from !== undefined && parseQuantity(to) < parseQuantity(from);
+}
+
+/** upstream's refusal of a pod memory limit at or below what the pod uses now (usage unknown: no refusal). */
+export function podMemoryDecreaseError(want: PodResources, usage: number | undefined): string | undefined {
+  const to = want?.limits?.memory;
+  if (to === undefined || usage === undefined || usage < parseQuantity(to)) return undefined;
+  return `cannot decrease memory limits: attempting to set pod memory limit (${parseQuantity(to)}) below current usage (${usage})`;
 }
 
 /** The pod's cpu (millicores) and memory (bytes) requests: regular containers and sidecars summed, or the largest regular init container if more (upstream GetResourceRequest). */
@@ -68,6 +86,9 @@ export function podRequests(pod: Pod): { cpu: number; memory: number } {
     }
     for (const c of pod.spec?.containers ?? []) running += req(c, k);
     out[k] = Math.max(running, peak);
+    // Pod-level requests, where set, are the pod's (upstream PodRequests with PodLevelResources).
+    const podLevel = podResourcesOf(pod)?.requests?.[k];
+    if (podLevel !== undefined) out[k] = k === 'cpu' ? milliValue(podLevel) : parseQuantity(podLevel);
     const overhead = (pod.spec?.overhead as Record<string, string> | undefined)?.[k];
     if (overhead !== undefined) out[k] += k === 'cpu' ? milliValue(overhead) : parseQuantity(overhead);
   }
@@ -108,14 +129,18 @@ export function resizeFit(
   return undefined;
 }
 
-/** Resources by container name (regular containers and sidecars: what a resize may change). */
+/** The allocation's key for pod-level resources (no container has an empty name). */
+export const POD_LEVEL = '';
+
+/**
+ * Resources by container name (every init and regular container: what a resize may change; a non-sidecar init
+ * container's resize matters while it runs, GA in v1.37), and the pod-level ones.
+ */
 export function resizableResources(pod: Pod): Map<string, Requirements> {
   const out = new Map<string, Requirements>();
-  for (const c of [
-    ...(pod.spec?.initContainers ?? []).filter((x) => x.restartPolicy === 'Always'),
-    ...(pod.spec?.containers ?? []),
-  ])
-    out.set(c.name, c.resources);
+  for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) out.set(c.name, c.resources);
+  const podLevel = podResourcesOf(pod);
+  if (podLevel) out.set(POD_LEVEL, podLevel);
   return out;
 }
 
@@ -123,21 +148,27 @@ const canon = (v: unknown): string => canonicalJson(v ?? {});
 export const sameResources = (a: Map<string, Requirements>, b: Map<string, Requirements>): boolean =>
   a.size === b.size && [...a].every(([k, v]) => b.has(k) && canon(v) === canon(b.get(k)));
 
-/** The pod as it runs: its containers' resources are the allocated ones (a resize not admitted yet is not applied). */
+/** The pod as it runs: its containers' and pod-level resources are the allocated ones (a resize not admitted yet is not applied). */
 export function withAllocation(pod: Pod, allocation: Map<string, Requirements>): Pod {
   const swap = (c: Container): Container =>
     allocation.has(c.name) && canon(allocation.get(c.name)) !== canon(c.resources)
       ? { ...c, resources: allocation.get(c.name) }
       : c;
+  const podLevel = allocation.get(POD_LEVEL);
   return {
     ...pod,
     spec: {
       ...pod.spec!,
       containers: (pod.spec?.containers ?? []).map(swap),
       ...(pod.spec?.initContainers ? { initContainers: pod.spec.initContainers.map(swap) } : {}),
-    },
+      ...(podLevel ? { resources: podLevel } : {}),
+    } as Pod['spec'],
   };
 }
+
+/** upstream cm.MinShares and cm.MinMilliCPULimit (MinQuotaPeriod 1000 µs of a 100 ms period). */
+const MIN_SHARES = 2;
+const MIN_MILLI_CPU_LIMIT = 10;
 
 /**
  * containerStatuses[].resources as upstream: the allocated resources, with what the runtime reports in place of the
@@ -149,10 +180,23 @@ export function statusResources(allocated: Container, cur: ContainerInfo | undef
   const limits = { ...((res.limits ?? {}) as Record<string, string>) };
   const a = cur?.state === 'running' ? cur.resources : undefined;
   if (a) {
-    if (requests.cpu !== undefined && a.cpuShares > 0)
-      requests.cpu = formatMilliCpu(Math.ceil((a.cpuShares * 1000) / 1024));
-    if (limits.cpu !== undefined && a.cpuQuota > 0 && a.cpuPeriod > 0)
-      limits.cpu = formatMilliCpu(Math.floor((a.cpuQuota * 1000) / a.cpuPeriod));
+    // At or below the smallest value the cgroup can hold (2 shares, a 1 ms quota) on both sides, the allocated value
+    // stays: a resize between equivalents (2m to 1m) shows what was asked.
+    const milli = (q: string): number => {
+      try {
+        return milliValue(q);
+      } catch {
+        return 0;
+      }
+    };
+    if (requests.cpu !== undefined && a.cpuShares > 0) {
+      const actual = Math.ceil((a.cpuShares * 1000) / 1024);
+      if (actual > MIN_SHARES || milli(requests.cpu) > MIN_SHARES) requests.cpu = formatMilliCpu(actual);
+    }
+    if (limits.cpu !== undefined && a.cpuQuota > 0 && a.cpuPeriod > 0) {
+      const actual = Math.floor((a.cpuQuota * 1000) / a.cpuPeriod);
+      if (actual > MIN_MILLI_CPU_LIMIT || milli(limits.cpu) > MIN_MILLI_CPU_LIMIT) limits.cpu = formatMilliCpu(actual);
+    }
     if (limits.memory !== undefined && a.memoryLimit > 0) limits.memory = formatBytes(a.memoryLimit);
   }
   return { ...(Object.keys(limits).length ? { limits } : {}), ...(Object.keys(requests).length ? { requests } : {}) };

@@ -24,7 +24,9 @@ export function matchingRestartRule(c: Container, exitCode: number): ContainerRe
 /** Whether `c`, exited with `exitCode`, is to be started again. */
 export function containerShouldRestart(c: Container, spec: PodSpec | undefined, exitCode: number): boolean {
   if (c.restartPolicy !== undefined) {
-    if (matchingRestartRule(c, exitCode)?.action === 'Restart') return true;
+    // RestartAllContainers restarts this container too, with all the others (restart-all.ts).
+    const action = matchingRestartRule(c, exitCode)?.action;
+    if (action === 'Restart' || action === 'RestartAllContainers') return true;
     if (c.restartPolicy === 'Always') return true;
     if (c.restartPolicy === 'OnFailure') return exitCode !== 0;
     if (c.restartPolicy === 'Never') return false;

@@ -6,6 +6,7 @@ import { podFingerprint } from '../pleg/fingerprint.js';
 import {
   A_CONTAINER_HASH,
   A_POD_TERMINATION_GRACE,
+  A_RESTART_ALL_AFTER,
   A_RESTART_COUNT,
   L_CONTAINER_NAME,
   L_CONTAINER_TYPE,
@@ -35,6 +36,8 @@ export interface ContainerInfo {
   finishedAt: number;
   image: string;
   imageRef: string;
+  /** The RestartAllContainers trigger this instance was started after (its container ID), if any. */
+  restartAllAfter?: string;
   /** The cgroup settings the runtime reports (in-place resize compares them with the allocated resources). */
   resources?: ActualResources;
 }
@@ -104,6 +107,7 @@ export function containerInfo(c: CriContainer, st?: ContainerStatus): ContainerI
     state: cstate(st?.state ?? c.state),
     hash: ann[A_CONTAINER_HASH] ?? '',
     restartCount: Number(ann[A_RESTART_COUNT] ?? 0) || 0,
+    ...(ann[A_RESTART_ALL_AFTER] ? { restartAllAfter: ann[A_RESTART_ALL_AFTER] } : {}),
     exitCode: st?.exit_code ?? 0,
     reason: st?.reason ?? '',
     message: st?.message ?? '',

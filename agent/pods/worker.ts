@@ -8,6 +8,7 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
 import type { KObj } from '../../kube/client.js';
 import type { EventRecorder, ObjectRef } from '../../kube/events.js';
+import { canonicalJson } from '../../kube/hash.js';
 import type { Logger } from '../../kube/log.js';
 import { clampDelay } from '../../kube/timers.js';
 import type { ContainerManager } from '../cm/container-manager.js';
@@ -24,8 +25,15 @@ import {
 import { computePodActions, isIdle, type PodActions, podFinished, type ProbeResults } from './actions.js';
 import { Backoff } from './backoff.js';
 import { containerHash } from './container-hash.js';
-import type { ContainerKind } from './cri-config.js';
-import { buildContainerConfig, buildSandboxConfig, linuxResources, type NodeContext, podLogDir } from './cri-config.js';
+import type { ContainerKind, PodResources } from './cri-config.js';
+import {
+  buildContainerConfig,
+  buildSandboxConfig,
+  linuxResources,
+  type NodeContext,
+  podLogDir,
+  podResourcesOf,
+} from './cri-config.js';
 import type { DnsConfig, DnsEvent } from './dns.js';
 import { type DownwardContext, DownwardError } from './downward-api.js';
 import { containerEnv, EnvError } from './env.js';
@@ -35,7 +43,16 @@ import { runHook } from './hooks.js';
 import { linkContainerLog, removeContainerLogLinks } from './log-links.js';
 import { needsImageUser, NonRootError, verifyRunAsNonRoot } from './non-root.js';
 import { credentialsFor } from './pull-secrets.js';
-import { type Requirements, resizableResources, type ResizePending, sameResources, withAllocation } from './resize.js';
+import {
+  isPodMemoryDecrease,
+  podMemoryDecreaseError,
+  type Requirements,
+  resizableResources,
+  type ResizePending,
+  sameResources,
+  withAllocation,
+} from './resize.js';
+import { restartAllTrigger } from './restart-all.js';
 import {
   type ContainerInfo,
   latestContainer,
@@ -411,11 +428,16 @@ export class PodWorker {
   /** What pod status reports beside the runtime state: the kubelet's own end of the pod, and in-place resize. */
   statusExtras(): {
     evicted?: { reason: string; message: string };
-    resize: { allocated: Pod; pending?: ResizePending; error?: string };
+    resize: { allocated: Pod; pending?: ResizePending; error?: string; actuatedPodResources?: PodResources };
   } {
     return {
       evicted: this.evicted,
-      resize: { allocated: this.runningPod, pending: this.resizePending, error: this.resizeError },
+      resize: {
+        allocated: this.runningPod,
+        pending: this.resizePending,
+        error: this.resizeError,
+        ...(this.appliedPodLevel !== undefined ? { actuatedPodResources: this.actuatedPodResources } : {}),
+      },
     };
   }
 
@@ -445,10 +467,35 @@ export class PodWorker {
     this.resizePending = undefined;
   }
 
+  /** The pod-level resources the pod cgroup was last given (canonical JSON, and as given); unset before the first sync. */
+  private appliedPodLevel: string | undefined;
+  private actuatedPodResources: PodResources;
+
+  /** upstream's check before a pod memory limit goes down: not below the pod's current usage. */
+  private async memoryDecreaseError(want: PodResources): Promise<string | undefined> {
+    if (!isPodMemoryDecrease(want, this.actuatedPodResources)) return undefined;
+    const usage = await this.d.cgroups?.podMemoryUsage(this.runningPod).catch(() => undefined);
+    return podMemoryDecreaseError(want, usage);
+  }
+
   /** UpdateContainerResources for each container to resize; a failure is reported and retried on the next sync. */
   private async resize(list: { container: Container; id: string }[], label: string): Promise<void> {
-    if (!list.length) {
+    const podResources = podResourcesOf(this.runningPod);
+    const podLevel = canonicalJson(podResources ?? null);
+    // Pod-level resources set the pod cgroup: a change of them alone resizes it (the first sync finds it as made).
+    const podLevelChanged = this.appliedPodLevel !== undefined && this.appliedPodLevel !== podLevel;
+    if (!list.length && !podLevelChanged) {
+      if (this.appliedPodLevel === undefined) this.actuatedPodResources = podResources;
+      this.appliedPodLevel = podLevel;
       this.resizeError = undefined;
+      return;
+    }
+    // A pod memory limit lowered below what the pod uses is refused before anything changes, as upstream.
+    const usageError = await this.memoryDecreaseError(podResources);
+    if (usageError) {
+      this.resizeError = usageError;
+      this.d.log.warn(`pod ${this.fullName}: ${usageError}`);
+      this.wakeIn(5_000);
       return;
     }
     const errors: string[] = [];
@@ -456,12 +503,16 @@ export class PodWorker {
     await this.d.cgroups?.updatePod(this.runningPod).catch(() => undefined);
     for (const r of list) {
       try {
-        await this.d.cri.updateContainerResources(r.id, linuxResources(r.container), label);
+        await this.d.cri.updateContainerResources(r.id, linuxResources(r.container, podResources), label);
       } catch (e) {
         errors.push(`container ${r.container.name}: ${(e as Error).message}`);
       }
     }
     await this.d.cgroups?.updatePod(this.runningPod).catch((e: Error) => errors.push(`pod cgroup: ${e.message}`));
+    if (!errors.length) {
+      this.appliedPodLevel = podLevel;
+      this.actuatedPodResources = podResources;
+    }
     this.resizeError = errors.length ? `failed to resize: ${errors.join('; ')}` : undefined;
     if (errors.length) {
       this.d.log.warn(`pod ${this.fullName}: ${this.resizeError}`);
@@ -617,6 +668,7 @@ export class PodWorker {
       mounts,
       this.d.node.rootDir,
       targetId,
+      restartAllTrigger(this.pod, state)?.id,
     );
     if (this.d.cgroups && config.linux?.resources)
       config.linux.resources.oom_score_adj = String(this.d.cgroups.oomScoreAdj(this.pod, c));

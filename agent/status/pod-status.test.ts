@@ -383,3 +383,99 @@ test('a pod stopped for good (being deleted): stopped containers make it Succeed
     'Succeeded',
   );
 });
+
+test('a pod failed in its init containers is not Initialized; a succeeded one is, with reason PodCompleted', () => {
+  const p = pod({
+    restartPolicy: 'Never',
+    initContainers: [
+      { name: 'init1', image: 'img:1' },
+      { name: 'init2', image: 'img:1' },
+    ],
+  });
+  const failed = status(
+    p,
+    st([
+      c('init1', { type: 'init', state: 'exited', finishedAt: t }),
+      c('init2', { type: 'init', state: 'exited', exitCode: 1, finishedAt: t }),
+    ]),
+  );
+  assert.equal(failed.phase, 'Failed');
+  const init = failed.conditions.find((x: { type: string }) => x.type === 'Initialized');
+  assert.deepEqual(
+    [init.status, init.reason, init.message],
+    ['False', 'ContainersNotInitialized', 'containers with incomplete status: [init2]'],
+  );
+  const done = status(
+    p,
+    st([
+      c('init1', { type: 'init', state: 'exited', finishedAt: t }),
+      c('init2', { type: 'init', state: 'exited', finishedAt: t }),
+      c('a', { state: 'exited', finishedAt: t }),
+    ]),
+  );
+  assert.equal(done.phase, 'Succeeded');
+  const ok = done.conditions.find((x: { type: string }) => x.type === 'Initialized');
+  assert.deepEqual([ok.status, ok.reason], ['True', 'PodCompleted']);
+});
+
+test('RestartAllContainers: stopped containers wait to start over, counted as restarted, under a True condition', () => {
+  const rule = { action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } };
+  const p = pod({
+    restartPolicy: 'Never',
+    containers: [
+      { name: 'src', image: 'img:1', restartPolicy: 'Never', restartPolicyRules: [rule] } as never,
+      { name: 'b', image: 'img:1' },
+    ],
+  });
+  const b = c('b');
+  const src = c('src', { state: 'exited', exitCode: 42, finishedAt: (t += 100) });
+  // The trigger has exited, b still runs: the reset is under way.
+  const s = status(p, st([src, b]));
+  const cond = s.conditions.find((x: { type: string }) => x.type === 'AllContainersRestarting');
+  assert.deepEqual([cond.status, cond.reason], ['True', 'RestartAllContainersStarted']);
+  assert.equal(s.containerStatuses[0].state.waiting.reason, 'RestartingAllContainers');
+  assert.equal(s.containerStatuses[0].lastState.terminated.exitCode, 42);
+  assert.equal(s.containerStatuses[0].restartCount, 1);
+  assert.notEqual(s.phase, 'Failed');
+  // b stopped too: nothing of the old run runs any more, and the new run has started src.
+  const bDone = { ...b, state: 'exited' as const, exitCode: 137, finishedAt: (t += 100) };
+  const src2 = c('src', { restartCount: 1, restartAllAfter: src.id });
+  const s2 = status(p, st([src2, bDone, src]));
+  assert.equal(s2.conditions.find((x: { type: string }) => x.type === 'AllContainersRestarting').status, 'False');
+  assert.ok(s2.containerStatuses[0].state.running);
+  assert.equal(s2.containerStatuses[0].lastState.terminated.exitCode, 42);
+  assert.equal(s2.containerStatuses[1].state.waiting.reason, 'RestartingAllContainers');
+  assert.equal(s2.phase, 'Running');
+  // A sidecar's rule: the only regular container, killed for the reset, is not the end of a Never pod.
+  const ps = pod({
+    restartPolicy: 'Never',
+    initContainers: [{ name: 'side', image: 'img:1', restartPolicy: 'Always', restartPolicyRules: [rule] } as never],
+    containers: [{ name: 'b', image: 'img:1' }],
+  });
+  const sideSrc = c('side', { type: 'init', state: 'exited', exitCode: 42, finishedAt: (t += 100) });
+  const killed = c('b', { state: 'exited', exitCode: 137, finishedAt: (t += 100) });
+  assert.equal(status(ps, st([killed, sideSrc])).phase, 'Running');
+  // A pod without such a rule has no such condition.
+  assert.equal(
+    status(pod(), st([c('a')])).conditions.find((x: { type: string }) => x.type === 'AllContainersRestarting'),
+    undefined,
+  );
+});
+
+test('pod-level status: resources as the pod cgroup was last given, allocatedResources as allocated', () => {
+  const p = {
+    ...pod(),
+    spec: { ...pod().spec!, resources: { requests: { memory: '10Ki' }, limits: { memory: '10Ki' } } },
+  } as Pod;
+  const viable = { requests: { memory: '90Mi' }, limits: { memory: '90Mi' } };
+  const s = computePodStatus({
+    pod: p,
+    state: st([c('a')]),
+    waiting: new Map(),
+    hostIP: '192.168.1.10',
+    startTime: '2026-12-02T10:00:00Z',
+    resize: { allocated: p, error: 'cannot decrease memory limits: …', actuatedPodResources: viable },
+  });
+  assert.deepEqual(s.resources, viable);
+  assert.deepEqual(s.allocatedResources, { memory: '10Ki' });
+});

@@ -1,12 +1,14 @@
 // Pod status as the kubelet computes it (upstream generateAPIPodStatus /
 // getPhase): phase, conditions, container statuses, IPs and QoS class, from
 // the runtime state and the workers' waiting reasons. Pure.
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, Pod, PodSpec } from 'kubernetes-types/core/v1.js';
 
 import { podQos } from '../../kube/pod-qos.js';
 import { podLevelStatusResources } from '../../kube/pod-resources.js';
 import { rfc3339 } from '../../kube/time.js';
+import { type PodResources, podResourcesOf } from '../pods/cri-config.js';
 import { resizeChanges, type ResizePending, statusResources } from '../pods/resize.js';
+import { allContainersCouldRestart, containersToReset, isBeforeReset, restartAllTrigger } from '../pods/restart-all.js';
 import { containerShouldRestart } from '../pods/restart-rules.js';
 import type { ContainerInfo, PodRuntimeState } from '../pods/runtime-state.js';
 import { isSidecar } from '../pods/sidecars.js';
@@ -14,6 +16,10 @@ import type { Waiting } from '../pods/worker.js';
 
 type Obj = Record<string, any>;
 const iso = (ms: number): string => rfc3339(new Date(ms));
+
+/** Upstream's waiting reason and message for containers stopped by RestartAllContainers, until they start again. */
+const RESTARTING_ALL = 'RestartingAllContainers';
+const RESTARTING_ALL_MESSAGE = 'The container is removed because RestartAllContainers in place';
 
 function instances(state: PodRuntimeState, name: string): ContainerInfo[] {
   return state.containers.filter((c) => c.name === name); // newest first
@@ -45,10 +51,24 @@ export function containerStatus(
   probes?: ProbeStatus,
   /** Why a container not created yet waits: PodInitializing in a pod with init containers, as upstream. */
   notCreated: 'ContainerCreating' | 'PodInitializing' = 'ContainerCreating',
+  /** The newest RestartAllContainers trigger: a stopped container of the run before it waits to start over. */
+  trigger?: ContainerInfo,
 ): Obj {
   const [cur, prev] = instances(state, spec.name);
   let st: Obj;
   let last: Obj = {};
+  if (cur && cur.state === 'exited' && isBeforeReset(cur, trigger))
+    return {
+      name: spec.name,
+      state: { waiting: { reason: RESTARTING_ALL, message: RESTARTING_ALL_MESSAGE } },
+      lastState: terminated(cur),
+      ready: false,
+      started: false,
+      restartCount: cur.restartCount + 1,
+      image: spec.image,
+      imageID: cur.imageRef,
+      containerID: `containerd://${cur.id}`,
+    };
   if (!cur)
     st = {
       waiting: {
@@ -83,6 +103,8 @@ export function podPhase(pod: Pod, init: Obj[], statuses: Obj[], terminal = fals
   const spec = pod.spec;
   const byName = new Map([...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].map((c) => [c.name, c]));
   const restartable = (s: Obj, exitCode: number): boolean => {
+    // Stopped by RestartAllContainers: it starts again with the others (upstream's RestartingAllContainers reason).
+    if (s.state.waiting?.reason === RESTARTING_ALL) return true;
     const c = byName.get(s.name as string);
     return c ? containerShouldRestart(c, spec, exitCode) : (spec?.restartPolicy ?? 'Always') !== 'Never';
   };
@@ -136,7 +158,7 @@ export interface StatusInput {
   /** The kubelet ended the pod itself (activeDeadlineSeconds): the phase is Failed with this reason and message. */
   evicted?: { reason: string; message: string; disruption?: boolean; at?: string };
   /** In-place resize: the pod with its allocated resources, a resize that does not fit, and a failure to apply one. */
-  resize?: { allocated: Pod; pending?: ResizePending; error?: string };
+  resize?: { allocated: Pod; pending?: ResizePending; error?: string; actuatedPodResources?: PodResources };
   /** The kubelet has stopped the pod for good (it is being deleted): stopped containers make it Succeeded or Failed. */
   terminal?: boolean;
 }
@@ -148,16 +170,27 @@ function resizeConditions(i: StatusInput): Obj[] {
   const out: Obj[] = [];
   if (r.pending)
     out.push({ type: 'PodResizePending', status: 'True', reason: r.pending.reason, message: r.pending.message });
-  const running = [
-    ...(r.allocated.spec?.initContainers ?? []).filter(isSidecar),
-    ...(r.allocated.spec?.containers ?? []),
-  ].some((c) => {
+  const running = [...(r.allocated.spec?.initContainers ?? []), ...(r.allocated.spec?.containers ?? [])].some((c) => {
     const cur = instances(i.state, c.name)[0];
-    return cur?.state === 'running' && resizeChanges(c, cur.resources).length > 0;
+    return cur?.state === 'running' && resizeChanges(c, cur.resources, podResourcesOf(r.allocated)).length > 0;
   });
   if (r.error) out.push({ type: 'PodResizeInProgress', status: 'True', reason: 'Error', message: r.error });
   else if (running) out.push({ type: 'PodResizeInProgress', status: 'True' });
   return out;
+}
+
+/** Upstream GenerateAllContainersRestartingCondition: True while the old run's containers are being stopped. */
+function allContainersRestarting(i: StatusInput, phase: string, trigger: ContainerInfo | undefined): Obj {
+  const type = 'AllContainersRestarting';
+  if (phase === 'Succeeded') return { type, status: 'False', reason: 'PodCompleted' };
+  if (phase === 'Failed') return { type, status: 'False', reason: 'PodFailed' };
+  if (!containersToReset(i.pod, i.state, trigger).length) return { type, status: 'False' };
+  return {
+    type,
+    status: 'True',
+    reason: 'RestartAllContainersStarted',
+    message: 'container exited with restart policy rule',
+  };
 }
 
 /** The condition types the kubelet removes when they no longer hold. */
@@ -185,16 +218,19 @@ export function computePodStatus(i: StatusInput): Obj {
   const spec = i.pod.spec!;
   const initSpecs = spec.initContainers ?? [];
   const notCreated = initSpecs.length ? 'PodInitializing' : 'ContainerCreating';
+  const trigger = restartAllTrigger(i.pod, i.state);
   // Sidecars report as running containers do (probes, ready, started); regular init containers are ready once they exit 0.
   const init = initSpecs.map((c) =>
     isSidecar(c)
-      ? containerStatus(c, i.state, i.waiting.get(c.name), i.probes, notCreated)
-      : containerStatus(c, i.state, i.waiting.get(c.name), undefined, notCreated),
+      ? containerStatus(c, i.state, i.waiting.get(c.name), i.probes, notCreated, trigger)
+      : containerStatus(c, i.state, i.waiting.get(c.name), undefined, notCreated, trigger),
   );
   init.forEach((s, k) => {
     if (!isSidecar(initSpecs[k]!)) s.ready = !!(s.state.terminated && s.state.terminated.exitCode === 0);
   });
-  const main = spec.containers.map((c) => containerStatus(c, i.state, i.waiting.get(c.name), i.probes, notCreated));
+  const main = spec.containers.map((c) =>
+    containerStatus(c, i.state, i.waiting.get(c.name), i.probes, notCreated, trigger),
+  );
   // Ephemeral containers are never ready and not part of the pod's phase or conditions.
   const ephemeral = (spec.ephemeralContainers ?? []).map((c) => ({
     ...containerStatus(c as Container, i.state, i.waiting.get(c.name)),
@@ -204,6 +240,7 @@ export function computePodStatus(i: StatusInput): Obj {
   const sidecars = init.filter((_, k) => isSidecar(initSpecs[k]!));
   // Initialized once a regular container has run (a sidecar restarting later does not undo it), or when every regular
   // init container succeeded and every sidecar started.
+  // A RestartAllContainers reset does not undo it (upstream keeps an Initialized pod Initialized).
   const appRan = main.some((s) => !s.state.waiting || s.lastState?.terminated);
   const phase = i.evicted
     ? 'Failed'
@@ -227,8 +264,8 @@ export function computePodStatus(i: StatusInput): Obj {
   const list = (names: string[]) => `[${names.join(' ')}]`;
   const conditions = [
     cond('PodReadyToStartContainers', sandboxUp),
-    done
-      ? cond('Initialized', true)
+    phase === 'Succeeded'
+      ? { ...cond('Initialized', true), reason: 'PodCompleted' }
       : cond(
           'Initialized',
           notInit.length === 0,
@@ -245,6 +282,7 @@ export function computePodStatus(i: StatusInput): Obj {
           `containers with unready status: ${list(notReady)}`,
         ),
     cond('PodScheduled', true),
+    ...(allContainersCouldRestart(i.pod) ? [allContainersRestarting(i, phase, trigger)] : []),
     ...(done ? [] : resizeConditions(i)),
     // Node-pressure eviction (upstream 1.31+): the DisruptionTarget condition says the kubelet ended the pod.
     ...(i.evicted?.disruption
@@ -272,7 +310,18 @@ export function computePodStatus(i: StatusInput): Obj {
   };
   main.forEach((s, k) => withResources(s, alloc.containers[k] ?? spec.containers[k]!, spec.containers[k]!.name));
   init.forEach((s, k) => withResources(s, alloc.initContainers?.[k] ?? initSpecs[k]!, initSpecs[k]!.name));
-  const podResources = podLevelStatusResources(alloc);
+  // status.resources: what the pod cgroup was last given (a resize the kubelet refused or has not applied yet is not
+  // there); allocatedResources: the allocated requests.
+  const actuated = i.resize && 'actuatedPodResources' in i.resize;
+  const podResources = {
+    ...podLevelStatusResources(alloc),
+    ...(actuated
+      ? {
+          resources: podLevelStatusResources({ ...alloc, resources: i.resize!.actuatedPodResources } as PodSpec)
+            .resources,
+        }
+      : {}),
+  };
   // The generation this status reflects, on the status and each condition the kubelet owns (GA in v1.35).
   const generation = i.pod.metadata?.generation;
   if (generation) for (const c of conditions) c.observedGeneration = generation;
