@@ -40,6 +40,7 @@ import { ANN_CONFIG_SOURCE } from './sources/manifest.js';
 import { MirrorPods } from './status/mirror-pods.js';
 import { StatusManager } from './status/status-manager.js';
 import { ApiObjects } from './volumes/api-objects.js';
+import { PodCertificates } from './volumes/pod-certificates.js';
 import { VolumeManager } from './volumes/volume-manager.js';
 
 export interface KubeletOptions {
@@ -121,11 +122,13 @@ export class Kubelet {
     this.status = o.client ? new StatusManager(o.client, o.log, o.node.hostIP, this.prober, o.node.hostIPs) : undefined;
     this.mirror = o.client && o.nodeUid ? new MirrorPods(o.client, o.node.nodeName, o.nodeUid, o.log) : undefined;
     this.pleg = new Pleg(o.cri, o.log, (uids, snap) => this.onRelist(uids, snap), o.relistPeriodMs ?? 1000);
+    const objects = new ApiObjects(o.client);
     this.volumes = new VolumeManager({
       rootDir: o.node.rootDir,
       log: o.log,
-      objects: new ApiObjects(o.client),
+      objects,
       resyncMs: o.volumeResyncMs,
+      ...(o.client ? { podCertificates: new PodCertificates(objects, o.node.nodeName) } : {}),
     });
     this.services = o.client
       ? new Informer(o.client, { path: '/api/v1/services', onError: (e) => o.log.warn(`service watch: ${e.message}`) })

@@ -97,6 +97,34 @@ export class ApiObjects {
     return (list?.items ?? []) as KObj[];
   }
 
+  /** The UID of a ServiceAccount (a PodCertificateRequest names it). */
+  async serviceAccountUid(ns: string, name: string): Promise<string> {
+    const sa = await this.get(`/api/v1/namespaces/${ns}/serviceaccounts/${name}`, `serviceaccount "${name}"`);
+    if (!sa) throw new MissingObjectError(`serviceaccount "${name}" not found`);
+    return sa.metadata.uid as string;
+  }
+
+  /** The UID of a Node. */
+  async nodeUid(name: string): Promise<string> {
+    const node = await this.get(`/api/v1/nodes/${name}`, `node "${name}"`);
+    if (!node) throw new MissingObjectError(`node "${name}" not found`);
+    return node.metadata.uid as string;
+  }
+
+  createPodCertificateRequest(ns: string, body: object): Promise<KObj> {
+    return this.need('PodCertificateRequest').create(
+      `/apis/certificates.k8s.io/v1/namespaces/${ns}/podcertificaterequests`,
+      body,
+    );
+  }
+
+  podCertificateRequest(ns: string, name: string): Promise<KObj | undefined> {
+    return this.get(
+      `/apis/certificates.k8s.io/v1/namespaces/${ns}/podcertificaterequests/${name}`,
+      `PodCertificateRequest "${name}"`,
+    );
+  }
+
   /** A ServiceAccount token bound to the pod (TokenRequest), cached until 80% of its lifetime. */
   async token(pod: KObj, audience: string | undefined, expirationSeconds: number, now = Date.now()): Promise<string> {
     const md = pod.metadata;

@@ -8,7 +8,7 @@ import type { Volume } from 'kubernetes-types/core/v1.js';
 
 import { parseQuantity } from '../../kube/quantity.js';
 import { mountTmpfs } from './mounts.js';
-import { VolumeError } from './projections.js';
+import { VolumeError } from './volume-error.js';
 
 export async function setUpEmptyDir(v: Volume, dir: string): Promise<void> {
   // A memory-backed emptyDir's root is a tmpfs's own, 1777 (upstream mounts it without a mode).

@@ -8,6 +8,7 @@ import type { KObj } from '../../kube/client.js';
 import { type DownwardContext, fieldValue, resourceValue } from '../pods/downward-api.js';
 import type { ApiObjects } from './api-objects.js';
 import { checkPayloadPath, type Payload } from './atomic-writer.js';
+import type { PodCertificates, PodCertificateSource } from './pod-certificates.js';
 import {
   bundlesOfSigner,
   type ClusterTrustBundle,
@@ -15,8 +16,9 @@ import {
   NO_SIGNER_MATCH,
   normalizeTrustAnchors,
 } from './trust-anchors.js';
+import { VolumeError } from './volume-error.js';
 
-export class VolumeError extends Error {}
+export { VolumeError };
 
 const DEFAULT_MODE = 0o644;
 
@@ -140,8 +142,37 @@ async function trustBundleFile(
   out.set(src.path, { data: normalizeTrustAnchors(bundles), mode });
 }
 
+/** A podCertificate source: the key and chain in one bundle file, or in two, with upstream's modes. */
+async function podCertificateFiles(
+  pod: Pod,
+  volume: string,
+  index: number,
+  src: PodCertificateSource,
+  certs: PodCertificates | undefined,
+  out: Payload,
+  defaultMode: number,
+): Promise<void> {
+  for (const p of [src.credentialBundlePath, src.keyPath, src.certificateChainPath]) {
+    const bad = p ? checkPayloadPath(p) : undefined;
+    if (bad) throw new VolumeError(`podCertificate: path "${p}" ${bad}`);
+  }
+  if (!certs) throw new VolumeError('podCertificate projection needs a kubelet with an apiserver');
+  const { key, chain } = await certs.credentials(pod, volume, index, src);
+  // Keys are the owner's alone once a group may read the volume (upstream: 0600 with an fsGroup).
+  const mode = pod.spec?.securityContext?.fsGroup !== undefined ? 0o600 : defaultMode;
+  if (src.credentialBundlePath) out.set(src.credentialBundlePath, { data: Buffer.concat([key, chain]), mode });
+  if (src.keyPath) out.set(src.keyPath, { data: key, mode });
+  if (src.certificateChainPath) out.set(src.certificateChainPath, { data: chain, mode });
+}
+
 /** The files of one configMap, secret, downwardAPI or projected volume. */
-export async function volumeFiles(pod: Pod, v: KObj, objects: ApiObjects, ctx: DownwardContext): Promise<Payload> {
+export async function volumeFiles(
+  pod: Pod,
+  v: KObj,
+  objects: ApiObjects,
+  ctx: DownwardContext,
+  certs?: PodCertificates,
+): Promise<Payload> {
   const ns = pod.metadata!.namespace!;
   const out: Payload = new Map();
   if (v.configMap) await configMapFiles(objects, ns, v.configMap, out, v.configMap.defaultMode ?? DEFAULT_MODE);
@@ -151,7 +182,7 @@ export async function volumeFiles(pod: Pod, v: KObj, objects: ApiObjects, ctx: D
     downwardFiles(pod, v.downwardAPI.items ?? [], out, v.downwardAPI.defaultMode ?? DEFAULT_MODE, ctx);
   else if (v.projected) {
     const mode = v.projected.defaultMode ?? DEFAULT_MODE;
-    for (const s of (v.projected.sources ?? []) as KObj[]) {
+    for (const [index, s] of ((v.projected.sources ?? []) as KObj[]).entries()) {
       if (s.configMap) await configMapFiles(objects, ns, s.configMap, out, mode);
       else if (s.secret) await secretFiles(objects, ns, s.secret.name, s.secret, out, mode);
       else if (s.downwardAPI) downwardFiles(pod, s.downwardAPI.items ?? [], out, mode, ctx);
@@ -167,6 +198,7 @@ export async function volumeFiles(pod: Pod, v: KObj, objects: ApiObjects, ctx: D
         }
         out.set(t.path, { data: Buffer.from(token), mode });
       } else if (s.clusterTrustBundle) await trustBundleFile(objects, s.clusterTrustBundle, out, mode);
+      else if (s.podCertificate) await podCertificateFiles(pod, v.name, index, s.podCertificate, certs, out, mode);
     }
   }
   return out;

@@ -18,6 +18,7 @@ import { ApiObjects } from './api-objects.js';
 import { writeAtomic } from './atomic-writer.js';
 import { setUpEmptyDir, setUpHostPath, setVolumeOwnership } from './host-volumes.js';
 import { isMountPoint, mountTmpfs, unmountAll } from './mounts.js';
+import type { PodCertificates } from './pod-certificates.js';
 import { VolumeError, volumeFiles } from './projections.js';
 import { mountSubPath, SubPathError, subPathTarget } from './subpath.js';
 
@@ -68,6 +69,8 @@ export interface VolumeManagerOptions {
   objects?: ApiObjects;
   /** Resync of API-backed contents; upstream's default syncFrequency is a minute. */
   resyncMs?: number;
+  /** podCertificate sources (a kubelet with an apiserver). */
+  podCertificates?: PodCertificates;
 }
 
 /** PersistentVolumeSpec fields that are not the volume source. */
@@ -146,7 +149,7 @@ export class VolumeManager {
           if (!populated(dir, tmpfs)) {
             // Secrets and tokens never touch the disk.
             if (tmpfs) await mountTmpfs(dir);
-            await writeAtomic(dir, await volumeFiles(pod, v as KObj, this.objects, ctx));
+            await writeAtomic(dir, await volumeFiles(pod, v as KObj, this.objects, ctx, this.o.podCertificates));
           }
           out.set(v.name, { hostPath: dir, readOnly: true });
         } else if (v.persistentVolumeClaim) out.set(v.name, await this.claimVolume(pod, v));
@@ -225,7 +228,12 @@ export class VolumeManager {
       for (const v of pod.spec?.volumes ?? []) {
         if (!(v.configMap || v.secret || v.downwardAPI || v.projected)) continue;
         try {
-          if (await writeAtomic(this.volumeDir(uid, v), await volumeFiles(pod, v as KObj, this.objects, ctx))) {
+          if (
+            await writeAtomic(
+              this.volumeDir(uid, v),
+              await volumeFiles(pod, v as KObj, this.objects, ctx, this.o.podCertificates),
+            )
+          ) {
             this.o.log.info(`volume ${v.name} of pod ${pod.metadata!.namespace!}/${pod.metadata!.name!} updated`, {
               podUID: uid,
             });
@@ -252,6 +260,7 @@ export class VolumeManager {
   async tearDown(uid: string): Promise<void> {
     this.live.delete(uid);
     this.objects.forgetPod(uid);
+    this.o.podCertificates?.forgetPod(uid);
     const dir = podDir(this.o.rootDir, uid);
     await unmountAll(dir);
     await fsp.rm(dir, { recursive: true, force: true });
