@@ -292,7 +292,7 @@ test('a static pod whose file changed starts only after the old instance is gone
   assert.equal(rt.sandboxes.size, 1);
 });
 
-test('transient PodSandboxStatus and ContainerStatus errors never recreate a sandbox, restart a container or finish a pod (issue 16)', async () => {
+test('transient PodSandboxStatus and ContainerStatus errors never recreate a sandbox, restart a container or finish a pod', async () => {
   rt.pullable.add('reg/app:1');
   const grpcMod = await import('@grpc/grpc-js');
   const host = pod('hostnet', { hostNetwork: true });
@@ -323,7 +323,7 @@ test('transient PodSandboxStatus and ContainerStatus errors never recreate a san
   assert.equal(k.workers.get(once.metadata!.uid!)!.phase, 'syncing', 'the OnFailure pod is not finished');
 });
 
-test('at start, directories of pods that vanished while the kubelet was down are unmounted and removed; live pods keep theirs (issue 16)', async () => {
+test('at start, directories of pods that vanished while the kubelet was down are unmounted and removed; live pods keep theirs', async () => {
   const { selectOrphans } = await import('./pods/orphans.js');
   assert.deepEqual(
     selectOrphans(['a', 'b', '..', 'c'], ['ns_p_a', 'ns_q_c', 'weird'], (u) => u === 'a'),
@@ -353,7 +353,7 @@ test('at start, directories of pods that vanished while the kubelet was down are
   assert.ok(fs.existsSync(path.join(root, 'pods', keep.metadata!.uid!)), 'a live pod keeps its directory');
 });
 
-test('termination messages: the file at terminationMessagePath, or with FallbackToLogsOnError the log tail of a failed container (issue 16)', async () => {
+test('termination messages: the file at terminationMessagePath, or with FallbackToLogsOnError the log tail of a failed container', async () => {
   rt.pullable.add('reg/app:1');
   rt.exitOnStart.set('file', 3);
   rt.exitOnStart.set('logs', 1);
@@ -404,7 +404,7 @@ test('termination messages: the file at terminationMessagePath, or with Fallback
   assert.ok(Buffer.byteLength(tail) <= 2048);
 });
 
-test('lifecycle hooks: postStart runs after start (a failure kills the container with FailedPostStartHook); preStop runs before the stop, inside the grace period (issue 16)', async () => {
+test('lifecycle hooks: postStart runs after start (a failure kills the container with FailedPostStartHook); preStop runs before the stop, inside the grace period', async () => {
   rt.pullable.add('reg/app:1');
   rt.hooks.set('ExecSync', (req: { cmd: string[] }) => ({
     stdout: Buffer.from(''),
@@ -461,7 +461,7 @@ test('lifecycle hooks: postStart runs after start (a failure kills the container
   assert.ok(Number(stop.req.timeout) <= 20 && Number(stop.req.timeout) >= 19, `grace left: ${stop.req.timeout}`);
 });
 
-test('activeDeadlineSeconds: past it the pod is killed with a DeadlineExceeded event, is Failed with that reason, and nothing restarts (issue 16)', async () => {
+test('activeDeadlineSeconds: past it the pod is killed with a DeadlineExceeded event, is Failed with that reason, and nothing restarts', async () => {
   rt.pullable.add('reg/app:1');
   const { computePodStatus } = await import('./status/pod-status.js');
   const p = pod('deadline', { activeDeadlineSeconds: 1 });

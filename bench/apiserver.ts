@@ -78,7 +78,7 @@ async function startApiserver(
 }
 
 /**
- * Issue 12's bounded load check: 1,000 writes of maximum-size ConfigMaps (1 MiB of data each, over 10 names) to a
+ * The bounded load check: 1,000 writes of maximum-size ConfigMaps (1 MiB of data each, over 10 names) to a
  * persistent apiserver; its RSS and its data log must stay bounded (watch history 64 MiB, log compacted by size).
  */
 async function boundedLoad(): Promise<void> {
@@ -122,7 +122,7 @@ async function boundedLoad(): Promise<void> {
     const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(1)} MiB`;
     const live = names * 1024 * 1024;
     process.stdout.write(
-      `\nbounded load (issue 12): ${writes} writes of 1 MiB ConfigMaps over ${names} names, persistent storage\n`,
+      `\nbounded load: ${writes} writes of 1 MiB ConfigMaps over ${names} names, persistent storage\n`,
     );
     process.stdout.write(
       `apiserver RSS: start ${mib(rss0 * 1024)}, peak ${mib(maxRss * 1024)}, end ${mib(rss * 1024)}; after writes ${checkpoints.join(', ')}\n`,
@@ -188,7 +188,7 @@ function benchCrd(i: number): object {
 }
 
 /**
- * Issue 17: 100 CRDs installed, then 10,000 custom resources of one of them created and listed,
+ * 100 CRDs installed, then 10,000 custom resources of one of them created and listed,
  * against 10,000 ConfigMaps of about the same size on the same apiserver.
  */
 async function customResourceBench(): Promise<void> {
@@ -250,7 +250,7 @@ async function customResourceBench(): Promise<void> {
     client.close();
     const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}x`;
     process.stdout.write(`
-custom resources (issue 17): ${crds} CRDs installed, then ${n} custom resources of one of them, against ${n} ConfigMaps
+custom resources: ${crds} CRDs installed, then ${n} custom resources of one of them, against ${n} ConfigMaps
 `);
     process.stdout.write(`${line(`create ConfigMap (baseline)`, cms, n)}
 `);
@@ -381,7 +381,7 @@ async function main(): Promise<void> {
     const getTable = [kubectl(['get', 'pods']), kubectl(['get', 'pods']), kubectl(['get', 'pods'])];
     const getJson = [kubectl(['get', 'pods', '-o', 'json']), kubectl(['get', 'pods', '-o', 'json'])];
 
-    // Issue 13: dry-run creates and server-side applies, next to the creates and patches.
+    // Dry-run creates and server-side applies, next to the creates and patches.
     const dryCreates = await pool(N, (i) =>
       client.request('POST', '/api/v1/namespaces/default/pods', { body: pod(N + i), query: { dryRun: 'All' } }),
     );

@@ -1,4 +1,4 @@
-// Benchmark (issue 16): a soak. Our apiserver and kubelet on real containerd
+// Benchmark: a soak. Our apiserver and kubelet on real containerd
 // in a throwaway node namespace; waves of 100 pods (readiness and liveness
 // probes, an emptyDir, a configMap and a downward API volume) are created,
 // run until Ready, and deleted, for BENCH_MINUTES (default 60; BENCH_PODS to
@@ -203,7 +203,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `kubectl delete of a wave: first third ${avg(deleteMs.slice(0, third)).toFixed(1)} s, last third ${avg(deleteMs.slice(-third)).toFixed(1)} s (ratio ${(avg(deleteMs.slice(-third)) / avg(deleteMs.slice(0, third))).toFixed(2)})\n`,
     );
-    process.stdout.write('goal (issue 16): every leak 0 and memory flat over an hour\n');
+    process.stdout.write('goal: every leak 0 and memory flat over an hour\n');
   } finally {
     await cluster.cleanup();
   }

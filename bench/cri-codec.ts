@@ -1,4 +1,4 @@
-// Benchmark (issue 20: the kubelet's CPU per pod): the CRI messages of a pod's
+// Benchmark (the kubelet's CPU per pod): the CRI messages of a pod's
 // start, converted and encoded (requests) or decoded and converted
 // (responses) by agent/cri/message-codec.ts against the baseline, protobufjs's
 // fromObject+encode / decode+toObject with the same options, measured in the
@@ -211,9 +211,7 @@ runBench(async () => {
   const base = run('protobufjs');
   const ours = run('codec');
   const f = (x: number): string => `${x.toFixed(0)} µs`.padStart(9);
-  process.stdout.write(
-    `CRI messages of a pod's start (kubelet engine flags; protobufjs is the baseline; goal of issue 20: ≤ 10 ms of CPU per pod started)\n`,
-  );
+  process.stdout.write(`CRI messages of a pod's start (kubelet engine flags; protobufjs is the baseline)\n`);
   process.stdout.write(
     `${'message'.padEnd(40)} | ${'call'.padEnd(10)} | protobufjs |     codec | ratio\n${'-'.repeat(86)}\n`,
   );

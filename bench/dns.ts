@@ -1,4 +1,4 @@
-// Benchmark (issue 15): the cluster DNS server. In a throwaway network
+// Benchmark: the cluster DNS server. In a throwaway network
 // namespace, dnsperf (Debian) sends the same queries to `tskube dns` and to
 // dnsmasq answering the same names from a hosts file (the floor): queries per
 // second and p50/p99 latency for a Service name, a headless name and an
@@ -64,7 +64,7 @@ function main(): void {
     `\nmemory (RSS) of tskube dns: ${(r.rssBeforeKiB / 1024).toFixed(1)} MiB with 3 Services; ${(r.rssAfterKiB / 1024).toFixed(1)} MiB with ${r.services} more Services and their EndpointSlices (+${((r.rssAfterKiB - r.rssBeforeKiB) / r.services).toFixed(2)} KiB each); creating them took ${(r.createMs / 1000).toFixed(1)} s\n`,
   );
   process.stdout.write(
-    'goal (issue 15): none stated beyond printing these beside the floor; CoreDNS is commonly sized at 70 MiB plus about 1 KiB per Service\n',
+    'goal: none stated beyond printing these beside the floor; CoreDNS is commonly sized at 70 MiB plus about 1 KiB per Service\n',
   );
 }
 

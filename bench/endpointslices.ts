@@ -1,4 +1,4 @@
-// Benchmark: the EndpointSlice controller at scale (issue 19): 10,000 Services
+// Benchmark: the EndpointSlice controller at scale: 10,000 Services
 // × 10 ready pods (BENCH_SERVICES, BENCH_PODS_PER_SERVICE) in one namespace of
 // an in-process dev apiserver; from the controller's start to every Service
 // having its slice of 10 endpoints, then one pod's readiness flipping to the

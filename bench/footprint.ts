@@ -1,4 +1,4 @@
-// Benchmark (issue 20): memory and start time of the tskube processes, run
+// Benchmark: memory and start time of the tskube processes, run
 // as users run them (the compiled build in dist/) against the same through
 // the tsx loader (the baseline, same run, same machine), with the issue's
 // goals beside each figure:

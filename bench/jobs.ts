@@ -1,4 +1,4 @@
-// Benchmark (issue 17): Jobs completing on a real node. Our apiserver (with
+// Benchmark: Jobs completing on a real node. Our apiserver (with
 // its controllers) and kubelet on real containerd in a throwaway node
 // namespace; BENCH_JOBS (1,000) Jobs of one short pod each are created with
 // kubectl and run to Complete. The baseline, in the same run on the same node,
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
       `ratio Jobs / bare pods: wall ${(jobs.seconds / pods.seconds).toFixed(2)}, apiserver CPU ${(jobs.apiserverCpu / pods.apiserverCpu).toFixed(2)}\n`,
     );
     process.stdout.write(
-      'goal (issue 17): 1,000 Jobs completing on the node, time and apiserver CPU (against the same for bare pods)\n',
+      'goal: 1,000 Jobs completing on the node, time and apiserver CPU (against the same for bare pods)\n',
     );
   } finally {
     await cluster.cleanup();

@@ -1,4 +1,4 @@
-// Benchmark (issue 14): joining a node. (1) Two "VMs" on a LAN bridge: VM 1
+// Benchmark: joining a node. (1) Two "VMs" on a LAN bridge: VM 1
 // runs `tskube up` (its time to Ready is printed as the reference), VM 2 runs
 // the printed `tskube join`: time to the Node Ready and to the first pod Running
 // there (a pod bound to VM 2 before it joined; its image comes through the
@@ -52,7 +52,7 @@ async function joinTimes(): Promise<void> {
       `tskube join on vm-2 to its first pod Running (image pulled through the mirror): ${s(podMs)}\n`,
     );
     process.stdout.write(
-      `goal (issue 14): none stated; upstream kubeadm join takes tens of seconds (preflight, kubelet restart)\n`,
+      `goal: none stated; upstream kubeadm join takes tens of seconds (preflight, kubelet restart)\n`,
     );
   } finally {
     await lan.cleanup();
@@ -89,9 +89,7 @@ function routeConvergence(): void {
       `${String(x.nodes).padStart(7)} | ${msf(x.initialMs).padStart(23)} | ${msf(m).padStart(46)} | ${(m / r.floorMs).toFixed(1).padStart(7)}\n`,
     );
   }
-  process.stdout.write(
-    'goal (issue 14): convergence after a Node is added, measured against the floor; no number stated\n',
-  );
+  process.stdout.write('goal: convergence after a Node is added, measured against the floor; no number stated\n');
 }
 
 runBench(async () => {

@@ -1,4 +1,4 @@
-// Benchmark (issue 18): what the node-resource managers cost the kubelet —
+// Benchmark: what the node-resource managers cost the kubelet —
 // the QoS/pod cgroups (cgroupsPerQOS) and the eviction manager (its 10 s
 // observation pass over cgroups, filesystems and container stats) — at 0, 30
 // and 110 pods. The baseline, in the same run on the same machine, is the
@@ -62,5 +62,5 @@ runBench(async () => {
       `${String(a.pods).padStart(4)} | ${`${a.cpuPct.toFixed(2)} %`.padStart(7)} | ${`${b.cpuPct.toFixed(2)} %`.padStart(6)} | ${(b.cpuPct / Math.max(a.cpuPct, 0.01)).toFixed(2).padStart(10)} | ${`${a.rssMiB.toFixed(1)} MiB`.padStart(9)} | ${`${b.rssMiB.toFixed(1)} MiB`.padStart(9)} | ${(b.rssMiB / a.rssMiB).toFixed(2)}\n`,
     );
   }
-  process.stdout.write("\ngoal (issue 18): the managers' cost visible beside the baseline; no numeric target is set\n");
+  process.stdout.write("\ngoal: the managers' cost visible beside the baseline; no numeric target is set\n");
 });

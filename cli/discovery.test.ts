@@ -1,4 +1,4 @@
-// Token discovery for `tskube join` (issue 14): the detached JWS checked
+// Token discovery for `tskube join`: the detached JWS checked
 // against upstream's vector, the CA pinned by hash, and kubeadm's errors for a
 // wrong token, an expired one and a wrong hash, against a real apiserver.
 import assert from 'node:assert/strict';

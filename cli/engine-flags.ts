@@ -1,20 +1,13 @@
-// V8 settings a subcommand starts with, each a measured trade (bench:footprint):
-// - A small young generation: V8 grows the semispaces from 1 MiB towards
-//   16 MiB when scavenges find survivors; for the kubelet and `tskube up` that
-//   kept 8–27 MiB of RSS per process. A growth factor of 1 keeps them at their
-//   initial size (unlike --max-semi-space-size it takes effect at run time),
-//   for ~15 % more CPU per pod started (more objects promoted, then marked).
-// - The baseline compiler as the top tier (--max-opt=1: Ignition and
-//   Sparkplug, no TurboFan): the kubelet's work comes in short bursts of many
-//   different functions (a pod's sync), which TurboFan compiled on a
-//   background thread for more CPU than the optimized code saved, and its
-//   code and zones cost ~5 MiB of RSS (two A/B runs: idle 56–60 vs 63–65 MiB,
-//   CPU per pod started 41–46 vs 47–52 ms; steady probing costs more CPU).
-// `tskube proxy`, `join` and `apiserver` keep V8's defaults: the proxy's syncs
-// at 10,000 Services are hot loops that need TurboFan and cost twice the CPU
-// with 1 MiB semispaces. `up` (a one-machine cluster, not 10,000 Services)
-// keeps the small young generation but not the baseline tier: without
-// TurboFan its apiserver started ~30 % slower and `up` ~1.5 s later.
+// V8 settings a subcommand starts with, each a trade measured by bench:footprint (figures in docs/benchmarks.md,
+// "Engine settings"):
+// - A small young generation (semispace growth factor 1): V8 would grow the semispaces when scavenges find
+//   survivors, which keeps megabytes of RSS per process; fixed at their initial size they cost some CPU per pod.
+// - The baseline compiler as the top tier (--max-opt=1: no TurboFan): the kubelet's work comes in short bursts of many
+//   different functions (a pod's sync), for which TurboFan's background compiles cost more CPU and memory than the
+//   optimized code saves.
+// `tskube proxy`, `join` and `apiserver` keep V8's defaults: the proxy's syncs at many Services are hot loops that need
+// TurboFan and large semispaces. `up` keeps the small young generation but not the baseline tier: its apiserver needs
+// TurboFan to start quickly.
 import v8 from 'node:v8';
 
 export const SMALL_YOUNG_GENERATION = '--semi-space-growth-factor=1';

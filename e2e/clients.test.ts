@@ -1,4 +1,4 @@
-// e2e (issue 13): clients nobody here wrote, against `tskube apiserver` in its
+// e2e: clients nobody here wrote, against `tskube apiserver` in its
 // own namespace: the official Python client (Debian python3-kubernetes)
 // watching with watch=True and dry-running writes, and kubectl's server-side
 // dry run, diff and get -o yaml | apply round trip.

@@ -1,4 +1,4 @@
-// e2e (issue 48): a fixed sample of upstream's own conformance tests, run by
+// e2e: a fixed sample of upstream's own conformance tests, run by
 // `npm run conformance`'s runner against the real control plane and two tskube
 // nodes, so a regression in what they check fails CI. The whole suite is
 // `npm run conformance` (docs/conformance.md).

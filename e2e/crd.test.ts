@@ -1,4 +1,4 @@
-// e2e (issue 17): CustomResourceDefinitions with the real kubectl and the
+// e2e: CustomResourceDefinitions with the real kubectl and the
 // official Python client against `tskube apiserver`: a definition becomes
 // Established and served; its objects are defaulted, pruned and validated as
 // upstream; printer columns, categories, short names, explain, scale and

@@ -1,4 +1,4 @@
-// e2e (issue 16): transient CRI faults never restart what is healthy. The
+// e2e: transient CRI faults never restart what is healthy. The
 // kubelet talks to containerd through a proxy that fails 30 % of
 // PodSandboxStatus, ContainerStatus and ListContainers calls (10 % of
 // ListPodSandbox) and stalls every call for 5 s twice a minute, while 30 pods

@@ -1,4 +1,4 @@
-// e2e (issue 15): cluster DNS on a `tskube up` node. A second namespace on the
+// e2e: cluster DNS on a `tskube up` node. A second namespace on the
 // LAN runs Debian's dnsmasq as the upstream resolver (answering example.test).
 // From inside pods, busybox nslookup resolves Services by FQDN and short name,
 // headless Services (an endpoint turning unready drops out), SRV, PTR,

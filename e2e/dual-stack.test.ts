@@ -1,4 +1,4 @@
-// e2e (issue 19): a dual-stack pod network. Two VMs on a LAN with an IPv4 and
+// e2e: a dual-stack pod network. Two VMs on a LAN with an IPv4 and
 // an IPv6 subnet; VM a runs `tskube up` with a cluster CIDR and a Service range
 // of each family and `--node-ip` of both, VM b joins with its pair. Every Node
 // gets a podCIDR and an InternalIP of each family, every pod an address of

@@ -1,4 +1,4 @@
-// e2e (issue 47): `kubeadm init` and `kubeadm join` with tskube as the kubelet. Each
+// e2e: `kubeadm init` and `kubeadm join` with tskube as the kubelet. Each
 // machine is a network namespace on one LAN plus a private mount namespace (e2e/machine.ts),
 // so kubeadm writes /etc/kubernetes and /var/lib/kubelet for real. containerd mirrors
 // registry.k8s.io to the control-plane machine's registry, which holds the images built

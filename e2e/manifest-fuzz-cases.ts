@@ -1,4 +1,4 @@
-// The manifest fuzz's inputs (issue 16): bad or odd static pod files. Every
+// The manifest fuzz's inputs: bad or odd static pod files. Every
 // field of a working pod gets values of the wrong type, out of range, empty,
 // huge or malicious; whole files come broken (YAML bombs, binary, size,
 // nesting). `valid` marks the odd ones a kubelet must run anyway.

@@ -1,4 +1,4 @@
-// e2e (issue 16): a manifest fuzz. Beside 3 good static pods, 230-odd bad or
+// e2e: a manifest fuzz. Beside 3 good static pods, 230-odd bad or
 // odd manifests (e2e/manifest-fuzz-cases.ts) are dropped into the manifest
 // directory in a batch, one by one, and as partial writes. The kubelet never
 // exits and its /healthz stays ok; the good pods keep their containers; every

@@ -1,4 +1,4 @@
-// e2e (issue 14): three "VMs" on one LAN bridge. VM 1 runs `tskube up`; VMs 2
+// e2e: three "VMs" on one LAN bridge. VM 1 runs `tskube up`; VMs 2
 // and 3 run the `tskube join` line it prints. Bad join lines fail cleanly and
 // leave nothing behind; the joined nodes go Ready with distinct podCIDRs; a
 // DaemonSet puts one pod on each; a Deployment spreads over all three; every pod reaches every other by IP over

@@ -1,4 +1,4 @@
-// e2e (issue 18): the kubelet's node resources on real containerd and the
+// e2e: the kubelet's node resources on real containerd and the
 // real cgroup filesystem: Guaranteed, Burstable and BestEffort pods in the
 // QoS hierarchy under the node's --cgroup-root with upstream's pod limits
 // and oom_score_adj, seen from /sys/fs/cgroup and from inside the

@@ -1,9 +1,9 @@
-// e2e (issue 16): the rest of the pod spec on real containers, seen through the
+// e2e: the rest of the pod spec on real containers, seen through the
 // real kubectl: postStart and preStop hooks (observed through a hostPath file),
 // termination messages from the file and from the log, and a container its
 // liveness probe keeps killing backing off as a crash does; native sidecars,
 // readiness gates, sysctls and seccomp, kubectl debug; the pod's resolv.conf
-// from dnsPolicy, clusterDNS and dnsConfig (issue 15, part).
+// from dnsPolicy, clusterDNS and dnsConfig.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';

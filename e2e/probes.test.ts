@@ -31,7 +31,7 @@ describe('probes', { skip, timeout: 8 * 60_000 }, () => {
   const containerId = (name: string): string =>
     get(name, '{.status.containerStatuses[0].containerID}').replace('containerd://', '');
   const restarts = (name: string): number => Number(get(name, '{.status.containerStatuses[0].restartCount}') || 0);
-  /** Runs a command in the pod's container through CRI ExecSync (kubectl exec needs the kubelet API of issue 7). */
+  /** Runs a command in the pod's container through CRI ExecSync (so the test does not depend on the kubelet API). */
   const inPod = (name: string, cmd: string[]) => cluster.node.cri.execSync(containerId(name), cmd, 10);
   const running = (name: string) =>
     waitFor(() => /Running/.test(row(name)) && containerId(name), 60_000, 300, `${name} running`);

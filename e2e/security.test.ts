@@ -1,4 +1,4 @@
-// e2e (issue 12): a security replay on a `tskube up` node, with the real
+// e2e: a security replay on a `tskube up` node, with the real
 // kubectl and curl as an attacker would use them. Each probe asserts the
 // upstream outcome; the probes that already held are kept so they cannot regress.
 import assert from 'node:assert/strict';

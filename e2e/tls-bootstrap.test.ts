@@ -1,4 +1,4 @@
-// e2e (issue 14): a kubelet started the way kubeadm starts it — its drop-in
+// e2e: a kubelet started the way kubeadm starts it — its drop-in
 // flags, a bootstrap kubeconfig holding a token, kubeadm's own config.yaml, no
 // node credentials — gets its client certificate through an auto-approved CSR
 // from the real apiserver, registers, runs a pod in real containerd, and renews

@@ -1,4 +1,4 @@
-// e2e (issue 16): an upgrade of the kubelet keeps what runs. The previous
+// e2e: an upgrade of the kubelet keeps what runs. The previous
 // release of tskube (a git worktree at PREVIOUS, the last landed release
 // before this kubelet's container-hash rule) starts a static pod and API pods
 // on real containerd; it is stopped, this kubelet starts on the same root dir

@@ -1,4 +1,4 @@
-// e2e (issue 47): tskube's agents on the real control plane. VM 1 runs upstream's
+// e2e: tskube's agents on the real control plane. VM 1 runs upstream's
 // etcd, kube-apiserver, kube-controller-manager and kube-scheduler (v1.37, built from
 // their Go modules) with kubeadm's flags, and the image registry joined nodes pull
 // from; VMs 2 and 3 run the `tskube join` line `tskube token create` prints against

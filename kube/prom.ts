@@ -1,7 +1,7 @@
 // prom-client's metric classes, each from its own file: the package's index
 // also loads its Pushgateway (http, https, zlib) and AggregatorRegistry
-// (cluster), which no tskube process uses: ~2 MiB of RSS and ~15 ms of every
-// start (kube/prom-client-lib.d.ts types these paths as the package's own).
+// (cluster), which no tskube process uses, at a cost in RSS and start time
+// (kube/prom-client-lib.d.ts types these paths as the package's own).
 import type * as P from 'prom-client';
 import buckets from 'prom-client/lib/bucketGenerators.js';
 import CounterClass from 'prom-client/lib/counter.js';

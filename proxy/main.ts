@@ -181,7 +181,7 @@ async function nodeIPs(client: KubeClient, cfg: ProxyConfig, log: Logger): Promi
 export async function startProxy(cfg: ProxyConfig, log: Logger): Promise<RunningProxy> {
   if (cfg.mode === 'nftables') await checkNftSupport();
   if (cfg.localhostNodePorts && cfg.mode === 'iptables') {
-    // NodePorts on 127.0.0.1 need route_localnet; the KUBE-FIREWALL rule closes the hole it opens (issue 90259).
+    // NodePorts on 127.0.0.1 need route_localnet; the KUBE-FIREWALL rule closes the hole it opens (kubernetes/kubernetes#90259).
     log.info(
       'setting route_localnet=1 to allow node-ports on localhost; to change this set --iptables-localhost-nodeports=false',
     );

@@ -36,7 +36,8 @@ export class CgroupTree {
 
   /**
    * Creates the cgroup (and its parents), with v2's controllers enabled down the path, then applies `r`. Synchronous
-   * file calls here and in set(), as runc's: a few tiny writes per pod, each ~10× the CPU through fs/promises.
+   * file calls here and in set(), as runc's: a few tiny writes per pod, each several times the CPU through
+   * fs/promises.
    */
   async ensure(cgroup: string, r?: CgroupResources): Promise<void> {
     for (const d of this.dirs(cgroup)) fs.mkdirSync(d, { recursive: true });

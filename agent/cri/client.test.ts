@@ -258,7 +258,7 @@ test('proto/ field names and numbers match upstream cri-api runtime.v1', () => {
   for (const m of ['ImageStatus', 'PullImage', 'ListImages', 'RemoveImage']) assert.ok(img.methods[m], m);
 });
 
-test('a grace period of 10^12 seconds (a valid int64) is passed on, and the call deadline is clamped instead of throwing (issue 16)', async () => {
+test('a grace period of 10^12 seconds (a valid int64) is passed on, and the call deadline is clamped instead of throwing', async () => {
   const sb = await cri.runPodSandbox(
     { metadata: { name: 'g', uid: 'ug', namespace: 'default', attempt: 0 }, labels: { 'io.kubernetes.pod.uid': 'ug' } },
     'default/g',

@@ -4,9 +4,8 @@
 // decode+toObject give (message-codec.test.ts holds it to that). protobufjs
 // reads the schema and does the wire work (its Reader and Writer); what this
 // does not do is build a message instance between the object and the wire,
-// nor generate code per type at first use (22 ms over the first calls of a
-// pod's start, which a starting kubelet then ran in the interpreter:
-// `npm run bench:cri-codec`, docs/benchmarks.md).
+// nor generate code per type at first use (which a starting kubelet would run
+// in the interpreter: `npm run bench:cri-codec`, docs/benchmarks.md).
 import protobuf from 'protobufjs';
 
 export interface MessageCodec {

@@ -1,8 +1,7 @@
 // Unary gRPC calls over one HTTP/2 connection to a unix socket, with Node's
 // own http2: what the CRI needs (every CRI call is unary) without grpc-js's
-// channel, load balancing, filter and credential layers, which cost ~1.7 ms
-// of the kubelet's CPU per call (half of an idle kubelet's CPU was its PLEG
-// relist's two calls a second) and ~5 MiB of loaded code.
+// channel, load balancing, filter and credential layers, whose CPU per call and
+// loaded code dominated an idle kubelet (docs/benchmarks.md, "Engine settings").
 // Wire format and status mapping: gRPC's PROTOCOL-HTTP2.md and
 // http-grpc-status-mapping.md.
 import http2 from 'node:http2';

@@ -1,4 +1,4 @@
-// The pod network (issue 14): routes as a pure diff, the conflist, the
+// The pod network: routes as a pure diff, the conflist, the
 // masquerade rules, and the reconciler against a real apiserver's Node list
 // with the kernel replaced by a route table in memory.
 import assert from 'node:assert/strict';

@@ -417,7 +417,7 @@ export class PodNetwork {
       ]),
       ...remove.map((r) => ['route', 'del', r.dst, 'proto', String(ROUTE_PROTO)]),
     ];
-    // One `ip` per change is ~5 ms of process start: many changes (a node's first sync) go through one `ip -batch`.
+    // One `ip` per change is a process start each: many changes (a node's first sync) go through one `ip -batch`.
     if (cmds.length > 1)
       await this.ip.run([...f, '-force', '-batch', '-'], 'ip', `${cmds.map((c) => c.join(' ')).join('\n')}\n`);
     else if (cmds.length === 1) await this.ip.run([...f, ...cmds[0]!]);

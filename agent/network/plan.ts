@@ -223,8 +223,8 @@ export function desiredRoutes(
     .map((a) => ({ ...a, n: ipToBigInt(a.ip) }));
   const ownRange = own ? range(own) : undefined;
   if (own && ownRange) taken.push({ ...ownRange, cidr: own, node: self });
-  // Code-unit order, not localeCompare: the same on every node whatever its locale, and ICU's collation data is
-  // ~2.5 MiB of the kubelet's RSS once touched.
+  // Code-unit order, not localeCompare: the same on every node whatever its locale, and ICU's collation data would
+  // stay in the kubelet's RSS once touched.
   for (const n of [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const { podCIDR, internalIP } = familyNet(n, family);
     if (n.name === self || !podCIDR) continue;

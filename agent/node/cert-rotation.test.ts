@@ -1,4 +1,4 @@
-// Client certificate rotation (issue 14, part): the deadline, and a renewal
+// Client certificate rotation: the deadline, and a renewal
 // through a selfnodeclient CSR that the kubelet's clients pick up in place.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';

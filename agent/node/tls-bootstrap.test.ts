@@ -1,4 +1,4 @@
-// TLS bootstrap (issue 14, part): a bootstrap token kubeconfig becomes a
+// TLS bootstrap: a bootstrap token kubeconfig becomes a
 // node client certificate through an auto-approved CSR.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';

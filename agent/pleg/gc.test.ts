@@ -60,7 +60,7 @@ test('the newest sandbox of a live pod stays even when not ready', () => {
   assert.deepEqual(selectGarbage(snap, new Set()).sandboxes, ['only']);
 });
 
-test('containers stuck in created go, unless one is the newest instance of a live pod (it may be starting) (issue 16)', () => {
+test('containers stuck in created go, unless one is the newest instance of a live pod (it may be starting)', () => {
   const snap: Lists = {
     sandboxes: [s('sb-u1', 'u1', 'SANDBOX_READY', 1)],
     containers: [

@@ -1,4 +1,4 @@
-// Pod DNS (issue 15, part): upstream's dnsPolicy rules, dnsConfig merging and limits.
+// Pod DNS: upstream's dnsPolicy rules, dnsConfig merging and limits.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 

@@ -1,4 +1,4 @@
-// The pod's /etc/hosts (issue 15, part): upstream's managed file, FQDN with a subdomain, hostAliases, host network.
+// The pod's /etc/hosts: upstream's managed file, FQDN with a subdomain, hostAliases, host network.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 

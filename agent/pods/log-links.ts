@@ -15,7 +15,7 @@ export function logLinkName(podName: string, namespace: string, container: strin
 export const containerLogsDir = (podLogsDir: string): string =>
   path.join(path.dirname(path.resolve(podLogsDir)), 'containers');
 
-// Synchronous file calls: small and local, made for every container, where fs/promises costs ~10× the CPU of the
+// Synchronous file calls: small and local, made for every container, where fs/promises costs several times the CPU of the
 // system call (a thread-pool hand-off and its wake-ups).
 export async function linkContainerLog(
   dir: string,

@@ -23,7 +23,7 @@ export async function terminationMessageMount(
 ): Promise<{ container_path: string; host_path: string; readonly: boolean } | undefined> {
   if (!containerPath) return undefined;
   const dir = path.join(podDirPath, 'containers', containerName);
-  // Synchronous: three small local calls on every container start, each ~10× the CPU through fs/promises.
+  // Synchronous: three small local calls on every container start, each several times the CPU through fs/promises.
   fs.mkdirSync(dir, { recursive: true, mode: 0o750 });
   const file = path.join(dir, randomBytes(4).toString('hex'));
   fs.writeFileSync(file, '', { mode: 0o666 });

@@ -173,7 +173,7 @@ export class PodWorker {
       }
     }
     const file = path.join(dir, 'etc-hosts');
-    // Synchronous, as the pod's other small local files: fs/promises costs ~10× the CPU of the system call.
+    // Synchronous, as the pod's other small local files: fs/promises costs several times the CPU of the system call.
     fs.writeFileSync(
       file,
       etcHostsContent(this.pod, { podIPs, clusterDomain: this.d.clusterDomain ?? '', nodeHosts }),

@@ -110,7 +110,7 @@ test('a failing liveness probe restarts the container after failureThreshold run
   assert.ok(count.value >= 2);
 });
 
-test('a container its liveness probe keeps killing goes into CrashLoopBackOff with a BackOff event, as upstream (issue 16)', async () => {
+test('a container its liveness probe keeps killing goes into CrashLoopBackOff with a BackOff event, as upstream', async () => {
   const p = pod('loop', { livenessProbe: { ...exec, periodSeconds: 1, failureThreshold: 1 } });
   kubelet.setSource('file', [p]);
   const first = await waitFor(() => running()[0], 5000, 20);

@@ -83,7 +83,7 @@ export class LogRotator {
 
   /** Rotates one container's log if it is over the limit. */
   async rotate(id: string, log: string, now = new Date()): Promise<boolean> {
-    // Every container every monitor interval: one stat, made synchronously (through fs/promises ~10× the CPU).
+    // Every container every monitor interval: one stat, made synchronously (through fs/promises several times the CPU).
     let size = 0;
     try {
       size = fs.statSync(log).size;

@@ -164,7 +164,7 @@ test('a missing directory is an empty set, and pods appear once it exists', asyn
   }
 });
 
-test('one bad file only ever affects itself: alias bombs, self-references and wrong types are reported, the rest of the directory goes on (issue 16)', () =>
+test('one bad file only ever affects itself: alias bombs, self-references and wrong types are reported, the rest of the directory goes on', () =>
   withSource(async (dir, sets, src, log) => {
     fs.writeFileSync(path.join(dir, 'good.yaml'), podYaml('good'));
     const bomb = [

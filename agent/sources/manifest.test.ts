@@ -150,7 +150,7 @@ test('bad input gives one clear message naming file, object and field', () => {
   assert.deepEqual(err('- a\n- b\n'), ['/m/f.yaml: expected a Pod or PodList object, got array']);
 });
 
-test('a uid, subPath or hostPath that would leave the kubelet directories is refused, naming the field (issue 12)', () => {
+test('a uid, subPath or hostPath that would leave the kubelet directories is refused, naming the field', () => {
   const err = (content: string) => parseManifest(Buffer.from(content), '/m/f.yaml', 'file', 'n').errors;
   assert.deepEqual(
     err('kind: Pod\nmetadata: {name: x, uid: ../../canary}\nspec: {containers: [{name: a, image: i}]}\n'),

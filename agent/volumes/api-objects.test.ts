@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { type KObj, type KubeApi, KubeApiError } from '../../kube/client.js';
 import { ApiObjects } from './api-objects.js';
 
-test('ConfigMaps and Secrets: the last copy read serves while the apiserver is away; a 404 forgets it (issue 16)', async () => {
+test('ConfigMaps and Secrets: the last copy read serves while the apiserver is away; a 404 forgets it', async () => {
   let mode: 'ok' | 'down' | 'gone' = 'ok';
   const api = {
     get: async (path: string): Promise<KObj> => {

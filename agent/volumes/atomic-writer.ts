@@ -53,8 +53,8 @@ const readlink = (p: string): string | undefined => {
 
 /**
  * Writes `payload` under `dir`; returns whether anything changed. Synchronous calls: a volume is a few small files on
- * local disk, and each fs/promises call costs ~10× the CPU of the system call (a thread-pool hand-off and its
- * wake-ups), the larger part of a pod's volume set-up.
+ * local disk, and each fs/promises call costs several times the CPU of the system call (a thread-pool hand-off and
+ * its wake-ups), the larger part of a pod's volume set-up.
  */
 export async function writeAtomic(dir: string, payload: Payload): Promise<boolean> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });

@@ -16,7 +16,7 @@ export async function setUpEmptyDir(v: Volume, dir: string): Promise<void> {
     await mountTmpfs(dir, v.emptyDir.sizeLimit ? parseQuantity(v.emptyDir.sizeLimit) : undefined, 0o1777);
   else fs.mkdirSync(dir, { recursive: true });
   // World-writable as upstream: any container user may use it. Set up again on every sync: the setgid bit
-  // fsGroup put there stays. Synchronous: under the kubelet's root dir, where fs/promises costs ~10× the CPU.
+  // fsGroup put there stays. Synchronous: under the kubelet's root dir, where fs/promises costs several times the CPU.
   const st = fs.statSync(dir);
   if ((st.mode & 0o777) !== 0o777) fs.chmodSync(dir, (st.mode & 0o7000) | 0o777);
 }

@@ -1,8 +1,8 @@
 // mount(8) and umount(8) run by one long-lived /bin/sh instead of a fork of
-// the kubelet for each: forking a process of ~100 MiB (its page tables) cost
-// ~7 ms of the kubelet's CPU per call, measured, and every API pod mounts at
-// least its token tmpfs; the shell forks them for ~0.1 ms. One command at a
-// time; the shell is started on first use, again if it exits.
+// the kubelet for each: forking a process the kubelet's size (its page tables)
+// costs far more CPU than the small shell's fork, and every API pod mounts at
+// least its token tmpfs. One command at a time; the shell is started on first
+// use, again if it exits.
 import { type ChildProcess, spawn } from 'node:child_process';
 
 const MARK = '__tskube_rc=';

@@ -1,4 +1,4 @@
-// subPath and pod-path confinement (issue 12): a subPath can never mount
+// subPath and pod-path confinement: a subPath can never mount
 // something outside its volume, even through a symlink a container planted;
 // a uid that is not one path element never names a directory; pod and volume
 // directories are closed to other host users.

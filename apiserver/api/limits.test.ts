@@ -1,4 +1,4 @@
-// Input limits and validation with security weight (issue 12): subPath and
+// Input limits and validation with security weight: subPath and
 // hostPath escapes, labels and annotations, object and data sizes, nesting
 // depth, and one broken watcher never costing the others their events.
 import assert from 'node:assert/strict';

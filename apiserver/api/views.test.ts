@@ -1,4 +1,4 @@
-// events.k8s.io/v1 (issue 13, item 8): the same Events as core/v1, with
+// events.k8s.io/v1: the same Events as core/v1, with
 // upstream's field names, through every verb.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

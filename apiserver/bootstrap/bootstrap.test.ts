@@ -1,4 +1,4 @@
-// Bootstrap tokens (issue 14, part): authentication rules, upstream's JWS
+// Bootstrap tokens: authentication rules, upstream's JWS
 // vectors, cluster-info signatures, the token controllers, `tskube token`.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// CertificateSigningRequests (issue 14, part): kubelet client CSR rules,
+// CertificateSigningRequests: kubelet client CSR rules,
 // approval rules, auto-approval for bootstrap tokens and renewing nodes,
 // signing with the cluster CA.
 import assert from 'node:assert/strict';

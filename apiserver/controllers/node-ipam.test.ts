@@ -1,4 +1,4 @@
-// Node IPAM (issue 14, part): the range allocator and the controller.
+// Node IPAM: the range allocator and the controller.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 

@@ -1,4 +1,4 @@
-// Issue 13, items 1 and 2: server-side dry run writes nothing, query
+// Server-side dry run writes nothing, query
 // parameters are parsed as upstream (ParseBool, ParseInt, resourceVersionMatch,
 // 504 ahead of the store), watch headers go out at once, legacy watch paths.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Write semantics real clients rely on (issue 13, item 6): Secret stringData,
+// Write semantics real clients rely on: Secret stringData,
 // `uid: null` in patches, workload selector validation, no-op writes,
 // deletecollection and what DELETE answers per kind.
 import assert from 'node:assert/strict';

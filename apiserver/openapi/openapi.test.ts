@@ -1,4 +1,4 @@
-// OpenAPI documents and server-side field validation (issue 13, item 4):
+// OpenAPI documents and server-side field validation:
 // unknown and duplicate fields reported in upstream's order and wording
 // (cases after upstream's field_validation_test), the v3 documents
 // self-contained, the v2 protobuf form readable.

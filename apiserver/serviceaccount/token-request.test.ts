@@ -1,4 +1,4 @@
-// TokenRequest refusals (issue 12): a node's credentials cannot mint a token
+// TokenRequest refusals: a node's credentials cannot mint a token
 // for a ServiceAccount its pod does not run as, mirror pods carry no
 // credentials at all, and tokens bound to a pod need that pod's own account.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Server-side apply (issue 13, item 3): field sets in FieldsV1 form, merges
+// Server-side apply: field sets in FieldsV1 form, merges
 // by the schema's list keys, ownership per manager and operation, conflicts
 // worded as upstream, force, pruning of fields an applier stopped setting.
 import assert from 'node:assert/strict';

@@ -123,7 +123,7 @@ export function renderIptables(i: RenderInput): RenderOutput {
   // NodePorts on localhost need route_localnet, which only IPv4 has (upstream: IPv4 only).
   const localhostNodePorts = i.localhostNodePorts && family === 'IPv4';
   if (localhostNodePorts) {
-    // kubelet's anti-martian rule for route_localnet (issue 90259); written identically by both.
+    // kubelet's anti-martian rule for route_localnet (kubernetes/kubernetes#90259); written identically by both.
     filterChains.write(`:${C.KUBE_FIREWALL} - [0:0]`);
     filterRules.write(
       '-A',

@@ -1,8 +1,8 @@
 // What the proxier's informers keep of each object (an informer transform,
 // client-go's SetTransform): only the fields the proxier reads. managedFields,
-// uids, timestamps and endpoints' targetRefs were 40 % of what the informers
-// held (4.6 → 2.8 KB per Service with its slice), and a process's size slows
-// all of its work after a wake-up on small VMs (docs/benchmarks.md).
+// uids, timestamps and endpoints' targetRefs are a large share of what the
+// informers would hold, and a process's size slows all of its work after a
+// wake-up on small VMs (docs/benchmarks.md, "Engine settings").
 import type { KObj } from '../../kube/client.js';
 import { LABEL_SERVICE_NAME } from './endpoints.js';
 

@@ -128,7 +128,7 @@ export const NETLINK_CHUNK_OPS = 500;
  *
  * Transactions are yielded in order as each is complete (fixed objects; sets and endpoint chains; endpoint slots;
  * service chains; map elements; retirement), so that a caller sending each before asking for the next holds one
- * batch of commands at a time: at 30,000 Services all of them took ~2.5 KB per Service of the cold sync's peak heap.
+ * batch of commands at a time rather than all of a cold sync's at once.
  * Returns the chains flushed by the plan, to delete later.
  */
 export function* planFull(

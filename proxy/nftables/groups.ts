@@ -3,7 +3,7 @@
 // masquerade check and the DNAT through their block of endpoint slots, each
 // matching the port's own cluster IP and port) share one of GROUPS chains,
 // picked by a hash of the chain name the port would have had. Every nf_tables
-// commit walks every chain of the network namespace (~70 ns each), so one
+// commit walks every chain of the network namespace, so one
 // chain per Service made each change cost more in a bigger cluster; with
 // groups the chain count stays near GROUPS whatever the number of Services.
 // A packet's first lookup walks at most its group's rules.

@@ -5,16 +5,16 @@
 // @endpoint-slots-<proto>-N`. Its endpoints share the block as near-equal ranges, so
 // an endpoint change is a few map element operations. Element changes in a
 // map without verdicts do not make the kernel re-validate the whole table,
-// which it does for every rule or verdict element added (~30 ms at 30,000
-// Services), so a change costs the same at any cluster size.
+// which it does for every rule or verdict element added (its cost grows with
+// the table), so a change costs the same at any cluster size.
 
 /** Keys per block: an endpoint's share is a range of them (the skew between endpoints is at most 1/4096). */
 export const SLOT_BITS = 12;
 export const SLOTS = 1 << SLOT_BITS;
 /**
  * Maps the blocks are spread over, per protocol (nft 1.0.x cannot take one map's `th dport` for rules of several
- * protocols). The kernel's interval sets (rbtree) insert in time linear in their size, so one map of 300,000 ranges
- * (30,000 Services × 10 endpoints) took 93 s to fill and 3 ms per change; 256 keep each small.
+ * protocols). The kernel's interval sets (rbtree) insert in time linear in their size, so one map for 30,000 Services
+ * is slow to fill and to change (docs/benchmarks.md, "Engine settings"); many small maps keep each change cheap.
  */
 export const SHARDS: Record<string, number> = { tcp: 256, udp: 64, sctp: 16 };
 /** Blocks 1 … MAX_BLOCK: block × 4096 + 4095 stays below 2^32, and the range end (exclusive) fits in 32 bits too. */
