@@ -292,6 +292,7 @@ describe(
       assert.match(out, /^dry-run answered: nginx stored: busybox$/m);
       assert.match(out, /^conflict: 409 Apply failed with 1 conflict: conflict with "py-one": .spec.replicas$/m);
       assert.match(out, /^forced: 2$/m);
+      assert.match(out, /^yaml body: E1 12:30:00$/m);
     });
 
     test('@kubernetes/client-node: Watch starts on a quiet collection, makeInformer start and restart, KubernetesObjectApi server-side apply', () => {

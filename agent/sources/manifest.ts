@@ -4,6 +4,7 @@
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { parseAllDocuments } from 'yaml';
 
+import { K8S_YAML } from '../../kube/go-yaml.js';
 import { canonicalJson, md5Hex } from '../../kube/hash.js';
 import { checkDns1123Subdomain } from '../../kube/names.js';
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
@@ -35,7 +36,7 @@ function decode(bytes: Buffer, where: string): { doc?: unknown; error?: string }
   }
   if (text.trim() === '') return { doc: null };
   // YAML 1.1 semantics, like sigs.k8s.io/yaml (yes/on are booleans).
-  const docs = parseAllDocuments(text, { version: '1.1', uniqueKeys: true });
+  const docs = parseAllDocuments(text, { ...K8S_YAML, uniqueKeys: true });
   if (!Array.isArray(docs)) return { error: `${where}: could not parse` };
   const real = docs.filter((d) => d.contents !== null || d.errors.length > 0);
   if (real.length > 1)

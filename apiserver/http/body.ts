@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 
 import { parse as parseYaml } from 'yaml';
 
+import { K8S_YAML } from '../../kube/go-yaml.js';
 import { errors } from '../api/errors.js';
 import { decodeProtobuf } from './protobuf.js';
 
@@ -72,7 +73,7 @@ function decodeRaw(raw: Buffer, type: string, allowed: string[]): unknown {
   if (text.trim() === '') throw errors.badRequest('the request body is empty');
   if (type === 'application/yaml') {
     try {
-      return parseYaml(text, { version: '1.1' });
+      return parseYaml(text, K8S_YAML);
     } catch (e) {
       throw errors.badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
     }

@@ -34,3 +34,23 @@ except ConflictError as e:
     print("conflict:", e.status, e.summary())
 forced = client.server_side_apply(deployments, body=deploy(2), name="py-ssa", namespace="default", field_manager="py-two", force_conflicts=True)
 print("forced:", forced.spec.replicas)
+
+# A YAML body as written by hand: E1 is a name and 12:30:00 a string, as sigs.k8s.io/yaml reads them.
+yaml_deploy = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: py-yaml, namespace: default}
+spec:
+  selector: {matchLabels: {app: py-yaml}}
+  template:
+    metadata: {labels: {app: py-yaml}}
+    spec:
+      containers:
+      - name: c
+        image: busybox
+        env:
+        - name: E1
+          value: 12:30:00
+"""
+made = client.server_side_apply(deployments, body=yaml_deploy, name="py-yaml", namespace="default", field_manager="py-yaml")
+env = made.spec.template.spec.containers[0].env[0]
+print("yaml body:", env.name, env.value)
