@@ -6,6 +6,13 @@ const isObj = (v: J): v is Obj => typeof v === 'object' && v !== null && !Array.
 
 export class PatchError extends Error {}
 
+/** A JSON patch that is not a list of operations: refused before it is applied (upstream's 400, not 422). */
+export class PatchDecodeError extends PatchError {}
+
+/** The JSON kind Go's decoder names in `cannot unmarshal <kind> into Go value`. */
+const goKind = (v: unknown): string =>
+  v === null ? 'null' : typeof v === 'boolean' ? 'bool' : typeof v === 'object' ? 'object' : typeof v;
+
 export function mergePatch(target: J, patch: J): J {
   if (!isObj(patch)) return structuredClone(patch);
   const out: Obj = isObj(target) ? { ...target } : {};
@@ -72,7 +79,10 @@ function setAt(doc: J, path: string[], value: J, mode: 'add' | 'replace' | 'remo
 }
 
 export function jsonPatch(doc: J, ops: J): J {
-  if (!Array.isArray(ops)) throw new PatchError('a JSON patch must be an array of operations');
+  if (!Array.isArray(ops))
+    throw new PatchDecodeError(
+      `error decoding patch: json: cannot unmarshal ${goKind(ops)} into Go value of type []handlers.jsonPatchOp`,
+    );
   let cur = structuredClone(doc);
   for (const raw of ops) {
     if (!isObj(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string')

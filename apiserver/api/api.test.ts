@@ -164,7 +164,7 @@ test('patch: strategic merge on pod status by condition type, with a uid precond
   );
   assert.throws(
     () => api.patch(pods(api), 'default', 'a', 'json', [{ op: 'replace', path: '/nope/x', value: 1 }]),
-    apiErr(400, 'BadRequest'),
+    apiErr(422, 'Invalid'),
   );
 });
 

@@ -4,7 +4,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import { familyOfText } from '../../kube/cidr.js';
-import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
+import { canonicalJson } from '../../kube/hash.js';
+import { jsonPatch, mergePatch, PatchDecodeError, PatchError, strategicMerge } from '../../kube/patch.js';
 import { defaultContainer } from '../../kube/pod-defaults.js';
 import {
   matchFields,
@@ -114,10 +115,11 @@ export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube
 
 const clone = <T>(o: T): T => structuredClone(o);
 
-/** Equal as stored objects, resourceVersion aside. Plain JSON (key order counts): cheap on every write, and
- * what a patch or an unchanged apply produces keeps the stored key order. */
+/** Equal as stored objects, resourceVersion aside. Plain JSON (key order counts) but for the small metadata, whose
+ * system fields an update puts back in its own order (a patch setting `uid: null` changes nothing). */
 function sameObject(a: Obj, b: Obj): boolean {
-  const norm = (o: Obj): string => JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  const norm = (o: Obj): string =>
+    JSON.stringify({ ...o, metadata: undefined }) + canonicalJson({ ...o.metadata, resourceVersion: undefined });
   return norm(a) === norm(b);
 }
 
@@ -903,8 +905,11 @@ export class Api {
         type === 'json' ? jsonPatch(cur, patch) : type === 'merge' ? mergePatch(cur, patch) : strategicMerge(cur, patch)
       ) as Obj;
     } catch (e) {
+      if (e instanceof PatchDecodeError) throw errors.badRequest(e.message);
       if (e instanceof PatchError)
-        throw errors.badRequest(`the server rejected our request due to an error in our request: ${e.message}`);
+        throw type === 'json'
+          ? errors.patchFailed()
+          : errors.badRequest(`the server rejected our request due to an error in our request: ${e.message}`);
       throw e;
     }
     if (typeof next !== 'object' || next === null || Array.isArray(next))

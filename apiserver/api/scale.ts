@@ -1,7 +1,7 @@
 // The scale subresource of Deployments and ReplicaSets (autoscaling/v1
 // Scale), which `kubectl scale` patches: spec.replicas in, status.replicas and
 // the selector as a string out.
-import { jsonPatch, mergePatch, PatchError, strategicMerge } from '../../kube/patch.js';
+import { jsonPatch, mergePatch, PatchDecodeError, PatchError, strategicMerge } from '../../kube/patch.js';
 import type { ResourceDef } from '../resources.js';
 import type { Obj } from '../storage/store.js';
 import type { Api, PatchType } from './api.js';
@@ -90,8 +90,11 @@ export function updateScale(
         type === 'json' ? jsonPatch(base, body) : type === 'merge' ? mergePatch(base, body) : strategicMerge(base, body)
       ) as Obj;
     } catch (e) {
+      if (e instanceof PatchDecodeError) throw errors.badRequest(e.message);
       if (e instanceof PatchError)
-        throw errors.badRequest(`the server rejected our request due to an error in our request: ${e.message}`);
+        throw type === 'json'
+          ? errors.patchFailed()
+          : errors.badRequest(`the server rejected our request due to an error in our request: ${e.message}`);
       throw e;
     }
   }

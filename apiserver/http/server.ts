@@ -547,9 +547,13 @@ export class ApiServer {
     const policy =
       q.get('propagationPolicy') ?? opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : undefined);
     if (policy !== undefined && !['Background', 'Foreground', 'Orphan'].includes(policy))
-      throw errors.badRequest(
-        `propagationPolicy: Unsupported value: "${String(policy)}": supported values: "Foreground", "Background", "Orphan"`,
-      );
+      throw errors.invalid('DeleteOptions', 'meta.k8s.io', '', [
+        {
+          field: 'propagationPolicy',
+          reason: 'FieldValueNotSupported',
+          message: `Unsupported value: "${String(policy)}": supported values: "Foreground", "Background", "Orphan", "nil"`,
+        },
+      ]);
     return {
       gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace),
       preconditions: opts.preconditions,
