@@ -35,6 +35,46 @@ describe(
       );
     });
 
+    test('kubectl taint removes a taint; apply switches a Deployment to Recreate and puts a new init container first', () => {
+      as.kubectl(
+        ['create', '-f', '-'],
+        JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'taint-me' } }),
+      );
+      as.kubectl(['taint', 'node', 'taint-me', 'k=v:NoSchedule', 'k=v:NoExecute']);
+      assert.match(as.kubectl(['taint', 'node', 'taint-me', 'k=v:NoSchedule-']), /untainted/);
+      // (The node lifecycle controller adds its own not-ready taints to this kubelet-less Node.)
+      assert.equal(
+        as.kubectl(['get', 'node', 'taint-me', '-o', 'jsonpath={.spec.taints[?(@.key=="k")].effect}']),
+        'NoExecute',
+      );
+      const deploy = (strategy: object, init: string[]) =>
+        JSON.stringify({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'smp', namespace: 'default' },
+          spec: {
+            replicas: 0,
+            strategy,
+            selector: { matchLabels: { app: 'smp' } },
+            template: {
+              metadata: { labels: { app: 'smp' } },
+              spec: {
+                initContainers: init.map((name) => ({ name, image: 'busybox' })),
+                containers: [{ name: 'c', image: 'busybox' }],
+              },
+            },
+          },
+        });
+      as.kubectl(['apply', '-f', '-'], deploy({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } }, ['old']));
+      as.kubectl(['apply', '-f', '-'], deploy({ type: 'Recreate' }, ['new', 'old']));
+      assert.equal(as.kubectl(['get', 'deploy', 'smp', '-o', 'jsonpath={.spec.strategy}']), '{"type":"Recreate"}');
+      assert.equal(
+        as.kubectl(['get', 'deploy', 'smp', '-o', 'jsonpath={.spec.template.spec.initContainers[*].name}']),
+        'new old',
+      );
+      assert.match(as.kubectl(['apply', '-f', '-'], deploy({ type: 'Recreate' }, ['new', 'old'])), /unchanged/);
+    });
+
     test('kubectl --dry-run=server create, apply and delete change nothing; diff leaves the object as it was', () => {
       const cm = (v: string) =>
         JSON.stringify({

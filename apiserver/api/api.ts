@@ -14,6 +14,7 @@ import {
   parseLabelSelector,
   SelectorError,
 } from '../../kube/selectors.js';
+import { strategicMergeBySchema } from '../../kube/strategic-merge.js';
 import { rfc3339 } from '../../kube/time.js';
 import { admitClaimLimits, admitPodLimits } from '../admission/limit-ranger.js';
 import {
@@ -30,6 +31,7 @@ import { defaultClass } from '../controllers/volume-binding-model.js';
 import { CLEANUP_FINALIZER, crdStatus, defaultCrd, servedResources, validateCrdUpdate } from '../crd/definition.js';
 import { applySchemaDefaults, validateCustom } from '../crd/validation.js';
 import { dropUnknownFields, fieldMessages, type FieldValidation } from '../openapi/fields.js';
+import { patchSchemaOf } from '../openapi/patch-schema.js';
 import { kindSchema } from '../openapi/schema.js';
 import { apiVersionOf, Registry, type ResourceDef, storageKey, storagePrefix } from '../resources.js';
 import { applyConfig, type ManagedFieldsEntry, trackUpdate } from '../ssa/managed-fields.js';
@@ -902,7 +904,13 @@ export class Api {
     let next: Obj;
     try {
       next = (
-        type === 'json' ? jsonPatch(cur, patch) : type === 'merge' ? mergePatch(cur, patch) : strategicMerge(cur, patch)
+        type === 'json'
+          ? jsonPatch(cur, patch)
+          : type === 'merge'
+            ? mergePatch(cur, patch)
+            : r.custom
+              ? strategicMerge(cur, patch)
+              : strategicMergeBySchema(cur, patch, patchSchemaOf(kindSchema(r)))
       ) as Obj;
     } catch (e) {
       if (e instanceof PatchDecodeError) throw errors.badRequest(e.message);
