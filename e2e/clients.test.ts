@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
+import { waitFor } from '../testing/wait.js';
 import { ApiServerNode } from './apiserver-node.js';
 import { pythonClientSkip } from './cluster.js';
 import { e2eSkipReason, REPO } from './harness.js';
@@ -35,7 +36,7 @@ describe(
       );
     });
 
-    test('kubectl taint removes a taint; apply switches a Deployment to Recreate and puts a new init container first', () => {
+    test('kubectl taint removes a taint; apply switches a Deployment to Recreate and puts a new init container first; rollout history shows the change-cause', async () => {
       as.kubectl(
         ['create', '-f', '-'],
         JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'taint-me' } }),
@@ -73,6 +74,13 @@ describe(
         'new old',
       );
       assert.match(as.kubectl(['apply', '-f', '-'], deploy({ type: 'Recreate' }, ['new', 'old'])), /unchanged/);
+      as.kubectl(['annotate', 'deploy', 'smp', 'kubernetes.io/change-cause=init container first']);
+      await waitFor(
+        () => /^2\s+init container first$/m.test(as.kubectl(['rollout', 'history', 'deploy/smp'])),
+        20_000,
+        500,
+        'the change-cause on the newest revision',
+      );
     });
 
     test('kubectl --dry-run=server create, apply and delete change nothing; diff leaves the object as it was', () => {

@@ -28,6 +28,7 @@ import {
   scaleDownOld,
   surgeAndUnavailable,
   templateHash,
+  withDeploymentAnnotations,
 } from './workload-model.js';
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
@@ -118,7 +119,7 @@ export class DeploymentController {
     const old = all.filter((rs) => rs !== newRS);
     const created = !newRS && !d.spec?.paused;
     if (!d.spec?.paused) {
-      newRS = newRS ? await this.makeNewest(newRS, old) : await this.createNewRS(d, old);
+      newRS = newRS ? await this.copyAnnotations(d, await this.makeNewest(newRS, old)) : await this.createNewRS(d, old);
       d = await this.recordRevision(d, newRS);
       if (isScalingEvent(d, [newRS, ...old])) await this.scaleProportionally(d, newRS, old);
       else if (d.spec?.strategy?.type === 'Recreate') await this.recreate(d, newRS, old);
@@ -149,6 +150,7 @@ export class DeploymentController {
           name: `${d.metadata.name}-${hash}`,
           labels: template.metadata.labels,
           annotations: {
+            ...withDeploymentAnnotations(d.metadata.annotations, {}),
             [ANN_REVISION]: String(rev),
             [ANN_DESIRED]: String(desired),
             [ANN_MAX]: String(desired + (d.spec?.strategy?.type === 'Recreate' ? 0 : maxSurge)),
@@ -200,6 +202,16 @@ export class DeploymentController {
       [ANN_REVISION]: String(next),
       ...(history ? { [ANN_REVISION_HISTORY]: history } : {}),
     };
+    return this.client.update(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`, {
+      ...rs,
+      metadata: { ...rs.metadata, annotations },
+    });
+  }
+
+  /** The new ReplicaSet takes the Deployment's annotations as they change (a later change-cause), as upstream. */
+  private async copyAnnotations(d: KObj, rs: KObj): Promise<KObj> {
+    const annotations = withDeploymentAnnotations(d.metadata.annotations, rs.metadata.annotations);
+    if (!annotations) return rs;
     return this.client.update(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`, {
       ...rs,
       metadata: { ...rs.metadata, annotations },

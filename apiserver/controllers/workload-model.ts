@@ -10,6 +10,34 @@ export const ANN_REVISION_HISTORY = 'deployment.kubernetes.io/revision-history';
 export const ANN_DESIRED = 'deployment.kubernetes.io/desired-replicas';
 export const ANN_MAX = 'deployment.kubernetes.io/max-replicas';
 
+/** The Deployment annotations upstream never copies to its ReplicaSets (deployment_util.go annotationsToSkip). */
+const NOT_COPIED = new Set([
+  'kubectl.kubernetes.io/last-applied-configuration',
+  ANN_REVISION,
+  ANN_REVISION_HISTORY,
+  ANN_DESIRED,
+  ANN_MAX,
+  'deprecated.deployment.rollback.to',
+]);
+
+/**
+ * The new ReplicaSet's annotations with the Deployment's copied in (kubernetes.io/change-cause for `kubectl rollout
+ * history`, and any other), as upstream's copyDeploymentAnnotationsToReplicaSet; undefined when nothing changes.
+ */
+export function withDeploymentAnnotations(
+  deployment: Record<string, string> | undefined,
+  rs: Record<string, string> | undefined,
+): Record<string, string> | undefined {
+  const out = { ...(rs ?? {}) };
+  let changed = false;
+  for (const [k, v] of Object.entries(deployment ?? {})) {
+    if (NOT_COPIED.has(k) || out[k] === v) continue;
+    out[k] = v;
+    changed = true;
+  }
+  return changed ? out : undefined;
+}
+
 /** For .catch on a read or delete: a 404 is undefined (the object is gone), anything else is thrown. */
 export const notFoundOk = (e: unknown): undefined => {
   if (e instanceof KubeApiError && e.code === 404) return undefined;

@@ -15,7 +15,14 @@ import { progressingCondition } from './deployment-progress.js';
 import { isScalingEvent, scaledSizes } from './deployment-scaling.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { ReplicaSetController } from './replicaset-controller.js';
-import { newRSReplicas, sameTemplate, scaleDownOld, surgeAndUnavailable, templateHash } from './workload-model.js';
+import {
+  newRSReplicas,
+  sameTemplate,
+  scaleDownOld,
+  surgeAndUnavailable,
+  templateHash,
+  withDeploymentAnnotations,
+} from './workload-model.js';
 
 const D = '/apis/apps/v1/namespaces/default/deployments';
 const RS = '/apis/apps/v1/namespaces/default/replicasets';
@@ -519,4 +526,23 @@ test('a ReplicaSet adopts a matching orphan pod instead of creating one more', a
   } finally {
     await c.stop();
   }
+});
+
+test("a Deployment's annotations are copied to its new ReplicaSet but for the revision and apply ones", () => {
+  const d = {
+    'kubernetes.io/change-cause': 'kubectl set image deploy/web web=nginx:2',
+    'kubectl.kubernetes.io/last-applied-configuration': '{}',
+    'deployment.kubernetes.io/revision': '3',
+    team: 'web',
+  };
+  assert.deepEqual(withDeploymentAnnotations(d, { 'deployment.kubernetes.io/revision': '4' }), {
+    'deployment.kubernetes.io/revision': '4',
+    'kubernetes.io/change-cause': 'kubectl set image deploy/web web=nginx:2',
+    team: 'web',
+  });
+  assert.equal(
+    withDeploymentAnnotations(d, { 'kubernetes.io/change-cause': d['kubernetes.io/change-cause'], team: 'web' }),
+    undefined,
+    'nothing to copy: no write',
+  );
 });
