@@ -10,6 +10,7 @@ import {
   mergePasses,
   passes,
   repoList,
+  resultsTable,
   runOptions,
   type SpecResult,
   specResults,
@@ -176,4 +177,21 @@ test('junit: one testcase per test, failures and skips with their messages, XML-
   );
   assert.match(xml, /<testcase name="ok" classname="conformance" time="2\.000"\/>/);
   assert.match(xml, /<skipped message="Only \[gce\]"\/>/);
+});
+
+test('resultsTable: failures first with their first line, then passes; tests never run are only counted', () => {
+  const table = resultsTable([
+    { name: 'b passes', outcome: 'passed', seconds: 2 },
+    { name: 'a | fails', outcome: 'failed', seconds: 1.25, message: 'Timed out\nmore' },
+    { name: 'c not run', outcome: 'skipped', seconds: 0 },
+    { name: 'd skipped itself', outcome: 'skipped', seconds: 0.1, message: 'needs IPv6' },
+  ]);
+  assert.deepEqual(table.split('\n').slice(0, 5), [
+    '| Test | Result | Seconds | Why |',
+    '|---|---|---|---|',
+    '| a \\| fails | failed | 1.3 | Timed out |',
+    '| b passes | passed | 2.0 |  |',
+    '| d skipped itself | skipped | 0.1 | needs IPv6 |',
+  ]);
+  assert.match(table, /^1 more in scope were not run/m);
 });

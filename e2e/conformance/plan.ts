@@ -224,3 +224,29 @@ export function junit(results: SpecResult[], suite: string): string {
     '',
   ].join('\n');
 }
+
+const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
+
+/**
+ * The results as a Markdown table (test, result, seconds, and a failure's first line), failures first, then the rest
+ * by name; tests the suite skipped without running are counted, not listed.
+ */
+export function resultsTable(results: SpecResult[]): string {
+  const ran = results.filter((r) => r.outcome !== 'skipped' || r.message);
+  const order = (r: SpecResult): number => (r.outcome === 'failed' ? 0 : r.outcome === 'passed' ? 1 : 2);
+  const rows = [...ran]
+    .sort((a, b) => order(a) - order(b) || a.name.localeCompare(b.name))
+    .map(
+      (r) =>
+        `| ${cell(r.name)} | ${r.outcome} | ${r.seconds.toFixed(1)} | ${r.outcome === 'passed' ? '' : cell((r.message ?? '').split('\n')[0] ?? '').slice(0, 200)} |`,
+    );
+  const notRun = results.length - ran.length;
+  return [
+    '| Test | Result | Seconds | Why |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+    `${notRun} more in scope were not run (skipped by the suite for this cluster, or not reached).`,
+    '',
+  ].join('\n');
+}

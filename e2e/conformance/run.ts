@@ -22,6 +22,7 @@ import {
   mergePasses,
   passes,
   repoList,
+  resultsTable,
   type RunOptions,
   runOptions,
   type SpecResult,
@@ -194,6 +195,7 @@ export async function runConformance(o: RunOptions): Promise<SpecResult[]> {
       junit(merged, `conformance (control plane: ${o.controlPlane})`),
     );
     fs.writeFileSync(path.join(reportDir, 'results.json'), `${JSON.stringify(merged, null, 1)}\n`);
+    fs.writeFileSync(path.join(reportDir, 'results.md'), resultsTable(merged));
     console.log(`conformance: whole run ${minutes(started)}; reports in ${reportDir}`);
     return merged;
   } finally {
