@@ -164,6 +164,7 @@ export const RESOURCES: ResourceDef[] = [
   def('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], {
     categories: ['all'],
     subresources: ['status', 'scale'],
+    fields: ['status.replicas'],
   }),
   def('apps', 'v1', 'daemonsets', 'DaemonSet', true, ['ds'], { categories: ['all'], subresources: ['status'] }),
   def('apps', 'v1', 'statefulsets', 'StatefulSet', true, ['sts'], {

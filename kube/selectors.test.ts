@@ -27,3 +27,15 @@ test('field selectors', () => {
   assert.equal(matchFields(parseFieldSelector('spec.nodeName=,metadata.name=a'), f), false);
   assert.throws(() => parseFieldSelector('nonsense'), /invalid selector/);
 });
+
+test('label selectors: n>5 and n<5 compare integer values; a value that is not an integer is refused', () => {
+  const reqs = parseLabelSelector('n>5,m<10');
+  assert.equal(matchLabels(reqs, { n: '6', m: '9' }), true);
+  assert.equal(matchLabels(reqs, { n: '5', m: '9' }), false);
+  assert.equal(matchLabels(reqs, { n: 'six', m: '9' }), false, 'a label that is not an integer never matches');
+  assert.equal(matchLabels(reqs, { m: '9' }), false);
+  assert.throws(
+    () => parseLabelSelector('n>x'),
+    /^Error: unable to parse requirement: values\[0\]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer$/,
+  );
+});

@@ -5,6 +5,7 @@ import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
 export type Requirement =
   | { key: string; op: 'in' | 'notin'; values: string[] }
   | { key: string; op: '=' | '!='; values: [string] }
+  | { key: string; op: 'gt' | 'lt'; values: [string] }
   | { key: string; op: 'exists' | '!'; values: [] };
 
 export class SelectorError extends Error {}
@@ -48,6 +49,13 @@ export function parseLabelSelector(s: string): Requirement[] {
       reqs.push({ key: checkKey(m[1]!, s), op: m[2] as 'in' | 'notin', values });
     } else if ((m = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(part))) {
       reqs.push({ key: checkKey(m[1]!, s), op: m[2] === '!=' ? '!=' : '=', values: [checkValue(m[3]!, s)] });
+    } else if ((m = /^([^<>\s]+)\s*([<>])\s*(\S+)$/.exec(part))) {
+      // Gt and Lt compare a label's value as an integer, as upstream's selectors do.
+      if (!/^[-+]?[0-9]+$/.test(m[3]!))
+        throw new SelectorError(
+          `unable to parse requirement: values[0]: Invalid value: ${JSON.stringify(m[3])}: for 'Gt', 'Lt' operators, the value must be an integer`,
+        );
+      reqs.push({ key: checkKey(m[1]!, s), op: m[2] === '>' ? 'gt' : 'lt', values: [m[3]!] });
     } else if ((m = /^!\s*(\S+)$/.exec(part))) {
       reqs.push({ key: checkKey(m[1]!, s), op: '!', values: [] });
     } else if (/^\S+$/.test(part)) {
@@ -77,6 +85,12 @@ export function matchLabels(reqs: Requirement[], labels: Record<string, string> 
         return has;
       case '!':
         return !has;
+      case 'gt':
+      case 'lt': {
+        if (!has || !/^[-+]?[0-9]+$/.test(v!)) return false;
+        const [have, want] = [BigInt(v!), BigInt(r.values[0])];
+        return r.op === 'gt' ? have > want : have < want;
+      }
     }
   });
 }

@@ -292,6 +292,23 @@ test('list: label and field selectors, unsupported fields, limit/continue paging
     api.list(nodes, undefined, { fieldSelector: 'spec.unschedulable=false' }).items.map((n: any) => n.metadata.name),
     ['ready'],
   );
+  // Go ints print "0" when unset: ReplicaSets select by status.replicas.
+  const rs = api.res('apps', 'replicasets');
+  const rsBody = (name: string) => ({
+    metadata: { name },
+    spec: {
+      selector: { matchLabels: { a: name } },
+      template: { metadata: { labels: { a: name } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+    },
+  });
+  api.create(rs, 'default', rsBody('empty'));
+  assert.deepEqual(
+    api
+      .list(rs, 'default', { fieldSelector: 'status.replicas=0' })
+      .items.map((o: { metadata: { name: string } }) => o.metadata.name),
+    ['empty'],
+  );
+  assert.deepEqual(api.list(r, 'default', { labelSelector: 'n>5' }).items, []);
   assert.throws(
     () => api.list(r, 'default', { fieldSelector: 'spec.bogus=1' }),
     (e: unknown) => e instanceof ApiError && e.code === 400 && e.message === 'field label not supported: spec.bogus',

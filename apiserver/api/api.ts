@@ -138,8 +138,12 @@ const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 export const randomSuffix = (n = 5): string =>
   Array.from(randomBytes(n), (b) => NAME_ALPHABET[b % NAME_ALPHABET.length]).join('');
 
-/** Selectable fields that are Go bools upstream: unset prints "false" (NodeToSelectableFields, ToSelectableFields). */
-const BOOLEAN_FIELDS = new Set(['spec.unschedulable', 'spec.hostNetwork']);
+/** Selectable fields that are Go bools or ints upstream: unset prints "false" or "0" (NodeToSelectableFields, …). */
+const ZERO_OF_FIELD: Record<string, string> = {
+  'spec.unschedulable': 'false',
+  'spec.hostNetwork': 'false',
+  'status.replicas': '0',
+};
 
 function getPath(o: Obj, path: string): string {
   let cur: unknown = o;
@@ -713,7 +717,7 @@ export class Api {
   fieldsOf(r: ResourceDef, o: Obj): Record<string, string> {
     const out: Record<string, string> = { 'metadata.name': o.metadata?.name ?? '' };
     if (r.namespaced) out['metadata.namespace'] = o.metadata?.namespace ?? '';
-    for (const f of r.fields) out[f] = getPath(o, f) || (BOOLEAN_FIELDS.has(f) ? 'false' : '');
+    for (const f of r.fields) out[f] = getPath(o, f) || (ZERO_OF_FIELD[f] ?? '');
     // A Job's selectable status.successful is its status.succeeded (upstream JobToSelectableFields).
     if (builtin(r) === 'jobs') out['status.successful'] = String(o.status?.succeeded ?? 0);
     return out;
