@@ -114,14 +114,17 @@ function applyOrder(list: J[], order: J[], key: string | undefined): J[] {
   return list.map((x) => (rank.has(id(x)) ? named[next++] : x));
 }
 
-/** A value taken whole from the patch: directives inside it are dropped. */
+/** A value taken whole from the patch: directives inside it are dropped, and so are null fields (absent once typed). */
 function strip(v: J): J {
   if (Array.isArray(v))
     return v.filter((x) => !(isObj(x) && x[PATCH] !== undefined && Object.keys(x).length === 1)).map(strip);
   if (!isObj(v)) return v;
   return Object.fromEntries(
     Object.entries(v)
-      .filter(([k]) => k !== PATCH && k !== RETAIN_KEYS && !k.startsWith(SET_ORDER) && !k.startsWith(DELETE_PRIMITIVE))
+      .filter(
+        ([k, x]) =>
+          x !== null && k !== PATCH && k !== RETAIN_KEYS && !k.startsWith(SET_ORDER) && !k.startsWith(DELETE_PRIMITIVE),
+      )
       .map(([k, x]) => [k, strip(x)]),
   );
 }

@@ -113,3 +113,12 @@ test('a merged list item without its merge key is refused', () => {
     /does not contain declared merge key: name/,
   );
 });
+
+test('an atomic list (containerStatuses) is taken whole from the patch, its null fields dropped as typed decoding does', () => {
+  const out = strategicMergeBySchema(
+    { status: { containerStatuses: [{ name: 'c', state: { waiting: { reason: 'ContainerCreating' } } }] } },
+    { status: { containerStatuses: [{ name: 'c', state: { waiting: null, running: { startedAt: 't' } } }] } },
+    POD,
+  );
+  assert.deepEqual(out, { status: { containerStatuses: [{ name: 'c', state: { running: { startedAt: 't' } } }] } });
+});
