@@ -550,3 +550,17 @@ test('a new sandbox has its status asked once; the old one is forgotten', async 
   const networks = (w as unknown as { networks: Map<string, unknown> }).networks;
   assert.deepEqual([...networks.keys()], [w.lastState!.sandboxes.find((s) => s.ready)!.id]);
 });
+
+test("a host-network pod's status.podIP in its environment is the node's IP", async () => {
+  rt.pullable.add('reg/app:1');
+  const p = pod('hostenv', { hostNetwork: true });
+  p.spec!.containers[0]!.env = [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }];
+  const k = newKubelet();
+  await k.start();
+  k.setSource('file', [p]);
+  const c = await waitFor(() => [...rt.containers.values()].find((x) => x.config.metadata?.name === 'main'));
+  assert.deepEqual(
+    (c.config.envs as { key: string; value: string }[]).find((e) => e.key === 'POD_IP'),
+    { key: 'POD_IP', value: '10.1.1.1' },
+  );
+});

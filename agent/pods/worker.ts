@@ -581,7 +581,17 @@ export class PodWorker {
     return podIP ? [podIP, ...this.extraPodIPs] : [];
   }
 
-  private downwardContext(podIP: string): DownwardContext {
+  private downwardContext(sandboxIP: string): DownwardContext {
+    // A host-network pod's IPs are the node's (status.podIP says so too), for status.podIP(s) in env and volumes.
+    if (this.pod.spec?.hostNetwork && this.d.node.hostIP)
+      return {
+        podIP: this.d.node.hostIP,
+        podIPs: this.d.node.hostIPs ?? [this.d.node.hostIP],
+        hostIP: this.d.node.hostIP,
+        hostIPs: this.d.node.hostIPs,
+        allocatable: this.d.allocatable,
+      };
+    const podIP = sandboxIP;
     return {
       podIP,
       podIPs: podIP ? this.podIPs(podIP) : undefined,
