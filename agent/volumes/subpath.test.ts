@@ -48,9 +48,17 @@ test('a subPath inside the volume is bind-mounted from the opened file; missing 
   await mountSubPath(v, 'new/dir', t3);
   assert.ok(fs.statSync(path.join(v, 'new', 'dir')).isDirectory());
   assert.equal(fs.statSync(path.join(v, 'new', 'dir')).mode & 0o7777, 0o3777);
+  // Through AtomicWriter's layout (data -> ..data -> ..<timestamp>/data), as configMap and downwardAPI volumes are.
+  fs.mkdirSync(path.join(v, '..2026_12_07_12_00_00.1', 'downward'), { recursive: true });
+  fs.writeFileSync(path.join(v, '..2026_12_07_12_00_00.1', 'downward', 'podname'), 'web');
+  fs.symlinkSync('..2026_12_07_12_00_00.1', path.join(v, '..data'));
+  fs.symlinkSync('..data/downward', path.join(v, 'downward'));
+  const t4 = path.join(root, 'inside', 'targets', '3');
+  await mountSubPath(v, 'downward/podname', t4);
+  assert.equal(fs.readFileSync(t4, 'utf8'), 'web');
   // Mounting again (a container restart) reuses the bind mount.
   assert.equal(await mountSubPath(v, 'conf/app.ini', t1), t1);
-  assert.equal((await mountsUnder(path.join(root, 'inside', 'targets'))).length, 3);
+  assert.equal((await mountsUnder(path.join(root, 'inside', 'targets'))).length, 4);
 });
 
 test('a planted symlink to the host, absolute or relative, and .. are refused', async () => {

@@ -72,7 +72,8 @@ export async function mountSubPath(volumePath: string, subPath: string, target: 
     resolved = path.join(base, subPath);
   }
   const rel = path.relative(base, resolved);
-  if (rel.startsWith('..') || path.isAbsolute(rel))
+  // `..` as a path element leaves the volume; AtomicWriter's own `..<timestamp>` directories do not.
+  if (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))
     throw new SubPathError(
       `subPath ${JSON.stringify(subPath)} resolves to ${resolved}, outside of the volume ${volumePath}`,
     );
