@@ -24,6 +24,7 @@ import { type DnsConfig, parseResolvConf, podDnsConfig } from './pods/dns.js';
 import { A_POD_TERMINATION_GRACE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './pods/labels.js';
 import { removeContainerLogLinks } from './pods/log-links.js';
 import { cleanupOrphans } from './pods/orphans.js';
+import { admitPodOs } from './pods/os-admission.js';
 import { podRequests, resizeFit, type ResizePending } from './pods/resize.js';
 import { RuntimeClasses } from './pods/runtime-class.js';
 import { latestContainer, type PodRuntimeState } from './pods/runtime-state.js';
@@ -372,6 +373,7 @@ export class Kubelet {
       runtimeHandler: this.runtimeClasses ? (pod: Pod) => this.runtimeClasses!.handlerFor(pod) : undefined,
       admit: (pod: Pod) =>
         (this.o.shuttingDown?.() ? SHUTDOWN_NOT_ADMITTED : undefined) ??
+        admitPodOs(pod) ??
         admitSysctls(pod, this.o.allowedUnsafeSysctls ?? []) ??
         admitUnderPressure(pod, this.o.pressure?.() ?? new Set(), isCriticalPod(pod, this.isStaticPod(pod))),
       cgroups: this.o.cgroups,
