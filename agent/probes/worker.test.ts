@@ -112,3 +112,21 @@ test('probe validation: one handler, thresholds, successThreshold 1 for liveness
     failureThreshold: 3,
   });
 });
+
+test('readiness probes at once when the startup probe lets it, not a period later', async () => {
+  const h = harness('Readiness', { periodSeconds: 30 });
+  h.setView({ started: false });
+  await h.w.probe();
+  assert.equal(h.runs(), 0, 'gated by the startup probe');
+  h.w.poke();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(h.runs(), 0, 'a poke while still gated does nothing');
+  h.setView({ started: true });
+  h.w.poke();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(h.runs(), 1, 'the startup probe succeeded: probed now');
+  assert.deepEqual(h.sets, ['c1=failure', 'c1=success']);
+  h.w.poke();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(h.runs(), 1, 'nothing new to learn: the schedule goes on');
+});

@@ -80,11 +80,15 @@ export class ProbeWorker {
     this.timer.unref();
   }
 
+  /** The last run stopped at the startup probe's gate. */
+  private gated = false;
+
   /** Probe now if there is something new to learn (a new container, startup done), without moving the schedule. */
   poke(): void {
     if (this.stopped || this.busy) return;
     const v = this.host.view();
-    if (!v?.running || v.id === this.containerId || this.onHold) return;
+    // A new container, or one whose startup probe has just let this probe run (upstream probes at once then).
+    if (!v?.running || (v.id === this.containerId && !(this.gated && v.started)) || this.onHold) return;
     const ready = v.startedAt + this.spec.initialDelaySeconds * 1000;
     if (ready > this.now) return; // the schedule will get there
     void this.probe();
@@ -128,7 +132,8 @@ export class ProbeWorker {
       return;
     }
     if (this.type === 'Startup' && v.started) return; // done: startup probes stop after success
-    if (this.type !== 'Startup' && !v.started) return; // gated by the startup probe
+    this.gated = this.type !== 'Startup' && !v.started;
+    if (this.gated) return; // gated by the startup probe
     if (this.now - v.startedAt < this.spec.initialDelaySeconds * 1000) return;
     const t0 = performance.now();
     this.lastRunAt = this.now;
