@@ -27,5 +27,11 @@ test('the OCI layout is self-consistent and reproducible', () => {
   const diffId = `sha256:${createHash('sha256').update(zlib.gunzipSync(layer)).digest('hex')}`;
   assert.deepEqual(config.rootfs.diff_ids, [diffId], 'diff_ids are digests of the uncompressed layer');
   assert.deepEqual(config.config.Cmd, ['/bin/hello']);
+  assert.equal(config.config.User, undefined);
+  const d3 = writeOciLayout(root, path.join(dir, 'l3'), 't', { cmd: ['/bin/hello'], user: '1234' });
+  assert.equal(
+    JSON.parse(blob('l3', JSON.parse(blob('l3', d3).toString()).config.digest).toString()).config.User,
+    '1234',
+  );
   fs.rmSync(dir, { recursive: true });
 });

@@ -16,6 +16,8 @@ export interface ImageConfig {
   exposedPorts?: string[];
   /** The signal containerd stops the container with (SIGTERM when unset). */
   stopSignal?: string;
+  /** The user the image's processes run as (a uid, or user[:group]). */
+  user?: string;
 }
 
 const sha = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
@@ -66,6 +68,7 @@ export function writeOciLayout(rootfs: string, layout: string, tag: string, cfg:
       ...(cfg.workingDir ? { WorkingDir: cfg.workingDir } : {}),
       ...(cfg.exposedPorts ? { ExposedPorts: Object.fromEntries(cfg.exposedPorts.map((p) => [p, {}])) } : {}),
       ...(cfg.stopSignal ? { StopSignal: cfg.stopSignal } : {}),
+      ...(cfg.user ? { User: cfg.user } : {}),
     },
     rootfs: { type: 'layers', diff_ids: [sha(tar)] },
     history: [{ created: '1970-01-01T00:00:00Z', created_by: 'tskube images/oci-image.ts' }],

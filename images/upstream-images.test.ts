@@ -16,6 +16,7 @@ const VERSIONS = {
   busybox: '1.37.0-2',
   nginx: ['1.27.0-2', '1.28.0-2'] as [string, string],
   glibcDnsTesting: '2.1.1',
+  nonroot: '1.5',
 };
 
 /** Name → mode of each entry of an uncompressed ustar/pax archive (pax headers skipped). */
@@ -61,8 +62,10 @@ test("upstream images: kubeadm's and the e2e suite's names and tags; each carrie
       'registry.k8s.io/e2e-test-images/nginx:1.27.0-2',
       'registry.k8s.io/e2e-test-images/nginx:1.28.0-2',
       'registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1',
+      'registry.k8s.io/e2e-test-images/nonroot:1.5',
     ],
   );
+  assert.equal(images.find((i) => i.name.endsWith('/nonroot'))!.config.user, '1234');
   const nginx = images.find((i) => i.name.endsWith('/nginx'))!;
   assert.deepEqual(nginx.debs, ['/debs/nginx.deb', '/debs/nginx-common.deb']);
   assert.deepEqual(nginx.config.cmd, ['/usr/sbin/nginx', '-g', 'daemon off;']);

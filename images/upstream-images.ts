@@ -40,6 +40,7 @@ export interface UpstreamImageVersions {
   agnhostPrev: string;
   busybox: string;
   glibcDnsTesting: string;
+  nonroot: string;
   /** The e2e suite's nginx and "new" nginx tags (its rolling updates switch from one to the other). */
   nginx: [string, string];
 }
@@ -179,6 +180,14 @@ export function upstreamImages(
       installed: ['bind9-dnsutils', 'libc-bin'],
       contents: { 'etc/nsswitch.conf': 'hosts: files dns\n' },
       config: { cmd: ['/bin/sh'] },
+    },
+    // The security-context tests' image whose own user is not root (upstream's: its base image with USER 1234).
+    {
+      name: 'registry.k8s.io/e2e-test-images/nonroot',
+      tag: v.nonroot,
+      files: {},
+      busybox: true,
+      config: { cmd: ['/bin/sh'], user: '1234' },
     },
   ];
 }

@@ -20,6 +20,7 @@ export const IMAGE_VERSIONS = {
   busybox: '1.37.0-2',
   nginx: ['1.27.0-2', '1.28.0-2'] as [string, string],
   glibcDnsTesting: '2.1.1',
+  nonroot: '1.5',
 };
 
 /** Where scripts/install-deps.sh downloads the Debian packages the test images are built from. */
