@@ -436,7 +436,7 @@ export class PodWorker {
         allocated: this.runningPod,
         pending: this.resizePending,
         error: this.resizeError,
-        ...(this.appliedPodLevel !== undefined ? { actuatedPodResources: this.actuatedPodResources } : {}),
+        ...(this.actuated ? { actuatedPodResources: this.actuated.resources } : {}),
       },
     };
   }
@@ -467,13 +467,12 @@ export class PodWorker {
     this.resizePending = undefined;
   }
 
-  /** The pod-level resources the pod cgroup was last given (canonical JSON, and as given); unset before the first sync. */
-  private appliedPodLevel: string | undefined;
-  private actuatedPodResources: PodResources;
+  /** The pod-level resources the pod cgroup was last given; unset before the first sync. */
+  private actuated: { resources: PodResources } | undefined;
 
   /** upstream's check before a pod memory limit goes down: not below the pod's current usage. */
   private async memoryDecreaseError(want: PodResources): Promise<string | undefined> {
-    if (!isPodMemoryDecrease(want, this.actuatedPodResources)) return undefined;
+    if (!isPodMemoryDecrease(want, this.actuated?.resources)) return undefined;
     const usage = await this.d.cgroups?.podMemoryUsage(this.runningPod).catch(() => undefined);
     return podMemoryDecreaseError(want, usage);
   }
@@ -481,12 +480,12 @@ export class PodWorker {
   /** UpdateContainerResources for each container to resize; a failure is reported and retried on the next sync. */
   private async resize(list: { container: Container; id: string }[], label: string): Promise<void> {
     const podResources = podResourcesOf(this.runningPod);
-    const podLevel = canonicalJson(podResources ?? null);
     // Pod-level resources set the pod cgroup: a change of them alone resizes it (the first sync finds it as made).
-    const podLevelChanged = this.appliedPodLevel !== undefined && this.appliedPodLevel !== podLevel;
+    const podLevelChanged =
+      this.actuated !== undefined &&
+      canonicalJson(this.actuated.resources ?? null) !== canonicalJson(podResources ?? null);
     if (!list.length && !podLevelChanged) {
-      if (this.appliedPodLevel === undefined) this.actuatedPodResources = podResources;
-      this.appliedPodLevel = podLevel;
+      this.actuated ??= { resources: podResources };
       this.resizeError = undefined;
       return;
     }
@@ -509,10 +508,7 @@ export class PodWorker {
       }
     }
     await this.d.cgroups?.updatePod(this.runningPod).catch((e: Error) => errors.push(`pod cgroup: ${e.message}`));
-    if (!errors.length) {
-      this.appliedPodLevel = podLevel;
-      this.actuatedPodResources = podResources;
-    }
+    if (!errors.length) this.actuated = { resources: podResources };
     this.resizeError = errors.length ? `failed to resize: ${errors.join('; ')}` : undefined;
     if (errors.length) {
       this.d.log.warn(`pod ${this.fullName}: ${this.resizeError}`);
@@ -583,18 +579,11 @@ export class PodWorker {
 
   private downwardContext(sandboxIP: string): DownwardContext {
     // A host-network pod's IPs are the node's (status.podIP says so too), for status.podIP(s) in env and volumes.
-    if (this.pod.spec?.hostNetwork && this.d.node.hostIP)
-      return {
-        podIP: this.d.node.hostIP,
-        podIPs: this.d.node.hostIPs ?? [this.d.node.hostIP],
-        hostIP: this.d.node.hostIP,
-        hostIPs: this.d.node.hostIPs,
-        allocatable: this.d.allocatable,
-      };
-    const podIP = sandboxIP;
+    const hostNetwork = !!this.pod.spec?.hostNetwork && !!this.d.node.hostIP;
+    const podIP = hostNetwork ? this.d.node.hostIP : sandboxIP;
     return {
       podIP,
-      podIPs: podIP ? this.podIPs(podIP) : undefined,
+      podIPs: hostNetwork ? (this.d.node.hostIPs ?? [podIP]) : podIP ? this.podIPs(podIP) : undefined,
       hostIP: this.d.node.hostIP,
       hostIPs: this.d.node.hostIPs,
       allocatable: this.d.allocatable,
