@@ -564,3 +564,22 @@ test("a host-network pod's status.podIP in its environment is the node's IP", as
     { key: 'POD_IP', value: '10.1.1.1' },
   );
 });
+
+test('a pod whose host port another admitted pod holds is rejected with NodePorts; the holder runs on', async () => {
+  rt.pullable.add('reg/app:1');
+  const withPort = (name: string) =>
+    pod(name, { containers: [{ name: 'main', image: 'reg/app:1', ports: [{ containerPort: 80, hostPort: 21017 }] }] });
+  const first = withPort('holder');
+  const k = newKubelet();
+  await k.start();
+  k.setSource('file', [first]);
+  await waitFor(() => [...rt.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  const second = withPort('taker');
+  k.setSource('file', [first, second]);
+  const w = await waitFor(() => k.workers.get(second.metadata!.uid!)?.evicted);
+  assert.deepEqual(w, {
+    reason: 'NodePorts',
+    message: "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
+  });
+  assert.equal(k.workers.get(first.metadata!.uid!)!.evicted, undefined);
+});

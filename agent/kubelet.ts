@@ -21,6 +21,7 @@ import { Pleg, type RuntimeSnapshot } from './pleg/relist.js';
 import { Backoff } from './pods/backoff.js';
 import type { NodeContext } from './pods/cri-config.js';
 import { type DnsConfig, parseResolvConf, podDnsConfig } from './pods/dns.js';
+import { hostPortConflict, NODE_PORTS_REJECTION } from './pods/host-ports.js';
 import { A_POD_TERMINATION_GRACE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './pods/labels.js';
 import { removeContainerLogLinks } from './pods/log-links.js';
 import { cleanupOrphans } from './pods/orphans.js';
@@ -175,6 +176,13 @@ export class Kubelet {
       desiredApi: desired.filter((p) => !isStatic(p)).length,
       working,
     };
+  }
+
+  /** The pods this kubelet runs beside `pod` (admitted, not stopping), for admission checks against them. */
+  private admittedPods(pod: Pod): Pod[] {
+    return [...this.workers.values()]
+      .filter((w) => w.uid !== pod.metadata?.uid && w.isAdmitted && w.phase === 'syncing' && !w.evicted)
+      .map((w) => w.pod);
   }
 
   private isStaticPod(p: Pod): boolean {
@@ -374,6 +382,7 @@ export class Kubelet {
       admit: (pod: Pod) =>
         (this.o.shuttingDown?.() ? SHUTDOWN_NOT_ADMITTED : undefined) ??
         admitPodOs(pod) ??
+        (hostPortConflict(pod, this.admittedPods(pod)) ? NODE_PORTS_REJECTION : undefined) ??
         admitSysctls(pod, this.o.allowedUnsafeSysctls ?? []) ??
         admitUnderPressure(pod, this.o.pressure?.() ?? new Set(), isCriticalPod(pod, this.isStaticPod(pod))),
       cgroups: this.o.cgroups,

@@ -116,6 +116,11 @@ export class PodWorker {
   /** Set when the kubelet ended the pod itself (activeDeadlineSeconds): it is killed and never started again. */
   evicted: { reason: string; message: string; disruption?: boolean; graceSec?: number; at?: string } | undefined;
   private admitted = false;
+
+  /** Admitted (and so holding what admission gave it, such as host ports). */
+  get isAdmitted(): boolean {
+    return this.admitted;
+  }
   /** When the pod became active on this node (status.startTime, else when this worker began). */
   private readonly activeSince: number;
   private dirty = false;
