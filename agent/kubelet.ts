@@ -7,6 +7,7 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
 import { type KObj, type KubeApi, KubeApiError } from '../kube/client.js';
 import type { EventRecorder } from '../kube/events.js';
+import { hostPortConflict, NODE_PORTS_REJECTION } from '../kube/host-ports.js';
 import { Informer } from '../kube/informer.js';
 import type { Logger } from '../kube/log.js';
 import { milliValue, parseQuantity } from '../kube/quantity.js';
@@ -21,7 +22,6 @@ import { Pleg, type RuntimeSnapshot } from './pleg/relist.js';
 import { Backoff } from './pods/backoff.js';
 import type { NodeContext } from './pods/cri-config.js';
 import { type DnsConfig, parseResolvConf, podDnsConfig } from './pods/dns.js';
-import { hostPortConflict, NODE_PORTS_REJECTION } from './pods/host-ports.js';
 import { A_POD_TERMINATION_GRACE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './pods/labels.js';
 import { removeContainerLogLinks } from './pods/log-links.js';
 import { cleanupOrphans } from './pods/orphans.js';

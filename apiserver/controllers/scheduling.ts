@@ -1,6 +1,9 @@
 // The scheduler's decisions, kept pure: which nodes fit a pod (and why the
 // others do not, in kube-scheduler's words), and how well each fitting node
 // scores (least requested). The controller around it only does I/O.
+import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { hostPortConflict } from '../../kube/host-ports.js';
 import { milliValue, parseQuantity } from '../../kube/quantity.js';
 import type { Obj } from '../storage/store.js';
 
@@ -117,13 +120,6 @@ export function matchesNodeSelector(pod: Obj, node: Obj): boolean {
   });
 }
 
-const hostPorts = (pod: Obj): string[] =>
-  ((pod.spec?.containers ?? []) as Obj[]).flatMap((c) =>
-    ((c.ports ?? []) as Obj[])
-      .filter((p) => p.hostPort)
-      .map((p) => `${p.protocol ?? 'TCP'}/${p.hostIP || '0.0.0.0'}/${p.hostPort}`),
-  );
-
 /** Why a pod does not fit a node (kube-scheduler's per-node reasons), or [] if it fits. */
 export function unfit(pod: Obj, node: Obj, podsOnNode: Obj[]): string[] {
   const taint = effectiveTaints(node).find(
@@ -134,9 +130,7 @@ export function unfit(pod: Obj, node: Obj, podsOnNode: Obj[]): string[] {
     return [`node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`];
   }
   if (!matchesNodeSelector(pod, node)) return ["node(s) didn't match Pod's node affinity/selector"];
-  const used = new Set(podsOnNode.flatMap(hostPorts));
-  const wanted = hostPorts(pod);
-  if (wanted.some((p) => used.has(p) || used.has(p.replace(/\/[^/]+\//, '/0.0.0.0/'))))
+  if (hostPortConflict(pod as Pod, podsOnNode as Pod[]))
     return ["node(s) didn't have free ports for the requested pod ports"];
   const reasons: string[] = [];
   const alloc = node.status?.allocatable ?? {};

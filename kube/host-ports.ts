@@ -1,6 +1,5 @@
-// upstream's NodePorts admission check (the scheduler's nodeports plugin, which the kubelet runs again at admission):
-// a pod asking for a host port another pod on the node holds, for the same protocol and an overlapping address, is
-// rejected (a StatefulSet's pod rejected so is made again by its controller).
+// upstream's NodePorts check, the scheduler's nodeports plugin, which the kubelet runs again at admission: a pod asking
+// for a host port another pod on the node holds, for the same protocol and an overlapping address, does not fit.
 import type { ContainerPort, Pod } from 'kubernetes-types/core/v1.js';
 
 const ANY = '0.0.0.0';
