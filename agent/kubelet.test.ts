@@ -583,3 +583,17 @@ test('a pod whose host port another admitted pod holds is rejected with NodePort
   });
   assert.equal(k.workers.get(first.metadata!.uid!)!.evicted, undefined);
 });
+
+test('a stopped kubelet starts no more syncs: requests and timers after stop() reach no runtime', async () => {
+  const k = newKubelet();
+  await k.start();
+  const p = pod('bad', {});
+  k.setSource('file', [p]);
+  const w = k.workers.get(p.metadata!.uid!)!;
+  await waitFor(() => w.waiting.get('main')?.reason === 'ErrImagePull');
+  await k.stop();
+  const calls = rt.count('ImageStatus');
+  w.requestSync();
+  await w.idle();
+  assert.equal(rt.count('ImageStatus'), calls);
+});

@@ -322,7 +322,7 @@ export class Kubelet {
     await this.services?.stop();
     await this.runtimeClasses?.stop();
     if (this.gcTimer) clearInterval(this.gcTimer);
-    await Promise.all([...this.workers.values()].map((w) => w.idle()));
+    await Promise.all([...this.workers.values()].map((w) => w.halt()));
   }
 
   desiredPods(): Pod[] {

@@ -139,15 +139,17 @@ export class NodeRunner {
   async stopAll(note: (s: string) => void = () => undefined): Promise<string[]> {
     const problems: string[] = [];
     const step = async (what: string, fn: () => Promise<unknown>): Promise<void> => {
+      const started = performance.now();
       try {
         await fn();
+        note(`${what}: stopped (${((performance.now() - started) / 1000).toFixed(1)}s)`);
       } catch (e) {
         problems.push(`${what}: ${(e as Error).message}`);
       }
     };
-    await step('the cluster DNS', async () => this.dns?.stop());
+    if (this.dns) await step('the cluster DNS', async () => this.dns?.stop());
     const ranKubelet = this.agent !== undefined;
-    await step('the kubelet', async () => this.agent?.stop());
+    if (ranKubelet) await step('the kubelet', async () => this.agent?.stop());
     // With our containerd the pods would die with it: they stop first, gracefully; their volumes stay, and the next run
     // starts them again. With a containerd this command did not start (a systemd unit), they keep running, as after a
     // kubelet restart.
@@ -165,8 +167,8 @@ export class NodeRunner {
         await unmountAll(path.join(this.o.rootDir, 'pods'));
       });
     }
-    await step('the kube-proxy', async () => this.proxy?.stop());
-    await step('the apiserver', async () => this.apiserver?.stop());
+    if (this.proxy) await step('the kube-proxy', async () => this.proxy?.stop());
+    if (this.apiserver) await step('the apiserver', async () => this.apiserver?.stop());
     for (const o of [...this.owned].reverse()) {
       await step(o.name, () => stopChild(o.proc));
       fs.rmSync(this.pidFile(o.name), { force: true });

@@ -124,6 +124,8 @@ export class PodWorker {
   /** When the pod became active on this node (status.startTime, else when this worker began). */
   private readonly activeSince: number;
   private dirty = false;
+  /** Set by halt(): timers, relists and requests no longer start syncs. */
+  private halted = false;
   private running: Promise<void> | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private terminateGraceSec = 30;
@@ -244,7 +246,7 @@ export class PodWorker {
   }
 
   private wake(): void {
-    if (this.phase === 'terminated') return;
+    if (this.phase === 'terminated' || this.halted) return;
     this.dirty = true;
     if (!this.running) this.running = this.loop().finally(() => (this.running = undefined));
   }
@@ -254,6 +256,14 @@ export class PodWorker {
     while (this.running) await this.running;
   }
 
+  /** The kubelet is stopping: no sync starts after the current one, which the returned promise waits for. */
+  async halt(): Promise<void> {
+    this.halted = true;
+    this.dirty = false;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    await this.idle();
+  }
+
   private wakeIn(ms: number): void {
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.wakeTimer = setTimeout(() => this.requestSync(), clampDelay(Math.max(ms, 50)));
@@ -261,7 +271,7 @@ export class PodWorker {
   }
 
   private async loop(): Promise<void> {
-    while (this.dirty && this.phase !== 'terminated') {
+    while (this.dirty && this.phase !== 'terminated' && !this.halted) {
       this.dirty = false;
       const relist = this.pendingRelist;
       this.pendingRelist = undefined;
