@@ -37,13 +37,13 @@ export const IMAGES: ImageSpec[] = [
   },
 ];
 
-export function busyboxRootfs(dir: string, files: Record<string, string> = {}): void {
+export function busyboxRootfs(dir: string, files: Record<string, string> = {}, busybox = BUSYBOX): void {
   fs.rmSync(dir, { recursive: true, force: true });
   for (const d of ['bin', 'etc', 'tmp', 'proc', 'sys', 'dev', 'www', 'var/www'])
     fs.mkdirSync(path.join(dir, d), { recursive: true });
-  fs.copyFileSync(BUSYBOX, path.join(dir, 'bin/busybox'));
+  fs.copyFileSync(busybox, path.join(dir, 'bin/busybox'));
   fs.chmodSync(path.join(dir, 'bin/busybox'), 0o755);
-  const applets = execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' })
+  const applets = execFileSync(busybox, ['--list'], { encoding: 'utf8' })
     .split('\n')
     .filter((a) => a && a !== 'busybox');
   for (const a of applets) fs.symlinkSync('busybox', path.join(dir, 'bin', a));

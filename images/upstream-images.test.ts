@@ -17,6 +17,10 @@ const VERSIONS = {
   nginx: ['1.27.0-2', '1.28.0-2'] as [string, string],
   glibcDnsTesting: '2.1.1',
   nonroot: '1.5',
+  nonewprivs: '1.4',
+  kitten: '1.8',
+  nautilus: '1.8',
+  sampleApiserver: '1.29.2',
 };
 
 /** Name → mode of each entry of an uncompressed ustar/pax archive (pax headers skipped). */
@@ -63,8 +67,23 @@ test("upstream images: kubeadm's and the e2e suite's names and tags; each carrie
       'registry.k8s.io/e2e-test-images/nginx:1.28.0-2',
       'registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1',
       'registry.k8s.io/e2e-test-images/nonroot:1.5',
+      'registry.k8s.io/e2e-test-images/nonewprivs:1.4',
+      'registry.k8s.io/e2e-test-images/kitten:1.8',
+      'registry.k8s.io/e2e-test-images/nautilus:1.8',
+      'registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2',
     ],
   );
+  const busybox = images.find((i) => i.name.endsWith('/busybox'))!;
+  assert.equal(busybox.busyboxBinary, '/fixtures/busybox', "upstream's busybox, not Debian's");
+  const nnp = images.find((i) => i.name.endsWith('/nonewprivs'))!;
+  assert.deepEqual(nnp.files, { 'usr/local/bin/nnp': '/fixtures/nnp' });
+  assert.equal(nnp.modes!['usr/local/bin/nnp'], 0o4755, 'setuid root, as upstream builds it');
+  assert.deepEqual(nnp.config.cmd, ['nnp']);
+  const kitten = images.find((i) => i.name.endsWith('/kitten'))!;
+  assert.equal(kitten.files['kitten.jpg'], '/src/test/images/kitten/html/kitten.jpg');
+  assert.equal(kitten.files['data.json'], '/src/test/images/kitten/html/data.json');
+  assert.deepEqual(kitten.config.entrypoint, ['/agnhost']);
+  assert.deepEqual(kitten.config.cmd, ['test-webserver'], "agnhost's file server at /");
   assert.equal(images.find((i) => i.name.endsWith('/nonroot'))!.config.user, '1234');
   const nginx = images.find((i) => i.name.endsWith('/nginx'))!;
   assert.deepEqual(nginx.debs, ['/debs/nginx.deb', '/debs/nginx-common.deb']);
@@ -124,8 +143,24 @@ test('an upstream image is a layout whose one layer holds the binary, executable
       ),
     );
     assert.ok(agnEntries.has('agnhost') && agnEntries.has('bin/sh'), "agnhost with a shell, as upstream's");
-    for (const tool of ['usr/bin/curl', 'usr/bin/dig', 'bin/nc.openbsd', 'agnhost-2', 'uploads'])
+    for (const tool of ['usr/bin/curl', 'usr/bin/dig', 'bin/nc.openbsd', 'usr/bin/getent', 'agnhost-2', 'uploads'])
       assert.ok(agnEntries.has(tool), `${tool} in agnhost's image`);
+    const nnp = buildUpstreamImage(
+      upstreamImages(
+        VERSIONS,
+        (n) => (n === 'busybox' ? '/bin/busybox' : fake),
+        () => '',
+        () => fake,
+      ).find((i) => i.name.endsWith('/nonewprivs'))!,
+      dir,
+    );
+    const nnpManifest = JSON.parse(
+      fs.readFileSync(path.join(nnp.layout, 'blobs/sha256', nnp.digest.slice(7))).toString(),
+    ) as { layers: { digest: string }[] };
+    const nnpEntries = tarEntries(
+      zlib.gunzipSync(fs.readFileSync(path.join(nnp.layout, 'blobs/sha256', nnpManifest.layers[0]!.digest.slice(7)))),
+    );
+    assert.equal(nnpEntries.get('usr/local/bin/nnp'), 0o4755, 'the setuid bit survives into the layer');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -18,6 +18,10 @@ export interface UpstreamImage {
   files: Record<string, string>;
   /** Busybox's shell and tools beside them (upstream's image has a shell too). */
   busybox: boolean;
+  /** The busybox binary when not this machine's (Debian's): upstream's build, for images that are upstream's busybox. */
+  busyboxBinary?: string;
+  /** File modes other than 0755: path in the image → mode (a setuid bit, say). */
+  modes?: Record<string, number>;
   /** Debian packages (.deb files) unpacked into it, with the libraries they need from this machine. */
   debs?: string[];
   /** Packages installed on this machine copied into it (tools upstream's image has), with their libraries. */
@@ -41,6 +45,10 @@ export interface UpstreamImageVersions {
   busybox: string;
   glibcDnsTesting: string;
   nonroot: string;
+  nonewprivs: string;
+  kitten: string;
+  nautilus: string;
+  sampleApiserver: string;
   /** The e2e suite's nginx and "new" nginx tags (its rolling updates switch from one to the other). */
   nginx: [string, string];
 }
@@ -88,7 +96,7 @@ export function upstreamImages(
   deb: (pkg: string) => string,
   src: (file: string) => string,
 ): UpstreamImage[] {
-  // As upstream's agnhost image: its tools (curl, dig, nc, ip, bash, socat), porter's certificate, /uploads, the
+  // As upstream's agnhost image: its tools (curl, dig, nc, ip, bash, socat, getent), porter's certificate, /uploads, the
   // agnhost-2 link, its users, and `pause` when run without arguments. The previous tag holds the same agnhost: the
   // suite needs a second name, not an older binary.
   const agnhost = (tag: string): UpstreamImage => ({
@@ -100,7 +108,7 @@ export function upstreamImages(
       'localhost.key': src('test/images/agnhost/porter/localhost.key'),
     },
     busybox: true,
-    installed: ['curl', 'bind9-dnsutils', 'iproute2', 'bash', 'dash', 'netcat-openbsd', 'socat'],
+    installed: ['curl', 'bind9-dnsutils', 'iproute2', 'bash', 'dash', 'netcat-openbsd', 'socat', 'libc-bin'],
     // Debian's nc is an alternative (a link dpkg does not list); busybox's is in /bin. Debian's busybox shell runs
     // its own applets before anything on PATH, so sh is dash, as on Debian (and ash without applets on Alpine).
     links: { 'agnhost-2': 'agnhost', 'usr/local/bin/nc': '/bin/nc.openbsd', 'bin/sh': 'dash' },
@@ -133,6 +141,21 @@ export function upstreamImages(
     dirs: ['var/log/nginx', 'var/lib/nginx', 'run'],
     config: { cmd: ['/usr/sbin/nginx', '-g', 'daemon off;'], exposedPorts: ['80/tcp'], stopSignal: 'SIGQUIT' },
   });
+  // The kubectl Update Demo's images: agnhost's file server with a picture and the data.json naming it, at /.
+  const demo = (name: 'kitten' | 'nautilus', tag: string): UpstreamImage => {
+    const base = agnhost(tag);
+    return {
+      ...base,
+      name: `registry.k8s.io/e2e-test-images/${name}`,
+      files: {
+        ...base.files,
+        [`${name}.jpg`]: src(`test/images/${name}/html/${name}.jpg`),
+        'data.json': src(`test/images/${name}/html/data.json`),
+      },
+      modes: { [`${name}.jpg`]: 0o644, 'data.json': 0o644 },
+      config: { ...base.config, cmd: ['test-webserver'] },
+    };
+  };
   const component = (name: string): UpstreamImage => ({
     name: `registry.k8s.io/${name}`,
     tag: v.kubernetes,
@@ -167,6 +190,7 @@ export function upstreamImages(
       tag: v.busybox,
       files: {},
       busybox: true,
+      busyboxBinary: bin('busybox'),
       config: { cmd: ['/bin/sh'] },
     },
     nginx(v.nginx[0]),
@@ -188,6 +212,25 @@ export function upstreamImages(
       files: {},
       busybox: true,
       config: { cmd: ['/bin/sh'], user: '1234' },
+    },
+    // Prints its effective UID; setuid root, so it shows whether no_new_privs kept the bit from taking effect.
+    {
+      name: 'registry.k8s.io/e2e-test-images/nonewprivs',
+      tag: v.nonewprivs,
+      files: { 'usr/local/bin/nnp': bin('nnp') },
+      busybox: true,
+      busyboxBinary: bin('busybox'),
+      modes: { 'usr/local/bin/nnp': 0o4755 },
+      config: { cmd: ['nnp'] },
+    },
+    demo('kitten', v.kitten),
+    demo('nautilus', v.nautilus),
+    {
+      name: 'registry.k8s.io/e2e-test-images/sample-apiserver',
+      tag: v.sampleApiserver,
+      files: { 'sample-apiserver': bin('sample-apiserver') },
+      busybox: false,
+      config: { entrypoint: ['/sample-apiserver'] },
     },
   ];
 }
@@ -212,13 +255,13 @@ export function buildUpstreamImage(img: UpstreamImage, workDir: string): BuiltIm
   const slug = `${img.name.replace(/[/:]/g, '_')}_${img.tag}`;
   const rootfs = path.join(workDir, `${slug}-rootfs`);
   const layout = path.join(workDir, `${slug}-oci`);
-  if (img.busybox) busyboxRootfs(rootfs);
+  if (img.busybox) busyboxRootfs(rootfs, {}, img.busyboxBinary);
   else minimalRootfs(rootfs);
   for (const [inImage, from] of Object.entries(img.files)) {
     const to = path.join(rootfs, inImage);
     fs.mkdirSync(path.dirname(to), { recursive: true });
     fs.copyFileSync(from, to);
-    fs.chmodSync(to, 0o755);
+    fs.chmodSync(to, img.modes?.[inImage] ?? 0o755);
   }
   if (img.debs) unpackWithLibraries(img.debs, rootfs);
   if (img.installed) copyInstalledWithLibraries(img.installed, rootfs);

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 
 import {
   buildCommand,
+  busyboxConfig,
   FIXTURES,
   type GoModJson,
   replaceArgs,
@@ -74,4 +75,13 @@ test('build commands: static binaries with the version stamped; the e2e suite as
   assert.doesNotMatch(buildCommand(etcd, '/out/etcd').args.join(' '), /gitVersion/);
   assert.equal(upstreamDir({ TSKUBE_UPSTREAM_DIR: '/tmp/u' }), '/tmp/u');
   assert.equal(upstreamDir({}), '/var/cache/tskube/upstream/v1.37.2');
+});
+
+test("busybox's config: defconfig made static, without tc; a defconfig without those keys is refused", () => {
+  const defconfig = '# CONFIG_STATIC is not set\nCONFIG_STATIC_LIBGCC=y\nCONFIG_TC=y\nCONFIG_TCPSVD=y\n';
+  assert.equal(
+    busyboxConfig(defconfig),
+    'CONFIG_STATIC=y\nCONFIG_STATIC_LIBGCC=y\n# CONFIG_TC is not set\nCONFIG_TCPSVD=y\n',
+  );
+  assert.throws(() => busyboxConfig('CONFIG_TC=y\n'), /busybox defconfig has no CONFIG_STATIC/);
 });

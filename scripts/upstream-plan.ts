@@ -21,7 +21,35 @@ export const IMAGE_VERSIONS = {
   nginx: ['1.27.0-2', '1.28.0-2'] as [string, string],
   glibcDnsTesting: '2.1.1',
   nonroot: '1.5',
+  nonewprivs: '1.4',
+  kitten: '1.8',
+  nautilus: '1.8',
+  sampleApiserver: '1.29.2',
 };
+
+/**
+ * Upstream's busybox, as in the e2e suite's busybox image (Docker's busybox:1.37.0), built from the original source
+ * Debian's pool keeps. Debian's own build is patched: its shell drops environment variables whose names are not
+ * identifiers (`data-1`), which the suite's envFrom tests print with `sh -c env`.
+ */
+export const BUSYBOX_SOURCE = {
+  version: '1.37.0',
+  url: 'http://deb.debian.org/debian/pool/main/b/busybox/busybox_1.37.0.orig.tar.bz2',
+  sha256: '3311dff32e746499f4df0d5df04d7eb396382d7e108bb9250e7b519b837043a4',
+};
+
+/**
+ * busybox's .config from its defconfig: a static binary; no tc, whose CBQ code does not build against the kernel
+ * headers of Linux 6.8 and later (Debian leaves it out too).
+ */
+export function busyboxConfig(defconfig: string): string {
+  const set = (text: string, key: string, on: boolean): string => {
+    const re = new RegExp(`^(# )?${key}(=.*| is not set)$`, 'm');
+    if (!re.test(text)) throw new Error(`busybox defconfig has no ${key}`);
+    return text.replace(re, on ? `${key}=y` : `# ${key} is not set`);
+  };
+  return set(set(defconfig, 'CONFIG_STATIC', true), 'CONFIG_TC', false);
+}
 
 /** Where scripts/install-deps.sh downloads the Debian packages the test images are built from. */
 export const debDir = (): string => process.env.TSKUBE_DEB_DIR ?? '/var/cache/tskube/debs';
@@ -87,6 +115,10 @@ export const FIXTURES: readonly Fixture[] = [
   { name: 'kube-proxy', module: 'kubernetes', pkg: 'k8s.io/kubernetes/cmd/kube-proxy' },
   { name: 'e2e.test', module: 'kubernetes', pkg: 'k8s.io/kubernetes/test/e2e', test: true },
   { name: 'agnhost', module: 'kubernetes', pkg: 'k8s.io/kubernetes/test/images/agnhost' },
+  // The nonewprivs image's program.
+  { name: 'nnp', module: 'kubernetes', pkg: 'k8s.io/kubernetes/test/images/nonewprivs' },
+  // The aggregator test's extension apiserver (upstream's image builds the same module at an older tag).
+  { name: 'sample-apiserver', module: 'kubernetes', pkg: 'k8s.io/sample-apiserver' },
   // The e2e suite's runner, for parallel runs (its version is the one k8s.io/kubernetes requires).
   { name: 'ginkgo', module: 'kubernetes', pkg: 'github.com/onsi/ginkgo/v2/ginkgo' },
 ];

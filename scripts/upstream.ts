@@ -2,13 +2,16 @@
 // and benchmarks run beside it, built from their Go modules (never used by tskube).
 //   gen               write upstream/go.mod (k8s.io/kubernetes + one replace per staging module) and
 //                     upstream/etcd/go.mod, then go mod tidy
-//   build [names…]    build the named fixtures (all when none) into $TSKUBE_UPSTREAM_DIR, skipping built ones
+//   build [names…]    build the named fixtures (all when none; busybox is upstream's, from source) into
+//                     $TSKUBE_UPSTREAM_DIR, skipping built ones
 //   path <name>       print where a fixture's binary is
 //   images --registry=<host:port> [--work-dir=<dir>]
 //                     build the images of the fixtures (kubeadm's control plane, the e2e suite's test images)
 //                     and push them to a plain-HTTP registry under upstream's repository paths
 import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,6 +21,8 @@ import { buildUpstreamImage, repositoryOf, upstreamImages } from '../images/upst
 import {
   buildCommand,
   buildStamp,
+  BUSYBOX_SOURCE,
+  busyboxConfig,
   debDir,
   ETCD_VERSION,
   type Fixture,
@@ -62,13 +67,14 @@ function gen(): void {
   );
 }
 
-/** Runs one build; its output goes to our stderr as it comes. */
-function run(args: string[], cwd: string, env: Record<string, string>): Promise<void> {
+/** Runs one build step; its output goes to our stderr as it comes, or to `log` when given. */
+function run(cmd: string, args: string[], cwd: string, env: Record<string, string> = {}, log?: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('go', args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const out = log ?? 'inherit';
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
     child.on('error', reject);
     child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`go ${args.join(' ')} exited with ${code}`)),
+      code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}`)),
     );
   });
 }
@@ -81,10 +87,49 @@ const readOr = (file: string): string | undefined => {
   }
 };
 
+/** Upstream's busybox from BUSYBOX_SOURCE into <dir>/busybox, unless built from the same source and config. */
+async function buildBusybox(dir: string): Promise<void> {
+  const out = path.join(dir, 'busybox');
+  const stamp = `${createHash('sha256').update(BUSYBOX_SOURCE.sha256).update(busyboxConfig.toString()).digest('hex')}\n`;
+  if (fs.existsSync(out) && readOr(`${out}.stamp`) === stamp) {
+    console.log(`busybox: built already, ${out}`);
+    return;
+  }
+  const started = Date.now();
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-busybox-'));
+  const logFile = path.join(work, 'build.log');
+  const log = fs.openSync(logFile, 'w');
+  try {
+    const tarball = path.join(work, 'source.tar.bz2');
+    execFileSync('curl', ['-fsSL', '--retry', '3', '-o', tarball, BUSYBOX_SOURCE.url], { stdio: 'inherit' });
+    const sum = createHash('sha256').update(fs.readFileSync(tarball)).digest('hex');
+    if (sum !== BUSYBOX_SOURCE.sha256)
+      throw new Error(`${BUSYBOX_SOURCE.url}: sha256 ${sum}, expected ${BUSYBOX_SOURCE.sha256}`);
+    execFileSync('tar', ['-xjf', tarball, '-C', work]);
+    const src = path.join(work, `busybox-${BUSYBOX_SOURCE.version}`);
+    await run('make', ['defconfig'], src, {}, log);
+    const config = path.join(src, '.config');
+    fs.writeFileSync(config, busyboxConfig(fs.readFileSync(config, 'utf8')));
+    await run('make', [`-j${os.availableParallelism()}`], src, {}, log).catch((e: Error) => {
+      throw new Error(`${e.message}:\n${fs.readFileSync(logFile, 'utf8').slice(-3000)}`);
+    });
+    fs.copyFileSync(path.join(src, 'busybox'), `${out}.partial`);
+    fs.renameSync(`${out}.partial`, out);
+    fs.writeFileSync(`${out}.stamp`, stamp);
+    console.log(`busybox: built in ${((Date.now() - started) / 1000).toFixed(0)} s, ${out}`);
+  } finally {
+    fs.closeSync(log);
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
 async function build(names: string[]): Promise<void> {
   const dir = upstreamDir();
   fs.mkdirSync(dir, { recursive: true });
-  for (const f of selectFixtures(names)) {
+  if (!names.length || names.includes('busybox')) await buildBusybox(dir);
+  const goNames = names.filter((n) => n !== 'busybox');
+  if (names.length && !goNames.length) return;
+  for (const f of selectFixtures(goNames)) {
     const out = path.join(dir, f.name);
     const { args, env } = buildCommand(f, `${out}.partial`);
     // What the binary was built from: its command and its module's go.sum. Another pin rebuilds it.
@@ -94,7 +139,7 @@ async function build(names: string[]): Promise<void> {
       continue;
     }
     const started = Date.now();
-    await run(args, moduleDir(f.module), env);
+    await run('go', args, moduleDir(f.module), env);
     fs.renameSync(`${out}.partial`, out);
     fs.writeFileSync(`${out}.stamp`, stamp);
     console.log(`${f.name}: built in ${((Date.now() - started) / 1000).toFixed(0)} s, ${out}`);

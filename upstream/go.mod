@@ -6,6 +6,7 @@ require (
 	github.com/onsi/ginkgo/v2 v2.32.0
 	go.yaml.in/yaml/v2 v2.4.4
 	k8s.io/kubernetes v1.37.2
+	k8s.io/sample-apiserver v0.0.0
 )
 
 require (
@@ -188,7 +189,6 @@ require (
 	k8s.io/metrics v0.37.2 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/pod-security-admission v0.0.0 // indirect
-	k8s.io/sample-apiserver v0.0.0 // indirect
 	k8s.io/streaming v0.37.2 // indirect
 	k8s.io/system-validators v1.12.1 // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect

@@ -16,6 +16,8 @@ import (
 	_ "k8s.io/kubernetes/cmd/kubectl"
 	_ "k8s.io/kubernetes/cmd/kubelet"
 	_ "k8s.io/kubernetes/test/images/agnhost"
+	_ "k8s.io/kubernetes/test/images/nonewprivs"
+	_ "k8s.io/sample-apiserver"
 
 	// What test/e2e/e2e_test.go imports: `go test -c k8s.io/kubernetes/test/e2e`
 	// compiles that file, and tidy does not look into a dependency's tests.
