@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
+import type { Pod } from 'kubernetes-types/core/v1.js';
+
 import { KubeApiError, KubeClient } from '../kube/client.js';
 import { LogEventRecorder } from '../kube/events.js';
 import { memoryLogger } from '../kube/log.js';
@@ -291,4 +293,60 @@ test('in-place resize through pods/resize: the running container gets the new li
   await resize({ requests: { cpu: '150m' }, limits: { cpu: '300m' } });
   await waitFor(async () => !(await pod()).status.conditions.some((c: any) => c.type === 'PodResizePending'));
   await admin.delete('/api/v1/namespaces/default/pods/rs', { gracePeriodSeconds: 0 });
+});
+
+test('a memory-request-only resize: RestartContainer restarts the container; NotRequired updates it once, with no restart', async () => {
+  const res = { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '128Mi' } };
+  await admin.create('/api/v1/namespaces/default/pods', {
+    metadata: { name: 'mr' },
+    spec: {
+      nodeName: 'n1',
+      containers: [
+        {
+          name: 'r',
+          image: 'reg/app:1',
+          resources: res,
+          resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }],
+        },
+        { name: 'n', image: 'reg/app:1', resources: res },
+      ],
+    },
+  });
+  const pod = async (): Promise<Pod> => (await admin.get('/api/v1/namespaces/default/pods/mr')) as Pod;
+  const status = (p: Pod, name: string) => p.status?.containerStatuses?.find((c) => c.name === name);
+  await waitFor(async () => {
+    const statuses = (await pod()).status?.containerStatuses ?? [];
+    return statuses.length === 2 && statuses.every((c) => c.state?.running);
+  });
+  const updatesBefore = rt.calls.filter((c) => c.method === 'UpdateContainerResources').length;
+  const requests = { cpu: '100m', memory: '48Mi' };
+  await admin.patch(
+    '/api/v1/namespaces/default/pods/mr/resize',
+    {
+      spec: {
+        containers: [
+          { name: 'r', resources: { requests } },
+          { name: 'n', resources: { requests } },
+        ],
+      },
+    },
+    'strategic',
+  );
+  const after = await waitFor(async () => {
+    const p = await pod();
+    return status(p, 'r')?.restartCount === 1 &&
+      status(p, 'r')?.state?.running &&
+      status(p, 'n')?.resources?.requests?.memory === '48Mi'
+      ? p
+      : undefined;
+  });
+  assert.equal(status(after, 'n')?.restartCount, 0, 'NotRequired: no restart');
+  // Further syncs find both settled: one update of n, none repeated.
+  const w = kubelet.workers.get(after.metadata!.uid!)!;
+  const synced = w.syncCount;
+  w.requestSync();
+  await waitFor(() => w.syncCount >= synced + 2 || (w.requestSync(), false));
+  const updates = rt.calls.filter((c) => c.method === 'UpdateContainerResources').slice(updatesBefore);
+  assert.equal(updates.length, 1, JSON.stringify(updates.map((c) => c.req.container_id)));
+  await admin.delete('/api/v1/namespaces/default/pods/mr', { gracePeriodSeconds: 0 });
 });

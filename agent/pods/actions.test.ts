@@ -407,6 +407,43 @@ test('in-place resize: a running container whose cgroup differs from its resourc
   assert.deepEqual(quiet.containersToResize, []);
 });
 
+test('in-place resize: a memory request change alone restarts under RestartContainer and is an update under NotRequired', () => {
+  const resources = { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '100m', memory: '64Mi' } };
+  const pod = mkPod({
+    containers: [
+      {
+        name: 'r',
+        image: 'i:1',
+        resources,
+        resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }],
+      },
+      { name: 'n', image: 'i:1', resources },
+    ],
+  });
+  // The cgroups match the limits; the containers were created with a 16Mi memory request.
+  const held = { cpuShares: 102, cpuQuota: 10000, cpuPeriod: 100000, memoryLimit: 64 * 2 ** 20 };
+  const r = ct(pod, 'r', { resources: { ...held, memoryRequest: 16 * 2 ** 20 } });
+  const n = ct(pod, 'n', { resources: { ...held, memoryRequest: 16 * 2 ** 20 } });
+  const acts = computePodActions(pod, state([sb()], [r, n]));
+  assert.deepEqual(
+    acts.containersToKill.map((k) => [k.container.id, k.message]),
+    [[r.id, 'Container r resize requires restart']],
+  );
+  assert.deepEqual(
+    acts.containersToResize.map((x) => x.id),
+    [n.id],
+  );
+  // Once the request is the one recorded, nothing is left to do; a container without a record is judged by its cgroup.
+  const settled = computePodActions(
+    pod,
+    state(
+      [sb()],
+      [ct(pod, 'r', { resources: { ...held, memoryRequest: 32 * 2 ** 20 } }), ct(pod, 'n', { resources: held })],
+    ),
+  );
+  assert.deepEqual([settled.containersToKill, settled.containersToResize], [[], []]);
+});
+
 test('podFinished: every container exited under Never, exited 0 under OnFailure; never under Always', async () => {
   const { podFinished } = await import('./actions.js');
   const pod = (restartPolicy: string) =>

@@ -95,6 +95,12 @@ export const podResourcesOf = (pod: Pod | undefined): PodResources =>
  * Linux resources as upstream computes them for cgroupfs: shares from the cpu request (or the limit), quota and
  * memory limit from the limits; a container without its own cpu or memory limit takes the pod-level one.
  */
+/** A container's memory request in bytes (0 when it has none), as recorded for resize decisions. */
+export const memoryRequestBytes = (c: Container): number => {
+  const q = c.resources?.requests?.memory;
+  return q === undefined ? 0 : parseQuantity(String(q));
+};
+
 export function linuxResources(
   c: Container,
   podResources?: PodResources,
@@ -185,6 +191,7 @@ export function buildContainerConfig(
       [L.A_CONTAINER_HASH]: containerHash(c),
       [L.A_RESTART_COUNT]: String(restartCount),
       ...(restartAllAfter ? { [L.A_RESTART_ALL_AFTER]: restartAllAfter } : {}),
+      [L.A_MEMORY_REQUEST]: String(memoryRequestBytes(c)),
       [L.A_TERMINATION_MESSAGE_PATH]: c.terminationMessagePath ?? '/dev/termination-log',
       [L.A_TERMINATION_MESSAGE_POLICY]: c.terminationMessagePolicy ?? 'File',
       [L.A_POD_TERMINATION_GRACE]: String(spec.terminationGracePeriodSeconds ?? 30),

@@ -13,6 +13,8 @@ export const A_CONTAINER_HASH_WITHOUT_RESOURCES = 'io.kubernetes.container.hashW
 export const A_RESTART_COUNT = 'io.kubernetes.container.restartCount';
 /** tskube's own: the RestartAllContainers trigger (its container ID) a container was started after (restart-all.ts). */
 export const A_RESTART_ALL_AFTER = 'io.tskube.container.restartAllAfter';
+/** The memory request (bytes) a container was created with: the runtime has no cgroup value that shows it. */
+export const A_MEMORY_REQUEST = 'io.tskube.container.memoryRequest';
 export const A_TERMINATION_MESSAGE_PATH = 'io.kubernetes.container.terminationMessagePath';
 export const A_TERMINATION_MESSAGE_POLICY = 'io.kubernetes.container.terminationMessagePolicy';
 export const A_PORTS = 'io.kubernetes.container.ports';

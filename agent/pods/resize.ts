@@ -6,7 +6,7 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
 import { canonicalJson } from '../../kube/hash.js';
 import { formatBytes, formatMilliCpu, milliValue, parseQuantity } from '../../kube/quantity.js';
-import { linuxResources, type PodResources, podResourcesOf } from './cri-config.js';
+import { linuxResources, memoryRequestBytes, type PodResources, podResourcesOf } from './cri-config.js';
 import type { ContainerInfo } from './runtime-state.js';
 
 /** What the runtime reports a container runs with (CRI ContainerStatus.resources.linux). */
@@ -15,7 +15,10 @@ export interface ActualResources {
   cpuQuota: number;
   cpuPeriod: number;
   memoryLimit: number;
+  /** The memory request it was created with or last resized to (no cgroup value shows it); unknown for old containers. */
+  memoryRequest?: number;
 }
+
 
 export type Requirements = Container['resources'];
 
@@ -35,7 +38,11 @@ export function resizeChanges(
     (quota > 0 && Number(want.cpu_period) !== actual.cpuPeriod)
   )
     out.push('cpu');
-  if (Number(want.memory_limit_in_bytes) !== actual.memoryLimit) out.push('memory');
+  if (
+    Number(want.memory_limit_in_bytes) !== actual.memoryLimit ||
+    (actual.memoryRequest !== undefined && memoryRequestBytes(c) !== actual.memoryRequest)
+  )
+    out.push('memory');
   return out;
 }
 

@@ -5,6 +5,7 @@ import type { Container as CriContainer, ContainerStatus, PodSandbox, PodSandbox
 import { podFingerprint } from '../pleg/fingerprint.js';
 import {
   A_CONTAINER_HASH,
+  A_MEMORY_REQUEST,
   A_POD_TERMINATION_GRACE,
   A_RESTART_ALL_AFTER,
   A_RESTART_COUNT,
@@ -116,9 +117,14 @@ export function containerInfo(c: CriContainer, st?: ContainerStatus): ContainerI
     finishedAt: nsToMs(st?.finished_at ?? 0),
     image: c.image?.image ?? '',
     imageRef: st?.image_ref ?? c.image_ref,
-    ...(st?.resources?.linux ? { resources: actualResources(st.resources.linux) } : {}),
+    ...(st?.resources?.linux
+      ? { resources: { ...actualResources(st.resources.linux), ...memoryRequestOf(ann[A_MEMORY_REQUEST]) } }
+      : {}),
   };
 }
+
+const memoryRequestOf = (annotation: string | undefined): { memoryRequest?: number } =>
+  annotation && Number.isSafeInteger(Number(annotation)) ? { memoryRequest: Number(annotation) } : {};
 
 export function sandboxInfo(s: PodSandbox, ip = '', hostNetwork = false, additionalIps: string[] = []): SandboxInfo {
   const grace = s.annotations[A_POD_TERMINATION_GRACE];

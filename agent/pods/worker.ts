@@ -30,6 +30,7 @@ import {
   buildContainerConfig,
   buildSandboxConfig,
   linuxResources,
+  memoryRequestBytes,
   type NodeContext,
   podLogDir,
   podResourcesOf,
@@ -309,7 +310,7 @@ export class PodWorker {
   private async sync(): Promise<void> {
     const label = this.fullName;
     const readAt = performance.now();
-    const state = await readPodState(this.d.cri, this.uid, label, this.networks);
+    const state = await this.readState(label);
     this.observe(state);
     this.handled = state.fingerprint === undefined ? undefined : { fingerprint: state.fingerprint, at: readAt };
     if (!this.evicted && !this.admitted) {
@@ -414,12 +415,25 @@ export class PodWorker {
       actions.containersToResize.length > 0
     ) {
       const readAt = performance.now();
-      const after = await readPodState(this.d.cri, this.uid, label, this.networks);
+      const after = await this.readState(label);
       this.observe(after);
       // Nothing left to do with it: the relists of what this sync made are no news (no second sync to read them).
       if (after.fingerprint !== undefined && isIdle(this.actionsFor(after)))
         this.handled = { fingerprint: after.fingerprint, at: readAt };
     }
+  }
+
+  /** Memory requests resized in place, by container ID: newer than the ones the containers were created with. */
+  private readonly resizedMemoryRequests = new Map<string, number>();
+
+  /** The pod's runtime state, with the memory requests this kubelet has since resized its containers to. */
+  private async readState(label: string): Promise<PodRuntimeState> {
+    const state = await readPodState(this.d.cri, this.uid, label, this.networks);
+    for (const c of state.containers) {
+      const resized = this.resizedMemoryRequests.get(c.id);
+      if (resized !== undefined && c.resources) c.resources.memoryRequest = resized;
+    }
+    return state;
   }
 
   /** What the pod needs done given a runtime state; a pod finished here is terminal even before the apiserver's copy says so. */
@@ -518,6 +532,7 @@ export class PodWorker {
     for (const r of list) {
       try {
         await this.d.cri.updateContainerResources(r.id, linuxResources(r.container, podResources), label);
+        this.resizedMemoryRequests.set(r.id, memoryRequestBytes(r.container));
       } catch (e) {
         errors.push(`container ${r.container.name}: ${(e as Error).message}`);
       }
