@@ -433,6 +433,7 @@ test('in-place resize: a memory request change alone restarts under RestartConta
     acts.containersToResize.map((x) => x.id),
     [n.id],
   );
+  assert.equal(acts.resizeRestart, true, 'the pod cgroup is updated before r starts again');
   // Once the request is the one recorded, nothing is left to do; a container without a record is judged by its cgroup.
   const settled = computePodActions(
     pod,
@@ -441,7 +442,7 @@ test('in-place resize: a memory request change alone restarts under RestartConta
       [ct(pod, 'r', { resources: { ...held, memoryRequest: 32 * 2 ** 20 } }), ct(pod, 'n', { resources: held })],
     ),
   );
-  assert.deepEqual([settled.containersToKill, settled.containersToResize], [[], []]);
+  assert.deepEqual([settled.containersToKill, settled.containersToResize, settled.resizeRestart], [[], [], undefined]);
 });
 
 test('podFinished: every container exited under Never, exited 0 under OnFailure; never under Always', async () => {

@@ -40,6 +40,8 @@ export interface PodActions {
   containersToKill: KillAction[];
   /** Running containers (and sidecars) to give their allocated cpu and memory in place, decreases first. */
   containersToResize: { container: Container; id: string }[];
+  /** A container restarts for a resize: the pod cgroup takes the new resources before it starts again. */
+  resizeRestart?: true;
 }
 
 /** Nothing to start, stop, create or resize: what a sync would do with the state is report it. */
@@ -319,6 +321,7 @@ function resizeActions(pod: Pod, state: PodRuntimeState, sandboxId: string, a: P
         reason: 'Killing',
         message: `Container ${c.name} resize requires restart`,
       });
+      a.resizeRestart = true;
       (isSidecar(c) ? a.initToStart : a.containersToStart).push(c);
     } else (isDecrease(c, st.resources, podResourcesOf(pod)) ? decreases : increases).push({ container: c, id: st.id });
   }

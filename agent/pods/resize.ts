@@ -19,7 +19,6 @@ export interface ActualResources {
   memoryRequest?: number;
 }
 
-
 export type Requirements = Container['resources'];
 
 /** cpu and memory, each when what the runtime holds differs from what the container's resources ask for. */

@@ -402,9 +402,10 @@ export class PodWorker {
     const start = async (c: Container, kind: ContainerKind): Promise<void> => {
       await this.startContainer(c, kind, state, sandboxId, sandboxConfig, podIP, volumes);
     };
+    // Resizes first: a container (or sidecar) restarted for one starts in a pod cgroup that already holds it.
+    await this.resize(actions.containersToResize, label, actions.resizeRestart ?? false);
     for (const c of actions.ephemeralToStart) await start(c, 'ephemeral');
     for (const c of actions.initToStart) await start(c, 'init');
-    await this.resize(actions.containersToResize, label);
     for (const c of actions.containersToStart) await start(c, 'container');
     // Report what was just started or resized now rather than after the next relist (up to a period later).
     if (
@@ -507,13 +508,17 @@ export class PodWorker {
   }
 
   /** UpdateContainerResources for each container to resize; a failure is reported and retried on the next sync. */
-  private async resize(list: { container: Container; id: string }[], label: string): Promise<void> {
+  private async resize(
+    list: { container: Container; id: string }[],
+    label: string,
+    restarting: boolean,
+  ): Promise<void> {
     const podResources = podResourcesOf(this.runningPod);
     // Pod-level resources set the pod cgroup: a change of them alone resizes it (the first sync finds it as made).
     const podLevelChanged =
       this.actuated !== undefined &&
       canonicalJson(this.actuated.resources ?? null) !== canonicalJson(podResources ?? null);
-    if (!list.length && !podLevelChanged) {
+    if (!list.length && !podLevelChanged && !restarting) {
       this.actuated ??= { resources: podResources };
       this.resizeError = undefined;
       return;
