@@ -69,6 +69,9 @@ const skip =
     'e2e.test',
     'ginkgo',
     'agnhost',
+    'busybox',
+    'nnp',
+    'sample-apiserver',
   ]);
 
 describe(
