@@ -3,7 +3,9 @@
 // A dev apiserver (in this process) grows to 1k, 10k and 30k Services × 10
 // endpoints (BENCH_SIZES); at each size a kube-proxy of one mode (argv[2]:
 // nftables, legacy = iptables on iptables-legacy, nft = iptables on
-// iptables-nft) runs in its own process (bench/proxy-sync-proxy.ts):
+// iptables-nft; upstream-nftables and upstream-legacy: the upstream kube-proxy
+// fixture in those modes, bench/upstream-proxy.ts) runs in its own process
+// (bench/proxy-sync-proxy.ts):
 // 1. cold start: no rules in the kernel, from the informers' sync to the end
 //    of the first (full) sync;
 // 2. one-endpoint changes (15 in nftables mode, 5 in iptables modes): from
@@ -28,12 +30,17 @@ import { type KObj, KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { groupChainOf } from '../proxy/nftables/groups.js';
 import { servicePortBase } from '../proxy/nftables/names.js';
+import { legacyIptablesDir, UpstreamProxy } from './upstream-proxy.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,30000').split(',').map(Number);
 const EPS = 10;
 /** One-endpoint changes per size: 15 in nftables mode (its medians are a few ms, so noise matters), 5 in iptables mode. */
-const MODE = (process.argv[2] ?? 'nftables') as 'nftables' | 'legacy' | 'nft';
-const CHANGES = Number(process.env.BENCH_CHANGES) || (MODE === 'nftables' ? 15 : 5);
+const MODE = (process.argv[2] ?? 'nftables') as 'nftables' | 'legacy' | 'nft' | 'upstream-nftables' | 'upstream-legacy';
+/** The upstream kube-proxy's binary when MODE is one of its modes. */
+const UPSTREAM = MODE.startsWith('upstream-') ? process.env.BENCH_UPSTREAM_PROXY : undefined;
+/** The rules' backend, whichever proxy writes them. */
+const BACKEND = MODE.replace(/^upstream-/, '') as 'nftables' | 'legacy' | 'nft';
+const CHANGES = Number(process.env.BENCH_CHANGES) || (BACKEND === 'nftables' ? 15 : 5);
 /** This process's (the apiserver's) time in garbage collection so far. */
 const runnerGc = { ms: 0 };
 new PerformanceObserver((list) => {
@@ -222,7 +229,13 @@ function clearRules(): void {
 }
 
 function inKernel(newIP: string, svc: string, clusterIP: string): boolean {
-  if (MODE === 'nftables') {
+  if (UPSTREAM && BACKEND === 'nftables') {
+    // Upstream's layout: a service's rule DNATs through a numgen map of its endpoints, or (with affinity) one rule
+    // per endpoint chain.
+    const table = execFileSync('nft', ['list', 'table', 'ip', 'kube-proxy'], { encoding: 'utf8', maxBuffer: 1 << 30 });
+    return table.includes(`: ${newIP} . 8080`) || table.includes(`dnat to ${newIP}:8080`);
+  }
+  if (BACKEND === 'nftables') {
     // A plain ClusterIP Service's rule in its group chain names its map of endpoint slots; the endpoint is the value
     // of one of its ranges.
     const chain = execFileSync(
@@ -240,10 +253,94 @@ function inKernel(newIP: string, svc: string, clusterIP: string): boolean {
       )
     );
   }
-  const save = MODE === 'legacy' ? 'iptables-legacy-save' : 'iptables-nft-save';
+  const save = BACKEND === 'legacy' ? 'iptables-legacy-save' : 'iptables-nft-save';
   return execFileSync(save, ['-t', 'nat'], { encoding: 'utf8', maxBuffer: 1 << 30 }).includes(
     `--to-destination ${newIP}:8080`,
   );
+}
+
+/** A size's figures for the upstream kube-proxy: tskube's rows but the floors and the in-process splits. */
+interface UpstreamRow {
+  services: number;
+  coldMs: number | null;
+  overBudgetMs?: number;
+  coldSyncMs?: number;
+  coldCpuMs?: number;
+  coldChildCpuMs?: number;
+  changeMs?: number[];
+  changeCpuMs?: number;
+  changeChildCpuMs?: number;
+  rssMiB?: number;
+  restartMs?: number;
+  restartSyncMs?: number;
+}
+
+/**
+ * The upstream kube-proxy at this size, as tskube's is measured: cold start with no rules in the kernel, CHANGES
+ * one-endpoint changes (from the update request to the end of the sync that wrote it, by its own timestamp), a
+ * restart over its own rules, RSS and CPU.
+ */
+async function measureUpstream(
+  binary: string,
+  dir: string,
+  kubeconfig: string,
+  client: KubeClient,
+  n: number,
+  firstChange: number,
+): Promise<UpstreamRow> {
+  clearRules();
+  const mode = BACKEND === 'nftables' ? 'nftables' : 'iptables';
+  const iptablesDir = BACKEND === 'legacy' ? legacyIptablesDir(dir) : undefined;
+  const cold = new UpstreamProxy(binary, kubeconfig, mode, dir, iptablesDir);
+  try {
+    const first = await cold
+      .syncAfter(0, BUDGET_MS, { everyMs: 100 })
+      .catch((e: Error) => (e.message.includes('did not sync') ? undefined : Promise.reject(e)));
+    if (!first) return { services: n, coldMs: null, overBudgetMs: BUDGET_MS };
+    const atFirst = cold.usage();
+    const changes: number[] = [];
+    for (let k = 0, change = firstChange; k < CHANGES; k++, change++) {
+      await new Promise((r) => setTimeout(r, 1100)); // outside minSyncPeriod, as for tskube's
+      const name = `svc${(change * 997) % n}`;
+      const url = `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${name}-x`;
+      const cur = await client.get(url);
+      const newIP = ip(200_000 + change, 12);
+      cur.endpoints[0].addresses = [newIP];
+      const seen = await cold.endpointChanges();
+      const u0 = wallMs();
+      await client.update(url, cur);
+      const synced = await cold.syncAfter(u0, 60_000, { changesAbove: seen });
+      changes.push(synced.at - u0);
+      if (
+        k === 0 &&
+        !inKernel(newIP, name, (await client.get(`/api/v1/namespaces/default/services/${name}`)).spec.clusterIP)
+      )
+        throw new Error(`${MODE}: the new endpoint ${newIP} is not in the kernel`);
+    }
+    const steady = cold.usage();
+    await cold.stop();
+    const warm = new UpstreamProxy(binary, kubeconfig, mode, dir, iptablesDir);
+    try {
+      const restart = await warm.syncAfter(0, BUDGET_MS, { everyMs: 100 });
+      return {
+        services: n,
+        coldMs: first.at - cold.startedAt,
+        coldSyncMs: first.fullSyncSec * 1000,
+        coldCpuMs: atFirst.cpuMs,
+        coldChildCpuMs: atFirst.childCpuMs,
+        changeMs: changes,
+        changeCpuMs: (steady.cpuMs - atFirst.cpuMs) / CHANGES,
+        changeChildCpuMs: (steady.childCpuMs - atFirst.childCpuMs) / CHANGES,
+        rssMiB: steady.rssMiB,
+        restartMs: restart.at - warm.startedAt,
+        restartSyncMs: restart.fullSyncSec * 1000,
+      };
+    } finally {
+      await warm.stop();
+    }
+  } finally {
+    await cold.stop();
+  }
 }
 
 async function main(): Promise<void> {
@@ -263,6 +360,11 @@ async function main(): Promise<void> {
   const kubeconfig = srv.kubeconfigs['kubernetes-admin']!;
   const client = new KubeClient(loadKubeconfig(kubeconfig));
   const api = srv.api;
+  // The node both proxies run as (upstream's waits for its Node object before it starts).
+  api.create(api.res('', 'nodes'), '', {
+    metadata: { name: 'bench' },
+    status: { addresses: [{ type: 'InternalIP', address: '127.0.0.1' }] },
+  });
   const svcs = api.res('', 'services');
   const slices = api.res('discovery.k8s.io', 'endpointslices');
   // A slice's endpoints as text, so that a floor ConfigMap is about a slice's size.
@@ -294,6 +396,13 @@ async function main(): Promise<void> {
           conditions: { ready: true },
         })),
       });
+    }
+    if (UPSTREAM) {
+      const row = await measureUpstream(UPSTREAM, dir, kubeconfig, client, n, change);
+      change += CHANGES;
+      rows.push(row);
+      if (row.coldMs === null) break;
+      continue;
     }
     const floorMs = MODE === 'nftables' ? await changeFloor(kubeconfig, client, n, change) : [];
     clearRules();

@@ -1,34 +1,40 @@
-// Benchmark: kube-proxy sync cost, nftables mode against iptables mode, in one
-// run. In a throwaway network namespace per mode, a dev apiserver holds 1k,
+// Benchmark: kube-proxy sync cost, nftables mode against iptables mode, and
+// tskube's proxy against the upstream kube-proxy (the fixture), in one run. In a throwaway network namespace per mode, a dev apiserver holds 1k,
 // 10k and 30k Services × 10 endpoints (BENCH_SIZES) and the real proxy runs
 // in its own process: cold start, one-endpoint change from the EndpointSlice
 // update to the rule in the kernel (median of 15; 5 in iptables mode), restart over its own rules,
 // RSS and CPU. Modes: BENCH_MODES (default nftables,legacy: iptables mode on
 // iptables-legacy, the fast iptables baseline; "nft" is iptables mode on
-// iptables-nft, which takes minutes from a few thousand Services).
+// iptables-nft, which takes minutes from a few thousand Services; upstream-nftables and
+// upstream-legacy are the upstream kube-proxy's, included by default when its fixture is built).
 // Run as root: npm run bench:proxy-sync
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 
 import { e2eSkipReason, REPO } from '../e2e/harness.js';
 import { sh } from '../e2e/proc.js';
+import { upstreamDir } from '../scripts/upstream-plan.js';
 import { runBench } from './bench-node.js';
+
+const UPSTREAM_PROXY = path.join(upstreamDir(), 'kube-proxy');
 
 interface Row {
   services: number;
   coldMs: number | null;
   overBudgetMs?: number;
   coldSyncMs: number;
+  // The floors and splits below are tskube's only (the upstream proxy is measured from the outside).
   coldCpuMs: number;
   coldChildCpuMs: number;
   changeMs: number[];
   /** The floor of a change (nftables mode): the same updates seen by a bare watcher. */
-  floorMs: number[];
+  floorMs?: number[];
   /** The floor from a watcher grown to the proxy's resident size (ConfigMap updates, in turns with the changes), and that size. */
-  sizedFloorMs: number[];
-  sizedFloorRssMiB: number;
-  splits: {
+  sizedFloorMs?: number[];
+  sizedFloorRssMiB?: number;
+  splits?: {
     renderMs: number;
     applyMs: number;
     requestMs: number;
@@ -38,8 +44,8 @@ interface Row {
   }[];
   changeCpuMs: number;
   /** Of it, garbage collection, and major collections per change. */
-  changeGcMs: number;
-  changeGcMajor: number;
+  changeGcMs?: number;
+  changeGcMajor?: number;
   changeChildCpuMs: number;
   rssMiB: number;
   restartMs: number;
@@ -70,7 +76,7 @@ function runIn(mode: string): Result {
         encoding: 'utf8',
         maxBuffer: 16 << 20,
         timeout: 3_600_000,
-        env: process.env,
+        env: { ...process.env, BENCH_UPSTREAM_PROXY: UPSTREAM_PROXY },
         stdio: ['ignore', 'pipe', 'inherit'],
       },
     );
@@ -87,6 +93,8 @@ const LABEL: Record<string, string> = {
   nftables: 'nftables mode',
   legacy: 'iptables mode (iptables-legacy)',
   nft: 'iptables mode (iptables-nft)',
+  'upstream-nftables': 'upstream kube-proxy, nftables mode',
+  'upstream-legacy': 'upstream kube-proxy, iptables mode (iptables-legacy)',
 };
 
 function print(r: Result): void {
@@ -101,9 +109,10 @@ function print(r: Result): void {
     }
     const cold = `${ms(f.coldMs)} (${ms(f.coldSyncMs)})`;
     const change = `${ms(median(f.changeMs))} (${all(f.changeMs)})`;
-    const gcPart = `GC ${ms(f.changeGcMs)} (${f.changeGcMajor.toFixed(1)} major)`;
-    const m = (k: keyof Row['splits'][number]): string => ms(median(f.splits.map((s) => s[k])));
-    const inSync = `render ${m('renderMs')} + apply ${m('applyMs')}; ${gcPart} per change; update request ${m('requestMs')}, update to the proxier's handler ${m('toProxierMs')}, update to sync start ${m('toSyncMs')} (apiserver GC ${m('apiserverGcMs')})`;
+    const m = (k: keyof NonNullable<Row['splits']>[number]): string => ms(median(f.splits!.map((s) => s[k])));
+    const inSync = f.splits
+      ? `render ${m('renderMs')} + apply ${m('applyMs')}; GC ${ms(f.changeGcMs!)} (${f.changeGcMajor!.toFixed(1)} major) per change; update request ${m('requestMs')}, update to the proxier's handler ${m('toProxierMs')}, update to sync start ${m('toSyncMs')} (apiserver GC ${m('apiserverGcMs')})`
+      : '';
     const cpu = `${ms(f.changeCpuMs)}+${ms(f.changeChildCpuMs)}`;
     process.stdout.write(
       `${String(f.services).padStart(8)} | ${cold.padStart(16)} | ${change.padEnd(32)} | ${cpu.padStart(22)} | ${`${ms(f.restartMs)} (${ms(f.restartSyncMs)})`.padStart(17)} | ${`${ms(f.coldCpuMs)}+${ms(f.coldChildCpuMs)}`.padStart(20)} | ${f.rssMiB.toFixed(0).padStart(3)} MiB | ${inSync}\n`,
@@ -117,37 +126,60 @@ runBench(async () => {
   process.stdout.write(
     `kube-proxy sync: ${execFileSync('nft', ['--version'], { encoding: 'utf8' }).trim()}, ${execFileSync('iptables-legacy', ['--version'], { encoding: 'utf8' }).trim()}\n`,
   );
-  const results = (process.env.BENCH_MODES ?? 'nftables,legacy').split(',').map(runIn);
+  const haveUpstream = fs.existsSync(UPSTREAM_PROXY);
+  if (!haveUpstream)
+    process.stdout.write(
+      `upstream columns skipped: no upstream kube-proxy at ${UPSTREAM_PROXY} (npm run upstream -- build kube-proxy builds it)\n`,
+    );
+  const modes = process.env.BENCH_MODES?.split(',') ?? [
+    'nftables',
+    'legacy',
+    ...(haveUpstream ? ['upstream-nftables', 'upstream-legacy'] : []),
+  ];
+  const results = modes.map(runIn);
   results.forEach(print);
-  const nft = results.find((r) => r.mode === 'nftables');
-  const ipt = results.find((r) => r.mode === 'legacy') ?? results.find((r) => r.mode === 'nft');
-  if (!nft) return;
   const ok = (r: Row | undefined): r is Row => !!r && r.coldMs !== null;
-  process.stdout.write('\n== nftables mode: goals and ratios ==\n');
-  const first = nft.rows.find(ok);
-  const last = [...nft.rows].reverse().find(ok);
-  for (const row of nft.rows.filter(ok)) {
-    const base = ipt?.rows.find((x) => x.services === row.services);
-    const ratio = (a: number, b: number | undefined): string => (b ? (a / b).toFixed(2) : '-');
-    process.stdout.write(
-      `${String(row.services).padStart(6)} services: change median ${ms(median(row.changeMs))} (goal < 20 ms: ${median(row.changeMs) < 20 ? 'met' : 'NOT met'}); floor ${ms(median(row.floorMs))} (${all(row.floorMs)}); floor at the proxy's ${row.sizedFloorRssMiB.toFixed(0)} MiB ${ms(median(row.sizedFloorMs))} (${all(row.sizedFloorMs)}); nftables/${ipt ? ipt.mode : '?'} change ${ratio(median(row.changeMs), ok(base) ? median(base.changeMs) : undefined)}, cold ${ratio(row.coldMs!, ok(base) ? base.coldMs! : undefined)}, RSS ${ratio(row.rssMiB, ok(base) ? base.rssMiB : undefined)}\n`,
-    );
+  const byMode = (m: string): Result | undefined => results.find((r) => r.mode === m);
+  // tskube / upstream per mode and size, with the goals of issue 49 beside them.
+  const goal = (x: number, max: number, applies: boolean): string =>
+    applies ? ` (goal ≤ ${max}: ${x <= max ? 'met' : `NOT met, ${(x / max).toFixed(1)}× over`})` : '';
+  for (const [mode, limit] of [
+    ['nftables', 0.1],
+    ['legacy', 0.5],
+  ] as const) {
+    const t = byMode(mode);
+    const u = byMode(`upstream-${mode}`);
+    if (!t || !u) continue;
+    process.stdout.write(`\n== ${LABEL[mode]}: tskube / upstream ==\n`);
+    for (const row of t.rows.filter(ok)) {
+      const base = u.rows.find((x) => x.services === row.services);
+      const big = row.services >= 10_000;
+      if (!ok(base)) {
+        process.stdout.write(`${String(row.services).padStart(6)} services: upstream did not finish its cold start\n`);
+        continue;
+      }
+      const change = median(row.changeMs) / median(base.changeMs);
+      const cold = row.coldMs! / base.coldMs!;
+      const rss = row.rssMiB / base.rssMiB;
+      const cpu = (row.changeCpuMs + row.changeChildCpuMs) / (base.changeCpuMs + base.changeChildCpuMs);
+      process.stdout.write(
+        `${String(row.services).padStart(6)} services: change ${change.toFixed(2)}×${goal(change, limit, big)}, cold start ${cold.toFixed(2)}×${goal(cold, limit, big)}, RSS ${rss.toFixed(2)}×${goal(rss, 1, row.services >= 30_000)}, CPU per change ${cpu.toFixed(2)}×; upstream: change ${ms(median(base.changeMs))}, cold ${ms(base.coldMs!)}, ${base.rssMiB.toFixed(0)} MiB\n`,
+      );
+    }
   }
-  if (first && last && first !== last) {
-    const flat = median(last.changeMs) / median(first.changeMs);
-    const floorFlat = median(last.floorMs) / median(first.floorMs);
-    const sizedFlat = median(last.sizedFloorMs) / median(first.sizedFloorMs);
-    const above = (r: Row): number => median(r.changeMs) - median(r.sizedFloorMs);
-    process.stdout.write(
-      `change-time(${last.services}) / change-time(${first.services}) = ${flat.toFixed(2)} (goal ≤ 1.5: ${flat <= 1.5 ? 'met' : 'NOT met'}); the small floor's: ${floorFlat.toFixed(2)}; the proxy-sized floor's: ${sizedFlat.toFixed(2)}; change above the proxy-sized floor: ${ms(above(first))} → ${ms(above(last))}\n`,
-    );
+  const nft = byMode('nftables');
+  const ipt = byMode('legacy') ?? byMode('nft');
+  if (nft) {
+    process.stdout.write('\n== nftables mode: floors, and against iptables mode ==\n');
+    for (const row of nft.rows.filter(ok)) {
+      const base = ipt?.rows.find((x) => x.services === row.services);
+      const ratio = (a: number, b: number | undefined): string => (b ? (a / b).toFixed(2) : '-');
+      process.stdout.write(
+        `${String(row.services).padStart(6)} services: change median ${ms(median(row.changeMs))}; floor ${ms(median(row.floorMs!))} (${all(row.floorMs!)}); floor at the proxy's ${row.sizedFloorRssMiB!.toFixed(0)} MiB ${ms(median(row.sizedFloorMs!))} (${all(row.sizedFloorMs!)}); nftables/${ipt ? ipt.mode : '?'} change ${ratio(median(row.changeMs), ok(base) ? median(base.changeMs) : undefined)}, cold ${ratio(row.coldMs!, ok(base) ? base.coldMs! : undefined)}, RSS ${ratio(row.rssMiB, ok(base) ? base.rssMiB : undefined)}\n`,
+      );
+    }
   }
-  const at10k = nft.rows.find((r) => r.services === 10_000);
-  if (ok(at10k))
-    process.stdout.write(
-      `cold start at 10,000 Services: ${ms(at10k.coldMs!)} (goal < 10 s: ${at10k.coldMs! < 10_000 ? 'met' : 'NOT met'})\n`,
-    );
   process.stdout.write(
-    "\ncold start = proxy process start to the end of its first full sync, with no rules in the kernel (sync = the sync alone); change = EndpointSlice update request to the end of the sync that wrote it; floor = the same kind of update request to its event at a bare watcher: in a small process before the proxy starts, and, in turns with the proxy's changes (ConfigMap updates the proxy does not see), in one grown to the proxy's resident size with a buffer it never touches (on some VMs waking an idle process costs time that grows with its resident memory); restart = a new proxy over the rules the last one left.\n",
+    "\ncold start = proxy process start to the end of its first full sync, with no rules in the kernel (sync = the sync alone); change = EndpointSlice update request to the end of the sync that wrote it; floor = the same kind of update request to its event at a bare watcher: in a small process before the proxy starts, and, in turns with the proxy's changes (ConfigMap updates the proxy does not see), in one grown to the proxy's resident size with a buffer it never touches (on some VMs waking an idle process costs time that grows with its resident memory); restart = a new proxy over the rules the last one left. The upstream kube-proxy runs with the same apiserver, mode, cluster CIDR and sync periods; its times are its own sync timestamps (metrics, protobuf format), its RSS and CPU from /proc; it also runs its IPv6 proxier, as a user's would.\n",
   );
 });

@@ -20,6 +20,13 @@ export function cpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
+/** CPU seconds of the children a process has waited for (cutime + cstime of /proc/<pid>/stat). */
+export function childCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) / 100;
+}
+
 /** Runs a benchmark's main: exit 0 when it resolves, else its stack on stderr and exit 1 (child processes included). */
 export function runBench(main: () => Promise<void>): void {
   main().then(
