@@ -2,25 +2,60 @@
 // apiserver, `tskube dns` as its own process, and Debian's dnsmasq answering
 // the same names from a hosts file (the floor). dnsperf (Debian) drives both
 // with the same query files; its per-query report (-v) gives the latencies.
-// Then 10,000 Services are created and the DNS server's memory is read.
-// Prints JSON.
+// With the CoreDNS fixture built, CoreDNS (a Corefile as kubeadm's) answers
+// the same names too. Then 10,000 Services are created and the servers'
+// memory is read. Prints JSON.
+
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { REPO } from '../e2e/harness.js';
+import { upstreamDir } from '../scripts/upstream-plan.js';
 import { startTestApiServer } from '../testing/apiserver.js';
 import { percentile, rssKiB, runBench } from './stats.js';
 
 const DNS_PORT = 5300;
 const FLOOR_PORT = 5301;
+const COREDNS_PORT = 5302;
+const COREDNS = path.join(upstreamDir(), 'coredns');
+
+/** kubeadm's Corefile (its CoreDNS addon), on this benchmark's ports, forwarding to the floor as tskube dns does. */
+export function corefile(kubeconfig: string, upstream: string, port: number): string {
+  return `.:${port} {
+    bind 127.0.0.1
+    errors
+    health 127.0.0.1:18080 {
+       lameduck 5s
+    }
+    ready 127.0.0.1:18181
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+       kubeconfig ${kubeconfig}
+       pods insecure
+       fallthrough in-addr.arpa ip6.arpa
+       ttl 30
+    }
+    prometheus 127.0.0.1:19153
+    forward . ${upstream} {
+       max_concurrent 1000
+    }
+    cache 30 {
+       disable success cluster.local
+       disable denial cluster.local
+    }
+    loop
+    reload
+    loadbalance
+}
+`;
+}
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 10_000);
 
 export interface Row {
   name: string;
-  server: 'tskube' | 'dnsmasq';
+  server: 'tskube' | 'dnsmasq' | 'coredns';
   qps: number;
   p50ms: number;
   p99ms: number;
@@ -124,11 +159,22 @@ async function main(): Promise<void> {
       { stdio: 'ignore' },
     );
     children.push(floor);
-    await until('both servers answering', () => {
+    const withCoreDNS = fs.existsSync(COREDNS);
+    let coredns: ChildProcess | undefined;
+    if (withCoreDNS) {
+      const conf = path.join(dir, 'Corefile');
+      fs.writeFileSync(
+        conf,
+        corefile(api.srv.kubeconfigs['kubernetes-admin']!, `127.0.0.1:${FLOOR_PORT}`, COREDNS_PORT),
+      );
+      const log = fs.openSync(path.join(dir, 'coredns.log'), 'a');
+      coredns = spawn(COREDNS, ['-conf', conf], { stdio: ['ignore', log, log], cwd: dir });
+      children.push(coredns);
+    }
+    await until('the servers answering', () => {
       try {
-        return (
-          dig(DNS_PORT, 'web.default.svc.cluster.local') === webIP &&
-          dig(FLOOR_PORT, 'web.default.svc.cluster.local') === webIP
+        return [DNS_PORT, FLOOR_PORT, ...(withCoreDNS ? [COREDNS_PORT] : [])].every(
+          (port) => dig(port, 'web.default.svc.cluster.local') === webIP,
         );
       } catch {
         return false;
@@ -147,6 +193,7 @@ async function main(): Promise<void> {
       for (const [server, port] of [
         ['dnsmasq', FLOOR_PORT],
         ['tskube', DNS_PORT],
+        ...(withCoreDNS ? ([['coredns', COREDNS_PORT]] as const) : []),
       ] as const) {
         const r = dnsperf(port, file);
         rows.push({
@@ -161,6 +208,7 @@ async function main(): Promise<void> {
     }
 
     const rssBefore = rssKiB(dns.pid!);
+    const corednsBefore = coredns ? rssKiB(coredns.pid!) : undefined;
     const t0 = Date.now();
     // 10,000 Services with their EndpointSlices, created 50 at a time.
     for (let i = 0; i < SERVICES; i += 50) {
@@ -185,7 +233,9 @@ async function main(): Promise<void> {
     const createMs = Date.now() - t0;
     await until('the last Service to resolve', () => {
       try {
-        return dig(DNS_PORT, `s${SERVICES - 1}.default.svc.cluster.local`) !== '';
+        return [DNS_PORT, ...(withCoreDNS ? [COREDNS_PORT] : [])].every(
+          (port) => dig(port, `s${SERVICES - 1}.default.svc.cluster.local`) !== '',
+        );
       } catch {
         return false;
       }
@@ -193,8 +243,10 @@ async function main(): Promise<void> {
     global.gc?.();
     await new Promise((r) => setTimeout(r, 2000));
     const rssAfter = rssKiB(dns.pid!);
+    const coreDNSRss =
+      coredns && corednsBefore !== undefined ? { beforeKiB: corednsBefore, afterKiB: rssKiB(coredns.pid!) } : undefined;
     process.stdout.write(
-      `${JSON.stringify({ rows, rssBeforeKiB: rssBefore, rssAfterKiB: rssAfter, services: SERVICES, createMs, seconds: SECONDS })}\n`,
+      `${JSON.stringify({ rows, rssBeforeKiB: rssBefore, rssAfterKiB: rssAfter, coreDNSRss, services: SERVICES, createMs, seconds: SECONDS })}\n`,
     );
   } finally {
     for (const c of children) c.kill('SIGTERM');

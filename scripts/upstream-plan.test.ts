@@ -55,8 +55,8 @@ test('fixtures: all by default, by name otherwise; unknown names are refused nam
     ['etcd', 'kubeadm'],
   );
   assert.throws(
-    () => selectFixtures(['kubelet', 'coredns']),
-    /unknown fixture\(s\): coredns \(known: etcd, kube-apiserver/,
+    () => selectFixtures(['kubelet', 'cilium']),
+    /unknown fixture\(s\): cilium \(known: etcd, kube-apiserver/,
   );
 });
 

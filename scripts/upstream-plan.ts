@@ -9,6 +9,8 @@ export const KUBERNETES_VERSION = 'v1.37.2';
 export const STAGING_VERSION = KUBERNETES_VERSION.replace(/^v1\./, 'v0.');
 /** kubeadm v1.37's etcd (its DefaultEtcdVersion, image tag 3.7.0-0). */
 export const ETCD_VERSION = 'v3.7.0';
+/** CoreDNS's newest release the module proxy serves (kubeadm v1.37 deploys CoreDNS; the DNS benchmark's anchor). */
+export const COREDNS_VERSION = 'v1.15.0';
 
 /** Tags of the images built from the fixtures: kubeadm's for the control plane, the e2e suite's for its test images. */
 export const IMAGE_VERSIONS = {
@@ -98,7 +100,7 @@ export function versionLdflags(version = KUBERNETES_VERSION, buildDate = '1970-0
 export interface Fixture {
   name: string;
   /** Which Go module folder under upstream/ builds it. */
-  module: 'kubernetes' | 'etcd';
+  module: 'kubernetes' | 'etcd' | 'coredns';
   pkg: string;
   /** A test binary (`go test -c`) rather than a command. */
   test?: boolean;
@@ -121,6 +123,7 @@ export const FIXTURES: readonly Fixture[] = [
   { name: 'sample-apiserver', module: 'kubernetes', pkg: 'k8s.io/sample-apiserver' },
   // The e2e suite's runner, for parallel runs (its version is the one k8s.io/kubernetes requires).
   { name: 'ginkgo', module: 'kubernetes', pkg: 'github.com/onsi/ginkgo/v2/ginkgo' },
+  { name: 'coredns', module: 'coredns', pkg: 'github.com/coredns/coredns' },
 ];
 
 /** The fixtures named (all when none), or an error naming the unknown ones. */

@@ -1,7 +1,7 @@
 // npm run upstream -- <command>: the upstream Kubernetes binaries tskube's tests
 // and benchmarks run beside it, built from their Go modules (never used by tskube).
-//   gen               write upstream/go.mod (k8s.io/kubernetes + one replace per staging module) and
-//                     upstream/etcd/go.mod, then go mod tidy
+//   gen               write upstream/go.mod (k8s.io/kubernetes + one replace per staging module),
+//                     upstream/etcd/go.mod and upstream/coredns/go.mod, then go mod tidy
 //   build [names…]    build the named fixtures (all when none; busybox is upstream's, from source) into
 //                     $TSKUBE_UPSTREAM_DIR, skipping built ones
 //   path <name>       print where a fixture's binary is
@@ -23,6 +23,7 @@ import {
   buildStamp,
   BUSYBOX_SOURCE,
   busyboxConfig,
+  COREDNS_VERSION,
   debDir,
   ETCD_VERSION,
   type Fixture,
@@ -36,7 +37,7 @@ import {
 } from './upstream-plan.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'upstream');
-const moduleDir = (m: Fixture['module']): string => (m === 'kubernetes' ? ROOT : path.join(ROOT, 'etcd'));
+const moduleDir = (m: Fixture['module']): string => (m === 'kubernetes' ? ROOT : path.join(ROOT, m));
 
 function go(args: string[], cwd: string, env: Record<string, string> = {}): string {
   return execFileSync('go', args, {
@@ -54,16 +55,21 @@ function gen(): void {
   const upstreamMod = JSON.parse(go(['mod', 'edit', '-json', info.GoMod], ROOT)) as GoModJson;
   const replaces = stagingReplaces(upstreamMod);
   if (!replaces.length) throw new Error(`${info.GoMod}: no staging replace lines found`);
-  // etcd's module first: until it has its go.mod, its folder belongs to the Kubernetes module.
-  const etcdDir = path.join(ROOT, 'etcd');
-  fs.writeFileSync(path.join(etcdDir, 'go.mod'), 'module tskube.dev/upstream/etcd\n\ngo 1.26\n');
-  go(['mod', 'edit', `-require=go.etcd.io/etcd/server/v3@${ETCD_VERSION}`], etcdDir);
-  go(['mod', 'tidy'], etcdDir);
+  // etcd's and CoreDNS's modules first: until they have their go.mod, their folders belong to the Kubernetes module.
+  for (const [name, requirement] of [
+    ['etcd', `go.etcd.io/etcd/server/v3@${ETCD_VERSION}`],
+    ['coredns', `github.com/coredns/coredns@${COREDNS_VERSION}`],
+  ] as const) {
+    const dir = path.join(ROOT, name);
+    fs.writeFileSync(path.join(dir, 'go.mod'), `module tskube.dev/upstream/${name}\n\ngo 1.26\n`);
+    go(['mod', 'edit', `-require=${requirement}`], dir);
+    go(['mod', 'tidy'], dir);
+  }
   fs.writeFileSync(path.join(ROOT, 'go.mod'), 'module tskube.dev/upstream\n\ngo 1.26\n');
   go(['mod', 'edit', `-require=k8s.io/kubernetes@${KUBERNETES_VERSION}`, ...replaceArgs(replaces)], ROOT);
   go(['mod', 'tidy'], ROOT);
   console.log(
-    `upstream/go.mod: k8s.io/kubernetes ${KUBERNETES_VERSION}, ${replaces.length} staging modules replaced; upstream/etcd/go.mod: etcd ${ETCD_VERSION}`,
+    `upstream/go.mod: k8s.io/kubernetes ${KUBERNETES_VERSION}, ${replaces.length} staging modules replaced; upstream/etcd/go.mod: etcd ${ETCD_VERSION}; upstream/coredns/go.mod: CoreDNS ${COREDNS_VERSION}`,
   );
 }
 
