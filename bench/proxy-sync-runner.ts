@@ -271,9 +271,14 @@ interface UpstreamRow {
   changeCpuMs?: number;
   changeChildCpuMs?: number;
   rssMiB?: number;
-  restartMs?: number;
-  restartSyncMs?: number;
+  /** null: over BENCH_COLD_BUDGET_MS. */
+  restartMs?: number | null;
+  restartSyncMs?: number | null;
 }
+
+/** A sync's figures, or undefined when it did not come within the budget. */
+const withinBudget = <T>(p: Promise<T>): Promise<T | undefined> =>
+  p.catch((e: Error) => (e.message.includes('did not sync') ? undefined : Promise.reject(e)));
 
 /**
  * The upstream kube-proxy at this size, as tskube's is measured: cold start with no rules in the kernel, CHANGES
@@ -293,9 +298,7 @@ async function measureUpstream(
   const iptablesDir = BACKEND === 'legacy' ? legacyIptablesDir(dir) : undefined;
   const cold = new UpstreamProxy(binary, kubeconfig, mode, dir, iptablesDir);
   try {
-    const first = await cold
-      .syncAfter(0, BUDGET_MS, { everyMs: 100 })
-      .catch((e: Error) => (e.message.includes('did not sync') ? undefined : Promise.reject(e)));
+    const first = await withinBudget(cold.syncAfter(0, BUDGET_MS, { everyMs: 100 }));
     if (!first) return { services: n, coldMs: null, overBudgetMs: BUDGET_MS };
     const atFirst = cold.usage();
     const changes: number[] = [];
@@ -321,7 +324,7 @@ async function measureUpstream(
     await cold.stop();
     const warm = new UpstreamProxy(binary, kubeconfig, mode, dir, iptablesDir);
     try {
-      const restart = await warm.syncAfter(0, BUDGET_MS, { everyMs: 100 });
+      const restart = await withinBudget(warm.syncAfter(0, BUDGET_MS, { everyMs: 100 }));
       return {
         services: n,
         coldMs: first.at - cold.startedAt,
@@ -332,8 +335,8 @@ async function measureUpstream(
         changeCpuMs: (steady.cpuMs - atFirst.cpuMs) / CHANGES,
         changeChildCpuMs: (steady.childCpuMs - atFirst.childCpuMs) / CHANGES,
         rssMiB: steady.rssMiB,
-        restartMs: restart.at - warm.startedAt,
-        restartSyncMs: restart.fullSyncSec * 1000,
+        restartMs: restart ? restart.at - warm.startedAt : null,
+        restartSyncMs: restart ? restart.fullSyncSec * 1000 : null,
       };
     } finally {
       await warm.stop();
@@ -401,6 +404,7 @@ async function main(): Promise<void> {
       const row = await measureUpstream(UPSTREAM, dir, kubeconfig, client, n, change);
       change += CHANGES;
       rows.push(row);
+      process.stdout.write(JSON.stringify({ mode: MODE, rows }) + '\n');
       if (row.coldMs === null) break;
       continue;
     }
@@ -485,6 +489,8 @@ async function main(): Promise<void> {
       restartMs: restart.at - warm.startedAt,
       restartSyncMs: restart.renderMs + restart.applyMs,
     });
+    // Rows so far after each size: what bench/proxy-sync.ts keeps if a later size fails.
+    process.stdout.write(JSON.stringify({ mode: MODE, rows }) + '\n');
   }
   client.close();
   await srv.stop();
