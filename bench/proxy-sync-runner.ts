@@ -346,8 +346,10 @@ async function measureUpstream(
   }
 }
 
+/** The run's files (certificates, the upstream proxy's config and log), removed however it ends. */
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-proxy-'));
+
 async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tskube-bench-proxy-'));
   const max = Math.max(...SIZES);
   const srv = await startApiServer({
     certDir: dir,
@@ -501,5 +503,6 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   process.stderr.write(`runner failed: ${(e as Error).stack}\n`);
+  fs.rmSync(dir, { recursive: true, force: true });
   process.exit(1);
 });

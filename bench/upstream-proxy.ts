@@ -125,12 +125,13 @@ export class UpstreamProxy {
   }
 }
 
-/** A directory whose iptables, iptables-save and iptables-restore (and ip6tables') are the legacy backend's. */
+/** A directory whose iptables, iptables-save and iptables-restore (and ip6tables') are the legacy backend's (made once). */
 export function legacyIptablesDir(dir: string): string {
   const bin = path.join(dir, 'iptables-legacy-bin');
   fs.mkdirSync(bin, { recursive: true });
   for (const v of ['iptables', 'ip6tables'])
     for (const suffix of ['', '-save', '-restore'])
-      fs.symlinkSync(`/usr/sbin/${v}-legacy${suffix}`, path.join(bin, `${v}${suffix}`));
+      if (!fs.existsSync(path.join(bin, `${v}${suffix}`)))
+        fs.symlinkSync(`/usr/sbin/${v}-legacy${suffix}`, path.join(bin, `${v}${suffix}`));
   return bin;
 }
