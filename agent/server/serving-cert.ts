@@ -8,6 +8,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
+import { decodePem, encodePem } from '../../kube/pem.js';
+
 export interface ServingCert {
   cert: Buffer;
   key: Buffer;
@@ -83,10 +85,11 @@ export function loadBootstrappedServingCert(certDir: string, now = Date.now()): 
   } catch {
     return undefined;
   }
-  const cert = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)?.[0];
-  const key = /-----BEGIN (?:EC |RSA )?PRIVATE KEY-----[\s\S]+?-----END (?:EC |RSA )?PRIVATE KEY-----/.exec(pem)?.[0];
+  const blocks = decodePem(pem);
+  const cert = blocks.find((b) => b.type === 'CERTIFICATE');
+  const key = blocks.find((b) => ['PRIVATE KEY', 'EC PRIVATE KEY', 'RSA PRIVATE KEY'].includes(b.type));
   if (!cert || !key) return undefined;
-  const x = new X509Certificate(cert);
+  const x = new X509Certificate(cert.bytes);
   if (now < Date.parse(x.validFrom) || now >= Date.parse(x.validTo)) return undefined;
-  return { cert: Buffer.from(`${cert}\n`), key: Buffer.from(`${key}\n`), certFile };
+  return { cert: Buffer.from(encodePem(cert)), key: Buffer.from(encodePem(key)), certFile };
 }

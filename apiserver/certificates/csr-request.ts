@@ -8,6 +8,8 @@ import { AsnConvert } from '@peculiar/asn1-schema';
 import { Extensions, id_ce_subjectAltName, SubjectAlternativeName } from '@peculiar/asn1-x509';
 import * as asn1js from 'asn1js';
 
+import { decodePem } from '../../kube/pem.js';
+
 /** One attribute of a name part: `O=system:nodes` is { type: 'O', oid: '2.5.4.10', value: 'system:nodes' }. */
 export interface NameAttribute {
   type: string;
@@ -63,15 +65,11 @@ const SIGNATURE_ALGORITHMS: Record<string, { digest: string | null; key: PublicK
 
 const EC_CURVES = new Set(['prime256v1', 'secp384r1', 'secp521r1']);
 
-const PEM_BLOCK = /^-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)\r?\n-----END \1-----/m;
-
 /** The DER of the first PEM block when it is a CERTIFICATE REQUEST (Go's pem.Decode and its type check). */
 export function requestDer(pem: string): Buffer {
-  const block = PEM_BLOCK.exec(pem);
-  if (!block || block[1] !== 'CERTIFICATE REQUEST') throw new Error('PEM block type must be CERTIFICATE REQUEST');
-  const body = block[2]!.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body)) throw new Error('PEM block type must be CERTIFICATE REQUEST');
-  return Buffer.from(body, 'base64');
+  const [block] = decodePem(pem);
+  if (block?.type !== 'CERTIFICATE REQUEST') throw new Error('PEM block type must be CERTIFICATE REQUEST');
+  return block.bytes;
 }
 
 const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?*&]*$/;
