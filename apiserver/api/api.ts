@@ -882,7 +882,8 @@ export class Api {
       delete c.activeDeadlineSeconds;
       delete c.tolerations;
       delete c.terminationGracePeriodSeconds;
-      return JSON.stringify(c);
+      // Field order is the encoding's (a protobuf update decodes in field-number order), not a change.
+      return canonicalJson(c);
     };
     if (strip(cur.spec) !== strip(next.spec)) {
       throw errors.invalid('Pod', '', cur.metadata.name, [

@@ -94,3 +94,20 @@ test('pods/resize refuses what upstream ValidatePodResize refuses, with its mess
     invalid(/spec: Invalid value: "BestEffort": Pod QOS Class may not change as a result of resizing/),
   );
 });
+
+test('a pod update whose spec differs only in field order (a protobuf body) is not a spec change', () => {
+  const { api, pods } = setup();
+  const cur = api.get(pods, 'default', 'p');
+  const reversed = (o: Record<string, unknown>): Record<string, unknown> =>
+    Object.fromEntries(
+      Object.entries(o)
+        .reverse()
+        .map(([k, v]) => [
+          k,
+          v && typeof v === 'object' && !Array.isArray(v) ? reversed(v as Record<string, unknown>) : v,
+        ]),
+    );
+  const next = { ...cur, metadata: { ...cur.metadata, labels: { time: 'later' } }, spec: reversed(cur.spec) };
+  const out = api.update(pods, 'default', 'p', next);
+  assert.equal(out.metadata.labels.time, 'later');
+});
