@@ -89,13 +89,19 @@ test('ImageStatus comes before PullImage; a present IfNotPresent image is not pu
   assert.equal(s!.config.labels['io.kubernetes.pod.uid'], p.metadata!.uid);
 });
 
-test('a failed pull is ErrImagePull, then ImagePullBackOff without another pull', async () => {
+/** A started kubelet with one pod whose image pull failed (no image in the fake runtime), and the pod's worker. */
+async function withFailedPull(): Promise<{ k: Kubelet; w: NonNullable<ReturnType<Kubelet['workers']['get']>> }> {
   const k = newKubelet();
   await k.start();
   const p = pod('bad', {});
   k.setSource('file', [p]);
   const w = k.workers.get(p.metadata!.uid!)!;
   await waitFor(() => w.waiting.get('main')?.reason === 'ErrImagePull');
+  return { k, w };
+}
+
+test('a failed pull is ErrImagePull, then ImagePullBackOff without another pull', async () => {
+  const { w } = await withFailedPull();
   assert.equal(rt.count('PullImage'), 1);
   assert.ok(
     events.some(
@@ -585,12 +591,7 @@ test('a pod whose host port another admitted pod holds is rejected with NodePort
 });
 
 test('a stopped kubelet starts no more syncs: requests and timers after stop() reach no runtime', async () => {
-  const k = newKubelet();
-  await k.start();
-  const p = pod('bad', {});
-  k.setSource('file', [p]);
-  const w = k.workers.get(p.metadata!.uid!)!;
-  await waitFor(() => w.waiting.get('main')?.reason === 'ErrImagePull');
+  const { k, w } = await withFailedPull();
   await k.stop();
   const calls = rt.count('ImageStatus');
   w.requestSync();

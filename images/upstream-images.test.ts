@@ -5,6 +5,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import zlib from 'node:zlib';
 
+import type { BuiltImage } from './build.js';
 import { buildUpstreamImage, repositoryOf, upstreamImages } from './upstream-images.js';
 
 const VERSIONS = {
@@ -43,6 +44,13 @@ function tarEntries(tar: Buffer): Map<string, number> {
     off += 512 + Math.ceil(size / 512) * 512;
   }
   return out;
+}
+
+/** Name → mode of the one layer of a built image's layout. */
+function layerEntries(built: BuiltImage): Map<string, number> {
+  const blob = (digest: string) => fs.readFileSync(path.join(built.layout, 'blobs/sha256', digest.slice(7)));
+  const manifest = JSON.parse(blob(built.digest).toString()) as { layers: { digest: string }[] };
+  return tarEntries(zlib.gunzipSync(blob(manifest.layers[0]!.digest)));
 }
 
 test("upstream images: kubeadm's and the e2e suite's names and tags; each carries its fixture binary", () => {
@@ -134,14 +142,7 @@ test('an upstream image is a layout whose one layer holds the binary, executable
       ).find((i) => i.name.endsWith('/agnhost'))!,
       dir,
     );
-    const agnManifest = JSON.parse(
-      fs.readFileSync(path.join(agnhost.layout, 'blobs/sha256', agnhost.digest.slice(7))).toString(),
-    ) as { layers: { digest: string }[] };
-    const agnEntries = tarEntries(
-      zlib.gunzipSync(
-        fs.readFileSync(path.join(agnhost.layout, 'blobs/sha256', agnManifest.layers[0]!.digest.slice(7))),
-      ),
-    );
+    const agnEntries = layerEntries(agnhost);
     assert.ok(agnEntries.has('agnhost') && agnEntries.has('bin/sh'), "agnhost with a shell, as upstream's");
     for (const tool of ['usr/bin/curl', 'usr/bin/dig', 'bin/nc.openbsd', 'usr/bin/getent', 'agnhost-2', 'uploads'])
       assert.ok(agnEntries.has(tool), `${tool} in agnhost's image`);
@@ -154,13 +155,7 @@ test('an upstream image is a layout whose one layer holds the binary, executable
       ).find((i) => i.name.endsWith('/nonewprivs'))!,
       dir,
     );
-    const nnpManifest = JSON.parse(
-      fs.readFileSync(path.join(nnp.layout, 'blobs/sha256', nnp.digest.slice(7))).toString(),
-    ) as { layers: { digest: string }[] };
-    const nnpEntries = tarEntries(
-      zlib.gunzipSync(fs.readFileSync(path.join(nnp.layout, 'blobs/sha256', nnpManifest.layers[0]!.digest.slice(7)))),
-    );
-    assert.equal(nnpEntries.get('usr/local/bin/nnp'), 0o4755, 'the setuid bit survives into the layer');
+    assert.equal(layerEntries(nnp).get('usr/local/bin/nnp'), 0o4755, 'the setuid bit survives into the layer');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
