@@ -4,7 +4,6 @@
 // every sync it prints one JSON line: when it ended, whether it was full, its
 // render/apply split, and the process's RSS and CPU (its own, and that of the
 // nft / iptables-restore children it waited for).
-import fs from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
 
 import { loadProxyConfig } from '../cli/proxy-config.js';
@@ -16,14 +15,7 @@ import { ProxyHealth } from '../proxy/health.js';
 import { proxyBackends } from '../proxy/main.js';
 import { ProxyMetrics } from '../proxy/metrics.js';
 import { Proxier } from '../proxy/proxier.js';
-
-const TICK_MS = 10; // USER_HZ 100
-
-/** CPU ms of the children this process waited for (fields 16 and 17 of /proc/self/stat). */
-function childCpuMs(): number {
-  const f = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[13]) + Number(f[14])) * TICK_MS;
-}
+import { childCpuSeconds } from './stats.js';
 
 /** Time spent in garbage collection so far, and the count of major (mark-compact) collections. */
 const gc = { ms: 0, major: 0 };
@@ -107,7 +99,7 @@ async function main(): Promise<void> {
         cpuMs: (cpu.user + cpu.system) / 1000,
         gcMs: gc.ms,
         gcMajor: gc.major,
-        childCpuMs: childCpuMs(),
+        childCpuMs: childCpuSeconds(process.pid) * 1000,
       }) + '\n',
     );
   };

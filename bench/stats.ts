@@ -12,18 +12,21 @@ export function rssKiB(pid: number): number {
   return m ? Number(m[1]) : NaN;
 }
 
-/** User + system CPU seconds of a process so far (/proc/<pid>/stat, clock ticks of 1/100 s). */
-export function cpuSeconds(pid: number): number {
+/** The fields of /proc/<pid>/stat after the command name, which may hold spaces. */
+function statFields(pid: number): string[] {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** User + system CPU seconds of a process so far (utime + stime, clock ticks of 1/100 s). */
+export function cpuSeconds(pid: number): number {
+  const f = statFields(pid);
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
-/** CPU seconds of the children a process has waited for (cutime + cstime of /proc/<pid>/stat). */
+/** CPU seconds of the children a process has waited for (cutime + cstime). */
 export function childCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const f = statFields(pid);
   return (Number(f[13]) + Number(f[14])) / 100;
 }
 
