@@ -314,15 +314,20 @@ export class Kubelet {
 
   /** Stops watching and syncing; containers keep running (a kubelet restart must not touch them). */
   async stop(): Promise<void> {
-    for (const s of this.sources) await s.stop();
+    const step = async (what: string, fn: () => unknown): Promise<void> => {
+      const t0 = performance.now();
+      await fn();
+      this.o.log.info(`stop: ${what} (${Math.round(performance.now() - t0)}ms)`);
+    };
+    for (const s of this.sources) await step(`pod source ${s.constructor.name}`, () => s.stop());
     if (this.mirrorTimer) clearInterval(this.mirrorTimer);
     this.pleg.stop();
     this.prober.stop();
     this.volumes.stop();
-    await this.services?.stop();
-    await this.runtimeClasses?.stop();
+    await step('service informer', () => this.services?.stop());
+    await step('runtime class informer', () => this.runtimeClasses?.stop());
     if (this.gcTimer) clearInterval(this.gcTimer);
-    await Promise.all([...this.workers.values()].map((w) => w.halt()));
+    await step('pod workers', () => Promise.all([...this.workers.values()].map((w) => w.halt())));
   }
 
   desiredPods(): Pod[] {

@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { Registry } from '../kube/prom.js';
+import { closer } from '../kube/server-close.js';
 import { splitHostPort } from './server.js';
 
 export interface HttpListening {
@@ -27,17 +28,14 @@ export async function serveHttp(bind: string, flag: string, routes: Record<strin
     if (route) route(res);
     else text(res, 404, '404 page not found\n');
   });
+  const close = closer(srv);
   await new Promise<void>((resolve, reject) => {
     srv.once('error', reject);
     srv.listen(port, host, () => resolve());
   });
   return {
     port: (srv.address() as AddressInfo).port,
-    close: () =>
-      new Promise((r) => {
-        srv.close(() => r());
-        srv.closeAllConnections();
-      }),
+    close,
   };
 }
 

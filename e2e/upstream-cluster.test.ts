@@ -288,7 +288,11 @@ describe('the upstream control plane with two tskube nodes joined to it', { skip
   test('node 3 stopped: NotReady, its pods replaced on node 2', async () => {
     const code = await vm3.stop();
     const log = vm3.log();
-    assert.equal(code, 0, `join on vm-3 stopped by Ctrl-C:\n${log.slice(log.lastIndexOf('SIGINT')).slice(0, 3000)}`);
+    assert.equal(
+      code,
+      0,
+      `join on vm-3 stopped by Ctrl-C:\n${log.slice(log.lastIndexOf('SIGINT')).slice(0, 3000)}\nkubelet log:\n${vm3.componentLog('kubelet').slice(-3000)}`,
+    );
     await waitFor(
       () =>
         / (False|Unknown) /.test(

@@ -7,6 +7,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 
+import { closer } from '../../kube/server-close.js';
 import { SERVER_TLS } from '../../kube/tls.js';
 import { answerUpgrade } from '../../kube/upgrade-proxy.js';
 import { CriError } from '../cri/client.js';
@@ -208,6 +209,7 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
       await serveStream(host, req, socket, head, r, url.searchParams);
     })().catch((e: Error) => answerUpgrade(socket, 500, 'text/plain; charset=utf-8', `${e.message}\n`));
   });
+  const close = closer(server);
   const listen = (address: string): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -228,10 +230,6 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Runni
     port: (server.address() as AddressInfo).port,
     setCertificate: (c) =>
       server.setSecureContext({ cert: c.cert, key: c.key, ...SERVER_TLS, ...(o.clientCA ? { ca: o.clientCA } : {}) }),
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close,
   };
 }

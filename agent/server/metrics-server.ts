@@ -4,6 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { closer } from '../../kube/server-close.js';
 import type { KubeletMetrics } from '../metrics.js';
 import { alwaysOk, type HealthCheck, healthz } from './healthz.js';
 
@@ -49,9 +50,10 @@ export async function serveLocal(
       },
     );
   });
+  const close = closer(srv);
   await new Promise<void>((resolve, reject) => {
     srv.once('error', reject);
     srv.listen(port, host, resolve);
   });
-  return { port: (srv.address() as AddressInfo).port, close: () => new Promise((r) => srv.close(() => r())) };
+  return { port: (srv.address() as AddressInfo).port, close };
 }

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 
+import { closer } from '../../kube/server-close.js';
 import { SERVER_TLS } from '../../kube/tls.js';
 import type { User } from '../api/admission.js';
 import { Api, type DeleteOptions, type FieldCheck, type PatchType, writeSubOf } from '../api/api.js';
@@ -81,6 +82,7 @@ function wantsTable(req: IncomingMessage): boolean {
 
 export class ApiServer {
   readonly server: https.Server;
+  private readonly closeServer: () => Promise<void>;
   private readonly api: Api;
   private readonly openWatches = new Set<() => void>();
   requests = 0;
@@ -103,6 +105,7 @@ export class ApiServer {
       (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head),
     );
     this.server.keepAliveTimeout = 60_000;
+    this.closeServer = closer(this.server);
   }
 
   listen(port: number, host: string): Promise<number> {
@@ -117,8 +120,7 @@ export class ApiServer {
 
   async close(): Promise<void> {
     for (const stop of this.openWatches) stop();
-    this.server.closeAllConnections();
-    await new Promise<void>((r) => this.server.close(() => r()));
+    await this.closeServer();
   }
 
   private send(res: ServerResponse, code: number, body: unknown): void {
