@@ -283,18 +283,37 @@ describe('kubelet API', { skip, timeout: 10 * 60_000 }, () => {
     );
   });
 
+  const wsRead = (url: string, protocol: string): string =>
+    sh(process.execPath, [path.join(REPO, 'e2e/ws-read.mjs'), url, cluster.as.token('kubernetes-admin'), protocol], {
+      netns: cluster.node.netns,
+      timeoutMs: 15_000,
+    });
+
   test('the kubelet passes a WebSocket exec (v4.channel.k8s.io) through to the runtime', () => {
-    const token = cluster.as.token('kubernetes-admin');
-    const out = sh(
-      process.execPath,
-      [
-        path.join(REPO, 'e2e/ws-exec.mjs'),
-        'https://127.0.0.1:10250/exec/default/web/web?command=echo&command=ws-ok&output=1',
-        token,
-      ],
-      { netns: cluster.node.netns, timeoutMs: 15_000 },
+    const out = wsRead(
+      'https://127.0.0.1:10250/exec/default/web/web?command=echo&command=ws-ok&output=1',
+      'v4.channel.k8s.io',
     );
-    assert.match(out, /^HTTP\/1.1 101 Switching Protocols\nws-ok\n$/);
+    assert.equal(out, '101 v4.channel.k8s.io close=1000\nws-ok\n');
+  });
+
+  test("the apiserver carries upstream e2e's WebSocket exec (channel.k8s.io) and logs (binary.k8s.io, base64)", () => {
+    const api = 'https://127.0.0.1:6443/api/v1/namespaces/default/pods/web';
+    const exec = wsRead(
+      `${api}/exec?command=echo&command=remote%20execution%20test&stdout=1&stderr=1`,
+      'channel.k8s.io',
+    );
+    assert.match(exec, /^101 channel\.k8s\.io close=\d+\nremote execution test\n$/);
+    const logs = kubectl(['logs', 'web', '--limit-bytes=40']);
+    assert.equal(wsRead(`${api}/log?limitBytes=40`, 'binary.k8s.io'), `101 binary.k8s.io close=1000\n${logs}`);
+    assert.equal(
+      wsRead(`${api}/log?limitBytes=40`, 'base64.binary.k8s.io'),
+      `101 base64.binary.k8s.io close=1000\n${logs}`,
+    );
+    assert.match(
+      wsRead(`${api}/log?container=nope`, 'binary.k8s.io'),
+      /^400 .*container nope is not valid for pod web/,
+    );
   });
 
   test('after a liveness restart, kubectl logs --previous prints the old container output', async () => {

@@ -1,8 +1,9 @@
 // pods/log, pods/exec, pods/attach and pods/portforward: the apiserver finds
 // the pod's node and talks to its kubelet on daemonEndpoints.kubeletEndpoint
 // (:10250) with its kubelet client certificate, as kube-apiserver does. Logs
-// are a streamed GET; the others are upgraded connections: SPDY is piped both
-// ways, WebSocket is translated to the kubelet's SPDY (stream-translator.ts).
+// are a streamed GET (or a WebSocket, log-websocket.ts); the others are
+// upgraded connections: SPDY and older WebSocket protocols are piped both ways,
+// v4 and v5 WebSocket are translated to the kubelet's SPDY (stream-translator.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
@@ -12,6 +13,7 @@ import { answerUpgrade, spliceUpgrade } from '../../kube/upgrade-proxy.js';
 import type { Api } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
 import type { Obj } from '../storage/store.js';
+import { logProtocol, streamLogOverWebSocket } from './log-websocket.js';
 import { boolParam } from './query.js';
 import {
   chooseProtocol,
@@ -76,6 +78,49 @@ export class KubeletProxy {
 
   /** GET pods/{name}/log: streams /containerLogs from the kubelet. */
   logs(res: ServerResponse, ns: string, name: string, q: URLSearchParams): void {
+    this.containerLogs(ns, name, q, {
+      onLog: (kres) => {
+        res.writeHead(kres.statusCode ?? 502, {
+          'Content-Type': String(kres.headers['content-type'] ?? 'text/plain'),
+          'Cache-Control': 'no-cache, private',
+        });
+        kres.pipe(res);
+        res.on('close', () => kres.destroy());
+      },
+      onError: (err) => {
+        if (res.headersSent) return void res.destroy();
+        res.writeHead(err.code, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(err.toStatus()));
+      },
+    });
+  }
+
+  /** pods/{name}/log asked for over a WebSocket (log-websocket.ts). */
+  logsUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, ns: string, name: string, q: URLSearchParams): void {
+    if (logProtocol(req.headers['sec-websocket-protocol']) === undefined)
+      return rejectUpgrade(
+        socket,
+        errors.badRequest(
+          `unable to upgrade: the requested WebSocket protocols (${String(req.headers['sec-websocket-protocol'])}) are not supported for log`,
+        ),
+      );
+    try {
+      this.containerLogs(ns, name, q, {
+        onLog: (kres) => streamLogOverWebSocket(req, socket, head, kres),
+        onError: (err) => rejectUpgrade(socket, err),
+      });
+    } catch (e) {
+      rejectUpgrade(socket, e instanceof ApiError ? e : errors.internal((e as Error).message));
+    }
+  }
+
+  /** Asks the pod's kubelet for /containerLogs; a refusal or a dial error arrives as a Status error. */
+  private containerLogs(
+    ns: string,
+    name: string,
+    q: URLSearchParams,
+    on: { onLog: (kres: IncomingMessage) => void; onError: (err: ApiError) => void },
+  ): void {
     const t = this.target(ns, name, q.get('container'), true);
     const qs = new URLSearchParams();
     for (const k of LOG_PARAMS) if (q.has(k)) qs.set(k, q.get(k)!);
@@ -92,23 +137,11 @@ export class KubeletProxy {
       },
       (kres) => {
         const code = kres.statusCode ?? 502;
-        if (code < 200 || code > 299) return void relayError(kres, res, code);
-        const headers: Record<string, string> = {
-          'Content-Type': String(kres.headers['content-type'] ?? 'text/plain'),
-          'Cache-Control': 'no-cache, private',
-        };
-        res.writeHead(kres.statusCode ?? 502, headers);
-        kres.pipe(res);
-        res.on('close', () => kres.destroy());
+        if (code < 200 || code > 299) return void readError(kres, code, on.onError);
+        on.onLog(kres);
       },
     );
-    up.on('error', (e) => {
-      if (!res.headersSent) {
-        const err = errors.internal(`Get "https://${t.host}:${t.port}${path}": ${e.message}`);
-        res.writeHead(err.code, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify(err.toStatus()));
-      } else res.destroy();
-    });
+    up.on('error', (e) => on.onError(errors.internal(`Get "https://${t.host}:${t.port}${path}": ${e.message}`)));
     up.end();
   }
 
@@ -124,17 +157,10 @@ export class KubeletProxy {
   ): void {
     const websocket = String(req.headers.upgrade ?? '').toLowerCase() === 'websocket';
     const protocol = websocket ? chooseProtocol(req) : undefined;
-    // A WebSocket protocol we do not speak for this subresource: the client falls back to SPDY.
-    if (websocket && (!protocol || (sub === 'portforward' ? protocol === V5 : protocol === PORTFORWARD_TUNNEL))) {
-      return rejectUpgrade(
-        socket,
-        new ApiError(
-          400,
-          'BadRequest',
-          `unable to upgrade: the requested WebSocket protocols (${String(req.headers['sec-websocket-protocol'] ?? '')}) are not supported for ${sub}`,
-        ),
-      );
-    }
+    // v5 exec/attach and port-forward's tunnel are translated to the kubelet's SPDY, as kube-apiserver does, and so is
+    // v4; any other WebSocket (channel.k8s.io) goes to the kubelet as it came, and the runtime answers it.
+    const translate =
+      protocol !== undefined && (sub === 'portforward' ? protocol !== V5 : protocol !== PORTFORWARD_TUNNEL);
     // The options parse as Go's ParseBool (the Python client sends stdin=True).
     let flag: (k: string) => boolean;
     let t: Target;
@@ -156,7 +182,7 @@ export class KubeletProxy {
     const url = new URL(
       `https://${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}${kubeletPath.split('/').map(encodeURIComponent).join('/')}${qs.size ? `?${qs.toString()}` : ''}`,
     );
-    if (!websocket) {
+    if (!translate) {
       spliceUpgrade(req, socket, head, {
         url,
         cert: this.client.cert,
@@ -207,22 +233,22 @@ const REASONS: Record<number, string> = {
 };
 
 /** A kubelet error (plain text) becomes a Status with its text as the message, as upstream's log streamer does. */
-function relayError(kres: IncomingMessage, res: ServerResponse, code: number): void {
+function readError(kres: IncomingMessage, code: number, done: (err: ApiError) => void): void {
   const chunks: Buffer[] = [];
   let n = 0;
   kres.on('data', (b: Buffer) => {
     if (n < 4096) chunks.push(b);
     n += b.length;
   });
-  kres.on('end', () => {
-    const err = new ApiError(
-      code,
-      REASONS[code] ?? 'InternalError',
-      Buffer.concat(chunks).toString('utf8').slice(0, 4096).trim(),
-    );
-    res.writeHead(code, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify(err.toStatus()));
-  });
+  kres.on('end', () =>
+    done(
+      new ApiError(
+        code,
+        REASONS[code] ?? 'InternalError',
+        Buffer.concat(chunks).toString('utf8').slice(0, 4096).trim(),
+      ),
+    ),
+  );
 }
 
 /** A Status answer on a connection that asked to be upgraded. */

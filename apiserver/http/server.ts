@@ -300,7 +300,7 @@ export class ApiServer {
     throw errors.forbidden(user.name, verb, resource, route.r.group, route.namespace, route.name, d.reason);
   }
 
-  /** exec, attach and portforward arrive as connection upgrades. */
+  /** exec, attach and portforward arrive as connection upgrades, and so does a log read over a WebSocket. */
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const path = url.pathname.replace(/\/+$/, '');
@@ -315,10 +315,12 @@ export class ApiServer {
         !route.name ||
         !route.namespace ||
         !route.sub ||
-        !CONNECT_SUBRESOURCES.has(route.sub)
+        !(CONNECT_SUBRESOURCES.has(route.sub) || route.sub === 'log')
       )
         throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
       this.authorize(user, req.method ?? 'GET', path, route, url.searchParams);
+      if (route.sub === 'log')
+        return this.o.kubelets.logsUpgrade(req, socket, head, route.namespace, route.name, url.searchParams);
       this.o.kubelets.upgrade(req, socket, head, route.namespace, route.name, route.sub, url.searchParams);
     } catch (e) {
       rejectUpgrade(socket, e instanceof ApiError ? e : errors.internal((e as Error).message));
