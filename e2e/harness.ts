@@ -14,6 +14,7 @@ import { mountsUnder } from '../agent/volumes/mounts.js';
 import { registryConfig, writeContainerdFiles } from '../cli/containerd-config.js';
 import { buildImage, type BuiltImage, IMAGES, pushImage } from '../images/build.js';
 import { alive, type Proc, sh, start, stopPid, waitFor } from './proc.js';
+import { cgroupPids, shimPidsUnder } from './teardown/leftovers.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const E2E_ROOT = process.env.TSKUBE_E2E_ROOT ?? '/tmp/tskube-e2e';
@@ -94,26 +95,6 @@ export function recordPath(dir: string): string {
   return path.join(dir, 'harness.json');
 }
 
-/** PIDs of shims that belong to the containerd whose state dir is `stateDir`. */
-function shimPids(stateDir: string): number[] {
-  const out: number[] = [];
-  const base = path.join(stateDir, 'io.containerd.runtime.v2.task');
-  if (!fs.existsSync(base)) return out;
-  for (const ns of fs.readdirSync(base)) {
-    for (const id of fs.readdirSync(path.join(base, ns))) {
-      for (const f of ['shim.pid']) {
-        try {
-          const pid = Number(fs.readFileSync(path.join(base, ns, id, f), 'utf8').trim());
-          if (pid > 1) out.push(pid);
-        } catch {
-          /* none */
-        }
-      }
-    }
-  }
-  return out;
-}
-
 export async function teardown(rec: NodeRecord): Promise<void> {
   for (const pid of rec.pids) await stopPid(pid, 3000);
   // Daemons `tskube up|join` started and did not get to stop (it was killed): their PIDs are in <data-dir>/<name>.pid.
@@ -121,9 +102,9 @@ export async function teardown(rec: NodeRecord): Promise<void> {
     const pid = Number(safeRead(path.join(rec.dir, f)).trim());
     if (pid > 1) await stopPid(pid, 3000);
   }
-  // The harness's own containerd keeps its state in <dir>/state; the one `tskube up|join` starts in <dir>/containerd/state.
-  for (const state of [path.join(rec.dir, 'state'), path.join(rec.dir, 'containerd', 'state')])
-    for (const pid of shimPids(state)) await stopPid(pid, 2000, 'SIGKILL');
+  // A node killed before it stopped its pods leaves their processes and containerd's shims running.
+  for (const pid of cgroupPids(e2eCgroupRoot(rec.dir))) await stopPid(pid, 2000, 'SIGKILL');
+  for (const pid of shimPidsUnder(rec.dir)) await stopPid(pid, 2000, 'SIGKILL');
   for (const mp of await mountsUnder(rec.dir)) sh('umount', ['-l', mp], { allowFail: true });
   if (rec.netns) {
     sh('ip', ['netns', 'del', rec.netns], { allowFail: true });
