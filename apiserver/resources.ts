@@ -182,8 +182,11 @@ export const RESOURCES: ResourceDef[] = [
   def('networking.k8s.io', 'v1', 'ingresses', 'Ingress', true, ['ing'], { subresources: ['status'] }),
   def('networking.k8s.io', 'v1', 'ingressclasses', 'IngressClass', false),
   def('networking.k8s.io', 'v1', 'networkpolicies', 'NetworkPolicy', true, ['netpol']),
+  def('networking.k8s.io', 'v1', 'servicecidrs', 'ServiceCIDR', false, [], { subresources: ['status'] }),
   def('scheduling.k8s.io', 'v1', 'priorityclasses', 'PriorityClass', false, ['pc']),
   def('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false, ['sc']),
+  def('storage.k8s.io', 'v1', 'csidrivers', 'CSIDriver', false),
+  def('storage.k8s.io', 'v1', 'csinodes', 'CSINode', false),
   def('node.k8s.io', 'v1', 'runtimeclasses', 'RuntimeClass', false),
   def('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', false, ['csr'], {
     subresources: ['status', 'approval'],
@@ -191,6 +194,10 @@ export const RESOURCES: ResourceDef[] = [
   }),
   def('certificates.k8s.io', 'v1', 'clustertrustbundles', 'ClusterTrustBundle', false, [], {
     fields: ['spec.signerName'],
+  }),
+  def('certificates.k8s.io', 'v1', 'podcertificaterequests', 'PodCertificateRequest', true, [], {
+    subresources: ['status'],
+    fields: ['spec.signerName', 'spec.podName', 'spec.nodeName'],
   }),
   def('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], {
     categories: ['api-extensions'],

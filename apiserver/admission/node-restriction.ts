@@ -105,6 +105,9 @@ export const nodeRestriction: AdmissionPlugin = {
         if (a.namespace !== NODE_LEASE_NS) deny(`can only access leases in the "${NODE_LEASE_NS}" system namespace`);
         if (a.name !== node) deny('can only access node lease with the same name as the requesting node');
         return;
+      case 'storage.k8s.io/csinodes':
+        if (a.name !== node) deny('can only access CSINode with the same name as the requesting node');
+        return;
       default:
         return;
     }

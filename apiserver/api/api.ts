@@ -201,10 +201,13 @@ export class Api {
     return this.dry ? this.dryWrites : this.store;
   }
 
+  private readonly serviceCidrList: string[];
+
   constructor(store: Store, serviceCidr = '10.96.0.0/12', admission: AdmissionPlugin[] = []) {
     this.store = store;
     this.admission = admission;
-    this.serviceIPsByFamily = serviceCidrs(serviceCidr).map((c) => new IpAllocator(c));
+    this.serviceCidrList = serviceCidrs(serviceCidr);
+    this.serviceIPsByFamily = this.serviceCidrList.map((c) => new IpAllocator(c));
     this.serviceIPs = this.serviceIPsByFamily[0]!;
     for (const svc of store.list(storagePrefix(this.res('', 'services'))).items) this.reserveService(svc);
     this.serveDefinitions();
@@ -374,6 +377,24 @@ export class Api {
           ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }],
         },
       });
+    }
+    // The default ServiceCIDR, as kube-apiserver's controller makes it from --service-cluster-ip-range.
+    const cidrs = this.res('networking.k8s.io', 'servicecidrs');
+    if (!this.store.get(storageKey(cidrs, '', 'kubernetes'))) {
+      const o = this.create(cidrs, '', {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'ServiceCIDR',
+        metadata: { name: 'kubernetes' },
+        spec: { cidrs: this.serviceCidrList },
+      });
+      const ready = { type: 'Ready', status: 'True', reason: '', message: 'Kubernetes default Service CIDR is ready' };
+      this.update(
+        cidrs,
+        '',
+        'kubernetes',
+        { ...o, status: { conditions: [{ ...ready, lastTransitionTime: rfc3339() }] } },
+        'status',
+      );
     }
   }
 

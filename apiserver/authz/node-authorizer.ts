@@ -27,6 +27,11 @@ const NODE_RULES: PolicyRule[] = [
   { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch', 'delete'] },
   { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: READ },
+  // CSI: the kubelet reads CSIDrivers and keeps its own CSINode (NodeRestriction checks the name).
+  { apiGroups: ['storage.k8s.io'], resources: ['csidrivers'], verbs: READ },
+  { apiGroups: ['storage.k8s.io'], resources: ['csinodes'], verbs: ['get', 'create', 'update', 'patch', 'delete'] },
+  // podCertificate projected volumes (list and watch only with the node's spec.nodeName, below).
+  { apiGroups: ['certificates.k8s.io'], resources: ['podcertificaterequests'], verbs: [...READ, 'create'] },
   // Client certificate rotation and serving certificates (upstream's node rules).
   { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', ...READ] },
   // clusterTrustBundle projected volumes.
@@ -139,6 +144,18 @@ export class NodeAuthorizer implements Authorizer {
       !selectsNode(a.fieldSelector, node)
     ) {
       return { decision: 'noopinion', reason: `can only list/watch pods with spec.nodeName field selector` };
+    }
+    if (
+      a.resourceRequest &&
+      a.apiGroup === 'certificates.k8s.io' &&
+      a.resource === 'podcertificaterequests' &&
+      (a.verb === 'list' || a.verb === 'watch') &&
+      !selectsNode(a.fieldSelector, node)
+    ) {
+      return {
+        decision: 'noopinion',
+        reason: 'can only list/watch podcertificaterequests with nodeName field selector',
+      };
     }
     if (NODE_RULES.some((r) => ruleAllows(a, r))) return { decision: 'allow', reason: '' };
     return { decision: 'noopinion', reason: '' };

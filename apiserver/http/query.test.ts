@@ -230,3 +230,34 @@ test('a node may read only its own Lease and list pods only with its spec.nodeNa
     (e: KubeApiError) => e.code === 403,
   );
 });
+
+test('a node keeps its own CSINode, reads CSIDrivers and lists only its PodCertificateRequests (as upstream kubelets do)', async () => {
+  const csinodes = '/apis/storage.k8s.io/v1/csinodes';
+  await s.node.create(csinodes, { metadata: { name: 'n1' }, spec: { drivers: [] } });
+  await s.node.patch(`${csinodes}/n1`, {
+    metadata: { annotations: { 'storage.alpha.kubernetes.io/migrated-plugins': '' } },
+  });
+  await assert.rejects(
+    s.node.create(csinodes, { metadata: { name: 'n2' }, spec: { drivers: [] } }),
+    (e: KubeApiError) =>
+      e.code === 403 && /can only access CSINode with the same name as the requesting node/.test(e.message),
+  );
+  assert.deepEqual((await s.node.get('/apis/storage.k8s.io/v1/csidrivers')).items, []);
+  const pcrs = '/apis/certificates.k8s.io/v1/podcertificaterequests';
+  await s.node.get(pcrs, { fieldSelector: 'spec.nodeName=n1' });
+  await assert.rejects(
+    s.node.get(pcrs),
+    (e: KubeApiError) =>
+      e.code === 403 && /can only list\/watch podcertificaterequests with nodeName field selector/.test(e.message),
+  );
+  assert.deepEqual((await s.api.admin.get('/apis/networking.k8s.io/v1/servicecidrs')).kind, 'ServiceCIDRList');
+});
+
+test('the default ServiceCIDR holds the service range and is Ready, as kube-apiserver makes it', async () => {
+  const c = await s.api.admin.get('/apis/networking.k8s.io/v1/servicecidrs/kubernetes');
+  assert.deepEqual(c.spec.cidrs, ['10.96.0.0/12']);
+  assert.deepEqual(
+    c.status.conditions.map((x: { type: string; status: string; message: string }) => [x.type, x.status, x.message]),
+    [['Ready', 'True', 'Kubernetes default Service CIDR is ready']],
+  );
+});
