@@ -52,7 +52,8 @@ export type Subresource =
   | 'log'
   | 'exec'
   | 'attach'
-  | 'portforward';
+  | 'portforward'
+  | 'proxy';
 export const CONNECT_SUBRESOURCES = new Set<string>(['exec', 'attach', 'portforward']);
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -99,6 +100,7 @@ export const RESOURCES: ResourceDef[] = [
       'exec',
       'attach',
       'portforward',
+      'proxy',
     ],
     fields: [
       'spec.nodeName',
@@ -111,10 +113,10 @@ export const RESOURCES: ResourceDef[] = [
       'status.nominatedNodeName',
     ],
   }),
-  def('', 'v1', 'nodes', 'Node', false, ['no'], { subresources: ['status'], fields: ['spec.unschedulable'] }),
+  def('', 'v1', 'nodes', 'Node', false, ['no'], { subresources: ['status', 'proxy'], fields: ['spec.unschedulable'] }),
   def('', 'v1', 'services', 'Service', true, ['svc'], {
     categories: ['all'],
-    subresources: ['status'],
+    subresources: ['status', 'proxy'],
     fields: ['spec.clusterIP', 'spec.type'],
   }),
   def('', 'v1', 'endpoints', 'Endpoints', true, ['ep']),

@@ -61,6 +61,7 @@ export const errors = {
       },
     ),
   badRequest: (msg: string) => new ApiError(400, 'BadRequest', msg),
+  serviceUnavailable: (msg: string) => new ApiError(503, 'ServiceUnavailable', msg),
   /** A patch that fails to apply: upstream answers 422 with only this message, for JSON patches and merge patches alike. */
   patchFailed: () => new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {}),
   expired: (msg: string) => new ApiError(410, 'Expired', msg),

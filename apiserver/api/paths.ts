@@ -7,6 +7,8 @@ export interface Route {
   namespace?: string;
   name?: string;
   sub?: string;
+  /** What follows the subresource (a proxy's path), still split. */
+  tail?: string[];
 }
 
 /** segs: the path split on '/', decoded. */
@@ -28,7 +30,7 @@ export function parseResourcePath(segs: string[], registry: Pick<Registry, 'find
   if (rest.length === 0) return undefined;
   if (rest[0] === 'namespaces' && rest.length >= 3) {
     const r = findResource(group, version, rest[2]!);
-    if (r && r.namespaced) return { r, namespace: rest[1], name: rest[3], sub: rest[4] };
+    if (r && r.namespaced) return { r, namespace: rest[1], name: rest[3], sub: rest[4], tail: rest.slice(5) };
     if (group === '' && rest.length === 3) {
       const ns = findResource('', 'v1', 'namespaces')!;
       return { r: ns, name: rest[1], sub: rest[2] };
@@ -37,5 +39,5 @@ export function parseResourcePath(segs: string[], registry: Pick<Registry, 'find
   }
   const r = findResource(group, version, rest[0]!);
   if (!r) return undefined;
-  return { r, name: rest[1], sub: rest[2] };
+  return { r, name: rest[1], sub: rest[2], tail: rest.slice(3) };
 }

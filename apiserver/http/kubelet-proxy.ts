@@ -44,7 +44,7 @@ const LOG_PARAMS = ['follow', 'previous', 'timestamps', 'tailLines', 'limitBytes
 export class KubeletProxy {
   constructor(
     private readonly api: Api,
-    private readonly client: KubeletClientCert,
+    readonly client: KubeletClientCert,
   ) {}
 
   /** The pod's node address and kubelet port, and the container to use (validated). */

@@ -34,6 +34,7 @@ import {
   resourceVersionParam,
   tooLargeResourceVersion,
 } from './query.js';
+import { escapeSegment, ResourceProxy } from './resource-proxy.js';
 import { review, type RulesResolver } from './reviews.js';
 import { type IncludeObject, toTable } from './table.js';
 export type { User };
@@ -83,6 +84,7 @@ function wantsTable(req: IncomingMessage): boolean {
 export class ApiServer {
   readonly server: https.Server;
   private readonly closeServer: () => Promise<void>;
+  private readonly proxies: ResourceProxy;
   private readonly api: Api;
   private readonly openWatches = new Set<() => void>();
   requests = 0;
@@ -106,6 +108,7 @@ export class ApiServer {
     );
     this.server.keepAliveTimeout = 60_000;
     this.closeServer = closer(this.server);
+    this.proxies = new ResourceProxy(this.api, o.kubelets.client);
   }
 
   listen(port: number, host: string): Promise<number> {
@@ -429,6 +432,11 @@ export class ApiServer {
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
       this.api.runAs(user, () => evict(this.api, ns, name, body), { dryRun });
       return this.send(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+    }
+    if (sub === 'proxy') {
+      const t = this.proxies.target(r.resource, ns, name);
+      const rest = (route.tail ?? []).map(escapeSegment).join('/');
+      return this.proxies.serve(req, res, t, `/${rest}${url.pathname.endsWith('/') && rest ? '/' : ''}`, url.search);
     }
     if (sub === 'log') {
       if (method !== 'GET')
