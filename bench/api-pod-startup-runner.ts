@@ -8,19 +8,24 @@ import { waitFor } from '../e2e/proc.js';
 import { type KObj, KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { IDLE_CMD } from './bench-node.js';
-import { cpuSeconds, rssKiB } from './stats.js';
+import { childCpuSeconds, cpuSeconds, rssKiB } from './stats.js';
 
-const [kubeconfig, nodeName, image, sizesArg, kubeletPidArg] = process.argv.slice(2) as [
+const [kubeconfig, nodeName, image, sizesArg, kubeletPidArg, sinceArg] = process.argv.slice(2) as [
   string,
   string,
   string,
   string,
   string,
+  string | undefined,
 ];
+/** The kubelet started then: its Node heartbeat must be newer (a restarted kubelet's Node reads Ready from before). */
+const SINCE = Math.floor(Number(sinceArg ?? 0) / 1000) * 1000;
 const SIZES = sizesArg.split(',').map(Number);
 const KUBELET = Number(kubeletPidArg);
 const PODS = '/api/v1/namespaces/default/pods';
 const STEADY_SECONDS = 10;
+/** The kubelet's CPU seconds, what it ran (mount, …) included. */
+const kubeletCpu = (): number => cpuSeconds(KUBELET) + childCpuSeconds(KUBELET);
 
 const client = new KubeClient(loadKubeconfig(kubeconfig));
 
@@ -62,7 +67,7 @@ async function round(mode: Round['mode'], n: number): Promise<Round> {
       }
     }
   })().catch(() => undefined);
-  const cpu0 = cpuSeconds(KUBELET);
+  const cpu0 = kubeletCpu();
   const sent = new Map<string, number>();
   const created = await Promise.all(
     Array.from({ length: n }, (_, i) => {
@@ -81,11 +86,11 @@ async function round(mode: Round['mode'], n: number): Promise<Round> {
     }),
   );
   await waitFor(() => seen.size >= n, 300_000, 50, `${n} pods running (${mode})`);
-  const kubeletCpuSeconds = cpuSeconds(KUBELET) - cpu0;
+  const kubeletCpuSeconds = kubeletCpu() - cpu0;
   const kubeletRssMiB = rssKiB(KUBELET) / 1024;
-  const steady0 = cpuSeconds(KUBELET);
+  const steady0 = kubeletCpu();
   await new Promise((r) => setTimeout(r, STEADY_SECONDS * 1000));
-  const steadyCpuPct = ((cpuSeconds(KUBELET) - steady0) / STEADY_SECONDS) * 100;
+  const steadyCpuPct = ((kubeletCpu() - steady0) / STEADY_SECONDS) * 100;
   ac.abort();
   await watching;
   const sli = created.map((p) => seen.get(p.metadata.name)! - Date.parse(p.metadata.creationTimestamp));
@@ -104,7 +109,7 @@ async function main(): Promise<void> {
   await waitFor(
     async () =>
       ((await client.get(`/api/v1/nodes/${nodeName}`)).status?.conditions ?? []).some(
-        (c: KObj) => c.type === 'Ready' && c.status === 'True',
+        (c: KObj) => c.type === 'Ready' && c.status === 'True' && Date.parse(c.lastHeartbeatTime) >= SINCE,
       ),
     60_000,
     200,

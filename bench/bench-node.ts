@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { L_POD_UID } from '../agent/pods/labels.js';
-import { APP_IMAGE, e2eSkipReason, sweepStale, TestNode } from '../e2e/harness.js';
+import { APP_IMAGE, e2eSkipReason, REPO, sweepStale, TestNode } from '../e2e/harness.js';
 
 export async function withBenchNode<T>(fn: (node: TestNode, imageRef: string) => Promise<T>): Promise<T> {
   const skip = e2eSkipReason();
@@ -22,6 +22,13 @@ export async function withBenchNode<T>(fn: (node: TestNode, imageRef: string) =>
 }
 
 export { runBench } from './stats.js';
+
+/** tskube's agents as users run them, the compiled build (TSKUBE_CLI=tsx measures through tsx instead). */
+export function useCompiledCli(): void {
+  process.env.TSKUBE_CLI ??= 'compiled';
+  if (process.env.TSKUBE_CLI === 'compiled' && !fs.existsSync(path.join(REPO, 'dist/cli/tskube.js')))
+    throw new Error('no compiled build: run `npm run build` first (or TSKUBE_CLI=tsx)');
+}
 
 /** A static pod manifest for benchmarks; `containers` is the YAML list under spec.containers. */
 export const podManifest = (name: string, containers: string): string => `apiVersion: v1

@@ -1,18 +1,23 @@
-// Benchmark: static pod startup latency, from manifest write to the
-// container running (CRI started_at), for N = 1, 10 and 50 pods, against the
-// raw CRI floor (RunPodSandbox + CreateContainer + StartContainer from a
-// minimal script) measured in the same run on the same containerd.
-// Run as root: npm run bench:static-pod-startup
+// Benchmark: static pod startup, from manifest write to the container running
+// (CRI started_at), for N = 1, 10 and 110 pods, on tskube's kubelet and on the
+// upstream kubelet (v1.37.2, the fixture), taking turns on the same containerd,
+// manifest dir and pods; and the raw CRI floor (RunPodSandbox + CreateContainer
+// + StartContainer from a minimal script) in the same run.
+// tskube runs compiled, as users run it (npm run build first).
+// Run as root: npm run bench:static-pod-startup   (BENCH_SIZES=1,10,110)
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { L_POD_NAME } from '../agent/pods/labels.js';
-import { APP_IMAGE, TestNode, writeManifestAtomic } from '../e2e/harness.js';
+import { APP_IMAGE, type TestNode, writeManifestAtomic } from '../e2e/harness.js';
 import { waitFor } from '../e2e/proc.js';
-import { criFloor, IDLE_CMD, podManifest, runBench, withBenchNode } from './bench-node.js';
-import { percentile, rssKiB } from './stats.js';
+import { criFloor, IDLE_CMD, podManifest, runBench, useCompiledCli, withBenchNode } from './bench-node.js';
+import { type KubeletName, type KubeletTurn, ratioLine, ratios, TURN_HEADER, turnRow } from './kubelet-turns.js';
+import { childCpuSeconds, cpuSeconds, percentile, rssKiB } from './stats.js';
+import { UpstreamKubelet, upstreamKubelet } from './upstream-kubelet.js';
 
-const SIZES = (process.env.BENCH_SIZES ?? '1,10,50').split(',').map(Number);
+const SIZES = (process.env.BENCH_SIZES ?? '1,10,110').split(',').map(Number);
+const STEADY_MS = 10_000;
 
 const manifest = (name: string): string =>
   podManifest(
@@ -23,67 +28,129 @@ const manifest = (name: string): string =>
 `,
   );
 
-async function kubeletRun(node: TestNode, n: number): Promise<{ lat: number[]; rss: number }> {
-  const written = new Map<string, number>();
-  for (let i = 0; i < n; i++) {
-    const name = `bench-${n}-${i}`;
-    written.set(`${name}-${node.name}`, Date.now());
-    writeManifestAtomic(node.manifests, `${name}.yaml`, manifest(name));
-  }
-  const started = await waitFor(
-    async () => {
-      const cs = (await node.cri.listContainers()).filter(
-        (c) => c.state === 'CONTAINER_RUNNING' && written.has(c.labels[L_POD_NAME] ?? ''),
-      );
-      return cs.length >= n ? cs : undefined;
-    },
-    300_000,
-    100,
-    `${n} pods running`,
-  );
-  const lat: number[] = [];
-  for (const c of started) {
-    const st = await node.cri.containerStatus(c.id);
-    lat.push(Number(st.started_at) / 1e6 - written.get(c.labels[L_POD_NAME]!)!);
-  }
-  const rss = rssKiB(node.kubelet!.pid);
-  for (const f of fs.readdirSync(node.manifests)) fs.rmSync(path.join(node.manifests, f));
-  await waitFor(async () => (await node.cri.listPodSandbox()).length === 0, 300_000, 200, 'pods removed');
-  return { lat, rss };
+interface Runner {
+  name: KubeletName;
+  /** Starts the kubelet; resolves with its PID once it is ready. */
+  start(): Promise<number>;
+  stop(): Promise<void>;
 }
 
-const fmt = (ms: number): string => `${ms.toFixed(0)} ms`;
+const cpu = (pid: number): number => cpuSeconds(pid) + childCpuSeconds(pid);
 
-runBench(() =>
-  withBenchNode(async (node, imageRef) => {
+/** Removes what a kubelet left in the runtime, so the next one starts from nothing. */
+async function clearRuntime(node: TestNode): Promise<void> {
+  for (const s of await node.cri.listPodSandbox()) {
+    await node.cri.stopPodSandbox(s.id).catch(() => undefined);
+    await node.cri.removePodSandbox(s.id).catch(() => undefined);
+  }
+}
+
+async function turn(node: TestNode, k: Runner, n: number): Promise<KubeletTurn> {
+  const pid = await k.start();
+  try {
+    // Settled: the start's own work (its first syncs, caches) is not the pods'.
+    await new Promise((r) => setTimeout(r, 3000));
+    const rssIdleKiB = rssKiB(pid);
+    const cpu0 = cpu(pid);
+    const written = new Map<string, number>();
+    for (let i = 0; i < n; i++) {
+      const name = `bench-${n}-${i}`;
+      written.set(`${name}-${node.name}`, Date.now());
+      writeManifestAtomic(node.manifests, `${name}.yaml`, manifest(name));
+    }
+    const running = await waitFor(
+      async () => {
+        const cs = (await node.cri.listContainers()).filter(
+          (c) => c.state === 'CONTAINER_RUNNING' && written.has(c.labels[L_POD_NAME] ?? ''),
+        );
+        return cs.length >= n ? cs : undefined;
+      },
+      600_000,
+      100,
+      `${n} pods running under the ${k.name} kubelet`,
+    );
+    const cpuSec = cpu(pid) - cpu0;
+    const lat: number[] = [];
+    for (const c of running) {
+      const st = await node.cri.containerStatus(c.id);
+      lat.push(Number(st.started_at) / 1e6 - written.get(c.labels[L_POD_NAME]!)!);
+    }
+    const c1 = cpu(pid);
+    await new Promise((r) => setTimeout(r, STEADY_MS));
+    const steadyPct = ((cpu(pid) - c1) / (STEADY_MS / 1000)) * 100;
+    const rss = rssKiB(pid);
+    for (const f of fs.readdirSync(node.manifests)) fs.rmSync(path.join(node.manifests, f));
+    await waitFor(
+      async () => !(await node.cri.listContainers()).some((c) => c.state === 'CONTAINER_RUNNING'),
+      300_000,
+      200,
+      `the ${k.name} kubelet stopping ${n} pods`,
+    );
+    return { kubelet: k.name, n, lat, cpuSec, steadyPct, rssIdleKiB, rssKiB: rss };
+  } finally {
+    await k.stop();
+    await clearRuntime(node);
+  }
+}
+
+runBench(() => {
+  useCompiledCli();
+  return withBenchNode(async (node, imageRef) => {
     // Floors first: a running kubelet would rightly kill the script's pods as orphans.
     const floors = new Map<number, number[]>();
     for (const n of SIZES) floors.set(n, await criFloor(node, n, imageRef));
-    node.startKubelet();
-    await waitFor(() => node.kubeletLog().includes('kubelet started'), 30_000, 100, 'kubelet');
-    const idleRss = rssKiB(node.kubelet!.pid);
-    process.stdout.write(
-      `static pod startup (manifest write -> container running), containerd ${(await node.cri.version()).runtime_version}\n`,
+    const tskube: Runner = {
+      name: 'tskube',
+      start: async () => {
+        const p = node.startKubelet();
+        await waitFor(() => node.kubeletLog().includes('kubelet started'), 30_000, 100, 'kubelet');
+        return p.pid;
+      },
+      stop: () => node.stopKubelet(),
+    };
+    const fixture = upstreamKubelet();
+    const runners: Runner[] = [tskube];
+    if ('binary' in fixture) {
+      const u = new UpstreamKubelet(node, fixture.binary);
+      runners.push({
+        name: 'upstream',
+        start: async () => {
+          await u.start();
+          return u.pid;
+        },
+        stop: () => u.stop(),
+      });
+    }
+    const turns: KubeletTurn[] = [];
+    // Turns alternate, and which kubelet goes first alternates with N.
+    for (const [i, n] of SIZES.entries())
+      for (const k of i % 2 ? [...runners].reverse() : runners) turns.push(await turn(node, k, n));
+
+    const out = (s = ''): boolean => process.stdout.write(`${s}\n`);
+    out(
+      `static pod startup (manifest write -> container running), containerd ${(await node.cri.version()).runtime_version}`,
     );
-    process.stdout.write(`kubelet RSS idle: ${(idleRss / 1024).toFixed(1)} MiB\n\n`);
-    process.stdout.write(
-      '   N | kubelet p50 | kubelet p99 |  floor p50 |  floor p99 | ratio p50 | ratio p99 | kubelet RSS\n',
-    );
+    if ('skipped' in fixture) out(`upstream columns skipped: ${fixture.skipped}`);
+    out();
+    out(`${TURN_HEADER} | floor p50 | floor p99`);
     for (const n of SIZES) {
       const floor = floors.get(n)!;
-      const k = await kubeletRun(node, n);
-      const [kp50, kp99, fp50, fp99] = [
-        percentile(k.lat, 50),
-        percentile(k.lat, 99),
-        percentile(floor, 50),
-        percentile(floor, 99),
-      ];
-      process.stdout.write(
-        `${String(n).padStart(4)} | ${fmt(kp50).padStart(11)} | ${fmt(kp99).padStart(11)} | ${fmt(fp50).padStart(10)} | ${fmt(fp99).padStart(10)} | ${(kp50 / fp50).toFixed(2).padStart(9)} | ${(kp99 / fp99).toFixed(2).padStart(9)} | ${(k.rss / 1024).toFixed(1)} MiB\n`,
-      );
+      for (const t of turns.filter((x) => x.n === n))
+        out(
+          `${turnRow(t)} | ${`${percentile(floor, 50).toFixed(0)} ms`.padStart(9)} | ${`${percentile(floor, 99).toFixed(0)} ms`.padStart(9)}`,
+        );
     }
-    process.stdout.write(
-      '\nfloor = RunPodSandbox+CreateContainer+StartContainer for N pods at once from a minimal script; ratio = kubelet/floor.\n',
+    const pairs = SIZES.map((n) => [
+      turns.find((t) => t.n === n && t.kubelet === 'tskube')!,
+      turns.find((t) => t.n === n && t.kubelet === 'upstream'),
+    ]);
+    if (pairs.some(([, u]) => u)) {
+      out('\ntskube / upstream (goals from issue 49):');
+      for (const [t, u] of pairs) if (u) out(`  ${ratioLine(ratios(t!, u))}`);
+    }
+    out(
+      "\nCPU to N = the kubelet's CPU seconds (children included) from the first write until all N run; steady CPU = its share of one core over the next 10 s.",
     );
-  }),
-);
+    out('floor = RunPodSandbox+CreateContainer+StartContainer for N pods at once from a minimal script.');
+  });
+});
