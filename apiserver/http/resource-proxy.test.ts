@@ -3,6 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 
+import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
+
 import { rawRequest, useTestApiServer } from '../../testing/apiserver.js';
 import { nodeTarget, podTarget, serviceTarget, splitSchemeNamePort } from './resource-proxy.js';
 
@@ -45,8 +47,9 @@ test("a node is proxied to its kubelet with the apiserver's client certificate u
 
 test("a Service is proxied to a ready pod endpoint of the port named or numbered; none is upstream's 503", () => {
   const svc = { metadata: { name: 'web' }, spec: { ports: [{ name: 'http', port: 80 }] } };
-  const slices = [
+  const slices: EndpointSlice[] = [
     {
+      addressType: 'IPv4',
       ports: [{ name: 'http', port: 8080 }],
       endpoints: [
         { addresses: ['10.244.1.5'], conditions: { ready: false }, targetRef: { kind: 'Pod' } },

@@ -8,9 +8,11 @@ import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerRespon
 import https from 'node:https';
 import { isIP } from 'node:net';
 
+import type { Node, Pod, Service } from 'kubernetes-types/core/v1.js';
+import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
+
 import type { Api } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
-import type { Obj } from '../storage/store.js';
 
 export interface ProxyTarget {
   scheme: 'http' | 'https';
@@ -43,11 +45,11 @@ export const escapeSegment = (s: string): string =>
 const bracket = (ip: string): string => (ip.includes(':') ? `[${ip}]` : ip);
 
 /** Where pods/{id}/proxy goes: the pod's IP, at the port given or its first container port. */
-export function podTarget(pod: Obj, scheme: string, port: string): ProxyTarget {
+export function podTarget(pod: Pod, scheme: string, port: string): ProxyTarget {
   let p = port;
   if (!p)
-    for (const c of (pod.spec?.containers ?? []) as Obj[])
-      if (c.ports?.length) {
+    for (const c of pod.spec?.containers ?? [])
+      if (c.ports?.[0]) {
         p = String(c.ports[0].containerPort);
         break;
       }
@@ -58,10 +60,9 @@ export function podTarget(pod: Obj, scheme: string, port: string): ProxyTarget {
 }
 
 /** Where nodes/{id}/proxy goes: the kubelet (https, its client certificate) unless another port is named. */
-export function nodeTarget(node: Obj, scheme: string, port: string): ProxyTarget {
-  const addrs = (node.status?.addresses ?? []) as Obj[];
-  const host = (addrs.find((a) => a.type === 'InternalIP') ?? addrs.find((a) => a.type === 'Hostname'))?.address as
-    string | undefined;
+export function nodeTarget(node: Node, scheme: string, port: string): ProxyTarget {
+  const addrs = node.status?.addresses ?? [];
+  const host = (addrs.find((a) => a.type === 'InternalIP') ?? addrs.find((a) => a.type === 'Hostname'))?.address;
   if (!host) throw errors.badRequest(`no preferred addresses found; known addresses: []`);
   const kubelet = Number(node.status?.daemonEndpoints?.kubeletEndpoint?.Port ?? 10250);
   if (!port || Number(port) === kubelet) return { scheme: 'https', host, port: kubelet, kubeletCert: true };
@@ -73,26 +74,26 @@ export function nodeTarget(node: Obj, scheme: string, port: string): ProxyTarget
  * Service's EndpointSlices; `pick` chooses among them (upstream picks at random).
  */
 export function serviceTarget(
-  svc: Obj,
-  slices: Obj[],
+  svc: Service,
+  slices: EndpointSlice[],
   scheme: string,
   port: string,
   pick: (n: number) => number = (n) => Math.floor(Math.random() * n),
 ): ProxyTarget {
-  const name = svc.metadata.name as string;
+  const name = svc.metadata?.name ?? '';
   let portName = port;
   if (/^\d+$/.test(port)) {
-    const sp = ((svc.spec?.ports ?? []) as Obj[]).find((p) => p.port === Number(port));
+    const sp = (svc.spec?.ports ?? []).find((p) => p.port === Number(port));
     if (!sp) throw errors.serviceUnavailable(`no service port ${port} found for service "${name}"`);
-    portName = (sp.name as string | undefined) ?? '';
+    portName = sp.name ?? '';
   }
   const candidates: { ip: string; port: number }[] = [];
   for (const s of slices) {
-    const p = ((s.ports ?? []) as Obj[]).find((x) => (x.name ?? '') === portName);
+    const p = (s.ports ?? []).find((x) => (x.name ?? '') === portName);
     if (!p?.port) continue;
-    for (const e of (s.endpoints ?? []) as Obj[])
+    for (const e of s.endpoints)
       if (e.conditions?.ready !== false && e.targetRef?.kind === 'Pod')
-        for (const a of (e.addresses ?? []) as string[]) candidates.push({ ip: a, port: p.port as number });
+        for (const a of e.addresses) candidates.push({ ip: a, port: p.port });
   }
   if (!candidates.length) throw errors.serviceUnavailable(`no endpoints available for service "${name}"`);
   const c = candidates[pick(candidates.length)]!;
@@ -125,12 +126,14 @@ export class ResourceProxy {
   target(resource: string, ns: string, id: string): ProxyTarget {
     const s = splitSchemeNamePort(id);
     if (!s) throw errors.badRequest(`invalid ${resource.replace(/s$/, '')} request "${id}"`);
-    if (resource === 'pods') return podTarget(this.api.get(this.api.res('', 'pods'), ns, s.name), s.scheme, s.port);
-    if (resource === 'nodes') return nodeTarget(this.api.get(this.api.res('', 'nodes'), '', s.name), s.scheme, s.port);
-    const svc = this.api.get(this.api.res('', 'services'), ns, s.name);
+    if (resource === 'pods')
+      return podTarget(this.api.get(this.api.res('', 'pods'), ns, s.name) as Pod, s.scheme, s.port);
+    if (resource === 'nodes')
+      return nodeTarget(this.api.get(this.api.res('', 'nodes'), '', s.name) as Node, s.scheme, s.port);
+    const svc = this.api.get(this.api.res('', 'services'), ns, s.name) as Service;
     const slices = this.api.list(this.api.res('discovery.k8s.io', 'endpointslices'), ns, {
       labelSelector: `kubernetes.io/service-name=${s.name}`,
-    }).items as Obj[];
+    }).items as EndpointSlice[];
     return serviceTarget(svc, slices, s.scheme, s.port);
   }
 
