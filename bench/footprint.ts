@@ -481,7 +481,5 @@ runBench(async () => {
       )
       .join('\n')}\n`,
   );
-  process.stdout.write(
-    '\nprobe CPU goal (≤ 1.1× the bare-script floor at 110 pods × 2 probes/s): npm run bench:probes\n',
-  );
+  process.stdout.write('\nprobes (220 a second) beside the upstream kubelet: npm run bench:probes\n');
 });

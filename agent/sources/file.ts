@@ -15,6 +15,7 @@ export interface FileSourceOptions {
   path: string;
   nodeName: string;
   checkFrequencyMs?: number;
+  /** Quiet time after a change before the directory is read: an editor's replace is one burst of events. */
   debounceMs?: number;
   /** How long a just-written file that lost pods (truncated, half-written) keeps its old pods before that counts. */
   settleMs?: number;
@@ -85,7 +86,7 @@ export class FileSource {
 
   private poke(): void {
     if (this.debounce) clearTimeout(this.debounce);
-    this.debounce = setTimeout(() => void this.queueScan(), this.o.debounceMs ?? 150);
+    this.debounce = setTimeout(() => void this.queueScan(), this.o.debounceMs ?? 20);
   }
 
   private async listFiles(): Promise<string[]> {
