@@ -140,6 +140,7 @@ export const RESOURCES: ResourceDef[] = [
   def('', 'v1', 'resourcequotas', 'ResourceQuota', true, ['quota'], { subresources: ['status'] }),
   def('', 'v1', 'limitranges', 'LimitRange', true, ['limits']),
   def('', 'v1', 'configmaps', 'ConfigMap', true, ['cm']),
+  def('', 'v1', 'podtemplates', 'PodTemplate', true),
   def('', 'v1', 'secrets', 'Secret', true, [], { fields: ['type'] }),
   def('', 'v1', 'serviceaccounts', 'ServiceAccount', true, ['sa'], { subresources: ['token'] }),
   def('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
@@ -189,6 +190,13 @@ export const RESOURCES: ResourceDef[] = [
   def('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false, ['sc']),
   def('storage.k8s.io', 'v1', 'csidrivers', 'CSIDriver', false),
   def('storage.k8s.io', 'v1', 'csinodes', 'CSINode', false),
+  def('storage.k8s.io', 'v1', 'volumeattachments', 'VolumeAttachment', false, [], { subresources: ['status'] }),
+  def('resource.k8s.io', 'v1', 'deviceclasses', 'DeviceClass', false),
+  def('resource.k8s.io', 'v1', 'resourceclaims', 'ResourceClaim', true, [], { subresources: ['status'] }),
+  def('resource.k8s.io', 'v1', 'resourceclaimtemplates', 'ResourceClaimTemplate', true),
+  def('resource.k8s.io', 'v1', 'resourceslices', 'ResourceSlice', false, [], {
+    fields: ['spec.nodeName', 'spec.driver'],
+  }),
   def('node.k8s.io', 'v1', 'runtimeclasses', 'RuntimeClass', false),
   def('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', false, ['csr'], {
     subresources: ['status', 'approval'],

@@ -36,6 +36,7 @@ const GROUP_DIRS: Record<string, string> = {
   'networking.k8s.io': 'networking',
   'scheduling.k8s.io': 'scheduling',
   'storage.k8s.io': 'storage',
+  'resource.k8s.io': 'resource',
 };
 const pkgOf = (group: string, version: string): string =>
   `k8s.io.api.${GROUP_DIRS[group] ?? group.split('.')[0]}.${version}`;

@@ -41,6 +41,7 @@ const GROUP_PACKAGES: Record<string, string> = {
   'networking.k8s.io': 'networking',
   'scheduling.k8s.io': 'scheduling',
   'storage.k8s.io': 'storage',
+  'resource.k8s.io': 'resource',
 };
 
 /** The message of apiVersion/kind; meta kinds (DeleteOptions) are the same in every group. */

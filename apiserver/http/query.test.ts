@@ -261,3 +261,37 @@ test('the default ServiceCIDR holds the service range and is Ready, as kube-apis
     [['Ready', 'True', 'Kubernetes default Service CIDR is ready']],
   );
 });
+
+test('PodTemplates, VolumeAttachments (with status) and the DRA kinds are stored and served', async () => {
+  const a = s.api.admin;
+  await a.create('/api/v1/namespaces/default/podtemplates', {
+    metadata: { name: 'pt', labels: { t: '1' } },
+    template: { spec: { containers: [{ name: 'c', image: 'x' }] } },
+  });
+  assert.equal((await a.get('/api/v1/namespaces/default/podtemplates', { labelSelector: 't=1' })).items.length, 1);
+  const va = '/apis/storage.k8s.io/v1/volumeattachments';
+  await a.create(va, {
+    metadata: { name: 'va' },
+    spec: { attacher: 'csi.example.com', nodeName: 'n1', source: { persistentVolumeName: 'pv' } },
+  });
+  const st = await a.patch(`${va}/va/status`, { status: { attached: true } }, 'merge');
+  assert.equal(st.status.attached, true);
+  await a.create('/apis/resource.k8s.io/v1/deviceclasses', { metadata: { name: 'gpu' }, spec: {} });
+  await a.create('/apis/resource.k8s.io/v1/namespaces/default/resourceclaimtemplates', {
+    metadata: { name: 'rct' },
+    spec: { spec: { devices: { requests: [{ name: 'r', exactly: { deviceClassName: 'gpu' } }] } } },
+  });
+  await a.create('/apis/resource.k8s.io/v1/namespaces/default/resourceclaims', {
+    metadata: { name: 'rc' },
+    spec: { devices: { requests: [{ name: 'r', exactly: { deviceClassName: 'gpu' } }] } },
+  });
+  await a.create('/apis/resource.k8s.io/v1/resourceslices', {
+    metadata: { name: 'rs' },
+    spec: { driver: 'gpu.example.com', nodeName: 'n1', pool: { name: 'p', generation: 1, resourceSliceCount: 1 } },
+  });
+  const slices = await a.get('/apis/resource.k8s.io/v1/resourceslices', { fieldSelector: 'spec.nodeName=n1' });
+  assert.deepEqual(
+    slices.items.map((x: KObj) => x.metadata.name),
+    ['rs'],
+  );
+});
