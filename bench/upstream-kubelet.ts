@@ -85,12 +85,15 @@ export class UpstreamKubelet {
     const sys = path.join(this.dir, 'sysctl');
     fs.mkdirSync(root, { recursive: true });
     fs.mkdirSync(sys, { recursive: true });
-    // The cgroup root must exist in every hierarchy before it starts.
-    for (const h of fs.readdirSync('/sys/fs/cgroup')) {
-      const base = path.join('/sys/fs/cgroup', h);
-      if (fs.existsSync(path.join(base, 'cgroup.procs')) && !fs.lstatSync(base).isSymbolicLink())
-        fs.mkdirSync(path.join(base, this.cgroupRoot), { recursive: true });
-    }
+    // The cgroup root must exist before it starts: in the unified hierarchy, or in every v1 hierarchy.
+    const mount = '/sys/fs/cgroup';
+    const hierarchies = fs.existsSync(path.join(mount, 'cgroup.controllers'))
+      ? [mount]
+      : fs
+          .readdirSync(mount)
+          .map((h) => path.join(mount, h))
+          .filter((d) => fs.existsSync(path.join(d, 'cgroup.procs')) && !fs.lstatSync(d).isSymbolicLink());
+    for (const h of hierarchies) fs.mkdirSync(path.join(h, this.cgroupRoot), { recursive: true });
     const mounts: string[] = [];
     for (const [k, v] of Object.entries(KERNEL_TUNABLES)) {
       const f = path.join(sys, k.replaceAll('/', '.'));
