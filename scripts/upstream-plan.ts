@@ -4,7 +4,9 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 
-export const KUBERNETES_VERSION = 'v1.37.2';
+import { KUBERNETES_VERSION } from '../kube/version.js';
+
+export { KUBERNETES_VERSION };
 /** Staging modules are tagged v0.<minor>.<patch> for Kubernetes v1.<minor>.<patch>. */
 export const STAGING_VERSION = KUBERNETES_VERSION.replace(/^v1\./, 'v0.');
 /** kubeadm v1.37's etcd (its DefaultEtcdVersion, image tag 3.7.0-0). */

@@ -5,8 +5,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 
 import { goArch } from '../../kube/platform.js';
+import { TSKUBE_VERSION } from '../../kube/version.js';
 
-export const KUBELET_VERSION = 'v1.37.2-tskube';
+export const KUBELET_VERSION = TSKUBE_VERSION;
 export const KUBELET_PORT = 10250;
 export const MAX_PODS = 110;
 

@@ -1,10 +1,18 @@
 // Discovery documents (/api, /apis, /api/v1, /apis/<g>/<v>) and /version.
+import { KUBERNETES_VERSION, majorMinor, TSKUBE_VERSION } from '../../kube/version.js';
 import { type ResourceDef, type Subresource, verbsOf } from '../resources.js';
 
+const { major, minor } = majorMinor(KUBERNETES_VERSION);
+
+/** /version, as kube-apiserver's: the binary's version, the version it emulates, and the oldest it is compatible with. */
 export const SERVER_VERSION = {
-  major: '1',
-  minor: '32',
-  gitVersion: 'v1.32.0-tskube',
+  major: String(major),
+  minor: String(minor),
+  emulationMajor: String(major),
+  emulationMinor: String(minor),
+  minCompatibilityMajor: String(major),
+  minCompatibilityMinor: String(minor - 1),
+  gitVersion: TSKUBE_VERSION,
   gitCommit: '',
   gitTreeState: 'clean',
   buildDate: '2026-01-01T00:00:00Z',

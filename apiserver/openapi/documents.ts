@@ -5,12 +5,13 @@
 // check read these.
 import { createHash } from 'node:crypto';
 
+import { KUBERNETES_VERSION } from '../../kube/version.js';
 import { type Registry, type ResourceDef, RESOURCES } from '../resources.js';
 import { apiVersionOf } from '../resources.js';
 import { definitionOf, DEFINITIONS, type Schema } from './schema.js';
 import { encodeV2Document } from './v2-protobuf.js';
 
-const INFO = { title: 'Kubernetes', version: 'v1.32.0' };
+const INFO = { title: 'Kubernetes', version: KUBERNETES_VERSION };
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 
 const gvPath = (r: ResourceDef): string => (r.group ? `apis/${r.group}/${r.version}` : `api/${r.version}`);
