@@ -103,7 +103,8 @@ test('updates: stale resourceVersion is 409 Conflict; status changes only throug
     'status',
   );
   assert.equal(st.status.phase, 'Running');
-  assert.deepEqual(st.metadata.labels, { x: '1' }, 'status subresource ignores metadata changes');
+  // Upstream's status strategies take the request's labels and annotations (not a pod's owner references).
+  assert.deepEqual(st.metadata.labels, { z: '1' });
   assert.throws(
     () => api.update(pods(api), 'default', 'a', { ...st, spec: { ...st.spec, restartPolicy: 'Never' } }),
     apiErr(422, 'Invalid'),

@@ -91,8 +91,23 @@ export type PatchType = 'merge' | 'json' | 'strategic';
 /** Subresources written through update, patch and apply: each changes only its part of the object. */
 export type WriteSub = 'status' | 'approval' | 'ephemeralcontainers' | 'resize' | 'finalize';
 const WRITE_SUBS = new Set<string>(['status', 'approval', 'ephemeralcontainers', 'resize', 'finalize']);
-/** The subresources a PUT or PATCH writes through (each with its own rules of what may change). */
-/** Upstream's NamespaceLifecycle: these are never deleted. */
+
+/**
+ * What a status or approval write takes from the request's metadata, as upstream's status strategies: its labels,
+ * annotations, finalizers and owner references (a pod's owners stay: old kubelets corrupted them); the rest is the
+ * stored object's. A request without metadata changes none.
+ */
+function statusWriteMetadata(cur: Obj, body: Obj, resource: string): Obj {
+  const md = clone(cur.metadata) as Obj;
+  const from = body.metadata as Obj | undefined;
+  if (!from) return md;
+  for (const k of ['labels', 'annotations', 'finalizers', ...(resource === 'pods' ? [] : ['ownerReferences'])]) {
+    if (from[k] === undefined) delete md[k];
+    else md[k] = clone(from[k]);
+  }
+  return md;
+}
+
 /** Workload selectors never change (apps/v1 ValidateXUpdate). */
 const SELECTOR_IMMUTABLE = new Set(['deployments', 'replicasets', 'daemonsets', 'statefulsets']);
 /** Per-resource update rules beyond validateObject: upstream's ValidateXUpdate. */
@@ -782,10 +797,11 @@ export class Api {
         ...clone(cur),
         status: { ...clone(cur.status ?? {}), conditions: clone(body.status?.conditions ?? []) },
       };
+      next.metadata = statusWriteMetadata(cur, body, builtin(r));
       const causes = validateApproval(cur, next);
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
     } else if (sub === 'status') {
-      next = { ...clone(cur), status: clone(body.status) };
+      next = { ...clone(cur), metadata: statusWriteMetadata(cur, body, builtin(r)), status: clone(body.status) };
       if (r.custom) this.checkCustom(r, next);
       if (builtin(r) === 'certificatesigningrequests') {
         const causes = validateCsrStatus(cur, next);

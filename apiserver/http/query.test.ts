@@ -295,3 +295,20 @@ test('PodTemplates, VolumeAttachments (with status) and the DRA kinds are stored
     ['rs'],
   );
 });
+
+test("a status write takes the request's labels and annotations, as upstream's status strategies", async () => {
+  const a = s.api.admin;
+  await a.create('/apis/batch/v1/namespaces/default/jobs', {
+    metadata: { name: 'st' },
+    spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } },
+  });
+  const cond = { type: 'StatusUpdate', status: 'True', lastTransitionTime: '2026-12-07T10:00:00Z' };
+  const p = await a.patch(
+    '/apis/batch/v1/namespaces/default/jobs/st/status',
+    { metadata: { annotations: { patchedstatus: 'true' } }, spec: { suspend: false }, status: { conditions: [cond] } },
+    'merge',
+  );
+  assert.deepEqual(p.metadata.annotations, { patchedstatus: 'true' });
+  assert.deepEqual(p.status.conditions, [cond]);
+  assert.equal(p.spec.suspend, true, 'the spec is not written through status');
+});
