@@ -89,6 +89,15 @@ test("ResourceQuota and LimitRange admission: defaults with the limit-ranger ann
     () => api.create(pods, 'default', pod('big', { limits: { cpu: '2' } })),
     forbidden(/pods "big" is forbidden: maximum cpu usage per Container is 1, but limit is 2/),
   );
+  // Validation runs after LimitRanger's defaults, as upstream: a request above the defaulted limit is invalid.
+  assert.throws(
+    () => api.create(pods, 'default', pod('over', { requests: { cpu: '600m' } })),
+    (e: Error & { code?: number }) =>
+      e.code === 422 &&
+      /spec\.containers\[0\]\.resources\.requests: Invalid value: "600m": must be less than or equal to cpu limit of 500m/.test(
+        e.message,
+      ),
+  );
 
   const quotas = api.res('', 'resourcequotas');
   api.create(quotas, 'default', {

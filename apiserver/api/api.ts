@@ -653,6 +653,11 @@ export class Api {
       admitRuntimeClass(o, (name) => this.store.get(storageKey(this.res('node.k8s.io', 'runtimeclasses'), '', name)));
     }
     this.admit({ operation: 'CREATE', resource: r, subresource: '', namespace: ns, name: md.name, object: o });
+    // Validation follows mutating admission upstream: a request above the limit LimitRanger defaulted is invalid.
+    if (builtin(r) === 'pods') {
+      const after = validateObject(r, o);
+      if (after.length) throw errors.invalid(r.kind, r.group, md.name ?? '', after);
+    }
     if (r.namespaced && !r.review) this.admitQuota(r, ns, o);
     if (builtin(r) === 'pods') validateMirrorPod(o);
     md.managedFields = this.managedFieldsFor(r, undefined, o, '');
