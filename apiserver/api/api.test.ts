@@ -532,3 +532,19 @@ test('pods/ephemeralcontainers: a strategic merge patch adds a debug container (
     (e: unknown) => e instanceof ApiError && e.code === 422,
   );
 });
+
+test('a pod patch with empty objects where there were none (Go zero values) changes only the image', () => {
+  const api = newApi();
+  api.create(pods(api), 'default', podBody('z', { terminationGracePeriodSeconds: 1 }));
+  const p = api.patch(pods(api), 'default', 'z', 'strategic', {
+    metadata: { labels: { patched: 'yes' }, creationTimestamp: null },
+    spec: { containers: [{ name: 'c', image: 'i:2', resources: {} }], terminationGracePeriodSeconds: 1 },
+    status: {},
+  });
+  assert.equal(p.spec.containers[0].image, 'i:2');
+  assert.equal(p.metadata.labels.patched, 'yes');
+  assert.throws(
+    () => api.patch(pods(api), 'default', 'z', 'strategic', { spec: { containers: [{ name: 'c', args: ['x'] }] } }),
+    apiErr(422, 'Invalid'),
+  );
+});

@@ -108,6 +108,20 @@ function statusWriteMetadata(cur: Obj, body: Obj, resource: string): Obj {
   return md;
 }
 
+/** The value without null, empty objects and empty lists anywhere in it: how a Go struct reads them all. */
+function dropEmpty(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(dropEmpty);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Obj = {};
+  for (const [k, x] of Object.entries(v as Obj)) {
+    const y = dropEmpty(x);
+    if (y === null || y === undefined) continue;
+    if (Array.isArray(y) ? !y.length : typeof y === 'object' && !Object.keys(y as Obj).length) continue;
+    out[k] = y;
+  }
+  return out;
+}
+
 /** Workload selectors never change (apps/v1 ValidateXUpdate). */
 const SELECTOR_IMMUTABLE = new Set(['deployments', 'replicasets', 'daemonsets', 'statefulsets']);
 /** Per-resource update rules beyond validateObject: upstream's ValidateXUpdate. */
@@ -924,8 +938,10 @@ export class Api {
       delete c.activeDeadlineSeconds;
       delete c.tolerations;
       delete c.terminationGracePeriodSeconds;
-      // Field order is the encoding's (a protobuf update decodes in field-number order), not a change.
-      return canonicalJson(c);
+      // Field order is the encoding's (a protobuf update decodes in field-number order), not a change; nor is an
+      // empty object or list where there was none (`resources: {}`): upstream compares decoded structs, and its
+      // semantic equality takes empty and nil as equal.
+      return canonicalJson(dropEmpty(c));
     };
     if (strip(cur.spec) !== strip(next.spec)) {
       throw errors.invalid('Pod', '', cur.metadata.name, [
