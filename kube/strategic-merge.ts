@@ -81,10 +81,10 @@ function mergeList(target: J[], patch: J[], field: PatchSchema): J[] {
   const key = field.mergeKey;
   const items = field.items();
   if (!key) {
-    // A merged list of primitives (finalizers): the union, in order.
+    // A merged list of primitives (finalizers): the union, in upstream's order.
     const out = [...target];
     for (const x of patch) if (!out.some((t) => same(t, x))) out.push(x);
-    return out;
+    return normalizeOrder(out, patch, target, (x) => JSON.stringify(x));
   }
   const out = [...target];
   for (const item of patch) {
@@ -98,6 +98,42 @@ function mergeList(target: J[], patch: J[], field: PatchSchema): J[] {
     }
     if (i >= 0) out[i] = mergeMap(out[i] as Obj, item, items);
     else out.push(mergeMap({}, item, items));
+  }
+  const id = (x: J): string => JSON.stringify(isObj(x) ? x[key] : x);
+  const kept = target.filter((t) => out.some((o) => id(o) === id(t)));
+  return normalizeOrder(
+    out,
+    patch.filter((x) => isObj(x) && x[PATCH] !== 'delete'),
+    kept,
+    id,
+  );
+}
+
+/**
+ * Upstream's normalizeElementOrder: the items the patch names in the patch's order, the others in the original's,
+ * then merged as mergeSortedSlice does: an item the patch adds goes before the original's items, not after them.
+ */
+function normalizeOrder(merged: J[], patchOrder: J[], serverOrder: J[], id: (x: J) => string): J[] {
+  const at = (order: J[]): ((x: J) => number) => {
+    const m = new Map(order.map((x, i) => [id(x), i]));
+    return (x) => m.get(id(x)) ?? -1;
+  };
+  const inPatch = at(patchOrder);
+  const inServer = at(serverOrder);
+  const right = merged.filter((x) => inPatch(x) >= 0).sort((a, b) => inPatch(a) - inPatch(b));
+  const left = merged.filter((x) => inPatch(x) < 0).sort((a, b) => inServer(a) - inServer(b));
+  const out: J[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < left.length || j < right.length) {
+    if (j >= right.length) out.push(left[i++]);
+    else if (i >= left.length) out.push(right[j++]);
+    else {
+      const l = inServer(left[i]);
+      const r = inServer(right[j]);
+      if (l >= 0 && r >= 0 && l < r) out.push(left[i++]);
+      else out.push(right[j++]);
+    }
   }
   return out;
 }

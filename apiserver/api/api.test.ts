@@ -155,9 +155,10 @@ test('patch: strategic merge on pod status by condition type, with a uid precond
     { status: { conditions: [{ type: 'Initialized', status: 'True' }] } },
     'status',
   );
+  // An item the patch adds goes before the stored ones, as upstream's strategic merge orders them.
   assert.deepEqual(
     out2.status.conditions.map((c: any) => c.type),
-    ['Ready', 'Initialized'],
+    ['Initialized', 'Ready'],
   );
   assert.throws(
     () => api.patch(pods(api), 'default', 'a', 'strategic', { metadata: { uid: 'other' }, status: {} }, 'status'),

@@ -80,11 +80,52 @@ test('containers merge by name, with $patch delete; $setElementOrder puts a new 
       name: 'a',
       image: 'a:1',
       env: [
-        { name: 'E', value: '1' },
         { name: 'F', value: '2' },
+        { name: 'E', value: '1' },
       ],
     },
   ]);
+});
+
+test("items a patch adds go before the stored ones, in the patch's order, as upstream orders them", () => {
+  // The input and result of apimachinery v0.37.2's StrategicMergePatch(orig, patch, v1.Pod{}), run once.
+  const orig = {
+    metadata: { finalizers: ['x', 'y'] },
+    spec: { containers: [{ name: 'a', image: 'a:1', env: [{ name: 'E', value: '1' }] }] },
+    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  };
+  const patch = {
+    metadata: { finalizers: ['z'] },
+    spec: {
+      containers: [
+        { name: 'a', env: [{ name: 'F', value: '2' }] },
+        { name: 'new', image: 'n' },
+      ],
+    },
+    status: { conditions: [{ type: 'Initialized', status: 'True' }] },
+  };
+  assert.deepEqual(strategicMergeBySchema(orig, patch, POD), {
+    metadata: { finalizers: ['z', 'x', 'y'] },
+    spec: {
+      containers: [
+        {
+          name: 'a',
+          image: 'a:1',
+          env: [
+            { name: 'F', value: '2' },
+            { name: 'E', value: '1' },
+          ],
+        },
+        { name: 'new', image: 'n' },
+      ],
+    },
+    status: {
+      conditions: [
+        { type: 'Initialized', status: 'True' },
+        { type: 'Ready', status: 'True' },
+      ],
+    },
+  });
 });
 
 test('$retainKeys: switching a Deployment to Recreate drops rollingUpdate', () => {
