@@ -12,36 +12,31 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 
 import { TestCluster } from '../e2e/cluster.js';
-import { APP_IMAGE, e2eSkipReason, REPO, type TestNode } from '../e2e/harness.js';
+import { APP_IMAGE, e2eSkipReason, REPO } from '../e2e/harness.js';
 import { waitFor } from '../e2e/proc.js';
 import type { Round } from './api-pod-startup-runner.js';
-import { criFloor, runBench, useCompiledCli } from './bench-node.js';
-import { type KubeletName, type KubeletTurn, ratioLine, ratios, TURN_HEADER, turnRow } from './kubelet-turns.js';
+import { clearRuntime, criFloor, runBench, useCompiledCli } from './bench-node.js';
+import {
+  type KubeletName,
+  type KubeletRunner,
+  type KubeletTurn,
+  ratioLine,
+  ratios,
+  TURN_HEADER,
+  turnRow,
+} from './kubelet-turns.js';
 import { percentile } from './stats.js';
-import { UpstreamKubelet, upstreamKubelet } from './upstream-kubelet.js';
+import { upstreamKubelet, upstreamRunner } from './upstream-kubelet.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1,10,110').split(',').map(Number);
-
-interface Runner {
-  name: KubeletName;
-  start(): Promise<number>;
-  stop(): Promise<void>;
-}
 
 interface ApiTurn extends KubeletTurn {
   mode: Round['mode'];
   sli: number[];
 }
 
-async function clearRuntime(node: TestNode): Promise<void> {
-  for (const s of await node.cri.listPodSandbox()) {
-    await node.cri.stopPodSandbox(s.id).catch(() => undefined);
-    await node.cri.removePodSandbox(s.id).catch(() => undefined);
-  }
-}
-
 /** One kubelet, one N: the runner in the node's namespace does both modes and prints them as JSON. */
-async function turn(cluster: TestCluster, k: Runner, n: number): Promise<ApiTurn[]> {
+async function turn(cluster: TestCluster, k: KubeletRunner, n: number): Promise<ApiTurn[]> {
   const since = Date.now();
   const pid = await k.start();
   try {
@@ -92,7 +87,7 @@ runBench(async () => {
       for (const n of SIZES) floors.set(n, await criFloor(node, n, imageRef));
     });
     const node = cluster.node;
-    const runners: Runner[] = [
+    const runners: KubeletRunner[] = [
       {
         name: 'tskube',
         start: async () => {
@@ -104,17 +99,12 @@ runBench(async () => {
       },
     ];
     const fixture = upstreamKubelet();
-    if ('binary' in fixture) {
-      const u = new UpstreamKubelet(node, fixture.binary);
-      runners.push({
-        name: 'upstream',
-        start: async () => {
-          await u.start({ kubeconfig: path.join(cluster.as.dir, 'pki', `node-${node.name}.kubeconfig`) });
-          return u.pid;
-        },
-        stop: () => u.stop(),
-      });
-    }
+    if ('binary' in fixture)
+      runners.push(
+        upstreamRunner(node, fixture.binary, {
+          kubeconfig: path.join(cluster.as.dir, 'pki', `node-${node.name}.kubeconfig`),
+        }),
+      );
     const turns: ApiTurn[] = [];
     for (const [i, n] of SIZES.entries())
       for (const k of i % 2 ? [...runners].reverse() : runners) turns.push(...(await turn(cluster, k, n)));

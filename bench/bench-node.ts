@@ -82,9 +82,14 @@ export async function criFloor(node: TestNode, n: number, imageRef: string): Pro
       return Date.now() - t0;
     }),
   );
+  await clearRuntime(node);
+  return lat;
+}
+
+/** Stops and removes every sandbox in the node's runtime, so the next kubelet or floor starts from nothing. */
+export async function clearRuntime(node: TestNode): Promise<void> {
   for (const s of await node.cri.listPodSandbox()) {
     await node.cri.stopPodSandbox(s.id).catch(() => undefined);
     await node.cri.removePodSandbox(s.id).catch(() => undefined);
   }
-  return lat;
 }

@@ -24,7 +24,7 @@ import { TestCluster } from '../e2e/cluster.js';
 import { APP_IMAGE, e2eSkipReason, REPO, TestNode } from '../e2e/harness.js';
 import { start, waitFor } from '../e2e/proc.js';
 import { UpNode } from '../e2e/up-node.js';
-import { IDLE_CMD, podManifest, runBench } from './bench-node.js';
+import { clearRuntime, IDLE_CMD, podManifest, runBench } from './bench-node.js';
 import { childCpuSeconds, cpuSeconds, percentile, rssKiB } from './stats.js';
 import { UpstreamKubelet, upstreamKubelet } from './upstream-kubelet.js';
 
@@ -109,10 +109,7 @@ async function standaloneKubelet(f: Partial<Figures>): Promise<void> {
       if (i > 0) {
         // As before the first: no kubelet state, no pod in the runtime.
         await node.stopKubelet();
-        for (const sb of await node.cri.listPodSandbox()) {
-          await node.cri.stopPodSandbox(sb.id);
-          await node.cri.removePodSandbox(sb.id);
-        }
+        await clearRuntime(node);
         fs.rmSync(node.kubeletRoot, { recursive: true, force: true });
       }
       const from = i > 0 ? node.kubeletLog().length : 0;
@@ -215,10 +212,7 @@ async function upstreamStandalone(binary: string, f: Partial<Figures>): Promise<
     for (let i = 0; i < FIRST_STARTS; i++) {
       if (i > 0) {
         await k.stop();
-        for (const sb of await node.cri.listPodSandbox()) {
-          await node.cri.stopPodSandbox(sb.id);
-          await node.cri.removePodSandbox(sb.id);
-        }
+        await clearRuntime(node);
         fs.rmSync(k.dir, { recursive: true, force: true });
       }
       const t0 = Date.now();

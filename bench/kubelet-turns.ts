@@ -5,6 +5,14 @@ import { percentile } from './stats.js';
 
 export type KubeletName = 'tskube' | 'upstream';
 
+/** A kubelet a benchmark starts for each of its turns and stops after it. */
+export interface KubeletRunner {
+  name: KubeletName;
+  /** Starts it; resolves with the PID to measure once it is ready. */
+  start(): Promise<number>;
+  stop(): Promise<void>;
+}
+
 export interface KubeletTurn {
   kubelet: KubeletName;
   n: number;
@@ -66,7 +74,9 @@ export function turnRow(t: KubeletTurn): string {
   ].join(' |');
 }
 
-const mark = (x: number, goal: number): string => `${x.toFixed(2)}× ${x <= goal ? '(met)' : `(goal ≤ ${goal}×)`}`;
+/** A ratio beside its goal: "(met)", or the goal it misses. */
+export const mark = (x: number, goal: number): string =>
+  `${x.toFixed(2)}× ${x <= goal ? '(met)' : `(goal ≤ ${goal}×)`}`;
 
 /** One line of ratios for an N, each with its goal. */
 export function ratioLine(r: TurnRatios): string {

@@ -12,9 +12,10 @@ import path from 'node:path';
 
 import { APP_IMAGE, REPO, type TestNode, writeManifestAtomic } from '../e2e/harness.js';
 import { type Proc, start, stopPid, waitFor } from '../e2e/proc.js';
-import { IDLE_CMD, podManifest, runBench, useCompiledCli, withBenchNode } from './bench-node.js';
+import { clearRuntime, IDLE_CMD, podManifest, runBench, useCompiledCli, withBenchNode } from './bench-node.js';
+import { mark } from './kubelet-turns.js';
 import type { ProbeWindow } from './probe-window.js';
-import { UpstreamKubelet, upstreamKubelet } from './upstream-kubelet.js';
+import { upstreamKubelet, upstreamRunner } from './upstream-kubelet.js';
 
 const N = Number(process.env.BENCH_PODS ?? 110);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
@@ -36,13 +37,6 @@ interface Prober {
   /** Starts probing; resolves with the PID to measure. */
   start(): Promise<number>;
   stop(): Promise<void>;
-}
-
-async function clearRuntime(node: TestNode): Promise<void> {
-  for (const s of await node.cri.listPodSandbox()) {
-    await node.cri.stopPodSandbox(s.id).catch(() => undefined);
-    await node.cri.removePodSandbox(s.id).catch(() => undefined);
-  }
 }
 
 /** One prober's window: the target listens first (a liveness probe refused would restart its pod). */
@@ -104,18 +98,8 @@ runBench(() => {
       },
     ];
     const fixture = upstreamKubelet();
-    if ('binary' in fixture) {
-      const u = new UpstreamKubelet(node, fixture.binary);
-      probers.push({
-        name: 'upstream',
-        start: async () => {
-          writePods();
-          await u.start({ config: 'maxPods: 120\n' });
-          return u.pid;
-        },
-        stop: () => u.stop(),
-      });
-    }
+    if ('binary' in fixture)
+      probers.push(upstreamRunner(node, fixture.binary, { config: 'maxPods: 120\n' }, writePods));
     let floor: Proc | undefined;
     probers.push({
       name: 'floor',
@@ -150,9 +134,7 @@ runBench(() => {
     const t = w.tskube!;
     if (w.upstream) {
       const cpu = t.cpuPct / w.upstream.cpuPct;
-      out(
-        `tskube / upstream: CPU ${cpu.toFixed(2)}× (goal ≤ 1.0×: ${cpu <= 1 ? 'met' : 'not met'}), p99 error ${(t.p99 / Math.max(w.upstream.p99, 0.1)).toFixed(2)}×`,
-      );
+      out(`tskube / upstream: CPU ${mark(cpu, 1)}, p99 error ${(t.p99 / Math.max(w.upstream.p99, 0.1)).toFixed(2)}×`);
     }
     out(
       `tskube / floor: CPU ${(t.cpuPct / w.floor!.cpuPct).toFixed(2)}×, p99 error ${(t.p99 / Math.max(w.floor!.p99, 0.1)).toFixed(2)}×`,

@@ -11,10 +11,18 @@ import path from 'node:path';
 import { L_POD_NAME } from '../agent/pods/labels.js';
 import { APP_IMAGE, type TestNode, writeManifestAtomic } from '../e2e/harness.js';
 import { waitFor } from '../e2e/proc.js';
-import { criFloor, IDLE_CMD, podManifest, runBench, useCompiledCli, withBenchNode } from './bench-node.js';
-import { type KubeletName, type KubeletTurn, ratioLine, ratios, TURN_HEADER, turnRow } from './kubelet-turns.js';
+import {
+  clearRuntime,
+  criFloor,
+  IDLE_CMD,
+  podManifest,
+  runBench,
+  useCompiledCli,
+  withBenchNode,
+} from './bench-node.js';
+import { type KubeletRunner, type KubeletTurn, ratioLine, ratios, TURN_HEADER, turnRow } from './kubelet-turns.js';
 import { childCpuSeconds, cpuSeconds, percentile, rssKiB } from './stats.js';
-import { UpstreamKubelet, upstreamKubelet } from './upstream-kubelet.js';
+import { upstreamKubelet, upstreamRunner } from './upstream-kubelet.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1,10,110').split(',').map(Number);
 const STEADY_MS = 10_000;
@@ -28,24 +36,9 @@ const manifest = (name: string): string =>
 `,
   );
 
-interface Runner {
-  name: KubeletName;
-  /** Starts the kubelet; resolves with its PID once it is ready. */
-  start(): Promise<number>;
-  stop(): Promise<void>;
-}
-
 const cpu = (pid: number): number => cpuSeconds(pid) + childCpuSeconds(pid);
 
-/** Removes what a kubelet left in the runtime, so the next one starts from nothing. */
-async function clearRuntime(node: TestNode): Promise<void> {
-  for (const s of await node.cri.listPodSandbox()) {
-    await node.cri.stopPodSandbox(s.id).catch(() => undefined);
-    await node.cri.removePodSandbox(s.id).catch(() => undefined);
-  }
-}
-
-async function turn(node: TestNode, k: Runner, n: number): Promise<KubeletTurn> {
+async function turn(node: TestNode, k: KubeletRunner, n: number): Promise<KubeletTurn> {
   const pid = await k.start();
   try {
     // Settled: the start's own work (its first syncs, caches) is not the pods'.
@@ -99,7 +92,7 @@ runBench(() => {
     // Floors first: a running kubelet would rightly kill the script's pods as orphans.
     const floors = new Map<number, number[]>();
     for (const n of SIZES) floors.set(n, await criFloor(node, n, imageRef));
-    const tskube: Runner = {
+    const tskube: KubeletRunner = {
       name: 'tskube',
       start: async () => {
         const p = node.startKubelet();
@@ -109,18 +102,8 @@ runBench(() => {
       stop: () => node.stopKubelet(),
     };
     const fixture = upstreamKubelet();
-    const runners: Runner[] = [tskube];
-    if ('binary' in fixture) {
-      const u = new UpstreamKubelet(node, fixture.binary);
-      runners.push({
-        name: 'upstream',
-        start: async () => {
-          await u.start();
-          return u.pid;
-        },
-        stop: () => u.stop(),
-      });
-    }
+    const runners: KubeletRunner[] = [tskube];
+    if ('binary' in fixture) runners.push(upstreamRunner(node, fixture.binary));
     const turns: KubeletTurn[] = [];
     // Turns alternate, and which kubelet goes first alternates with N.
     for (const [i, n] of SIZES.entries())

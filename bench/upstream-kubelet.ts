@@ -11,6 +11,7 @@ import path from 'node:path';
 import { e2eCgroupRoot, type TestNode } from '../e2e/harness.js';
 import { type Proc, start, stopPid, waitFor } from '../e2e/proc.js';
 import { upstreamBin } from '../e2e/upstream-control-plane.js';
+import type { KubeletRunner } from './kubelet-turns.js';
 
 /** The kernel settings the kubelet's container manager wants (setupKernelTunables), as it wants them. */
 export const KERNEL_TUNABLES: Record<string, string> = {
@@ -62,6 +63,25 @@ evictionHard: {memory.available: 1Mi, nodefs.available: 1%, imagefs.available: 1
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 ${extra}`;
+}
+
+/** The upstream kubelet taking its turns in a benchmark: `before` runs first, then a fresh start with `options`. */
+export function upstreamRunner(
+  node: TestNode,
+  binary: string,
+  options: UpstreamKubeletOptions = {},
+  before: () => void = () => undefined,
+): KubeletRunner {
+  const k = new UpstreamKubelet(node, binary);
+  return {
+    name: 'upstream',
+    start: async () => {
+      before();
+      await k.start(options);
+      return k.pid;
+    },
+    stop: () => k.stop(),
+  };
 }
 
 export class UpstreamKubelet {
