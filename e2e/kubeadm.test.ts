@@ -19,6 +19,7 @@ import { clusterSkip } from './cluster.js';
 import { e2eSkipReason, REPO } from './harness.js';
 import { execLines, Machine } from './machine.js';
 import { type Proc, stopPid, waitFor } from './proc.js';
+import { cgroupPids } from './teardown/leftovers.js';
 import { upstreamBin, upstreamSkip } from './upstream-control-plane.js';
 import { Lan, runningPods, type Vm, whoamiDeployment } from './vms.js';
 
@@ -143,7 +144,11 @@ describe('kubeadm init and join with tskube as the kubelet', { skip, timeout: 25
     await worker?.destroy();
     await cp?.destroy();
     await lan.cleanup();
-    for (const n of ['cp-1', 'worker-1']) await new CgroupTree().remove(cgroupRoot(n)).catch(() => undefined);
+    // Containers whose shims died before them keep running in the machines' pod cgroups.
+    for (const n of ['cp-1', 'worker-1']) {
+      for (const pid of cgroupPids(cgroupRoot(n))) await stopPid(pid, 2000, 'SIGKILL');
+      await new CgroupTree().remove(cgroupRoot(n)).catch(() => undefined);
+    }
     await new CgroupTree().removeIfEmpty('/tskube-e2e').catch(() => undefined);
   });
 

@@ -158,10 +158,17 @@ export class Machine {
     return this.holder?.pid ? pidsInMountNamespaceOf(this.holder.pid) : [];
   }
 
-  /** Stops every process left in the machine (by PID), then the holder; the overlays go with it. */
+  /**
+   * Stops every process left in the machine (by PID), then the holder; the overlays go with it. Again while any are
+   * left: a kubelet still running while the others stop starts its static pods again (new shims).
+   */
   async destroy(): Promise<void> {
     if (this.holder?.pid) {
-      for (const pid of this.pids()) await stopPid(pid, 3000);
+      for (let round = 0; round < 5; round++) {
+        const left = this.pids();
+        if (!left.length) break;
+        for (const pid of left) await stopPid(pid, 3000);
+      }
       await stopPid(this.holder.pid, 2000, 'SIGKILL');
     }
     fs.rmSync(this.scratch, { recursive: true, force: true });
