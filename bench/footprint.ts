@@ -92,8 +92,8 @@ interface Figures {
 /** Fresh starts of the kubelet timed (its root dir removed before each); the figures are their medians. */
 const FIRST_STARTS = 3;
 
-/** `tskube agent` alone: one static pod in the manifest dir at start, timed to its sandbox and running container; then idle without pods. */
-async function standaloneKubelet(f: Partial<Figures>): Promise<void> {
+/** A fresh node with the image pulled and one static pod manifest, first.yaml, for a kubelet's first start. */
+async function withFirstPod(fn: (node: TestNode) => Promise<void>): Promise<void> {
   const node = new TestNode('fp');
   try {
     await node.start();
@@ -102,6 +102,15 @@ async function standaloneKubelet(f: Partial<Figures>): Promise<void> {
       path.join(node.manifests, 'first.yaml'),
       podManifest('first', `  - name: main\n    image: ${APP_IMAGE}\n    command: ['/bin/sh', '-c', "${IDLE_CMD}"]\n`),
     );
+    await fn(node);
+  } finally {
+    await node.cleanup();
+  }
+}
+
+/** `tskube agent` alone: one static pod in the manifest dir at start, timed to its sandbox and running container; then idle without pods. */
+async function standaloneKubelet(f: Partial<Figures>): Promise<void> {
+  await withFirstPod(async (node) => {
     const seen: number[] = [];
     const sandbox: number[] = [];
     const running: number[] = [];
@@ -137,9 +146,7 @@ async function standaloneKubelet(f: Partial<Figures>): Promise<void> {
     fs.rmSync(path.join(node.manifests, 'first.yaml'));
     await waitFor(async () => (await node.cri.listPodSandbox()).length === 0, 60_000, 200, 'the static pod gone');
     f.kubeletIdleMiB = (await settled(node.kubelet!.pid)).rssMiB;
-  } finally {
-    await node.cleanup();
-  }
+  });
 }
 
 /** Restarts the kubelet (its static pod running): ms from the start to its file source's first report. */
@@ -198,53 +205,47 @@ async function joinedNode(f: Partial<Figures>): Promise<void> {
  * container's CRI started_at, then idle RSS once the pod is gone.
  */
 async function upstreamStandalone(binary: string, f: Partial<Figures>): Promise<void> {
-  const node = new TestNode('fp');
-  const k = new UpstreamKubelet(node, binary);
-  try {
-    await node.start();
-    await node.cri.pullImage(APP_IMAGE, null);
-    fs.writeFileSync(
-      path.join(node.manifests, 'first.yaml'),
-      podManifest('first', `  - name: main\n    image: ${APP_IMAGE}\n    command: ['/bin/sh', '-c', "${IDLE_CMD}"]\n`),
-    );
-    const sandbox: number[] = [];
-    const running: number[] = [];
-    for (let i = 0; i < FIRST_STARTS; i++) {
-      if (i > 0) {
-        await k.stop();
-        await clearRuntime(node);
-        fs.rmSync(k.dir, { recursive: true, force: true });
+  await withFirstPod(async (node) => {
+    const k = new UpstreamKubelet(node, binary);
+    try {
+      const sandbox: number[] = [];
+      const running: number[] = [];
+      for (let i = 0; i < FIRST_STARTS; i++) {
+        if (i > 0) {
+          await k.stop();
+          await clearRuntime(node);
+          fs.rmSync(k.dir, { recursive: true, force: true });
+        }
+        const t0 = Date.now();
+        const started = k.start();
+        await waitFor(async () => (await node.cri.listPodSandbox()).length > 0, 60_000, 25, 'first sandbox');
+        sandbox.push(Date.now() - t0);
+        const c = await waitFor(
+          async () => (await node.cri.listContainers()).find((x) => x.state === 'CONTAINER_RUNNING'),
+          60_000,
+          25,
+          'first container running',
+        );
+        running.push(Number((await node.cri.containerStatus(c.id)).started_at) / 1e6 - t0);
+        await started;
       }
-      const t0 = Date.now();
-      const started = k.start();
-      await waitFor(async () => (await node.cri.listPodSandbox()).length > 0, 60_000, 25, 'first sandbox');
-      sandbox.push(Date.now() - t0);
-      const c = await waitFor(
-        async () => (await node.cri.listContainers()).find((x) => x.state === 'CONTAINER_RUNNING'),
-        60_000,
-        25,
-        'first container running',
+      process.stderr.write(
+        `upstream: fresh starts, ms to sandbox / running: ${sandbox.join(' ')} / ${running.join(' ')}\n`,
       );
-      running.push(Number((await node.cri.containerStatus(c.id)).started_at) / 1e6 - t0);
-      await started;
+      f.firstSandboxMs = percentile(sandbox, 50);
+      f.firstRunningMs = percentile(running, 50);
+      fs.rmSync(path.join(node.manifests, 'first.yaml'));
+      await waitFor(
+        async () => !(await node.cri.listContainers()).some((c) => c.state === 'CONTAINER_RUNNING'),
+        60_000,
+        200,
+        'the static pod stopped',
+      );
+      f.kubeletIdleMiB = (await settled(k.pid)).rssMiB;
+    } finally {
+      await k.stop();
     }
-    process.stderr.write(
-      `upstream: fresh starts, ms to sandbox / running: ${sandbox.join(' ')} / ${running.join(' ')}\n`,
-    );
-    f.firstSandboxMs = percentile(sandbox, 50);
-    f.firstRunningMs = percentile(running, 50);
-    fs.rmSync(path.join(node.manifests, 'first.yaml'));
-    await waitFor(
-      async () => !(await node.cri.listContainers()).some((c) => c.state === 'CONTAINER_RUNNING'),
-      60_000,
-      200,
-      'the static pod stopped',
-    );
-    f.kubeletIdleMiB = (await settled(k.pid)).rssMiB;
-  } finally {
-    await k.stop();
-    await node.cleanup();
-  }
+  });
 }
 
 /** The upstream kubelet joined to the dev apiserver with the node's credentials, the same scale-up as joinedNode. */
