@@ -209,6 +209,12 @@ export const RESOURCES: ResourceDef[] = [
     subresources: ['status'],
     fields: ['spec.signerName', 'spec.podName', 'spec.nodeName'],
   }),
+  def('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false, [], {
+    categories: ['api-extensions'],
+  }),
+  def('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false, [], {
+    categories: ['api-extensions'],
+  }),
   def('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], {
     categories: ['api-extensions'],
     subresources: ['status'],

@@ -4,6 +4,7 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import { applyPodDefaults } from '../../kube/pod-defaults.js';
 import { qosClass } from '../../kube/pod-qos.js';
 import { defaultLimitRange } from '../admission/limit-ranger.js';
+import { defaultWebhookConfiguration } from '../admission/webhook/configuration.js';
 import type { ResourceDef } from '../resources.js';
 import type { Obj } from '../storage/store.js';
 import { defaultDaemonSet, defaultStatefulSet } from './apps.js';
@@ -111,6 +112,10 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
           o.data[k] = Buffer.from(String(v)).toString('base64');
         delete o.stringData;
       }
+      break;
+    case 'mutatingwebhookconfigurations':
+    case 'validatingwebhookconfigurations':
+      defaultWebhookConfiguration(o, r.resource === 'mutatingwebhookconfigurations');
       break;
     case 'events':
       o.count ??= 1;

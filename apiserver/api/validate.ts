@@ -7,6 +7,7 @@ import { PROTOCOLS, validateIntOrPortName, validatePodSpec, validatePortNumber }
 import { validateAnnotations, validateLabels } from '../../kube/validation.js';
 import { validatePriorityClass } from '../admission/priority.js';
 import { validateRuntimeClass } from '../admission/runtime-class.js';
+import { validateWebhookConfiguration } from '../admission/webhook/configuration.js';
 import { validateCsr } from '../certificates/csr.js';
 import { validateCrd } from '../crd/definition.js';
 import type { ResourceDef } from '../resources.js';
@@ -216,6 +217,8 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
   if (r.resource === 'cronjobs') causes.push(...validateCronJob(o));
   if (r.resource === 'poddisruptionbudgets') causes.push(...validatePdb(o.spec ?? {}));
   if (r.resource === 'priorityclasses') causes.push(...validatePriorityClass(o));
+  if (r.resource === 'mutatingwebhookconfigurations' || r.resource === 'validatingwebhookconfigurations')
+    causes.push(...validateWebhookConfiguration(o, r.resource === 'mutatingwebhookconfigurations'));
   if (r.resource === 'configmaps' || r.resource === 'secrets') {
     for (const f of ['data', 'binaryData', 'stringData']) {
       for (const k of Object.keys((o[f] ?? {}) as Record<string, unknown>)) {

@@ -8,6 +8,8 @@ import type { Duplex } from 'node:stream';
 
 import { closer } from '../../kube/server-close.js';
 import { SERVER_TLS } from '../../kube/tls.js';
+import type { WebhookDispatcher } from '../admission/webhook/dispatcher.js';
+import type { WebhookOperation } from '../admission/webhook/match.js';
 import type { User } from '../api/admission.js';
 import { Api, type DeleteOptions, type FieldCheck, type PatchType, writeSubOf } from '../api/api.js';
 import { ApiError, errors } from '../api/errors.js';
@@ -37,6 +39,7 @@ import {
 import { escapeSegment, ResourceProxy } from './resource-proxy.js';
 import { review, type RulesResolver } from './reviews.js';
 import { type IncludeObject, toTable } from './table.js';
+import { admitOperation, admitWrite, webhookDispatcher, type WriteRequest } from './webhook-admission.js';
 export type { User };
 
 export interface ServerOptions {
@@ -85,6 +88,7 @@ export class ApiServer {
   readonly server: https.Server;
   private readonly closeServer: () => Promise<void>;
   private readonly proxies: ResourceProxy;
+  private readonly webhooks: WebhookDispatcher;
   private readonly api: Api;
   private readonly openWatches = new Set<() => void>();
   requests = 0;
@@ -109,6 +113,7 @@ export class ApiServer {
     this.server.keepAliveTimeout = 60_000;
     this.closeServer = closer(this.server);
     this.proxies = new ResourceProxy(this.api, o.kubelets.client);
+    this.webhooks = webhookDispatcher(this.api);
   }
 
   listen(port: number, host: string): Promise<number> {
@@ -324,6 +329,12 @@ export class ApiServer {
       this.authorize(user, req.method ?? 'GET', path, route, url.searchParams);
       if (route.sub === 'log')
         return this.o.kubelets.logsUpgrade(req, socket, head, route.namespace, route.name, url.searchParams);
+      const fields: FieldCheck = { mode: 'Ignore', warnings: [] };
+      await admitOperation(
+        this.webhooks,
+        this.writeRequest(user, route.r, route.sub, 'CONNECT', route.namespace, route.name, false, fields),
+        connectOptions(route.sub, url.searchParams),
+      );
       this.o.kubelets.upgrade(req, socket, head, route.namespace, route.name, route.sub, url.searchParams);
     } catch (e) {
       rejectUpgrade(socket, e instanceof ApiError ? e : errors.internal((e as Error).message));
@@ -395,11 +406,25 @@ export class ApiServer {
         if (r.namespaced && namespace === undefined)
           throw errors.methodNotAllowed(`the server does not allow this method on the requested resource`);
         const { body, fields } = await this.writeBody(req, q, mediaType(req), ['application/json', 'application/yaml']);
-        const created = this.api.runAs(user, () => this.api.create(r, ns, body), {
-          dryRun,
-          fields,
-          manager: fieldManager(req, q, false),
-        });
+        const manager = fieldManager(req, q, false);
+        // A generated name is kept from the preview the webhooks saw.
+        let generated: string | undefined;
+        const created = await admitWrite(
+          this.webhooks,
+          this.writeRequest(user, r, '', 'CREATE', ns, '', dryRun, fields),
+          (final, replacement) => {
+            const b =
+              replacement ??
+              (generated && !body.metadata?.name ? { ...body, metadata: { ...body.metadata, name: generated } } : body);
+            const o = this.api.runAs(user, () => this.api.create(r, ns, b), {
+              dryRun: final ? dryRun : true,
+              fields: final ? fields : { ...fields, warnings: [] },
+              manager,
+            });
+            generated ??= o.metadata?.name as string | undefined;
+            return o;
+          },
+        );
         this.warn(res, fields);
         return this.send(res, 201, created);
       }
@@ -486,11 +511,14 @@ export class ApiServer {
         return this.send(res, 200, this.api.get(r, ns, name));
       case 'PUT': {
         const { body, fields } = await this.writeBody(req, q, mediaType(req), ['application/json', 'application/yaml']);
-        const updated = this.api.runAs(user, () => this.api.update(r, ns, name, body, status), {
-          dryRun,
-          fields,
-          manager: fieldManager(req, q, false),
-        });
+        const manager = fieldManager(req, q, false);
+        const updated = await this.admitUpdate(user, r, sub ?? '', ns, name, dryRun, fields, (final, replacement) =>
+          this.api.runAs(user, () => this.api.update(r, ns, name, replacement ?? body, status), {
+            dryRun: final ? dryRun : true,
+            fields: final ? fields : { ...fields, warnings: [] },
+            manager,
+          }),
+        );
         this.warn(res, fields);
         return this.send(res, 200, updated);
       }
@@ -499,10 +527,17 @@ export class ApiServer {
         if (mediaType(req) === APPLY_PATCH) {
           const { body, fields } = await this.writeBody(req, q, 'application/yaml', ['application/yaml'], 'patch');
           const force = boolParam(q, 'force');
-          const { object, created } = this.api.runAs(user, () => this.api.apply(r, ns, name, body, force, status), {
-            dryRun,
-            fields,
-            manager,
+          let created = false;
+          const object = await this.admitUpdate(user, r, sub ?? '', ns, name, dryRun, fields, (final, replacement) => {
+            const opts = {
+              dryRun: final ? dryRun : true,
+              fields: final ? fields : { ...fields, warnings: [] },
+              manager,
+            };
+            if (replacement) return this.replace(user, r, ns, name, replacement, status, opts);
+            const out = this.api.runAs(user, () => this.api.apply(r, ns, name, body, force, status), opts);
+            created = out.created;
+            return out.object;
           });
           this.warn(res, fields);
           return this.send(res, created ? 201 : 200, object);
@@ -522,16 +557,35 @@ export class ApiServer {
           ['application/json'],
           type === 'json' ? 'json-patch' : 'patch',
         );
-        const patched = this.api.runAs(user, () => this.api.patch(r, ns, name, type, body, status), {
-          dryRun,
-          fields,
-          manager,
+        const patched = await this.admitUpdate(user, r, sub ?? '', ns, name, dryRun, fields, (final, replacement) => {
+          const opts = { dryRun: final ? dryRun : true, fields: final ? fields : { ...fields, warnings: [] }, manager };
+          if (replacement) return this.replace(user, r, ns, name, replacement, status, opts);
+          return this.api.runAs(user, () => this.api.patch(r, ns, name, type, body, status), opts);
         });
         this.warn(res, fields);
         return this.send(res, 200, patched);
       }
       case 'DELETE': {
         const opts = await this.deleteOptions(req, q);
+        const warnings: string[] = [];
+        const old = this.api.find(r, ns, name);
+        if (old)
+          await admitOperation(this.webhooks, {
+            ...this.writeRequest(user, r, '', 'DELETE', ns, name, opts.dryRun, { mode: 'Ignore', warnings }),
+            oldObject: old,
+            options: {
+              kind: 'DeleteOptions',
+              apiVersion: 'meta.k8s.io/v1',
+              ...(opts.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: opts.gracePeriodSeconds } : {}),
+              ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
+              ...(opts.preconditions ? { preconditions: opts.preconditions } : {}),
+            },
+          });
+        if (warnings.length)
+          res.setHeader(
+            'Warning',
+            warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+          );
         const { object, deleted } = this.api.runAs(user, () => this.api.delete(r, ns, name, opts), {
           dryRun: opts.dryRun,
         });
@@ -549,6 +603,53 @@ export class ApiServer {
       default:
         throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
     }
+  }
+
+  private writeRequest(
+    user: User,
+    r: ResourceDef,
+    subresource: string,
+    operation: WebhookOperation,
+    namespace: string,
+    name: string,
+    dryRun: boolean,
+    fields: FieldCheck,
+  ): WriteRequest {
+    return { user, r, subresource, operation, namespace, name, dryRun, warnings: (fields.warnings ??= []) };
+  }
+
+  /** An update, patch or apply through the webhooks: UPDATE of the stored object, or CREATE when there is none. */
+  private admitUpdate(
+    user: User,
+    r: ResourceDef,
+    sub: string,
+    ns: string,
+    name: string,
+    dryRun: boolean,
+    fields: FieldCheck,
+    run: (final: boolean, replacement?: Obj) => Obj,
+  ): Promise<Obj> {
+    const old = this.api.find(r, ns, name);
+    const w = this.writeRequest(user, r, sub, old ? 'UPDATE' : 'CREATE', ns, name, dryRun, fields);
+    return admitWrite(this.webhooks, { ...w, ...(old ? { oldObject: old } : {}) }, run);
+  }
+
+  /** Writes what the mutating webhooks left in place of a patch or apply. */
+  private replace(
+    user: User,
+    r: ResourceDef,
+    ns: string,
+    name: string,
+    o: Obj,
+    status: ReturnType<typeof writeSubOf>,
+    opts: { dryRun: boolean; fields: FieldCheck; manager: string },
+  ): Obj {
+    const exists = this.api.find(r, ns, name) !== undefined;
+    return this.api.runAs(
+      user,
+      () => (exists ? this.api.update(r, ns, name, o, status) : this.api.create(r, ns, o)),
+      opts,
+    );
   }
 
   /** DeleteOptions from the body and the query (query wins), validated as upstream. */
@@ -688,6 +789,23 @@ const patchOptionsInvalid = (field: string, reason: string, message: string): Ap
   errors.invalid('PatchOptions', 'meta.k8s.io', '', [{ field, reason, message }]);
 
 /** The write's field manager: ?fieldManager=, else (not for apply, where it is required) the user agent's first word, as upstream. */
+/** The options object of a CONNECT, as admission sees it (PodExecOptions, PodAttachOptions, PodPortForwardOptions). */
+function connectOptions(sub: string, q: URLSearchParams): Obj {
+  if (sub === 'portforward')
+    return { kind: 'PodPortForwardOptions', apiVersion: 'v1', ports: q.getAll('ports').map(Number) };
+  const flag = (k: string): boolean => q.get(k) === 'true' || q.get(k) === '1';
+  return {
+    kind: sub === 'exec' ? 'PodExecOptions' : 'PodAttachOptions',
+    apiVersion: 'v1',
+    stdin: flag('stdin'),
+    stdout: flag('stdout'),
+    stderr: flag('stderr'),
+    tty: flag('tty'),
+    ...(q.get('container') ? { container: q.get('container') } : {}),
+    ...(sub === 'exec' ? { command: q.getAll('command') } : {}),
+  };
+}
+
 function fieldManager(req: IncomingMessage, q: URLSearchParams, apply: boolean): string {
   const given = q.get('fieldManager');
   if (given) {
