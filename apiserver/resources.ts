@@ -88,6 +88,10 @@ export const RESOURCES: ResourceDef[] = [
     subresources: ['status', 'finalize'],
     fields: ['status.phase'],
   }),
+  def('', 'v1', 'replicationcontrollers', 'ReplicationController', true, ['rc'], {
+    categories: ['all'],
+    subresources: ['status', 'scale'],
+  }),
   def('', 'v1', 'pods', 'Pod', true, ['po'], {
     categories: ['all'],
     subresources: [
@@ -209,12 +213,28 @@ export const RESOURCES: ResourceDef[] = [
     subresources: ['status'],
     fields: ['spec.signerName', 'spec.podName', 'spec.nodeName'],
   }),
-  def('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false, [], {
-    categories: ['api-extensions'],
-  }),
-  def('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false, [], {
-    categories: ['api-extensions'],
-  }),
+  def(
+    'admissionregistration.k8s.io',
+    'v1',
+    'mutatingwebhookconfigurations',
+    'MutatingWebhookConfiguration',
+    false,
+    [],
+    {
+      categories: ['api-extensions'],
+    },
+  ),
+  def(
+    'admissionregistration.k8s.io',
+    'v1',
+    'validatingwebhookconfigurations',
+    'ValidatingWebhookConfiguration',
+    false,
+    [],
+    {
+      categories: ['api-extensions'],
+    },
+  ),
   def('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], {
     categories: ['api-extensions'],
     subresources: ['status'],

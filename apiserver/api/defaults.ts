@@ -71,6 +71,16 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
       defaultTemplate(o.spec.template);
       o.status ??= { replicas: 0 };
       break;
+    case 'replicationcontrollers': {
+      const spec = (o.spec ??= {});
+      const labels = spec.template?.metadata?.labels as Record<string, string> | undefined;
+      if (labels && !Object.keys(spec.selector ?? {}).length) spec.selector = { ...labels };
+      if (labels && !Object.keys(o.metadata.labels ?? {}).length) o.metadata.labels = { ...labels };
+      spec.replicas ??= 1;
+      defaultTemplate(spec.template);
+      o.status ??= { replicas: 0 };
+      break;
+    }
     case 'persistentvolumeclaims':
       (o.spec ??= {}).volumeMode ??= 'Filesystem';
       o.status ??= { phase: 'Pending' };

@@ -21,6 +21,12 @@ export function selectorString(sel: Obj | undefined): string {
   return parts.join(',');
 }
 
+/** The pod selector of a workload as a LabelSelector: a ReplicationController's is a plain label map. */
+export function podSelector(o: Obj): Obj | undefined {
+  if (o.kind === 'ReplicationController') return o.spec?.selector ? { matchLabels: o.spec.selector } : undefined;
+  return o.spec?.selector as Obj | undefined;
+}
+
 /** The value at a simple JSON path (.spec.replicas). */
 function at(o: Obj, path: string): unknown {
   let cur: unknown = o;
@@ -51,7 +57,7 @@ export function toScale(o: Obj, r?: ResourceDef): Obj {
           ? { selector: at(o, sc.labelSelectorPath) }
           : {}),
       }
-    : { replicas: o.status?.replicas ?? 0, selector: selectorString(o.spec?.selector) };
+    : { replicas: o.status?.replicas ?? 0, selector: selectorString(podSelector(o)) };
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',

@@ -188,6 +188,7 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
   if (r.group === 'apiextensions.k8s.io' && r.resource === 'customresourcedefinitions') causes.push(...validateCrd(o));
   if (r.resource === 'pods') causes.push(...validatePodSpec(o.spec, 'spec'));
   if (r.resource === 'deployments' || r.resource === 'replicasets') causes.push(...validateWorkload(o));
+  if (r.resource === 'replicationcontrollers') causes.push(...validateReplicationController(o));
   // core.MaxSecretSize: ConfigMaps and Secrets hold at most 1 MiB of data.
   if (r.resource === 'configmaps' || r.resource === 'secrets') {
     let size = 0;
@@ -253,6 +254,32 @@ function validatePdb(spec: Obj): Cause[] {
       message: `Unsupported value: ${JSON.stringify(spec.unhealthyPodEvictionPolicy)}: supported values: "AlwaysAllow", "IfHealthyBudget"`,
     });
   return causes;
+}
+
+/** ValidateReplicationControllerSpec: a non-empty selector map the template's labels match, replicas >= 0. */
+function validateReplicationController(o: Obj): Cause[] {
+  const spec = (o.spec ?? {}) as Obj;
+  const causes: Cause[] = [];
+  if (spec.replicas !== undefined && (!Number.isInteger(spec.replicas) || spec.replicas < 0))
+    causes.push({
+      field: 'spec.replicas',
+      message: `Invalid value: ${JSON.stringify(spec.replicas)}: must be greater than or equal to 0`,
+    });
+  return [
+    ...causes,
+    // Decoding defaults an empty selector to the template's labels before validation upstream.
+    ...validateSelectorAndTemplate(
+      {
+        ...spec,
+        selector: {
+          matchLabels: Object.keys(spec.selector ?? {}).length
+            ? spec.selector
+            : (spec.template?.metadata?.labels ?? {}),
+        },
+      },
+      'ReplicationController',
+    ),
+  ];
 }
 
 function validateWorkload(o: Obj): Cause[] {

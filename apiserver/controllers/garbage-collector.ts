@@ -20,6 +20,7 @@ const OWNERS = [
   'apps/statefulsets',
   'batch/cronjobs',
   'batch/jobs',
+  '/replicationcontrollers',
   '/services',
   '/nodes',
   '/pods',

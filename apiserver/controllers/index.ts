@@ -23,7 +23,7 @@ import type { NodeIpamOptions } from './node-ipam.js';
 import { NodeIpamController } from './node-ipam.js';
 import { NodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle.js';
 import { PersistentVolumeBinder } from './persistentvolume-binder.js';
-import { ReplicaSetController } from './replicaset-controller.js';
+import { ReplicaSetController, REPLICATION_CONTROLLER } from './replicaset-controller.js';
 import { ResourceQuotaController } from './resourcequota-controller.js';
 import { Scheduler } from './scheduler.js';
 import { StatefulSetController } from './statefulset-controller.js';
@@ -35,6 +35,7 @@ export const CONTROLLER_NAMES = [
   'endpointslice-controller',
   'endpoints-controller',
   'replicaset-controller',
+  'replicationcontroller-controller',
   'deployment-controller',
   'daemonset-controller',
   'statefulset-controller',
@@ -132,6 +133,16 @@ const BUILDERS: Record<
     user: 'system:serviceaccount:kube-system:replicaset-controller',
     make: (c, log) =>
       new ReplicaSetController(c, log, new ApiEventRecorder(c, { component: 'replicaset-controller' }, log)),
+  },
+  'replicationcontroller-controller': {
+    user: 'system:serviceaccount:kube-system:replication-controller',
+    make: (c, log) =>
+      new ReplicaSetController(
+        c,
+        log,
+        new ApiEventRecorder(c, { component: 'replication-controller' }, log),
+        REPLICATION_CONTROLLER,
+      ),
   },
   'deployment-controller': {
     user: 'system:serviceaccount:kube-system:deployment-controller',

@@ -1,13 +1,13 @@
-// replicaset-controller: keeps each ReplicaSet's number of active pods at
-// spec.replicas (creating from the template with a controller reference,
-// deleting the least useful first), adopts matching orphans, and writes
-// status (replicas, fullyLabeled, ready, available, observedGeneration).
+// replicaset-controller and replicationcontroller-controller: keep each ReplicaSet's (ReplicationController's)
+// number of active pods at spec.replicas (creating from the template with a controller reference, deleting the
+// least useful first), adopt matching orphans and release pods that no longer match, and write status (replicas,
+// fullyLabeled, ready, available, observedGeneration, the ReplicaFailure condition while pods cannot be created).
 // Decisions use a fresh list of the namespace's pods; informers only trigger.
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeApiError } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { Logger } from '../../kube/log.js';
-import { selectorString } from '../api/scale.js';
+import { podSelector, selectorString } from '../api/scale.js';
 import { keyOf, PodOwnerController } from './pod-owner-controller.js';
 import { ownedPods } from './revision-store.js';
 import { deletionOrder, isActive, isAvailable, isReady, ownerRefTo } from './workload-model.js';
@@ -15,28 +15,55 @@ import { deletionOrder, isActive, isAvailable, isReady, ownerRefTo } from './wor
 /** Pods created per round grow 1, 2, 4, … as upstream's slow start, so a bad template fails cheaply. */
 const MAX_BATCH = 500;
 
+/** The kind a replica controller keeps: ReplicaSet or ReplicationController. */
+export interface ReplicaKind {
+  controller: string;
+  kind: string;
+  apiVersion: string;
+  /** The collection path of the kind in a namespace, and in all. */
+  collection: (ns: string) => string;
+  all: string;
+}
+
+export const REPLICA_SET: ReplicaKind = {
+  controller: 'replicaset-controller',
+  kind: 'ReplicaSet',
+  apiVersion: 'apps/v1',
+  collection: (ns) => `/apis/apps/v1/namespaces/${ns}/replicasets`,
+  all: '/apis/apps/v1/replicasets',
+};
+
+export const REPLICATION_CONTROLLER: ReplicaKind = {
+  controller: 'replicationcontroller-controller',
+  kind: 'ReplicationController',
+  apiVersion: 'v1',
+  collection: (ns) => `/api/v1/namespaces/${ns}/replicationcontrollers`,
+  all: '/api/v1/replicationcontrollers',
+};
+
 export class ReplicaSetController extends PodOwnerController {
   constructor(
     client: KubeApi,
     log: Logger,
     private readonly events: EventRecorder,
+    private readonly k: ReplicaKind = REPLICA_SET,
   ) {
-    super(client, log, 'replicaset-controller', 'ReplicaSet', '/apis/apps/v1/replicasets');
+    super(client, log, k.controller, k.kind, k.all);
   }
 
   protected async sync(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
-    const base = `/apis/apps/v1/namespaces/${ns}/replicasets`;
-    const rs = await this.client.get(`${base}/${name}`).catch((e: unknown) => {
+    const rs = await this.client.get(`${this.k.collection(ns)}/${name}`).catch((e: unknown) => {
       if (e instanceof KubeApiError && e.code === 404) return undefined;
       throw e;
     });
     if (!rs || rs.metadata.deletionTimestamp) return;
-    if (!selectorString(rs.spec?.selector)) return;
+    if (!selectorString(podSelector(rs))) return;
     const mine = await ownedPods(this.client, rs);
     const active = mine.filter(isActive);
     const want = rs.spec?.replicas ?? 1;
-    const ref = { kind: 'ReplicaSet', apiVersion: 'apps/v1', namespace: ns, name, uid: rs.metadata.uid };
+    const ref = { kind: this.k.kind, apiVersion: this.k.apiVersion, namespace: ns, name, uid: rs.metadata.uid };
+    let failure: string | undefined;
     if (active.length < want) {
       let todo = Math.min(want - active.length, MAX_BATCH);
       for (let batch = 1; todo > 0; batch *= 2) {
@@ -46,7 +73,8 @@ export class ReplicaSetController extends PodOwnerController {
         for (const r of results)
           if (r.status === 'fulfilled') this.events.event(ref, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value}`);
         if (failed.length) {
-          this.events.event(ref, 'Warning', 'FailedCreate', `Error creating: ${(failed[0]!.reason as Error).message}`);
+          failure = (failed[0]!.reason as Error).message;
+          this.events.event(ref, 'Warning', 'FailedCreate', `Error creating: ${failure}`);
           this.queue.later(key, 5000);
           break;
         }
@@ -60,7 +88,7 @@ export class ReplicaSetController extends PodOwnerController {
         this.events.event(ref, 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.metadata.name}`);
       }
     }
-    await this.writeStatus(rs, active);
+    await this.writeStatus(rs, active, failure);
   }
 
   private async createPod(rs: KObj): Promise<string> {
@@ -79,11 +107,14 @@ export class ReplicaSetController extends PodOwnerController {
     return p.metadata.name;
   }
 
-  private async writeStatus(rs: KObj, active: KObj[]): Promise<void> {
+  private async writeStatus(rs: KObj, active: KObj[], failure: string | undefined): Promise<void> {
     const minReady = rs.spec?.minReadySeconds ?? 0;
     const labels = Object.entries((rs.spec?.template?.metadata?.labels ?? {}) as Record<string, string>);
+    const conditions = replicaFailure(rs.status?.conditions as KObj[] | undefined, failure);
+    const { conditions: _, ...rest } = (rs.status ?? {}) as KObj;
     const status = {
-      ...(rs.status ?? {}),
+      ...rest,
+      ...(conditions.length ? { conditions } : {}),
       replicas: active.length,
       fullyLabeledReplicas: active.filter((p) => labels.every(([k, v]) => p.metadata.labels?.[k] === v)).length,
       readyReplicas: active.filter(isReady).length,
@@ -93,9 +124,30 @@ export class ReplicaSetController extends PodOwnerController {
     // Ready but not yet available for minReadySeconds: look again when it will be.
     if (minReady && status.readyReplicas > status.availableReplicas) this.queue.later(keyOf(rs), minReady * 1000 + 100);
     if (JSON.stringify(status) === JSON.stringify(rs.status ?? {})) return;
-    await this.client.update(
-      `/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}/status`,
-      { ...rs, status },
-    );
+    await this.client.update(`${this.k.collection(rs.metadata.namespace)}/${rs.metadata.name}/status`, {
+      ...rs,
+      status,
+    });
   }
+}
+
+/**
+ * The ReplicaFailure condition: set (reason FailedCreate) when pods cannot be created and kept as first set while they
+ * still cannot (each attempt's error names another generated pod), removed once they can.
+ */
+export function replicaFailure(conditions: KObj[] | undefined, failure: string | undefined, now = new Date()): KObj[] {
+  const others = (conditions ?? []).filter((c) => c.type !== 'ReplicaFailure');
+  if (failure === undefined) return others;
+  const prev = (conditions ?? []).find((c) => c.type === 'ReplicaFailure');
+  if (prev) return conditions!;
+  return [
+    ...others,
+    {
+      type: 'ReplicaFailure',
+      status: 'True',
+      lastTransitionTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      reason: 'FailedCreate',
+      message: failure,
+    },
+  ];
 }

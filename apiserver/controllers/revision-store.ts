@@ -5,7 +5,8 @@
 // Also the owned-pod listing with orphan adoption both controllers share.
 import type { KObj, KubeApi } from '../../kube/client.js';
 import { KubeApiError } from '../../kube/client.js';
-import { selectorString } from '../api/scale.js';
+import { labelSelectorMatches } from '../../kube/selectors.js';
+import { podSelector, selectorString } from '../api/scale.js';
 import {
   LABEL_REVISION_HASH,
   newRevision,
@@ -98,16 +99,22 @@ export async function pruneRevisions(
     await client.delete(`${REVISIONS(owner.metadata.namespace)}/${r.metadata.name}`).catch(notFoundOk);
 }
 
-/** The owner's pods (fresh, by selector), adopting matching orphans as upstream's ControllerRefManager. */
+/**
+ * The active pods an owner controls, as upstream's ClaimPods: matching orphans are adopted (a controller reference
+ * added); pods it controls whose labels no longer match are released (theirs removed).
+ */
 export async function ownedPods(client: KubeApi, owner: KObj): Promise<KObj[]> {
   const ns = owner.metadata.namespace;
-  const sel = selectorString(owner.spec?.selector);
-  if (!sel) return [];
-  const list = (await client.get(`/api/v1/namespaces/${ns}/pods`, { labelSelector: sel })).items as KObj[];
+  const selector = podSelector(owner);
+  if (!selectorString(selector)) return [];
+  const list = (await client.get(`/api/v1/namespaces/${ns}/pods`)).items as KObj[];
   const mine: KObj[] = [];
   for (const p of list) {
-    if (ownedBy(p, owner)) mine.push(p);
-    else if (!controllerRef(p) && isActive(p)) {
+    const matches = labelSelectorMatches(selector!, (p.metadata.labels ?? {}) as Record<string, string>);
+    if (ownedBy(p, owner)) {
+      if (matches || p.metadata.deletionTimestamp) mine.push(p);
+      else await release(client, owner, p);
+    } else if (matches && !controllerRef(p) && isActive(p)) {
       mine.push(
         await client.patch(
           `/api/v1/namespaces/${ns}/pods/${p.metadata.name}`,
@@ -118,4 +125,17 @@ export async function ownedPods(client: KubeApi, owner: KObj): Promise<KObj[]> {
     }
   }
   return mine;
+}
+
+/** ReleasePod: a strategic patch deleting the owner's reference by uid. */
+async function release(client: KubeApi, owner: KObj, p: KObj): Promise<void> {
+  await client
+    .patch(
+      `/api/v1/namespaces/${owner.metadata.namespace}/pods/${p.metadata.name}`,
+      { metadata: { uid: p.metadata.uid, ownerReferences: [{ $patch: 'delete', uid: owner.metadata.uid }] } },
+      'strategic',
+    )
+    .catch((e: unknown) => {
+      if (!(e instanceof KubeApiError && (e.code === 404 || e.code === 409 || e.code === 422))) throw e;
+    });
 }

@@ -334,6 +334,31 @@ const PRINTERS: Record<string, Printer> = {
       ];
     },
   },
+  replicationcontrollers: {
+    columns: [
+      col('Name', 0, 'string', 'name'),
+      col('Desired', 0, 'integer'),
+      col('Current', 0, 'integer'),
+      col('Ready', 0, 'integer'),
+      col('Age'),
+      col('Containers', 1),
+      col('Images', 1),
+      col('Selector', 1),
+    ],
+    row: (o, now) => {
+      const [c, i] = containersOf(o.spec?.template);
+      return [
+        o.metadata.name,
+        o.spec?.replicas ?? 0,
+        o.status?.replicas ?? 0,
+        o.status?.readyReplicas ?? 0,
+        age(o.metadata.creationTimestamp, now),
+        c,
+        i,
+        selectorString(o.spec?.selector),
+      ];
+    },
+  },
   daemonsets: {
     columns: [
       col('Name', 0, 'string', 'name'),
