@@ -54,7 +54,7 @@ import { ApiError, type Cause, errors } from './errors.js';
 import { validateJob, validateJobUpdate } from './jobs.js';
 import { applyResize, validatePodResize } from './pod-resize.js';
 import { planServiceIPs } from './service-ips.js';
-import { validateNodeUpdate, validateObject } from './validate.js';
+import { validateImmutableDataUpdate, validateNodeUpdate, validateObject } from './validate.js';
 import { versionView, type View, VIEWS } from './views.js';
 
 /** The manager of writes made inside the apiserver (controllers, the scheduler), as upstream's controller manager. */
@@ -133,6 +133,8 @@ const UPDATE_RULES: Record<string, (next: Obj, cur: Obj) => Cause[]> = {
   controllerrevisions: validateControllerRevision,
   customresourcedefinitions: validateCrdUpdate,
   nodes: validateNodeUpdate,
+  configmaps: validateImmutableDataUpdate,
+  secrets: validateImmutableDataUpdate,
 };
 
 /** A built-in resource's plural; custom resources answer none of the built-ins' names (a CRD may call its kind "services"). */

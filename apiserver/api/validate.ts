@@ -256,6 +256,28 @@ function validatePdb(spec: Obj): Cause[] {
   return causes;
 }
 
+/**
+ * ValidateConfigMapUpdate and ValidateSecretUpdate: once `immutable` is true it stays, and so do the data; a Secret's
+ * type never changes.
+ */
+export function validateImmutableDataUpdate(next: Obj, cur: Obj): Cause[] {
+  const causes: Cause[] = [];
+  const forbidden = (field: string): Cause => ({
+    field,
+    reason: 'FieldValueForbidden',
+    message: 'Forbidden: field is immutable when `immutable` is set',
+  });
+  const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});
+  if (cur.kind === 'Secret' && (next.type ?? 'Opaque') !== (cur.type ?? 'Opaque'))
+    causes.push({ field: 'type', message: `Invalid value: ${JSON.stringify(next.type ?? '')}: field is immutable` });
+  if (cur.immutable === true) {
+    if (next.immutable !== true) causes.push(forbidden('immutable'));
+    if (!same(next.data, cur.data)) causes.push(forbidden('data'));
+    if (cur.kind === 'ConfigMap' && !same(next.binaryData, cur.binaryData)) causes.push(forbidden('binaryData'));
+  }
+  return causes;
+}
+
 /** ValidateReplicationControllerSpec: a non-empty selector map the template's labels match, replicas >= 0. */
 function validateReplicationController(o: Obj): Cause[] {
   const spec = (o.spec ?? {}) as Obj;

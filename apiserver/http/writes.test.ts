@@ -145,3 +145,25 @@ test('deletecollection deletes what the selectors match; DELETE answers a Status
   });
   assert.equal((await s.api.admin.delete('/api/v1/namespaces/default/pods/p')).kind, 'Pod');
 });
+
+test('an immutable ConfigMap or Secret keeps its data and stays immutable; a Secret keeps its type', async () => {
+  const cms = '/api/v1/namespaces/default/configmaps';
+  await s.api.admin.create(cms, { metadata: { name: 'frozen' }, data: { a: '1' }, immutable: true });
+  await assert.rejects(
+    s.api.admin.patch(`${cms}/frozen`, { data: { a: '2' } }, 'merge'),
+    refused(422, 'data: Forbidden: field is immutable when `immutable` is set'),
+  );
+  await assert.rejects(
+    s.api.admin.patch(`${cms}/frozen`, { immutable: false }, 'merge'),
+    refused(422, 'immutable: Forbidden: field is immutable when `immutable` is set'),
+  );
+  const labelled = await s.api.admin.patch(`${cms}/frozen`, { metadata: { labels: { a: 'b' } } }, 'merge');
+  assert.equal(labelled.metadata.labels.a, 'b', 'metadata still changes');
+  await s.api.admin.delete(`${cms}/frozen`);
+  const secrets = '/api/v1/namespaces/default/secrets';
+  await s.api.admin.create(secrets, { metadata: { name: 'typed' }, type: 'Opaque' });
+  await assert.rejects(
+    s.api.admin.patch(`${secrets}/typed`, { type: 'kubernetes.io/tls' }, 'merge'),
+    refused(422, 'type: Invalid value: "kubernetes.io/tls": field is immutable'),
+  );
+});
