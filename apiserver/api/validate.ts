@@ -1,5 +1,5 @@
 // Validation with field paths, for the fields the dev apiserver checks.
-import type { BlockList } from 'node:net';
+import { type BlockList, isIP } from 'node:net';
 
 import { checkableIP, cidrBlockList } from '../../kube/cidr.js';
 import { checkDns1123Label, checkDns1123Subdomain } from '../../kube/names.js';
@@ -170,13 +170,15 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
     });
   else {
     const bad =
-      r.resource === 'clustertrustbundles'
-        ? checkClusterTrustBundleName(name, o.spec?.signerName)
-        : PATH_SEGMENT_NAMED.has(r.resource)
-          ? checkPathSegment(name)
-          : DNS_LABEL_NAMED.has(r.resource)
-            ? checkDns1123Label(name)
-            : checkDns1123Subdomain(name);
+      r.resource === 'ipaddresses'
+        ? checkIPAddressName(name)
+        : r.resource === 'clustertrustbundles'
+          ? checkClusterTrustBundleName(name, o.spec?.signerName)
+          : PATH_SEGMENT_NAMED.has(r.resource)
+            ? checkPathSegment(name)
+            : DNS_LABEL_NAMED.has(r.resource)
+              ? checkDns1123Label(name)
+              : checkDns1123Subdomain(name);
     if (bad) causes.push({ field: 'metadata.name', message: `Invalid value: "${name}": ${bad}` });
   }
   causes.push(
@@ -218,6 +220,7 @@ export function validateObject(r: ResourceDef, o: Obj): Cause[] {
   if (r.resource === 'cronjobs') causes.push(...validateCronJob(o));
   if (r.resource === 'poddisruptionbudgets') causes.push(...validatePdb(o.spec ?? {}));
   if (r.resource === 'priorityclasses') causes.push(...validatePriorityClass(o));
+  if (r.resource === 'ipaddresses') causes.push(...validateIPAddressSpec(o));
   if (r.resource === 'mutatingwebhookconfigurations' || r.resource === 'validatingwebhookconfigurations')
     causes.push(...validateWebhookConfiguration(o, r.resource === 'mutatingwebhookconfigurations'));
   if (r.resource === 'configmaps' || r.resource === 'secrets') {
@@ -275,6 +278,25 @@ export function validateImmutableDataUpdate(next: Obj, cur: Obj): Cause[] {
     if (!same(next.data, cur.data)) causes.push(forbidden('data'));
     if (cur.kind === 'ConfigMap' && !same(next.binaryData, cur.binaryData)) causes.push(forbidden('binaryData'));
   }
+  return causes;
+}
+
+/** ValidateIPAddressName: an IP address in its canonical form. */
+function checkIPAddressName(name: string): string | undefined {
+  const family = isIP(name);
+  if (!family) return 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
+  const canonical = family === 4 ? name : new URL(`http://[${name}]/`).hostname.slice(1, -1);
+  if (family === 4 && /(^|\.)0\d/.test(name)) return 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
+  return canonical === name ? undefined : `must be in canonical form ("${canonical}")`;
+}
+
+/** An IPAddress names what holds it: spec.parentRef with a resource and a name. */
+function validateIPAddressSpec(o: Obj): Cause[] {
+  const ref = o.spec?.parentRef as Obj | undefined;
+  if (!ref) return [{ field: 'spec.parentRef', reason: 'FieldValueRequired', message: 'Required value' }];
+  const causes: Cause[] = [];
+  for (const f of ['resource', 'name'])
+    if (!ref[f]) causes.push({ field: `spec.parentRef.${f}`, reason: 'FieldValueRequired', message: 'Required value' });
   return causes;
 }
 

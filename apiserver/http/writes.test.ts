@@ -167,3 +167,24 @@ test('an immutable ConfigMap or Secret keeps its data and stays immutable; a Sec
     refused(422, 'type: Invalid value: "kubernetes.io/tls": field is immutable'),
   );
 });
+
+test('IPAddresses are named by a canonical IP and name their parent; flow control and storage kinds are served', async () => {
+  const ips = '/apis/networking.k8s.io/v1/ipaddresses';
+  const parentRef = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+  await s.api.admin.create(ips, { metadata: { name: '192.168.7.1' }, spec: { parentRef } });
+  await assert.rejects(
+    s.api.admin.create(ips, { metadata: { name: '2001:DB8::1' }, spec: { parentRef } }),
+    refused(422, 'must be in canonical form ("2001:db8::1")'),
+  );
+  await assert.rejects(
+    s.api.admin.create(ips, { metadata: { name: '192.168.7.2' }, spec: {} }),
+    refused(422, 'spec.parentRef: Required value'),
+  );
+  for (const path of [
+    '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas',
+    '/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations',
+    '/apis/storage.k8s.io/v1/volumeattributesclasses',
+    '/apis/storage.k8s.io/v1/namespaces/default/csistoragecapacities',
+  ])
+    assert.deepEqual((await s.api.admin.get(path)).items, [], path);
+});
