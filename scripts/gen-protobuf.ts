@@ -37,9 +37,11 @@ const GROUP_DIRS: Record<string, string> = {
   'scheduling.k8s.io': 'scheduling',
   'storage.k8s.io': 'storage',
   'resource.k8s.io': 'resource',
+  'admissionregistration.k8s.io': 'admissionregistration',
+  'flowcontrol.apiserver.k8s.io': 'flowcontrol',
 };
-const pkgOf = (group: string, version: string): string =>
-  `k8s.io.api.${GROUP_DIRS[group] ?? group.split('.')[0]}.${version}`;
+const dirOf = (group: string): string => GROUP_DIRS[group] ?? group.split('.')[0]!;
+const pkgOf = (group: string, version: string): string => `k8s.io.api.${dirOf(group)}.${version}`;
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 const EXTRA = [
   `${META}.DeleteOptions`,
@@ -57,7 +59,7 @@ root.resolvePath = (_origin, target) => path.join(dir, target);
 const files = new Set<string>();
 // Groups outside k8s.io/api (apiextensions.k8s.io, apiregistration.k8s.io) have no schema here: their bodies are JSON.
 const protoOf = (r: { group: string; version: string }): string =>
-  `k8s.io/api/${GROUP_DIRS[r.group] ?? r.group}/${r.version}/generated.proto`;
+  `k8s.io/api/${dirOf(r.group)}/${r.version}/generated.proto`;
 const served = RESOURCES.filter((r) => fs.existsSync(path.join(dir, protoOf(r))));
 for (const r of [...served, { group: 'autoscaling', version: 'v1' }]) files.add(protoOf(r));
 root.loadSync([...files], { keepCase: true });
