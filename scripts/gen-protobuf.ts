@@ -14,34 +14,14 @@ import path from 'node:path';
 
 import protobuf from 'protobufjs';
 
+import { protoPackageOf } from '../apiserver/protobuf/package.js';
 import { RESOURCES } from '../apiserver/resources.js';
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: gen-protobuf.ts <dir>');
 
 /** API group → package directory under k8s.io/api. */
-const GROUP_DIRS: Record<string, string> = {
-  '': 'core',
-  apps: 'apps',
-  'discovery.k8s.io': 'discovery',
-  'coordination.k8s.io': 'coordination',
-  'rbac.authorization.k8s.io': 'rbac',
-  'authentication.k8s.io': 'authentication',
-  'authorization.k8s.io': 'authorization',
-  autoscaling: 'autoscaling',
-  'events.k8s.io': 'events',
-  policy: 'policy',
-  'certificates.k8s.io': 'certificates',
-  'node.k8s.io': 'node',
-  'networking.k8s.io': 'networking',
-  'scheduling.k8s.io': 'scheduling',
-  'storage.k8s.io': 'storage',
-  'resource.k8s.io': 'resource',
-  'admissionregistration.k8s.io': 'admissionregistration',
-  'flowcontrol.apiserver.k8s.io': 'flowcontrol',
-};
-const dirOf = (group: string): string => GROUP_DIRS[group] ?? group.split('.')[0]!;
-const pkgOf = (group: string, version: string): string => `k8s.io.api.${dirOf(group)}.${version}`;
+const pkgOf = (group: string, version: string): string => `k8s.io.api.${protoPackageOf(group)}.${version}`;
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 const EXTRA = [
   `${META}.DeleteOptions`,
@@ -59,7 +39,7 @@ root.resolvePath = (_origin, target) => path.join(dir, target);
 const files = new Set<string>();
 // Groups outside k8s.io/api (apiextensions.k8s.io, apiregistration.k8s.io) have no schema here: their bodies are JSON.
 const protoOf = (r: { group: string; version: string }): string =>
-  `k8s.io/api/${dirOf(r.group)}/${r.version}/generated.proto`;
+  `k8s.io/api/${protoPackageOf(r.group)}/${r.version}/generated.proto`;
 const served = RESOURCES.filter((r) => fs.existsSync(path.join(dir, protoOf(r))));
 for (const r of [...served, { group: 'autoscaling', version: 'v1' }]) files.add(protoOf(r));
 root.loadSync([...files], { keepCase: true });

@@ -157,3 +157,37 @@ test('any served kind decodes: pointer false kept, embedded structs inlined, Mic
     propagationPolicy: 'Background',
   });
 });
+
+test('groups whose package is their first label decode: a webhook configuration with its inlined rule', () => {
+  const ca = Buffer.from('-----BEGIN CERTIFICATE-----');
+  const cfg = decodeProtobuf(
+    body(
+      'admissionregistration.k8s.io/v1',
+      'ValidatingWebhookConfiguration',
+      'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration',
+      {
+        metadata: { name: 'deny' },
+        // generated.proto names the field Webhooks (json: webhooks).
+        Webhooks: [
+          {
+            name: 'deny.example.com',
+            clientConfig: { service: { namespace: 'ns', name: 'svc', path: '/deny', port: 8443 }, caBundle: ca },
+            rules: [{ operations: ['CREATE'], rule: { apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] } }],
+            sideEffects: 'None',
+            admissionReviewVersions: ['v1'],
+          },
+        ],
+      },
+    ),
+  );
+  const w = (cfg.webhooks as Record<string, unknown>[])[0]!;
+  assert.deepEqual(w.rules, [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }]);
+  assert.equal((w.clientConfig as { caBundle: string }).caBundle, ca.toString('base64'));
+  const fs1 = decodeProtobuf(
+    body('flowcontrol.apiserver.k8s.io/v1', 'FlowSchema', 'k8s.io.api.flowcontrol.v1.FlowSchema', {
+      metadata: { name: 'f' },
+      spec: { matchingPrecedence: 500 },
+    }),
+  );
+  assert.deepEqual(fs1.spec, { matchingPrecedence: 500 });
+});

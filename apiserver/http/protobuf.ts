@@ -12,6 +12,7 @@ import protobuf from 'protobufjs';
 
 import { assetPath } from '../../kube/assets.js';
 import { errors } from '../api/errors.js';
+import { protoPackageOf } from '../protobuf/package.js';
 
 interface ProtoSchema {
   nested: protobuf.INamespace['nested'];
@@ -28,26 +29,10 @@ const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 
 /** API group → the package of its generated.proto. */
-const GROUP_PACKAGES: Record<string, string> = {
-  '': 'core',
-  'discovery.k8s.io': 'discovery',
-  'coordination.k8s.io': 'coordination',
-  'rbac.authorization.k8s.io': 'rbac',
-  'authentication.k8s.io': 'authentication',
-  'authorization.k8s.io': 'authorization',
-  'events.k8s.io': 'events',
-  'certificates.k8s.io': 'certificates',
-  'node.k8s.io': 'node',
-  'networking.k8s.io': 'networking',
-  'scheduling.k8s.io': 'scheduling',
-  'storage.k8s.io': 'storage',
-  'resource.k8s.io': 'resource',
-};
-
 /** The message of apiVersion/kind; meta kinds (DeleteOptions) are the same in every group. */
 function messageOf(apiVersion: string, kind: string): protobuf.Type | undefined {
   const [group, version] = apiVersion.includes('/') ? (apiVersion.split('/') as [string, string]) : ['', apiVersion];
-  for (const name of [`k8s.io.api.${GROUP_PACKAGES[group] ?? group}.${version}.${kind}`, `${META}.${kind}`]) {
+  for (const name of [`k8s.io.api.${protoPackageOf(group)}.${version}.${kind}`, `${META}.${kind}`]) {
     const t = root.lookup(name);
     if (t instanceof protobuf.Type) return t;
   }
