@@ -103,9 +103,13 @@ for (const file of new Set([...keep].map((t) => t.filename).filter((f): f is str
       if (open) struct = open[1]!;
       else if (/^\}/.test(line)) struct = '';
       if (!struct || !kept.has(`${pkg}.${struct}`)) continue;
-      const m = /^\s+(?:(\w+)\s+)?(\*?)([\w.[\]*]+)\s+`json:"([^"]*)"(?:\s+protobuf:"([^"]*)")?/.exec(line);
-      if (!m || !m[5]) continue;
-      const protoName = /name=(\w+)/.exec(m[5])?.[1];
+      // A field and its struct tag; the tag's keys come in any order (json, patchStrategy, protobuf, …).
+      const f = /^\s+(?:(\w+)\s+)?(\*?)([\w.[\]*]+)\s+`([^`]*)`/.exec(line);
+      const jsonTag = f && /(?:^|\s)json:"([^"]*)"/.exec(f[4]!)?.[1];
+      const protoTag = f && /(?:^|\s)protobuf:"([^"]*)"/.exec(f[4]!)?.[1];
+      if (!f || jsonTag === undefined || jsonTag === null || !protoTag) continue;
+      const m = [f[0], f[1], f[2], f[3], jsonTag, protoTag];
+      const protoName = /name=(\w+)/.exec(protoTag)?.[1];
       if (!protoName) continue;
       const key = `${pkg}.${struct}.${protoName}`;
       const [json] = m[4]!.split(',');
