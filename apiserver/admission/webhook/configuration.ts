@@ -117,11 +117,7 @@ function validateWebhook(w: Webhook, at: string, mutating: boolean): Cause[] {
         reason: 'FieldValueRequired',
         message: 'Required value: service namespace is required',
       });
-    if (cc.service.path !== undefined && !cc.service.path.startsWith('/'))
-      causes.push({
-        field: `${at}.clientConfig.service.path`,
-        message: `Invalid value: ${JSON.stringify(cc.service.path)}: must start with a '/'`,
-      });
+    causes.push(...validateServicePath(cc.service.path, `${at}.clientConfig.service.path`));
     const port = cc.service.port;
     if (port !== undefined && (port < 1 || port > 65535))
       causes.push({
@@ -130,6 +126,24 @@ function validateWebhook(w: Webhook, at: string, mutating: boolean): Cause[] {
       });
   }
   causes.push(...validateMatchConditions(w.matchConditions ?? [], `${at}.matchConditions`));
+  return causes;
+}
+
+/** ValidateWebhookService's path: empty or "/", else "/"-led DNS-subdomain segments. */
+function validateServicePath(p: string | undefined, field: string): Cause[] {
+  if (p === undefined || p === '' || p === '/') return [];
+  const invalid = (why: string): Cause => ({ field, message: `Invalid value: ${JSON.stringify(p)}: ${why}` });
+  if (p === '//') return [invalid('segment[0] may not be empty')];
+  const causes: Cause[] = [];
+  if (!p.startsWith('/')) causes.push(invalid("must start with a '/'"));
+  const steps = p.slice(1).replace(/\/$/, '').split('/');
+  steps.forEach((step, i) => {
+    if (!step) causes.push(invalid(`segment[${i}] may not be empty`));
+    else {
+      const bad = checkDns1123Subdomain(step);
+      if (bad) causes.push(invalid(`segment[${i}]: ${bad}`));
+    }
+  });
   return causes;
 }
 

@@ -114,6 +114,14 @@ test('configurations are defaulted, and validated with CEL compilation of match 
     ['webhooks[0].sideEffects', 'webhooks[0].matchConditions[0].expression'],
   );
   assert.match(causes[1]!.message, /^Invalid value: "\.\.\. \[\] bad expression": compilation failed: /);
+  const withPath = (p: string): string[] => {
+    const c = structuredClone(cfg);
+    c.webhooks[0].clientConfig.service.path = p;
+    return validateWebhookConfiguration(c, true).map((x) => x.message);
+  };
+  assert.deepEqual([...withPath(''), ...withPath('/'), ...withPath('/pods/attach')], []);
+  assert.deepEqual(withPath('pods'), [`Invalid value: "pods": must start with a '/'`]);
+  assert.deepEqual(withPath('/a//b'), [`Invalid value: "/a//b": segment[1] may not be empty`]);
 });
 
 test('match conditions: all true matches, a false one skips, an error is reported with its name', () => {
