@@ -206,6 +206,13 @@ test('YAML bodies, Table output and PATCH types over HTTP', async () => {
     Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
   });
   assert.equal(t.body.kind, 'Table');
+  const review = await rawStatus(
+    'POST',
+    '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+    JSON.stringify({ spec: { nonResourceAttributes: { path: '/', verb: 'get' } } }),
+    { 'Content-Type': 'application/json', Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+  );
+  assert.equal(review.code, 406, 'a review has no Table');
   assert.deepEqual(t.body.columnDefinitions.map((c: any) => c.name).slice(0, 5), [
     'Name',
     'Ready',

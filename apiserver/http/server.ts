@@ -395,6 +395,13 @@ export class ApiServer {
     if (r.review) {
       if (method !== 'POST' || name)
         throw errors.methodNotAllowed('the server does not allow this method on the requested resource');
+      // A review is no object with metadata: there is no Table of it (upstream answers 406 too).
+      if (wantsTable(req))
+        throw new ApiError(
+          406,
+          'NotAcceptable',
+          'the server was unable to respond with a content type that the client supports',
+        );
       const body = decodeBody(await readBody(req), mediaType(req), ['application/json', 'application/yaml']) as Obj;
       return this.send(res, 201, await review(r, body, user, this.o.authn, this.o.authz, this.o.rulesFor));
     }
