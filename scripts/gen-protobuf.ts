@@ -2,7 +2,7 @@
 // tskube serves, from upstream's k8s.io/api and k8s.io/apimachinery v0.37
 // sources (their generated.proto files and the Go types they come from):
 //
-//   node --import tsx scripts/gen-protobuf.ts <dir holding k8s.io/api/... and k8s.io/apimachinery/...>
+//   node --import tsx scripts/gen-protobuf.ts <dir holding k8s.io/api, k8s.io/apimachinery and k8s.io/apiextensions-apiserver>
 //
 // It keeps the messages reachable from the served kinds (field names,
 // numbers and types), and from the Go types the facts the JSON form needs
@@ -14,14 +14,14 @@ import path from 'node:path';
 
 import protobuf from 'protobufjs';
 
-import { protoPackageOf } from '../apiserver/protobuf/package.js';
+import { protoFile, protoPackage } from '../apiserver/protobuf/package.js';
 import { RESOURCES } from '../apiserver/resources.js';
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: gen-protobuf.ts <dir>');
 
 /** API group → package directory under k8s.io/api. */
-const pkgOf = (group: string, version: string): string => `k8s.io.api.${protoPackageOf(group)}.${version}`;
+const pkgOf = protoPackage;
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 const EXTRA = [
   `${META}.DeleteOptions`,
@@ -37,9 +37,7 @@ const EXTRA = [
 const root = new protobuf.Root();
 root.resolvePath = (_origin, target) => path.join(dir, target);
 const files = new Set<string>();
-// Groups outside k8s.io/api (apiextensions.k8s.io, apiregistration.k8s.io) have no schema here: their bodies are JSON.
-const protoOf = (r: { group: string; version: string }): string =>
-  `k8s.io/api/${protoPackageOf(r.group)}/${r.version}/generated.proto`;
+const protoOf = (r: { group: string; version: string }): string => protoFile(r.group, r.version);
 const served = RESOURCES.filter((r) => fs.existsSync(path.join(dir, protoOf(r))));
 for (const r of [...served, { group: 'autoscaling', version: 'v1' }]) files.add(protoOf(r));
 root.loadSync([...files], { keepCase: true });

@@ -191,3 +191,33 @@ test('groups whose package is their first label decode: a webhook configuration 
   );
   assert.deepEqual(fs1.spec, { matchingPrecedence: 500 });
 });
+
+// A CustomResourceDefinition as apimachinery v0.37.2's protobuf serializer writes it (defaults, enums, items,
+// additionalProperties with a schema, x-kubernetes-preserve-unknown-fields).
+const CRD = [
+  'azhzAAozChdhcGlleHRlbnNpb25zLms4cy5pby92MRIYQ3VzdG9tUmVzb3VyY2VEZWZpbml0aW9uEpEFClEKG2Nyb250YWJzLnN0',
+  'YWJsZS5leGFtcGxlLmNvbRIAGgAiACoAMgA4AEIAWiQKEHdlYmhvb2stZTJlLXRlc3QSEHdlYmhvb2stZGlzYWxsb3cSrQQKEnN0',
+  'YWJsZS5leGFtcGxlLmNvbRopCghjcm9udGFicxIHY3JvbnRhYiIHQ3JvblRhYioLQ3JvblRhYkxpc3QiCk5hbWVzcGFjZWQ63QMK',
+  'AnYxEAEYASLQAwrNAwoAEgAiACoGb2JqZWN0MgA6AFAAYAB6AJABAOoBpQMKBHNwZWMSnAMKABIAIgAqBm9iamVjdDIAOgBQAGAA',
+  'egCQAQDqAVMKBGNyb24SSwoAEgAiACoGc3RyaW5nMgA6AEINCgsiKiAqICogKiAqIlAAYAB6AJABAKIBBQoDImEiogENCgsiKiAq',
+  'ICogKiAqIqgCALgCAMACAOoBLwoEZnJlZRInCgASACIAKgZvYmplY3QyADoAUABgAHoAkAEAqAIAsAIBuAIAwAIA6gFZCgZsYWJl',
+  'bHMSTwoAEgAiACoGb2JqZWN0MgA6AFAAYAB6AJABAPIBKAgBEiQKABIAIgAqBnN0cmluZzIAOgBQAGAAegCQAQCoAgC4AgDAAgCo',
+  'AgC4AgDAAgDqAToKCHJlcGxpY2FzEi4KABIAIgAqB2ludGVnZXIyADoAUABZAAAAAAAA8D9gAHoAkAEAqAIAuAIAwAIA6gFUCgR0',
+  'YWdzEkwKABIAIgAqBWFycmF5MgA6AFAAYAB6AJABAMIBJgokCgASACIAKgZzdHJpbmcyADoAUABgAHoAkAEAqAIAuAIAwAIAqAIA',
+  'uAIAwAIAqAIAuAIAwAIAqAIAuAIAwAIAOABQABoMEggKABIAIgAqACAAGgAiAA==',
+].join('');
+
+test('a CustomResourceDefinition decodes with its schema: JSON values and schema-or-array/bool unions', () => {
+  const crd = decodeProtobuf(Buffer.from(CRD, 'base64')) as {
+    spec: {
+      versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, unknown> } } } } }[];
+    };
+  };
+  assert.deepEqual(crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties, {
+    cron: { type: 'string', default: '* * * * *', enum: ['a', '* * * * *'] },
+    free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+    labels: { type: 'object', additionalProperties: { type: 'string' } },
+    replicas: { type: 'integer', minimum: 1 },
+    tags: { type: 'array', items: { type: 'string' } },
+  });
+});

@@ -12,7 +12,7 @@ import protobuf from 'protobufjs';
 
 import { assetPath } from '../../kube/assets.js';
 import { errors } from '../api/errors.js';
-import { protoPackageOf } from '../protobuf/package.js';
+import { protoPackage } from '../protobuf/package.js';
 
 interface ProtoSchema {
   nested: protobuf.INamespace['nested'];
@@ -32,7 +32,7 @@ const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 /** The message of apiVersion/kind; meta kinds (DeleteOptions) are the same in every group. */
 function messageOf(apiVersion: string, kind: string): protobuf.Type | undefined {
   const [group, version] = apiVersion.includes('/') ? (apiVersion.split('/') as [string, string]) : ['', apiVersion];
-  for (const name of [`k8s.io.api.${protoPackageOf(group)}.${version}.${kind}`, `${META}.${kind}`]) {
+  for (const name of [`${protoPackage(group, version)}.${kind}`, `${META}.${kind}`]) {
     const t = root.lookup(name);
     if (t instanceof protobuf.Type) return t;
   }
@@ -40,6 +40,7 @@ function messageOf(apiVersion: string, kind: string): protobuf.Type | undefined 
 }
 
 type Json = Record<string, unknown>;
+const APIEXT = 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1';
 
 const rfc3339 = (v: Json, micro: boolean): string | undefined => {
   const s = Number(v.seconds ?? 0);
@@ -79,6 +80,20 @@ function convert(field: protobuf.Field, v: unknown, keepEmpty: boolean): unknown
         return rawJson(o.Raw);
       case 'k8s.io.apimachinery.pkg.runtime.RawExtension':
         return rawJson(o.raw);
+      // A CRD's schema: JSON values and the schema-or-something unions, marshalled as one or the other.
+      case `${APIEXT}.JSON`:
+        return rawJson(o.raw);
+      case `${APIEXT}.JSONSchemaPropsOrArray`:
+      case `${APIEXT}.JSONSchemaPropsOrStringArray`: {
+        const props = t.fields.schema!.resolvedType as protobuf.Type;
+        if (o.schema) return message(props, o.schema as Json) ?? {};
+        const list = (o.jSONSchemas ?? o.property ?? []) as unknown[];
+        return list.map((x) => (typeof x === 'string' ? x : (message(props, x as Json) ?? {})));
+      }
+      case `${APIEXT}.JSONSchemaPropsOrBool`: {
+        const props = t.fields.schema!.resolvedType as protobuf.Type;
+        return o.schema ? (message(props, o.schema as Json) ?? {}) : o.allows === true;
+      }
       default:
         return message(t, o) ?? (keepEmpty || pointer ? {} : undefined);
     }
