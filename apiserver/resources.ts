@@ -203,6 +203,7 @@ export const RESOURCES: ResourceDef[] = [
   def('storage.k8s.io', 'v1', 'volumeattributesclasses', 'VolumeAttributesClass', false, ['vac']),
   def('storage.k8s.io', 'v1', 'volumeattachments', 'VolumeAttachment', false, [], { subresources: ['status'] }),
   def('resource.k8s.io', 'v1', 'deviceclasses', 'DeviceClass', false),
+  def('resource.k8s.io', 'v1', 'devicetaintrules', 'DeviceTaintRule', false, [], { subresources: ['status'] }),
   def('resource.k8s.io', 'v1', 'resourceclaims', 'ResourceClaim', true, [], { subresources: ['status'] }),
   def('resource.k8s.io', 'v1', 'resourceclaimtemplates', 'ResourceClaimTemplate', true),
   def('resource.k8s.io', 'v1', 'resourceslices', 'ResourceSlice', false, [], {

@@ -194,3 +194,17 @@ test('resizePolicy: cpu and memory once each, NotRequired or RestartContainer, o
     ],
   );
 });
+
+test('hostnameOverride: a DNS subdomain of at most 64 characters, not with setHostnameAsFQDN or hostNetwork', () => {
+  const spec = (extra: Record<string, unknown>) => ({ containers: [{ name: 'c', image: 'i' }], ...extra });
+  assert.deepEqual(msgs(validatePodSpec(spec({ hostnameOverride: 'web-1.example' }), 'spec')), []);
+  assert.deepEqual(msgs(validatePodSpec(spec({ hostnameOverride: 'Web_1' }), 'spec')), [
+    "spec.hostnameOverride: Invalid value: \"Web_1\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+  ]);
+  assert.deepEqual(msgs(validatePodSpec(spec({ hostnameOverride: 'web', setHostnameAsFQDN: true }), 'spec')), [
+    'spec.hostnameOverride: Forbidden: may not be specified when setHostnameAsFQDN is true',
+  ]);
+  assert.deepEqual(msgs(validatePodSpec(spec({ hostnameOverride: 'web', hostNetwork: true }), 'spec')), [
+    'spec.hostnameOverride: Forbidden: may not be specified when hostNetwork is true',
+  ]);
+});

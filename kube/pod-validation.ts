@@ -346,6 +346,27 @@ function validateContainerRestartPolicy(c: O, p: string): FieldError[] {
   return out;
 }
 
+/** validatePodHostName: hostnameOverride is a DNS subdomain of at most 64 characters, alone (no FQDN, no host network). */
+function validateHostnameOverride(spec: O, path: string): FieldError[] {
+  const h = spec.hostnameOverride;
+  if (h === undefined || h === null) return [];
+  const field = `${path}.hostnameOverride`;
+  const out: FieldError[] = [];
+  const forbidden = (why: string): FieldError => ({
+    field,
+    reason: 'FieldValueForbidden',
+    message: `Forbidden: ${why}`,
+  });
+  if (spec.setHostnameAsFQDN === true) out.push(forbidden('may not be specified when setHostnameAsFQDN is true'));
+  if (spec.hostNetwork === true) out.push(forbidden('may not be specified when hostNetwork is true'));
+  const name = String(h);
+  if (name.length > 64)
+    out.push({ field, reason: 'FieldValueTooLong', message: 'Too long: may not be more than 64 bytes' });
+  const bad = checkDns1123Subdomain(name);
+  if (bad) out.push({ field, message: `Invalid value: ${JSON.stringify(name)}: ${bad}` });
+  return out;
+}
+
 export function validatePodSpec(spec: O | undefined, path: string): FieldError[] {
   if (!spec || typeof spec !== 'object') return [required(path)];
   const out: FieldError[] = [];
@@ -384,6 +405,7 @@ export function validatePodSpec(spec: O | undefined, path: string): FieldError[]
     }
   });
   out.push(...validatePodPaths(spec, path));
+  out.push(...validateHostnameOverride(spec, path));
   out.push(...supported(`${path}.restartPolicy`, spec.restartPolicy, ['Always', 'OnFailure', 'Never']));
   out.push(
     ...supported(`${path}.dnsPolicy`, spec.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None']),
