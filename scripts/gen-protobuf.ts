@@ -79,6 +79,8 @@ for (const t of [...keep].sort((a, b) => a.fullName.localeCompare(b.fullName))) 
 // Go struct facts, from the types.go next to each generated.proto.
 const pointer: string[] = [];
 const inline: string[] = [];
+/** Number and bool fields Go writes even when zero (no omitempty): `sleep: {seconds: 0}`, a CRD version's `served`. */
+const zero: string[] = [];
 const jsonNames: Record<string, string> = {};
 const kept = new Set([...keep].map((t) => t.fullName.slice(1)));
 for (const file of new Set([...keep].map((t) => t.filename).filter((f): f is string => !!f))) {
@@ -115,6 +117,8 @@ for (const file of new Set([...keep].map((t) => t.filename).filter((f): f is str
       if (m[4]!.split(',').includes('inline') || (!m[1] && json === '')) inline.push(key);
       else if (json && json !== protoName) jsonNames[key] = json;
       if (m[2] === '*') pointer.push(key);
+      else if (!m[4]!.split(',').includes('omitempty') && /^(bool|u?int(8|16|32|64)?|float(32|64))$/.test(m[3]!))
+        zero.push(key);
     }
   }
 }
@@ -122,8 +126,8 @@ for (const file of new Set([...keep].map((t) => t.filename).filter((f): f is str
 fs.mkdirSync(new URL('../apiserver/protobuf/', import.meta.url), { recursive: true });
 fs.writeFileSync(
   new URL('../apiserver/protobuf/schema.json', import.meta.url),
-  `${JSON.stringify({ source: 'k8s.io/api and k8s.io/apimachinery v0.37.2 (generated.proto, types.go)', nested, pointer: pointer.sort(), inline: inline.sort(), jsonNames })}\n`,
+  `${JSON.stringify({ source: 'k8s.io/api and k8s.io/apimachinery v0.37.2 (generated.proto, types.go)', nested, pointer: pointer.sort(), inline: inline.sort(), zero: zero.sort(), jsonNames })}\n`,
 );
 console.log(
-  `${keep.size} messages, ${pointer.length} pointer fields, ${inline.length} inline, ${Object.keys(jsonNames).length} renamed`,
+  `${keep.size} messages, ${pointer.length} pointer fields, ${zero.length} zero kept, ${inline.length} inline, ${Object.keys(jsonNames).length} renamed`,
 );

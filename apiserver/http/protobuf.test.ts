@@ -221,3 +221,15 @@ test('a CustomResourceDefinition decodes with its schema: JSON values and schema
     tags: { type: 'array', items: { type: 'string' } },
   });
 });
+
+test('numbers and bools Go writes even when zero are kept: a sleep of 0 s, a container not ready', () => {
+  const pod = decodeProtobuf(
+    body('v1', 'Pod', 'k8s.io.api.core.v1.Pod', {
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', image: 'i', lifecycle: { preStop: { sleep: { seconds: 0 } } } }] },
+      status: { containerStatuses: [{ name: 'c', ready: false, restartCount: 0, image: 'i', imageID: '' }] },
+    }),
+  ) as { spec: { containers: { lifecycle: unknown }[] }; status: { containerStatuses: unknown[] } };
+  assert.deepEqual(pod.spec.containers[0]!.lifecycle, { preStop: { sleep: { seconds: 0 } } });
+  assert.deepEqual(pod.status.containerStatuses[0], { name: 'c', ready: false, restartCount: 0, image: 'i' });
+});

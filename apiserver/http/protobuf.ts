@@ -18,6 +18,8 @@ interface ProtoSchema {
   nested: protobuf.INamespace['nested'];
   pointer: string[];
   inline: string[];
+  /** Number and bool fields without omitempty: their zero is written. */
+  zero: string[];
   jsonNames: Record<string, string>;
 }
 
@@ -25,6 +27,7 @@ const SCHEMA = JSON.parse(fs.readFileSync(assetPath('apiserver/protobuf/schema.j
 const root = protobuf.Root.fromJSON({ nested: SCHEMA.nested });
 const POINTER = new Set(SCHEMA.pointer);
 const INLINE = new Set(SCHEMA.inline);
+const ZERO = new Set(SCHEMA.zero);
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 
@@ -98,7 +101,8 @@ function convert(field: protobuf.Field, v: unknown, keepEmpty: boolean): unknown
         return message(t, o) ?? (keepEmpty || pointer ? {} : undefined);
     }
   }
-  if (!pointer && (v === '' || v === false || v === 0)) return undefined;
+  const key = `${field.parent!.fullName.slice(1)}.${field.name}`;
+  if (!pointer && (v === '' || ((v === false || v === 0) && !ZERO.has(key)))) return undefined;
   return v;
 }
 
