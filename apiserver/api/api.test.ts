@@ -126,6 +126,14 @@ test('generation grows on spec changes only', () => {
   assert.equal(d2.metadata.generation, 1);
   const d3 = api.patch(deploy, 'default', 'd', 'merge', { spec: { replicas: 3 } });
   assert.equal(d3.metadata.generation, 2);
+  // The first deletionTimestamp bumps it too: a graceful pod delete, a delete held by a finalizer.
+  const p = api.create(pods(api), 'default', podBody('g', { nodeName: 'n1' }));
+  const gone = api.delete(pods(api), 'default', 'g', { gracePeriodSeconds: 60 });
+  assert.deepEqual([gone.deleted, gone.object.metadata.generation], [false, p.metadata.generation + 1]);
+  const again = api.delete(pods(api), 'default', 'g', { gracePeriodSeconds: 60 });
+  assert.equal(again.object.metadata.generation, p.metadata.generation + 1, 'only the first');
+  api.patch(deploy, 'default', 'd', 'merge', { metadata: { finalizers: ['example.com/hold'] } });
+  assert.equal(api.delete(deploy, 'default', 'd').object.metadata.generation, 3);
 });
 
 test('patch: strategic merge on pod status by condition type, with a uid precondition', () => {

@@ -1096,6 +1096,7 @@ export class Api {
       // The garbage collector removes the finalizer once the blocking dependents are gone.
       const next = clone(cur);
       next.metadata.finalizers = [...new Set([...(next.metadata.finalizers ?? []), 'foregroundDeletion'])];
+      if (next.metadata.generation > 0) next.metadata.generation += 1;
       next.metadata.deletionTimestamp = rfc3339();
       next.metadata.deletionGracePeriodSeconds = 0;
       return { object: clone(this.write.update(storageKey(r, ns, name), next)), deleted: false };
@@ -1126,6 +1127,8 @@ export class Api {
       if (cur.metadata.deletionTimestamp && (curGrace === undefined || grace >= curGrace))
         return { object: clone(cur), deleted: false };
       const next = clone(cur);
+      // Controllers must see that the object is going: the first deletionTimestamp bumps its generation.
+      if (!cur.metadata.deletionTimestamp && cur.metadata.generation > 0) next.metadata.generation += 1;
       next.metadata.deletionTimestamp = rfc3339(new Date(Date.now() + grace * 1000));
       next.metadata.deletionGracePeriodSeconds = grace;
       return { object: clone(this.write.update(storageKey(r, ns, name), next)), deleted: false };
