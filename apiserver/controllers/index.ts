@@ -14,6 +14,7 @@ import { DaemonSetController } from './daemonset-controller.js';
 import { DeploymentController } from './deployment-controller.js';
 import { DisruptionController } from './disruption-controller.js';
 import { EndpointsController, EndpointSliceController } from './endpoint-controllers.js';
+import { EndpointSliceMirroringController } from './endpointslice-mirroring.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job-controller.js';
 import { LocalPathProvisioner } from './local-path-provisioner.js';
@@ -34,6 +35,7 @@ export const CONTROLLER_NAMES = [
   'node-lifecycle-controller',
   'endpointslice-controller',
   'endpoints-controller',
+  'endpointslice-mirroring-controller',
   'replicaset-controller',
   'replicationcontroller-controller',
   'deployment-controller',
@@ -128,6 +130,10 @@ const BUILDERS: Record<
   'endpoints-controller': {
     user: 'system:serviceaccount:kube-system:endpoint-controller',
     make: (c, log) => new EndpointsController(c, log),
+  },
+  'endpointslice-mirroring-controller': {
+    user: 'system:serviceaccount:kube-system:endpointslicemirroring-controller',
+    make: (c, log) => new EndpointSliceMirroringController(c, log),
   },
   'replicaset-controller': {
     user: 'system:serviceaccount:kube-system:replicaset-controller',
