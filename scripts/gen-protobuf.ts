@@ -71,7 +71,15 @@ for (const t of [...keep].sort((a, b) => a.fullName.localeCompare(b.fullName))) 
     const type = f.resolvedType ? f.resolvedType.fullName.slice(1) : f.type;
     fields[f.name] = f.map
       ? { keyType: (f as unknown as protobuf.MapField).keyType, type, id: f.id }
-      : { ...(f.repeated ? { rule: 'repeated' } : {}), type, id: f.id };
+      : {
+          ...(f.repeated ? { rule: 'repeated' } : {}),
+          type,
+          id: f.id,
+          // The files are proto2: repeated numbers go unpacked (protobufjs reads JSON descriptors as proto3, packed).
+          ...(f.repeated && !f.resolvedType && f.type !== 'string' && f.type !== 'bytes'
+            ? { options: { packed: false } }
+            : {}),
+        };
   }
   ns[t.name] = { fields };
 }

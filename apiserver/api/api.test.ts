@@ -510,6 +510,7 @@ test('pods/ephemeralcontainers: a strategic merge patch adds a debug container (
       terminationMessagePolicy: 'File',
     },
   ]);
+  assert.equal(p.metadata.generation, 2, 'a new ephemeral container is a new generation');
   const invalid = (patch: unknown, re: RegExp) =>
     assert.throws(
       () => api.patch(pods(api), 'default', 'a', 'merge', patch, 'ephemeralcontainers'),

@@ -148,6 +148,12 @@ export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube
 
 const clone = <T>(o: T): T => structuredClone(o);
 
+/** A pod spec changed through a subresource (resize, ephemeralcontainers) is a new generation, as any spec change. */
+function bumpGenerationOnSpecChange(cur: Obj, next: Obj): void {
+  if (JSON.stringify(next.spec) !== JSON.stringify(cur.spec))
+    next.metadata = { ...next.metadata, generation: (cur.metadata.generation ?? 1) + 1 };
+}
+
 /** Equal as stored objects, resourceVersion aside. Plain JSON (key order counts) but for the small metadata, whose
  * system fields an update puts back in its own order (a patch setting `uid: null` changes nothing). */
 function sameObject(a: Obj, b: Obj): boolean {
@@ -837,6 +843,7 @@ export class Api {
       for (const c of (next.spec.ephemeralContainers ?? []) as Obj[]) defaultContainer(c as never);
       const causes = validateEphemeralUpdate(cur, next);
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
+      bumpGenerationOnSpecChange(cur, next);
     } else if (sub === 'finalize') {
       // namespaces/finalize: only spec.finalizers changes (the namespace controller's last step).
       next = { ...clone(cur), spec: { ...clone(cur.spec ?? {}), finalizers: clone(body.spec?.finalizers ?? []) } };
@@ -844,6 +851,7 @@ export class Api {
       next = applyResize(cur, body);
       const causes = validatePodResize(cur, next);
       if (causes.length) throw errors.invalid(r.kind, r.group, name, causes);
+      bumpGenerationOnSpecChange(cur, next);
     } else {
       next = body;
       next.apiVersion = apiVersionOf(r);

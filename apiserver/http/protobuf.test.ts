@@ -233,3 +233,17 @@ test('numbers and bools Go writes even when zero are kept: a sleep of 0 s, a con
   assert.deepEqual(pod.spec.containers[0]!.lifecycle, { preStop: { sleep: { seconds: 0 } } });
   assert.deepEqual(pod.status.containerStatuses[0], { name: 'c', ready: false, restartCount: 0, image: 'i' });
 });
+
+// A Job with a pod failure policy on exit codes, as apimachinery v0.37.2 writes it: proto2 repeated numbers unpacked.
+const JOB = [
+  'azhzAAoPCghiYXRjaC92MRIDSm9iEosBChEKAWoSABoAIgAqADIAOABCABJsMlEKEAoAEgAaACIAKgAyADgAQgASPRIaCgFjEgFp',
+  'KgBCAGoAcgCAAQCIAQCQAQCiAQAaBU5ldmVyMgBCAEoAUgBYAGAAaACCAQCKAQCaAQDCAQBaFwoVCgdGYWlsSm9iEgoSAkluGAEY',
+  'AhgDGgggACgAMAA6ABoAIgA=',
+].join('');
+
+test('repeated numbers come unpacked, as proto2 writes them, and decode with no field left over', () => {
+  const job = decodeProtobuf(Buffer.from(JOB, 'base64')) as { spec: { podFailurePolicy: unknown } };
+  assert.deepEqual(job.spec.podFailurePolicy, {
+    rules: [{ action: 'FailJob', onExitCodes: { operator: 'In', values: [1, 2, 3] } }],
+  });
+});
