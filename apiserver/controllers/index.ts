@@ -24,6 +24,7 @@ import type { NodeIpamOptions } from './node-ipam.js';
 import { NodeIpamController } from './node-ipam.js';
 import { NodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle.js';
 import { PersistentVolumeBinder } from './persistentvolume-binder.js';
+import { PodGarbageCollector } from './pod-gc.js';
 import { ReplicaSetController, REPLICATION_CONTROLLER } from './replicaset-controller.js';
 import { ResourceQuotaController } from './resourcequota-controller.js';
 import { Scheduler } from './scheduler.js';
@@ -46,6 +47,7 @@ export const CONTROLLER_NAMES = [
   'disruption-controller',
   'ttl-after-finished-controller',
   'garbage-collector-controller',
+  'pod-garbage-collector-controller',
   'persistentvolume-binder-controller',
   'resourcequota-controller',
   // k3s's bundled provisioner (and its default StorageClass), run in-process here.
@@ -134,6 +136,10 @@ const BUILDERS: Record<
   'endpointslice-mirroring-controller': {
     user: 'system:serviceaccount:kube-system:endpointslicemirroring-controller',
     make: (c, log) => new EndpointSliceMirroringController(c, log),
+  },
+  'pod-garbage-collector-controller': {
+    user: 'system:serviceaccount:kube-system:pod-garbage-collector',
+    make: (c, log) => new PodGarbageCollector(c, log),
   },
   'replicaset-controller': {
     user: 'system:serviceaccount:kube-system:replicaset-controller',
