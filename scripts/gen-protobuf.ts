@@ -117,7 +117,11 @@ for (const file of new Set([...keep].map((t) => t.filename).filter((f): f is str
       const protoTag = f && /(?:^|\s)protobuf:"([^"]*)"/.exec(f[4]!)?.[1];
       if (!f || jsonTag === undefined || jsonTag === null || !protoTag) continue;
       const m = [f[0], f[1], f[2], f[3], jsonTag, protoTag];
-      const protoName = /name=(\w+)/.exec(protoTag)?.[1];
+      // An embedded struct's tag may leave the name out (EphemeralContainerCommon `protobuf:"bytes,1,req"`); its
+      // generated.proto field is the type's name with a lower-case first letter.
+      const embedded = !f[1] ? f[3]!.replace(/^.*\./, '') : undefined;
+      const protoName =
+        /name=(\w+)/.exec(protoTag)?.[1] ?? (embedded ? embedded[0]!.toLowerCase() + embedded.slice(1) : undefined);
       if (!protoName) continue;
       const key = `${pkg}.${struct}.${protoName}`;
       const [json] = m[4]!.split(',');

@@ -247,3 +247,16 @@ test('repeated numbers come unpacked, as proto2 writes them, and decode with no 
     rules: [{ action: 'FailJob', onExitCodes: { operator: 'In', values: [1, 2, 3] } }],
   });
 });
+
+test('an ephemeral container is inlined from its embedded EphemeralContainerCommon (a tag without a name)', () => {
+  const pod = decodeProtobuf(
+    body('v1', 'Pod', 'k8s.io.api.core.v1.Pod', {
+      metadata: { name: 'p' },
+      spec: {
+        containers: [{ name: 'c', image: 'i' }],
+        ephemeralContainers: [{ ephemeralContainerCommon: { name: 'debugger', image: 'b' }, targetContainerName: 'c' }],
+      },
+    }),
+  ) as { spec: { ephemeralContainers: unknown[] } };
+  assert.deepEqual(pod.spec.ephemeralContainers, [{ name: 'debugger', image: 'b', targetContainerName: 'c' }]);
+});
