@@ -148,6 +148,12 @@ export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube
 
 const clone = <T>(o: T): T => structuredClone(o);
 
+/** A custom resource read from storage gets the defaults its schema has now (upstream defaults on read too). */
+function readDefaults(r: ResourceDef, o: Obj): Obj {
+  if (r.custom) applySchemaDefaults(o, r.custom.openAPIV3Schema);
+  return o;
+}
+
 /** A pod spec changed through a subresource (resize, ephemeralcontainers) is a new generation, as any spec change. */
 function bumpGenerationOnSpecChange(cur: Obj, next: Obj): void {
   if (JSON.stringify(next.spec) !== JSON.stringify(cur.spec))
@@ -549,8 +555,8 @@ export class Api {
 
   get(r: ResourceDef, ns: string, name: string): Obj {
     const vw = this.viewOf(r);
-    if (vw) return vw.v.fromStorage(this.get(vw.core, ns, name));
-    return clone(this.mustGet(r, ns, name));
+    if (vw) return readDefaults(r, vw.v.fromStorage(this.get(vw.core, ns, name)));
+    return readDefaults(r, clone(this.mustGet(r, ns, name)));
   }
 
   /** The object, or undefined (no 404). */
@@ -719,7 +725,8 @@ export class Api {
     const vw = this.viewOf(r);
     if (vw) {
       const l = this.list(vw.core, ns, Api.viewSelectors(vw.v, opts));
-      return { ...l, apiVersion: apiVersionOf(r), items: (l.items as Obj[]).map((o) => vw.v.fromStorage(o)) };
+      const items = (l.items as Obj[]).map((o) => readDefaults(r, vw.v.fromStorage(o)));
+      return { ...l, apiVersion: apiVersionOf(r), items };
     }
     const match = this.matcher(r, opts);
     let start = '';
@@ -770,7 +777,12 @@ export class Api {
       // As upstream: the count is known only when no selector filters what remains.
       if (!opts.labelSelector && !opts.fieldSelector) meta.remainingItemCount = items.length - i;
     }
-    return { kind: r.listKind, apiVersion: apiVersionOf(r), metadata: meta, items: page.map(clone) };
+    return {
+      kind: r.listKind,
+      apiVersion: apiVersionOf(r),
+      metadata: meta,
+      items: page.map((o) => readDefaults(r, clone(o))),
+    };
   }
 
   fieldSupported(r: ResourceDef, field: string): boolean {

@@ -432,3 +432,17 @@ test('a cluster-scoped definition: objects without a namespace, listed by label'
     apiErr(400, /do not match/),
   );
 });
+
+test('a default added to the schema later applies when stored objects are read (get and list, every version)', () => {
+  const { api, crontabs } = withCrd();
+  api.create(crontabs(), 'default', tab('old', { cronSpec: '* * * * */5' }));
+  const crds = api.res('apiextensions.k8s.io', 'customresourcedefinitions');
+  const crd = api.get(crds, '', 'crontabs.stable.example.com');
+  const withColor = structuredClone(SCHEMA);
+  (withColor.properties.spec.properties.color as Record<string, unknown>).default = 'green';
+  for (const v of crd.spec.versions) v.schema = { openAPIV3Schema: withColor };
+  api.update(crds, '', crd.metadata.name, crd);
+  assert.equal(api.get(crontabs(), 'default', 'old').spec.color, 'green');
+  assert.equal(api.get(crontabs('v1beta1'), 'default', 'old').spec.color, 'green');
+  assert.equal(api.list(crontabs(), 'default').items[0].spec.color, 'green');
+});
