@@ -293,11 +293,19 @@ export class Api {
   }
 
   /** Drops the fields `o`'s schema does not declare; Strict refuses them (400), Warn reports them. Once per call. */
-  private checkFields(r: ResourceDef, o: Obj, patch: boolean): void {
+  private checkFields(r: ResourceDef, o: Obj, patch: boolean | 'apply'): void {
     const f = this.fields;
     this.fields = { mode: 'Ignore' };
     const unknown = dropUnknownFields(o, kindSchema(r));
     if (f.mode === 'Ignore') return;
+    // An apply is converted to a typed object first, as server-side apply does: its refusal names the paths.
+    if (patch === 'apply' && f.mode === 'Strict' && unknown.length) {
+      const each = unknown.map((p) => `.${p}: field not declared in schema`);
+      const md = (o.metadata ?? {}) as Obj;
+      throw errors.badRequest(
+        `failed to create typed patch object (${md.namespace ? `${String(md.namespace)}/` : ''}${String(md.name)}; ${apiVersionOf(r)}, Kind=${r.kind}): ${each.length === 1 ? each[0] : `errors:\n  ${each.join('\n  ')}`}`,
+      );
+    }
     const dupes = (f.duplicates ?? []).filter(
       (d) => patch || !unknown.some((u) => d === u || d.startsWith(`${u}.`) || d.startsWith(`${u}[`)),
     );
@@ -1051,7 +1059,7 @@ export class Api {
       throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
     md.name = name;
     if (r.namespaced) md.namespace = ns;
-    this.checkFields(r, cfg, true);
+    this.checkFields(r, cfg, 'apply');
     const cur = this.find(r, ns, name);
     if (!cur && sub) throw this.notFound(r, name);
     const { object, managedFields } = applyConfig(r, cur, cfg, {

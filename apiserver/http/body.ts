@@ -1,7 +1,7 @@
 // Request bodies: JSON or YAML, at most 3 MiB (the upstream limit).
 import type { IncomingMessage } from 'node:http';
 
-import { parse as parseYaml } from 'yaml';
+import { isScalar, LineCounter, parse as parseYaml, parseDocument, visit } from 'yaml';
 
 import { K8S_YAML } from '../../kube/go-yaml.js';
 import { errors } from '../api/errors.js';
@@ -52,6 +52,28 @@ function checkDepth<T>(v: T): T {
   if (nestingDepth(v, MAX_DEPTH) > MAX_DEPTH)
     throw errors.badRequest(`the object is too deeply nested: exceeded max depth of ${MAX_DEPTH}`);
   return v;
+}
+
+/** Keys a YAML body repeats, as go-yaml's strict decoding reports them: `line 9: key "foo" already set in map`. */
+export function yamlDuplicateKeys(text: string): string[] {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { ...K8S_YAML, uniqueKeys: false, lineCounter: lines });
+  const out: string[] = [];
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key)) continue;
+        const key = String(pair.key.value);
+        if (seen.has(key))
+          out.push(
+            `line ${lines.linePos(pair.key.range?.[0] ?? 0).line}: key ${JSON.stringify(key)} already set in map`,
+          );
+        seen.add(key);
+      }
+    },
+  });
+  return out;
 }
 
 export function decodeBody(raw: Buffer, type: string, allowed: string[]): unknown {

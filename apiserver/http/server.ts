@@ -24,7 +24,7 @@ import { requestToken } from '../serviceaccount/token-request.js';
 import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
 import { type Obj, StoreError } from '../storage/store.js';
 import { ANONYMOUS, type Authenticator } from './authn.js';
-import { decodeBody, mediaType, readBody } from './body.js';
+import { decodeBody, mediaType, readBody, yamlDuplicateKeys } from './body.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
 import { impersonatedUser } from './impersonation.js';
 import { KubeletProxy, rejectUpgrade } from './kubelet-proxy.js';
@@ -153,6 +153,15 @@ export class ApiServer {
     const raw = await readBody(req);
     const body = decodeBody(raw, type, allowed) as Obj;
     const fields: FieldCheck = { mode, warnings: [] };
+    // go-yaml's strict decoding refuses a repeated key before anything else; Warn reports it.
+    if (mode !== 'Ignore' && type === 'application/yaml') {
+      const dupes = yamlDuplicateKeys(raw.toString('utf8'));
+      if (dupes.length && mode === 'Strict')
+        throw errors.badRequest(
+          `error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  ${dupes.join('\n  ')}`,
+        );
+      fields.warnings!.push(...dupes);
+    }
     // A JSON patch is a list of operations: its keys are not the object's.
     if (mode !== 'Ignore' && type === 'application/json' && kind !== 'json-patch') {
       const scan = scanJsonKeys(raw.toString('utf8'));

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { type KObj, KubeApiError } from '../../kube/client.js';
-import { useTestApiServer } from '../../testing/apiserver.js';
+import { rawRequest, useTestApiServer } from '../../testing/apiserver.js';
 
 const s = useTestApiServer('n1');
 const refused = (code: number, text: string) => (e: KubeApiError) => {
@@ -187,4 +187,24 @@ test('IPAddresses are named by a canonical IP and name their parent; flow contro
     '/apis/storage.k8s.io/v1/namespaces/default/csistoragecapacities',
   ])
     assert.deepEqual((await s.api.admin.get(path)).items, [], path);
+});
+
+test('apply with fieldValidation=Strict: a repeated YAML key and an undeclared field are refused as upstream words them', async () => {
+  const path = '/api/v1/namespaces/default/configmaps/applied?fieldManager=m&fieldValidation=Strict';
+  const contentType = 'application/apply-patch+yaml';
+  const dup = await rawRequest(s.api, 'PATCH', path, {
+    contentType,
+    body: '\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: "1"\n  a: "2"\n',
+  });
+  assert.equal(dup.code, 400);
+  assert.match(dup.text, /yaml: unmarshal errors:\\n {2}line 8: key \\"a\\" already set in map/);
+  const unknown = await rawRequest(s.api, 'PATCH', path, {
+    contentType,
+    body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\nbogus: 1\n',
+  });
+  assert.equal(unknown.code, 400);
+  assert.match(
+    unknown.text,
+    /failed to create typed patch object \(default\/applied; v1, Kind=ConfigMap\): \.bogus: field not declared in schema/,
+  );
 });
