@@ -224,6 +224,7 @@ export async function startApiServer(c: ApiServerConfig): Promise<RunningApiServ
   const port = await server.listen(c.securePort, c.bindAddress);
   const host = c.bindAddress === '0.0.0.0' ? c.advertiseAddress || '127.0.0.1' : c.bindAddress;
   const url = `https://${host}:${port}`;
+  server.externalUrl = url;
   const kubeconfigs: Record<string, string> = {};
   for (const id of ids) kubeconfigs[id.cn] = writeKubeconfig(c.certDir, pki, id, url);
   const authorizeCsr = (u: { name: string; groups: string[] }, subresource: string): boolean =>

@@ -85,6 +85,17 @@ export const BOOTSTRAP_CLUSTER_ROLES: Record<string, PolicyRule[]> = {
   'system:public-info-viewer': [
     { nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] },
   ],
+  'system:service-account-issuer-discovery': [
+    {
+      nonResourceURLs: [
+        '/.well-known/openid-configuration',
+        '/.well-known/openid-configuration/',
+        '/openid/v1/jwks',
+        '/openid/v1/jwks/',
+      ],
+      verbs: ['get'],
+    },
+  ],
   'system:basic-user': [
     {
       apiGroups: ['authorization.k8s.io'],
@@ -262,6 +273,10 @@ export const BOOTSTRAP_BINDINGS: Record<string, { role: string; subjects: Subjec
     subjects: [group('system:authenticated'), group('system:unauthenticated')],
   },
   'system:basic-user': { role: 'system:basic-user', subjects: [group('system:authenticated')] },
+  'system:service-account-issuer-discovery': {
+    role: 'system:service-account-issuer-discovery',
+    subjects: [group('system:serviceaccounts')],
+  },
   'system:cluster-trust-bundle-discovery': {
     role: 'system:cluster-trust-bundle-discovery',
     subjects: [group('system:serviceaccounts')],

@@ -89,6 +89,8 @@ export class ApiServer {
   private readonly closeServer: () => Promise<void>;
   private readonly proxies: ResourceProxy;
   private readonly webhooks: WebhookDispatcher;
+  /** Where clients outside reach this server (https://<advertise address>:<port>), for the OIDC jwks_uri. */
+  externalUrl = '';
   private readonly api: Api;
   private readonly openWatches = new Set<() => void>();
   requests = 0;
@@ -370,6 +372,15 @@ export class ApiServer {
     this.authorize(user, method, path, route, url.searchParams);
     if (method === 'GET') {
       if (path === '/version') return this.send(res, 200, SERVER_VERSION);
+      // Service account issuer discovery (OIDC), for relying parties outside the cluster.
+      const tokens = this.o.serviceAccountTokens;
+      if (tokens && path === '/.well-known/openid-configuration')
+        return this.send(res, 200, tokens.discovery(`${this.externalUrl}/openid/v1/jwks`));
+      if (tokens && path === '/openid/v1/jwks') {
+        const text = JSON.stringify(await tokens.jwks());
+        res.writeHead(200, { 'Content-Type': 'application/jwk-set+json', 'Content-Length': Buffer.byteLength(text) });
+        return void res.end(text);
+      }
       if (path === '/api')
         return this.send(
           res,

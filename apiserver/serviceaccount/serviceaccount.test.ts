@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import https from 'node:https';
 import { after, before, test } from 'node:test';
 
+import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
+
 import { type KObj, KubeApiError } from '../../kube/client.js';
 import { startTestApiServer, type TestApiServer } from '../../testing/apiserver.js';
 import { waitFor } from '../../testing/wait.js';
@@ -155,4 +157,45 @@ test('default/kubernetes has endpoints at the apiserver', async () => {
     (await t.admin.get('/api/v1/namespaces/default/services/kubernetes')).spec.ports[0].targetPort,
     t.srv.port,
   );
+});
+
+test('service account issuer discovery: service accounts read the OIDC document and the key set that verifies their tokens', async () => {
+  const tr = await t.admin.create('/api/v1/namespaces/default/serviceaccounts/default/token', {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { expirationSeconds: 3600 },
+  });
+  const token = tr.status.token as string;
+  const get = (path: string): Promise<{ code: number; type: string; body: KObj }> =>
+    new Promise((resolve, reject) => {
+      const req = https.request(
+        `${t.srv.url}${path}`,
+        { rejectUnauthorized: false, headers: { Authorization: `Bearer ${token}` } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              code: res.statusCode ?? 0,
+              type: String(res.headers['content-type']),
+              body: JSON.parse(Buffer.concat(chunks).toString()) as KObj,
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  const doc = await get('/.well-known/openid-configuration');
+  assert.equal(doc.code, 200);
+  assert.equal(doc.body.issuer, 'https://kubernetes.default.svc.cluster.local');
+  assert.equal(doc.body.jwks_uri, `${t.srv.url}/openid/v1/jwks`);
+  assert.deepEqual(doc.body.id_token_signing_alg_values_supported, ['ES256']);
+  const jwks = await get('/openid/v1/jwks');
+  assert.equal(jwks.type, 'application/jwk-set+json');
+  const { payload, protectedHeader } = await jwtVerify(token, createLocalJWKSet(jwks.body as JSONWebKeySet), {
+    issuer: doc.body.issuer,
+  });
+  assert.equal(payload.sub, 'system:serviceaccount:default:default');
+  assert.equal(protectedHeader.kid, jwks.body.keys[0].kid);
 });

@@ -2,10 +2,10 @@
 // apiserver's sa.key) in upstream's claim layout, optionally bound to a Pod;
 // the authenticator accepts them only while the ServiceAccount (and the bound
 // Pod) still exist with the same UID.
-import { randomUUID } from 'node:crypto';
+import { createHash, createPublicKey, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 
-import { type CryptoKey, importPKCS8, importSPKI, jwtVerify, SignJWT } from 'jose';
+import { type CryptoKey, exportJWK, importPKCS8, importSPKI, type JWK, jwtVerify, SignJWT } from 'jose';
 
 import type { User } from '../api/admission.js';
 import type { Obj } from '../storage/store.js';
@@ -31,6 +31,8 @@ export class ServiceAccountTokens {
   private constructor(
     private readonly priv: CryptoKey,
     private readonly pub: CryptoKey,
+    /** The key's id, as upstream's: base64url(sha256(DER of the public key)). */
+    readonly kid: string,
     readonly issuer: string,
     readonly apiAudiences: string[],
     private readonly lookup: Lookup,
@@ -44,8 +46,27 @@ export class ServiceAccountTokens {
     apiAudiences = [issuer],
   ): Promise<ServiceAccountTokens> {
     const priv = await importPKCS8(fs.readFileSync(keyFile, 'utf8'), ALG);
-    const pub = await importSPKI(fs.readFileSync(pubFile, 'utf8'), ALG);
-    return new ServiceAccountTokens(priv, pub, issuer, apiAudiences, lookup);
+    const pem = fs.readFileSync(pubFile, 'utf8');
+    const pub = await importSPKI(pem, ALG);
+    const der = createPublicKey(pem).export({ type: 'spki', format: 'der' });
+    const kid = createHash('sha256').update(der).digest('base64url');
+    return new ServiceAccountTokens(priv, pub, kid, issuer, apiAudiences, lookup);
+  }
+
+  /** The OIDC discovery document of the issuer (upstream's /.well-known/openid-configuration). */
+  discovery(jwksUri: string): Record<string, unknown> {
+    return {
+      issuer: this.issuer,
+      jwks_uri: jwksUri,
+      response_types_supported: ['id_token'],
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: [ALG],
+    };
+  }
+
+  /** The key set tokens are verified with (/openid/v1/jwks). */
+  async jwks(): Promise<{ keys: JWK[] }> {
+    return { keys: [{ ...(await exportJWK(this.pub)), kid: this.kid, use: 'sig', alg: ALG }] };
   }
 
   async issue(c: TokenClaims, now = Date.now()): Promise<{ token: string; expiresAt: Date }> {
@@ -55,7 +76,7 @@ export class ServiceAccountTokens {
     if (c.pod) k8s.pod = c.pod;
     if (c.node) k8s.node = c.node;
     const token = await new SignJWT({ 'kubernetes.io': k8s })
-      .setProtectedHeader({ alg: ALG, kid: 'sa' })
+      .setProtectedHeader({ alg: ALG, kid: this.kid })
       .setIssuer(this.issuer)
       .setSubject(saUserName(c.namespace, c.serviceAccount.name))
       .setAudience(c.audiences.length ? c.audiences : this.apiAudiences)
