@@ -9,7 +9,7 @@ import { LocalClient } from '../api/local-client.js';
 import { ResourceQuotaController } from '../controllers/resourcequota-controller.js';
 import type { Obj } from '../storage/store.js';
 import { Store } from '../storage/store.js';
-import { namespaceUsage, usageOf } from './resource-quota.js';
+import { namespaceUsage, quotaCounts, usageOf } from './resource-quota.js';
 
 const pod = (name: string, resources: Obj = {}, extra: Obj = {}): Obj => ({
   apiVersion: 'v1',
@@ -163,4 +163,33 @@ test("ResourceQuota and LimitRange admission: defaults with the limit-ranger ann
   } finally {
     await ctl.stop();
   }
+});
+
+test('quota scopes: Terminating, NotTerminating, BestEffort, NotBestEffort and a PriorityClass scopeSelector count only their pods', () => {
+  const besteffort = { spec: { containers: [{ name: 'c' }] } };
+  const terminating = {
+    spec: { activeDeadlineSeconds: 60, containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] },
+  };
+  const high = { spec: { priorityClassName: 'high', containers: [{ name: 'c' }] } };
+  const quota = (spec: Record<string, unknown>) => ({ spec: { hard: { pods: '9' }, ...spec } });
+  const counts = (q: Record<string, unknown>) =>
+    [besteffort, terminating, high].map((p) => quotaCounts(quota(q), 'pods', p));
+  assert.deepEqual(counts({}), [true, true, true]);
+  assert.deepEqual(counts({ scopes: ['Terminating'] }), [false, true, false]);
+  assert.deepEqual(counts({ scopes: ['NotTerminating'] }), [true, false, true]);
+  assert.deepEqual(counts({ scopes: ['BestEffort'] }), [true, false, true]);
+  assert.deepEqual(counts({ scopes: ['NotBestEffort', 'Terminating'] }), [false, true, false]);
+  const byClass = {
+    scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] },
+  };
+  assert.deepEqual(counts(byClass), [false, false, true]);
+  assert.equal(quotaCounts(quota({ scopes: ['BestEffort'] }), 'services', {}), false, 'scoped quotas count pods only');
+  assert.deepEqual(
+    namespaceUsage(
+      { pods: '9' },
+      [{ resource: 'pods', group: '', items: [besteffort, terminating, high] }],
+      quota({ scopes: ['Terminating'] }),
+    ),
+    { pods: '1' },
+  );
 });

@@ -3,6 +3,7 @@
 // services and their node ports, claims and their storage, object counts),
 // what a namespace uses now, and the refusal of a create that would pass a
 // quota's hard limit, with upstream's message.
+import { qosClass } from '../../kube/pod-qos.js';
 import { formatBytes, formatMilliCpu, milliValue, parseQuantity } from '../../kube/quantity.js';
 import { errors } from '../api/errors.js';
 import type { Obj } from '../storage/store.js';
@@ -63,15 +64,71 @@ export function usageOf(resource: string, group: string, o: Obj): Record<string,
   return out;
 }
 
+/** Whether a pod is in one quota scope (upstream's scope evaluators). */
+function podInScope(pod: Obj, scope: string, operator: string, values: string[]): boolean {
+  const spec = (pod.spec ?? {}) as Obj;
+  let inScope: boolean;
+  switch (scope) {
+    case 'Terminating':
+      return typeof spec.activeDeadlineSeconds === 'number' && spec.activeDeadlineSeconds >= 0;
+    case 'NotTerminating':
+      return !(typeof spec.activeDeadlineSeconds === 'number' && spec.activeDeadlineSeconds >= 0);
+    case 'BestEffort':
+      return qosClass(pod.spec) === 'BestEffort';
+    case 'NotBestEffort':
+      return qosClass(pod.spec) !== 'BestEffort';
+    case 'PriorityClass': {
+      const cls = spec.priorityClassName as string | undefined;
+      if (operator === 'Exists') return cls !== undefined && cls !== '';
+      if (operator === 'DoesNotExist') return !cls;
+      inScope = values.includes(cls ?? '');
+      return operator === 'NotIn' ? !inScope : inScope;
+    }
+    case 'CrossNamespacePodAffinity': {
+      const terms = [
+        ...((spec.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) as Obj[]),
+        ...((spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) as Obj[]),
+        ...((spec.affinity?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []) as Obj[]).map(
+          (w) => w.podAffinityTerm as Obj,
+        ),
+        ...((spec.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []) as Obj[]).map(
+          (w) => w.podAffinityTerm as Obj,
+        ),
+      ];
+      return terms.some((t) => t?.namespaceSelector !== undefined || ((t?.namespaces ?? []) as string[]).length > 0);
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * Whether a quota counts an object: an unscoped quota counts everything; a quota with `scopes` or a
+ * `scopeSelector` counts only pods in every one of its scopes.
+ */
+export function quotaCounts(q: Obj, resource: string, o: Obj): boolean {
+  const scopes = (q.spec?.scopes ?? []) as string[];
+  const selected = (q.spec?.scopeSelector?.matchExpressions ?? []) as Obj[];
+  if (!scopes.length && !selected.length) return true;
+  if (resource !== 'pods') return false;
+  return (
+    scopes.every((sc) => podInScope(o, sc, 'Exists', [])) &&
+    selected.every((e) => podInScope(o, String(e.scopeName), String(e.operator), (e.values ?? []) as string[]))
+  );
+}
+
 /** Every tracked resource's use in a namespace, from its objects of each kind (resource -> objects). */
 export function namespaceUsage(
   hard: Record<string, unknown>,
   objects: { resource: string; group: string; items: Obj[] }[],
+  quota?: Obj,
 ): Record<string, string> {
   const used: Record<string, number> = Object.fromEntries(Object.keys(hard).map((k) => [k, 0]));
   for (const { resource, group, items } of objects) {
-    for (const o of items)
+    for (const o of items) {
+      if (quota && !quotaCounts(quota, resource, o)) continue;
       for (const [k, n] of Object.entries(usageOf(resource, group, o))) if (k in used) used[k]! += n;
+    }
   }
   return Object.fromEntries(Object.entries(used).map(([k, n]) => [k, formatAmount(k, n)]));
 }
@@ -114,6 +171,7 @@ export function admitQuota(
   for (const q of quotas) {
     const hard = (q.spec?.hard ?? {}) as Record<string, string>;
     if (!kindsTracked(hard).some((t) => t.resource === resource && t.group === group)) continue;
+    if (!quotaCounts(q, resource, o)) continue;
     const touched = Object.keys(delta).filter((k) => k in hard);
     const name = q.metadata.name as string;
     if (resource === 'pods') {

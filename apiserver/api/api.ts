@@ -335,7 +335,7 @@ export class Api {
       const def = this.resources.stored(group, resource);
       return def ? [{ resource, group, items: this.store.list(storagePrefix(def, ns)).items }] : [];
     });
-    return namespaceUsage(hard, objects);
+    return namespaceUsage(hard, objects, q);
   }
 
   private admit(a: Omit<Attributes, 'user'>): void {

@@ -75,7 +75,7 @@ export class ResourceQuotaController {
         items: (await this.client.get(`${prefix}/namespaces/${ns}/${resource}`)).items as KObj[],
       });
     }
-    const status = { hard: { ...hard }, used: namespaceUsage(hard, objects) };
+    const status = { hard: { ...hard }, used: namespaceUsage(hard, objects, q) };
     if (JSON.stringify(status) === JSON.stringify(q.status ?? {})) return;
     await this.client.update(`/api/v1/namespaces/${ns}/resourcequotas/${name}/status`, { ...q, status });
   }
