@@ -78,6 +78,12 @@ test('Node: a kubelet reads pods and writes its Node, but reads a Secret only if
     ),
   );
   await assert.rejects(api.node.get('/api/v1/namespaces/default/secrets'), /cannot list resource "secrets"/);
+  // Its pods' ServiceAccount (defaulted to "default"), and no other.
+  assert.equal((await api.node.get('/api/v1/namespaces/default/serviceaccounts/default')).metadata.name, 'default');
+  await assert.rejects(
+    api.node.get('/api/v1/namespaces/kube-system/serviceaccounts/default'),
+    /no relationship found between node 'n1' and this object/,
+  );
   await api.node.create('/api/v1/nodes', { metadata: { name: 'n1' }, status: {} });
 });
 

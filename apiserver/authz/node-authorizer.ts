@@ -1,6 +1,6 @@
 // The Node authorizer (--authorization-mode=Node): what a kubelet, as
 // system:node:<name> in system:nodes, may do. The rules are upstream's node
-// rules; Secrets, ConfigMaps and PersistentVolumeClaims are readable only when
+// rules; ServiceAccounts, Secrets, ConfigMaps and PersistentVolumeClaims are readable only when
 // a pod bound to that node references them (upstream's graph, reduced to a
 // pod index). Writes are further narrowed by NodeRestriction admission.
 import { nodeIdentity } from '../admission/node-restriction.js';
@@ -38,9 +38,11 @@ const NODE_RULES: PolicyRule[] = [
   { apiGroups: ['certificates.k8s.io'], resources: ['clustertrustbundles'], verbs: READ },
 ];
 
-/** Names of the Secrets, ConfigMaps and PVCs a pod spec references. */
+/** Names of the ServiceAccount, Secrets, ConfigMaps and PVCs a pod spec references. */
 function references(spec: Obj): Set<string> {
   const out = new Set<string>();
+  // The kubelet reads its pods' ServiceAccounts (a podCertificate volume names the account's uid).
+  if (spec.serviceAccountName) out.add(`serviceaccounts/${spec.serviceAccountName}`);
   for (const s of (spec.imagePullSecrets ?? []) as Obj[]) out.add(`secrets/${s.name}`);
   for (const v of (spec.volumes ?? []) as Obj[]) {
     if (v.secret?.secretName) out.add(`secrets/${v.secret.secretName}`);
@@ -115,7 +117,7 @@ export class NodeAuthorizer implements Authorizer {
     if (
       a.resourceRequest &&
       a.apiGroup === '' &&
-      ['secrets', 'configmaps', 'persistentvolumeclaims'].includes(a.resource) &&
+      ['secrets', 'configmaps', 'persistentvolumeclaims', 'serviceaccounts'].includes(a.resource) &&
       !a.subresource
     ) {
       if (a.verb === 'get' && this.referenced(node, a.namespace, a.resource, a.name))
