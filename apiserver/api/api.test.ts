@@ -558,3 +558,15 @@ test('a pod patch with empty objects where there were none (Go zero values) chan
     apiErr(422, 'Invalid'),
   );
 });
+
+test("a built-in kind's status is {} until set, so a JSON patch can add to it (ResourceClaim allocation)", () => {
+  const api = newApi();
+  const claims = api.res('resource.k8s.io', 'resourceclaims');
+  const c = api.create(claims, 'default', {
+    metadata: { name: 'c' },
+    spec: { devices: { requests: [{ name: 'r', exactly: { deviceClassName: 'x' } }] } },
+  });
+  assert.deepEqual(c.status, {});
+  const p = api.patch(claims, 'default', 'c', 'json', [{ op: 'add', path: '/status/allocation', value: {} }], 'status');
+  assert.deepEqual(p.status, { allocation: {} });
+});

@@ -654,6 +654,8 @@ export class Api {
     // As upstream PrepareForCreate: status is the server's, except for Nodes, which kubelets register with status.
     if (r.subresources.includes('status') && builtin(r) !== 'nodes') delete o.status;
     applyDefaults(r, o);
+    // A built-in kind's status is a struct Go always writes: `status: {}` until someone sets it.
+    if (r.subresources.includes('status') && !r.custom && o.status === undefined) o.status = {};
     if (builtin(r) === 'priorityclasses') checkSingleDefault(o, this.store.list(storagePrefix(r)).items);
     if (builtin(r) === 'jobs') {
       const again = validateJob(o);
