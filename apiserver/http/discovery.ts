@@ -113,3 +113,58 @@ function subresource(r: ResourceDef, sub: Subresource): object {
     verbs: ['get', 'patch', 'update'],
   };
 }
+
+/** The media type of aggregated discovery (apidiscovery.k8s.io/v2), asked for with Accept and answered with. */
+export const AGGREGATED_DISCOVERY = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+
+/** Whether an Accept header lists aggregated discovery v2 (parameters in any order, as Go's mime parser reads them). */
+export function acceptsAggregated(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((part) => {
+    const [type, ...params] = part.split(';').map((x) => x.trim());
+    if (type !== 'application/json') return false;
+    const p = new Map(params.map((x) => x.split('=').map((y) => y.trim()) as [string, string]));
+    return p.get('g') === 'apidiscovery.k8s.io' && p.get('v') === 'v2' && p.get('as') === 'APIGroupDiscoveryList';
+  });
+}
+
+function resourceDiscovery(r: ResourceDef): object {
+  const subresources = r.subresources.map((sub) => {
+    const k = SUBRESOURCE_KINDS[sub];
+    return {
+      subresource: sub,
+      responseKind: { group: k?.group ?? '', version: k?.version ?? '', kind: k?.kind ?? r.kind },
+      verbs: k?.verbs ?? ['get', 'patch', 'update'],
+    };
+  });
+  return {
+    resource: r.resource,
+    responseKind: { group: '', version: '', kind: r.kind },
+    scope: r.namespaced ? 'Namespaced' : 'Cluster',
+    singularResource: r.singular,
+    verbs: verbsOf(r),
+    ...(r.shortNames.length ? { shortNames: r.shortNames } : {}),
+    ...(r.categories ? { categories: r.categories } : {}),
+    ...(subresources.length ? { subresources } : {}),
+  };
+}
+
+/**
+ * Aggregated discovery: every group (the core group for /api, the others for /apis) with its versions, preferred
+ * first, and their resources in one document.
+ */
+export function aggregatedDiscovery(all: ResourceDef[], legacy: boolean): object {
+  const names = legacy ? [''] : groups(all);
+  return {
+    kind: 'APIGroupDiscoveryList',
+    apiVersion: 'apidiscovery.k8s.io/v2',
+    metadata: {},
+    items: names.map((g) => ({
+      metadata: { ...(g ? { name: g } : {}), creationTimestamp: null },
+      versions: (g ? versionsOf(all, g).map((v) => v.version) : ['v1']).map((version) => ({
+        version,
+        resources: all.filter((r) => r.group === g && r.version === version).map(resourceDiscovery),
+        freshness: 'Current',
+      })),
+    })),
+  };
+}

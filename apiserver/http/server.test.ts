@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,7 +52,7 @@ const rawStatus = (
   body?: string,
   headers: Record<string, string> = {},
   auth = true,
-): Promise<{ code: number; body: any }> => {
+): Promise<{ code: number; body: any; headers: IncomingHttpHeaders }> => {
   const a = loadKubeconfig(srv.kubeconfigs['kubernetes-admin']!);
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -67,7 +68,9 @@ const rawStatus = (
       (res) => {
         let t = '';
         res.on('data', (d) => (t += d));
-        res.on('end', () => resolve({ code: res.statusCode!, body: t.startsWith('{') ? JSON.parse(t) : t }));
+        res.on('end', () =>
+          resolve({ code: res.statusCode!, body: t.startsWith('{') ? JSON.parse(t) : t, headers: res.headers }),
+        );
       },
     );
     req.on('error', reject);
@@ -116,6 +119,23 @@ test('discovery and version', async () => {
     'namespaces',
   ])
     assert.ok(core.includes(r), r);
+  // Aggregated discovery (what kubectl 1.37 asks for first): every group, its versions and resources in one document.
+  const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
+  const agg = await rawStatus('GET', '/apis', undefined, { Accept: accept });
+  assert.equal(agg.headers['content-type'], 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+  const apps = agg.body.items.find((g: any) => g.metadata.name === 'apps');
+  const deployments = apps.versions[0].resources.find((r: any) => r.resource === 'deployments');
+  assert.equal(deployments.scope, 'Namespaced');
+  assert.deepEqual(
+    deployments.subresources.map((x: any) => [x.subresource, x.responseKind.kind]),
+    [
+      ['status', 'Deployment'],
+      ['scale', 'Scale'],
+    ],
+  );
+  const legacy = await rawStatus('GET', '/api', undefined, { Accept: accept });
+  assert.equal(legacy.body.items[0].versions[0].version, 'v1');
+  assert.ok(legacy.body.items[0].versions[0].resources.some((r: any) => r.resource === 'namespaces'));
   const v = await client.get('/version');
   // The release the agents are built against, so a tskube kubelet is never newer than its apiserver.
   assert.deepEqual(

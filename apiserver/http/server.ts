@@ -25,7 +25,16 @@ import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
 import { type Obj, StoreError } from '../storage/store.js';
 import { ANONYMOUS, type Authenticator } from './authn.js';
 import { decodeBody, mediaType, readBody, yamlDuplicateKeys } from './body.js';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
+import {
+  acceptsAggregated,
+  AGGREGATED_DISCOVERY,
+  aggregatedDiscovery,
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  SERVER_VERSION,
+} from './discovery.js';
 import { impersonatedUser } from './impersonation.js';
 import { KubeletProxy, rejectUpgrade } from './kubelet-proxy.js';
 import {
@@ -379,6 +388,16 @@ export class ApiServer {
       if (tokens && path === '/openid/v1/jwks') {
         const text = JSON.stringify(await tokens.jwks());
         res.writeHead(200, { 'Content-Type': 'application/jwk-set+json', 'Content-Length': Buffer.byteLength(text) });
+        return void res.end(text);
+      }
+      if ((path === '/api' || path === '/apis') && acceptsAggregated(req.headers.accept)) {
+        const text = JSON.stringify(aggregatedDiscovery(this.api.resources.all(), path === '/api'));
+        res.writeHead(200, {
+          'Content-Type': AGGREGATED_DISCOVERY,
+          'Content-Length': Buffer.byteLength(text),
+          'Cache-Control': 'no-cache, private',
+          Vary: 'Accept',
+        });
         return void res.end(text);
       }
       if (path === '/api')
