@@ -123,11 +123,14 @@ test('discovery and version', async () => {
   const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
   const agg = await rawStatus('GET', '/apis', undefined, { Accept: accept });
   assert.equal(agg.headers['content-type'], 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
-  const apps = agg.body.items.find((g: any) => g.metadata.name === 'apps');
-  const deployments = apps.versions[0].resources.find((r: any) => r.resource === 'deployments');
+  const apps = agg.body.items.find((g: { metadata: { name?: string } }) => g.metadata.name === 'apps');
+  const deployments = apps.versions[0].resources.find((r: { resource: string }) => r.resource === 'deployments');
   assert.equal(deployments.scope, 'Namespaced');
   assert.deepEqual(
-    deployments.subresources.map((x: any) => [x.subresource, x.responseKind.kind]),
+    deployments.subresources.map((x: { subresource: string; responseKind: { kind: string } }) => [
+      x.subresource,
+      x.responseKind.kind,
+    ]),
     [
       ['status', 'Deployment'],
       ['scale', 'Scale'],
@@ -135,7 +138,7 @@ test('discovery and version', async () => {
   );
   const legacy = await rawStatus('GET', '/api', undefined, { Accept: accept });
   assert.equal(legacy.body.items[0].versions[0].version, 'v1');
-  assert.ok(legacy.body.items[0].versions[0].resources.some((r: any) => r.resource === 'namespaces'));
+  assert.ok(legacy.body.items[0].versions[0].resources.some((r: { resource: string }) => r.resource === 'namespaces'));
   const v = await client.get('/version');
   // The release the agents are built against, so a tskube kubelet is never newer than its apiserver.
   assert.deepEqual(
