@@ -23,7 +23,20 @@ export function evict(api: Api, ns: string, name: string, body: Obj): void {
   if (body?.metadata?.name !== undefined && body.metadata.name !== name)
     throw errors.badRequest(`name in URL does not match name in Eviction object`);
   const opts = (body?.deleteOptions ?? {}) as DeleteOptions;
-  const del = (): void => void api.delete(pods, ns, name, opts);
+  // As upstream: the pod first gets the DisruptionTarget condition (a Job's pod failure policy can ignore it).
+  const del = (): void => {
+    const cur = api.get(pods, ns, name);
+    const conditions = ((cur.status?.conditions ?? []) as Obj[]).filter((c) => c.type !== 'DisruptionTarget');
+    conditions.push({
+      type: 'DisruptionTarget',
+      status: 'True',
+      lastTransitionTime: rfc3339(),
+      reason: 'EvictionByEvictionAPI',
+      message: 'Eviction API: evicting',
+    });
+    api.update(pods, ns, name, { ...cur, status: { ...(cur.status ?? {}), conditions } }, 'status');
+    api.delete(pods, ns, name, opts);
+  };
   // Finished, pending and already-deleted pods hold no budget (upstream canIgnorePDB).
   if (['Succeeded', 'Failed', 'Pending'].includes(pod.status?.phase) || pod.metadata.deletionTimestamp) return del();
   const pdbRes = api.res('policy', 'poddisruptionbudgets');

@@ -8,6 +8,7 @@ import { Api } from '../api/api.js';
 import { ApiError } from '../api/errors.js';
 import { evict } from '../api/eviction.js';
 import { LocalClient } from '../api/local-client.js';
+import type { Obj } from '../storage/store.js';
 import { Store } from '../storage/store.js';
 import { DisruptionController } from './disruption-controller.js';
 import { budget, scaledValue } from './disruption-model.js';
@@ -90,6 +91,10 @@ test("eviction honours the budget: allowed evictions decrement it and record the
       metadata: { name: 'w1', namespace: 'default' },
     });
     assert.ok(api.get(pods, 'default', 'w1').metadata.deletionTimestamp, 'w1 is being deleted');
+    const disruption = (api.get(pods, 'default', 'w1').status.conditions as Obj[]).find(
+      (c) => c.type === 'DisruptionTarget',
+    );
+    assert.deepEqual([disruption?.status, disruption?.reason], ['True', 'EvictionByEvictionAPI']);
     const after = api.get(api.res('policy', 'poddisruptionbudgets'), 'default', 'web');
     assert.equal(after.status.disruptionsAllowed, 0);
     assert.ok(after.status.disruptedPods.w1);
