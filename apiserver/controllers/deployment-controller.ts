@@ -33,7 +33,12 @@ import {
 
 const keyOf = (o: KObj): string => `${o.metadata.namespace}/${o.metadata.name}`;
 const replicas = (rs: KObj): number => rs.spec?.replicas ?? 0;
-const revision = (rs: KObj): number => Number(rs.metadata.annotations?.[ANN_REVISION] ?? 0) || 0;
+/** A ReplicaSet's revision; an int64 upstream, so a BigInt here (a large one must not lose digits). */
+const revision = (rs: KObj): bigint => {
+  const v = String(rs.metadata.annotations?.[ANN_REVISION] ?? '0');
+  return /^\d+$/.test(v) ? BigInt(v) : 0n;
+};
+const maxRevision = (rss: KObj[]): bigint => rss.map(revision).reduce((a, b) => (b > a ? b : a), 0n);
 
 export class DeploymentController {
   private readonly deployments: Informer;
@@ -142,7 +147,7 @@ export class DeploymentController {
         ...(template.metadata ?? {}),
         labels: { ...(template.metadata?.labels ?? {}), [POD_TEMPLATE_HASH]: hash },
       };
-      const rev = Math.max(0, ...old.map(revision)) + 1;
+      const rev = maxRevision(old) + 1n;
       const body = {
         apiVersion: 'apps/v1',
         kind: 'ReplicaSet',
@@ -191,7 +196,7 @@ export class DeploymentController {
    * `kubectl rollout history` and `undo` see it as the newest.
    */
   private async makeNewest(rs: KObj, old: KObj[]): Promise<KObj> {
-    const next = Math.max(0, ...old.map(revision)) + 1;
+    const next = maxRevision(old) + 1n;
     const was = revision(rs);
     if (was >= next) return rs;
     const history = [rs.metadata.annotations?.[ANN_REVISION_HISTORY], was ? String(was) : undefined]
@@ -303,7 +308,7 @@ export class DeploymentController {
     const limit = d.spec?.revisionHistoryLimit ?? 10;
     const idle = old
       .filter((rs) => replicas(rs) === 0 && (rs.status?.replicas ?? 0) === 0 && !rs.metadata.deletionTimestamp)
-      .sort((a, b) => revision(a) - revision(b));
+      .sort((a, b) => (revision(a) < revision(b) ? -1 : revision(a) > revision(b) ? 1 : 0));
     for (const rs of idle.slice(0, Math.max(0, idle.length - limit)))
       await this.client
         .delete(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}`)

@@ -546,3 +546,34 @@ test("a Deployment's annotations are copied to its new ReplicaSet but for the re
     'nothing to copy: no write',
   );
 });
+
+test('a revision beyond 2^53 is counted exactly: the next ReplicaSet takes it plus one', async () => {
+  const c = await cluster();
+  try {
+    const big = '3546343826724306000';
+    await c.client.create(RS, {
+      metadata: {
+        name: 'old',
+        labels: { app: 'big' },
+        annotations: { 'deployment.kubernetes.io/revision': big },
+      },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { app: 'big' } },
+        template: { metadata: { labels: { app: 'big' } }, spec: { containers: [{ name: 'c', image: 'old' }] } },
+      },
+    });
+    await c.client.create(D, deployment('big', 1, 'new'));
+    await waitFor(
+      async () =>
+        ((await c.client.get(RS)).items as KObj[]).some(
+          (rs) => rs.metadata.annotations?.['deployment.kubernetes.io/revision'] === '3546343826724306001',
+        ),
+      5000,
+      20,
+      'revision + 1',
+    );
+  } finally {
+    await c.stop();
+  }
+});
