@@ -80,3 +80,39 @@ test('the namespace controller empties a Terminating namespace, waits for conten
     await nc.stop();
   }
 });
+
+test('pods go first: the rest of a namespace is deleted only once no pod is left (OrderedNamespaceDeletion)', async () => {
+  const api = new Api(new Store());
+  const client = new LocalClient(api);
+  const nc = new NamespaceController(client, memoryLogger());
+  await nc.start();
+  try {
+    await client.create('/api/v1/namespaces', { metadata: { name: 'ordered' } });
+    await client.create('/api/v1/namespaces/ordered/configmaps', { metadata: { name: 'cm' }, data: { a: 'b' } });
+    await client.create('/api/v1/namespaces/ordered/pods', {
+      metadata: { name: 'p', finalizers: ['example.com/hold'] },
+      spec: { containers: [{ name: 'c', image: 'i' }] },
+    });
+    await client.delete('/api/v1/namespaces/ordered');
+    await waitFor(
+      async () => !!(await client.get('/api/v1/namespaces/ordered/pods/p')).metadata.deletionTimestamp,
+      5000,
+      20,
+      'the pod is being deleted',
+    );
+    assert.equal((await client.get('/api/v1/namespaces/ordered/configmaps/cm')).metadata.name, 'cm', 'kept meanwhile');
+    await client.patch('/api/v1/namespaces/ordered/pods/p', { metadata: { finalizers: null } }, 'merge');
+    await waitFor(
+      async () =>
+        client.get('/api/v1/namespaces/ordered').then(
+          () => false,
+          (e) => e instanceof KubeApiError && e.code === 404,
+        ),
+      5000,
+      20,
+      'the namespace is gone',
+    );
+  } finally {
+    await nc.stop();
+  }
+});

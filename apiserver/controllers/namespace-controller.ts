@@ -114,14 +114,22 @@ export class NamespaceController {
         (await customResources(this.client)).filter((r) => r.namespaced).map((r) => [`${r.group}/${r.resource}`, r]),
       ).values(),
     ];
-    for (const r of [...CONTENT, ...custom]) {
+    // OrderedNamespaceDeletion: pods go first; the rest (the Secrets and ConfigMaps they mount, a NetworkPolicy)
+    // only once no pod is left.
+    const ordered = [...CONTENT, ...custom].sort(
+      (a, b) => Number(b.group === '' && b.resource === 'pods') - Number(a.group === '' && a.resource === 'pods'),
+    );
+    let podsLeft = false;
+    for (const r of ordered) {
+      const isPods = r.group === '' && r.resource === 'pods';
       const path = resourcePath(r, name);
       const items = ((await this.client.get(path)).items ?? []) as KObj[];
       if (!items.length) continue;
+      if (isPods) podsLeft = true;
       remaining.set(r.group ? `${r.resource}.${r.group}` : r.resource, items.length);
       for (const o of items) {
         for (const f of (o.metadata.finalizers ?? []) as string[]) finalizers.set(f, (finalizers.get(f) ?? 0) + 1);
-        if (o.metadata.deletionTimestamp) continue;
+        if (o.metadata.deletionTimestamp || (podsLeft && !isPods)) continue;
         await this.client
           .delete(`${path}/${o.metadata.name}`, { propagationPolicy: 'Background' })
           .catch((e: unknown) => {
