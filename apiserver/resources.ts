@@ -253,6 +253,9 @@ export const RESOURCES: ResourceDef[] = [
   def('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true),
   def('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', false, [], { review: true }),
   def('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', false, [], { review: true }),
+  def('authorization.k8s.io', 'v1', 'localsubjectaccessreviews', 'LocalSubjectAccessReview', true, [], {
+    review: true,
+  }),
   def('authorization.k8s.io', 'v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', false, [], { review: true }),
   def('authorization.k8s.io', 'v1', 'selfsubjectrulesreviews', 'SelfSubjectRulesReview', false, [], { review: true }),
   def('authentication.k8s.io', 'v1', 'selfsubjectreviews', 'SelfSubjectReview', false, [], { review: true }),

@@ -118,4 +118,14 @@ test('TokenReview and SubjectAccessReview answer for the kubelet webhook; SelfSu
     }),
     /cannot create resource "subjectaccessreviews"/,
   );
+  // A LocalSubjectAccessReview asks the same in one namespace.
+  const local = await api.admin.create('/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews', {
+    metadata: { namespace: 'default' },
+    spec: {
+      user: 'system:kube-proxy',
+      resourceAttributes: { verb: 'list', resource: 'services', namespace: 'default' },
+    },
+  });
+  assert.equal(local.kind, 'LocalSubjectAccessReview');
+  assert.equal(local.status.allowed, true);
 });
