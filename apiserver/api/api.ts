@@ -805,6 +805,9 @@ export class Api {
     for (const f of r.fields) out[f] = getPath(o, f) || (ZERO_OF_FIELD[f] ?? '');
     // A Job's selectable status.successful is its status.succeeded (upstream JobToSelectableFields).
     if (builtin(r) === 'jobs') out['status.successful'] = String(o.status?.succeeded ?? 0);
+    // An Event's source is its source.component, or else its reporting controller (upstream ToSelectableFields).
+    if (r.group === '' && builtin(r) === 'events')
+      out.source = String(o.source?.component || o.reportingComponent || '');
     return out;
   }
 

@@ -70,6 +70,12 @@ test('an events.k8s.io/v1 Event is a core Event and back: create, get, list by f
     [viaV1.note, viaV1.regarding.name, viaV1.deprecatedCount, viaV1.message],
     ['from core', 'db', 2, undefined],
   );
+  // core/v1's `source` selects by source.component, or else the reporting controller.
+  const bySource = await s.api.admin.get(CORE, { fieldSelector: 'source=example.com/ctl' });
+  assert.deepEqual(
+    bySource.items.map((e: { metadata: { name: string } }) => e.metadata.name),
+    ['e1'],
+  );
   const list = await s.api.admin.get(V1, { fieldSelector: 'regarding.name=web' });
   assert.equal(list.kind, 'EventList');
   assert.equal(list.apiVersion, 'events.k8s.io/v1');
