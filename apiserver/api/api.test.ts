@@ -126,6 +126,10 @@ test('generation grows on spec changes only', () => {
   assert.equal(d2.metadata.generation, 1);
   const d3 = api.patch(deploy, 'default', 'd', 'merge', { spec: { replicas: 3 } });
   assert.equal(d3.metadata.generation, 2);
+  // The same spec in another field order (a protobuf body's) or with an empty list added is no change.
+  const reordered = Object.fromEntries(Object.entries(d3.spec).reverse());
+  const same = api.update(deploy, 'default', 'd', { ...d3, spec: { ...reordered, template: { ...d3.spec.template } } });
+  assert.equal(same.metadata.generation, 2);
   // The first deletionTimestamp bumps it too: a graceful pod delete, a delete held by a finalizer.
   const p = api.create(pods(api), 'default', podBody('g', { nodeName: 'n1' }));
   const gone = api.delete(pods(api), 'default', 'g', { gracePeriodSeconds: 60 });

@@ -156,8 +156,16 @@ function readDefaults(r: ResourceDef, o: Obj): Obj {
 
 /** A pod spec changed through a subresource (resize, ephemeralcontainers) is a new generation, as any spec change. */
 function bumpGenerationOnSpecChange(cur: Obj, next: Obj): void {
-  if (JSON.stringify(next.spec) !== JSON.stringify(cur.spec))
+  if (specChanged(cur.spec, next.spec))
     next.metadata = { ...next.metadata, generation: (cur.metadata.generation ?? 1) + 1 };
+}
+
+/**
+ * Whether a spec changed, as upstream's semantic equality sees it: not by field order (a protobuf body decodes in
+ * field-number order) nor by an empty object or list where there was none.
+ */
+function specChanged(a: unknown, b: unknown): boolean {
+  return canonicalJson(dropEmpty(a ?? {})) !== canonicalJson(dropEmpty(b ?? {}));
 }
 
 /** Equal as stored objects, resourceVersion aside. Plain JSON (key order counts) but for the small metadata, whose
@@ -936,7 +944,7 @@ export class Api {
           this.reserveService(cur);
         }
       }
-      if (r.custom ? customChanged(r, next, cur) : JSON.stringify(next.spec) !== JSON.stringify(cur.spec))
+      if (r.custom ? customChanged(r, next, cur) : specChanged(cur.spec, next.spec))
         md.generation = (cur.metadata.generation ?? 1) + 1;
     }
     this.admit({
