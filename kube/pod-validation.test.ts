@@ -208,3 +208,32 @@ test('hostnameOverride: a DNS subdomain of at most 64 characters, not with setHo
     'spec.hostnameOverride: Forbidden: may not be specified when hostNetwork is true',
   ]);
 });
+
+test('podCertificate projections: a known key type; maxExpirationSeconds from 3600 to 91 days, a day for kubernetes.io signers', () => {
+  const spec = (pc: Record<string, unknown>) => ({
+    containers: [{ name: 'c', image: 'i' }],
+    volumes: [
+      {
+        name: 'v',
+        projected: {
+          sources: [
+            { podCertificate: { signerName: 'example.com/s', keyType: 'ED25519', credentialBundlePath: 'b', ...pc } },
+          ],
+        },
+      },
+    ],
+  });
+  const at = 'spec.volumes[0].projected.sources[0].podCertificate';
+  assert.deepEqual(msgs(validatePodSpec(spec({ maxExpirationSeconds: 86400 }), 'spec')), []);
+  assert.deepEqual(msgs(validatePodSpec(spec({ maxExpirationSeconds: 91 * 86400 + 1 }), 'spec')), [
+    `${at}.maxExpirationSeconds: Invalid value: 7862401: if provided, maxExpirationSeconds must be <= 7862400`,
+  ]);
+  assert.deepEqual(
+    msgs(validatePodSpec(spec({ signerName: 'kubernetes.io/x', maxExpirationSeconds: 86401 }), 'spec')),
+    [`${at}.maxExpirationSeconds: Invalid value: 86401: if provided, maxExpirationSeconds must be <= 86400`],
+  );
+  assert.deepEqual(msgs(validatePodSpec(spec({ maxExpirationSeconds: 60, keyType: 'DSA' }), 'spec')), [
+    `${at}.keyType: Unsupported value: "DSA": supported values: "RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"`,
+    `${at}.maxExpirationSeconds: Invalid value: 60: if provided, maxExpirationSeconds must be >= 3600`,
+  ]);
+});

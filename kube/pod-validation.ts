@@ -346,6 +346,35 @@ function validateContainerRestartPolicy(c: O, p: string): FieldError[] {
   return out;
 }
 
+const POD_CERT_KEY_TYPES = ['RSA3072', 'RSA4096', 'ECDSAP256', 'ECDSAP384', 'ECDSAP521', 'ED25519'];
+
+/** podCertificate projections: a supported key type; maxExpirationSeconds from an hour to 91 days (a day for kubernetes.io signers). */
+function validatePodCertificateSources(spec: O, path: string): FieldError[] {
+  const out: FieldError[] = [];
+  list(spec.volumes).forEach((v, i) =>
+    list(v.projected?.sources).forEach((src, j) => {
+      const pc = src.podCertificate as O | undefined;
+      if (!pc) return;
+      const at = `${path}.volumes[${i}].projected.sources[${j}].podCertificate`;
+      out.push(...supported(`${at}.keyType`, pc.keyType ?? '', POD_CERT_KEY_TYPES));
+      const max = pc.maxExpirationSeconds as number | undefined;
+      if (max === undefined || max === null) return;
+      const limit = String(pc.signerName ?? '').startsWith('kubernetes.io/') ? 86400 : 91 * 86400;
+      if (max < 3600)
+        out.push({
+          field: `${at}.maxExpirationSeconds`,
+          message: `Invalid value: ${max}: if provided, maxExpirationSeconds must be >= 3600`,
+        });
+      if (max > limit)
+        out.push({
+          field: `${at}.maxExpirationSeconds`,
+          message: `Invalid value: ${max}: if provided, maxExpirationSeconds must be <= ${limit}`,
+        });
+    }),
+  );
+  return out;
+}
+
 /** validatePodHostName: hostnameOverride is a DNS subdomain of at most 64 characters, alone (no FQDN, no host network). */
 function validateHostnameOverride(spec: O, path: string): FieldError[] {
   const h = spec.hostnameOverride;
@@ -406,6 +435,7 @@ export function validatePodSpec(spec: O | undefined, path: string): FieldError[]
   });
   out.push(...validatePodPaths(spec, path));
   out.push(...validateHostnameOverride(spec, path));
+  out.push(...validatePodCertificateSources(spec, path));
   out.push(...supported(`${path}.restartPolicy`, spec.restartPolicy, ['Always', 'OnFailure', 'Never']));
   out.push(
     ...supported(`${path}.dnsPolicy`, spec.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None']),
