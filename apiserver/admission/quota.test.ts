@@ -193,3 +193,14 @@ test('quota scopes: Terminating, NotTerminating, BestEffort, NotBestEffort and a
     { pods: '1' },
   );
 });
+
+test('extended resources and huge pages count by their requests', () => {
+  const p = pod('ext', { requests: { cpu: '1', 'example.com/dongle': '2' }, limits: { 'example.com/dongle': '2' } });
+  const u = usageOf('pods', '', p);
+  assert.equal(u['requests.example.com/dongle'], 2);
+  assert.equal(u['limits.example.com/dongle'], undefined);
+  assert.deepEqual(
+    namespaceUsage({ 'requests.example.com/dongle': '3' }, [{ resource: 'pods', group: '', items: [p] }]),
+    { 'requests.example.com/dongle': '2' },
+  );
+});

@@ -44,6 +44,9 @@ export function usageOf(resource: string, group: string, o: Obj): Record<string,
     }
     if (req.cpu !== undefined) out.cpu = req.cpu;
     if (req.memory !== undefined) out.memory = req.memory;
+    // Extended resources and huge pages are quoted by their requests only.
+    for (const [r, n] of Object.entries(req))
+      if (r.includes('/') || r.startsWith('hugepages-')) out[`requests.${r}`] = n;
   } else if (resource === 'services') {
     out.services = 1;
     const type = o.spec?.type ?? 'ClusterIP';
@@ -144,7 +147,8 @@ export function kindsTracked(hard: Record<string, unknown>): { resource: string;
       k === 'pods' ||
       k === 'cpu' ||
       k === 'memory' ||
-      /^(requests|limits)\.(cpu|memory|ephemeral-storage)$/.test(k)
+      /^(requests|limits)\.(cpu|memory|ephemeral-storage)$/.test(k) ||
+      /^requests\.([^/]+\/.+|hugepages-.+)$/.test(k)
     )
       add('pods');
     else if (k.startsWith('services')) add('services');
