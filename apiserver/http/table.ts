@@ -158,6 +158,33 @@ interface Printer {
   row(o: Obj, now: number): unknown[];
 }
 
+/** ReplicaSets and ReplicationControllers print alike (upstream's printReplicaSet and printReplicationController). */
+const REPLICAS_PRINTER: Printer = {
+  columns: [
+    col('Name', 0, 'string', 'name'),
+    col('Desired', 0, 'integer'),
+    col('Current', 0, 'integer'),
+    col('Ready', 0, 'integer'),
+    col('Age'),
+    col('Containers', 1),
+    col('Images', 1),
+    col('Selector', 1),
+  ],
+  row: (o, now) => {
+    const [c, i] = containersOf(o.spec?.template);
+    return [
+      o.metadata.name,
+      o.spec?.replicas ?? 0,
+      o.status?.replicas ?? 0,
+      o.status?.readyReplicas ?? 0,
+      age(o.metadata.creationTimestamp, now),
+      c,
+      i,
+      selectorString(o.spec?.selector),
+    ];
+  },
+};
+
 const PRINTERS: Record<string, Printer> = {
   pods: {
     columns: [
@@ -309,56 +336,8 @@ const PRINTERS: Record<string, Printer> = {
       ];
     },
   },
-  replicasets: {
-    columns: [
-      col('Name', 0, 'string', 'name'),
-      col('Desired', 0, 'integer'),
-      col('Current', 0, 'integer'),
-      col('Ready', 0, 'integer'),
-      col('Age'),
-      col('Containers', 1),
-      col('Images', 1),
-      col('Selector', 1),
-    ],
-    row: (o, now) => {
-      const [c, i] = containersOf(o.spec?.template);
-      return [
-        o.metadata.name,
-        o.spec?.replicas ?? 0,
-        o.status?.replicas ?? 0,
-        o.status?.readyReplicas ?? 0,
-        age(o.metadata.creationTimestamp, now),
-        c,
-        i,
-        selectorString(o.spec?.selector),
-      ];
-    },
-  },
-  replicationcontrollers: {
-    columns: [
-      col('Name', 0, 'string', 'name'),
-      col('Desired', 0, 'integer'),
-      col('Current', 0, 'integer'),
-      col('Ready', 0, 'integer'),
-      col('Age'),
-      col('Containers', 1),
-      col('Images', 1),
-      col('Selector', 1),
-    ],
-    row: (o, now) => {
-      const [c, i] = containersOf(o.spec?.template);
-      return [
-        o.metadata.name,
-        o.spec?.replicas ?? 0,
-        o.status?.replicas ?? 0,
-        o.status?.readyReplicas ?? 0,
-        age(o.metadata.creationTimestamp, now),
-        c,
-        i,
-        selectorString(o.spec?.selector),
-      ];
-    },
-  },
+  replicasets: REPLICAS_PRINTER,
+  replicationcontrollers: REPLICAS_PRINTER,
   daemonsets: {
     columns: [
       col('Name', 0, 'string', 'name'),
