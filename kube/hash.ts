@@ -31,3 +31,25 @@ export function fnv32aHex(s: string): string {
   }
   return h.toString(16);
 }
+
+/** The value without null, empty objects and empty lists anywhere in it: how a Go struct reads them all. */
+function dropEmpty(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(dropEmpty);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    const y = dropEmpty(x);
+    if (y === null || y === undefined) continue;
+    if (Array.isArray(y) ? !y.length : typeof y === 'object' && !Object.keys(y as object).length) continue;
+    out[k] = y;
+  }
+  return out;
+}
+
+/**
+ * Canonical JSON of a value as Go's semantic equality compares decoded structs: key order aside, and an empty object or
+ * list the same as none (a protobuf body decodes in field-number order and without empty messages).
+ */
+export function semanticJson(v: unknown): string {
+  return canonicalJson(dropEmpty(v));
+}

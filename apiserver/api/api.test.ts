@@ -515,6 +515,25 @@ test('pods/ephemeralcontainers: a strategic merge patch adds a debug container (
     },
   ]);
   assert.equal(p.metadata.generation, 2, 'a new ephemeral container is a new generation');
+  // A typed client's update sends the existing one back in its own field order, with empty structs: no change.
+  const existing = Object.fromEntries(Object.entries(p.spec.ephemeralContainers[0]).reverse());
+  const two = api.update(
+    pods(api),
+    'default',
+    'a',
+    {
+      ...p,
+      spec: {
+        ...p.spec,
+        ephemeralContainers: [
+          { ...existing, resources: {}, securityContext: {} },
+          { name: 'second', image: 'b' },
+        ],
+      },
+    },
+    'ephemeralcontainers',
+  );
+  assert.equal(two.spec.ephemeralContainers.length, 2);
   const invalid = (patch: unknown, re: RegExp) =>
     assert.throws(
       () => api.patch(pods(api), 'default', 'a', 'merge', patch, 'ephemeralcontainers'),

@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import { familyOfText } from '../../kube/cidr.js';
-import { canonicalJson } from '../../kube/hash.js';
+import { canonicalJson, semanticJson } from '../../kube/hash.js';
 import { jsonPatch, mergePatch, PatchDecodeError, PatchError, strategicMerge } from '../../kube/patch.js';
 import { defaultContainer } from '../../kube/pod-defaults.js';
 import {
@@ -108,20 +108,6 @@ function statusWriteMetadata(cur: Obj, body: Obj, resource: string): Obj {
   return md;
 }
 
-/** The value without null, empty objects and empty lists anywhere in it: how a Go struct reads them all. */
-function dropEmpty(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(dropEmpty);
-  if (v === null || typeof v !== 'object') return v;
-  const out: Obj = {};
-  for (const [k, x] of Object.entries(v as Obj)) {
-    const y = dropEmpty(x);
-    if (y === null || y === undefined) continue;
-    if (Array.isArray(y) ? !y.length : typeof y === 'object' && !Object.keys(y as Obj).length) continue;
-    out[k] = y;
-  }
-  return out;
-}
-
 /** Workload selectors never change (apps/v1 ValidateXUpdate). */
 const SELECTOR_IMMUTABLE = new Set(['deployments', 'replicasets', 'daemonsets', 'statefulsets']);
 /** Per-resource update rules beyond validateObject: upstream's ValidateXUpdate. */
@@ -165,7 +151,7 @@ function bumpGenerationOnSpecChange(cur: Obj, next: Obj): void {
  * field-number order) nor by an empty object or list where there was none.
  */
 function specChanged(a: unknown, b: unknown): boolean {
-  return canonicalJson(dropEmpty(a ?? {})) !== canonicalJson(dropEmpty(b ?? {}));
+  return semanticJson(a ?? {}) !== semanticJson(b ?? {});
 }
 
 /** Equal as stored objects, resourceVersion aside. Plain JSON (key order counts) but for the small metadata, whose
@@ -984,7 +970,7 @@ export class Api {
       // Field order is the encoding's (a protobuf update decodes in field-number order), not a change; nor is an
       // empty object or list where there was none (`resources: {}`): upstream compares decoded structs, and its
       // semantic equality takes empty and nil as equal.
-      return canonicalJson(dropEmpty(c));
+      return semanticJson(c);
     };
     if (strip(cur.spec) !== strip(next.spec)) {
       throw errors.invalid('Pod', '', cur.metadata.name, [

@@ -3,7 +3,7 @@
 // ephemeral containers are only ever added; each has a name no other
 // container has, targets an existing regular or init container, and sets
 // none of the fields that would make it part of the workload.
-import { canonicalJson } from '../../kube/hash.js';
+import { semanticJson } from '../../kube/hash.js';
 import { checkDns1123Label } from '../../kube/names.js';
 import type { Obj } from '../storage/store.js';
 import type { Cause } from './errors.js';
@@ -38,7 +38,7 @@ const isZero = (v: unknown): boolean =>
   v === 0 ||
   (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && Object.values(v as Obj).every(isZero));
 
-const canon = (v: unknown): string => canonicalJson(v);
+const canon = (v: unknown): string => semanticJson(v);
 
 export function validateEphemeralUpdate(cur: Obj, next: Obj): Cause[] {
   const causes: Cause[] = [];
