@@ -194,13 +194,18 @@ test('quota scopes: Terminating, NotTerminating, BestEffort, NotBestEffort and a
   );
 });
 
-test('extended resources and huge pages count by their requests', () => {
-  const p = pod('ext', { requests: { cpu: '1', 'example.com/dongle': '2' }, limits: { 'example.com/dongle': '2' } });
+test('extended resources, huge pages and ephemeral-storage count by their requests', () => {
+  const p = pod('ext', {
+    requests: { cpu: '1', 'ephemeral-storage': '30Gi', 'example.com/dongle': '2' },
+    limits: { 'example.com/dongle': '2' },
+  });
   const u = usageOf('pods', '', p);
   assert.equal(u['requests.example.com/dongle'], 2);
   assert.equal(u['limits.example.com/dongle'], undefined);
   assert.deepEqual(
-    namespaceUsage({ 'requests.example.com/dongle': '3' }, [{ resource: 'pods', group: '', items: [p] }]),
-    { 'requests.example.com/dongle': '2' },
+    namespaceUsage({ 'requests.example.com/dongle': '3', 'ephemeral-storage': '50Gi' }, [
+      { resource: 'pods', group: '', items: [p] },
+    ]),
+    { 'requests.example.com/dongle': '2', 'ephemeral-storage': '30Gi' },
   );
 });

@@ -44,6 +44,7 @@ export function usageOf(resource: string, group: string, o: Obj): Record<string,
     }
     if (req.cpu !== undefined) out.cpu = req.cpu;
     if (req.memory !== undefined) out.memory = req.memory;
+    if (req['ephemeral-storage'] !== undefined) out['ephemeral-storage'] = req['ephemeral-storage'];
     // Extended resources and huge pages are quoted by their requests only.
     for (const [r, n] of Object.entries(req))
       if (r.includes('/') || r.startsWith('hugepages-')) out[`requests.${r}`] = n;
@@ -147,6 +148,7 @@ export function kindsTracked(hard: Record<string, unknown>): { resource: string;
       k === 'pods' ||
       k === 'cpu' ||
       k === 'memory' ||
+      k === 'ephemeral-storage' ||
       /^(requests|limits)\.(cpu|memory|ephemeral-storage)$/.test(k) ||
       /^requests\.([^/]+\/.+|hugepages-.+)$/.test(k)
     )
