@@ -593,3 +593,13 @@ test("a built-in kind's status is {} until set, so a JSON patch can add to it (R
   const p = api.patch(claims, 'default', 'c', 'json', [{ op: 'add', path: '/status/allocation', value: {} }], 'status');
   assert.deepEqual(p.status, { allocation: {} });
 });
+
+test('a PodCertificateRequest without a lifetime asks for a day (its v1 default)', () => {
+  const api = newApi();
+  const pcrs = api.res('certificates.k8s.io', 'podcertificaterequests');
+  const pcr = api.create(pcrs, 'default', {
+    metadata: { name: 'p' },
+    spec: { signerName: 'example.com/s', podName: 'pod', nodeName: 'n1', serviceAccountName: 'default' },
+  });
+  assert.equal(pcr.spec.maxExpirationSeconds, 86400);
+});

@@ -127,6 +127,10 @@ export function applyDefaults(r: ResourceDef, o: Obj): void {
     case 'validatingwebhookconfigurations':
       defaultWebhookConfiguration(o, r.resource === 'mutatingwebhookconfigurations');
       break;
+    case 'podcertificaterequests':
+      // SetObjectDefaults_PodCertificateRequest: a day, when the kubelet's projection names no lifetime.
+      (o.spec ??= {}).maxExpirationSeconds ??= 86400;
+      break;
     case 'events':
       o.count ??= 1;
       o.type ??= 'Normal';
