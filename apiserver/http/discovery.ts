@@ -93,6 +93,13 @@ const SUBRESOURCE_KINDS: Record<string, { kind: string; verbs: string[]; group?:
   portforward: { kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
 };
 
+/** The kind a subresource's requests carry: its own (Scale, PodAttachOptions, …) or else the resource's. */
+export function subresourceKind(r: ResourceDef, sub: string): { group: string; version: string; kind: string } {
+  const k = SUBRESOURCE_KINDS[sub];
+  if (!k) return { group: r.group, version: r.version, kind: r.kind };
+  return { group: k.group ?? r.group, version: k.version ?? r.version, kind: k.kind };
+}
+
 function subresource(r: ResourceDef, sub: Subresource): object {
   const k = SUBRESOURCE_KINDS[sub];
   if (k)

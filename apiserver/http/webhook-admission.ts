@@ -14,16 +14,7 @@ import type { User } from '../api/admission.js';
 import type { Api } from '../api/api.js';
 import type { ResourceDef } from '../resources.js';
 import type { Obj } from '../storage/store.js';
-
-/** Kinds of the subresources whose request body is not the parent object. */
-const SUBRESOURCE_KINDS: Record<string, [group: string, version: string, kind: string]> = {
-  attach: ['', 'v1', 'PodAttachOptions'],
-  exec: ['', 'v1', 'PodExecOptions'],
-  portforward: ['', 'v1', 'PodPortForwardOptions'],
-  binding: ['', 'v1', 'Binding'],
-  eviction: ['policy', 'v1', 'Eviction'],
-  scale: ['autoscaling', 'v1', 'Scale'],
-};
+import { subresourceKind } from './discovery.js';
 
 export function webhookDispatcher(api: Api): WebhookDispatcher {
   const list = <T>(resource: string): T[] => {
@@ -61,12 +52,11 @@ export interface WriteRequest {
 }
 
 export function reviewSubject(w: WriteRequest, object: Obj | undefined): ReviewSubject {
-  const [group, version, kind] = SUBRESOURCE_KINDS[w.subresource] ?? [w.r.group, w.r.version, w.r.kind];
   return {
     operation: w.operation,
     group: w.r.group,
     version: w.r.version,
-    kind: { group, version, kind },
+    kind: subresourceKind(w.r, w.subresource),
     resource: w.r.resource,
     subresource: w.subresource,
     namespace: w.namespace,
